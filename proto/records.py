@@ -1,0 +1,793 @@
+"""Kafka's RecordBatch v2 (magic 2): the one place that knows its bytes.
+
+Batch header, 61 bytes, big-endian::
+
+    offset  size  field
+         0     8  baseOffset            int64   first offset in the batch (assigned by the leader)
+         8     4  batchLength           int32   bytes after this field (total size - 12)
+        12     4  partitionLeaderEpoch  int32   leader epoch of the appending leader
+        16     1  magic                 int8    always 2
+        17     4  crc                   uint32  CRC32C (Castagnoli) of bytes [21, end of batch)
+        21     2  attributes            int16   bits 0-2 compression, 3 timestamp type,
+                                                4 transactional, 5 control, 6 delete horizon
+        23     4  lastOffsetDelta       int32
+        27     8  baseTimestamp         int64
+        35     8  maxTimestamp          int64
+        43     8  producerId            int64
+        51     2  producerEpoch         int16
+        53     4  baseSequence          int32
+        57     4  recordCount           int32
+        61     …  records (compressed as one block when attributes say so)
+
+The CRC starts at ``attributes``, so it does not cover baseOffset, batchLength or
+partitionLeaderEpoch: a leader assigns offsets by patching bytes 0-8 and 12-16 without
+recomputing it (``assign_offsets``).
+
+Each record (all varints are zig-zag encoded, as protobuf's sint32/sint64)::
+
+    length          varint   bytes after this field
+    attributes      int8     unused, 0
+    timestampDelta  varlong  timestamp - baseTimestamp
+    offsetDelta     varint   offset - baseOffset
+    keyLength       varint   -1 for a null key
+    key             bytes
+    valueLength     varint   -1 for a null value
+    value           bytes
+    headerCount     varint
+    headers         [headerKeyLength varint, headerKey utf-8, headerValueLength varint
+                     (-1 = null), headerValue]
+
+Compression codecs are Kafka's: gzip, snappy (xerial-framed, as Kafka's Java client writes it; raw
+snappy is accepted when reading), lz4 (LZ4 frame, independent blocks), zstd (zstd frame).
+
+Everything here is pure functions over bytes; safe from any thread.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from enum import IntEnum
+from typing import NamedTuple
+
+import cramjam
+import crc32c as _crc32c
+import lz4.frame as _lz4
+import zstandard as _zstd
+
+from proto.errors import (
+    CorruptRecordError,
+    InvalidRecordError,
+    RecordTooLargeError,
+    UnsupportedCompressionTypeError,
+)
+
+__all__ = [
+    "HEADER_SIZE",
+    "LOG_OVERHEAD",
+    "MAGIC",
+    "NO_PARTITION_LEADER_EPOCH",
+    "NO_PRODUCER_EPOCH",
+    "NO_PRODUCER_ID",
+    "NO_SEQUENCE",
+    "NO_TIMESTAMP",
+    "BatchHeader",
+    "Compression",
+    "Header",
+    "Record",
+    "RecordBatchBuilder",
+    "TimestampType",
+    "assign_offsets",
+    "batch_crc",
+    "decode_batch",
+    "decode_records",
+    "encode_batch",
+    "iter_batch_headers",
+    "read_header",
+    "validate_batch",
+    "validate_batches",
+]
+
+MAGIC = 2
+HEADER_SIZE = 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength: the part of a batch outside batchLength
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_PARTITION_LEADER_EPOCH = -1
+NO_TIMESTAMP = -1
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_BASE_OFFSET = struct.Struct(">q")
+_INT32 = struct.Struct(">i")
+_MAGIC_POS = 16
+_CRC_POS = 17
+_ATTRIBUTES_POS = 21
+_LEADER_EPOCH_POS = 12
+_LENGTH_POS = 8
+_MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+
+_COMPRESSION_MASK = 0x07
+_TIMESTAMP_TYPE_MASK = 0x08
+_TRANSACTIONAL_MASK = 0x10
+_CONTROL_MASK = 0x20
+
+
+class Compression(IntEnum):
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+    @classmethod
+    def parse(cls, name: str | int | Compression | None) -> Compression:
+        """From Kafka's config spelling (``compression.type=lz4``) or a code."""
+        if name is None:
+            return cls.NONE
+        if isinstance(name, int):
+            return cls(name)
+        try:
+            return cls[name.strip().upper()]
+        except KeyError:
+            raise UnsupportedCompressionTypeError(f"unknown compression type {name!r}") from None
+
+
+class TimestampType(IntEnum):
+    NO_TIMESTAMP_TYPE = -1
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+
+Header = tuple[str, bytes | None]
+
+
+class Record(NamedTuple):
+    """One decoded record, with absolute offset and timestamp."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+
+
+class BatchHeader(NamedTuple):
+    """The 61-byte batch header, field for field."""
+
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    record_count: int
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def size(self) -> int:
+        """Bytes the whole batch occupies (header included)."""
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def compression(self) -> Compression:
+        return Compression(self.attributes & _COMPRESSION_MASK)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self.attributes & _TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & _TRANSACTIONAL_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & _CONTROL_MASK)
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+
+# --- header-level operations (the broker's hot path: no record decoding) ----------------------
+
+
+def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeader:
+    """Unpack the header at ``pos``; raises CorruptRecordError if fewer than 61 bytes remain."""
+    if len(buf) - pos < HEADER_SIZE:
+        raise CorruptRecordError(
+            f"record batch header at position {pos} is truncated "
+            f"({len(buf) - pos} of {HEADER_SIZE} bytes)"
+        )
+    return BatchHeader._make(_HEADER.unpack_from(buf, pos))
+
+
+def batch_crc(buf: bytes | bytearray | memoryview, pos: int, size: int) -> int:
+    """CRC32C of a batch's CRC-covered bytes (from attributes to the end)."""
+    with memoryview(buf) as view:
+        return int(_crc32c.crc32c(view[pos + _ATTRIBUTES_POS : pos + size]))
+
+
+def validate_batch(
+    buf: bytes | bytearray | memoryview, pos: int = 0, *, max_batch_size: int | None = None
+) -> BatchHeader:
+    """Check the batch at ``pos``: complete, magic 2, sane lengths, CRC. Returns its header.
+
+    Raises CorruptRecordError for anything structurally wrong, RecordTooLargeError when the
+    batch exceeds ``max_batch_size`` (Kafka's ``max.message.bytes``).
+    """
+    header = read_header(buf, pos)
+    if header.magic != MAGIC:
+        raise CorruptRecordError(f"record batch at position {pos} has magic {header.magic}, not 2")
+    if header.batch_length < _MIN_BATCH_LENGTH:
+        raise CorruptRecordError(
+            f"record batch at position {pos} has batchLength {header.batch_length} "
+            f"(at least {_MIN_BATCH_LENGTH})"
+        )
+    size = header.size
+    if max_batch_size is not None and size > max_batch_size:
+        raise RecordTooLargeError(
+            f"record batch of {size} bytes exceeds the maximum of {max_batch_size} bytes"
+        )
+    if pos + size > len(buf):
+        raise CorruptRecordError(
+            f"record batch at position {pos} is truncated ({len(buf) - pos} of {size} bytes)"
+        )
+    if header.record_count < 0 or header.last_offset_delta < 0:
+        raise CorruptRecordError(
+            f"record batch at position {pos} has recordCount {header.record_count} and "
+            f"lastOffsetDelta {header.last_offset_delta}"
+        )
+    actual = batch_crc(buf, pos, size)
+    if actual != header.crc:
+        raise CorruptRecordError(
+            f"record batch at position {pos} fails its CRC (stored {header.crc}, "
+            f"computed {actual})"
+        )
+    return header
+
+
+def validate_batches(
+    data: bytes | bytearray | memoryview, *, max_batch_size: int | None = None
+) -> list[BatchHeader]:
+    """Validate a buffer that must consist of whole, valid batches; returns their headers."""
+    headers = []
+    pos = 0
+    end = len(data)
+    if end == 0:
+        raise InvalidRecordError("no record batches in the request")
+    while pos < end:
+        header = validate_batch(data, pos, max_batch_size=max_batch_size)
+        headers.append(header)
+        pos += header.size
+    return headers
+
+
+def assign_offsets(
+    data: bytes | bytearray | memoryview,
+    base_offset: int,
+    partition_leader_epoch: int,
+    *,
+    max_batch_size: int | None = None,
+) -> tuple[bytearray, list[BatchHeader]]:
+    """What a leader does to a produce request's batches before appending them.
+
+    Validates every batch, then patches baseOffset and partitionLeaderEpoch in place in a copy
+    (the CRC does not cover them). Batches produced by a client must start at offset delta 0 and
+    carry at least one record. Returns the patched buffer and the patched headers, in order.
+    """
+    headers = validate_batches(data, max_batch_size=max_batch_size)
+    out = bytearray(data)
+    patched = []
+    pos = 0
+    next_offset = base_offset
+    for header in headers:
+        if header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
+            raise InvalidRecordError(
+                f"record batch with {header.record_count} records has lastOffsetDelta "
+                f"{header.last_offset_delta}; a produced batch must hold count - 1"
+            )
+        _BASE_OFFSET.pack_into(out, pos, next_offset)
+        _INT32.pack_into(out, pos + _LEADER_EPOCH_POS, partition_leader_epoch)
+        patched.append(
+            header._replace(base_offset=next_offset, partition_leader_epoch=partition_leader_epoch)
+        )
+        next_offset += header.record_count
+        pos += header.size
+    return out, patched
+
+
+def iter_batch_headers(
+    buf: bytes | bytearray | memoryview, pos: int = 0, end: int | None = None
+) -> Iterator[tuple[int, BatchHeader]]:
+    """(position, header) of each complete batch in ``buf[pos:end]``, without validating CRCs.
+
+    Stops silently at a trailing partial batch (a fetch response may end with one).
+    """
+    limit = len(buf) if end is None else end
+    while limit - pos >= HEADER_SIZE:
+        header = BatchHeader._make(_HEADER.unpack_from(buf, pos))
+        size = header.batch_length + LOG_OVERHEAD
+        if header.batch_length < _MIN_BATCH_LENGTH or pos + size > limit:
+            return
+        yield pos, header
+        pos += size
+
+
+# --- varints ----------------------------------------------------------------------------------
+
+_CACHE_SIZE = 1 << 14
+
+
+def _varint_slow(value: int) -> bytes:
+    """Zig-zag varint of a signed 64-bit value."""
+    v = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+# Zig-zag encodings of 0 .. _CACHE_SIZE-1: offset deltas, lengths and small timestamp deltas
+# are looked up instead of computed, which is most of the encoder's speed.
+_VARINT = [_varint_slow(n) for n in range(_CACHE_SIZE)]
+_NULL_LENGTH = _varint_slow(-1)
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < _CACHE_SIZE:
+        return _VARINT[value]
+    return _varint_slow(value)
+
+
+def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    """Decode a zig-zag varint at ``pos``; returns (value, next position)."""
+    result = 0
+    shift = 0
+    while True:
+        try:
+            b = buf[pos]
+        except IndexError:
+            raise CorruptRecordError("varint runs past the end of the record data") from None
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return (result >> 1) ^ -(result & 1), pos
+        shift += 7
+        if shift > 63:
+            raise CorruptRecordError("varint is longer than 10 bytes")
+
+
+# --- compression ------------------------------------------------------------------------------
+
+_XERIAL_HEADER = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
+_XERIAL_BLOCK = 32 * 1024
+_LZ4_FRAME_KWARGS = {
+    "block_size": _lz4.BLOCKSIZE_MAX64KB,
+    "block_linked": False,
+    "content_checksum": False,
+}
+
+
+def _compress(codec: Compression, data: bytes) -> bytes:
+    if codec is Compression.GZIP:
+        compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return compressor.compress(data) + compressor.flush()
+    if codec is Compression.SNAPPY:
+        parts = [_XERIAL_HEADER]
+        for start in range(0, len(data), _XERIAL_BLOCK):
+            block = bytes(cramjam.snappy.compress_raw(data[start : start + _XERIAL_BLOCK]))
+            parts.append(_INT32.pack(len(block)))
+            parts.append(block)
+        return b"".join(parts)
+    if codec is Compression.LZ4:
+        return bytes(_lz4.compress(data, **_LZ4_FRAME_KWARGS))
+    if codec is Compression.ZSTD:
+        return bytes(_zstd.ZstdCompressor().compress(data))
+    raise UnsupportedCompressionTypeError(f"compression codec {codec!r}")
+
+
+def _decompress(codec: Compression, data: bytes) -> bytes:
+    try:
+        if codec is Compression.GZIP:
+            return zlib.decompress(data, 47)
+        if codec is Compression.SNAPPY:
+            if data[:16] == _XERIAL_HEADER[:16] or data[:8] == _XERIAL_HEADER[:8]:
+                parts = []
+                pos = 16
+                while pos < len(data):
+                    (length,) = _INT32.unpack_from(data, pos)
+                    pos += 4
+                    parts.append(bytes(cramjam.snappy.decompress_raw(data[pos : pos + length])))
+                    pos += length
+                return b"".join(parts)
+            return bytes(cramjam.snappy.decompress_raw(data))
+        if codec is Compression.LZ4:
+            return bytes(_lz4.decompress(data))
+        if codec is Compression.ZSTD:
+            return bytes(_zstd.ZstdDecompressor().decompressobj().decompress(data))
+    except (zlib.error, RuntimeError, ValueError, struct.error, _zstd.ZstdError) as exc:
+        raise CorruptRecordError(f"cannot decompress {codec.name} record data: {exc}") from exc
+    except Exception as exc:  # cramjam raises its own DecompressionError type
+        raise CorruptRecordError(f"cannot decompress {codec.name} record data: {exc}") from exc
+    raise UnsupportedCompressionTypeError(f"compression codec {int(codec)} is not supported")
+
+
+# --- encoding ---------------------------------------------------------------------------------
+
+RecordInput = tuple[int, bytes | None, bytes | None, Sequence[Header]]
+
+
+def _encode_headers(headers: Sequence[Header]) -> bytes:
+    if not headers:
+        return b"\x00"
+    parts = [_varint(len(headers))]
+    for hkey, hvalue in headers:
+        raw_key = hkey.encode("utf-8")
+        parts.append(_varint(len(raw_key)))
+        parts.append(raw_key)
+        if hvalue is None:
+            parts.append(_NULL_LENGTH)
+        else:
+            parts.append(_varint(len(hvalue)))
+            parts.append(hvalue)
+    return b"".join(parts)
+
+
+def _finish_batch(
+    records_data: bytes,
+    *,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    compression: Compression,
+    timestamp_type: TimestampType,
+    is_transactional: bool,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    partition_leader_epoch: int,
+) -> bytes:
+    if compression is not Compression.NONE:
+        records_data = _compress(compression, records_data)
+    attributes = int(compression)
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        attributes |= _TIMESTAMP_TYPE_MASK
+    if is_transactional:
+        attributes |= _TRANSACTIONAL_MASK
+    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(records_data)
+    header = bytearray(
+        _HEADER.pack(
+            base_offset,
+            batch_length,
+            partition_leader_epoch,
+            MAGIC,
+            0,
+            attributes,
+            max(count - 1, 0),
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            count,
+        )
+    )
+    crc = _crc32c.crc32c(memoryview(header)[_ATTRIBUTES_POS:])
+    crc = _crc32c.crc32c(records_data, crc)
+    struct.pack_into(">I", header, _CRC_POS, crc)
+    return bytes(header) + records_data
+
+
+def encode_batch(
+    records: Iterable[RecordInput],
+    *,
+    base_offset: int = 0,
+    compression: Compression = Compression.NONE,
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+    is_transactional: bool = False,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> bytes:
+    """Encode ``(timestamp_ms, key, value, headers)`` tuples as one RecordBatch v2.
+
+    Offset deltas are 0, 1, 2, ...; baseTimestamp is the first record's timestamp, as Kafka's
+    Java client does.
+    """
+    varint = _VARINT
+    cache_size = _CACHE_SIZE
+    slow = _varint_slow
+    null = _NULL_LENGTH
+    out: list[bytes] = []
+    append = out.append
+    base_ts = -1
+    max_ts = -1
+    count = 0
+    for timestamp, key, value, headers in records:
+        if count == 0:
+            base_ts = timestamp
+        if timestamp > max_ts:
+            max_ts = timestamp
+        delta = timestamp - base_ts
+        ts_bytes = varint[delta] if 0 <= delta < cache_size else slow(delta)
+        off_bytes = varint[count] if count < cache_size else slow(count)
+        if key is None:
+            key_part = null
+        else:
+            klen = len(key)
+            key_part = (varint[klen] if klen < cache_size else slow(klen)) + key
+        if value is None:
+            value_len = null
+            value = b""
+        else:
+            vlen = len(value)
+            value_len = varint[vlen] if vlen < cache_size else slow(vlen)
+        header_part = _encode_headers(headers) if headers else b"\x00"
+        body = b"".join((b"\x00", ts_bytes, off_bytes, key_part, value_len, value, header_part))
+        blen = len(body)
+        append(varint[blen] if blen < cache_size else slow(blen))
+        append(body)
+        count += 1
+    return _finish_batch(
+        b"".join(out),
+        count=count,
+        base_offset=base_offset,
+        base_timestamp=base_ts,
+        max_timestamp=max_ts,
+        compression=compression,
+        timestamp_type=timestamp_type,
+        is_transactional=is_transactional,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+
+
+class RecordBatchBuilder:
+    """Builds one batch record by record, tracking its size (the producer's accumulator uses it).
+
+    Not thread-safe: one builder belongs to one accumulator slot, guarded by its owner's lock.
+    """
+
+    def __init__(
+        self,
+        *,
+        compression: Compression = Compression.NONE,
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+        base_sequence: int = NO_SEQUENCE,
+        is_transactional: bool = False,
+    ) -> None:
+        self.compression = compression
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.is_transactional = is_transactional
+        self._parts: list[bytes] = []
+        self._count = 0
+        self._base_timestamp = 0
+        self._max_timestamp = -1
+        self._size = HEADER_SIZE
+
+    @property
+    def record_count(self) -> int:
+        return self._count
+
+    def estimated_size(self) -> int:
+        """Uncompressed size of the batch so far (an upper bound once compressed)."""
+        return self._size
+
+    @staticmethod
+    def estimate_record_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:
+        size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
+        for hkey, hvalue in headers:
+            size += len(hkey) + (len(hvalue) if hvalue else 0) + 10
+        return size
+
+    def append(
+        self,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[Header] = (),
+    ) -> int:
+        """Add a record; returns its offset delta within the batch."""
+        if self._count == 0:
+            self._base_timestamp = timestamp
+        if timestamp > self._max_timestamp:
+            self._max_timestamp = timestamp
+        parts = [
+            b"\x00",
+            _varint(timestamp - self._base_timestamp),
+            _varint(self._count),
+        ]
+        if key is None:
+            parts.append(_NULL_LENGTH)
+        else:
+            parts.append(_varint(len(key)))
+            parts.append(key)
+        if value is None:
+            parts.append(_NULL_LENGTH)
+        else:
+            parts.append(_varint(len(value)))
+            parts.append(value)
+        parts.append(_encode_headers(headers))
+        body = b"".join(parts)
+        prefix = _varint(len(body))
+        self._parts.append(prefix)
+        self._parts.append(body)
+        self._size += len(prefix) + len(body)
+        delta = self._count
+        self._count += 1
+        return delta
+
+    def build(self, base_offset: int = 0) -> bytes:
+        return _finish_batch(
+            b"".join(self._parts),
+            count=self._count,
+            base_offset=base_offset,
+            base_timestamp=self._base_timestamp,
+            max_timestamp=self._max_timestamp,
+            compression=self.compression,
+            timestamp_type=TimestampType.CREATE_TIME,
+            is_transactional=self.is_transactional,
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            base_sequence=self.base_sequence,
+            partition_leader_epoch=NO_PARTITION_LEADER_EPOCH,
+        )
+
+
+# --- decoding ---------------------------------------------------------------------------------
+
+
+def _decode_body(
+    data: bytes, count: int, base_offset: int, base_timestamp: int
+) -> list[Record]:
+    """Decode ``count`` records from an uncompressed records section."""
+    records: list[Record] = []
+    append = records.append
+    new = tuple.__new__
+    record_cls = Record
+    read = _read_varint
+    pos = 0
+    end = len(data)
+    try:
+        for _ in range(count):
+            # Each varint below has an inline fast path for the one-byte case (values -64..63).
+            b = data[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                length, pos = read(data, pos)
+            record_end = pos + length
+            if length < 6 or record_end > end:
+                raise CorruptRecordError(f"record of length {length} overruns its batch")
+            pos += 1  # attributes
+            b = data[pos]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                ts_delta, pos = read(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = read(data, pos)
+            b = data[pos]
+            if b < 0x80:
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                klen, pos = read(data, pos)
+            if klen < 0:
+                key = None
+            else:
+                key = data[pos : pos + klen]
+                pos += klen
+            b = data[pos]
+            if b < 0x80:
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                vlen, pos = read(data, pos)
+            if vlen < 0:
+                value = None
+            else:
+                value = data[pos : pos + vlen]
+                pos += vlen
+            b = data[pos]
+            if b == 0:
+                headers: tuple[Header, ...] = ()
+                pos += 1
+            else:
+                hcount, pos = read(data, pos)
+                hlist = []
+                for _h in range(hcount):
+                    hklen, pos = read(data, pos)
+                    if hklen < 0:
+                        raise CorruptRecordError("record header with a null key")
+                    hkey = data[pos : pos + hklen].decode("utf-8")
+                    pos += hklen
+                    hvlen, pos = read(data, pos)
+                    if hvlen < 0:
+                        hlist.append((hkey, None))
+                    else:
+                        hlist.append((hkey, data[pos : pos + hvlen]))
+                        pos += hvlen
+                headers = tuple(hlist)
+            if pos != record_end:
+                raise CorruptRecordError(
+                    f"record at offset delta {offset_delta} has length {length} but its "
+                    f"fields take {length + pos - record_end}"
+                )
+            append(
+                new(
+                    record_cls,
+                    (base_offset + offset_delta, base_timestamp + ts_delta, key, value, headers),
+                )
+            )
+    except IndexError:
+        raise CorruptRecordError("record data ends in the middle of a record") from None
+    except UnicodeDecodeError as exc:
+        raise CorruptRecordError(f"record header key is not UTF-8: {exc}") from None
+    if pos != end:
+        raise CorruptRecordError(f"{end - pos} bytes left over after {count} records")
+    return records
+
+
+def decode_batch(
+    buf: bytes | bytearray | memoryview, pos: int = 0, *, verify_crc: bool = True
+) -> tuple[BatchHeader, list[Record]]:
+    """Decode the batch at ``pos`` into its header and records (decompressing as needed)."""
+    if verify_crc:
+        header = validate_batch(buf, pos)
+    else:
+        header = read_header(buf, pos)
+    body = bytes(buf[pos + HEADER_SIZE : pos + header.size])
+    if header.compression is not Compression.NONE:
+        body = _decompress(header.compression, body)
+    base_timestamp = header.base_timestamp
+    if header.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        records = _decode_body(body, header.record_count, header.base_offset, 0)
+        ts = header.max_timestamp
+        return header, [r._replace(timestamp=ts) for r in records]
+    return header, _decode_body(body, header.record_count, header.base_offset, base_timestamp)
+
+
+def decode_records(
+    buf: bytes | bytearray | memoryview, *, include_control: bool = False, verify_crc: bool = True
+) -> Iterator[Record]:
+    """Every record of every complete batch in ``buf`` (a trailing partial batch is ignored)."""
+    for pos, header in iter_batch_headers(buf):
+        if header.is_control and not include_control:
+            continue
+        yield from decode_batch(buf, pos, verify_crc=verify_crc)[1]
