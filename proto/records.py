@@ -260,8 +260,7 @@ def validate_batch(
     actual = batch_crc(buf, pos, size)
     if actual != header.crc:
         raise CorruptRecordError(
-            f"record batch at position {pos} fails its CRC (stored {header.crc}, "
-            f"computed {actual})"
+            f"record batch at position {pos} fails its CRC (stored {header.crc}, computed {actual})"
         )
     return header
 
@@ -523,10 +522,12 @@ def encode_batch(
     slow = _varint_slow
     null = _NULL_LENGTH
     out: list[bytes] = []
-    append = out.append
+    extend = out.extend
     base_ts = -1
     max_ts = -1
     count = 0
+    # The pieces of each record go straight into one list joined once per batch; the record's
+    # length prefix is computed from the pieces' lengths rather than by joining them first.
     for timestamp, key, value, headers in records:
         if count == 0:
             base_ts = timestamp
@@ -536,10 +537,11 @@ def encode_batch(
         ts_bytes = varint[delta] if 0 <= delta < cache_size else slow(delta)
         off_bytes = varint[count] if count < cache_size else slow(count)
         if key is None:
-            key_part = null
+            key_len = null
+            key = b""
         else:
             klen = len(key)
-            key_part = (varint[klen] if klen < cache_size else slow(klen)) + key
+            key_len = varint[klen] if klen < cache_size else slow(klen)
         if value is None:
             value_len = null
             value = b""
@@ -547,10 +549,29 @@ def encode_batch(
             vlen = len(value)
             value_len = varint[vlen] if vlen < cache_size else slow(vlen)
         header_part = _encode_headers(headers) if headers else b"\x00"
-        body = b"".join((b"\x00", ts_bytes, off_bytes, key_part, value_len, value, header_part))
-        blen = len(body)
-        append(varint[blen] if blen < cache_size else slow(blen))
-        append(body)
+        blen = (
+            1
+            + len(ts_bytes)
+            + len(off_bytes)
+            + len(key_len)
+            + len(key)
+            + len(value_len)
+            + len(value)
+            + len(header_part)
+        )
+        extend(
+            (
+                varint[blen] if blen < cache_size else slow(blen),
+                b"\x00",
+                ts_bytes,
+                off_bytes,
+                key_len,
+                key,
+                value_len,
+                value,
+                header_part,
+            )
+        )
         count += 1
     return _finish_batch(
         b"".join(out),
@@ -603,7 +624,9 @@ class RecordBatchBuilder:
         return self._size
 
     @staticmethod
-    def estimate_record_size(key: bytes | None, value: bytes | None, headers: Sequence[Header]) -> int:
+    def estimate_record_size(
+        key: bytes | None, value: bytes | None, headers: Sequence[Header]
+    ) -> int:
         size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
         for hkey, hvalue in headers:
             size += len(hkey) + (len(hvalue) if hvalue else 0) + 10
@@ -666,9 +689,7 @@ class RecordBatchBuilder:
 # --- decoding ---------------------------------------------------------------------------------
 
 
-def _decode_body(
-    data: bytes, count: int, base_offset: int, base_timestamp: int
-) -> list[Record]:
+def _decode_body(data: bytes, count: int, base_offset: int, base_timestamp: int) -> list[Record]:
     """Decode ``count`` records from an uncompressed records section."""
     records: list[Record] = []
     append = records.append
@@ -679,11 +700,16 @@ def _decode_body(
     end = len(data)
     try:
         for _ in range(count):
-            # Each varint below has an inline fast path for the one-byte case (values -64..63).
+            # Each varint below is decoded inline when it takes one or two bytes (|value| < 8192):
+            # a function call per field would cost more than the rest of the record.
             b = data[pos]
             if b < 0x80:
                 length = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                length = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 length, pos = read(data, pos)
             record_end = pos + length
@@ -694,18 +720,30 @@ def _decode_body(
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 ts_delta, pos = read(data, pos)
             b = data[pos]
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 offset_delta, pos = read(data, pos)
             b = data[pos]
             if b < 0x80:
                 klen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 klen, pos = read(data, pos)
             if klen < 0:
@@ -717,6 +755,10 @@ def _decode_body(
             if b < 0x80:
                 vlen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif data[pos + 1] < 0x80:
+                b = (b & 0x7F) | (data[pos + 1] << 7)
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 vlen, pos = read(data, pos)
             if vlen < 0:
@@ -730,7 +772,7 @@ def _decode_body(
                 pos += 1
             else:
                 hcount, pos = read(data, pos)
-                hlist = []
+                hlist: list[Header] = []
                 for _h in range(hcount):
                     hklen, pos = read(data, pos)
                     if hklen < 0:
@@ -768,10 +810,7 @@ def decode_batch(
     buf: bytes | bytearray | memoryview, pos: int = 0, *, verify_crc: bool = True
 ) -> tuple[BatchHeader, list[Record]]:
     """Decode the batch at ``pos`` into its header and records (decompressing as needed)."""
-    if verify_crc:
-        header = validate_batch(buf, pos)
-    else:
-        header = read_header(buf, pos)
+    header = validate_batch(buf, pos) if verify_crc else read_header(buf, pos)
     body = bytes(buf[pos + HEADER_SIZE : pos + header.size])
     if header.compression is not Compression.NONE:
         body = _decompress(header.compression, body)
