@@ -334,7 +334,7 @@ def iter_batch_headers(
 
 # --- varints ----------------------------------------------------------------------------------
 
-_CACHE_SIZE = 1 << 14
+_CACHE_SIZE = 1 << 15
 
 
 def _varint_slow(value: int) -> bytes:
@@ -348,15 +348,19 @@ def _varint_slow(value: int) -> bytes:
     return bytes(out)
 
 
-# Zig-zag encodings of 0 .. _CACHE_SIZE-1: offset deltas, lengths and small timestamp deltas
-# are looked up instead of computed, which is most of the encoder's speed.
-_VARINT = [_varint_slow(n) for n in range(_CACHE_SIZE)]
+# Varint bytes for every zig-zag value below _CACHE_SIZE, i.e. for -16384 <= n < 16384: offset
+# deltas, lengths and timestamp deltas are looked up instead of computed, which is most of the
+# encoder's speed. _VARINT[n] is the encoding of a non-negative n, _BY_ZIGZAG[z] of zig-zag value z.
+_BY_ZIGZAG = [_varint_slow((z >> 1) ^ -(z & 1)) for z in range(_CACHE_SIZE)]
+_VARINT = _BY_ZIGZAG[0::2]
 _NULL_LENGTH = _varint_slow(-1)
+_NON_NEGATIVE_CACHE = len(_VARINT)
 
 
 def _varint(value: int) -> bytes:
-    if 0 <= value < _CACHE_SIZE:
-        return _VARINT[value]
+    zigzag = (value << 1) ^ (value >> 63)
+    if zigzag < _CACHE_SIZE:
+        return _BY_ZIGZAG[zigzag]
     return _varint_slow(value)
 
 
@@ -518,7 +522,9 @@ def encode_batch(
     Java client does.
     """
     varint = _VARINT
-    cache_size = _CACHE_SIZE
+    by_zigzag = _BY_ZIGZAG
+    cache_size = _NON_NEGATIVE_CACHE
+    zigzag_cache = _CACHE_SIZE
     slow = _varint_slow
     null = _NULL_LENGTH
     out: list[bytes] = []
@@ -534,7 +540,8 @@ def encode_batch(
         if timestamp > max_ts:
             max_ts = timestamp
         delta = timestamp - base_ts
-        ts_bytes = varint[delta] if 0 <= delta < cache_size else slow(delta)
+        zigzag = (delta << 1) ^ (delta >> 63)
+        ts_bytes = by_zigzag[zigzag] if zigzag < zigzag_cache else slow(delta)
         off_bytes = varint[count] if count < cache_size else slow(count)
         if key is None:
             key_len = null

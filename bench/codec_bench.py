@@ -1,0 +1,105 @@
+"""Records/s of the RecordBatch v2 codec, beside kafka-python's, on one core.
+
+    python -m bench.codec_bench [--records 300000] [--batch 150] [--rounds 3]
+
+100-byte values, no key, timestamps varying by up to a second within a batch (so timestamp deltas
+take one to two varint bytes, as in real traffic). Batches of ``--batch`` records (150 is about
+16 KB). "decode" means records turned into objects with offset, timestamp, key, value and headers.
+The best of ``--rounds`` runs is reported, to keep noise from other processes out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+from collections.abc import Callable
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+
+from proto import records
+
+Input = list[tuple[int, bytes | None, bytes | None, tuple[()]]]
+
+
+def make_input(count: int, seed: int = 7) -> Input:
+    rng = random.Random(seed)
+    value = os.urandom(100)
+    base = 1_700_000_000_000
+    return [(base + rng.randrange(1000), None, value, ()) for _ in range(count)]
+
+
+def ours_encode(recs: Input, batch: int) -> list[bytes]:
+    return [records.encode_batch(recs[i : i + batch]) for i in range(0, len(recs), batch)]
+
+
+def kafka_python_encode(recs: Input, batch: int) -> list[bytes]:
+    out = []
+    for i in range(0, len(recs), batch):
+        builder = DefaultRecordBatchBuilder(
+            magic=2,
+            compression_type=0,
+            is_transactional=False,
+            producer_id=-1,
+            producer_epoch=-1,
+            base_sequence=-1,
+            batch_size=1 << 30,
+        )
+        for delta, (ts, key, value, _h) in enumerate(recs[i : i + batch]):
+            builder.append(delta, timestamp=ts, key=key, value=value, headers=[])
+        out.append(bytes(builder.build()))
+    return out
+
+
+def ours_decode(batches: list[bytes]) -> int:
+    return sum(len(records.decode_batch(b)[1]) for b in batches)
+
+
+def kafka_python_decode(batches: list[bytes]) -> int:
+    count = 0
+    for data in batches:
+        batch = MemoryRecords(data).next_batch()
+        batch.validate_crc()
+        for record in batch:
+            _ = (record.offset, record.timestamp, record.key, record.value, record.headers)
+            count += 1
+    return count
+
+
+def best_rate(fn: Callable[[], object], count: int, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return count / best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=300_000)
+    parser.add_argument("--batch", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    recs = make_input(args.records)
+    batches = ours_encode(recs, args.batch)
+    assert kafka_python_decode(batches) == args.records  # our bytes are Kafka's bytes
+    theirs = kafka_python_encode(recs, args.batch)
+    assert ours_decode(theirs) == args.records
+
+    n, b, r = args.records, args.batch, args.rounds
+    enc = best_rate(lambda: ours_encode(recs, b), n, r)
+    kenc = best_rate(lambda: kafka_python_encode(recs, b), n, r)
+    dec = best_rate(lambda: ours_decode(batches), n, r)
+    kdec = best_rate(lambda: kafka_python_decode(batches), n, r)
+    print(
+        f"{'operation':<10} {'minikafka rec/s':>16} {'kafka-python rec/s':>19} {'ratio':>7}  target"
+    )
+    print(f"{'encode':<10} {enc:>16,.0f} {kenc:>19,.0f} {enc / kenc:>6.1f}x  >= 1,000,000")
+    print(f"{'decode':<10} {dec:>16,.0f} {kdec:>19,.0f} {dec / kdec:>6.1f}x  >= 500,000")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+import sys
+
+from minikafka.cli import main
+
+sys.exit(main())

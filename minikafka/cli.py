@@ -1,0 +1,47 @@
+"""The ``minikafka`` command: one entry point, a subcommand per tool, shaped like Kafka's scripts.
+
+Each subcommand lives in the package that owns what it works on; this module only routes and
+imports that package lazily, so ``minikafka dump-log`` never loads grpc and a client tool never
+loads the broker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+# subcommand -> (module, help). The module defines add_arguments(parser) and run(args) -> int.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "dump-log": (
+        "broker.tools.dump_log",
+        "print the batches, records and index entries of log files",
+    ),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="minikafka", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        module = importlib.import_module(module_name)
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(sub_parser)
+        sub_parser.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except BrokenPipeError:  # `minikafka dump-log ... | head` is not an error
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine: makes the venv, installs the project with its extras,
+# installs Debian's zookeeper package when missing, then lint, types and pytest.
+# Extra arguments go to pytest (e.g. `scripts/test.sh tests/unit -x`).
+# With CI=true anything missing is a failure, never a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=${MINIKAFKA_VENV:-.venv}
+python=${PYTHON:-python3}
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "venv ($venv) and project with extras [dev,spark]"
+[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q -e '.[dev,spark]'
+
+step "ZooKeeper (Debian's zookeeper package)"
+if [ -f /usr/share/java/zookeeper.jar ]; then
+    echo "already installed"
+else
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo -n"
+    if $sudo apt-get update -q >/dev/null && \
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends zookeeper >/dev/null; then
+        echo "installed"
+    elif [ "${CI:-}" = true ]; then
+        echo "cannot install Debian's zookeeper package, and CI needs it" >&2
+        exit 1
+    else
+        echo "warning: zookeeper not installed; integration tests will be skipped" >&2
+    fi
+fi
+
+step "ruff"
+"$venv/bin/ruff" check .
+"$venv/bin/ruff" format --check .
+
+step "mypy"
+"$venv/bin/mypy"
+
+step "pytest"
+exec "$venv/bin/pytest" "$@"
