@@ -1,0 +1,78 @@
+"""Integration fixtures: one real ZooKeeper per test session, one chroot per test.
+
+    def test_something(zk_connect: str) -> None:          # "127.0.0.1:PORT/test-<uuid>"
+        ...
+    def test_restart(zookeeper_server, zk_connect) -> None:
+        zookeeper_server.stop(); zookeeper_server.start() # same port, same data
+
+Without java or ZooKeeper's jars the tests are skipped, except under CI=true where a missing
+dependency fails them: CI must never pass by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.integration.zookeeper import (
+    ZooKeeperServer,
+    ZooKeeperStartError,
+    ZooKeeperUnavailable,
+)
+
+
+def _running_in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1")
+
+
+@pytest.fixture(scope="session")
+def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    """A standalone ZooKeeper on 127.0.0.1, shared by the whole session."""
+    workdir: Path = tmp_path_factory.mktemp("zookeeper")
+    try:
+        server = ZooKeeperServer(workdir)
+    except ZooKeeperUnavailable as exc:
+        if _running_in_ci():
+            pytest.fail(f"CI=true and ZooKeeper cannot run: {exc}", pytrace=False)
+        pytest.skip(f"ZooKeeper cannot run: {exc}")
+    try:
+        server.start()
+    except ZooKeeperStartError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def zk_connect(zookeeper_server: ZooKeeperServer) -> str:
+    """A connect string with a chroot of its own, so tests never see each other's znodes.
+
+    The chroot znode is created here: kazoo warns when it connects under a missing chroot.
+    """
+    if not zookeeper_server.running:
+        # an earlier test stopped or killed the shared server and did not bring it back
+        zookeeper_server.start()
+    chroot = f"/test-{uuid.uuid4().hex}"
+    root = KazooClient(hosts=zookeeper_server.connect_string, timeout=10.0)
+    root.start(timeout=10.0)
+    try:
+        root.create(chroot)
+    finally:
+        root.stop()
+        root.close()
+    return zookeeper_server.connect_string + chroot
+
+
+@pytest.fixture
+def zk_client(zk_connect: str) -> Iterator[KazooClient]:
+    """A started kazoo client on this test's chroot, stopped after the test."""
+    client = KazooClient(hosts=zk_connect, timeout=10.0)
+    client.start(timeout=10.0)
+    yield client
+    client.stop()
+    client.close()

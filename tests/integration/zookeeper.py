@@ -1,0 +1,285 @@
+"""A real standalone ZooKeeper for integration tests, plus a way to expire a client's session.
+
+The server is Debian's ``zookeeper`` package (jars in /usr/share/java, or ``ZOOKEEPER_JAR_DIR``)
+run by the machine's ``java`` as ``QuorumPeerMain <zoo.cfg>`` with a single server, bound to
+127.0.0.1 only. Everything it writes stays in its work directory:
+
+    <workdir>/zoo.cfg            tickTime, dataDir, clientPort, clientPortAddress, ...
+    <workdir>/log4j.properties   sends all of ZooKeeper's logging to zookeeper.log, none to stdout
+    <workdir>/zookeeper.log      ZooKeeper's own log
+    <workdir>/zookeeper.out      the JVM's stdout and stderr (appended across restarts)
+    <workdir>/data/              snapshots and transaction logs; kept across stop()/start()
+
+Usage::
+
+    server = ZooKeeperServer(tmp_path / "zk")
+    server.start()                    # waits until `ruok` answers `imok`
+    kazoo = KazooClient(server.connect_string + "/my-chroot")
+    server.stop()                     # SIGTERM; start() again brings it back, same port and data
+    server.kill()                     # SIGKILL
+
+Not thread-safe: drive one ``ZooKeeperServer`` from one thread (the test's).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from kazoo.client import KazooClient, KazooState
+
+DEFAULT_JAR_DIR = Path("/usr/share/java")
+
+# Jars named by Debian's unversioned symlinks. zookeeper.jar's manifest also names most of them,
+# but listing them keeps the classpath readable and independent of that manifest.
+_REQUIRED_JARS = ("zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar")
+_OPTIONAL_JARS = (
+    "slf4j-log4j12.jar",  # routes slf4j to log4j 1.2, configured by our log4j.properties
+    "log4j-1.2.jar",
+    "metrics-core.jar",
+    "commons-cli.jar",
+    "commons-io.jar",
+    "netty-buffer.jar",
+    "netty-codec.jar",
+    "netty-common.jar",
+    "netty-handler.jar",
+    "netty-resolver.jar",
+    "netty-transport.jar",
+    "netty-transport-native-epoll.jar",
+    "netty-transport-native-unix-common.jar",
+    "snappy-java.jar",
+)
+
+_LOG4J_PROPERTIES = """\
+log4j.rootLogger=INFO, FILE
+log4j.appender.FILE=org.apache.log4j.FileAppender
+log4j.appender.FILE.File={log_file}
+log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
+log4j.appender.FILE.layout.ConversionPattern=%d{{ISO8601}} %-5p [%t:%C{{1}}@%L] - %m%n
+"""
+
+
+class ZooKeeperUnavailable(Exception):
+    """Java or ZooKeeper's jars are not installed, so no server can be started."""
+
+
+class ZooKeeperStartError(Exception):
+    """The server process exited or did not answer `ruok` in time; the message holds its logs."""
+
+
+def find_java() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return str(Path(java_home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise ZooKeeperUnavailable("no `java` on PATH (and JAVA_HOME is not set): install Java 17")
+    return java
+
+
+def zookeeper_classpath(jar_dir: Path | None = None) -> list[str]:
+    """The jars QuorumPeerMain needs, or ZooKeeperUnavailable naming the first missing one."""
+    jar_dir = jar_dir or Path(os.environ.get("ZOOKEEPER_JAR_DIR", DEFAULT_JAR_DIR))
+    missing = [name for name in _REQUIRED_JARS if not (jar_dir / name).is_file()]
+    if missing:
+        raise ZooKeeperUnavailable(
+            f"ZooKeeper jars missing from {jar_dir}: {', '.join(missing)} "
+            "(install Debian's `zookeeper` package, or set ZOOKEEPER_JAR_DIR)"
+        )
+    names = _REQUIRED_JARS + tuple(n for n in _OPTIONAL_JARS if (jar_dir / n).is_file())
+    return [str(jar_dir / name) for name in names]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def four_letter_word(host: str, port: int, word: str, timeout_s: float = 1.0) -> str:
+    """Send a ZooKeeper four-letter command and return the whole answer ('' when refused)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            sock.sendall(word.encode("ascii"))
+            chunks = []
+            while chunk := sock.recv(4096):
+                chunks.append(chunk)
+            return b"".join(chunks).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+class ZooKeeperServer:
+    """One standalone ZooKeeper process; see the module docstring."""
+
+    host = "127.0.0.1"
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        port: int | None = None,
+        tick_time_ms: int = 250,
+        max_session_timeout_ms: int = 60_000,
+    ) -> None:
+        self.workdir = workdir
+        self.port = port if port is not None else free_port(self.host)
+        self.tick_time_ms = tick_time_ms
+        self.max_session_timeout_ms = max_session_timeout_ms
+        self._java = find_java()
+        self._classpath = zookeeper_classpath()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def connect_string(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def config_file(self) -> Path:
+        return self.workdir / "zoo.cfg"
+
+    @property
+    def log_file(self) -> Path:
+        return self.workdir / "zookeeper.log"
+
+    @property
+    def output_file(self) -> Path:
+        return self.workdir / "zookeeper.out"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        """Start the process (same port, same data) and wait until it serves."""
+        if self.running:
+            return
+        self._write_config()
+        command = [
+            self._java,
+            "-Xms32m",
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            f"-Dlog4j.configuration=file:{self.workdir / 'log4j.properties'}",
+            f"-Dzookeeper.log.dir={self.workdir}",
+            "-cp",
+            os.pathsep.join(self._classpath),
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+            str(self.config_file),
+        ]
+        with self.output_file.open("ab") as out:
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,  # a Ctrl-C aimed at pytest does not hit the JVM first
+            )
+        self._wait_until_serving(timeout_s)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """SIGTERM and wait; SIGKILL if it does not exit in time."""
+        self._signal_and_wait(signal.SIGTERM, timeout_s)
+
+    def kill(self) -> None:
+        self._signal_and_wait(signal.SIGKILL, 10.0)
+
+    def describe_failure(self) -> str:
+        """The tail of ZooKeeper's stdout/stderr and log, for a failure message."""
+        parts = []
+        for path in (self.output_file, self.log_file):
+            text = path.read_text("utf-8", "replace") if path.exists() else "(missing)"
+            parts.append(f"--- {path} (last 60 lines) ---\n" + "\n".join(text.splitlines()[-60:]))
+        return "\n".join(parts)
+
+    def _write_config(self) -> None:
+        data_dir = self.workdir / "data"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(
+            "\n".join(
+                [
+                    f"tickTime={self.tick_time_ms}",
+                    f"dataDir={data_dir}",
+                    f"clientPort={self.port}",
+                    f"clientPortAddress={self.host}",
+                    f"minSessionTimeout={2 * self.tick_time_ms}",
+                    f"maxSessionTimeout={self.max_session_timeout_ms}",
+                    "admin.enableServer=false",
+                    "4lw.commands.whitelist=ruok",
+                    "",
+                ]
+            )
+        )
+        (self.workdir / "log4j.properties").write_text(
+            _LOG4J_PROPERTIES.format(log_file=self.log_file)
+        )
+
+    def _wait_until_serving(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._process is not None and self._process.poll() is not None:
+                code = self._process.returncode
+                self._process = None
+                raise ZooKeeperStartError(
+                    f"ZooKeeper exited with code {code} during startup\n{self.describe_failure()}"
+                )
+            if four_letter_word(self.host, self.port, "ruok") == "imok":
+                return
+            time.sleep(0.05)
+        self.kill()
+        raise ZooKeeperStartError(
+            f"ZooKeeper did not answer ruok on {self.connect_string} within {timeout_s}s\n"
+            f"{self.describe_failure()}"
+        )
+
+    def _signal_and_wait(self, sig: signal.Signals, timeout_s: float) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(sig)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def expire_session(client: KazooClient, connect_string: str, timeout_s: float = 15.0) -> None:
+    """Make ZooKeeper expire ``client``'s session, then wait until kazoo has a new one.
+
+    A second client attaches to the same session (id and password) and closes it, so the
+    server really ends the session and deletes its ephemeral znodes, exactly as when a broker
+    stays away longer than its session timeout. ``client`` sees LOST, then reconnects with a
+    fresh session; watches set through kazoo's recipes are re-established by kazoo.
+    ``connect_string`` is the server's host:port (a chroot does not matter for sessions).
+    """
+    lost = threading.Event()
+    reconnected = threading.Event()
+
+    def listener(state: str) -> None:
+        if state == KazooState.LOST:
+            lost.set()
+        elif state == KazooState.CONNECTED and lost.is_set():
+            reconnected.set()
+
+    old_session_id = client.client_id[0]
+    client.add_listener(listener)
+    try:
+        intruder = KazooClient(hosts=connect_string, client_id=client.client_id)
+        intruder.start(timeout=timeout_s)
+        intruder.stop()
+        intruder.close()
+        if not lost.wait(timeout_s):
+            raise TimeoutError(f"session 0x{old_session_id:x} was not reported LOST")
+        if not reconnected.wait(timeout_s) and not client.connected:
+            raise TimeoutError("client did not reconnect with a new session")
+    finally:
+        client.remove_listener(listener)
