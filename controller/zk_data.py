@@ -1,0 +1,540 @@
+"""Every znode path and JSON layout of the cluster, as Kafka's ZooKeeper mode writes them.
+
+Nobody else builds these paths or bytes: controller.zk_store reads and writes znodes with the
+functions here. JSON is compact (no spaces), UTF-8, and has Kafka's field names and version
+numbers, in the field order Kafka's own brokers happen to write. Timestamps are milliseconds
+since the epoch, written as strings where Kafka writes them as strings.
+
+``/brokers/ids/<id>`` (ephemeral, one per live broker; version 5)::
+
+    {"features":{},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},
+     "endpoints":["PLAINTEXT://host:9092"],"jmx_port":-1,"port":9092,"host":"host",
+     "version":5,"timestamp":"1700000000000"}
+
+  ``host``/``port`` repeat the first PLAINTEXT endpoint (null/-1 without one) for old readers;
+  ``"rack":"r1"`` follows ``host`` when the broker has a rack.
+
+``/brokers/topics/<topic>`` (persistent; version 3; partition ids as strings, replicas in
+assignment order, the first being the preferred leader)::
+
+    {"partitions":{"0":[2,1,0],"1":[0,2,1]},"topic_id":"<22-char base64url uuid>",
+     "adding_replicas":{},"removing_replicas":{},"version":3}
+
+``/brokers/topics/<topic>/partitions/<partition>/state`` (persistent; leader -1 = none; every
+write is conditional on the znode version, which Kafka calls the partition epoch)::
+
+    {"controller_epoch":1,"leader":2,"version":1,"leader_epoch":0,"isr":[2,1,0]}
+
+``/controller`` (ephemeral, held by the elected broker)::
+
+    {"version":2,"brokerid":1,"timestamp":"1700000000000","kraftControllerEpoch":-1}
+
+``/controller_epoch`` (persistent): the epoch as decimal text, e.g. ``3``. Its znode version
+fences controller writes (see zk_store).
+
+``/admin/delete_topics/<topic>``: empty; its existence asks the controller to delete the topic.
+
+``/admin/preferred_replica_election`` and ``/isr_change_notification/isr_change_<10-digit seq>``
+(a sequential znode per notification) share one shape::
+
+    {"version":1,"partitions":[{"topic":"orders","partition":0}]}
+
+``/config/topics/<topic>`` (values always strings)::
+
+    {"version":1,"config":{"cleanup.policy":"compact"}}
+
+``/cluster/id`` (note the version is a string here)::
+
+    {"version":"1","id":"<22-char base64url uuid>"}
+
+``/latest_producer_id_block`` (both ends inclusive, as strings; empty before the first block)::
+
+    {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from controller.errors import ZkDataError
+
+# --- paths -------------------------------------------------------------------------------------
+
+BROKERS_PATH = "/brokers"
+BROKER_IDS_PATH = "/brokers/ids"
+TOPICS_PATH = "/brokers/topics"
+CONTROLLER_PATH = "/controller"
+CONTROLLER_EPOCH_PATH = "/controller_epoch"
+ADMIN_PATH = "/admin"
+DELETE_TOPICS_PATH = "/admin/delete_topics"
+PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
+ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
+ISR_CHANGE_PREFIX = "isr_change_"
+CONFIG_PATH = "/config"
+CONFIG_TOPICS_PATH = "/config/topics"
+CLUSTER_PATH = "/cluster"
+CLUSTER_ID_PATH = "/cluster/id"
+PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+
+# Created at startup by every broker, like Kafka's persistent paths; the rest appear on demand.
+PERSISTENT_PATHS = (
+    BROKER_IDS_PATH,
+    TOPICS_PATH,
+    DELETE_TOPICS_PATH,
+    ISR_CHANGE_NOTIFICATION_PATH,
+    CONFIG_TOPICS_PATH,
+    PRODUCER_ID_BLOCK_PATH,
+)
+
+NO_LEADER = -1
+INITIAL_CONTROLLER_EPOCH = 0  # /controller_epoch before any election; the first controller is 1
+PRODUCER_ID_BLOCK_SIZE = 1000
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS_PATH}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS_PATH}/{topic}"
+
+
+def topic_partitions_path(topic: str) -> str:
+    return f"{topic_path(topic)}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{topic_partitions_path(topic)}/{partition}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{partition_path(topic, partition)}/state"
+
+
+def delete_topic_path(topic: str) -> str:
+    return f"{DELETE_TOPICS_PATH}/{topic}"
+
+
+def topic_config_path(topic: str) -> str:
+    return f"{CONFIG_TOPICS_PATH}/{topic}"
+
+
+def isr_change_path(node_name: str = "") -> str:
+    """The path of one notification, or (no name) the prefix to create a sequential node at."""
+    return f"{ISR_CHANGE_NOTIFICATION_PATH}/{node_name or ISR_CHANGE_PREFIX}"
+
+
+# --- values ------------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Versioned(Generic[T]):
+    """A decoded znode with the znode version it was read at, for a conditional write."""
+
+    value: T
+    zk_version: int
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def random_uuid_base64() -> str:
+    """A random UUID as Kafka prints one: 22 chars of unpadded base64url, never starting '-'.
+
+    Used for topic ids and the cluster id. Kafka avoids a leading '-' so that an id can be
+    passed to a command-line tool as an argument.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+        if not text.startswith("-"):
+            return text
+
+
+@dataclass(frozen=True)
+class EndPoint:
+    """One listener of a broker: ``LISTENER_NAME://host:port`` plus its security protocol."""
+
+    listener_name: str
+    host: str
+    port: int
+    security_protocol: str = "PLAINTEXT"
+
+    @property
+    def connection_string(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.listener_name}://{host}:{self.port}"
+
+    @staticmethod
+    def parse(connection_string: str, protocol_map: Mapping[str, str]) -> EndPoint:
+        """Parse ``NAME://host:port``; the protocol comes from the map, else is the name."""
+        name, sep, address = connection_string.partition("://")
+        host, colon, port = address.rpartition(":")
+        if not sep or not colon or not name:
+            raise ValueError(f"not a listener endpoint: {connection_string!r}")
+        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+        return EndPoint(name, host, int(port), protocol_map.get(name, name))
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """The content of ``/brokers/ids/<id>``. ``features`` is written empty and not kept."""
+
+    broker_id: int
+    endpoints: tuple[EndPoint, ...]
+    timestamp_ms: int = field(default_factory=now_ms)
+    jmx_port: int = -1
+    rack: str | None = None
+    version: int = 5
+
+    @property
+    def plaintext_endpoint(self) -> EndPoint | None:
+        return next((e for e in self.endpoints if e.security_protocol == "PLAINTEXT"), None)
+
+
+@dataclass(frozen=True)
+class TopicAssignment:
+    """The content of ``/brokers/topics/<topic>``: assigned replicas per partition.
+
+    ``topic_id`` is None only for topics written by software that predates topic ids.
+    """
+
+    topic: str
+    topic_id: str | None
+    partitions: Mapping[int, tuple[int, ...]]
+    adding_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    removing_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """The content of a partition's ``state`` znode (Kafka's LeaderIsrAndControllerEpoch)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+
+
+@dataclass(frozen=True)
+class ControllerRegistration:
+    """The content of ``/controller``."""
+
+    broker_id: int
+    timestamp_ms: int = field(default_factory=now_ms)
+    kraft_controller_epoch: int = -1  # Kafka's marker for a ZooKeeper-mode (not KRaft) controller
+
+
+@dataclass(frozen=True)
+class ProducerIdBlock:
+    """Producer ids ``block_start`` to ``block_end`` (inclusive), owned by ``broker_id``."""
+
+    broker_id: int
+    block_start: int
+    block_end: int
+
+    @property
+    def size(self) -> int:
+        return self.block_end - self.block_start + 1
+
+
+# --- codecs ------------------------------------------------------------------------------------
+
+
+def _dump(value: Mapping[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class _Fields:
+    """Typed access to a decoded JSON object; any mismatch is a ZkDataError naming the path."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        try:
+            value = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ZkDataError(path, f"not JSON ({exc})", data) from None
+        if not isinstance(value, dict):
+            raise ZkDataError(path, "not a JSON object", data)
+        self.obj: dict[str, Any] = value
+
+    def error(self, reason: str) -> ZkDataError:
+        return ZkDataError(self.path, reason, self.data)
+
+    def get(self, key: str) -> Any:
+        if key not in self.obj:
+            raise self.error(f"missing {key!r}")
+        return self.obj[key]
+
+    def integer(self, key: str) -> int:
+        return self.as_int(repr(key), self.get(key))
+
+    def as_int(self, what: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(f"{what} is not an integer")
+        return value
+
+    def string(self, key: str) -> str:
+        value = self.get(key)
+        if not isinstance(value, str):
+            raise self.error(f"{key!r} is not a string")
+        return value
+
+    def integer_text(self, key: str) -> int:
+        """An integer Kafka writes as a string ("timestamp", "block_start", ...)."""
+        try:
+            return int(self.string(key))
+        except ValueError:
+            raise self.error(f"{key!r} is not a decimal string") from None
+
+    def int_list(self, what: str, value: Any) -> tuple[int, ...]:
+        if not isinstance(value, list):
+            raise self.error(f"{what} is not a list")
+        return tuple(self.as_int(what, v) for v in value)
+
+    def mapping(self, key: str, default: dict[str, Any] | None = None) -> dict[str, Any]:
+        value = self.obj.get(key, default) if default is not None else self.get(key)
+        if not isinstance(value, dict):
+            raise self.error(f"{key!r} is not a JSON object")
+        return value
+
+    def replicas_by_partition(self, key: str) -> dict[int, tuple[int, ...]]:
+        result = {}
+        for partition, replicas in self.mapping(key, default={}).items():
+            try:
+                partition_id = int(partition)
+            except ValueError:
+                raise self.error(f"partition id {partition!r} in {key!r}") from None
+            result[partition_id] = self.int_list(f"replicas of partition {partition}", replicas)
+        return result
+
+
+def encode_broker(registration: BrokerRegistration) -> bytes:
+    plaintext = registration.plaintext_endpoint
+    value: dict[str, Any] = {
+        "features": {},
+        "listener_security_protocol_map": {
+            e.listener_name: e.security_protocol for e in registration.endpoints
+        },
+        "endpoints": [e.connection_string for e in registration.endpoints],
+        "jmx_port": registration.jmx_port,
+        "port": plaintext.port if plaintext else -1,
+        "host": plaintext.host if plaintext else None,
+    }
+    if registration.rack is not None:
+        value["rack"] = registration.rack
+    value["version"] = registration.version
+    value["timestamp"] = str(registration.timestamp_ms)
+    return _dump(value)
+
+
+def decode_broker(broker_id: int, data: bytes) -> BrokerRegistration:
+    fields = _Fields(broker_path(broker_id), data)
+    version = fields.integer("version")
+    if version < 1:
+        raise fields.error(f"unsupported broker registration version {version}")
+    if version == 1:
+        endpoints: tuple[EndPoint, ...] = (
+            EndPoint("PLAINTEXT", fields.string("host"), fields.integer("port")),
+        )
+    else:
+        protocol_map = fields.mapping("listener_security_protocol_map", default={})
+        listeners = fields.get("endpoints")
+        if not isinstance(listeners, list):
+            raise fields.error("'endpoints' is not a list")
+        try:
+            endpoints = tuple(EndPoint.parse(str(e), protocol_map) for e in listeners)
+        except ValueError as exc:
+            raise fields.error(str(exc)) from None
+    rack = fields.obj.get("rack")
+    return BrokerRegistration(
+        broker_id=broker_id,
+        endpoints=endpoints,
+        timestamp_ms=fields.integer_text("timestamp"),
+        jmx_port=fields.integer("jmx_port"),
+        rack=rack if isinstance(rack, str) else None,
+        version=version,
+    )
+
+
+def encode_topic(assignment: TopicAssignment) -> bytes:
+    def by_partition(replicas: Mapping[int, tuple[int, ...]]) -> dict[str, list[int]]:
+        return {str(p): list(replicas[p]) for p in sorted(replicas)}
+
+    value: dict[str, Any] = {"partitions": by_partition(assignment.partitions)}
+    if assignment.topic_id is not None:
+        value["topic_id"] = assignment.topic_id
+    value["adding_replicas"] = by_partition(assignment.adding_replicas)
+    value["removing_replicas"] = by_partition(assignment.removing_replicas)
+    value["version"] = 3
+    return _dump(value)
+
+
+def decode_topic(topic: str, data: bytes) -> TopicAssignment:
+    fields = _Fields(topic_path(topic), data)
+    topic_id = fields.obj.get("topic_id")
+    if topic_id is not None and not isinstance(topic_id, str):
+        raise fields.error("'topic_id' is not a string")
+    return TopicAssignment(
+        topic=topic,
+        topic_id=topic_id,
+        partitions=fields.replicas_by_partition("partitions"),
+        adding_replicas=fields.replicas_by_partition("adding_replicas"),
+        removing_replicas=fields.replicas_by_partition("removing_replicas"),
+    )
+
+
+def encode_partition_state(state: PartitionState) -> bytes:
+    return _dump(
+        {
+            "controller_epoch": state.controller_epoch,
+            "leader": state.leader,
+            "version": 1,
+            "leader_epoch": state.leader_epoch,
+            "isr": list(state.isr),
+        }
+    )
+
+
+def decode_partition_state(topic: str, partition: int, data: bytes) -> PartitionState:
+    fields = _Fields(partition_state_path(topic, partition), data)
+    return PartitionState(
+        leader=fields.integer("leader"),
+        leader_epoch=fields.integer("leader_epoch"),
+        isr=fields.int_list("'isr'", fields.get("isr")),
+        controller_epoch=fields.integer("controller_epoch"),
+    )
+
+
+def encode_controller(registration: ControllerRegistration) -> bytes:
+    return _dump(
+        {
+            "version": 2,
+            "brokerid": registration.broker_id,
+            "timestamp": str(registration.timestamp_ms),
+            "kraftControllerEpoch": registration.kraft_controller_epoch,
+        }
+    )
+
+
+def decode_controller(data: bytes) -> ControllerRegistration:
+    fields = _Fields(CONTROLLER_PATH, data)
+    kraft_epoch = fields.obj.get("kraftControllerEpoch", -1)  # absent in version 1
+    return ControllerRegistration(
+        broker_id=fields.integer("brokerid"),
+        timestamp_ms=fields.integer_text("timestamp"),
+        kraft_controller_epoch=fields.as_int("'kraftControllerEpoch'", kraft_epoch),
+    )
+
+
+def encode_controller_epoch(epoch: int) -> bytes:
+    return str(epoch).encode("ascii")
+
+
+def decode_controller_epoch(data: bytes) -> int:
+    try:
+        return int(data.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise ZkDataError(CONTROLLER_EPOCH_PATH, "not a decimal integer", data) from None
+
+
+def _encode_partition_list(partitions: Iterable[TopicPartition]) -> bytes:
+    items = [{"topic": tp.topic, "partition": tp.partition} for tp in sorted(set(partitions))]
+    return _dump({"version": 1, "partitions": items})
+
+
+def _decode_partition_list(path: str, data: bytes) -> frozenset[TopicPartition]:
+    fields = _Fields(path, data)
+    items = fields.get("partitions")
+    if not isinstance(items, list):
+        raise fields.error("'partitions' is not a list")
+    result = set()
+    for item in items:
+        if not isinstance(item, dict):
+            raise fields.error("a partition entry is not a JSON object")
+        topic, partition = item.get("topic"), item.get("partition")
+        if not isinstance(topic, str):
+            raise fields.error("a partition entry has no string 'topic'")
+        result.add(TopicPartition(topic, fields.as_int("'partition'", partition)))
+    return frozenset(result)
+
+
+def encode_preferred_replica_election(partitions: Iterable[TopicPartition]) -> bytes:
+    return _encode_partition_list(partitions)
+
+
+def decode_preferred_replica_election(data: bytes) -> frozenset[TopicPartition]:
+    return _decode_partition_list(PREFERRED_REPLICA_ELECTION_PATH, data)
+
+
+def encode_isr_change(partitions: Iterable[TopicPartition]) -> bytes:
+    return _encode_partition_list(partitions)
+
+
+def decode_isr_change(node_name: str, data: bytes) -> frozenset[TopicPartition]:
+    return _decode_partition_list(isr_change_path(node_name), data)
+
+
+def encode_topic_config(config: Mapping[str, str]) -> bytes:
+    return _dump({"version": 1, "config": {k: str(config[k]) for k in sorted(config)}})
+
+
+def decode_topic_config(topic: str, data: bytes) -> dict[str, str]:
+    if not data:  # Kafka treats a config znode without data as an empty config
+        return {}
+    fields = _Fields(topic_config_path(topic), data)
+    config = fields.mapping("config", default={})
+    if not all(isinstance(v, str) for v in config.values()):
+        raise fields.error("a config value is not a string")
+    return dict(config)
+
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _dump({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes) -> str:
+    return _Fields(CLUSTER_ID_PATH, data).string("id")
+
+
+def encode_producer_id_block(block: ProducerIdBlock) -> bytes:
+    return _dump(
+        {
+            "version": 1,
+            "broker": block.broker_id,
+            "block_start": str(block.block_start),
+            "block_end": str(block.block_end),
+        }
+    )
+
+
+def decode_producer_id_block(data: bytes) -> ProducerIdBlock | None:
+    """The latest block, or None while the znode is still empty (no block handed out yet)."""
+    if not data:
+        return None
+    fields = _Fields(PRODUCER_ID_BLOCK_PATH, data)
+    block = ProducerIdBlock(
+        broker_id=fields.integer("broker"),
+        block_start=fields.integer_text("block_start"),
+        block_end=fields.integer_text("block_end"),
+    )
+    if block.block_end < block.block_start:
+        raise fields.error("block_end is before block_start")
+    return block

@@ -1,0 +1,44 @@
+"""The controller's errors: proto's classes where Kafka has a code, ZooKeeper errors otherwise."""
+
+from __future__ import annotations
+
+from controller import errors
+from proto.errors import ErrorCode, KafkaError, error_for_code
+
+
+def test_kafka_coded_errors_are_protos_own_classes() -> None:
+    # the same class the wire decoder produces, so one `except` catches both
+    for cls, code in [
+        (errors.TopicAlreadyExistsError, ErrorCode.TOPIC_ALREADY_EXISTS),
+        (errors.InvalidPartitionsError, ErrorCode.INVALID_PARTITIONS),
+        (errors.InvalidReplicationFactorError, ErrorCode.INVALID_REPLICATION_FACTOR),
+        (errors.InvalidTopicError, ErrorCode.INVALID_TOPIC_EXCEPTION),
+        (errors.UnknownTopicOrPartitionError, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+    ]:
+        assert type(error_for_code(code)) is cls
+        assert cls.code is code
+
+
+def test_controller_moved_answers_not_controller() -> None:
+    error = errors.ControllerMovedError("epoch moved")
+    assert isinstance(error, KafkaError)
+    assert error.code is ErrorCode.NOT_CONTROLLER
+    assert error.retriable
+
+
+def test_zookeeper_errors_say_what_happened() -> None:
+    duplicate = errors.BrokerIdAlreadyRegisteredError(3)
+    assert isinstance(duplicate, errors.ZNodeExistsError)
+    assert "broker id 3 is already registered" in str(duplicate)
+    assert duplicate.path == "/brokers/ids/3"
+    stale = errors.BadZNodeVersionError("/brokers/topics/t/partitions/0/state", 4)
+    assert "zk version 4" in str(stale)
+    assert isinstance(errors.ElectionInProgressError(), errors.ZkStoreError)
+
+
+def test_exports() -> None:
+    assert set(errors.__all__) == {
+        name
+        for name in vars(errors)
+        if name[0].isupper() and name not in {"ClassVar", "ErrorCode", "KafkaError"}
+    }
