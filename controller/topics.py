@@ -30,6 +30,16 @@ from controller.errors import (
     InvalidTopicError,
 )
 
+__all__ = [
+    "MAX_TOPIC_NAME_LENGTH",
+    "assign_replicas",
+    "find_collision",
+    "has_collision_chars",
+    "unify_collision_chars",
+    "validate_new_topic",
+    "validate_topic_name",
+]
+
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
 

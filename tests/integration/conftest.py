@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
+from kazoo.retry import KazooRetry
 
 from tests.integration.zookeeper import (
     ZooKeeperServer,
@@ -70,8 +71,13 @@ def zk_connect(zookeeper_server: ZooKeeperServer) -> str:
 
 @pytest.fixture
 def zk_client(zk_connect: str) -> Iterator[KazooClient]:
-    """A started kazoo client on this test's chroot, stopped after the test."""
-    client = KazooClient(hosts=zk_connect, timeout=10.0)
+    """A started kazoo client on this test's chroot, stopped after the test.
+
+    Reconnects back off to at most 0.5 s (kazoo's default lets the pause grow far beyond
+    ZooKeeper's restart time), so restart tests do not wait on a sleeping client.
+    """
+    reconnect = KazooRetry(max_tries=-1, delay=0.05, backoff=2, max_delay=0.5)
+    client = KazooClient(hosts=zk_connect, timeout=10.0, connection_retry=reconnect)
     client.start(timeout=10.0)
     yield client
     client.stop()

@@ -1,0 +1,670 @@
+"""Typed reads and writes of the cluster's znodes over one kazoo client.
+
+Paths and JSON layouts live in controller.zk_data (each written out in its docstring); this
+module only moves them in and out of ZooKeeper, and turns ZooKeeper's answers into the errors of
+controller.errors. Kazoo is imported only here and in broker/.
+
+    with ZkStore.connect("127.0.0.1:2181/minikafka", session_timeout_ms=6000) as zk:
+        zk.ensure_paths()
+        zk.register_broker(BrokerRegistration(1, (EndPoint("PLAINTEXT", "10.0.0.1", 9092),)))
+        won = zk.elect_controller(broker_id=1)     # Versioned(epoch, epoch znode version) | None
+
+Fencing, as Kafka does it in ZooKeeper mode:
+
+- Becoming controller creates the ephemeral ``/controller`` *and* bumps ``/controller_epoch``
+  in one multi-op, conditional on the epoch's znode version. A broker that only created
+  ``/controller`` could otherwise lose its session, see another controller elected, and then
+  still bump the epoch past the real controller's.
+- Controller writes may pass ``controller_epoch_zk_version`` (the ``zk_version`` that
+  elect_controller returned): the write then goes in a multi-op with a check that
+  ``/controller_epoch`` is still at that version, and raises ControllerMovedError when another
+  broker has been elected since. A zombie controller can never overwrite partition state.
+- Partition state writes are conditional on the state znode's version (``expected_zk_version``)
+  and raise BadZNodeVersionError when someone wrote first: re-read, decide again.
+
+Connection trouble: every call retries through connection loss until a deadline (the session
+timeout) and then raises kazoo's RetryFailedError. A retried write whose first attempt did
+land may report BadZNodeVersionError or an exists error; callers re-read in either case.
+
+Thread-safety: a ZkStore may be used from any thread at once. Kazoo's client is thread-safe and
+the store keeps no other mutable state (retry policies are copied per call). Every method is a
+blocking round trip to ZooKeeper, so an asyncio loop must call them through an executor. Watch
+callbacks run first in the thread that registers the watch, then on kazoo's event thread: they
+must be quick and must not block on ZooKeeper (hop to the loop with call_soon_threadsafe).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from kazoo.retry import KazooRetry
+
+from controller.errors import (
+    BadZNodeVersionError,
+    BrokerIdAlreadyRegisteredError,
+    ControllerMovedError,
+    ElectionInProgressError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+    ZkStoreError,
+    ZNodeExistsError,
+)
+from controller.zk_data import (
+    BROKER_IDS_PATH,
+    CLUSTER_ID_PATH,
+    CONTROLLER_EPOCH_PATH,
+    CONTROLLER_PATH,
+    DELETE_TOPICS_PATH,
+    INITIAL_CONTROLLER_EPOCH,
+    ISR_CHANGE_NOTIFICATION_PATH,
+    PERSISTENT_PATHS,
+    PREFERRED_REPLICA_ELECTION_PATH,
+    PRODUCER_ID_BLOCK_PATH,
+    PRODUCER_ID_BLOCK_SIZE,
+    TOPICS_PATH,
+    BrokerRegistration,
+    ControllerRegistration,
+    PartitionState,
+    ProducerIdBlock,
+    TopicAssignment,
+    TopicPartition,
+    Versioned,
+    broker_path,
+    decode_broker,
+    decode_cluster_id,
+    decode_controller,
+    decode_controller_epoch,
+    decode_isr_change,
+    decode_partition_state,
+    decode_preferred_replica_election,
+    decode_producer_id_block,
+    decode_topic,
+    decode_topic_config,
+    delete_topic_path,
+    encode_broker,
+    encode_cluster_id,
+    encode_controller,
+    encode_controller_epoch,
+    encode_isr_change,
+    encode_partition_state,
+    encode_preferred_replica_election,
+    encode_producer_id_block,
+    encode_topic,
+    encode_topic_config,
+    isr_change_path,
+    partition_path,
+    partition_state_path,
+    random_uuid_base64,
+    topic_config_path,
+    topic_path,
+)
+
+__all__ = ["Watch", "ZkStore"]
+
+R = TypeVar("R")
+
+MAX_PRODUCER_ID = 2**63 - 1
+
+
+class Watch:
+    """A registered watch. ``cancel()`` stops its callbacks; kazoo drops it at its next event."""
+
+    def __init__(self) -> None:
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+
+class ZkStore:
+    """The cluster's znodes over one started KazooClient; see the module docstring."""
+
+    def __init__(self, client: KazooClient, *, deadline_s: float = 18.0) -> None:
+        """Wrap a started client; ``close()`` stops and closes it."""
+        self._client = client
+        self._retry = KazooRetry(
+            max_tries=-1, delay=0.05, backoff=2, max_delay=1.0, deadline=deadline_s
+        )
+
+    @classmethod
+    def connect(
+        cls,
+        zookeeper_connect: str,
+        *,
+        session_timeout_ms: int = 18_000,
+        connection_timeout_ms: int | None = None,
+    ) -> ZkStore:
+        """Connect to ``host:port[,host:port...][/chroot]``, creating the chroot when missing.
+
+        Named after Kafka's zookeeper.connect, zookeeper.session.timeout.ms and
+        zookeeper.connection.timeout.ms (which defaults to the session timeout).
+        """
+        connect_timeout_s = (connection_timeout_ms or session_timeout_ms) / 1000
+        hosts, slash, chroot = zookeeper_connect.partition("/")
+        if slash and chroot.strip("/"):
+            root = _new_client(hosts, session_timeout_ms)
+            root.start(timeout=connect_timeout_s)
+            try:
+                root.ensure_path("/" + chroot.strip("/"))
+            finally:
+                root.stop()
+                root.close()
+        client = _new_client(zookeeper_connect, session_timeout_ms)
+        client.start(timeout=connect_timeout_s)
+        return cls(client, deadline_s=session_timeout_ms / 1000)
+
+    def close(self) -> None:
+        self._client.stop()
+        self._client.close()
+
+    def __enter__(self) -> ZkStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def client(self) -> KazooClient:
+        """The kazoo client, for session-state listeners (``client.add_listener``)."""
+        return self._client
+
+    @property
+    def session_id(self) -> int | None:
+        client_id = self._client.client_id
+        return int(client_id[0]) if client_id else None
+
+    def ensure_paths(self) -> None:
+        """Create the persistent parent znodes (Kafka's persistent paths) that are missing."""
+        for path in PERSISTENT_PATHS:
+            self._call(self._client.ensure_path, path)
+
+    # --- brokers: /brokers/ids/<id> ------------------------------------------------------------
+
+    def register_broker(self, registration: BrokerRegistration) -> None:
+        """Create the broker's ephemeral znode, living as long as this client's session.
+
+        A znode already held by this same session (a retried create) counts as success; one
+        held by any other session raises BrokerIdAlreadyRegisteredError.
+        """
+        path = broker_path(registration.broker_id)
+        try:
+            self._call(self._client.create, path, encode_broker(registration), ephemeral=True)
+        except NodeExistsError:
+            if self._owner_session(path) != self.session_id:
+                raise BrokerIdAlreadyRegisteredError(registration.broker_id) from None
+
+    def get_broker(self, broker_id: int) -> BrokerRegistration | None:
+        data = self._get_data(broker_path(broker_id))
+        return None if data is None else decode_broker(broker_id, data)
+
+    def get_live_broker_ids(self) -> list[int]:
+        return _broker_ids(self._call(self._client.get_children, BROKER_IDS_PATH))
+
+    def get_live_brokers(self) -> list[BrokerRegistration]:
+        """Registrations of the live brokers, by id; one that vanishes meanwhile is left out."""
+        brokers = (self.get_broker(broker_id) for broker_id in self.get_live_broker_ids())
+        return [b for b in brokers if b is not None]
+
+    def watch_broker_ids(self, callback: Callable[[list[int]], None]) -> Watch:
+        """``callback(sorted live broker ids)`` now and after every change."""
+        return self._watch_children(BROKER_IDS_PATH, lambda names: callback(_broker_ids(names)))
+
+    # --- topics: /brokers/topics/<t> and /config/topics/<t> -----------------------------------
+
+    def create_topic(
+        self, assignment: TopicAssignment, config: Mapping[str, str] | None = None
+    ) -> None:
+        """Write the topic's config and assignment in one multi-op.
+
+        Raises TopicAlreadyExistsError when ``/brokers/topics/<t>`` exists. A config znode left
+        over from an earlier topic of the same name is overwritten, as Kafka does.
+        """
+        topic = assignment.topic
+        config_path = topic_config_path(topic)
+        config_data = encode_topic_config(config or {})
+
+        def attempt() -> list[Any]:
+            txn = self._client.transaction()
+            if self._client.exists(config_path):
+                txn.set_data(config_path, config_data)
+            else:
+                txn.create(config_path, config_data)
+            txn.create(topic_path(topic), encode_topic(assignment))
+            return list(txn.commit())
+
+        while True:
+            config_result, topic_result = self._call(attempt)
+            if isinstance(topic_result, NodeExistsError) or (
+                isinstance(config_result, NodeExistsError) and self._exists(topic_path(topic))
+            ):
+                raise TopicAlreadyExistsError(f"topic {topic!r} already exists")
+            if isinstance(config_result, (NodeExistsError, NoNodeError)):
+                continue  # the config znode appeared or vanished meanwhile: decide again
+            _raise_first_error([config_result, topic_result])
+            return
+
+    def get_topic(self, topic: str) -> Versioned[TopicAssignment] | None:
+        read = self._get(topic_path(topic))
+        if read is None:
+            return None
+        data, zk_version = read
+        return Versioned(decode_topic(topic, data), zk_version)
+
+    def get_all_topics(self) -> list[str]:
+        return sorted(self._call(self._client.get_children, TOPICS_PATH))
+
+    def update_topic(
+        self,
+        assignment: TopicAssignment,
+        expected_zk_version: int,
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> int:
+        """Overwrite the assignment if the znode is still at ``expected_zk_version``.
+
+        Returns the new znode version; BadZNodeVersionError when someone wrote first.
+        """
+        return self._set_data(
+            topic_path(assignment.topic),
+            encode_topic(assignment),
+            expected_zk_version,
+            controller_epoch_zk_version,
+        )
+
+    def watch_topics(self, callback: Callable[[list[str]], None]) -> Watch:
+        """``callback(sorted topic names)`` now and after every change of /brokers/topics."""
+        return self._watch_children(TOPICS_PATH, callback)
+
+    def get_topic_config(self, topic: str) -> dict[str, str]:
+        """The topic's config overrides; empty when it has none."""
+        data = self._get_data(topic_config_path(topic))
+        return {} if data is None else decode_topic_config(topic, data)
+
+    def set_topic_config(self, topic: str, config: Mapping[str, str]) -> None:
+        self._set_or_create(topic_config_path(topic), encode_topic_config(config))
+
+    def delete_topic_znodes(self, topic: str) -> None:
+        """The last step of a deletion: the topic's znodes, its config, then its delete marker."""
+        for path in (topic_path(topic), topic_config_path(topic), delete_topic_path(topic)):
+            self._call(self._client.delete, path, recursive=True)
+
+    # --- partition state: /brokers/topics/<t>/partitions/<p>/state ----------------------------
+
+    def create_partition_state(
+        self,
+        topic: str,
+        partition: int,
+        state: PartitionState,
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> int:
+        """Create the state znode (its parents too); returns its znode version, 0.
+
+        Raises ZNodeExistsError when the partition already has a state.
+        """
+        self._call(self._client.ensure_path, partition_path(topic, partition))
+        path = partition_state_path(topic, partition)
+        data = encode_partition_state(state)
+        if controller_epoch_zk_version is None:
+            try:
+                self._call(self._client.create, path, data)
+            except NodeExistsError:
+                raise ZNodeExistsError(path) from None
+        else:
+            self._fenced(controller_epoch_zk_version, lambda txn: txn.create(path, data), path)
+        return 0
+
+    def get_partition_state(self, topic: str, partition: int) -> Versioned[PartitionState] | None:
+        read = self._get(partition_state_path(topic, partition))
+        if read is None:
+            return None
+        data, zk_version = read
+        return Versioned(decode_partition_state(topic, partition, data), zk_version)
+
+    def update_partition_state(
+        self,
+        topic: str,
+        partition: int,
+        state: PartitionState,
+        expected_zk_version: int,
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> int:
+        """Write the state if its znode is still at ``expected_zk_version``.
+
+        Returns the new znode version. Raises BadZNodeVersionError when someone wrote first
+        (re-read with get_partition_state), ControllerMovedError when fenced (see module
+        docstring), UnknownTopicOrPartitionError when the partition has no state znode.
+        """
+        return self._set_data(
+            partition_state_path(topic, partition),
+            encode_partition_state(state),
+            expected_zk_version,
+            controller_epoch_zk_version,
+        )
+
+    # --- controller: /controller and /controller_epoch ----------------------------------------
+
+    def elect_controller(self, broker_id: int) -> Versioned[int] | None:
+        """Try to become controller; see "Fencing" in the module docstring.
+
+        Returns the new controller epoch with the znode version of /controller_epoch after the
+        bump (pass it as ``controller_epoch_zk_version`` to later writes), or None when another
+        broker holds /controller. The first controller of a cluster gets epoch 1.
+        """
+        controller_data = encode_controller(ControllerRegistration(broker_id))
+        while True:
+            current = self.get_controller_epoch()
+            if current is None:
+                self._create_if_absent(
+                    CONTROLLER_EPOCH_PATH, encode_controller_epoch(INITIAL_CONTROLLER_EPOCH)
+                )
+                continue
+            new_epoch = current.value + 1
+
+            def attempt(epoch: Versioned[int] = current, new_epoch: int = new_epoch) -> list[Any]:
+                txn = self._client.transaction()
+                txn.create(CONTROLLER_PATH, controller_data, ephemeral=True)
+                txn.set_data(
+                    CONTROLLER_EPOCH_PATH, encode_controller_epoch(new_epoch), epoch.zk_version
+                )
+                return list(txn.commit())
+
+            created, epoch_stat = self._call(attempt)
+            if isinstance(created, NodeExistsError):
+                if self._owner_session(CONTROLLER_PATH) == self.session_id:
+                    # our own multi-op landed but its reply was lost: it bumped the epoch too
+                    return self.get_controller_epoch()
+                return None
+            if isinstance(epoch_stat, (BadVersionError, NoNodeError)):
+                continue  # another broker bumped the epoch in between: read it again
+            _raise_first_error([created, epoch_stat])
+            return Versioned(new_epoch, int(epoch_stat.version))
+
+    def get_controller(self) -> ControllerRegistration | None:
+        data = self._get_data(CONTROLLER_PATH)
+        return None if data is None else decode_controller(data)
+
+    def get_controller_epoch(self) -> Versioned[int] | None:
+        """The current controller epoch and its znode version; None before any election."""
+        read = self._get(CONTROLLER_EPOCH_PATH)
+        if read is None:
+            return None
+        data, zk_version = read
+        return Versioned(decode_controller_epoch(data), zk_version)
+
+    def watch_controller(self, callback: Callable[[ControllerRegistration | None], None]) -> Watch:
+        """``callback(current controller or None)`` now and after every change of /controller."""
+        return self._watch_data(
+            CONTROLLER_PATH,
+            lambda data: callback(None if data is None else decode_controller(data)),
+        )
+
+    # --- admin requests: /admin/... -----------------------------------------------------------
+
+    def mark_topic_for_deletion(self, topic: str) -> bool:
+        """Ask the controller to delete the topic; False when it was already marked.
+
+        Raises UnknownTopicOrPartitionError when the topic does not exist.
+        """
+        if not self._exists(topic_path(topic)):
+            raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
+        return self._create_if_absent(delete_topic_path(topic), b"")
+
+    def get_topics_marked_for_deletion(self) -> list[str]:
+        return sorted(self._call(self._client.get_children, DELETE_TOPICS_PATH))
+
+    def watch_topic_deletions(self, callback: Callable[[list[str]], None]) -> Watch:
+        """``callback(sorted topics marked for deletion)`` now and after every change."""
+        return self._watch_children(DELETE_TOPICS_PATH, callback)
+
+    def create_preferred_replica_election(self, partitions: Iterable[TopicPartition]) -> None:
+        """Ask the controller to move leadership back to preferred replicas.
+
+        Raises ElectionInProgressError while an earlier request is still there.
+        """
+        data = encode_preferred_replica_election(partitions)
+        try:
+            self._call(self._client.create, PREFERRED_REPLICA_ELECTION_PATH, data, makepath=True)
+        except NodeExistsError:
+            raise ElectionInProgressError() from None
+
+    def get_preferred_replica_election(self) -> frozenset[TopicPartition] | None:
+        data = self._get_data(PREFERRED_REPLICA_ELECTION_PATH)
+        return None if data is None else decode_preferred_replica_election(data)
+
+    def delete_preferred_replica_election(self) -> None:
+        self._delete_if_present(PREFERRED_REPLICA_ELECTION_PATH)
+
+    def watch_preferred_replica_election(
+        self, callback: Callable[[frozenset[TopicPartition] | None], None]
+    ) -> Watch:
+        """``callback(requested partitions or None)`` now and after every change."""
+        return self._watch_data(
+            PREFERRED_REPLICA_ELECTION_PATH,
+            lambda data: callback(
+                None if data is None else decode_preferred_replica_election(data)
+            ),
+        )
+
+    # --- ISR change notifications: /isr_change_notification/isr_change_<seq> ------------------
+
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
+        """Tell the controller these partitions' ISR changed; returns the new node's name."""
+        path = self._call(
+            self._client.create, isr_change_path(), encode_isr_change(partitions), sequence=True
+        )
+        return str(path).rsplit("/", 1)[1]
+
+    def get_isr_change_notification_names(self) -> list[str]:
+        """Names of pending notifications, oldest first."""
+        return sorted(self._call(self._client.get_children, ISR_CHANGE_NOTIFICATION_PATH))
+
+    def get_isr_change_notification(self, node_name: str) -> frozenset[TopicPartition] | None:
+        data = self._get_data(isr_change_path(node_name))
+        return None if data is None else decode_isr_change(node_name, data)
+
+    def delete_isr_change_notifications(self, node_names: Iterable[str]) -> None:
+        for name in node_names:
+            self._delete_if_present(isr_change_path(name))
+
+    def watch_isr_change_notifications(self, callback: Callable[[list[str]], None]) -> Watch:
+        """``callback(sorted pending notification names)`` now and after every change."""
+        return self._watch_children(ISR_CHANGE_NOTIFICATION_PATH, callback)
+
+    # --- /cluster/id and /latest_producer_id_block --------------------------------------------
+
+    def get_or_create_cluster_id(self) -> str:
+        """The cluster id; the first broker to ask creates it, every later one reads it."""
+        while True:
+            data = self._get_data(CLUSTER_ID_PATH)
+            if data is not None:
+                return decode_cluster_id(data)
+            cluster_id = random_uuid_base64()
+            try:
+                self._call(
+                    self._client.create,
+                    CLUSTER_ID_PATH,
+                    encode_cluster_id(cluster_id),
+                    makepath=True,
+                )
+                return cluster_id
+            except NodeExistsError:
+                continue  # another broker created it first: use theirs
+
+    def allocate_producer_id_block(
+        self, broker_id: int, block_size: int = PRODUCER_ID_BLOCK_SIZE
+    ) -> ProducerIdBlock:
+        """Claim the next ``block_size`` producer ids for this broker (conditional-set loop).
+
+        Blocks never overlap across brokers: each claim is a write conditional on the version
+        of the latest claim. The first block starts at 0.
+        """
+        while True:
+            read = self._get(PRODUCER_ID_BLOCK_PATH)
+            if read is None:
+                self._create_if_absent(PRODUCER_ID_BLOCK_PATH, b"")
+                continue
+            data, zk_version = read
+            latest = decode_producer_id_block(data)
+            start = 0 if latest is None else latest.block_end + 1
+            block = ProducerIdBlock(broker_id, start, start + block_size - 1)
+            if block.block_end > MAX_PRODUCER_ID:
+                raise ZkStoreError("producer ids are exhausted: the next block passes 2^63-1")
+            try:
+                self._call(
+                    self._client.set,
+                    PRODUCER_ID_BLOCK_PATH,
+                    encode_producer_id_block(block),
+                    zk_version,
+                )
+                return block
+            except BadVersionError:
+                continue  # another broker claimed a block first: go after theirs
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def _call(self, func: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        """``func`` retried through connection loss, with a fresh copy of the retry policy."""
+        result: R = self._retry.copy()(func, *args, **kwargs)
+        return result
+
+    def _get(self, path: str) -> tuple[bytes, int] | None:
+        """(data, znode version), or None when the znode does not exist."""
+        try:
+            data, stat = self._call(self._client.get, path)
+        except NoNodeError:
+            return None
+        return bytes(data or b""), int(stat.version)
+
+    def _get_data(self, path: str) -> bytes | None:
+        read = self._get(path)
+        return None if read is None else read[0]
+
+    def _exists(self, path: str) -> bool:
+        return self._call(self._client.exists, path) is not None
+
+    def _owner_session(self, path: str) -> int | None:
+        stat = self._call(self._client.exists, path)
+        return int(stat.ephemeralOwner) if stat is not None else None
+
+    def _create_if_absent(self, path: str, data: bytes) -> bool:
+        """Create a persistent znode; False when it already existed."""
+        try:
+            self._call(self._client.create, path, data, makepath=True)
+            return True
+        except NodeExistsError:
+            return False
+
+    def _set_or_create(self, path: str, data: bytes) -> None:
+        while True:
+            try:
+                self._call(self._client.set, path, data)
+                return
+            except NoNodeError:
+                if self._create_if_absent(path, data):
+                    return
+
+    def _delete_if_present(self, path: str) -> None:
+        with contextlib.suppress(NoNodeError):
+            self._call(self._client.delete, path)
+
+    def _set_data(self, path: str, data: bytes, expected_zk_version: int, fence: int | None) -> int:
+        """Conditional set_data, optionally fenced; returns the new znode version."""
+        if fence is None:
+            try:
+                stat = self._call(self._client.set, path, data, expected_zk_version)
+            except BadVersionError:
+                raise BadZNodeVersionError(path, expected_zk_version) from None
+            except NoNodeError:
+                raise UnknownTopicOrPartitionError(f"{path} does not exist") from None
+            return int(stat.version)
+        result = self._fenced(
+            fence, lambda txn: txn.set_data(path, data, expected_zk_version), path
+        )
+        if isinstance(result, BadVersionError):
+            raise BadZNodeVersionError(path, expected_zk_version)
+        return int(result.version)
+
+    def _fenced(
+        self, controller_epoch_zk_version: int, add_op: Callable[[Any], None], path: str
+    ) -> Any:
+        """Run one write in a multi-op with a check on /controller_epoch's znode version.
+
+        Returns the write's result (or its BadVersionError, for the caller to word). Raises
+        ControllerMovedError when the check fails, and maps the other ZooKeeper refusals.
+        """
+
+        def attempt() -> list[Any]:
+            txn = self._client.transaction()
+            txn.check(CONTROLLER_EPOCH_PATH, controller_epoch_zk_version)
+            add_op(txn)
+            return list(txn.commit())
+
+        check, result = self._call(attempt)
+        if isinstance(check, (BadVersionError, NoNodeError)):
+            raise ControllerMovedError(
+                f"/controller_epoch is no longer at zk version {controller_epoch_zk_version}: "
+                "another broker was elected controller"
+            )
+        if isinstance(result, BadVersionError):
+            return result
+        if isinstance(result, NodeExistsError):
+            raise ZNodeExistsError(path)
+        if isinstance(result, NoNodeError):
+            raise UnknownTopicOrPartitionError(f"{path} (or its parent) does not exist")
+        _raise_first_error([check, result])
+        return result
+
+    def _watch_children(self, path: str, callback: Callable[[list[str]], None]) -> Watch:
+        watch = Watch()
+
+        def on_children(children: list[str]) -> bool | None:
+            if watch.cancelled:
+                return False  # tells kazoo to drop the watch
+            callback(sorted(children))
+            return None
+
+        ChildrenWatch(self._client, path, on_children)
+        return watch
+
+    def _watch_data(self, path: str, callback: Callable[[bytes | None], None]) -> Watch:
+        watch = Watch()
+
+        def on_data(data: bytes | None, stat: Any) -> bool | None:
+            if watch.cancelled:
+                return False
+            callback(None if stat is None else bytes(data or b""))
+            return None
+
+        DataWatch(self._client, path, on_data)
+        return watch
+
+
+def _new_client(hosts: str, session_timeout_ms: int) -> KazooClient:
+    # Reconnect attempts back off to at most 1 s, like ZooKeeper's own Java client; kazoo's
+    # default lets the pause grow to an hour, so a broker would stay away long after ZooKeeper
+    # came back.
+    reconnect = KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0)
+    return KazooClient(hosts=hosts, timeout=session_timeout_ms / 1000, connection_retry=reconnect)
+
+
+def _broker_ids(names: Iterable[str]) -> list[int]:
+    return sorted(int(name) for name in names if name.isdigit())
+
+
+def _raise_first_error(results: list[Any]) -> None:
+    """Raise the first exception a kazoo multi-op reported, if it reported any."""
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
