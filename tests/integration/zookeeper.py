@@ -23,6 +23,7 @@ Not thread-safe: drive one ``ZooKeeperServer`` from one thread (the test's).
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -63,6 +64,17 @@ log4j.appender.FILE.File={log_file}
 log4j.appender.FILE.layout=org.apache.log4j.PatternLayout
 log4j.appender.FILE.layout.ConversionPattern=%d{{ISO8601}} %-5p [%t:%C{{1}}@%L] - %m%n
 """
+
+
+# Servers whose process may still run; killed when the interpreter exits, so that a test that
+# forgot stop() (or pytest dying mid-test) never leaves a JVM behind.
+_live_servers: set[ZooKeeperServer] = set()
+
+
+@atexit.register
+def _kill_leftover_servers() -> None:
+    for server in list(_live_servers):
+        server.kill()
 
 
 class ZooKeeperUnavailable(Exception):
@@ -183,6 +195,7 @@ class ZooKeeperServer:
                 cwd=self.workdir,
                 start_new_session=True,  # a Ctrl-C aimed at pytest does not hit the JVM first
             )
+        _live_servers.add(self)
         self._wait_until_serving(timeout_s)
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -228,6 +241,7 @@ class ZooKeeperServer:
             if self._process is not None and self._process.poll() is not None:
                 code = self._process.returncode
                 self._process = None
+                _live_servers.discard(self)
                 raise ZooKeeperStartError(
                     f"ZooKeeper exited with code {code} during startup\n{self.describe_failure()}"
                 )
@@ -242,6 +256,7 @@ class ZooKeeperServer:
 
     def _signal_and_wait(self, sig: signal.Signals, timeout_s: float) -> None:
         process, self._process = self._process, None
+        _live_servers.discard(self)
         if process is None or process.poll() is not None:
             return
         process.send_signal(sig)
