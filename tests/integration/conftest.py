@@ -2,8 +2,12 @@
 
     def test_something(zk_connect: str) -> None:          # "127.0.0.1:PORT/test-<uuid>"
         ...
+    def test_raw(zk_client: KazooClient) -> None:         # started client on that chroot
+        ...
     def test_restart(zookeeper_server, zk_connect) -> None:
         zookeeper_server.stop(); zookeeper_server.start() # same port, same data
+    def test_expiry(zookeeper_server, zk_client) -> None:
+        expire_session(zk_client, zookeeper_server.connect_string)  # tests.integration.zookeeper
 
 Without java or ZooKeeper's jars the tests are skipped, except under CI=true where a missing
 dependency fails them: CI must never pass by skipping.
