@@ -1,0 +1,899 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ConfigResourceType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONFIG_RESOURCE_TYPE_UNKNOWN: _ClassVar[ConfigResourceType]
+    CONFIG_RESOURCE_TYPE_TOPIC: _ClassVar[ConfigResourceType]
+    CONFIG_RESOURCE_TYPE_BROKER: _ClassVar[ConfigResourceType]
+
+class ConfigSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONFIG_SOURCE_UNKNOWN: _ClassVar[ConfigSource]
+    CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG: _ClassVar[ConfigSource]
+    CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG: _ClassVar[ConfigSource]
+    CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG: _ClassVar[ConfigSource]
+    CONFIG_SOURCE_STATIC_BROKER_CONFIG: _ClassVar[ConfigSource]
+    CONFIG_SOURCE_DEFAULT_CONFIG: _ClassVar[ConfigSource]
+
+class ElectionType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ELECTION_TYPE_PREFERRED: _ClassVar[ElectionType]
+    ELECTION_TYPE_UNCLEAN: _ClassVar[ElectionType]
+
+class ConfigOperation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONFIG_OPERATION_SET: _ClassVar[ConfigOperation]
+    CONFIG_OPERATION_DELETE: _ClassVar[ConfigOperation]
+    CONFIG_OPERATION_APPEND: _ClassVar[ConfigOperation]
+    CONFIG_OPERATION_SUBTRACT: _ClassVar[ConfigOperation]
+CONFIG_RESOURCE_TYPE_UNKNOWN: ConfigResourceType
+CONFIG_RESOURCE_TYPE_TOPIC: ConfigResourceType
+CONFIG_RESOURCE_TYPE_BROKER: ConfigResourceType
+CONFIG_SOURCE_UNKNOWN: ConfigSource
+CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG: ConfigSource
+CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG: ConfigSource
+CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG: ConfigSource
+CONFIG_SOURCE_STATIC_BROKER_CONFIG: ConfigSource
+CONFIG_SOURCE_DEFAULT_CONFIG: ConfigSource
+ELECTION_TYPE_PREFERRED: ElectionType
+ELECTION_TYPE_UNCLEAN: ElectionType
+CONFIG_OPERATION_SET: ConfigOperation
+CONFIG_OPERATION_DELETE: ConfigOperation
+CONFIG_OPERATION_APPEND: ConfigOperation
+CONFIG_OPERATION_SUBTRACT: ConfigOperation
+
+class ProduceRequest(_message.Message):
+    __slots__ = ("acks", "timeout_ms", "topic_data")
+    class PartitionProduceData(_message.Message):
+        __slots__ = ("index", "records")
+        INDEX_FIELD_NUMBER: _ClassVar[int]
+        RECORDS_FIELD_NUMBER: _ClassVar[int]
+        index: int
+        records: bytes
+        def __init__(self, index: _Optional[int] = ..., records: _Optional[bytes] = ...) -> None: ...
+    class TopicProduceData(_message.Message):
+        __slots__ = ("name", "partition_data")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_DATA_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partition_data: _containers.RepeatedCompositeFieldContainer[ProduceRequest.PartitionProduceData]
+        def __init__(self, name: _Optional[str] = ..., partition_data: _Optional[_Iterable[_Union[ProduceRequest.PartitionProduceData, _Mapping]]] = ...) -> None: ...
+    ACKS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_DATA_FIELD_NUMBER: _ClassVar[int]
+    acks: int
+    timeout_ms: int
+    topic_data: _containers.RepeatedCompositeFieldContainer[ProduceRequest.TopicProduceData]
+    def __init__(self, acks: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., topic_data: _Optional[_Iterable[_Union[ProduceRequest.TopicProduceData, _Mapping]]] = ...) -> None: ...
+
+class ProduceResponse(_message.Message):
+    __slots__ = ("responses",)
+    class PartitionProduceResponse(_message.Message):
+        __slots__ = ("index", "error_code", "error_message", "base_offset", "log_append_time_ms", "log_start_offset")
+        INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        BASE_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        LOG_APPEND_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+        LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        index: int
+        error_code: int
+        error_message: str
+        base_offset: int
+        log_append_time_ms: int
+        log_start_offset: int
+        def __init__(self, index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., base_offset: _Optional[int] = ..., log_append_time_ms: _Optional[int] = ..., log_start_offset: _Optional[int] = ...) -> None: ...
+    class TopicProduceResponse(_message.Message):
+        __slots__ = ("name", "partition_responses")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_RESPONSES_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partition_responses: _containers.RepeatedCompositeFieldContainer[ProduceResponse.PartitionProduceResponse]
+        def __init__(self, name: _Optional[str] = ..., partition_responses: _Optional[_Iterable[_Union[ProduceResponse.PartitionProduceResponse, _Mapping]]] = ...) -> None: ...
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[ProduceResponse.TopicProduceResponse]
+    def __init__(self, responses: _Optional[_Iterable[_Union[ProduceResponse.TopicProduceResponse, _Mapping]]] = ...) -> None: ...
+
+class FetchRequest(_message.Message):
+    __slots__ = ("replica_id", "replica_epoch", "max_wait_ms", "min_bytes", "max_bytes", "topics")
+    class FetchPartition(_message.Message):
+        __slots__ = ("partition", "current_leader_epoch", "fetch_offset", "last_fetched_epoch", "log_start_offset", "partition_max_bytes")
+        PARTITION_FIELD_NUMBER: _ClassVar[int]
+        CURRENT_LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        FETCH_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        LAST_FETCHED_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+        partition: int
+        current_leader_epoch: int
+        fetch_offset: int
+        last_fetched_epoch: int
+        log_start_offset: int
+        partition_max_bytes: int
+        def __init__(self, partition: _Optional[int] = ..., current_leader_epoch: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., last_fetched_epoch: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., partition_max_bytes: _Optional[int] = ...) -> None: ...
+    class FetchTopic(_message.Message):
+        __slots__ = ("topic", "partitions")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partitions: _containers.RepeatedCompositeFieldContainer[FetchRequest.FetchPartition]
+        def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[FetchRequest.FetchPartition, _Mapping]]] = ...) -> None: ...
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    MIN_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    replica_id: int
+    replica_epoch: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    topics: _containers.RepeatedCompositeFieldContainer[FetchRequest.FetchTopic]
+    def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ...) -> None: ...
+
+class FetchResponse(_message.Message):
+    __slots__ = ("error_code", "responses")
+    class EpochEndOffset(_message.Message):
+        __slots__ = ("epoch", "end_offset")
+        EPOCH_FIELD_NUMBER: _ClassVar[int]
+        END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        epoch: int
+        end_offset: int
+        def __init__(self, epoch: _Optional[int] = ..., end_offset: _Optional[int] = ...) -> None: ...
+    class PartitionData(_message.Message):
+        __slots__ = ("partition_index", "error_code", "error_message", "high_watermark", "last_stable_offset", "log_start_offset", "diverging_epoch", "records")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
+        LAST_STABLE_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        DIVERGING_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        RECORDS_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        error_code: int
+        error_message: str
+        high_watermark: int
+        last_stable_offset: int
+        log_start_offset: int
+        diverging_epoch: FetchResponse.EpochEndOffset
+        records: bytes
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., high_watermark: _Optional[int] = ..., last_stable_offset: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., diverging_epoch: _Optional[_Union[FetchResponse.EpochEndOffset, _Mapping]] = ..., records: _Optional[bytes] = ...) -> None: ...
+    class FetchableTopicResponse(_message.Message):
+        __slots__ = ("topic", "partitions")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partitions: _containers.RepeatedCompositeFieldContainer[FetchResponse.PartitionData]
+        def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[FetchResponse.PartitionData, _Mapping]]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    responses: _containers.RepeatedCompositeFieldContainer[FetchResponse.FetchableTopicResponse]
+    def __init__(self, error_code: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ...) -> None: ...
+
+class ListOffsetsRequest(_message.Message):
+    __slots__ = ("replica_id", "topics")
+    class ListOffsetsPartition(_message.Message):
+        __slots__ = ("partition_index", "current_leader_epoch", "timestamp")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        CURRENT_LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        current_leader_epoch: int
+        timestamp: int
+        def __init__(self, partition_index: _Optional[int] = ..., current_leader_epoch: _Optional[int] = ..., timestamp: _Optional[int] = ...) -> None: ...
+    class ListOffsetsTopic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[ListOffsetsRequest.ListOffsetsPartition]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[ListOffsetsRequest.ListOffsetsPartition, _Mapping]]] = ...) -> None: ...
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    replica_id: int
+    topics: _containers.RepeatedCompositeFieldContainer[ListOffsetsRequest.ListOffsetsTopic]
+    def __init__(self, replica_id: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[ListOffsetsRequest.ListOffsetsTopic, _Mapping]]] = ...) -> None: ...
+
+class ListOffsetsResponse(_message.Message):
+    __slots__ = ("topics",)
+    class ListOffsetsPartitionResponse(_message.Message):
+        __slots__ = ("partition_index", "error_code", "error_message", "timestamp", "offset", "leader_epoch")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+        OFFSET_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        error_code: int
+        error_message: str
+        timestamp: int
+        offset: int
+        leader_epoch: int
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., timestamp: _Optional[int] = ..., offset: _Optional[int] = ..., leader_epoch: _Optional[int] = ...) -> None: ...
+    class ListOffsetsTopicResponse(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[ListOffsetsResponse.ListOffsetsPartitionResponse]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[ListOffsetsResponse.ListOffsetsPartitionResponse, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[ListOffsetsResponse.ListOffsetsTopicResponse]
+    def __init__(self, topics: _Optional[_Iterable[_Union[ListOffsetsResponse.ListOffsetsTopicResponse, _Mapping]]] = ...) -> None: ...
+
+class OffsetsForLeaderEpochRequest(_message.Message):
+    __slots__ = ("replica_id", "topics")
+    class OffsetForLeaderPartition(_message.Message):
+        __slots__ = ("partition", "current_leader_epoch", "leader_epoch")
+        PARTITION_FIELD_NUMBER: _ClassVar[int]
+        CURRENT_LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        partition: int
+        current_leader_epoch: int
+        leader_epoch: int
+        def __init__(self, partition: _Optional[int] = ..., current_leader_epoch: _Optional[int] = ..., leader_epoch: _Optional[int] = ...) -> None: ...
+    class OffsetForLeaderTopic(_message.Message):
+        __slots__ = ("topic", "partitions")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partitions: _containers.RepeatedCompositeFieldContainer[OffsetsForLeaderEpochRequest.OffsetForLeaderPartition]
+        def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[OffsetsForLeaderEpochRequest.OffsetForLeaderPartition, _Mapping]]] = ...) -> None: ...
+    REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    replica_id: int
+    topics: _containers.RepeatedCompositeFieldContainer[OffsetsForLeaderEpochRequest.OffsetForLeaderTopic]
+    def __init__(self, replica_id: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[OffsetsForLeaderEpochRequest.OffsetForLeaderTopic, _Mapping]]] = ...) -> None: ...
+
+class OffsetsForLeaderEpochResponse(_message.Message):
+    __slots__ = ("topics",)
+    class EpochEndOffset(_message.Message):
+        __slots__ = ("error_code", "error_message", "partition", "leader_epoch", "end_offset")
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        error_code: int
+        error_message: str
+        partition: int
+        leader_epoch: int
+        end_offset: int
+        def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., partition: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., end_offset: _Optional[int] = ...) -> None: ...
+    class OffsetForLeaderTopicResult(_message.Message):
+        __slots__ = ("topic", "partitions")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partitions: _containers.RepeatedCompositeFieldContainer[OffsetsForLeaderEpochResponse.EpochEndOffset]
+        def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[OffsetsForLeaderEpochResponse.EpochEndOffset, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[OffsetsForLeaderEpochResponse.OffsetForLeaderTopicResult]
+    def __init__(self, topics: _Optional[_Iterable[_Union[OffsetsForLeaderEpochResponse.OffsetForLeaderTopicResult, _Mapping]]] = ...) -> None: ...
+
+class MetadataRequest(_message.Message):
+    __slots__ = ("topics", "allow_auto_topic_creation")
+    class MetadataRequestTopic(_message.Message):
+        __slots__ = ("name",)
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        def __init__(self, name: _Optional[str] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_AUTO_TOPIC_CREATION_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[MetadataRequest.MetadataRequestTopic]
+    allow_auto_topic_creation: bool
+    def __init__(self, topics: _Optional[_Iterable[_Union[MetadataRequest.MetadataRequestTopic, _Mapping]]] = ..., allow_auto_topic_creation: _Optional[bool] = ...) -> None: ...
+
+class MetadataResponse(_message.Message):
+    __slots__ = ("brokers", "cluster_id", "controller_id", "topics")
+    class MetadataResponseBroker(_message.Message):
+        __slots__ = ("node_id", "host", "port", "rack")
+        NODE_ID_FIELD_NUMBER: _ClassVar[int]
+        HOST_FIELD_NUMBER: _ClassVar[int]
+        PORT_FIELD_NUMBER: _ClassVar[int]
+        RACK_FIELD_NUMBER: _ClassVar[int]
+        node_id: int
+        host: str
+        port: int
+        rack: str
+        def __init__(self, node_id: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., rack: _Optional[str] = ...) -> None: ...
+    class MetadataResponsePartition(_message.Message):
+        __slots__ = ("error_code", "error_message", "partition_index", "leader_id", "leader_epoch", "replica_nodes", "isr_nodes", "offline_replicas")
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        LEADER_ID_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        REPLICA_NODES_FIELD_NUMBER: _ClassVar[int]
+        ISR_NODES_FIELD_NUMBER: _ClassVar[int]
+        OFFLINE_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        error_code: int
+        error_message: str
+        partition_index: int
+        leader_id: int
+        leader_epoch: int
+        replica_nodes: _containers.RepeatedScalarFieldContainer[int]
+        isr_nodes: _containers.RepeatedScalarFieldContainer[int]
+        offline_replicas: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., partition_index: _Optional[int] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., replica_nodes: _Optional[_Iterable[int]] = ..., isr_nodes: _Optional[_Iterable[int]] = ..., offline_replicas: _Optional[_Iterable[int]] = ...) -> None: ...
+    class MetadataResponseTopic(_message.Message):
+        __slots__ = ("error_code", "error_message", "name", "topic_id", "is_internal", "partitions")
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+        IS_INTERNAL_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        error_code: int
+        error_message: str
+        name: str
+        topic_id: str
+        is_internal: bool
+        partitions: _containers.RepeatedCompositeFieldContainer[MetadataResponse.MetadataResponsePartition]
+        def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., name: _Optional[str] = ..., topic_id: _Optional[str] = ..., is_internal: _Optional[bool] = ..., partitions: _Optional[_Iterable[_Union[MetadataResponse.MetadataResponsePartition, _Mapping]]] = ...) -> None: ...
+    BROKERS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    brokers: _containers.RepeatedCompositeFieldContainer[MetadataResponse.MetadataResponseBroker]
+    cluster_id: str
+    controller_id: int
+    topics: _containers.RepeatedCompositeFieldContainer[MetadataResponse.MetadataResponseTopic]
+    def __init__(self, brokers: _Optional[_Iterable[_Union[MetadataResponse.MetadataResponseBroker, _Mapping]]] = ..., cluster_id: _Optional[str] = ..., controller_id: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[MetadataResponse.MetadataResponseTopic, _Mapping]]] = ...) -> None: ...
+
+class DescribeClusterRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DescribeClusterResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "cluster_id", "controller_id", "brokers")
+    class DescribeClusterBroker(_message.Message):
+        __slots__ = ("broker_id", "host", "port", "rack")
+        BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+        HOST_FIELD_NUMBER: _ClassVar[int]
+        PORT_FIELD_NUMBER: _ClassVar[int]
+        RACK_FIELD_NUMBER: _ClassVar[int]
+        broker_id: int
+        host: str
+        port: int
+        rack: str
+        def __init__(self, broker_id: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., rack: _Optional[str] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKERS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    cluster_id: str
+    controller_id: int
+    brokers: _containers.RepeatedCompositeFieldContainer[DescribeClusterResponse.DescribeClusterBroker]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., cluster_id: _Optional[str] = ..., controller_id: _Optional[int] = ..., brokers: _Optional[_Iterable[_Union[DescribeClusterResponse.DescribeClusterBroker, _Mapping]]] = ...) -> None: ...
+
+class CreateTopicsRequest(_message.Message):
+    __slots__ = ("topics", "timeout_ms", "validate_only")
+    class CreatableReplicaAssignment(_message.Message):
+        __slots__ = ("partition_index", "broker_ids")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        BROKER_IDS_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        broker_ids: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, partition_index: _Optional[int] = ..., broker_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    class CreatableTopic(_message.Message):
+        __slots__ = ("name", "num_partitions", "replication_factor", "assignments", "configs")
+        class ConfigsEntry(_message.Message):
+            __slots__ = ("key", "value")
+            KEY_FIELD_NUMBER: _ClassVar[int]
+            VALUE_FIELD_NUMBER: _ClassVar[int]
+            key: str
+            value: str
+            def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        NUM_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        REPLICATION_FACTOR_FIELD_NUMBER: _ClassVar[int]
+        ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+        CONFIGS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        num_partitions: int
+        replication_factor: int
+        assignments: _containers.RepeatedCompositeFieldContainer[CreateTopicsRequest.CreatableReplicaAssignment]
+        configs: _containers.ScalarMap[str, str]
+        def __init__(self, name: _Optional[str] = ..., num_partitions: _Optional[int] = ..., replication_factor: _Optional[int] = ..., assignments: _Optional[_Iterable[_Union[CreateTopicsRequest.CreatableReplicaAssignment, _Mapping]]] = ..., configs: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[CreateTopicsRequest.CreatableTopic]
+    timeout_ms: int
+    validate_only: bool
+    def __init__(self, topics: _Optional[_Iterable[_Union[CreateTopicsRequest.CreatableTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class CreateTopicsResponse(_message.Message):
+    __slots__ = ("topics",)
+    class CreatableTopicConfigs(_message.Message):
+        __slots__ = ("name", "value", "read_only", "config_source", "is_sensitive")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+        CONFIG_SOURCE_FIELD_NUMBER: _ClassVar[int]
+        IS_SENSITIVE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        value: str
+        read_only: bool
+        config_source: ConfigSource
+        is_sensitive: bool
+        def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., read_only: _Optional[bool] = ..., config_source: _Optional[_Union[ConfigSource, str]] = ..., is_sensitive: _Optional[bool] = ...) -> None: ...
+    class CreatableTopicResult(_message.Message):
+        __slots__ = ("name", "topic_id", "error_code", "error_message", "num_partitions", "replication_factor", "configs")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        NUM_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        REPLICATION_FACTOR_FIELD_NUMBER: _ClassVar[int]
+        CONFIGS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        topic_id: str
+        error_code: int
+        error_message: str
+        num_partitions: int
+        replication_factor: int
+        configs: _containers.RepeatedCompositeFieldContainer[CreateTopicsResponse.CreatableTopicConfigs]
+        def __init__(self, name: _Optional[str] = ..., topic_id: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., num_partitions: _Optional[int] = ..., replication_factor: _Optional[int] = ..., configs: _Optional[_Iterable[_Union[CreateTopicsResponse.CreatableTopicConfigs, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[CreateTopicsResponse.CreatableTopicResult]
+    def __init__(self, topics: _Optional[_Iterable[_Union[CreateTopicsResponse.CreatableTopicResult, _Mapping]]] = ...) -> None: ...
+
+class DeleteTopicsRequest(_message.Message):
+    __slots__ = ("topic_names", "timeout_ms")
+    TOPIC_NAMES_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    topic_names: _containers.RepeatedScalarFieldContainer[str]
+    timeout_ms: int
+    def __init__(self, topic_names: _Optional[_Iterable[str]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class DeleteTopicsResponse(_message.Message):
+    __slots__ = ("responses",)
+    class DeletableTopicResult(_message.Message):
+        __slots__ = ("name", "topic_id", "error_code", "error_message")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        topic_id: str
+        error_code: int
+        error_message: str
+        def __init__(self, name: _Optional[str] = ..., topic_id: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[DeleteTopicsResponse.DeletableTopicResult]
+    def __init__(self, responses: _Optional[_Iterable[_Union[DeleteTopicsResponse.DeletableTopicResult, _Mapping]]] = ...) -> None: ...
+
+class CreatePartitionsRequest(_message.Message):
+    __slots__ = ("topics", "timeout_ms", "validate_only")
+    class CreatePartitionsAssignment(_message.Message):
+        __slots__ = ("broker_ids",)
+        BROKER_IDS_FIELD_NUMBER: _ClassVar[int]
+        broker_ids: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, broker_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    class CreatePartitionsTopic(_message.Message):
+        __slots__ = ("name", "count", "assignments")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        COUNT_FIELD_NUMBER: _ClassVar[int]
+        ASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        count: int
+        assignments: _containers.RepeatedCompositeFieldContainer[CreatePartitionsRequest.CreatePartitionsAssignment]
+        def __init__(self, name: _Optional[str] = ..., count: _Optional[int] = ..., assignments: _Optional[_Iterable[_Union[CreatePartitionsRequest.CreatePartitionsAssignment, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[CreatePartitionsRequest.CreatePartitionsTopic]
+    timeout_ms: int
+    validate_only: bool
+    def __init__(self, topics: _Optional[_Iterable[_Union[CreatePartitionsRequest.CreatePartitionsTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class CreatePartitionsResponse(_message.Message):
+    __slots__ = ("results",)
+    class CreatePartitionsTopicResult(_message.Message):
+        __slots__ = ("name", "error_code", "error_message")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        error_code: int
+        error_message: str
+        def __init__(self, name: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CreatePartitionsResponse.CreatePartitionsTopicResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CreatePartitionsResponse.CreatePartitionsTopicResult, _Mapping]]] = ...) -> None: ...
+
+class ElectLeadersRequest(_message.Message):
+    __slots__ = ("election_type", "topic_partitions", "timeout_ms")
+    class TopicPartitions(_message.Message):
+        __slots__ = ("topic", "partitions")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partitions: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+    ELECTION_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TOPIC_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    election_type: ElectionType
+    topic_partitions: _containers.RepeatedCompositeFieldContainer[ElectLeadersRequest.TopicPartitions]
+    timeout_ms: int
+    def __init__(self, election_type: _Optional[_Union[ElectionType, str]] = ..., topic_partitions: _Optional[_Iterable[_Union[ElectLeadersRequest.TopicPartitions, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class ElectLeadersResponse(_message.Message):
+    __slots__ = ("error_code", "replica_election_results")
+    class PartitionResult(_message.Message):
+        __slots__ = ("partition_id", "error_code", "error_message")
+        PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        partition_id: int
+        error_code: int
+        error_message: str
+        def __init__(self, partition_id: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    class ReplicaElectionResult(_message.Message):
+        __slots__ = ("topic", "partition_result")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_RESULT_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partition_result: _containers.RepeatedCompositeFieldContainer[ElectLeadersResponse.PartitionResult]
+        def __init__(self, topic: _Optional[str] = ..., partition_result: _Optional[_Iterable[_Union[ElectLeadersResponse.PartitionResult, _Mapping]]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    REPLICA_ELECTION_RESULTS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    replica_election_results: _containers.RepeatedCompositeFieldContainer[ElectLeadersResponse.ReplicaElectionResult]
+    def __init__(self, error_code: _Optional[int] = ..., replica_election_results: _Optional[_Iterable[_Union[ElectLeadersResponse.ReplicaElectionResult, _Mapping]]] = ...) -> None: ...
+
+class DescribeConfigsRequest(_message.Message):
+    __slots__ = ("resources",)
+    class DescribeConfigsResource(_message.Message):
+        __slots__ = ("resource_type", "resource_name", "configuration_keys")
+        RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+        RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+        CONFIGURATION_KEYS_FIELD_NUMBER: _ClassVar[int]
+        resource_type: ConfigResourceType
+        resource_name: str
+        configuration_keys: _containers.RepeatedScalarFieldContainer[str]
+        def __init__(self, resource_type: _Optional[_Union[ConfigResourceType, str]] = ..., resource_name: _Optional[str] = ..., configuration_keys: _Optional[_Iterable[str]] = ...) -> None: ...
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedCompositeFieldContainer[DescribeConfigsRequest.DescribeConfigsResource]
+    def __init__(self, resources: _Optional[_Iterable[_Union[DescribeConfigsRequest.DescribeConfigsResource, _Mapping]]] = ...) -> None: ...
+
+class DescribeConfigsResponse(_message.Message):
+    __slots__ = ("results",)
+    class DescribeConfigsResourceResult(_message.Message):
+        __slots__ = ("name", "value", "read_only", "is_default", "config_source", "is_sensitive")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        READ_ONLY_FIELD_NUMBER: _ClassVar[int]
+        IS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
+        CONFIG_SOURCE_FIELD_NUMBER: _ClassVar[int]
+        IS_SENSITIVE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        value: str
+        read_only: bool
+        is_default: bool
+        config_source: ConfigSource
+        is_sensitive: bool
+        def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., read_only: _Optional[bool] = ..., is_default: _Optional[bool] = ..., config_source: _Optional[_Union[ConfigSource, str]] = ..., is_sensitive: _Optional[bool] = ...) -> None: ...
+    class DescribeConfigsResult(_message.Message):
+        __slots__ = ("error_code", "error_message", "resource_type", "resource_name", "configs")
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+        RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+        CONFIGS_FIELD_NUMBER: _ClassVar[int]
+        error_code: int
+        error_message: str
+        resource_type: ConfigResourceType
+        resource_name: str
+        configs: _containers.RepeatedCompositeFieldContainer[DescribeConfigsResponse.DescribeConfigsResourceResult]
+        def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., resource_type: _Optional[_Union[ConfigResourceType, str]] = ..., resource_name: _Optional[str] = ..., configs: _Optional[_Iterable[_Union[DescribeConfigsResponse.DescribeConfigsResourceResult, _Mapping]]] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[DescribeConfigsResponse.DescribeConfigsResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[DescribeConfigsResponse.DescribeConfigsResult, _Mapping]]] = ...) -> None: ...
+
+class IncrementalAlterConfigsRequest(_message.Message):
+    __slots__ = ("resources", "validate_only")
+    class AlterableConfig(_message.Message):
+        __slots__ = ("name", "config_operation", "value")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        CONFIG_OPERATION_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        config_operation: ConfigOperation
+        value: str
+        def __init__(self, name: _Optional[str] = ..., config_operation: _Optional[_Union[ConfigOperation, str]] = ..., value: _Optional[str] = ...) -> None: ...
+    class AlterConfigsResource(_message.Message):
+        __slots__ = ("resource_type", "resource_name", "configs")
+        RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+        RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+        CONFIGS_FIELD_NUMBER: _ClassVar[int]
+        resource_type: ConfigResourceType
+        resource_name: str
+        configs: _containers.RepeatedCompositeFieldContainer[IncrementalAlterConfigsRequest.AlterableConfig]
+        def __init__(self, resource_type: _Optional[_Union[ConfigResourceType, str]] = ..., resource_name: _Optional[str] = ..., configs: _Optional[_Iterable[_Union[IncrementalAlterConfigsRequest.AlterableConfig, _Mapping]]] = ...) -> None: ...
+    RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    resources: _containers.RepeatedCompositeFieldContainer[IncrementalAlterConfigsRequest.AlterConfigsResource]
+    validate_only: bool
+    def __init__(self, resources: _Optional[_Iterable[_Union[IncrementalAlterConfigsRequest.AlterConfigsResource, _Mapping]]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class IncrementalAlterConfigsResponse(_message.Message):
+    __slots__ = ("responses",)
+    class AlterConfigsResourceResponse(_message.Message):
+        __slots__ = ("error_code", "error_message", "resource_type", "resource_name")
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+        RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+        error_code: int
+        error_message: str
+        resource_type: ConfigResourceType
+        resource_name: str
+        def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., resource_type: _Optional[_Union[ConfigResourceType, str]] = ..., resource_name: _Optional[str] = ...) -> None: ...
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[IncrementalAlterConfigsResponse.AlterConfigsResourceResponse]
+    def __init__(self, responses: _Optional[_Iterable[_Union[IncrementalAlterConfigsResponse.AlterConfigsResourceResponse, _Mapping]]] = ...) -> None: ...
+
+class DeleteRecordsRequest(_message.Message):
+    __slots__ = ("topics", "timeout_ms")
+    class DeleteRecordsPartition(_message.Message):
+        __slots__ = ("partition_index", "offset")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        OFFSET_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        offset: int
+        def __init__(self, partition_index: _Optional[int] = ..., offset: _Optional[int] = ...) -> None: ...
+    class DeleteRecordsTopic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[DeleteRecordsRequest.DeleteRecordsPartition]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[DeleteRecordsRequest.DeleteRecordsPartition, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[DeleteRecordsRequest.DeleteRecordsTopic]
+    timeout_ms: int
+    def __init__(self, topics: _Optional[_Iterable[_Union[DeleteRecordsRequest.DeleteRecordsTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class DeleteRecordsResponse(_message.Message):
+    __slots__ = ("topics",)
+    class DeleteRecordsPartitionResult(_message.Message):
+        __slots__ = ("partition_index", "low_watermark", "error_code", "error_message")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        LOW_WATERMARK_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        low_watermark: int
+        error_code: int
+        error_message: str
+        def __init__(self, partition_index: _Optional[int] = ..., low_watermark: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    class DeleteRecordsTopicResult(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[DeleteRecordsResponse.DeleteRecordsPartitionResult]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[DeleteRecordsResponse.DeleteRecordsPartitionResult, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[DeleteRecordsResponse.DeleteRecordsTopicResult]
+    def __init__(self, topics: _Optional[_Iterable[_Union[DeleteRecordsResponse.DeleteRecordsTopicResult, _Mapping]]] = ...) -> None: ...
+
+class LeaderAndIsrRequest(_message.Message):
+    __slots__ = ("controller_id", "controller_epoch", "broker_epoch", "partition_states", "live_leaders")
+    class LeaderAndIsrPartitionState(_message.Message):
+        __slots__ = ("topic_name", "topic_id", "partition_index", "controller_epoch", "leader", "leader_epoch", "isr", "partition_epoch", "replicas", "adding_replicas", "removing_replicas", "is_new")
+        TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+        TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        CONTROLLER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        LEADER_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        ISR_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        ADDING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        REMOVING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        IS_NEW_FIELD_NUMBER: _ClassVar[int]
+        topic_name: str
+        topic_id: str
+        partition_index: int
+        controller_epoch: int
+        leader: int
+        leader_epoch: int
+        isr: _containers.RepeatedScalarFieldContainer[int]
+        partition_epoch: int
+        replicas: _containers.RepeatedScalarFieldContainer[int]
+        adding_replicas: _containers.RepeatedScalarFieldContainer[int]
+        removing_replicas: _containers.RepeatedScalarFieldContainer[int]
+        is_new: bool
+        def __init__(self, topic_name: _Optional[str] = ..., topic_id: _Optional[str] = ..., partition_index: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., isr: _Optional[_Iterable[int]] = ..., partition_epoch: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., adding_replicas: _Optional[_Iterable[int]] = ..., removing_replicas: _Optional[_Iterable[int]] = ..., is_new: _Optional[bool] = ...) -> None: ...
+    class LeaderAndIsrLiveLeader(_message.Message):
+        __slots__ = ("broker_id", "host_name", "port")
+        BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+        HOST_NAME_FIELD_NUMBER: _ClassVar[int]
+        PORT_FIELD_NUMBER: _ClassVar[int]
+        broker_id: int
+        host_name: str
+        port: int
+        def __init__(self, broker_id: _Optional[int] = ..., host_name: _Optional[str] = ..., port: _Optional[int] = ...) -> None: ...
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_STATES_FIELD_NUMBER: _ClassVar[int]
+    LIVE_LEADERS_FIELD_NUMBER: _ClassVar[int]
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partition_states: _containers.RepeatedCompositeFieldContainer[LeaderAndIsrRequest.LeaderAndIsrPartitionState]
+    live_leaders: _containers.RepeatedCompositeFieldContainer[LeaderAndIsrRequest.LeaderAndIsrLiveLeader]
+    def __init__(self, controller_id: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., partition_states: _Optional[_Iterable[_Union[LeaderAndIsrRequest.LeaderAndIsrPartitionState, _Mapping]]] = ..., live_leaders: _Optional[_Iterable[_Union[LeaderAndIsrRequest.LeaderAndIsrLiveLeader, _Mapping]]] = ...) -> None: ...
+
+class LeaderAndIsrResponse(_message.Message):
+    __slots__ = ("error_code", "partition_errors")
+    class LeaderAndIsrPartitionError(_message.Message):
+        __slots__ = ("topic_name", "partition_index", "error_code", "error_message")
+        TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        topic_name: str
+        partition_index: int
+        error_code: int
+        error_message: str
+        def __init__(self, topic_name: _Optional[str] = ..., partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    partition_errors: _containers.RepeatedCompositeFieldContainer[LeaderAndIsrResponse.LeaderAndIsrPartitionError]
+    def __init__(self, error_code: _Optional[int] = ..., partition_errors: _Optional[_Iterable[_Union[LeaderAndIsrResponse.LeaderAndIsrPartitionError, _Mapping]]] = ...) -> None: ...
+
+class UpdateMetadataRequest(_message.Message):
+    __slots__ = ("controller_id", "controller_epoch", "broker_epoch", "partition_states", "live_brokers")
+    class UpdateMetadataPartitionState(_message.Message):
+        __slots__ = ("topic_name", "topic_id", "partition_index", "controller_epoch", "leader", "leader_epoch", "isr", "partition_epoch", "replicas", "offline_replicas")
+        TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+        TOPIC_ID_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        CONTROLLER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        LEADER_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        ISR_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        OFFLINE_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        topic_name: str
+        topic_id: str
+        partition_index: int
+        controller_epoch: int
+        leader: int
+        leader_epoch: int
+        isr: _containers.RepeatedScalarFieldContainer[int]
+        partition_epoch: int
+        replicas: _containers.RepeatedScalarFieldContainer[int]
+        offline_replicas: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, topic_name: _Optional[str] = ..., topic_id: _Optional[str] = ..., partition_index: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., isr: _Optional[_Iterable[int]] = ..., partition_epoch: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., offline_replicas: _Optional[_Iterable[int]] = ...) -> None: ...
+    class UpdateMetadataEndpoint(_message.Message):
+        __slots__ = ("port", "host", "listener", "security_protocol")
+        PORT_FIELD_NUMBER: _ClassVar[int]
+        HOST_FIELD_NUMBER: _ClassVar[int]
+        LISTENER_FIELD_NUMBER: _ClassVar[int]
+        SECURITY_PROTOCOL_FIELD_NUMBER: _ClassVar[int]
+        port: int
+        host: str
+        listener: str
+        security_protocol: int
+        def __init__(self, port: _Optional[int] = ..., host: _Optional[str] = ..., listener: _Optional[str] = ..., security_protocol: _Optional[int] = ...) -> None: ...
+    class UpdateMetadataBroker(_message.Message):
+        __slots__ = ("id", "host", "port", "rack", "endpoints")
+        ID_FIELD_NUMBER: _ClassVar[int]
+        HOST_FIELD_NUMBER: _ClassVar[int]
+        PORT_FIELD_NUMBER: _ClassVar[int]
+        RACK_FIELD_NUMBER: _ClassVar[int]
+        ENDPOINTS_FIELD_NUMBER: _ClassVar[int]
+        id: int
+        host: str
+        port: int
+        rack: str
+        endpoints: _containers.RepeatedCompositeFieldContainer[UpdateMetadataRequest.UpdateMetadataEndpoint]
+        def __init__(self, id: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., rack: _Optional[str] = ..., endpoints: _Optional[_Iterable[_Union[UpdateMetadataRequest.UpdateMetadataEndpoint, _Mapping]]] = ...) -> None: ...
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_STATES_FIELD_NUMBER: _ClassVar[int]
+    LIVE_BROKERS_FIELD_NUMBER: _ClassVar[int]
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partition_states: _containers.RepeatedCompositeFieldContainer[UpdateMetadataRequest.UpdateMetadataPartitionState]
+    live_brokers: _containers.RepeatedCompositeFieldContainer[UpdateMetadataRequest.UpdateMetadataBroker]
+    def __init__(self, controller_id: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., partition_states: _Optional[_Iterable[_Union[UpdateMetadataRequest.UpdateMetadataPartitionState, _Mapping]]] = ..., live_brokers: _Optional[_Iterable[_Union[UpdateMetadataRequest.UpdateMetadataBroker, _Mapping]]] = ...) -> None: ...
+
+class UpdateMetadataResponse(_message.Message):
+    __slots__ = ("error_code",)
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    def __init__(self, error_code: _Optional[int] = ...) -> None: ...
+
+class StopReplicaRequest(_message.Message):
+    __slots__ = ("controller_id", "controller_epoch", "broker_epoch", "partition_states")
+    class StopReplicaPartitionState(_message.Message):
+        __slots__ = ("topic_name", "partition_index", "leader_epoch", "delete_partition")
+        TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        DELETE_PARTITION_FIELD_NUMBER: _ClassVar[int]
+        topic_name: str
+        partition_index: int
+        leader_epoch: int
+        delete_partition: bool
+        def __init__(self, topic_name: _Optional[str] = ..., partition_index: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., delete_partition: _Optional[bool] = ...) -> None: ...
+    CONTROLLER_ID_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_STATES_FIELD_NUMBER: _ClassVar[int]
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partition_states: _containers.RepeatedCompositeFieldContainer[StopReplicaRequest.StopReplicaPartitionState]
+    def __init__(self, controller_id: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., partition_states: _Optional[_Iterable[_Union[StopReplicaRequest.StopReplicaPartitionState, _Mapping]]] = ...) -> None: ...
+
+class StopReplicaResponse(_message.Message):
+    __slots__ = ("error_code", "partition_errors")
+    class StopReplicaPartitionError(_message.Message):
+        __slots__ = ("topic_name", "partition_index", "error_code", "error_message")
+        TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        topic_name: str
+        partition_index: int
+        error_code: int
+        error_message: str
+        def __init__(self, topic_name: _Optional[str] = ..., partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    partition_errors: _containers.RepeatedCompositeFieldContainer[StopReplicaResponse.StopReplicaPartitionError]
+    def __init__(self, error_code: _Optional[int] = ..., partition_errors: _Optional[_Iterable[_Union[StopReplicaResponse.StopReplicaPartitionError, _Mapping]]] = ...) -> None: ...
+
+class ControlledShutdownRequest(_message.Message):
+    __slots__ = ("broker_id", "broker_epoch")
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    broker_id: int
+    broker_epoch: int
+    def __init__(self, broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ...) -> None: ...
+
+class ControlledShutdownResponse(_message.Message):
+    __slots__ = ("error_code", "remaining_partitions")
+    class RemainingPartition(_message.Message):
+        __slots__ = ("topic_name", "partition_index")
+        TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        topic_name: str
+        partition_index: int
+        def __init__(self, topic_name: _Optional[str] = ..., partition_index: _Optional[int] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    remaining_partitions: _containers.RepeatedCompositeFieldContainer[ControlledShutdownResponse.RemainingPartition]
+    def __init__(self, error_code: _Optional[int] = ..., remaining_partitions: _Optional[_Iterable[_Union[ControlledShutdownResponse.RemainingPartition, _Mapping]]] = ...) -> None: ...
