@@ -1,0 +1,598 @@
+"""One log segment: ``<base>.log`` plus its ``<base>.index`` and ``<base>.timeindex``.
+
+Files are named by the segment's base offset, 20 digits zero-padded
+(``00000000000000000000.log``). The ``.log`` file is RecordBatch v2 batches back to back, exactly
+as they arrived on the wire (layout in ``proto/records.py``), with no header and no padding;
+the base offset is the base offset of its first batch, and offsets run densely from batch to
+batch (there is no compaction yet, so a gap can only mean damage). The two index layouts are in
+``broker/storage/index.py``.
+
+Indexing follows Kafka: while appending, a batch gets an offset index entry (its last offset,
+its position) when more than ``index.interval.bytes`` were appended since the previous entry,
+and at the same moment the time index gets (largest timestamp so far, offset where it was
+reached) if that timestamp grew. Recovery rebuilds both indexes with the same rule, so a rebuilt
+index equals the one appending wrote.
+
+Reads are ``os.pread`` slices of the ``.log`` file starting at a batch boundary; no record is
+decoded except when searching by timestamp.
+
+Not thread-safe: owned by its ``Log``, which is owned by the broker's event loop (one caller at a
+time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from broker.storage.config import LogConfig
+from broker.storage.index import (
+    NO_TIMESTAMP,
+    CorruptIndexError,
+    OffsetIndex,
+    TimeIndex,
+)
+from proto.errors import CorruptRecordError, InvalidRecordError, KafkaStorageError
+from proto.records import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    BatchHeader,
+    decode_batch,
+    iter_batch_headers,
+    read_header,
+    validate_batch,
+)
+
+__all__ = [
+    "INDEX_SUFFIX",
+    "LOG_SUFFIX",
+    "TIME_INDEX_SUFFIX",
+    "BatchLocation",
+    "FetchDataInfo",
+    "LogSegment",
+    "RecoveryResult",
+    "TimestampAndOffset",
+    "segment_file_name",
+]
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+
+_MIN_BATCH_SIZE = HEADER_SIZE  # a batch with no records is still a whole header
+_SCAN_CHUNK = 8 * 1024  # enough for the batches between two index entries, usually
+_RECOVERY_CHUNK = 4 * 1024 * 1024
+
+
+def segment_file_name(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+class FetchDataInfo(NamedTuple):
+    """What a read returns: raw batches starting at the batch that holds ``fetch_offset``.
+
+    ``records`` holds whole batches only. ``first_entry_incomplete`` is True when the first
+    batch did not fit in the size limit (with ``min_one_message`` off), so nothing was returned.
+    """
+
+    fetch_offset: int
+    records: bytes
+    first_entry_incomplete: bool = False
+
+
+class BatchLocation(NamedTuple):
+    """A batch's header and its byte position in the segment's ``.log``."""
+
+    position: int
+    header: BatchHeader
+
+
+class TimestampAndOffset(NamedTuple):
+    timestamp: int
+    offset: int
+    leader_epoch: int | None
+
+
+class RecoveryResult(NamedTuple):
+    bytes_truncated: int
+    next_offset: int
+    error: str | None  # why validation stopped, when it stopped before the end of the file
+
+
+class EpochAssigner(Protocol):
+    """The part of the leader epoch cache that recovery feeds (see epoch_cache.py)."""
+
+    @property
+    def latest_epoch(self) -> int | None: ...
+
+    def assign(self, epoch: int, start_offset: int) -> bool: ...
+
+
+class LogSegment:
+    """A ``.log`` file and its two indexes, for the offsets from ``base_offset`` on.
+
+    Open with ``LogSegment.create`` (new, empty files) or ``LogSegment.open`` (existing files;
+    a missing or unreadable index is reported by ``check_indexes`` for the log to rebuild).
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        config: LogConfig,
+        *,
+        time_ms: Callable[[], int],
+        create: bool,
+    ) -> None:
+        self.dir = directory
+        self.base_offset = base_offset
+        self._index_interval_bytes = config.index_interval_bytes
+        self._time_ms = time_ms
+        self.created_ms = time_ms()
+        name = segment_file_name(base_offset)
+        self.path = directory / (name + LOG_SUFFIX)
+        index_path = directory / (name + INDEX_SUFFIX)
+        time_index_path = directory / (name + TIME_INDEX_SUFFIX)
+        self._index_error: str | None = None
+        flags = os.O_RDWR | os.O_CREAT
+        if create:
+            flags |= os.O_TRUNC
+            # Stale files with this base offset (from a crash mid-roll) must not leak into the
+            # new segment.
+            for stale in (index_path, time_index_path):
+                with open(stale, "wb"):
+                    pass
+        elif not index_path.exists() or not time_index_path.exists():
+            missing = index_path if not index_path.exists() else time_index_path
+            self._index_error = f"index file {missing} is missing"
+        self._fd: int | None = os.open(self.path, flags, 0o644)
+        self._size = os.fstat(self._fd).st_size
+        try:
+            self.offset_index = OffsetIndex(
+                index_path, base_offset, config.max_offset_index_entries
+            )
+        except CorruptIndexError as exc:
+            self._index_error = str(exc)
+            os.unlink(index_path)
+            self.offset_index = OffsetIndex(
+                index_path, base_offset, config.max_offset_index_entries
+            )
+        try:
+            self.time_index = TimeIndex(time_index_path, base_offset, config.max_time_index_entries)
+        except CorruptIndexError as exc:
+            self._index_error = self._index_error or str(exc)
+            os.unlink(time_index_path)
+            self.time_index = TimeIndex(time_index_path, base_offset, config.max_time_index_entries)
+        # Kafka restarts this count at 0 on load; measuring from the last entry instead keeps
+        # the spacing identical to what a rebuild of the index would produce.
+        self._bytes_since_last_index_entry = self._size - self.offset_index.last_entry.position
+        last = self.time_index.last_entry
+        self._max_timestamp = last.timestamp
+        self._offset_of_max_timestamp = last.offset
+        self._rolling_timestamp: int | None = None  # first batch's max timestamp, read lazily
+
+    @classmethod
+    def create(
+        cls, directory: Path, base_offset: int, config: LogConfig, *, time_ms: Callable[[], int]
+    ) -> LogSegment:
+        return cls(directory, base_offset, config, time_ms=time_ms, create=True)
+
+    @classmethod
+    def open(
+        cls, directory: Path, base_offset: int, config: LogConfig, *, time_ms: Callable[[], int]
+    ) -> LogSegment:
+        return cls(directory, base_offset, config, time_ms=time_ms, create=False)
+
+    def __repr__(self) -> str:
+        return f"LogSegment(base_offset={self.base_offset}, size={self._size}, path={self.path})"
+
+    # --- file access ----------------------------------------------------------------------
+
+    @property
+    def _file(self) -> int:
+        if self._fd is None:
+            raise KafkaStorageError(f"segment {self.path} is closed")
+        return self._fd
+
+    def _pread(self, size: int, position: int) -> bytes:
+        data = os.pread(self._file, size, position)
+        if len(data) == size or not data:
+            return data
+        # A regular file only returns short at end of file; keep reading in case of a signal.
+        parts = [data]
+        got = len(data)
+        while got < size:
+            more = os.pread(self._file, size - got, position + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+
+    def iter_batches(self, position: int = 0, end: int | None = None) -> Iterator[BatchLocation]:
+        """Headers of the complete batches from ``position`` (a batch boundary), CRCs unchecked."""
+        limit = self._size if end is None else end
+        while limit - position >= HEADER_SIZE:
+            chunk = self._pread(min(_SCAN_CHUNK, limit - position), position)
+            consumed = 0
+            for relative, header in iter_batch_headers(chunk):
+                yield BatchLocation(position + relative, header)
+                consumed = relative + header.batch_length + LOG_OVERHEAD
+            if consumed:
+                position += consumed
+                continue
+            # The batch at ``position`` is larger than the chunk: step over it by its header.
+            if len(chunk) < HEADER_SIZE:
+                return
+            header = read_header(chunk)
+            size = header.batch_length + LOG_OVERHEAD
+            if size < _MIN_BATCH_SIZE or position + size > limit:
+                return
+            yield BatchLocation(position, header)
+            position += size
+
+    # --- state ----------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        """Bytes in the ``.log`` file."""
+        return self._size
+
+    @property
+    def max_timestamp_so_far(self) -> int:
+        return self._max_timestamp
+
+    @property
+    def offset_of_max_timestamp_so_far(self) -> int:
+        return self._offset_of_max_timestamp
+
+    @property
+    def last_modified_ms(self) -> int:
+        return os.stat(self.path).st_mtime_ns // 1_000_000
+
+    def set_last_modified(self, ms: int) -> None:
+        ns = ms * 1_000_000
+        for path in (self.path, self.offset_index.path, self.time_index.path):
+            if path.exists():
+                os.utime(path, ns=(ns, ns))
+
+    @property
+    def largest_timestamp(self) -> int:
+        """Largest record timestamp, or the file's mtime when no batch has a timestamp."""
+        if self._max_timestamp >= 0:
+            return self._max_timestamp
+        return self.last_modified_ms
+
+    def first_batch_timestamp(self) -> int | None:
+        """Max timestamp of the first batch (what segment.ms measures from), if any."""
+        if self._rolling_timestamp is None and self._size >= HEADER_SIZE:
+            self._rolling_timestamp = read_header(self._pread(HEADER_SIZE, 0)).max_timestamp
+        return self._rolling_timestamp
+
+    def read_next_offset(self) -> int:
+        """The offset after the last batch (base offset when empty). Scans from the last index
+        entry, so it costs a few reads."""
+        next_offset = self.base_offset
+        for location in self.iter_batches(self.offset_index.last_entry.position):
+            next_offset = location.header.next_offset
+        return next_offset
+
+    def check_indexes(self) -> str | None:
+        """Why the indexes cannot be trusted (missing, malformed, pointing past the data), or
+        None when they pass. Catches what a crash or a stray write can do to a flushed index."""
+        if self._index_error is not None:
+            return self._index_error
+        try:
+            self.offset_index.sanity_check(self._size)
+            if self.offset_index.entries:
+                last = self.offset_index.last_entry
+                header = read_header(self._pread(HEADER_SIZE, last.position))
+                if header.last_offset != last.offset:
+                    raise CorruptIndexError(
+                        f"offset index {self.offset_index.path} maps offset {last.offset} to "
+                        f"position {last.position}, where the batch ends at offset "
+                        f"{header.last_offset}"
+                    )
+            self.time_index.sanity_check(self.read_next_offset())
+        except (CorruptIndexError, CorruptRecordError) as exc:
+            return str(exc)
+        return None
+
+    # --- appending ------------------------------------------------------------------------
+
+    def append(self, data: bytes | bytearray | memoryview, batches: Sequence[BatchHeader]) -> None:
+        """Write ``data`` (whole batches whose headers are ``batches``, in order) at the end.
+
+        The caller has validated the batches and checked that their offsets fit this segment.
+        No fsync: durability comes from ``flush``.
+        """
+        if not batches:
+            return
+        position = self._size
+        if position == 0:
+            self._rolling_timestamp = batches[0].max_timestamp
+        last = batches[-1]
+        if not self.offset_index.can_append_offset(last.base_offset + last.last_offset_delta):
+            raise KafkaStorageError(
+                f"offset {last.last_offset} does not fit segment {self.path} "
+                f"(base offset {self.base_offset})"
+            )
+        fd = self._file
+        written = os.pwrite(fd, data, position)
+        if written < len(data):
+            view = memoryview(data)
+            while written < len(view):
+                written += os.pwrite(fd, view[written:], position + written)
+        # This loop runs for every produced batch: locals and tuple fields only.
+        interval = self._index_interval_bytes
+        since = self._bytes_since_last_index_entry
+        max_timestamp = self._max_timestamp
+        offset_of_max = self._offset_of_max_timestamp
+        for header in batches:
+            last_offset = header.base_offset + header.last_offset_delta
+            if header.max_timestamp > max_timestamp:
+                max_timestamp = header.max_timestamp
+                offset_of_max = last_offset
+            if since > interval:
+                self.offset_index.append(last_offset, position)
+                self.time_index.maybe_append(max_timestamp, offset_of_max)
+                since = 0
+            size = header.batch_length + LOG_OVERHEAD
+            position += size
+            since += size
+        self._max_timestamp = max_timestamp
+        self._offset_of_max_timestamp = offset_of_max
+        self._bytes_since_last_index_entry = since
+        self._size = position
+
+    # --- reading --------------------------------------------------------------------------
+
+    def translate_offset(self, offset: int, starting_position: int = 0) -> BatchLocation | None:
+        """The first batch whose last offset is >= ``offset``, or None past the end."""
+        mapping = self.offset_index.lookup(offset)
+        for location in self.iter_batches(max(mapping.position, starting_position)):
+            if location.header.last_offset >= offset:
+                return location
+        return None
+
+    def position_of_first_batch_from(self, offset: int) -> int:
+        """Byte position of the first batch whose base offset is >= ``offset`` (or the size)."""
+        location = self.translate_offset(offset)
+        if location is None:
+            return self._size
+        if location.header.base_offset >= offset:
+            return location.position
+        return location.position + location.header.batch_length + LOG_OVERHEAD
+
+    def read(
+        self,
+        start_offset: int,
+        max_size: int,
+        max_position: int | None = None,
+        min_one_message: bool = True,
+    ) -> FetchDataInfo | None:
+        """Whole batches from the one holding ``start_offset``, at most ``max_size`` bytes and
+        ending at or before ``max_position``; None when ``start_offset`` is past the end.
+
+        With ``min_one_message`` the first batch is returned even if larger than ``max_size``
+        (never past ``max_position``). Unlike Kafka, a batch cut by the size limit is dropped
+        rather than returned partial: no reader can use a partial batch.
+        """
+        if max_size < 0:
+            raise ValueError(f"invalid max size {max_size} for a read from {self.path}")
+        location = self.translate_offset(start_offset)
+        if location is None:
+            return None
+        start = location.position
+        first_size = location.header.batch_length + LOG_OVERHEAD
+        adjusted = max(max_size, first_size) if min_one_message else max_size
+        limit = self._size if max_position is None else min(max_position, self._size)
+        fetch_size = min(limit - start, adjusted)
+        incomplete = adjusted < first_size
+        if fetch_size <= 0:
+            return FetchDataInfo(start_offset, b"", incomplete)
+        data = self._pread(fetch_size, start)
+        if start + fetch_size < limit:
+            # Cut by the size limit, so the slice may end inside a batch.
+            whole = 0
+            for relative, header in iter_batch_headers(data):
+                whole = relative + header.batch_length + LOG_OVERHEAD
+            data = data[:whole]
+        return FetchDataInfo(start_offset, data, incomplete)
+
+    def find_offset_by_timestamp(
+        self, timestamp: int, starting_offset: int
+    ) -> TimestampAndOffset | None:
+        """The first record at or after ``starting_offset`` with a timestamp >= ``timestamp``."""
+        entry = self.time_index.lookup(timestamp)
+        position = self.offset_index.lookup(max(entry.offset, starting_offset)).position
+        for location in self.iter_batches(position):
+            header = location.header
+            if header.max_timestamp < timestamp or header.last_offset < starting_offset:
+                continue
+            data = self._pread(header.batch_length + LOG_OVERHEAD, location.position)
+            _, records = decode_batch(data, verify_crc=False)
+            for record in records:
+                if record.timestamp >= timestamp and record.offset >= starting_offset:
+                    epoch = header.partition_leader_epoch
+                    return TimestampAndOffset(
+                        record.timestamp, record.offset, epoch if epoch >= 0 else None
+                    )
+        return None
+
+    # --- rolling --------------------------------------------------------------------------
+
+    def time_waited_for_roll(self, now_ms: int, message_timestamp: int) -> int:
+        """How long this segment has been open, for segment.ms: by record time when the first
+        batch has a timestamp, else by the wall clock since the segment was created."""
+        first = self.first_batch_timestamp()
+        if first is not None and first >= 0:
+            return message_timestamp - first
+        return now_ms - self.created_ms
+
+    def should_roll(
+        self,
+        *,
+        segment_bytes: int,
+        segment_ms: int,
+        messages_size: int,
+        max_timestamp_in_messages: int,
+        max_offset_in_messages: int,
+        now_ms: int,
+    ) -> bool:
+        """Whether an append of ``messages_size`` bytes must go to a new segment."""
+        reached_roll_ms = self.time_waited_for_roll(now_ms, max_timestamp_in_messages) > segment_ms
+        return (
+            self._size > segment_bytes - messages_size
+            or (self._size > 0 and reached_roll_ms)
+            or self.offset_index.is_full
+            or self.time_index.is_full
+            or not self.offset_index.can_append_offset(max_offset_in_messages)
+        )
+
+    def on_become_inactive(self) -> None:
+        """Called when a newer segment takes over appends: record the final max timestamp in
+        the time index (retention reads it) and write the indexes out."""
+        if self._max_timestamp >= 0:
+            self.time_index.maybe_append(
+                self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+            )
+        self.offset_index.flush(fsync=False)
+        self.time_index.flush(fsync=False)
+
+    # --- recovery and truncation ----------------------------------------------------------
+
+    def recover(self, leader_epoch_cache: EpochAssigner | None = None) -> RecoveryResult:
+        """Re-validate every batch from the start and rebuild both indexes from them.
+
+        Validation (CRC, magic, lengths, and offsets following on densely from the base
+        offset) stops at the first bad or incomplete batch; the file is truncated there. Feeds
+        each new leader epoch seen to ``leader_epoch_cache``, as Kafka does.
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self._max_timestamp = NO_TIMESTAMP
+        self._offset_of_max_timestamp = self.base_offset
+        file_size = os.fstat(self._file).st_size
+        valid = 0
+        last_entry_position = 0
+        expected_offset = self.base_offset
+        interval = self._index_interval_bytes
+        buffer = b""
+        buffer_start = 0
+        error: str | None = None
+        try:
+            while valid < file_size:
+                relative = valid - buffer_start
+                if len(buffer) - relative < HEADER_SIZE:
+                    buffer = self._pread(_RECOVERY_CHUNK, valid)
+                    buffer_start, relative = valid, 0
+                header = read_header(buffer, relative)
+                size = header.batch_length + LOG_OVERHEAD
+                if size < _MIN_BATCH_SIZE or valid + size > file_size:
+                    raise CorruptRecordError(
+                        f"batch at position {valid} claims {size} bytes; "
+                        f"{file_size - valid} remain in the file"
+                    )
+                if relative + size > len(buffer):
+                    buffer = self._pread(max(_RECOVERY_CHUNK, size), valid)
+                    buffer_start, relative = valid, 0
+                header = validate_batch(buffer, relative)
+                if header.base_offset != expected_offset:
+                    raise CorruptRecordError(
+                        f"batch at position {valid} has base offset {header.base_offset}, "
+                        f"expected {expected_offset}"
+                    )
+                if not self.offset_index.can_append_offset(header.last_offset):
+                    raise CorruptRecordError(
+                        f"batch at position {valid} ends at offset {header.last_offset}, "
+                        f"beyond what segment base offset {self.base_offset} can index"
+                    )
+                if header.max_timestamp > self._max_timestamp:
+                    self._max_timestamp = header.max_timestamp
+                    self._offset_of_max_timestamp = header.last_offset
+                if valid - last_entry_position > interval:
+                    self.offset_index.append(header.last_offset, valid)
+                    self.time_index.maybe_append(self._max_timestamp, self._offset_of_max_timestamp)
+                    last_entry_position = valid
+                if leader_epoch_cache is not None and header.partition_leader_epoch >= 0:
+                    latest = leader_epoch_cache.latest_epoch
+                    if latest is None or header.partition_leader_epoch > latest:
+                        leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+                valid += size
+                expected_offset = header.next_offset
+        except (CorruptRecordError, InvalidRecordError) as exc:
+            error = exc.message
+        truncated = file_size - valid
+        if truncated:
+            os.ftruncate(self._file, valid)
+        self._size = valid
+        self._rolling_timestamp = None
+        self._bytes_since_last_index_entry = valid - last_entry_position
+        if self._max_timestamp >= 0:
+            self.time_index.maybe_append(
+                self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+            )
+        self.offset_index.flush(fsync=False)
+        self.time_index.flush(fsync=False)
+        return RecoveryResult(truncated, expected_offset, error)
+
+    def truncate_to(self, offset: int) -> int:
+        """Remove the batch holding ``offset`` and everything after; returns bytes removed."""
+        location = self.translate_offset(offset)
+        self.offset_index.truncate_to(offset)
+        self.time_index.truncate_to(offset)
+        if location is None:
+            return 0
+        truncated = self._size - location.position
+        os.ftruncate(self._file, location.position)
+        self._size = location.position
+        if self._size == 0:
+            self.created_ms = self._time_ms()
+            self._rolling_timestamp = None
+        self._bytes_since_last_index_entry = self._size - self.offset_index.last_entry.position
+        self._reload_max_timestamp()
+        return truncated
+
+    def _reload_max_timestamp(self) -> None:
+        # The time index holds the max up to its last entry; batches after it may hold more.
+        last = self.time_index.last_entry
+        self._max_timestamp, self._offset_of_max_timestamp = last.timestamp, last.offset
+        start = self.offset_index.lookup(last.offset).position
+        for location in self.iter_batches(start):
+            if location.header.max_timestamp > self._max_timestamp:
+                self._max_timestamp = location.header.max_timestamp
+                self._offset_of_max_timestamp = location.header.last_offset
+
+    # --- durability and lifecycle ---------------------------------------------------------
+
+    def flush(self) -> None:
+        """fsync the ``.log`` and write and fsync both indexes."""
+        os.fsync(self._file)
+        self.offset_index.flush(fsync=True)
+        self.time_index.flush(fsync=True)
+
+    def close(self) -> None:
+        if self._fd is None:
+            return
+        if self._max_timestamp >= 0:
+            self.time_index.maybe_append(
+                self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+            )
+        self.offset_index.flush(fsync=False)
+        self.time_index.flush(fsync=False)
+        os.close(self._fd)
+        self._fd = None
+
+    def delete(self) -> None:
+        """Close and remove the three files (the ``.log`` first, so a crash part-way leaves
+        only orphaned indexes, which loading removes)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        for path in (self.path, self.offset_index.path, self.time_index.path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
