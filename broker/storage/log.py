@@ -1,0 +1,868 @@
+"""The log of one partition: a directory of segments, appended to at the end.
+
+On disk, one directory per partition replica, named ``<topic>-<partition>`` (the partition is
+what follows the last ``-``), holding::
+
+    00000000000000000000.log        segments, named by base offset (layout in segment.py)
+    00000000000000000000.index
+    00000000000000000000.timeindex
+    00000000000000004096.log ...
+    leader-epoch-checkpoint         epoch -> start offset (layout in epoch_cache.py)
+
+Offsets: ``log_start_offset`` (first offset a reader may ask for; at or above the first
+segment's base offset) <= ``recovery_point`` (everything below it is fsynced) <=
+``log_end_offset`` (LEO: the offset the next appended record gets). Offsets between log start
+and LEO are dense: every offset is in exactly one batch, and segments follow on from one another
+without gaps. (Kafka allows gaps, which its log compaction creates; this project has no
+compaction yet, so a gap can only be damage, and recovery treats it as such.)
+
+Opening a log recovers it the way Kafka does after an unclean shutdown: every segment from the
+one holding the recovery point onwards is re-read and every batch re-validated (CRC, lengths,
+offsets); the first bad or incomplete batch and everything after it is removed, including later
+segments. Indexes that are missing or fail a sanity check are rebuilt from their ``.log``.
+Nothing before the first bad batch is ever lost.
+
+Not thread-safe: a Log belongs to the broker's single event loop, or to whichever single caller
+holds it (blocking file I/O may run in an executor, one call at a time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar, NamedTuple
+
+import structlog
+
+from broker.storage.checkpoints import TopicPartition, fsync_dir
+from broker.storage.config import LogConfig
+from broker.storage.epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
+from broker.storage.index import NO_TIMESTAMP
+from broker.storage.segment import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    FetchDataInfo,
+    LogSegment,
+    TimestampAndOffset,
+    segment_file_name,
+)
+from proto.errors import (
+    ErrorCode,
+    KafkaError,
+    KafkaStorageError,
+    OffsetOutOfRangeError,
+    error_for_code,
+)
+from proto.records import BatchHeader, assign_offsets, validate_batches
+
+__all__ = [
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "MAX_TIMESTAMP",
+    "FetchDataInfo",
+    "Log",
+    "LogAppendInfo",
+    "TimestampAndOffset",
+    "UnexpectedAppendOffsetError",
+    "parse_topic_partition",
+]
+
+# ListOffsets' special timestamps.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+
+DELETED_SUFFIX = ".deleted"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+_TMP_SUFFIX = ".tmp"
+
+_log = structlog.get_logger(__name__)
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class LogAppendInfo(NamedTuple):
+    """What an append wrote: its offset range, its largest timestamp and where that is."""
+
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    record_count: int
+    valid_bytes: int
+
+
+class UnexpectedAppendOffsetError(KafkaError):
+    """A follower's fetched batches do not start at its log end offset.
+
+    Carries the appended range so the fetcher can react (for an empty log: restart it at
+    ``first_offset`` with ``truncate_fully_and_start_at``), as Kafka's
+    UnexpectedAppendOffsetException does. Reported as INVALID_RECORD should it ever reach
+    a client.
+    """
+
+    code: ClassVar[ErrorCode] = ErrorCode.INVALID_RECORD
+
+    def __init__(self, message: str, first_offset: int, last_offset: int) -> None:
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+
+
+def parse_topic_partition(dir_name: str) -> TopicPartition:
+    """``my-topic-3`` -> (my-topic, 3): the partition follows the last ``-``."""
+    topic, sep, partition = dir_name.rpartition("-")
+    if not sep or not topic or not partition.isdigit():
+        raise KafkaStorageError(
+            f"directory name {dir_name!r} is not of the form <topic>-<partition>"
+        )
+    return TopicPartition(topic, int(partition))
+
+
+def _base_offset_of(file_name: str) -> int | None:
+    stem = file_name.split(".", 1)[0]
+    return int(stem) if stem.isdigit() else None
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _summarize(headers: Sequence[BatchHeader], size: int) -> LogAppendInfo:
+    max_timestamp = NO_TIMESTAMP
+    offset_of_max = -1
+    records = 0
+    for header in headers:
+        records += header.record_count
+        if header.max_timestamp > max_timestamp:
+            max_timestamp = header.max_timestamp
+            offset_of_max = header.base_offset + header.last_offset_delta
+    last = headers[-1]
+    return LogAppendInfo(
+        headers[0].base_offset,
+        last.base_offset + last.last_offset_delta,
+        max_timestamp,
+        offset_of_max,
+        records,
+        size,
+    )
+
+
+class Log:
+    """The segments of one partition directory, with appends, reads, truncation, retention."""
+
+    def __init__(
+        self,
+        directory: str | Path,
+        config: LogConfig,
+        *,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        had_clean_shutdown: bool = False,
+        time_ms: Callable[[], int] = _wall_clock_ms,
+    ) -> None:
+        self.dir = Path(directory)
+        self.topic, self.partition = parse_topic_partition(self.dir.name)
+        self._config = config
+        self._time_ms = time_ms
+        self._segments: dict[int, LogSegment] = {}
+        self._bases: list[int] = []  # sorted base offsets of _segments
+        self._closed = False
+        self._dir_dirty = False  # a segment file was created since the directory was fsynced
+        self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
+        if not self.dir.exists():
+            self.dir.mkdir(parents=True)
+            fsync_dir(self.dir.parent)
+        self.leader_epoch_cache = LeaderEpochFileCache(
+            self.dir / LEADER_EPOCH_CHECKPOINT, topic=self.topic, partition=self.partition
+        )
+        self._log_start_offset = log_start_offset
+        self._recovery_point = recovery_point
+        self._leo = 0
+        self._load(recovery_point, log_start_offset, had_clean_shutdown)
+        self._last_flush_ms = time_ms()
+
+    def __repr__(self) -> str:
+        return (
+            f"Log({self.topic}-{self.partition}, log_start_offset={self._log_start_offset}, "
+            f"log_end_offset={self._leo}, segments={len(self._bases)})"
+        )
+
+    # --- loading --------------------------------------------------------------------------
+
+    def _load(self, recovery_point: int, log_start_offset: int, clean: bool) -> None:
+        started = time.monotonic()
+        swapped = self._remove_temp_files()
+        for base in self._segment_files():
+            self._add(LogSegment.open(self.dir, base, self._config, time_ms=self._time_ms))
+        for base in swapped:
+            if base in self._segments:
+                self._complete_swap(self._segments[base])
+
+        # Recovery starts at the segment holding the recovery point (all of it, as Kafka).
+        if clean or not self._bases:
+            first_recovered = len(self._bases)
+        else:
+            first_recovered = max(bisect_right(self._bases, recovery_point) - 1, 0)
+        recovered = False
+        index = 0
+        previous_next_offset: int | None = None
+        while index < len(self._bases):
+            segment = self._segments[self._bases[index]]
+            if index >= first_recovered:
+                result = segment.recover(self.leader_epoch_cache)
+                recovered = True
+            else:
+                problem = segment.check_indexes()
+                if problem is None:
+                    previous_next_offset = None
+                    index += 1
+                    continue
+                _log.warning(
+                    "index.rebuilt",
+                    topic=self.topic,
+                    partition=self.partition,
+                    segment=segment.path.name,
+                    reason=problem,
+                )
+                result = segment.recover(self.leader_epoch_cache)
+            gap = (
+                index >= first_recovered
+                and index > 0
+                and self._next_offset_of(index - 1, previous_next_offset) != segment.base_offset
+            )
+            if gap:
+                # The previous segment does not end where this one starts: offsets are missing.
+                _log.warning(
+                    "log.recovery.truncated",
+                    topic=self.topic,
+                    partition=self.partition,
+                    segment=segment.path.name,
+                    bytes_truncated=segment.size,
+                    offset=segment.base_offset,
+                    reason="segment does not follow on from the previous one",
+                )
+                self._remove_segments_from(index)
+                break
+            if result.bytes_truncated:
+                _log.warning(
+                    "log.recovery.truncated",
+                    topic=self.topic,
+                    partition=self.partition,
+                    segment=segment.path.name,
+                    bytes_truncated=result.bytes_truncated,
+                    offset=result.next_offset,
+                    reason=result.error,
+                )
+                self._remove_segments_from(index + 1)
+                previous_next_offset = result.next_offset
+                break
+            previous_next_offset = result.next_offset
+            index += 1
+
+        if not self._bases:
+            self._add(
+                LogSegment.create(self.dir, log_start_offset, self._config, time_ms=self._time_ms)
+            )
+        self._leo = self.active_segment.read_next_offset()
+        if self._leo < log_start_offset:
+            _log.warning(
+                "log.recovery.truncated",
+                topic=self.topic,
+                partition=self.partition,
+                segment=self.active_segment.path.name,
+                bytes_truncated=sum(s.size for s in self._segments.values()),
+                offset=log_start_offset,
+                reason=f"log end offset {self._leo} is below log start offset {log_start_offset}",
+            )
+            self._replace_all_segments(log_start_offset)
+        self._log_start_offset = max(log_start_offset, self._bases[0])
+        if recovered:
+            # What recovery validated (and possibly truncated) becomes durable before the
+            # recovery point moves past it.
+            for base in self._bases[first_recovered:]:
+                self._segments[base].flush()
+            self._dir_dirty = True
+        if clean or recovered:
+            self._recovery_point = self._leo
+        else:
+            self._recovery_point = min(recovery_point, self._leo)
+        self._pending_flush_offset = self._recovery_point
+        self._flush_dir()
+        self.leader_epoch_cache.truncate_from_end(self._leo)
+        self.leader_epoch_cache.truncate_from_start(self._log_start_offset)
+        _log.info(
+            "log.loaded",
+            topic=self.topic,
+            partition=self.partition,
+            log_start_offset=self._log_start_offset,
+            log_end_offset=self._leo,
+            recovery_point=self._recovery_point,
+            segments=len(self._bases),
+            clean_shutdown=clean,
+            duration_ms=round((time.monotonic() - started) * 1000, 1),
+        )
+
+    def _next_offset_of(self, index: int, known: int | None) -> int:
+        if known is not None:
+            return known
+        return self._segments[self._bases[index]].read_next_offset()
+
+    def _remove_temp_files(self) -> list[int]:
+        """Delete leftovers of interrupted deletes, cleanings and checkpoint writes; finish
+        interrupted swaps. Returns the base offsets of segments swapped in."""
+        swapped: list[int] = []
+        for entry in os.scandir(self.dir):
+            name = entry.name
+            path = Path(entry.path)
+            if name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX, _TMP_SUFFIX)):
+                _unlink(path)
+            elif name.endswith(SWAP_SUFFIX):
+                # A .swap .log is a finished replacement segment: complete the swap as Kafka
+                # does. Its indexes are rebuilt rather than trusted.
+                real = name[: -len(SWAP_SUFFIX)]
+                base = _base_offset_of(real)
+                if real.endswith(LOG_SUFFIX) and base is not None:
+                    os.replace(path, self.dir / real)
+                    swapped.append(base)
+                else:
+                    _unlink(path)
+        for base in swapped:
+            for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                _unlink(self.dir / (segment_file_name(base) + suffix))
+        return swapped
+
+    def _segment_files(self) -> list[int]:
+        """Base offsets of the ``.log`` files; index files without a ``.log`` are deleted."""
+        logs: set[int] = set()
+        indexes: list[tuple[int, Path]] = []
+        for entry in os.scandir(self.dir):
+            base = _base_offset_of(entry.name)
+            if base is None:
+                continue
+            if entry.name.endswith(LOG_SUFFIX):
+                logs.add(base)
+            elif entry.name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
+                indexes.append((base, Path(entry.path)))
+        for base, path in indexes:
+            if base not in logs:
+                _log.info(
+                    "index.orphan_deleted",
+                    topic=self.topic,
+                    partition=self.partition,
+                    file=path.name,
+                )
+                _unlink(path)
+        return sorted(logs)
+
+    def _complete_swap(self, segment: LogSegment) -> None:
+        result = segment.recover(self.leader_epoch_cache)
+        for base in [b for b in self._bases if segment.base_offset < b < result.next_offset]:
+            self._segments.pop(base).delete()
+            self._bases.remove(base)
+
+    # --- segments -------------------------------------------------------------------------
+
+    def _add(self, segment: LogSegment) -> None:
+        self._segments[segment.base_offset] = segment
+        if self._bases and segment.base_offset <= self._bases[-1]:
+            raise KafkaStorageError(
+                f"segment {segment.base_offset} added after segment {self._bases[-1]} in {self.dir}"
+            )
+        self._bases.append(segment.base_offset)
+
+    def _remove_segments_from(self, index: int) -> list[int]:
+        """Delete the segments at positions >= ``index``; returns their base offsets."""
+        removed = self._bases[index:]
+        del self._bases[index:]
+        for base in removed:
+            self._segments.pop(base).delete()
+        return removed
+
+    def _replace_all_segments(self, new_offset: int) -> None:
+        self._remove_segments_from(0)
+        self._add(LogSegment.create(self.dir, new_offset, self._config, time_ms=self._time_ms))
+        self._dir_dirty = True
+        self._leo = new_offset
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[self._bases[-1]]
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        """The segments, oldest first."""
+        return [self._segments[base] for base in self._bases]
+
+    @property
+    def number_of_segments(self) -> int:
+        return len(self._bases)
+
+    def _floor_index(self, offset: int) -> int:
+        return bisect_right(self._bases, offset) - 1
+
+    # --- offsets and config ---------------------------------------------------------------
+
+    @property
+    def config(self) -> LogConfig:
+        return self._config
+
+    def update_config(self, config: LogConfig) -> None:
+        """Use ``config`` from now on (segments already open keep their index settings)."""
+        self._config = config
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._leo
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def last_flush_ms(self) -> int:
+        return self._last_flush_ms
+
+    @property
+    def size(self) -> int:
+        """Bytes in all segments."""
+        return sum(segment.size for segment in self._segments.values())
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.leader_epoch_cache.latest_epoch
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) for OffsetsForLeaderEpoch; (-1, -1) when unknown."""
+        return self.leader_epoch_cache.end_offset_for(leader_epoch, self._leo)
+
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """A new leader records where its epoch starts (its LEO) before it appends."""
+        self.leader_epoch_cache.assign(leader_epoch, start_offset)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise KafkaStorageError(f"log {self.dir} is closed")
+
+    # --- appending ------------------------------------------------------------------------
+
+    def append_as_leader(
+        self, data: bytes | bytearray | memoryview, leader_epoch: int
+    ) -> LogAppendInfo:
+        """Validate a produce request's batches, give them offsets from the LEO and this
+        leader's epoch, and append them."""
+        self._check_open()
+        self._check_append_size(len(data))
+        patched, headers = assign_offsets(
+            data, self._leo, leader_epoch, max_batch_size=self._config.max_message_bytes
+        )
+        info = _summarize(headers, len(patched))
+        self._append(patched, headers, info)
+        latest = self.leader_epoch_cache.latest_epoch
+        if leader_epoch >= 0 and (latest is None or leader_epoch > latest):
+            self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
+        return info
+
+    def append_as_follower(self, data: bytes | bytearray | memoryview) -> LogAppendInfo:
+        """Append batches fetched from the leader, keeping their offsets and epochs.
+
+        They must start exactly at the LEO and follow on from one another; otherwise
+        UnexpectedAppendOffsetError (nothing is written).
+        """
+        self._check_open()
+        if not data:
+            return LogAppendInfo(self._leo, self._leo - 1, NO_TIMESTAMP, -1, 0, 0)
+        self._check_append_size(len(data))
+        # No max.message.bytes check: the leader accepted these batches under its config.
+        headers = validate_batches(data)
+        expected = self._leo
+        for header in headers:
+            if header.base_offset != expected:
+                raise UnexpectedAppendOffsetError(
+                    f"append to {self.topic}-{self.partition} has a batch at offset "
+                    f"{header.base_offset} where offset {expected} was expected "
+                    f"(log end offset {self._leo}, appended offsets "
+                    f"{headers[0].base_offset}..{headers[-1].last_offset})",
+                    headers[0].base_offset,
+                    headers[-1].last_offset,
+                )
+            expected = header.next_offset
+        info = _summarize(headers, len(data))
+        self._append(data, headers, info)
+        cache = self.leader_epoch_cache
+        for header in headers:
+            epoch = header.partition_leader_epoch
+            latest = cache.latest_epoch
+            if epoch >= 0 and (latest is None or epoch > latest):
+                cache.assign(epoch, header.base_offset)
+        return info
+
+    def _check_append_size(self, size: int) -> None:
+        if size > self._config.segment_bytes:
+            raise error_for_code(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                f"append of {size} bytes to {self.topic}-{self.partition} is larger than "
+                f"segment.bytes ({self._config.segment_bytes})",
+            )
+
+    def _append(
+        self,
+        data: bytes | bytearray | memoryview,
+        headers: Sequence[BatchHeader],
+        info: LogAppendInfo,
+    ) -> None:
+        segment = self._maybe_roll(len(data), info)
+        segment.append(data, headers)
+        self._leo = info.last_offset + 1
+        if self._leo - self._recovery_point >= self._config.flush_messages:
+            self.flush()
+
+    def _maybe_roll(self, size: int, info: LogAppendInfo) -> LogSegment:
+        segment = self.active_segment
+        config = self._config
+        if segment.should_roll(
+            segment_bytes=config.segment_bytes,
+            segment_ms=config.segment_ms,
+            messages_size=size,
+            max_timestamp_in_messages=info.max_timestamp,
+            max_offset_in_messages=info.last_offset,
+            now_ms=self._time_ms(),
+        ):
+            return self.roll(info.first_offset)
+        return segment
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment at the LEO. The segments before it are flushed by the
+        next ``maybe_flush`` (Kafka schedules that flush in the background too)."""
+        self._check_open()
+        new_offset = max(expected_next_offset or 0, self._leo)
+        active = self.active_segment
+        if new_offset in self._segments:
+            if active.base_offset == new_offset and active.size == 0:
+                # Nothing to roll away from (an index filled up with no data, say): reuse the
+                # base offset with fresh files.
+                self._remove_segments_from(len(self._bases) - 1)
+            else:
+                raise KafkaStorageError(
+                    f"cannot roll {self.topic}-{self.partition} to a new segment at offset "
+                    f"{new_offset}: a segment with that base offset exists"
+                )
+        elif new_offset < active.base_offset:
+            raise KafkaStorageError(
+                f"cannot roll {self.topic}-{self.partition} to offset {new_offset}, below the "
+                f"active segment's base offset {active.base_offset}"
+            )
+        else:
+            active.on_become_inactive()
+        segment = LogSegment.create(self.dir, new_offset, self._config, time_ms=self._time_ms)
+        self._add(segment)
+        self._dir_dirty = True
+        self._pending_flush_offset = max(self._pending_flush_offset, new_offset)
+        _log.info(
+            "log.segment.rolled",
+            topic=self.topic,
+            partition=self.partition,
+            base_offset=new_offset,
+            previous_base_offset=active.base_offset,
+            previous_size=active.size,
+        )
+        return segment
+
+    # --- reading --------------------------------------------------------------------------
+
+    def read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        min_one_message: bool = True,
+    ) -> FetchDataInfo:
+        """Whole batches from the one holding ``fetch_offset``, up to ``max_bytes``.
+
+        ``max_offset`` is an exclusive bound such as the high watermark: no batch whose base
+        offset is >= it is returned. With ``min_one_message`` the first batch comes back even
+        when larger than ``max_bytes``. OffsetOutOfRangeError when ``fetch_offset`` is below
+        the log start offset or above the LEO.
+        """
+        self._check_open()
+        if fetch_offset < self._log_start_offset or fetch_offset > self._leo:
+            raise OffsetOutOfRangeError(
+                f"offset {fetch_offset} of {self.topic}-{self.partition} is outside the log's "
+                f"range [{self._log_start_offset}, {self._leo}]"
+            )
+        upper = self._leo if max_offset is None else min(max_offset, self._leo)
+        if fetch_offset >= upper:
+            return FetchDataInfo(fetch_offset, b"")
+        index = max(self._floor_index(fetch_offset), 0)
+        while index < len(self._bases):
+            segment = self._segments[self._bases[index]]
+            if upper <= segment.base_offset:
+                break
+            segment_end = self._bases[index + 1] if index + 1 < len(self._bases) else self._leo
+            max_position = (
+                None if upper >= segment_end else segment.position_of_first_batch_from(upper)
+            )
+            info = segment.read(fetch_offset, max_bytes, max_position, min_one_message)
+            if info is not None:
+                return info
+            index += 1
+        return FetchDataInfo(fetch_offset, b"")
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
+        """ListOffsets: the first offset whose record timestamp is >= ``timestamp``, with that
+        timestamp and its leader epoch; None when every record is older.
+
+        The special timestamps: LATEST_TIMESTAMP (-1) -> the LEO, EARLIEST_TIMESTAMP (-2) ->
+        the log start offset (both with timestamp -1), MAX_TIMESTAMP (-3) -> the batch holding
+        the largest timestamp (its last offset).
+        """
+        self._check_open()
+        cache = self.leader_epoch_cache
+        if timestamp == EARLIEST_TIMESTAMP:
+            start = self._log_start_offset
+            return TimestampAndOffset(NO_TIMESTAMP, start, cache.epoch_for_offset(start))
+        if timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self._leo, cache.latest_epoch)
+        if timestamp == MAX_TIMESTAMP:
+            best = max(self.segments, key=lambda s: s.max_timestamp_so_far)
+            if best.max_timestamp_so_far < 0:
+                return None
+            offset = best.offset_of_max_timestamp_so_far
+            return TimestampAndOffset(
+                best.max_timestamp_so_far, offset, cache.epoch_for_offset(offset)
+            )
+        for segment in self.segments:
+            if segment.largest_timestamp < timestamp:
+                continue
+            found = segment.find_offset_by_timestamp(timestamp, self._log_start_offset)
+            if found is not None:
+                return found
+        return None
+
+    # --- truncation -----------------------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> bool:
+        """Remove every offset >= ``target_offset`` (a follower diverging from its leader).
+
+        Whole batches go: a target inside a batch removes that batch, and the LEO becomes its
+        base offset. No-op (False) when the target is at or beyond the LEO.
+        """
+        self._check_open()
+        if target_offset < 0:
+            raise ValueError(f"cannot truncate {self.dir} to negative offset {target_offset}")
+        if target_offset >= self._leo:
+            return False
+        if self._bases[0] > target_offset:
+            self.truncate_fully_and_start_at(target_offset)
+            return True
+        old_leo = self._leo
+        removed = self._remove_segments_from(bisect_right(self._bases, target_offset))
+        bytes_truncated = self.active_segment.truncate_to(target_offset)
+        self._leo = self.active_segment.read_next_offset()
+        self.leader_epoch_cache.truncate_from_end(self._leo)
+        self._log_start_offset = min(self._log_start_offset, self._leo)
+        self._recovery_point = min(self._recovery_point, self._leo)
+        self._pending_flush_offset = min(self._pending_flush_offset, self._leo)
+        _log.info(
+            "log.truncated",
+            topic=self.topic,
+            partition=self.partition,
+            target_offset=target_offset,
+            previous_log_end_offset=old_leo,
+            log_end_offset=self._leo,
+            segments_deleted=removed,
+            bytes_truncated=bytes_truncated,
+        )
+        return True
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        """Delete every segment and restart the log, empty, at ``new_offset``."""
+        self._check_open()
+        if new_offset < 0:
+            raise ValueError(f"cannot restart {self.dir} at negative offset {new_offset}")
+        old_start, old_leo = self._log_start_offset, self._leo
+        self._replace_all_segments(new_offset)
+        self.leader_epoch_cache.clear()
+        self._log_start_offset = new_offset
+        self._recovery_point = new_offset
+        self._pending_flush_offset = new_offset
+        self._flush_dir()
+        _log.info(
+            "log.truncated_fully",
+            topic=self.topic,
+            partition=self.partition,
+            previous_log_start_offset=old_start,
+            previous_log_end_offset=old_leo,
+            log_start_offset=new_offset,
+        )
+
+    # --- flushing -------------------------------------------------------------------------
+
+    def flush(self, up_to_offset: int | None = None) -> None:
+        """fsync the segments holding offsets [recovery point, ``up_to_offset``) and move the
+        recovery point there (default: the LEO)."""
+        self._check_open()
+        offset = self._leo if up_to_offset is None else min(up_to_offset, self._leo)
+        if offset <= self._recovery_point:
+            return
+        start = max(self._floor_index(self._recovery_point), 0)
+        for base in self._bases[start:]:
+            if base >= offset:
+                break
+            self._segments[base].flush()
+        self._flush_dir()
+        self._recovery_point = offset
+        self._last_flush_ms = self._time_ms()
+
+    def _flush_dir(self) -> None:
+        # New segment files only survive a crash once the directory entry is durable.
+        if self._dir_dirty:
+            fsync_dir(self.dir)
+            self._dir_dirty = False
+
+    def maybe_flush(self, now_ms: int) -> None:
+        """For the broker's scheduler: flush what rolls left pending, and everything when
+        ``flush.ms`` has passed since the last flush."""
+        self._check_open()
+        if self._pending_flush_offset > self._recovery_point:
+            self.flush(self._pending_flush_offset)
+        if now_ms - self._last_flush_ms >= self._config.flush_ms:
+            self.flush()
+
+    # --- retention and log start ----------------------------------------------------------
+
+    def delete_old_segments(self, now_ms: int, high_watermark: int | None = None) -> int:
+        """Retention: delete the oldest segments that are wholly below the log start offset,
+        beyond retention.bytes or older than retention.ms; returns how many went.
+
+        Only segments wholly below ``high_watermark`` may go, when it is given; the active
+        segment may go only then (and only when it is not empty; a new empty segment takes its
+        place, as in Kafka). Without a high watermark the active segment always stays.
+        """
+        self._check_open()
+        deleted = self._delete_segments(
+            lambda segment, following: (
+                following is not None and following.base_offset <= self._log_start_offset
+            ),
+            "log_start_offset",
+            high_watermark,
+        )
+        config = self._config
+        if not config.delete_enabled:
+            return deleted
+        if config.retention_bytes >= 0:
+            excess = self.size - config.retention_bytes
+            if excess > 0:
+
+                def over_size(segment: LogSegment, following: LogSegment | None) -> bool:
+                    nonlocal excess
+                    if excess - segment.size >= 0:
+                        excess -= segment.size
+                        return True
+                    return False
+
+                deleted += self._delete_segments(over_size, "retention.bytes", high_watermark)
+        if config.retention_ms >= 0:
+            deleted += self._delete_segments(
+                lambda segment, following: now_ms - segment.largest_timestamp > config.retention_ms,
+                "retention.ms",
+                high_watermark,
+            )
+        return deleted
+
+    def _delete_segments(
+        self,
+        predicate: Callable[[LogSegment, LogSegment | None], bool],
+        reason: str,
+        high_watermark: int | None,
+    ) -> int:
+        deletable: list[LogSegment] = []
+        for index, base in enumerate(self._bases):
+            segment = self._segments[base]
+            following = (
+                self._segments[self._bases[index + 1]] if index + 1 < len(self._bases) else None
+            )
+            if following is None and (high_watermark is None or segment.size == 0):
+                break
+            upper = following.base_offset if following is not None else self._leo
+            if high_watermark is not None and high_watermark < upper:
+                break
+            if not predicate(segment, following):
+                break
+            deletable.append(segment)
+        if not deletable:
+            return 0
+        if len(deletable) == len(self._bases):
+            self.roll()
+        for segment in deletable:
+            del self._segments[segment.base_offset]
+            self._bases.remove(segment.base_offset)
+            segment.delete()
+        if self._bases[0] > self._log_start_offset:
+            self._advance_log_start_offset(self._bases[0])
+        _log.info(
+            "log.segments.deleted",
+            topic=self.topic,
+            partition=self.partition,
+            reason=reason,
+            base_offsets=[segment.base_offset for segment in deletable],
+            log_start_offset=self._log_start_offset,
+        )
+        return len(deletable)
+
+    def maybe_increment_log_start_offset(
+        self, new_log_start_offset: int, high_watermark: int | None = None
+    ) -> bool:
+        """DeleteRecords: move the log start offset up (never past the high watermark, or the
+        LEO when none is given). The segments wholly below it go at the next retention pass."""
+        self._check_open()
+        limit = self._leo if high_watermark is None else high_watermark
+        if new_log_start_offset > limit:
+            raise OffsetOutOfRangeError(
+                f"cannot move the log start offset of {self.topic}-{self.partition} to "
+                f"{new_log_start_offset}, beyond the high watermark {limit}"
+            )
+        if new_log_start_offset <= self._log_start_offset:
+            return False
+        self._advance_log_start_offset(new_log_start_offset)
+        return True
+
+    def _advance_log_start_offset(self, offset: int) -> None:
+        previous = self._log_start_offset
+        self._log_start_offset = offset
+        self._recovery_point = max(self._recovery_point, offset)
+        self.leader_epoch_cache.truncate_from_start(offset)
+        _log.info(
+            "log.start_offset.moved",
+            topic=self.topic,
+            partition=self.partition,
+            previous_log_start_offset=previous,
+            log_start_offset=offset,
+        )
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the segment files (without fsync: call ``flush`` first for durability)."""
+        if self._closed:
+            return
+        for segment in self._segments.values():
+            segment.close()
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
