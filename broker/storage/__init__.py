@@ -1,0 +1,46 @@
+"""Storage engine: partition logs made of segments with sparse indexes, as Kafka lays them out.
+
+Layers, each in its own module (byte and text layouts in each module's docstring):
+
+    log_manager.LogManager   the broker's log dirs: loading, creation, checkpoints, retention pass
+    log.Log                  one partition: append, read, truncate, roll, flush, retention, recovery
+    segment.LogSegment       one .log file plus its .index and .timeindex
+    index.OffsetIndex/TimeIndex  the two sparse indexes
+    epoch_cache.LeaderEpochFileCache  leader-epoch-checkpoint
+    checkpoints              Kafka's text checkpoint files
+    config.LogConfig         the storage keys of server.properties and topic configs
+
+Nothing here imports grpc, kazoo, replication, server or controller code.
+"""
+
+from broker.storage.checkpoints import OffsetCheckpointFile, TopicPartition
+from broker.storage.config import LogConfig
+from broker.storage.epoch_cache import EpochEntry, LeaderEpochFileCache
+from broker.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
+from broker.storage.log import (
+    FetchDataInfo,
+    Log,
+    LogAppendInfo,
+    TimestampAndOffset,
+    UnexpectedAppendOffsetError,
+)
+from broker.storage.log_manager import LogManager
+from broker.storage.segment import LogSegment
+
+__all__ = [
+    "CorruptIndexError",
+    "EpochEntry",
+    "FetchDataInfo",
+    "LeaderEpochFileCache",
+    "Log",
+    "LogAppendInfo",
+    "LogConfig",
+    "LogManager",
+    "LogSegment",
+    "OffsetCheckpointFile",
+    "OffsetIndex",
+    "TimeIndex",
+    "TimestampAndOffset",
+    "TopicPartition",
+    "UnexpectedAppendOffsetError",
+]
