@@ -1,0 +1,738 @@
+"""The broker's configuration: ``server.properties``, environment and ``--override``, as one object.
+
+Sources, each overriding the one before (as ``kafka-server-start.sh server.properties --override
+k=v`` in a container that also sets ``KAFKA_*`` variables)::
+
+    1. a server.properties file (Java properties syntax, see ``parse_properties``)
+    2. the environment: ``KAFKA_<KEY>`` with the key upper-cased and ``.`` written ``_``, as the
+       Kafka container images read them: KAFKA_BROKER_ID -> broker.id,
+       KAFKA_ADVERTISED_LISTENERS -> advertised.listeners. A key's own ``_`` is written ``__``
+       and ``-`` is written ``___``. The images' JVM and launcher variables (KAFKA_HEAP_OPTS,
+       KAFKA_OPTS, KAFKA_*_OPTS, KAFKA_VERSION, ...) are not configs and are skipped.
+    3. ``--override key=value`` arguments
+
+Keys, with Kafka's names and defaults::
+
+    broker.id                                  required, >= 0
+    zookeeper.connect                          required, host:port[,host:port...][/chroot]
+    listeners                                  PLAINTEXT://:9092 (empty host: every interface)
+    advertised.listeners                       listeners; an empty host becomes this machine's
+                                               fully qualified name, 0.0.0.0 is refused
+    listener.security.protocol.map             PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:...
+    inter.broker.listener.name                 PLAINTEXT (must be an advertised listener)
+    broker.rack                                none
+    log.dirs (log.dir when absent)             /tmp/kafka-logs, comma-separated
+    zookeeper.session.timeout.ms               18000
+    zookeeper.connection.timeout.ms            zookeeper.session.timeout.ms
+    num.partitions                             1
+    default.replication.factor                 1
+    min.insync.replicas                        1
+    replica.lag.time.max.ms                    30000
+    replica.fetch.wait.max.ms                  500
+    replica.fetch.min.bytes                    1
+    replica.fetch.max.bytes                    1048576
+    replica.socket.timeout.ms                  30000
+    replica.high.watermark.checkpoint.interval.ms  5000
+    request.timeout.ms                         30000
+    unclean.leader.election.enable             false
+    auto.create.topics.enable                  true
+    auto.leader.rebalance.enable               true
+    leader.imbalance.check.interval.seconds    300
+    leader.imbalance.per.broker.percentage     10
+    controlled.shutdown.enable                 true
+    controlled.shutdown.max.retries            3
+    controlled.shutdown.retry.backoff.ms       5000
+    delete.topic.enable                        true
+    offsets.topic.num.partitions               50
+    offsets.topic.replication.factor           3
+    group.initial.rebalance.delay.ms           3000
+    log.flush.offset.checkpoint.interval.ms    60000
+    log.retention.check.interval.ms            300000
+
+The storage keys (log.segment.bytes, log.roll.ms/hours, log.index.size.max.bytes,
+log.index.interval.bytes, log.retention.ms/minutes/hours/bytes, log.flush.interval.messages/ms,
+log.cleanup.policy, message.max.bytes) belong to ``broker.storage.config.LogConfig``, built here
+from the same merged properties into ``BrokerConfig.log``.
+
+Unknown keys are kept in ``BrokerConfig.unknown`` and logged as a warning, as Kafka does; a bad
+value raises ``InvalidConfigError`` naming the key and the value. Immutable; safe from any thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import structlog
+
+from broker.storage.config import LogConfig
+from controller.zk_data import EndPoint
+from proto.errors import InvalidConfigError
+
+__all__ = [
+    "BrokerConfig",
+    "parse_overrides",
+    "parse_properties",
+    "properties_from_environ",
+    "read_properties",
+]
+
+_log = structlog.get_logger(__name__)
+
+_INT_MAX = 2**31 - 1
+_LONG_MAX = 2**63 - 1
+_SHORT_MAX = 2**15 - 1
+
+_DEFAULT_PROTOCOL_MAP: Mapping[str, str] = MappingProxyType(
+    {
+        "PLAINTEXT": "PLAINTEXT",
+        "SSL": "SSL",
+        "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+        "SASL_SSL": "SASL_SSL",
+    }
+)
+_SUPPORTED_PROTOCOLS = frozenset({"PLAINTEXT"})
+_UNROUTABLE_HOSTS = frozenset({"0.0.0.0", "::"})
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Every broker-level setting, typed. Build with ``load`` or ``from_properties``.
+
+    Built in code (tests), it is held to the same rules: ``advertised_listeners=()`` means "the
+    listeners", ``zookeeper_connection_timeout_ms=-1`` means "the session timeout" (in a file
+    too), and bounds and cross-key rules are checked in ``__post_init__``, which also fills in
+    each listener's security protocol from ``listener_security_protocol_map``.
+    """
+
+    broker_id: int
+    zookeeper_connect: str
+    listeners: tuple[EndPoint, ...] = (EndPoint("PLAINTEXT", "", 9092),)
+    advertised_listeners: tuple[EndPoint, ...] = ()
+    listener_security_protocol_map: Mapping[str, str] = field(
+        default_factory=lambda: _DEFAULT_PROTOCOL_MAP, hash=False
+    )
+    inter_broker_listener_name: str = "PLAINTEXT"
+    broker_rack: str | None = None
+    log_dirs: tuple[Path, ...] = (Path("/tmp/kafka-logs"),)
+    zookeeper_session_timeout_ms: int = 18_000
+    zookeeper_connection_timeout_ms: int = -1
+    num_partitions: int = 1
+    default_replication_factor: int = 1
+    min_insync_replicas: int = 1
+    replica_lag_time_max_ms: int = 30_000
+    replica_fetch_wait_max_ms: int = 500
+    replica_fetch_min_bytes: int = 1
+    replica_fetch_max_bytes: int = 1_048_576
+    replica_socket_timeout_ms: int = 30_000
+    replica_high_watermark_checkpoint_interval_ms: int = 5_000
+    request_timeout_ms: int = 30_000
+    unclean_leader_election_enable: bool = False
+    auto_create_topics_enable: bool = True
+    auto_leader_rebalance_enable: bool = True
+    leader_imbalance_check_interval_seconds: int = 300
+    leader_imbalance_per_broker_percentage: int = 10
+    controlled_shutdown_enable: bool = True
+    controlled_shutdown_max_retries: int = 3
+    controlled_shutdown_retry_backoff_ms: int = 5_000
+    delete_topic_enable: bool = True
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3
+    group_initial_rebalance_delay_ms: int = 3_000
+    log_flush_offset_checkpoint_interval_ms: int = 60_000
+    log_retention_check_interval_ms: int = 300_000
+    log: LogConfig = field(default_factory=LogConfig)
+    # Keys nobody here knows, kept as given (Kafka keeps and warns about them too).
+    unknown: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # Keys that were set by the file, the environment or an override (the rest are defaults).
+    explicit: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        if self.zookeeper_connection_timeout_ms == -1:
+            self._set("zookeeper_connection_timeout_ms", self.zookeeper_session_timeout_ms)
+        for spec in _SPECS:
+            value = getattr(self, spec.field)
+            if spec.minimum is not None and isinstance(value, int) and value < spec.minimum:
+                raise InvalidConfigError(
+                    f"invalid value {value} for configuration {spec.key}: "
+                    f"must be at least {spec.minimum}"
+                )
+        if not self.zookeeper_connect.strip():
+            raise InvalidConfigError("missing required configuration zookeeper.connect")
+        if self.leader_imbalance_per_broker_percentage > 100:
+            raise InvalidConfigError(
+                f"invalid value {self.leader_imbalance_per_broker_percentage} for configuration "
+                "leader.imbalance.per.broker.percentage: must be at most 100"
+            )
+        self._set(
+            "listener_security_protocol_map",
+            MappingProxyType(dict(self.listener_security_protocol_map)),
+        )
+        self._set("unknown", MappingProxyType(dict(self.unknown)))
+        self._set("listeners", self._resolve_listeners("listeners", self.listeners))
+        advertised = _with_hostname(self.advertised_listeners or self.listeners)
+        self._set(
+            "advertised_listeners", self._resolve_listeners("advertised.listeners", advertised)
+        )
+        self._check_advertised()
+        self._check_replica_fetch_timing()
+
+    def _set(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)  # only while __post_init__ completes the object
+
+    def _resolve_listeners(self, key: str, endpoints: tuple[EndPoint, ...]) -> tuple[EndPoint, ...]:
+        """Check the listeners and give each its security protocol from the protocol map."""
+        text = _format(endpoints)
+        if not endpoints:
+            raise InvalidConfigError(f"invalid value '' for configuration {key}: no listener")
+        names = [e.listener_name for e in endpoints]
+        if len(set(names)) != len(names):
+            raise InvalidConfigError(
+                f"invalid value {text!r} for configuration {key}: "
+                "each listener must have a different name"
+            )
+        if key == "listeners":
+            ports = [e.port for e in endpoints if e.port != 0]
+            if len(set(ports)) != len(ports):
+                raise InvalidConfigError(
+                    f"invalid value {text!r} for configuration {key}: "
+                    "each listener must have a different port"
+                )
+        resolved: list[EndPoint] = []
+        for endpoint in endpoints:
+            protocol = self.listener_security_protocol_map.get(endpoint.listener_name)
+            if protocol is None:
+                raise InvalidConfigError(
+                    f"invalid value {text!r} for configuration {key}: listener "
+                    f"{endpoint.listener_name} is not in listener.security.protocol.map"
+                )
+            if protocol not in _SUPPORTED_PROTOCOLS:
+                raise InvalidConfigError(
+                    f"invalid value {text!r} for configuration {key}: listener "
+                    f"{endpoint.listener_name} uses security protocol {protocol}, and only "
+                    f"{', '.join(sorted(_SUPPORTED_PROTOCOLS))} is supported"
+                )
+            resolved.append(dataclasses.replace(endpoint, security_protocol=protocol))
+        return tuple(resolved)
+
+    def _check_advertised(self) -> None:
+        text = _format(self.advertised_listeners)
+        for endpoint in self.advertised_listeners:
+            if endpoint.host in _UNROUTABLE_HOSTS:
+                raise InvalidConfigError(
+                    f"invalid value {text!r} for configuration advertised.listeners: cannot "
+                    f"advertise the non-routable address {endpoint.host}; set "
+                    "advertised.listeners to an address other brokers and clients can reach"
+                )
+        listener_names = {e.listener_name for e in self.listeners}
+        advertised_names = {e.listener_name for e in self.advertised_listeners}
+        if not advertised_names <= listener_names:
+            raise InvalidConfigError(
+                f"invalid value {text!r} for configuration advertised.listeners: its listener "
+                f"names must be among those of listeners ({', '.join(sorted(listener_names))})"
+            )
+        if self.inter_broker_listener_name not in advertised_names:
+            raise InvalidConfigError(
+                f"invalid value {self.inter_broker_listener_name!r} for configuration "
+                "inter.broker.listener.name: must be the name of a listener in "
+                f"advertised.listeners ({', '.join(sorted(advertised_names))})"
+            )
+
+    def _check_replica_fetch_timing(self) -> None:
+        # Kafka's rules: a fetch parked on the leader for the full wait must neither time out
+        # its socket nor make the follower look lagging.
+        wait = self.replica_fetch_wait_max_ms
+        if wait > self.replica_socket_timeout_ms:
+            raise InvalidConfigError(
+                f"invalid value {wait} for configuration replica.fetch.wait.max.ms: must not "
+                f"exceed replica.socket.timeout.ms ({self.replica_socket_timeout_ms})"
+            )
+        if wait > self.replica_lag_time_max_ms:
+            raise InvalidConfigError(
+                f"invalid value {wait} for configuration replica.fetch.wait.max.ms: must not "
+                f"exceed replica.lag.time.max.ms ({self.replica_lag_time_max_ms})"
+            )
+
+    # --- derived values ---------------------------------------------------------------------
+
+    @property
+    def inter_broker_endpoint(self) -> EndPoint:
+        """The advertised endpoint other brokers use to reach this one."""
+        return next(
+            e
+            for e in self.advertised_listeners
+            if e.listener_name == self.inter_broker_listener_name
+        )
+
+    @property
+    def bind_addresses(self) -> tuple[str, ...]:
+        """``host:port`` for the server to bind, one per listener (empty host: every interface)."""
+        return tuple(_bind_address(e) for e in self.listeners)
+
+    @property
+    def message_max_bytes(self) -> int:
+        return self.log.max_message_bytes
+
+    # --- building ---------------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        overrides: Iterable[str] = (),
+        environ: Mapping[str, str] | None = None,
+    ) -> BrokerConfig:
+        """Merge the file at ``path`` (optional), ``KAFKA_*`` variables and ``key=value`` overrides.
+
+        ``environ`` defaults to ``os.environ``; pass ``{}`` to ignore the environment.
+        """
+        props: dict[str, str] = {}
+        if path is not None:
+            props.update(read_properties(path))
+        props.update(properties_from_environ(os.environ if environ is None else environ))
+        props.update(parse_overrides(overrides))
+        return cls.from_properties(props)
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> BrokerConfig:
+        """Build from merged ``key -> value`` properties (values as text, as in the file)."""
+        values: dict[str, Any] = {}
+        for spec in _SPECS:
+            key, raw = spec.lookup(props)
+            if raw is not None:
+                values[spec.field] = spec.parser(key, raw)
+        for spec in _SPECS:
+            if spec.required and spec.field not in values:
+                raise InvalidConfigError(f"missing required configuration {spec.key}")
+
+        known = {spec.key for spec in _SPECS} | {k for spec in _SPECS for k in spec.fallbacks}
+        unknown = {
+            k: v
+            for k, v in props.items()
+            if k not in known and not _is_storage_key(k) and k not in _KAFKA_KEYS_NOT_USED
+        }
+        for key in sorted(unknown):  # the key only: a value may be a secret
+            _log.warning("config.unknown_key", key=key)
+        ignored = sorted(k for k in props if k in _KAFKA_KEYS_NOT_USED)
+        if ignored:
+            _log.info("config.kafka_keys_not_used", keys=ignored)
+
+        # Topic-level keys (segment.bytes, retention.ms, ...) mean nothing in server.properties;
+        # only the broker-level log.* keys and message.max.bytes set the default LogConfig.
+        topic_keys = set(LogConfig().to_properties())
+        log = LogConfig.from_properties({k: v for k, v in props.items() if k not in topic_keys})
+        return cls(
+            **values,
+            log=log,
+            unknown=unknown,
+            explicit=frozenset(k for k in props if k not in unknown),
+        )
+
+    # --- describing -------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, tuple[str | None, bool]]:
+        """``key -> (value as text, is_default)`` for every broker key, for DescribeConfigs.
+
+        Values are the effective ones (advertised.listeners shows the listeners when unset).
+        ``is_default`` is true when no source set the key, so a value written out equal to
+        Kafka's default still counts as set, as in Kafka's STATIC_BROKER_CONFIG.
+        """
+        out: dict[str, tuple[str | None, bool]] = {}
+        for spec in _SPECS:
+            is_default = not any(k in self.explicit for k in (spec.key, *spec.fallbacks))
+            out[spec.key] = (_format(getattr(self, spec.field)), is_default)
+        defaults = LogConfig().to_properties()
+        for topic_key, value in self.log.to_properties().items():
+            broker_key = _BROKER_KEY_FOR_TOPIC_KEY.get(topic_key, topic_key)
+            out[broker_key] = (
+                value,
+                broker_key not in self.explicit and value == defaults.get(topic_key),
+            )
+        return dict(sorted(out.items()))
+
+
+# --- keys ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Spec:
+    key: str
+    field: str
+    parser: Callable[[str, str], Any]
+    minimum: int | None = None
+    required: bool = False
+    fallbacks: tuple[str, ...] = ()  # older keys read when ``key`` is absent
+
+    def lookup(self, props: Mapping[str, str]) -> tuple[str, str | None]:
+        """The key that is set (``key`` first, then the fallbacks) and its raw value."""
+        for key in (self.key, *self.fallbacks):
+            if key in props:
+                return key, props[key]
+        return self.key, None
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _integer(bits: int) -> Callable[[str, str], int]:
+    limit = {16: _SHORT_MAX, 32: _INT_MAX, 64: _LONG_MAX}[bits]
+    type_name = {16: "SHORT", 32: "INT", 64: "LONG"}[bits]
+
+    def parse(key: str, raw: str) -> int:
+        text = raw.strip()
+        if not _INTEGER.fullmatch(text) or not -limit - 1 <= int(text) <= limit:
+            raise InvalidConfigError(
+                f"invalid value {raw!r} for configuration {key}: not a number of type {type_name}"
+            )
+        return int(text)
+
+    return parse
+
+
+def _boolean(key: str, raw: str) -> bool:
+    text = raw.strip().lower()
+    if text not in ("true", "false"):
+        raise InvalidConfigError(
+            f"invalid value {raw!r} for configuration {key}: expected true or false"
+        )
+    return text == "true"
+
+
+def _string(key: str, raw: str) -> str:
+    return raw.strip()
+
+
+def _optional_string(key: str, raw: str) -> str | None:
+    return raw.strip() or None
+
+
+def _paths(key: str, raw: str) -> tuple[Path, ...]:
+    paths = tuple(Path(p.strip()) for p in raw.split(",") if p.strip())
+    if not paths:
+        raise InvalidConfigError(f"invalid value {raw!r} for configuration {key}: no directory")
+    return paths
+
+
+def _endpoints(key: str, raw: str) -> tuple[EndPoint, ...]:
+    """``NAME://host:port,...``; host may be empty or a bracketed IPv6 address.
+
+    The security protocol is filled in by ``__post_init__`` from the protocol map: here it is
+    the listener name, as Kafka's parser does before the map is applied.
+    """
+    endpoints: list[EndPoint] = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9_-]+)://(\[[0-9A-Fa-f:.]*\]|[^:\[\]/]*):(\d+)", item)
+        if match is None:
+            raise InvalidConfigError(
+                f"invalid value {raw!r} for configuration {key}: {item!r} is not of the form "
+                "NAME://host:port"
+            )
+        name, host, port = match.group(1).upper(), match.group(2), int(match.group(3))
+        if port > 65535:
+            raise InvalidConfigError(
+                f"invalid value {raw!r} for configuration {key}: port {port} is out of range"
+            )
+        endpoints.append(EndPoint(name, host.strip("[]"), port, name))
+    return tuple(endpoints)
+
+
+def _protocol_map(key: str, raw: str) -> Mapping[str, str]:
+    result: dict[str, str] = {}
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        name, sep, protocol = item.partition(":")
+        if not sep or not name.strip() or not protocol.strip():
+            raise InvalidConfigError(
+                f"invalid value {raw!r} for configuration {key}: {item!r} is not of the form "
+                "LISTENER_NAME:SECURITY_PROTOCOL"
+            )
+        result[name.strip().upper()] = protocol.strip().upper()
+    return MappingProxyType(result)
+
+
+def _upper(key: str, raw: str) -> str:
+    return raw.strip().upper()
+
+
+_INT = _integer(32)
+_LONG = _integer(64)
+_SHORT = _integer(16)
+
+_SPECS: tuple[_Spec, ...] = (
+    _Spec("broker.id", "broker_id", _INT, minimum=0, required=True),
+    _Spec("zookeeper.connect", "zookeeper_connect", _string, required=True),
+    _Spec("listener.security.protocol.map", "listener_security_protocol_map", _protocol_map),
+    _Spec("listeners", "listeners", _endpoints),
+    _Spec("advertised.listeners", "advertised_listeners", _endpoints),
+    _Spec("inter.broker.listener.name", "inter_broker_listener_name", _upper),
+    _Spec("broker.rack", "broker_rack", _optional_string),
+    _Spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
+    _Spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),
+    _Spec("zookeeper.connection.timeout.ms", "zookeeper_connection_timeout_ms", _INT, minimum=1),
+    _Spec("num.partitions", "num_partitions", _INT, minimum=1),
+    _Spec("default.replication.factor", "default_replication_factor", _INT, minimum=1),
+    _Spec("min.insync.replicas", "min_insync_replicas", _INT, minimum=1),
+    _Spec("replica.lag.time.max.ms", "replica_lag_time_max_ms", _LONG, minimum=0),
+    _Spec("replica.fetch.wait.max.ms", "replica_fetch_wait_max_ms", _INT, minimum=0),
+    _Spec("replica.fetch.min.bytes", "replica_fetch_min_bytes", _INT, minimum=0),
+    _Spec("replica.fetch.max.bytes", "replica_fetch_max_bytes", _INT, minimum=0),
+    _Spec("replica.socket.timeout.ms", "replica_socket_timeout_ms", _INT, minimum=0),
+    _Spec(
+        "replica.high.watermark.checkpoint.interval.ms",
+        "replica_high_watermark_checkpoint_interval_ms",
+        _LONG,
+        minimum=1,
+    ),
+    _Spec("request.timeout.ms", "request_timeout_ms", _INT, minimum=0),
+    _Spec("unclean.leader.election.enable", "unclean_leader_election_enable", _boolean),
+    _Spec("auto.create.topics.enable", "auto_create_topics_enable", _boolean),
+    _Spec("auto.leader.rebalance.enable", "auto_leader_rebalance_enable", _boolean),
+    _Spec(
+        "leader.imbalance.check.interval.seconds",
+        "leader_imbalance_check_interval_seconds",
+        _LONG,
+        minimum=1,
+    ),
+    _Spec(
+        "leader.imbalance.per.broker.percentage",
+        "leader_imbalance_per_broker_percentage",
+        _INT,
+        minimum=0,
+    ),
+    _Spec("controlled.shutdown.enable", "controlled_shutdown_enable", _boolean),
+    _Spec("controlled.shutdown.max.retries", "controlled_shutdown_max_retries", _INT, minimum=0),
+    _Spec(
+        "controlled.shutdown.retry.backoff.ms",
+        "controlled_shutdown_retry_backoff_ms",
+        _LONG,
+        minimum=0,
+    ),
+    _Spec("delete.topic.enable", "delete_topic_enable", _boolean),
+    _Spec("offsets.topic.num.partitions", "offsets_topic_num_partitions", _INT, minimum=1),
+    _Spec(
+        "offsets.topic.replication.factor",
+        "offsets_topic_replication_factor",
+        _SHORT,
+        minimum=1,
+    ),
+    _Spec("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _INT, minimum=0),
+    _Spec(
+        "log.flush.offset.checkpoint.interval.ms",
+        "log_flush_offset_checkpoint_interval_ms",
+        _INT,
+        minimum=0,
+    ),
+    _Spec(
+        "log.retention.check.interval.ms",
+        "log_retention_check_interval_ms",
+        _LONG,
+        minimum=1,
+    ),
+)
+
+# Kafka's synonyms: the broker key that sets the default of each topic key LogConfig reports.
+_BROKER_KEY_FOR_TOPIC_KEY = {
+    "segment.bytes": "log.segment.bytes",
+    "segment.ms": "log.roll.ms",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "retention.ms": "log.retention.ms",
+    "retention.bytes": "log.retention.bytes",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "max.message.bytes": "message.max.bytes",
+    "cleanup.policy": "log.cleanup.policy",
+}
+
+# Keys of Kafka's stock server.properties that have no meaning here (thread pools, socket buffers,
+# transactions): accepted quietly so that Kafka's own file works unchanged.
+_KAFKA_KEYS_NOT_USED = frozenset(
+    {
+        "num.network.threads",
+        "num.io.threads",
+        "socket.send.buffer.bytes",
+        "socket.receive.buffer.bytes",
+        "socket.request.max.bytes",
+        "num.recovery.threads.per.data.dir",
+        "num.replica.fetchers",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.min.isr",
+        "security.inter.broker.protocol",
+    }
+)
+
+
+def _is_storage_key(key: str) -> bool:
+    # LogConfig owns the storage keys; it does not publish their list, so the log.* namespace
+    # is taken as its own (a misspelt log.* key is therefore not warned about).
+    return key.startswith("log.") or key == "message.max.bytes"
+
+
+def _format(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    if isinstance(value, tuple):
+        return ",".join(v.connection_string if isinstance(v, EndPoint) else str(v) for v in value)
+    return str(value)
+
+
+def _with_hostname(endpoints: tuple[EndPoint, ...]) -> tuple[EndPoint, ...]:
+    # As Kafka: an advertised listener without a host advertises the machine's canonical name.
+    if all(e.host for e in endpoints):
+        return endpoints
+    hostname = socket.getfqdn()
+    return tuple(e if e.host else dataclasses.replace(e, host=hostname) for e in endpoints)
+
+
+def _bind_address(endpoint: EndPoint) -> str:
+    host = endpoint.host or "0.0.0.0"
+    return f"[{host}]:{endpoint.port}" if ":" in host else f"{host}:{endpoint.port}"
+
+
+# --- sources ------------------------------------------------------------------------------------
+
+_WHITESPACE = " \t\f"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java properties text (the ``server.properties`` format) into ``key -> value``.
+
+    As ``java.util.Properties.load``: a line whose first non-blank character is ``#`` or ``!``
+    is a comment; a line ending in an odd number of backslashes continues on the next line,
+    whose leading whitespace is dropped; the key ends at the first unescaped ``=``, ``:`` or
+    whitespace, and one ``=``/``:`` with whitespace around it separates it from the value;
+    ``\\t \\n \\r \\f \\uXXXX`` are escapes and a backslash before any other character stands
+    for that character. Unlike Java, trailing whitespace of a value is dropped too. A key given
+    twice keeps its last value.
+    """
+    result: dict[str, str] = {}
+    lines = _LINE_BREAK.split(text)  # not str.splitlines: \f is whitespace here, not a break
+    i = 0
+    while i < len(lines):
+        line = lines[i].lstrip(_WHITESPACE)
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        while _continues(line) and i < len(lines):
+            line = line[:-1] + lines[i].lstrip(_WHITESPACE)
+            i += 1
+        if _continues(line):  # a backslash on the last line continues into nothing
+            line = line[:-1]
+        key, value = _split_key_value(line)
+        result[_unescape(key, line)] = _unescape(value, line).rstrip(_WHITESPACE)
+    return result
+
+
+def _continues(line: str) -> bool:
+    backslashes = len(line) - len(line.rstrip("\\"))
+    return backslashes % 2 == 1
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    pos = 0
+    while pos < len(line):
+        char = line[pos]
+        if char == "\\":
+            pos += 2
+            continue
+        if char in "=:" or char in _WHITESPACE:
+            break
+        pos += 1
+    key = line[:pos]
+    rest = line[pos:].lstrip(_WHITESPACE)
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(_WHITESPACE)
+    return key, rest
+
+
+def _unescape(text: str, line: str) -> str:
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    pos = 0
+    while pos < len(text):
+        char = text[pos]
+        if char != "\\" or pos + 1 >= len(text):
+            out.append(char)
+            pos += 1
+            continue
+        escaped = text[pos + 1]
+        if escaped == "u":
+            digits = text[pos + 2 : pos + 6]
+            if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                raise InvalidConfigError(f"malformed \\uXXXX escape in properties line {line!r}")
+            out.append(chr(int(digits, 16)))
+            pos += 6
+        else:
+            out.append(_ESCAPES.get(escaped, escaped))
+            pos += 2
+    return "".join(out)
+
+
+def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read a properties file (UTF-8; Java's default of ISO-8859-1 only differs beyond ASCII)."""
+    return parse_properties(Path(path).read_text(encoding="utf-8"))
+
+
+# The container images' launcher variables: they configure the JVM or the script, not Kafka.
+_NOT_CONFIG_ENV = frozenset(
+    {
+        "KAFKA_VERSION",
+        "KAFKA_HOME",
+        "KAFKA_DEBUG",
+        "KAFKA_LOG4J_ROOT_LOGLEVEL",
+        "KAFKA_LOG4J_LOGGERS",
+        "KAFKA_TOOLS_LOG4J_LOGLEVEL",
+    }
+)
+
+
+def properties_from_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """``KAFKA_<KEY>`` variables as properties: ``_`` -> ``.``, ``__`` -> ``_``, ``___`` -> ``-``.
+
+    >>> properties_from_environ({"KAFKA_BROKER_ID": "1", "KAFKA_HEAP_OPTS": "-Xmx1G"})
+    {'broker.id': '1'}
+    """
+    result: dict[str, str] = {}
+    for name, value in environ.items():
+        if not name.startswith("KAFKA_") or name in _NOT_CONFIG_ENV or name.endswith("_OPTS"):
+            continue
+        encoded = name[len("KAFKA_") :].lower()
+        if not encoded:
+            continue
+        # The images' order: ___ first, then __, then _ (with placeholders in between).
+        key = encoded.replace("___", "\0").replace("__", "\1").replace("_", ".")
+        result[key.replace("\0", "-").replace("\1", "_")] = value
+    return result
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, str]:
+    """``key=value`` strings (``--override`` arguments) as properties; the value may contain ``=``.
+
+    >>> parse_overrides(["broker.id=2", "listeners=PLAINTEXT://:9093"])
+    {'broker.id': '2', 'listeners': 'PLAINTEXT://:9093'}
+    """
+    result: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidConfigError(f"override {item!r} is not of the form key=value")
+        result[key.strip()] = value.strip()
+    return result
