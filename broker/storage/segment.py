@@ -337,8 +337,11 @@ class LogSegment:
                 max_timestamp = header.max_timestamp
                 offset_of_max = last_offset
             if since > interval:
-                self.offset_index.append(last_offset, position)
-                self.time_index.maybe_append(max_timestamp, offset_of_max)
+                # A full index only makes the next append roll; the data is already written,
+                # so this append must not fail, and a sparser index is still a correct one.
+                if not (self.offset_index.is_full or self.time_index.is_full):
+                    self.offset_index.append(last_offset, position)
+                    self.time_index.maybe_append(max_timestamp, offset_of_max)
                 since = 0
             size = header.batch_length + LOG_OVERHEAD
             position += size
