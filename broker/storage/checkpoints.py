@@ -70,7 +70,9 @@ def fsync_dir(directory: Path) -> None:
 class CheckpointFile(Generic[T]):
     """The version/count framing, with entries turned to and from lines by two functions.
 
-    ``parse_line`` returns None (or raises ValueError) for a line it cannot read.
+    File: ``<version>\n<count>\n`` then one formatted line per entry. ``parse_line`` returns
+    None (or raises ValueError) for a line it cannot read. Not thread-safe: one writer at a
+    time.
     """
 
     def __init__(
@@ -161,7 +163,8 @@ def _parse_offset_entry(line: str) -> tuple[tuple[str, int], int] | None:
 
 class OffsetCheckpointFile:
     """A ``<topic> <partition> <offset>`` checkpoint (recovery points, high watermarks, log
-    start offsets of one log dir)."""
+    start offsets of one log dir): ``0``, entry count, then one such line per partition.
+    Not thread-safe: one writer at a time (the log manager's owner)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

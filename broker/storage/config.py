@@ -27,7 +27,7 @@ from typing import Any
 
 from proto.errors import InvalidConfigError
 
-__all__ = ["LONG_MAX", "LogConfig"]
+__all__ = ["LONG_MAX", "STORAGE_KEYS", "LogConfig"]
 
 LONG_MAX = 2**63 - 1
 _INT_MAX = 2**31 - 1
@@ -37,6 +37,9 @@ _CLEANUP_POLICIES = frozenset({"delete", "compact"})
 
 @dataclass(frozen=True)
 class LogConfig:
+    """The storage settings of one log (fields and keys in the module docstring). Immutable:
+    safe to share between threads."""
+
     segment_bytes: int = 1024 * 1024 * 1024
     segment_ms: int = 7 * _DAY_MS
     segment_index_bytes: int = 10 * 1024 * 1024
@@ -210,4 +213,9 @@ _SPECS: tuple[_Spec, ...] = (
         (("log.cleanup.policy", 1),),
         parser=_parse_policy,
     ),
+)
+
+# Every key ``LogConfig.from_properties`` reads, topic-level and broker-level.
+STORAGE_KEYS: frozenset[str] = frozenset(
+    key for spec in _SPECS for key, _ in spec.keys_by_precedence()
 )

@@ -60,7 +60,11 @@ def _parse_entry(line: str) -> EpochEntry | None:
 
 
 class LeaderEpochFileCache:
-    """(leader epoch -> start offset) entries of one partition, mirrored to its file."""
+    """(leader epoch -> start offset) entries of one partition, mirrored to its file.
+
+    ``leader-epoch-checkpoint``: ``0``, entry count, then ``<epoch> <startOffset>`` lines.
+    Not thread-safe: owned by the partition's Log, used by its single owner.
+    """
 
     def __init__(self, path: Path, *, topic: str, partition: int) -> None:
         self.path = path

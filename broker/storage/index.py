@@ -169,7 +169,11 @@ class _IndexFile:
 
 
 class OffsetIndex(_IndexFile):
-    """Sparse map from offset to the file position of the batch that ends at that offset."""
+    """Sparse map from offset to the file position of the batch that ends at that offset.
+
+    ``<base>.index``: 8-byte entries, relativeOffset int32 + position int32, big-endian.
+    Not thread-safe: used only through its segment, by the log's single owner.
+    """
 
     entry_size = 8
 
@@ -280,7 +284,11 @@ class OffsetIndex(_IndexFile):
 
 
 class TimeIndex(_IndexFile):
-    """Sparse map from timestamp to the offset where the segment first reached it."""
+    """Sparse map from timestamp to the offset where the segment first reached it.
+
+    ``<base>.timeindex``: 12-byte entries, timestamp int64 + relativeOffset int32, big-endian.
+    Not thread-safe: used only through its segment, by the log's single owner.
+    """
 
     entry_size = 12
 

@@ -158,7 +158,12 @@ def _summarize(headers: Sequence[BatchHeader], size: int) -> LogAppendInfo:
 
 
 class Log:
-    """The segments of one partition directory, with appends, reads, truncation, retention."""
+    """The segments of one partition directory, with appends, reads, truncation, retention.
+
+    Directory ``<topic>-<partition>`` of segment files and ``leader-epoch-checkpoint`` (see
+    the module docstring). Not thread-safe: one owner (the broker's event loop), one call at a
+    time, blocking file I/O included.
+    """
 
     def __init__(
         self,
@@ -471,9 +476,6 @@ class Log:
         )
         info = _summarize(headers, len(patched))
         self._append(patched, headers, info)
-        latest = self.leader_epoch_cache.latest_epoch
-        if leader_epoch >= 0 and (latest is None or leader_epoch > latest):
-            self.leader_epoch_cache.assign(leader_epoch, info.first_offset)
         return info
 
     def append_as_follower(self, data: bytes | bytearray | memoryview) -> LogAppendInfo:
@@ -502,12 +504,6 @@ class Log:
             expected = header.next_offset
         info = _summarize(headers, len(data))
         self._append(data, headers, info)
-        cache = self.leader_epoch_cache
-        for header in headers:
-            epoch = header.partition_leader_epoch
-            latest = cache.latest_epoch
-            if epoch >= 0 and (latest is None or epoch > latest):
-                cache.assign(epoch, header.base_offset)
         return info
 
     def _check_append_size(self, size: int) -> None:
@@ -525,6 +521,14 @@ class Log:
         info: LogAppendInfo,
     ) -> None:
         segment = self._maybe_roll(len(data), info)
+        # Epochs first, as Kafka: the checkpoint is fsynced before data of a new epoch can be.
+        cache = self.leader_epoch_cache
+        for header in headers:
+            epoch = header.partition_leader_epoch
+            if epoch >= 0:
+                latest = cache.latest_epoch
+                if latest is None or epoch > latest:
+                    cache.assign(epoch, header.base_offset)
         segment.append(data, headers)
         self._leo = info.last_offset + 1
         if self._leo - self._recovery_point >= self._config.flush_messages:

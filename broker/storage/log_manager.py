@@ -107,6 +107,9 @@ def _write_meta_properties(log_dir: Path, props: Mapping[str, str]) -> None:
 class LogManager:
     """Opens, creates, deletes, flushes, cleans and checkpoints the logs of one broker.
 
+    Files per log dir as in the module docstring. Not thread-safe: one owner, one call at a
+    time (blocking I/O: run it in an executor).
+
     ``topic_config(topic)`` gives a topic's LogConfig (its overrides on the broker defaults),
     or None for ``default_config``.
     """

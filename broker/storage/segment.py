@@ -114,6 +114,10 @@ class EpochAssigner(Protocol):
 class LogSegment:
     """A ``.log`` file and its two indexes, for the offsets from ``base_offset`` on.
 
+    ``<base>.log`` is whole RecordBatch v2 batches back to back (no header, no padding);
+    ``<base>.index`` / ``<base>.timeindex`` as in index.py. Not thread-safe: one caller at a
+    time (the owning Log's event loop or executor job).
+
     Open with ``LogSegment.create`` (new, empty files) or ``LogSegment.open`` (existing files;
     a missing or unreadable index is reported by ``check_indexes`` for the log to rebuild).
     """

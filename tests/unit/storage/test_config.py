@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from broker.storage.config import LONG_MAX, LogConfig
+from broker.storage.config import LONG_MAX, STORAGE_KEYS, LogConfig
 from proto.errors import InvalidConfigError
 
 
@@ -97,3 +97,10 @@ def test_bad_values_are_refused_with_the_key_named(key: str, value: str) -> None
 def test_dataclass_checks_bounds_too() -> None:
     with pytest.raises(InvalidConfigError):
         LogConfig(segment_bytes=0)
+
+
+def test_storage_keys_lists_both_spellings() -> None:
+    assert {"segment.bytes", "log.segment.bytes", "log.roll.hours", "message.max.bytes"} <= (
+        STORAGE_KEYS
+    )
+    assert "broker.id" not in STORAGE_KEYS
