@@ -219,16 +219,19 @@ class Log:
         else:
             first_recovered = max(bisect_right(self._bases, recovery_point) - 1, 0)
         recovered = False
+        touched: list[LogSegment] = []  # segments that recovery rewrote (indexes, maybe data)
         index = 0
         previous_next_offset: int | None = None
         while index < len(self._bases):
             segment = self._segments[self._bases[index]]
+            touched.append(segment)
             if index >= first_recovered:
                 result = segment.recover(self.leader_epoch_cache)
                 recovered = True
             else:
                 problem = segment.check_indexes()
                 if problem is None:
+                    touched.pop()
                     previous_next_offset = None
                     index += 1
                     continue
@@ -291,12 +294,11 @@ class Log:
             )
             self._replace_all_segments(log_start_offset)
         self._log_start_offset = max(log_start_offset, self._bases[0])
-        if recovered:
-            # What recovery validated (and possibly truncated) becomes durable before the
-            # recovery point moves past it.
-            for base in self._bases[first_recovered:]:
-                self._segments[base].flush()
-            self._dir_dirty = True
+        # What recovery validated, rebuilt or truncated becomes durable before the recovery
+        # point moves past it.
+        for segment in touched:
+            if self._segments.get(segment.base_offset) is segment:
+                segment.flush()
         if clean or recovered:
             self._recovery_point = self._leo
         else:
@@ -371,9 +373,11 @@ class Log:
 
     def _complete_swap(self, segment: LogSegment) -> None:
         result = segment.recover(self.leader_epoch_cache)
+        segment.flush()
         for base in [b for b in self._bases if segment.base_offset < b < result.next_offset]:
             self._segments.pop(base).delete()
             self._bases.remove(base)
+            self._dir_dirty = True
 
     # --- segments -------------------------------------------------------------------------
 
@@ -391,6 +395,8 @@ class Log:
         del self._bases[index:]
         for base in removed:
             self._segments.pop(base).delete()
+        if removed:
+            self._dir_dirty = True
         return removed
 
     def _replace_all_segments(self, new_offset: int) -> None:
@@ -815,6 +821,7 @@ class Log:
             del self._segments[segment.base_offset]
             self._bases.remove(segment.base_offset)
             segment.delete()
+        self._dir_dirty = True
         if self._bases[0] > self._log_start_offset:
             self._advance_log_start_offset(self._bases[0])
         _log.info(

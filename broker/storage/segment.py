@@ -335,6 +335,7 @@ class LogSegment:
         since = self._bytes_since_last_index_entry
         max_timestamp = self._max_timestamp
         offset_of_max = self._offset_of_max_timestamp
+        offset_index, time_index = self.offset_index, self.time_index
         for header in batches:
             last_offset = header.base_offset + header.last_offset_delta
             if header.max_timestamp > max_timestamp:
@@ -343,9 +344,9 @@ class LogSegment:
             if since > interval:
                 # A full index only makes the next append roll; the data is already written,
                 # so this append must not fail, and a sparser index is still a correct one.
-                if not (self.offset_index.is_full or self.time_index.is_full):
-                    self.offset_index.append(last_offset, position)
-                    self.time_index.maybe_append(max_timestamp, offset_of_max)
+                if not (offset_index.is_full or time_index.is_full):
+                    offset_index.append(last_offset, position)
+                    time_index.maybe_append(max_timestamp, offset_of_max)
                 since = 0
             size = header.batch_length + LOG_OVERHEAD
             position += size
