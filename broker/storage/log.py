@@ -636,8 +636,8 @@ class Log:
         timestamp and its leader epoch; None when every record is older.
 
         The special timestamps: LATEST_TIMESTAMP (-1) -> the LEO, EARLIEST_TIMESTAMP (-2) ->
-        the log start offset (both with timestamp -1), MAX_TIMESTAMP (-3) -> the batch holding
-        the largest timestamp (its last offset).
+        the log start offset (both with timestamp -1), MAX_TIMESTAMP (-3) -> the record with
+        the largest timestamp (KIP-734; the first such record when several share it).
         """
         self._check_open()
         cache = self.leader_epoch_cache
@@ -650,10 +650,8 @@ class Log:
             best = max(self.segments, key=lambda s: s.max_timestamp_so_far)
             if best.max_timestamp_so_far < 0:
                 return None
-            offset = best.offset_of_max_timestamp_so_far
-            return TimestampAndOffset(
-                best.max_timestamp_so_far, offset, cache.epoch_for_offset(offset)
-            )
+            # The index knows the batch; the record inside it is found by reading that batch.
+            return best.find_offset_by_timestamp(best.max_timestamp_so_far, self._log_start_offset)
         for segment in self.segments:
             if segment.largest_timestamp < timestamp:
                 continue
