@@ -190,11 +190,13 @@ class ZkStore:
 
     # --- brokers: /brokers/ids/<id> ------------------------------------------------------------
 
-    def register_broker(self, registration: BrokerRegistration) -> None:
+    def register_broker(self, registration: BrokerRegistration) -> int:
         """Create the broker's ephemeral znode, living as long as this client's session.
 
-        A znode already held by this same session (a retried create) counts as success; one
-        held by any other session raises BrokerIdAlreadyRegisteredError.
+        Returns the broker epoch: the znode's czxid, as Kafka uses it (KIP-380), so a broker
+        that registers again under a new session gets a larger epoch. A znode already held by
+        this same session (a retried create) counts as success; one held by any other session
+        raises BrokerIdAlreadyRegisteredError.
         """
         path = broker_path(registration.broker_id)
         try:
@@ -202,6 +204,15 @@ class ZkStore:
         except NodeExistsError:
             if self._owner_session(path) != self.session_id:
                 raise BrokerIdAlreadyRegisteredError(registration.broker_id) from None
+        epoch = self.get_broker_epoch(registration.broker_id)
+        if epoch is None:
+            raise ZkStoreError(f"{path} vanished right after its creation: the session expired")
+        return epoch
+
+    def get_broker_epoch(self, broker_id: int) -> int | None:
+        """The broker epoch (czxid of ``/brokers/ids/<id>``), or None when not registered."""
+        stat = self._call(self._client.exists, broker_path(broker_id))
+        return None if stat is None else int(stat.czxid)
 
     def get_broker(self, broker_id: int) -> BrokerRegistration | None:
         data = self._get_data(broker_path(broker_id))

@@ -103,6 +103,19 @@ def test_register_broker_and_read_it_back(zk: ZkStore) -> None:
     assert json.loads(data)["endpoints"] == ["PLAINTEXT://127.0.0.1:9093"]
 
 
+def test_broker_epoch_is_the_registration_czxid(
+    zookeeper_server: ZooKeeperServer, new_store: StoreFactory
+) -> None:
+    zk = new_store()
+    epoch = zk.register_broker(broker(1))
+    assert zk.get_broker_epoch(1) == epoch == zk.client.exists("/brokers/ids/1").czxid
+    assert zk.register_broker(broker(1)) == epoch  # a retried create keeps the epoch
+    assert zk.get_broker_epoch(2) is None
+
+    expire_session(zk.client, zookeeper_server.connect_string)
+    assert zk.register_broker(broker(1)) > epoch
+
+
 def test_duplicate_broker_id_from_another_session_fails(new_store: StoreFactory) -> None:
     first, second = new_store(), new_store()
     registration = broker(1)
