@@ -1,0 +1,252 @@
+"""``minikafka dump-log``: kafka-dump-log for our segment files.
+
+For a ``.log``, one line per batch (and with ``--print-data-log`` or ``--deep-iteration`` one
+``|``-prefixed line per record), in the field order of Kafka's DumpLogSegments, so output can be
+compared with Kafka's side by side. For ``.index`` and ``.timeindex``, the entries, then a report
+on stderr of entries that disagree with the ``.log`` beside them. Damaged data is reported
+(``isvalid: false``, "Found N invalid bytes at the end"), never a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from typing import BinaryIO, NamedTuple, TextIO
+
+from broker.storage.index import OffsetIndex, TimeIndex
+from proto.errors import KafkaError
+from proto.records import (
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    BatchHeader,
+    TimestampType,
+    batch_crc,
+    decode_batch,
+    read_header,
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--files",
+        required=True,
+        help="comma-separated .log, .index or .timeindex files to dump",
+    )
+    parser.add_argument(
+        "--print-data-log",
+        action="store_true",
+        help="print each record's key and payload (implies --deep-iteration)",
+    )
+    parser.add_argument(
+        "--deep-iteration", action="store_true", help="print one line per record, not just batches"
+    )
+    parser.add_argument(
+        "--verify-index-only",
+        action="store_true",
+        help="for index files, only report mismatches against the log",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    status = 0
+    for path in (p for p in args.files.split(",") if p):
+        print(f"Dumping {path}")
+        try:
+            if path.endswith(".log"):
+                dump_log(
+                    path,
+                    deep=args.deep_iteration or args.print_data_log,
+                    print_data=args.print_data_log,
+                )
+            elif path.endswith(".index"):
+                dump_offset_index(path, verify_only=args.verify_index_only)
+            elif path.endswith(".timeindex"):
+                dump_time_index(path, verify_only=args.verify_index_only)
+            else:
+                print(f"Ignoring unknown file {path}", file=sys.stderr)
+        except OSError as exc:
+            print(f"minikafka dump-log: cannot read {path}: {exc.strerror}", file=sys.stderr)
+            status = 1
+    return status
+
+
+class FileBatch(NamedTuple):
+    position: int
+    header: BatchHeader
+    data: bytes
+    valid: bool
+
+
+def base_offset_of(path: str) -> int:
+    name = os.path.basename(path).split(".")[0]
+    try:
+        return int(name)
+    except ValueError:
+        raise SystemExit(
+            f"minikafka dump-log: {path}: file name is not a 20-digit base offset"
+        ) from None
+
+
+def read_batches(log: BinaryIO) -> Iterator[FileBatch]:
+    """Every structurally complete batch of a .log file, with whether its CRC holds.
+
+    Stops where the file no longer holds a whole batch; the caller reports the bytes left.
+    """
+    position = 0
+    while True:
+        log.seek(position)
+        head = log.read(HEADER_SIZE)
+        if len(head) < HEADER_SIZE:
+            return
+        header = read_header(head)
+        if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+            return
+        data = head + log.read(header.size - HEADER_SIZE)
+        if len(data) < header.size:
+            return
+        valid = header.magic == 2 and batch_crc(data, 0, len(data)) == header.crc
+        yield FileBatch(position, header, data, valid)
+        position += header.size
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+def format_batch(batch: FileBatch) -> str:
+    h = batch.header
+    ts_type = "LogAppendTime" if h.timestamp_type is TimestampType.LOG_APPEND_TIME else "CreateTime"
+    try:
+        codec = h.compression.name.lower()
+    except ValueError:
+        codec = f"unknown({h.attributes & 0x07})"
+    return (
+        f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.record_count} "
+        f"baseSequence: {h.base_sequence} lastSequence: {h.last_sequence} "
+        f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
+        f"partitionLeaderEpoch: {h.partition_leader_epoch} "
+        f"isTransactional: {_bool(h.is_transactional)} isControl: {_bool(h.is_control)} "
+        f"deleteHorizonMs: OptionalLong.empty position: {batch.position} "
+        f"{ts_type}: {h.max_timestamp} size: {h.size} magic: {h.magic} "
+        f"compresscodec: {codec} crc: {h.crc} isvalid: {_bool(batch.valid)}"
+    )
+
+
+def dump_log(path: str, *, deep: bool, print_data: bool, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    print(f"Log starting offset: {base_offset_of(path)}", file=out)
+    valid_bytes = 0
+    with open(path, "rb") as log:
+        size = os.fstat(log.fileno()).st_size
+        for batch in read_batches(log):
+            print(format_batch(batch), file=out)
+            valid_bytes += batch.header.size
+            if deep:
+                _dump_records(batch, print_data, out)
+    if valid_bytes < size:
+        print(
+            f"Found {size - valid_bytes} invalid bytes at the end of {os.path.basename(path)}",
+            file=out,
+        )
+
+
+def _dump_records(batch: FileBatch, print_data: bool, out: TextIO) -> None:
+    header = batch.header
+    ts_type = (
+        "LogAppendTime" if header.timestamp_type is TimestampType.LOG_APPEND_TIME else "CreateTime"
+    )
+    try:
+        _, records = decode_batch(batch.data, verify_crc=False)
+    except KafkaError as exc:
+        print(f"| cannot decode the records of this batch: {exc}", file=out)
+        return
+    for record in records:
+        sequence = -1
+        if header.base_sequence >= 0:
+            sequence = (header.base_sequence + record.offset - header.base_offset) & 0x7FFFFFFF
+        key_size = -1 if record.key is None else len(record.key)
+        value_size = -1 if record.value is None else len(record.value)
+        line = (
+            f"| offset: {record.offset} {ts_type}: {record.timestamp} keySize: {key_size} "
+            f"valueSize: {value_size} sequence: {sequence} "
+            f"headerKeys: [{','.join(k for k, _ in record.headers)}]"
+        )
+        if print_data and not header.is_control:
+            if record.key is not None:
+                line += f" key: {_text(record.key)}"
+            if record.value is not None:
+                line += f" payload: {_text(record.value)}"
+        print(line, file=out)
+
+
+def _log_beside(index_path: str) -> str:
+    return index_path.rsplit(".", 1)[0] + ".log"
+
+
+def _batch_at(log: BinaryIO, position: int) -> BatchHeader | None:
+    log.seek(position)
+    head = log.read(HEADER_SIZE)
+    if len(head) < HEADER_SIZE:
+        return None
+    return read_header(head)
+
+
+def dump_offset_index(path: str, *, verify_only: bool, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    base_offset = base_offset_of(path)
+    entries = OffsetIndex.read_entries(path, base_offset)
+    if not entries:
+        print(f"{path} is empty.", file=out)
+        return
+    mismatches: list[tuple[int, int]] = []
+    log_path = _log_beside(path)
+    with open(log_path, "rb") as log:
+        for offset, position in entries:
+            header = _batch_at(log, position)
+            log_offset = -1 if header is None else header.last_offset
+            if log_offset != offset:
+                mismatches.append((offset, log_offset))
+            if not verify_only:
+                print(f"offset: {offset} position: {position}", file=out)
+    if mismatches:
+        print(f"Mismatches in :{os.path.abspath(path)}", file=sys.stderr)
+        for index_offset, log_offset in mismatches:
+            print(f"  Index offset: {index_offset}, log offset: {log_offset}", file=sys.stderr)
+
+
+def dump_time_index(path: str, *, verify_only: bool, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    base_offset = base_offset_of(path)
+    entries = TimeIndex.read_entries(path, base_offset)
+    if not entries:
+        print(f"{path} is empty.", file=out)
+        return
+    problems: list[str] = []
+    batches: list[BatchHeader] = []
+    with open(_log_beside(path), "rb") as log:
+        batches = [b.header for b in read_batches(log)]
+    previous = -1
+    for timestamp, offset in entries:
+        batch = next((b for b in batches if b.last_offset >= offset), None)
+        if batch is None or batch.last_offset != offset:
+            found = -1 if batch is None else batch.last_offset
+            problems.append(f"Indexed offset: {offset}, found log offset: {found}")
+        elif batch.max_timestamp != timestamp:
+            problems.append(f"Index timestamp: {timestamp}, log timestamp: {batch.max_timestamp}")
+        if previous >= timestamp:
+            problems.append(
+                f"Index timestamp: {timestamp}, Previously indexed timestamp: {previous}"
+            )
+        previous = timestamp
+        if not verify_only:
+            print(f"timestamp: {timestamp} offset: {offset}", file=out)
+    if problems:
+        print(f"Found time index mismatches in :{os.path.abspath(path)}", file=sys.stderr)
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
