@@ -223,6 +223,9 @@ def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
 
 def batch_crc(buf: bytes | bytearray | memoryview, pos: int, size: int) -> int:
     """CRC32C of a batch's CRC-covered bytes (from attributes to the end)."""
+    if pos == 0 and size == len(buf) and isinstance(buf, bytes):
+        # Most produced partitions carry one batch: CRC it without a slice copy.
+        return int(_crc32c.crc32c(memoryview(buf)[_ATTRIBUTES_POS:]))
     with memoryview(buf) as view:
         return int(_crc32c.crc32c(view[pos + _ATTRIBUTES_POS : pos + size]))
 
@@ -290,12 +293,14 @@ def assign_offsets(
 ) -> tuple[bytearray, list[BatchHeader]]:
     """What a leader does to a produce request's batches before appending them.
 
-    Validates every batch, then patches baseOffset and partitionLeaderEpoch in place in a copy
-    (the CRC does not cover them). Batches produced by a client must start at offset delta 0 and
-    carry at least one record. Returns the patched buffer and the patched headers, in order.
+    Validates every batch, then patches baseOffset and partitionLeaderEpoch (the CRC does not
+    cover them): in place when ``data`` is a bytearray, else in a copy. Batches produced by a
+    client must start at offset delta 0 and carry at least one record. Returns the patched
+    buffer and the patched headers, in order.
     """
     headers = validate_batches(data, max_batch_size=max_batch_size)
-    out = bytearray(data)
+    out = data if isinstance(data, bytearray) else bytearray(data)
+    make = BatchHeader._make
     patched = []
     pos = 0
     next_offset = base_offset
@@ -307,9 +312,7 @@ def assign_offsets(
             )
         _BASE_OFFSET.pack_into(out, pos, next_offset)
         _INT32.pack_into(out, pos + _LEADER_EPOCH_POS, partition_leader_epoch)
-        patched.append(
-            header._replace(base_offset=next_offset, partition_leader_epoch=partition_leader_epoch)
-        )
+        patched.append(make((next_offset, header[1], partition_leader_epoch, *header[3:])))
         next_offset += header.record_count
         pos += header.size
     return out, patched
