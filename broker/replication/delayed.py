@@ -1,0 +1,114 @@
+"""Delayed operations: requests parked until a partition's high watermark or log end offset
+moves (Kafka's purgatory), as futures on the broker's event loop.
+
+An acks=all produce waits on the HW of the partitions it appended to; a consumer's long-poll
+fetch waits on their HW too; a follower's long-poll fetch waits on their LEO. Whoever moves an
+offset calls ``notify`` with its key and every future parked under that key completes; the
+woken operation re-checks its condition (``complete_when``) and parks again if it still cannot
+finish. Nothing polls: between two moves a waiting request costs nothing.
+
+    purgatory = Purgatory()
+    result = await complete_when(check, [high_watermark_key(tp)], purgatory, deadline)
+    ...
+    purgatory.notify(high_watermark_key(tp))   # after the HW of tp moved
+
+Not thread-safe: the broker's event loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Hashable, Iterable
+from typing import NamedTuple, TypeVar
+
+from broker.storage.checkpoints import TopicPartition
+
+__all__ = [
+    "Purgatory",
+    "WatchKey",
+    "complete_when",
+    "high_watermark_key",
+    "log_end_offset_key",
+]
+
+T = TypeVar("T")
+
+
+class WatchKey(NamedTuple):
+    topic_partition: TopicPartition
+    offset: str  # "hw" or "leo"
+
+
+def high_watermark_key(tp: TopicPartition) -> WatchKey:
+    return WatchKey(tp, "hw")
+
+
+def log_end_offset_key(tp: TopicPartition) -> WatchKey:
+    return WatchKey(tp, "leo")
+
+
+class Purgatory:
+    """Futures parked under keys, completed by ``notify``."""
+
+    def __init__(self) -> None:
+        self._watchers: dict[Hashable, set[asyncio.Future[None]]] = {}
+
+    def __len__(self) -> int:
+        """Parked futures (a future watching several keys counts once per key)."""
+        return sum(len(futures) for futures in self._watchers.values())
+
+    async def wait(self, keys: Iterable[Hashable], timeout_s: float) -> bool:
+        """Park until one of ``keys`` is notified (True) or ``timeout_s`` passes (False)."""
+        keys = list(keys)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        for key in keys:
+            self._watchers.setdefault(key, set()).add(future)
+        try:
+            await asyncio.wait_for(asyncio.shield(future), max(timeout_s, 0.0))
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            for key in keys:
+                watchers = self._watchers.get(key)
+                if watchers is not None:
+                    watchers.discard(future)
+                    if not watchers:
+                        del self._watchers[key]
+
+    def notify(self, key: Hashable) -> None:
+        """Wake everything parked under ``key``."""
+        watchers = self._watchers.pop(key, None)
+        if not watchers:
+            return
+        for future in watchers:
+            if not future.done():
+                future.set_result(None)
+
+    def notify_all(self) -> None:
+        """Wake everything (shutdown)."""
+        for key in list(self._watchers):
+            self.notify(key)
+
+
+async def complete_when(
+    check: Callable[[], T | None],
+    keys: Iterable[Hashable],
+    purgatory: Purgatory,
+    deadline: float,
+) -> T | None:
+    """Kafka's DelayedOperation: ``check()`` now and after every wake-up on ``keys``.
+
+    Returns the first non-None result of ``check``, or None once the loop's clock passes
+    ``deadline`` (``loop.time()`` seconds).
+    """
+    keys = list(keys)
+    loop = asyncio.get_running_loop()
+    while True:
+        result = check()
+        if result is not None:
+            return result
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            return None
+        await purgatory.wait(keys, remaining)

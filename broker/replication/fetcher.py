@@ -1,0 +1,615 @@
+"""Fetching from a partition leader: a generic fetch loop with hooks, and the follower's hooks.
+
+Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
+
+* ``AbstractFetcher`` owns one asyncio task per source broker and a small value type per
+  partition (``PartitionFetchState``: fetch offset, the leader epoch it fetches under, TRUNCATING
+  or FETCHING, and a back-off deadline). Each round it first resolves the partitions that must
+  truncate (OffsetsForLeaderEpoch, KIP-101/279), then sends one Fetch for the others and hands
+  each partition's answer to a hook. Errors back a partition off; RPC failures back off all.
+* The leader is reached through ``LeaderEndpoint`` (``GrpcLeaderEndpoint`` over a grpc.aio
+  channel; tests may pass any object with the same two coroutines).
+* ``ReplicaFetcher`` is the follower: it appends what it fetched with ``append_as_follower``,
+  takes min(leader HW, own LEO) as its HW, and truncates as the epochs say.
+
+Truncation (``truncation_offset``), as Kafka: the follower asks the leader for the end offset of
+its own latest epoch. When the leader answers with that same epoch, the follower truncates to
+min(the answer, its own end of that epoch, its LEO). When the leader answers with an older epoch
+the follower does not know, it truncates to the end of its largest epoch below it and asks
+again. It never truncates to its own high watermark: that is what lost acknowledged records
+(KIP-101's two stories). A Fetch answer carrying ``diverging_epoch`` (KIP-320) is resolved the
+same way.
+
+Not thread-safe: everything runs on the broker's event loop.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import enum
+import functools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import NamedTuple, Protocol
+
+import grpc
+import structlog
+
+from broker.replication.partition import Partition
+from broker.storage.checkpoints import TopicPartition
+from broker.storage.log import UnexpectedAppendOffsetError
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode, KafkaError
+
+__all__ = [
+    "AbstractFetcher",
+    "FetchState",
+    "GrpcLeaderEndpoint",
+    "LeaderEndpoint",
+    "OffsetTruncationState",
+    "PartitionFetchState",
+    "ReplicaFetcher",
+    "ReplicaFetcherManager",
+    "truncation_offset",
+]
+
+UNDEFINED_EPOCH = -1
+UNDEFINED_OFFSET = -1
+
+_log = structlog.get_logger(__name__)
+
+# Errors after which a partition waits for the controller (a new LeaderAndIsr) or the leader
+# to catch up with it, retrying after the back-off.
+_BACK_OFF_ERRORS = frozenset(
+    {
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
+
+
+class FetchState(enum.Enum):
+    TRUNCATING = "truncating"
+    FETCHING = "fetching"
+
+
+@dataclass(frozen=True)
+class PartitionFetchState:
+    fetch_offset: int
+    current_leader_epoch: int
+    state: FetchState
+    delayed_until: float = 0.0  # loop time before which the partition is not fetched
+
+    def delayed(self, now: float) -> bool:
+        return now < self.delayed_until
+
+
+class OffsetTruncationState(NamedTuple):
+    offset: int
+    truncation_completed: bool
+
+
+class LeaderEndpoint(Protocol):
+    """The leader as a fetcher sees it."""
+
+    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse: ...
+
+    async def offsets_for_leader_epoch(
+        self, request: pb.OffsetsForLeaderEpochRequest
+    ) -> pb.OffsetsForLeaderEpochResponse: ...
+
+    async def close(self) -> None: ...
+
+
+class GrpcLeaderEndpoint:
+    """A leader broker over one grpc.aio channel."""
+
+    def __init__(self, host: str, port: int, *, timeout_s: float) -> None:
+        self.address = f"{host}:{port}"
+        self._timeout_s = timeout_s
+        self._channel = grpc.aio.insecure_channel(self.address)
+        self._stub = pb_grpc.DataStub(self._channel)
+
+    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        timeout = self._timeout_s + request.max_wait_ms / 1000
+        return await self._stub.Fetch(request, timeout=timeout)
+
+    async def offsets_for_leader_epoch(
+        self, request: pb.OffsetsForLeaderEpochRequest
+    ) -> pb.OffsetsForLeaderEpochResponse:
+        return await self._stub.OffsetsForLeaderEpoch(request, timeout=self._timeout_s)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+
+def truncation_offset(
+    leader_epoch: int,
+    leader_end_offset: int,
+    log_end_offset: int,
+    end_offset_for_epoch: Callable[[int], tuple[int, int]],
+) -> OffsetTruncationState:
+    """Where a follower truncates, given the leader's (epoch, end offset) answer for the
+    follower's latest epoch (Kafka's getOffsetTruncationState)."""
+    if leader_end_offset == UNDEFINED_OFFSET:
+        # The leader knows no epoch at or below ours: nothing can be trusted beyond what the
+        # leader has; keep everything up to our LEO only if the leader is at least that long.
+        return OffsetTruncationState(log_end_offset, True)
+    if leader_epoch == UNDEFINED_EPOCH:
+        return OffsetTruncationState(min(leader_end_offset, log_end_offset), True)
+    follower_epoch, follower_end = end_offset_for_epoch(leader_epoch)
+    if follower_epoch == UNDEFINED_EPOCH:
+        return OffsetTruncationState(min(leader_end_offset, log_end_offset), True)
+    if follower_epoch != leader_epoch:
+        # We do not know the epoch the leader answered with: cut back to the end of our largest
+        # epoch below it, and ask again with that one.
+        return OffsetTruncationState(min(follower_end, log_end_offset), False)
+    return OffsetTruncationState(min(follower_end, leader_end_offset, log_end_offset), True)
+
+
+class AbstractFetcher(abc.ABC):
+    """The fetch loop for the partitions led by one source broker (module docstring)."""
+
+    def __init__(
+        self,
+        source_broker_id: int,
+        endpoint: LeaderEndpoint,
+        *,
+        backoff_s: float,
+        name: str,
+    ) -> None:
+        self.source_broker_id = source_broker_id
+        self.endpoint = endpoint
+        self.name = name
+        self._backoff_s = backoff_s
+        self._states: dict[TopicPartition, PartitionFetchState] = {}
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    # --- partitions -------------------------------------------------------------------------
+
+    @property
+    def partitions(self) -> dict[TopicPartition, PartitionFetchState]:
+        return dict(self._states)
+
+    def add_partitions(self, states: dict[TopicPartition, PartitionFetchState]) -> None:
+        self._states.update(states)
+        self._wakeup.set()
+
+    def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            self._states.pop(tp, None)
+
+    def _update(
+        self, tp: TopicPartition, old: PartitionFetchState, new: PartitionFetchState
+    ) -> None:
+        # Only if nobody replaced the state (a new LeaderAndIsr) while the RPC was in flight.
+        if self._states.get(tp) == old:
+            self._states[tp] = new
+
+    def _delay(self, tp: TopicPartition, old: PartitionFetchState) -> None:
+        loop = asyncio.get_running_loop()
+        self._update(tp, old, replace(old, delayed_until=loop.time() + self._backoff_s))
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=self.name)
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.endpoint.close()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._do_work()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.exception("fetcher.error", fetcher=self.name)
+                await asyncio.sleep(self._backoff_s)
+
+    async def _do_work(self) -> None:
+        self._wakeup.clear()
+        now = asyncio.get_running_loop().time()
+        truncating = {
+            tp: s
+            for tp, s in self._states.items()
+            if s.state is FetchState.TRUNCATING and not s.delayed(now)
+        }
+        if truncating:
+            await self._truncate_to_epoch_end_offsets(truncating)
+        now = asyncio.get_running_loop().time()
+        fetching = {
+            tp: s
+            for tp, s in self._states.items()
+            if s.state is FetchState.FETCHING and not s.delayed(now)
+        }
+        if fetching:
+            await self._fetch(fetching)
+            return
+        if any(
+            s.state is FetchState.TRUNCATING and not s.delayed(now) for s in self._states.values()
+        ):
+            return
+        delays = [s.delayed_until - now for s in self._states.values() if s.delayed(now)]
+        timeout = min(delays) if delays else None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), timeout)
+
+    # --- truncation -------------------------------------------------------------------------
+
+    async def _truncate_to_epoch_end_offsets(
+        self, states: dict[TopicPartition, PartitionFetchState]
+    ) -> None:
+        without_epoch: list[TopicPartition] = []
+        request = pb.OffsetsForLeaderEpochRequest(replica_id=self.replica_id)
+        by_topic: dict[str, pb.OffsetsForLeaderEpochRequest.OffsetForLeaderTopic] = {}
+        for tp, state in states.items():
+            epoch = self.latest_epoch(tp)
+            if epoch is None:
+                without_epoch.append(tp)
+                continue
+            topic = by_topic.get(tp.topic)
+            if topic is None:
+                topic = request.topics.add(topic=tp.topic)
+                by_topic[tp.topic] = topic
+            topic.partitions.add(
+                partition=tp.partition,
+                current_leader_epoch=state.current_leader_epoch,
+                leader_epoch=epoch,
+            )
+        for tp in without_epoch:
+            # An empty epoch cache means an empty log here (every batch carries its epoch):
+            # there is nothing to truncate.
+            state = states[tp]
+            self._finish_truncation(tp, state, self.log_end_offset(tp))
+        if not by_topic:
+            return
+        try:
+            response = await self.endpoint.offsets_for_leader_epoch(request)
+        except grpc.aio.AioRpcError as exc:
+            _log.warning(
+                "fetcher.offsets_for_leader_epoch_failed",
+                fetcher=self.name,
+                code=str(exc.code()),
+                details=exc.details(),
+            )
+            for tp, state in states.items():
+                if tp not in without_epoch:
+                    self._delay(tp, state)
+            return
+        for topic_result in response.topics:
+            for result in topic_result.partitions:
+                tp = TopicPartition(topic_result.topic, result.partition)
+                sent = states.get(tp)
+                if sent is None or self._states.get(tp) != sent:
+                    continue
+                if result.error_code != ErrorCode.NONE:
+                    self._on_partition_error(tp, sent, result.error_code, result.error_message)
+                    continue
+                outcome = truncation_offset(
+                    result.leader_epoch,
+                    result.end_offset,
+                    self.log_end_offset(tp),
+                    functools.partial(self.end_offset_for_epoch, tp),
+                )
+                self.truncate(tp, outcome.offset, "leader_epoch")
+                if outcome.truncation_completed:
+                    self._finish_truncation(tp, sent, self.log_end_offset(tp))
+
+    def _finish_truncation(
+        self, tp: TopicPartition, state: PartitionFetchState, offset: int
+    ) -> None:
+        self._update(tp, state, replace(state, fetch_offset=offset, state=FetchState.FETCHING))
+
+    # --- fetching ---------------------------------------------------------------------------
+
+    async def _fetch(self, states: dict[TopicPartition, PartitionFetchState]) -> None:
+        request = self.build_fetch_request(states)
+        try:
+            response = await self.endpoint.fetch(request)
+        except grpc.aio.AioRpcError as exc:
+            _log.warning(
+                "fetcher.fetch_failed",
+                fetcher=self.name,
+                code=str(exc.code()),
+                details=exc.details(),
+            )
+            for tp, state in states.items():
+                self._delay(tp, state)
+            return
+        for topic in response.responses:
+            for data in topic.partitions:
+                tp = TopicPartition(topic.topic, data.partition_index)
+                sent = states.get(tp)
+                if sent is None or self._states.get(tp) != sent:
+                    continue  # removed or re-added while the fetch was in flight
+                self._handle_partition_data(tp, sent, data)
+
+    def _handle_partition_data(
+        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+    ) -> None:
+        code = data.error_code
+        if code == ErrorCode.NONE:
+            if data.HasField("diverging_epoch") and data.diverging_epoch.epoch >= 0:
+                outcome = truncation_offset(
+                    data.diverging_epoch.epoch,
+                    data.diverging_epoch.end_offset,
+                    self.log_end_offset(tp),
+                    lambda epoch: self.end_offset_for_epoch(tp, epoch),
+                )
+                self.truncate(tp, outcome.offset, "diverging_epoch")
+                self._update(tp, state, replace(state, fetch_offset=self.log_end_offset(tp)))
+                return
+            try:
+                next_offset = self.process_partition_data(tp, state, data)
+            except UnexpectedAppendOffsetError as exc:
+                _log.warning("fetcher.unexpected_offset", fetcher=self.name, error=exc.message)
+                self._update(tp, state, replace(state, state=FetchState.TRUNCATING))
+                return
+            except KafkaError as exc:
+                _log.warning(
+                    "fetcher.append_failed",
+                    fetcher=self.name,
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    error=str(exc),
+                )
+                self._delay(tp, state)
+                return
+            self._update(tp, state, replace(state, fetch_offset=next_offset))
+        elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
+            start = self.handle_offset_out_of_range(tp, state, data)
+            self._update(tp, state, replace(state, fetch_offset=start, state=FetchState.FETCHING))
+        else:
+            self._on_partition_error(tp, state, code, data.error_message)
+
+    def _on_partition_error(
+        self, tp: TopicPartition, state: PartitionFetchState, code: int, message: str
+    ) -> None:
+        try:
+            name = ErrorCode(code).name
+        except ValueError:
+            name = str(code)
+        _log.info(
+            "fetcher.partition_error",
+            fetcher=self.name,
+            topic=tp.topic,
+            partition=tp.partition,
+            leader_epoch=state.current_leader_epoch,
+            error=name,
+            message=message,
+            retriable=code in _BACK_OFF_ERRORS,
+        )
+        self._delay(tp, state)
+
+    # --- hooks --------------------------------------------------------------------------------
+
+    @property
+    @abc.abstractmethod
+    def replica_id(self) -> int: ...
+
+    @abc.abstractmethod
+    def build_fetch_request(
+        self, states: dict[TopicPartition, PartitionFetchState]
+    ) -> pb.FetchRequest: ...
+
+    @abc.abstractmethod
+    def process_partition_data(
+        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+    ) -> int:
+        """Apply fetched data; returns the next fetch offset."""
+
+    @abc.abstractmethod
+    def handle_offset_out_of_range(
+        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+    ) -> int:
+        """Repair the log after OFFSET_OUT_OF_RANGE; returns the offset to fetch from."""
+
+    @abc.abstractmethod
+    def truncate(self, tp: TopicPartition, offset: int, reason: str) -> None: ...
+
+    @abc.abstractmethod
+    def latest_epoch(self, tp: TopicPartition) -> int | None: ...
+
+    @abc.abstractmethod
+    def log_end_offset(self, tp: TopicPartition) -> int: ...
+
+    @abc.abstractmethod
+    def end_offset_for_epoch(self, tp: TopicPartition, epoch: int) -> tuple[int, int]: ...
+
+
+class ReplicaFetcher(AbstractFetcher):
+    """A follower fetching the partitions one leader broker leads."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        source_broker_id: int,
+        endpoint: LeaderEndpoint,
+        *,
+        get_partition: Callable[[TopicPartition], Partition | None],
+        broker_epoch: Callable[[], int],
+        max_wait_ms: int,
+        min_bytes: int,
+        partition_max_bytes: int,
+        backoff_s: float,
+        use_epochs: bool = True,
+        on_high_watermark: Callable[[TopicPartition], None] | None = None,
+    ) -> None:
+        super().__init__(
+            source_broker_id,
+            endpoint,
+            backoff_s=backoff_s,
+            name=f"ReplicaFetcher-{broker_id}-from-{source_broker_id}",
+        )
+        self._broker_id = broker_id
+        self._get_partition = get_partition
+        self._broker_epoch = broker_epoch
+        self._max_wait_ms = max_wait_ms
+        self._min_bytes = min_bytes
+        self._partition_max_bytes = partition_max_bytes
+        self._use_epochs = use_epochs
+        self._on_high_watermark = on_high_watermark
+
+    @property
+    def replica_id(self) -> int:
+        return self._broker_id
+
+    def _partition(self, tp: TopicPartition) -> Partition:
+        partition = self._get_partition(tp)
+        if partition is None:
+            raise KafkaError(f"{tp} is not hosted here any more")
+        return partition
+
+    def build_fetch_request(
+        self, states: dict[TopicPartition, PartitionFetchState]
+    ) -> pb.FetchRequest:
+        request = pb.FetchRequest(
+            replica_id=self._broker_id,
+            replica_epoch=self._broker_epoch(),
+            max_wait_ms=self._max_wait_ms,
+            min_bytes=self._min_bytes,
+            max_bytes=max(self._partition_max_bytes * len(states), 10 * 1024 * 1024),
+        )
+        by_topic: dict[str, pb.FetchRequest.FetchTopic] = {}
+        for tp, state in states.items():
+            partition = self._get_partition(tp)
+            if partition is None:
+                continue
+            topic = by_topic.get(tp.topic)
+            if topic is None:
+                topic = request.topics.add(topic=tp.topic)
+                by_topic[tp.topic] = topic
+            last_epoch = partition.log.latest_epoch if self._use_epochs else None
+            topic.partitions.add(
+                partition=tp.partition,
+                current_leader_epoch=state.current_leader_epoch,
+                fetch_offset=state.fetch_offset,
+                last_fetched_epoch=UNDEFINED_EPOCH if last_epoch is None else last_epoch,
+                log_start_offset=partition.log.log_start_offset,
+                partition_max_bytes=self._partition_max_bytes,
+            )
+        return request
+
+    def process_partition_data(
+        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+    ) -> int:
+        partition = self._partition(tp)
+        log = partition.log
+        if log.log_end_offset != state.fetch_offset:
+            raise UnexpectedAppendOffsetError(
+                f"{tp}: fetched at {state.fetch_offset} but the log ends at {log.log_end_offset}",
+                state.fetch_offset,
+                state.fetch_offset,
+            )
+        if data.records:
+            try:
+                log.append_as_follower(data.records)
+            except UnexpectedAppendOffsetError as exc:
+                if (
+                    log.log_end_offset == log.log_start_offset
+                    and log.log_end_offset < exc.first_offset
+                ):
+                    partition.truncate_fully_and_start_at(exc.first_offset, "unexpected_offset")
+                    log.append_as_follower(data.records)
+                else:
+                    raise
+        leader_start = data.log_start_offset
+        if log.log_start_offset < leader_start <= log.log_end_offset:
+            log.maybe_increment_log_start_offset(leader_start)
+        old_hw = partition.high_watermark
+        partition.update_follower_high_watermark(data.high_watermark)
+        if partition.high_watermark != old_hw and self._on_high_watermark is not None:
+            self._on_high_watermark(tp)
+        return log.log_end_offset
+
+    def handle_offset_out_of_range(
+        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+    ) -> int:
+        partition = self._partition(tp)
+        start = max(data.log_start_offset, 0)
+        partition.truncate_fully_and_start_at(start, "offset_out_of_range")
+        return start
+
+    def truncate(self, tp: TopicPartition, offset: int, reason: str) -> None:
+        self._partition(tp).truncate_to(offset, reason)
+
+    def latest_epoch(self, tp: TopicPartition) -> int | None:
+        return self._partition(tp).log.latest_epoch
+
+    def log_end_offset(self, tp: TopicPartition) -> int:
+        return self._partition(tp).log.log_end_offset
+
+    def end_offset_for_epoch(self, tp: TopicPartition, epoch: int) -> tuple[int, int]:
+        return self._partition(tp).log.end_offset_for_epoch(epoch)
+
+
+class _Source(NamedTuple):
+    broker_id: int
+    host: str
+    port: int
+
+
+class ReplicaFetcherManager:
+    """One ReplicaFetcher per source broker; partitions move between them on leader changes."""
+
+    def __init__(self, make_fetcher: Callable[[int, str, int], AbstractFetcher]) -> None:
+        self._make_fetcher = make_fetcher
+        self._fetchers: dict[_Source, AbstractFetcher] = {}
+
+    @property
+    def fetchers(self) -> dict[int, AbstractFetcher]:
+        return {source.broker_id: f for source, f in self._fetchers.items()}
+
+    def fetch_state(self, tp: TopicPartition) -> PartitionFetchState | None:
+        for fetcher in self._fetchers.values():
+            state = fetcher.partitions.get(tp)
+            if state is not None:
+                return state
+        return None
+
+    async def add_partitions(
+        self, leader: int, host: str, port: int, states: dict[TopicPartition, PartitionFetchState]
+    ) -> None:
+        source = _Source(leader, host, port)
+        for other, fetcher in list(self._fetchers.items()):
+            if other.broker_id == leader and other != source:
+                # The leader moved to a new endpoint: its partitions come along.
+                states = {**fetcher.partitions, **states}
+                del self._fetchers[other]
+                await fetcher.stop()
+        existing = self._fetchers.get(source)
+        if existing is None:
+            existing = self._make_fetcher(leader, host, port)
+            self._fetchers[source] = existing
+            existing.start()
+        existing.add_partitions(states)
+
+    async def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
+        tps = list(tps)
+        for source, fetcher in list(self._fetchers.items()):
+            fetcher.remove_partitions(tps)
+            if not fetcher.partitions:
+                del self._fetchers[source]
+                await fetcher.stop()
+
+    async def shutdown(self) -> None:
+        fetchers = list(self._fetchers.values())
+        self._fetchers.clear()
+        for fetcher in fetchers:
+            await fetcher.stop()

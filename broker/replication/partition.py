@@ -1,0 +1,429 @@
+"""One hosted partition replica: its log, its role, its high watermark, and (as leader) what it
+knows of the other replicas.
+
+Roles are small value types, replaced whole on every change::
+
+    LeaderState    leader_epoch, epoch_start_offset (the LEO when this epoch began), isr,
+                   replicas, partition_epoch (the state znode's version), controller_epoch
+    FollowerState  leader_id, leader_epoch, isr, replicas, partition_epoch, controller_epoch
+
+A leader keeps one ``ReplicaState`` per other assigned replica (Kafka's remote replica): its log
+end offset as of its last fetch (-1 = unknown until it fetches) and ``last_caught_up_time_ms``,
+Kafka's definition: the last time the follower had fetched up to the leader's LEO, either at the
+fetch itself or at the previous fetch (``fetch_offset >= the leader's LEO at the previous
+fetch``). A follower whose last caught-up time is older than ``replica.lag.time.max.ms`` leaves
+the ISR; one whose LEO reaches the high watermark (and the start of the current epoch) rejoins.
+
+High watermark: on the leader, the smallest LEO over the ISR (the leader's own included) and over
+an ISR expansion still being written to ZooKeeper (the "maximal" ISR, as Kafka's AlterIsr does:
+a replica being added counts before the write lands, one being removed still counts until it
+has). It only moves forward. On a follower it is min(leader's HW, own LEO).
+
+The ISR itself changes only through ``apply_isr`` after the ZooKeeper write succeeded; this
+class proposes changes (``isr_to_expand``, ``out_of_sync_replicas``) and the ReplicaManager
+writes them.
+
+Not thread-safe: owned by the broker's event loop, like its Log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import structlog
+
+from broker.storage.log import Log, LogAppendInfo
+from proto.errors import (
+    ErrorCode,
+    FencedLeaderEpochError,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+    UnknownLeaderEpochError,
+)
+
+__all__ = [
+    "UNKNOWN_OFFSET",
+    "FollowerState",
+    "LeaderState",
+    "Partition",
+    "PartitionRegistration",
+    "ReplicaState",
+]
+
+UNKNOWN_OFFSET = -1
+NO_EPOCH = -1
+
+_log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class PartitionRegistration:
+    """What a LeaderAndIsr request says about one partition."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    partition_epoch: int
+    controller_epoch: int
+
+
+@dataclass(frozen=True)
+class LeaderState:
+    leader_epoch: int
+    epoch_start_offset: int
+    isr: frozenset[int]
+    replicas: tuple[int, ...]
+    partition_epoch: int
+    controller_epoch: int
+
+
+@dataclass(frozen=True)
+class FollowerState:
+    leader_id: int
+    leader_epoch: int
+    isr: frozenset[int]
+    replicas: tuple[int, ...]
+    partition_epoch: int
+    controller_epoch: int
+
+
+class ReplicaState(NamedTuple):
+    """A follower as the leader sees it, replaced on each of its fetches."""
+
+    log_end_offset: int = UNKNOWN_OFFSET
+    log_start_offset: int = UNKNOWN_OFFSET
+    last_caught_up_time_ms: int = 0
+    last_fetch_leader_log_end_offset: int = UNKNOWN_OFFSET
+    last_fetch_time_ms: int = 0
+
+
+class Partition:
+    """A partition replica hosted by this broker (see the module docstring)."""
+
+    def __init__(
+        self,
+        log: Log,
+        broker_id: int,
+        *,
+        high_watermark: int = 0,
+        min_insync_replicas: int = 1,
+    ) -> None:
+        self.log = log
+        self.topic = log.topic
+        self.partition = log.partition
+        self.broker_id = broker_id
+        self.min_insync_replicas = min_insync_replicas
+        self.state: LeaderState | FollowerState | None = None
+        self.remote_replicas: dict[int, ReplicaState] = {}
+        self.pending_isr: frozenset[int] | None = None  # an ISR write in flight
+        self.high_watermark = self._bounded(high_watermark)
+
+    def __repr__(self) -> str:
+        return (
+            f"Partition({self.topic}-{self.partition}, state={self.state}, "
+            f"log_end_offset={self.log.log_end_offset}, high_watermark={self.high_watermark})"
+        )
+
+    # --- views ----------------------------------------------------------------------------
+
+    @property
+    def is_leader(self) -> bool:
+        return isinstance(self.state, LeaderState)
+
+    @property
+    def leader_epoch(self) -> int:
+        return NO_EPOCH if self.state is None else self.state.leader_epoch
+
+    @property
+    def leader_id(self) -> int:
+        if isinstance(self.state, LeaderState):
+            return self.broker_id
+        if isinstance(self.state, FollowerState):
+            return self.state.leader_id
+        return -1
+
+    @property
+    def isr(self) -> frozenset[int]:
+        """The ISR as last written to ZooKeeper (or received from the controller)."""
+        return frozenset() if self.state is None else self.state.isr
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        """The ISR for the high watermark: includes a pending expansion or shrink."""
+        if self.pending_isr is None:
+            return self.isr
+        return self.isr | self.pending_isr
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    def _log_fields(self) -> dict[str, object]:
+        return {"topic": self.topic, "partition": self.partition}
+
+    def _bounded(self, high_watermark: int) -> int:
+        return max(min(high_watermark, self.log.log_end_offset), self.log.log_start_offset)
+
+    def check_leader_epoch(self, current_leader_epoch: int, *, require_leader: bool) -> None:
+        """Fencing of a request that names the epoch it expects (-1 = no fencing)."""
+        if self.state is None:
+            raise NotLeaderOrFollowerError(f"{self.topic}-{self.partition} has no leader state")
+        if current_leader_epoch != NO_EPOCH:
+            if current_leader_epoch < self.state.leader_epoch:
+                raise FencedLeaderEpochError(
+                    f"leader epoch {current_leader_epoch} of the request is older than the "
+                    f"current leader epoch {self.state.leader_epoch}"
+                )
+            if current_leader_epoch > self.state.leader_epoch:
+                raise UnknownLeaderEpochError(
+                    f"leader epoch {current_leader_epoch} of the request is newer than the "
+                    f"current leader epoch {self.state.leader_epoch}"
+                )
+        if require_leader and not self.is_leader:
+            raise NotLeaderOrFollowerError(
+                f"broker {self.broker_id} is not the leader of {self.topic}-{self.partition}"
+            )
+
+    # --- role changes ---------------------------------------------------------------------
+
+    def make_leader(self, registration: PartitionRegistration, now_ms: int) -> bool:
+        """Become (or stay, with a new epoch) leader. True when this is a new leadership."""
+        was_leader = self.is_leader
+        old_epoch = self.leader_epoch
+        log = self.log
+        if registration.leader_epoch != old_epoch:
+            log.maybe_assign_epoch_start_offset(registration.leader_epoch, log.log_end_offset)
+        epoch_start = (
+            self.state.epoch_start_offset
+            if isinstance(self.state, LeaderState)
+            and self.state.leader_epoch == registration.leader_epoch
+            else log.log_end_offset
+        )
+        isr = frozenset(registration.isr)
+        self.state = LeaderState(
+            leader_epoch=registration.leader_epoch,
+            epoch_start_offset=epoch_start,
+            isr=isr,
+            replicas=registration.replicas,
+            partition_epoch=registration.partition_epoch,
+            controller_epoch=registration.controller_epoch,
+        )
+        self.pending_isr = None
+        # Remote LEOs are unknown until the followers fetch; an ISR member counts as caught up
+        # now, so that it is not removed before it had a chance to fetch.
+        self.remote_replicas = {
+            replica: ReplicaState(last_caught_up_time_ms=now_ms if replica in isr else 0)
+            for replica in registration.replicas
+            if replica != self.broker_id
+        }
+        self.high_watermark = self._bounded(self.high_watermark)
+        _log.info(
+            "became_leader",
+            **self._log_fields(),
+            leader_epoch=registration.leader_epoch,
+            previous_leader_epoch=old_epoch,
+            log_end_offset=log.log_end_offset,
+            high_watermark=self.high_watermark,
+            isr=sorted(isr),
+            replicas=list(registration.replicas),
+        )
+        return not was_leader
+
+    def make_follower(self, registration: PartitionRegistration) -> bool:
+        """Become a follower of ``registration.leader``. True when the leader or epoch changed."""
+        previous = self.state
+        self.state = FollowerState(
+            leader_id=registration.leader,
+            leader_epoch=registration.leader_epoch,
+            isr=frozenset(registration.isr),
+            replicas=registration.replicas,
+            partition_epoch=registration.partition_epoch,
+            controller_epoch=registration.controller_epoch,
+        )
+        self.pending_isr = None
+        self.remote_replicas = {}
+        changed = not (
+            isinstance(previous, FollowerState)
+            and previous.leader_id == registration.leader
+            and previous.leader_epoch == registration.leader_epoch
+        )
+        _log.info(
+            "became_follower",
+            **self._log_fields(),
+            leader=registration.leader,
+            leader_epoch=registration.leader_epoch,
+            previous_leader_epoch=NO_EPOCH if previous is None else previous.leader_epoch,
+            log_end_offset=self.log.log_end_offset,
+            high_watermark=self.high_watermark,
+        )
+        return changed
+
+    def make_offline(self) -> None:
+        """Stop leading or following (StopReplica)."""
+        self.state = None
+        self.pending_isr = None
+        self.remote_replicas = {}
+
+    # --- leader: appends ------------------------------------------------------------------
+
+    def append_records_to_leader(self, data: bytes, required_acks: int) -> LogAppendInfo:
+        """Validate and append a produce request's batches (raises a KafkaError on refusal)."""
+        state = self.state
+        if not isinstance(state, LeaderState):
+            raise NotLeaderOrFollowerError(
+                f"broker {self.broker_id} is not the leader of {self.topic}-{self.partition}"
+            )
+        if required_acks == -1 and len(state.isr) < self.min_insync_replicas:
+            raise NotEnoughReplicasError(
+                f"the ISR {sorted(state.isr)} of {self.topic}-{self.partition} is smaller than "
+                f"min.insync.replicas ({self.min_insync_replicas})"
+            )
+        return self.log.append_as_leader(data, state.leader_epoch)
+
+    def check_enough_replicas_reach_offset(self, required_offset: int) -> ErrorCode | None:
+        """For an acks=all produce: None while waiting, else its outcome."""
+        if not self.is_leader:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if self.high_watermark < required_offset:
+            return None
+        if len(self.isr) < self.min_insync_replicas:
+            return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+        return ErrorCode.NONE
+
+    # --- leader: followers' fetches, HW, ISR ------------------------------------------------
+
+    def update_follower_fetch_state(
+        self,
+        replica_id: int,
+        fetch_offset: int,
+        log_start_offset: int,
+        fetch_time_ms: int,
+        leader_end_offset: int,
+    ) -> bool:
+        """Record a follower's fetch; False if ``replica_id`` is not an assigned replica."""
+        current = self.remote_replicas.get(replica_id)
+        if current is None:
+            return False
+        caught_up = current.last_caught_up_time_ms
+        if fetch_offset >= leader_end_offset:
+            caught_up = max(caught_up, fetch_time_ms)
+        elif fetch_offset >= current.last_fetch_leader_log_end_offset >= 0:
+            caught_up = max(caught_up, current.last_fetch_time_ms)
+        self.remote_replicas[replica_id] = ReplicaState(
+            log_end_offset=fetch_offset,
+            log_start_offset=log_start_offset,
+            last_caught_up_time_ms=caught_up,
+            last_fetch_leader_log_end_offset=leader_end_offset,
+            last_fetch_time_ms=fetch_time_ms,
+        )
+        return True
+
+    def maybe_increment_high_watermark(self) -> bool:
+        """Leader: move the HW to the smallest LEO over the (maximal) ISR; True if it moved."""
+        if not self.is_leader:
+            return False
+        new_hw = self.log.log_end_offset
+        for replica in self.maximal_isr:
+            if replica == self.broker_id:
+                continue
+            remote = self.remote_replicas.get(replica)
+            leo = UNKNOWN_OFFSET if remote is None else remote.log_end_offset
+            new_hw = min(new_hw, leo)
+        if new_hw > self.high_watermark:
+            old = self.high_watermark
+            self.high_watermark = new_hw
+            _log.debug(
+                "hw_advanced",
+                **self._log_fields(),
+                leader_epoch=self.leader_epoch,
+                previous_high_watermark=old,
+                high_watermark=new_hw,
+            )
+            return True
+        return False
+
+    def isr_to_expand(self, replica_id: int) -> frozenset[int] | None:
+        """The ISR with ``replica_id`` added, when it qualifies (Kafka's rule: an assigned
+        replica whose LEO reached the HW and the start of the current leader epoch)."""
+        state = self.state
+        if not isinstance(state, LeaderState) or self.pending_isr is not None:
+            return None
+        if replica_id in state.isr or replica_id not in state.replicas:
+            return None
+        remote = self.remote_replicas.get(replica_id)
+        if remote is None:
+            return None
+        if remote.log_end_offset >= self.high_watermark and (
+            remote.log_end_offset >= state.epoch_start_offset
+        ):
+            return state.isr | {replica_id}
+        return None
+
+    def out_of_sync_replicas(self, now_ms: int, max_lag_ms: int) -> frozenset[int]:
+        """ISR followers that have not caught up with the leader within ``max_lag_ms``."""
+        state = self.state
+        if not isinstance(state, LeaderState) or self.pending_isr is not None:
+            return frozenset()
+        lagging = set()
+        for replica in state.isr:
+            if replica == self.broker_id:
+                continue
+            remote = self.remote_replicas.get(replica)
+            caught_up = 0 if remote is None else remote.last_caught_up_time_ms
+            if now_ms - caught_up > max_lag_ms:
+                lagging.add(replica)
+        return frozenset(lagging)
+
+    def apply_isr(self, isr: frozenset[int], partition_epoch: int) -> None:
+        """The ISR write landed in ZooKeeper at znode version ``partition_epoch``."""
+        state = self.state
+        if not isinstance(state, LeaderState):
+            return
+        self.state = LeaderState(
+            leader_epoch=state.leader_epoch,
+            epoch_start_offset=state.epoch_start_offset,
+            isr=isr,
+            replicas=state.replicas,
+            partition_epoch=partition_epoch,
+            controller_epoch=state.controller_epoch,
+        )
+
+    # --- follower ---------------------------------------------------------------------------
+
+    def update_follower_high_watermark(self, leader_high_watermark: int) -> None:
+        """Follower: HW = min(leader's HW, own LEO)."""
+        self.high_watermark = self._bounded(leader_high_watermark)
+
+    def truncate_to(self, offset: int, reason: str) -> None:
+        """Follower: drop every offset >= ``offset`` (no-op at or beyond the LEO)."""
+        old_leo = self.log.log_end_offset
+        if self.log.truncate_to(offset):
+            self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
+            _log.info(
+                "truncated",
+                **self._log_fields(),
+                leader_epoch=self.leader_epoch,
+                previous_log_end_offset=old_leo,
+                truncation_offset=offset,
+                log_end_offset=self.log.log_end_offset,
+                high_watermark=self.high_watermark,
+                reason=reason,
+            )
+
+    def truncate_fully_and_start_at(self, offset: int, reason: str) -> None:
+        old_leo = self.log.log_end_offset
+        self.log.truncate_fully_and_start_at(offset)
+        self.high_watermark = offset
+        _log.info(
+            "truncated",
+            **self._log_fields(),
+            leader_epoch=self.leader_epoch,
+            previous_log_end_offset=old_leo,
+            truncation_offset=offset,
+            log_end_offset=offset,
+            high_watermark=offset,
+            reason=reason,
+            fully=True,
+        )

@@ -1,0 +1,903 @@
+"""The broker's partition replicas: role changes from the controller, produce, fetch, offsets.
+
+``ReplicaManager`` is Kafka's class of the same name, cut to ZooKeeper mode:
+
+* LeaderAndIsr makes hosted partitions leaders or followers. Requests from an older controller
+  (controller_epoch) or for an older registration of this broker (broker_epoch) are refused
+  whole; a partition state whose leader_epoch is not newer than the one held is ignored
+  (STALE_CONTROLLER_EPOCH). A new leader records (epoch, LEO) in its epoch cache and stops
+  fetching; a follower (re)starts fetching from its leader, after truncating as the epochs say
+  (fetcher.py) -- or, with the test-only key ``minikafka.test.follower.truncation=high_watermark``,
+  after truncating to its own checkpointed high watermark as Kafka did before KIP-101.
+* Produce appends to leaders; acks=all waits (delayed.py) until the HW passes the append.
+* Fetch serves consumers up to the HW and followers up to the LEO; a follower's fetch is also
+  how the leader learns its LEO, which moves the HW and may put it back into the ISR.
+* A periodic task removes followers that have not caught up for ``replica.lag.time.max.ms``
+  from the ISR; another checkpoints the high watermarks. ISR changes are written by the leader
+  to the partition's state znode (conditional on its version) plus an isr_change_notification.
+
+Not thread-safe: every method runs on the broker's event loop. ZooKeeper calls and checkpoint
+writes go to the default executor with ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+import structlog
+
+from broker.config import BrokerConfig
+from broker.replication.delayed import (
+    Purgatory,
+    complete_when,
+    high_watermark_key,
+    log_end_offset_key,
+)
+from broker.replication.fetcher import (
+    AbstractFetcher,
+    FetchState,
+    GrpcLeaderEndpoint,
+    PartitionFetchState,
+    ReplicaFetcher,
+    ReplicaFetcherManager,
+)
+from broker.replication.partition import LeaderState, Partition, PartitionRegistration
+from broker.storage.checkpoints import TopicPartition
+from broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from broker.storage.log_manager import LogManager
+from controller import zk_data
+from controller.errors import BadZNodeVersionError
+from controller.zk_data import PartitionState, Versioned
+from proto import minikafka_pb2 as pb
+from proto.errors import (
+    ErrorCode,
+    KafkaError,
+    NotLeaderOrFollowerError,
+    UnknownTopicOrPartitionError,
+)
+
+__all__ = [
+    "FOLLOWER_TRUNCATION_KEY",
+    "MetadataView",
+    "PartitionStateStore",
+    "ReplicaManager",
+]
+
+# Test-only fault injection (see the module docstring): leader_epoch (default) | high_watermark.
+FOLLOWER_TRUNCATION_KEY = "minikafka.test.follower.truncation"
+_REPLICA_FETCH_BACKOFF_KEY = "replica.fetch.backoff.ms"
+_DEBUGGING_REPLICA_ID = -2
+_CONSUMER_REPLICA_ID = -1
+_DEFAULT_FETCH_MAX_BYTES = 50 * 1024 * 1024
+_DEFAULT_PARTITION_MAX_BYTES = 1024 * 1024
+
+_log = structlog.get_logger(__name__)
+
+
+class PartitionStateStore(Protocol):
+    """The part of ZkStore a partition leader uses (ZkStore satisfies it)."""
+
+    def get_partition_state(
+        self, topic: str, partition: int
+    ) -> Versioned[PartitionState] | None: ...
+
+    def update_partition_state(
+        self,
+        topic: str,
+        partition: int,
+        state: PartitionState,
+        expected_zk_version: int,
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> int: ...
+
+    def create_isr_change_notification(
+        self, partitions: Iterable[zk_data.TopicPartition]
+    ) -> str: ...
+
+    def get_topic_config(self, topic: str) -> dict[str, str]: ...
+
+
+class MetadataView(Protocol):
+    """The part of the MetadataCache the replica manager reads (broker/server implements it)."""
+
+    def contains_partition(self, topic: str, partition: int) -> bool: ...
+
+    def get_alive_broker_endpoint(
+        self, broker_id: int, listener_name: str
+    ) -> tuple[str, int] | None: ...
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class _ProduceStatus:
+    code: ErrorCode
+    message: str = ""
+    base_offset: int = -1
+    log_start_offset: int = -1
+    required_offset: int = -1  # acks=all: the HW it waits for
+    leader_epoch: int = -1
+    done: bool = True
+
+
+@dataclass
+class _FetchRead:
+    responses: list[tuple[str, pb.FetchResponse.PartitionData]]
+    bytes: int
+    errors: bool
+
+
+class ReplicaManager:
+    """Hosted partitions and what clients, followers and the controller ask of them."""
+
+    def __init__(
+        self,
+        config: BrokerConfig,
+        log_manager: LogManager,
+        zk: PartitionStateStore,
+        metadata_cache: MetadataView,
+        *,
+        broker_epoch: Callable[[], int],
+        time_ms: Callable[[], int] = _wall_clock_ms,
+    ) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self._log_manager = log_manager
+        self._zk = zk
+        self._metadata = metadata_cache
+        self._broker_epoch = broker_epoch
+        self._time_ms = time_ms
+        self._partitions: dict[TopicPartition, Partition] = {}
+        self._controller_epoch = 0
+        self.purgatory = Purgatory()
+        self._high_watermarks = log_manager.read_high_watermarks()
+        truncation = config.unknown.get(FOLLOWER_TRUNCATION_KEY, "leader_epoch")
+        if truncation not in ("leader_epoch", "high_watermark"):
+            raise ValueError(
+                f"{FOLLOWER_TRUNCATION_KEY} must be leader_epoch or high_watermark, "
+                f"not {truncation!r}"
+            )
+        self.truncate_to_high_watermark = truncation == "high_watermark"
+        self._fetch_backoff_s = int(config.unknown.get(_REPLICA_FETCH_BACKOFF_KEY, "1000")) / 1000
+        self.fetchers = ReplicaFetcherManager(self._make_fetcher)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._isr_writes: set[asyncio.Task[None]] = set()
+        self._started = False
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def startup(self) -> None:
+        if self._started:
+            return
+        self._started = True
+        loop = asyncio.get_running_loop()
+        lag_ms = self.config.replica_lag_time_max_ms
+        self._tasks = [
+            loop.create_task(
+                self._every(max(lag_ms / 2, 10) / 1000, self._maybe_shrink_isr),
+                name=f"isr-expiration-{self.broker_id}",
+            ),
+            loop.create_task(
+                self._every(
+                    self.config.replica_high_watermark_checkpoint_interval_ms / 1000,
+                    self.checkpoint_high_watermarks,
+                ),
+                name=f"highwatermark-checkpoint-{self.broker_id}",
+            ),
+        ]
+        _log.info(
+            "replica_manager.started",
+            broker_id=self.broker_id,
+            follower_truncation="high_watermark"
+            if self.truncate_to_high_watermark
+            else "leader_epoch",
+        )
+
+    async def shutdown(self) -> None:
+        tasks = [*self._tasks, *self._isr_writes]
+        self._tasks = []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self.fetchers.shutdown()
+        self.purgatory.notify_all()
+        await self.checkpoint_high_watermarks()
+        self._started = False
+        _log.info("replica_manager.stopped", broker_id=self.broker_id)
+
+    async def _every(self, interval_s: float, work: Callable[[], object]) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                result = work()
+                if asyncio.iscoroutine(result):
+                    await result
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.exception("replica_manager.task_failed", task=getattr(work, "__name__", ""))
+
+    async def checkpoint_high_watermarks(self) -> None:
+        """Write replication-offset-checkpoint with every hosted partition's HW."""
+        hws = {tp: p.high_watermark for tp, p in self._partitions.items()}
+        self._high_watermarks.update(hws)
+        await asyncio.to_thread(self._log_manager.write_high_watermarks, hws)
+
+    # --- views --------------------------------------------------------------------------------
+
+    @property
+    def controller_epoch(self) -> int:
+        return self._controller_epoch
+
+    def get_partition(self, tp: TopicPartition) -> Partition | None:
+        return self._partitions.get(tp)
+
+    @property
+    def partitions(self) -> dict[TopicPartition, Partition]:
+        return dict(self._partitions)
+
+    def high_watermarks(self) -> dict[TopicPartition, int]:
+        """Every hosted partition's HW (for retention, which keeps what is above it)."""
+        return {tp: p.high_watermark for tp, p in self._partitions.items()}
+
+    def check_controller_request(self, controller_epoch: int, broker_epoch: int) -> ErrorCode:
+        """Fencing of LeaderAndIsr / UpdateMetadata / StopReplica; NONE records the epoch."""
+        if controller_epoch < self._controller_epoch:
+            _log.warning(
+                "controller_request.stale",
+                controller_epoch=controller_epoch,
+                latest_controller_epoch=self._controller_epoch,
+            )
+            return ErrorCode.STALE_CONTROLLER_EPOCH
+        current = self._broker_epoch()
+        if broker_epoch != -1 and broker_epoch < current:
+            _log.warning(
+                "controller_request.stale_broker_epoch",
+                broker_epoch=broker_epoch,
+                current_broker_epoch=current,
+            )
+            return ErrorCode.STALE_BROKER_EPOCH
+        self._controller_epoch = controller_epoch
+        return ErrorCode.NONE
+
+    def _get_or_create_partition(self, tp: TopicPartition) -> Partition:
+        partition = self._partitions.get(tp)
+        if partition is None:
+            log = self._log_manager.get_or_create_log(tp.topic, tp.partition)
+            partition = Partition(
+                log,
+                self.broker_id,
+                high_watermark=self._high_watermarks.get(tp, 0),
+                min_insync_replicas=self.config.min_insync_replicas,
+            )
+            self._partitions[tp] = partition
+        return partition
+
+    def _notify(self, tp: TopicPartition) -> None:
+        self.purgatory.notify(high_watermark_key(tp))
+        self.purgatory.notify(log_end_offset_key(tp))
+
+    # --- LeaderAndIsr -------------------------------------------------------------------------
+
+    async def become_leader_or_follower(
+        self, request: pb.LeaderAndIsrRequest
+    ) -> pb.LeaderAndIsrResponse:
+        code = self.check_controller_request(request.controller_epoch, request.broker_epoch)
+        if code != ErrorCode.NONE:
+            return pb.LeaderAndIsrResponse(error_code=code)
+        response = pb.LeaderAndIsrResponse()
+        leaders: dict[TopicPartition, PartitionRegistration] = {}
+        followers: dict[TopicPartition, PartitionRegistration] = {}
+        for ps in request.partition_states:
+            tp = TopicPartition(ps.topic_name, ps.partition_index)
+            code = ErrorCode.NONE
+            message = ""
+            existing = self._partitions.get(tp)
+            if self.broker_id not in ps.replicas:
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                message = f"broker {self.broker_id} is not a replica of {tp}"
+            elif (
+                existing is not None
+                and existing.state is not None
+                and (ps.leader_epoch <= existing.leader_epoch)
+            ):
+                code = ErrorCode.STALE_CONTROLLER_EPOCH
+                message = (
+                    f"leader epoch {ps.leader_epoch} is not newer than the current leader "
+                    f"epoch {existing.leader_epoch}"
+                )
+                _log.info(
+                    "leader_and_isr.ignored",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    leader_epoch=ps.leader_epoch,
+                    current_leader_epoch=existing.leader_epoch,
+                )
+            else:
+                registration = PartitionRegistration(
+                    leader=ps.leader,
+                    leader_epoch=ps.leader_epoch,
+                    isr=tuple(ps.isr),
+                    replicas=tuple(ps.replicas),
+                    partition_epoch=ps.partition_epoch,
+                    controller_epoch=ps.controller_epoch,
+                )
+                try:
+                    self._get_or_create_partition(tp)
+                except KafkaError as exc:
+                    code, message = exc.code, exc.message
+                else:
+                    if ps.leader == self.broker_id:
+                        leaders[tp] = registration
+                    else:
+                        followers[tp] = registration
+            response.partition_errors.add(
+                topic_name=tp.topic,
+                partition_index=tp.partition,
+                error_code=code,
+                error_message=message,
+            )
+        if leaders:
+            await self._make_leaders(leaders)
+        if followers:
+            live = {
+                leader.broker_id: (leader.host_name, leader.port) for leader in request.live_leaders
+            }
+            await self._make_followers(followers, live)
+        return response
+
+    async def _min_insync_replicas(self, topics: Iterable[str]) -> dict[str, int]:
+        result: dict[str, int] = {}
+        for topic in set(topics):
+            value = self.config.min_insync_replicas
+            try:
+                overrides = await asyncio.to_thread(self._zk.get_topic_config, topic)
+                if "min.insync.replicas" in overrides:
+                    value = int(overrides["min.insync.replicas"])
+            except Exception as exc:  # the broker default is a safe fallback
+                _log.warning("topic_config.unreadable", topic=topic, error=str(exc))
+            result[topic] = value
+        return result
+
+    async def _make_leaders(self, leaders: dict[TopicPartition, PartitionRegistration]) -> None:
+        await self.fetchers.remove_partitions(leaders)
+        min_isr = await self._min_insync_replicas(tp.topic for tp in leaders)
+        now = self._time_ms()
+        for tp, registration in leaders.items():
+            partition = self._partitions.get(tp)
+            if partition is None:
+                continue  # stopped while the topic config was read
+            partition.min_insync_replicas = min_isr[tp.topic]
+            partition.make_leader(registration, now)
+            partition.maybe_increment_high_watermark()
+            self._notify(tp)
+
+    async def _make_followers(
+        self,
+        followers: dict[TopicPartition, PartitionRegistration],
+        live_leaders: dict[int, tuple[str, int]],
+    ) -> None:
+        await self.fetchers.remove_partitions(followers)
+        by_leader: dict[tuple[int, str, int], dict[TopicPartition, PartitionFetchState]] = {}
+        for tp, registration in followers.items():
+            partition = self._partitions[tp]
+            partition.make_follower(registration)
+            self._notify(tp)  # parked produces and fetches see they lost leadership
+            if registration.leader < 0:
+                continue
+            endpoint = live_leaders.get(
+                registration.leader
+            ) or self._metadata.get_alive_broker_endpoint(
+                registration.leader, self.config.inter_broker_listener_name
+            )
+            if endpoint is None:
+                _log.warning(
+                    "follower.leader_unreachable",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    leader=registration.leader,
+                    leader_epoch=registration.leader_epoch,
+                )
+                continue
+            if self.truncate_to_high_watermark:
+                # Pre-KIP-101 behaviour, for the seed failure tests only.
+                partition.truncate_to(partition.high_watermark, "high_watermark")
+                state = FetchState.FETCHING
+            else:
+                state = FetchState.TRUNCATING
+            by_leader.setdefault((registration.leader, *endpoint), {})[tp] = PartitionFetchState(
+                fetch_offset=partition.log_end_offset,
+                current_leader_epoch=registration.leader_epoch,
+                state=state,
+            )
+        for (leader, host, port), states in by_leader.items():
+            await self.fetchers.add_partitions(leader, host, port, states)
+
+    def _make_fetcher(self, leader: int, host: str, port: int) -> AbstractFetcher:
+        config = self.config
+        return ReplicaFetcher(
+            self.broker_id,
+            leader,
+            GrpcLeaderEndpoint(host, port, timeout_s=config.replica_socket_timeout_ms / 1000),
+            get_partition=self._partitions.get,
+            broker_epoch=self._broker_epoch,
+            max_wait_ms=config.replica_fetch_wait_max_ms,
+            min_bytes=config.replica_fetch_min_bytes,
+            partition_max_bytes=config.replica_fetch_max_bytes,
+            backoff_s=self._fetch_backoff_s,
+            use_epochs=not self.truncate_to_high_watermark,
+            on_high_watermark=lambda tp: self.purgatory.notify(high_watermark_key(tp)),
+        )
+
+    # --- StopReplica --------------------------------------------------------------------------
+
+    async def stop_replicas(self, request: pb.StopReplicaRequest) -> pb.StopReplicaResponse:
+        code = self.check_controller_request(request.controller_epoch, request.broker_epoch)
+        if code != ErrorCode.NONE:
+            return pb.StopReplicaResponse(error_code=code)
+        response = pb.StopReplicaResponse()
+        stopping: list[TopicPartition] = []
+        for ps in request.partition_states:
+            tp = TopicPartition(ps.topic_name, ps.partition_index)
+            partition = self._partitions.get(tp)
+            code = ErrorCode.NONE
+            if (
+                partition is not None
+                and ps.leader_epoch >= 0
+                and ps.leader_epoch < partition.leader_epoch
+            ):
+                code = ErrorCode.FENCED_LEADER_EPOCH
+            else:
+                stopping.append(tp)
+            response.partition_errors.add(
+                topic_name=tp.topic, partition_index=tp.partition, error_code=code
+            )
+        await self.fetchers.remove_partitions(stopping)
+        deletes = {
+            TopicPartition(ps.topic_name, ps.partition_index)
+            for ps in request.partition_states
+            if ps.delete_partition
+        }
+        for tp in stopping:
+            if tp not in deletes:
+                continue
+            partition = self._partitions.pop(tp, None)
+            if partition is not None:
+                partition.make_offline()
+            self._high_watermarks.pop(tp, None)
+            self._notify(tp)
+            try:
+                self._log_manager.delete_log(tp.topic, tp.partition)
+            except Exception:
+                _log.exception("replica.delete_failed", topic=tp.topic, partition=tp.partition)
+            _log.info("replica.stopped", topic=tp.topic, partition=tp.partition, deleted=True)
+        return response
+
+    # --- Produce ------------------------------------------------------------------------------
+
+    async def append_records(self, request: pb.ProduceRequest) -> pb.ProduceResponse:
+        acks = request.acks
+        statuses: dict[tuple[str, int], _ProduceStatus] = {}
+        for topic_data in request.topic_data:
+            for data in topic_data.partition_data:
+                key = (topic_data.name, data.index)
+                if acks not in (0, 1, -1):
+                    statuses[key] = _ProduceStatus(
+                        ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}"
+                    )
+                    continue
+                statuses[key] = self._append_to_leader(TopicPartition(*key), data.records, acks)
+        if acks == 0:
+            return pb.ProduceResponse()
+        if acks == -1:
+            await self._await_replication(statuses, request.timeout_ms)
+        response = pb.ProduceResponse()
+        by_topic: dict[str, pb.ProduceResponse.TopicProduceResponse] = {}
+        for (topic, index), status in statuses.items():
+            topic_response = by_topic.get(topic)
+            if topic_response is None:
+                topic_response = response.responses.add(name=topic)
+                by_topic[topic] = topic_response
+            topic_response.partition_responses.add(
+                index=index,
+                error_code=status.code,
+                error_message=status.message,
+                base_offset=status.base_offset,
+                log_append_time_ms=-1,
+                log_start_offset=status.log_start_offset,
+            )
+        return response
+
+    def _append_to_leader(self, tp: TopicPartition, records: bytes, acks: int) -> _ProduceStatus:
+        partition = self._partitions.get(tp)
+        if partition is None or partition.state is None:
+            if partition is None and not self._metadata.contains_partition(*tp):
+                return _ProduceStatus(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} is not known to this broker"
+                )
+            return _ProduceStatus(
+                ErrorCode.NOT_LEADER_OR_FOLLOWER, f"broker {self.broker_id} does not lead {tp}"
+            )
+        try:
+            info = partition.append_records_to_leader(records, acks)
+        except KafkaError as exc:
+            _log.info(
+                "produce.refused",
+                topic=tp.topic,
+                partition=tp.partition,
+                error=exc.code.name,
+                message=exc.message,
+            )
+            return _ProduceStatus(exc.code, exc.message)
+        except Exception as exc:
+            _log.exception("produce.failed", topic=tp.topic, partition=tp.partition)
+            return _ProduceStatus(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+        self.purgatory.notify(log_end_offset_key(tp))
+        if partition.maybe_increment_high_watermark():
+            self.purgatory.notify(high_watermark_key(tp))
+        return _ProduceStatus(
+            ErrorCode.NONE,
+            base_offset=info.first_offset,
+            log_start_offset=partition.log.log_start_offset,
+            required_offset=info.last_offset + 1,
+            leader_epoch=partition.leader_epoch,
+            done=acks != -1,
+        )
+
+    async def _await_replication(
+        self, statuses: dict[tuple[str, int], _ProduceStatus], timeout_ms: int
+    ) -> None:
+        """Kafka's DelayedProduce: done when every appended partition's HW passed its append."""
+        waiting = {key: s for key, s in statuses.items() if not s.done}
+        if not waiting:
+            return
+
+        def check() -> bool | None:
+            for (topic, index), status in waiting.items():
+                if status.done:
+                    continue
+                partition = self._partitions.get(TopicPartition(topic, index))
+                if partition is None or partition.leader_epoch != status.leader_epoch:
+                    outcome: ErrorCode | None = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                else:
+                    outcome = partition.check_enough_replicas_reach_offset(status.required_offset)
+                if outcome is not None:
+                    status.code = outcome
+                    status.done = True
+            return True if all(s.done for s in waiting.values()) else None
+
+        loop = asyncio.get_running_loop()
+        keys = [high_watermark_key(TopicPartition(*key)) for key in waiting]
+        await complete_when(check, keys, self.purgatory, loop.time() + max(timeout_ms, 0) / 1000)
+        for status in waiting.values():
+            if not status.done:
+                status.code = ErrorCode.REQUEST_TIMED_OUT
+                status.message = f"the ISR did not replicate the append within {timeout_ms} ms"
+                status.done = True
+
+    # --- Fetch --------------------------------------------------------------------------------
+
+    async def fetch_messages(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        from_follower = request.replica_id >= 0
+        if from_follower:
+            self._update_followers(request)
+        requested = [(topic.topic, fp) for topic in request.topics for fp in topic.partitions]
+
+        def read() -> _FetchRead:
+            return self._read(requested, request.replica_id, request.max_bytes)
+
+        result: _FetchRead | None = None
+        if request.max_wait_ms > 0 and request.min_bytes > 0 and requested:
+            loop = asyncio.get_running_loop()
+            keys = [
+                (log_end_offset_key if from_follower else high_watermark_key)(
+                    TopicPartition(topic, fp.partition)
+                )
+                for topic, fp in requested
+            ]
+
+            def check() -> _FetchRead | None:
+                current = read()
+                if current.errors or current.bytes >= request.min_bytes:
+                    return current
+                return None
+
+            result = await complete_when(
+                check, keys, self.purgatory, loop.time() + request.max_wait_ms / 1000
+            )
+        if result is None:
+            result = read()
+        response = pb.FetchResponse()
+        by_topic: dict[str, pb.FetchResponse.FetchableTopicResponse] = {}
+        for topic, data in result.responses:
+            topic_response = by_topic.get(topic)
+            if topic_response is None:
+                topic_response = response.responses.add(topic=topic)
+                by_topic[topic] = topic_response
+            topic_response.partitions.append(data)
+        return response
+
+    def _update_followers(self, request: pb.FetchRequest) -> None:
+        """A follower's fetch offset is its LEO: record it, move the HW, maybe expand the ISR."""
+        now = self._time_ms()
+        replica_id = request.replica_id
+        for topic in request.topics:
+            for fp in topic.partitions:
+                tp = TopicPartition(topic.topic, fp.partition)
+                partition = self._partitions.get(tp)
+                if partition is None or not partition.is_leader:
+                    continue
+                if fp.current_leader_epoch not in (-1, partition.leader_epoch):
+                    continue
+                log = partition.log
+                if not log.log_start_offset <= fp.fetch_offset <= log.log_end_offset:
+                    continue
+                if self._diverging_epoch(partition, fp) is not None:
+                    continue
+                if not partition.update_follower_fetch_state(
+                    replica_id, fp.fetch_offset, fp.log_start_offset, now, log.log_end_offset
+                ):
+                    continue
+                if partition.maybe_increment_high_watermark():
+                    self.purgatory.notify(high_watermark_key(tp))
+                new_isr = partition.isr_to_expand(replica_id)
+                if new_isr is not None:
+                    self._start_isr_write(partition, new_isr, "expand")
+
+    @staticmethod
+    def _diverging_epoch(
+        partition: Partition, fp: pb.FetchRequest.FetchPartition
+    ) -> tuple[int, int] | None:
+        """KIP-320: the follower's last fetched epoch ends before its fetch offset here."""
+        if fp.last_fetched_epoch < 0:
+            return None
+        epoch, end_offset = partition.log.end_offset_for_epoch(fp.last_fetched_epoch)
+        if epoch < 0:
+            return None
+        if epoch < fp.last_fetched_epoch or end_offset < fp.fetch_offset:
+            return epoch, end_offset
+        return None
+
+    def _read(
+        self,
+        requested: list[tuple[str, pb.FetchRequest.FetchPartition]],
+        replica_id: int,
+        max_bytes: int,
+    ) -> _FetchRead:
+        from_follower = replica_id >= 0
+        remaining = max_bytes if max_bytes > 0 else _DEFAULT_FETCH_MAX_BYTES
+        min_one_message = True
+        total = 0
+        errors = False
+        responses: list[tuple[str, pb.FetchResponse.PartitionData]] = []
+        for topic, fp in requested:
+            tp = TopicPartition(topic, fp.partition)
+            data = pb.FetchResponse.PartitionData(
+                partition_index=fp.partition,
+                high_watermark=-1,
+                last_stable_offset=-1,
+                log_start_offset=-1,
+            )
+            partition = self._partitions.get(tp)
+            try:
+                partition = self._hosted(tp)
+                partition.check_leader_epoch(fp.current_leader_epoch, require_leader=True)
+                log = partition.log
+                data.high_watermark = partition.high_watermark
+                data.last_stable_offset = partition.high_watermark
+                data.log_start_offset = log.log_start_offset
+                diverging = self._diverging_epoch(partition, fp) if from_follower else None
+                if diverging is not None:
+                    data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging
+                else:
+                    limit = (
+                        fp.partition_max_bytes
+                        if fp.partition_max_bytes > 0
+                        else (_DEFAULT_PARTITION_MAX_BYTES)
+                    )
+                    info = log.read(
+                        fp.fetch_offset,
+                        min(limit, remaining),
+                        None if from_follower else partition.high_watermark,
+                        min_one_message,
+                    )
+                    data.records = info.records
+                    if info.records:
+                        min_one_message = False
+                        remaining = max(remaining - len(info.records), 0)
+                        total += len(info.records)
+            except KafkaError as exc:
+                data.error_code = exc.code
+                data.error_message = exc.message
+                errors = True
+            responses.append((topic, data))
+        return _FetchRead(responses, total, errors)
+
+    # --- ListOffsets and OffsetsForLeaderEpoch ------------------------------------------------
+
+    async def list_offsets(self, request: pb.ListOffsetsRequest) -> pb.ListOffsetsResponse:
+        response = pb.ListOffsetsResponse()
+        consumer = request.replica_id == _CONSUMER_REPLICA_ID
+        for topic in request.topics:
+            topic_response = response.topics.add(name=topic.name)
+            for lp in topic.partitions:
+                result = topic_response.partitions.add(
+                    partition_index=lp.partition_index, timestamp=-1, offset=-1, leader_epoch=-1
+                )
+                tp = TopicPartition(topic.name, lp.partition_index)
+                try:
+                    partition = self._hosted(tp)
+                    partition.check_leader_epoch(
+                        lp.current_leader_epoch,
+                        require_leader=request.replica_id != _DEBUGGING_REPLICA_ID,
+                    )
+                    log = partition.log
+                    cache = log.leader_epoch_cache
+                    if lp.timestamp == LATEST_TIMESTAMP:
+                        offset = partition.high_watermark if consumer else log.log_end_offset
+                        result.offset = offset
+                        epoch = cache.epoch_for_offset(max(offset - 1, 0))
+                        result.leader_epoch = -1 if epoch is None else epoch
+                    elif lp.timestamp == EARLIEST_TIMESTAMP:
+                        result.offset = log.log_start_offset
+                        epoch = cache.epoch_for_offset(log.log_start_offset)
+                        result.leader_epoch = -1 if epoch is None else epoch
+                    else:
+                        found = log.fetch_offset_by_timestamp(lp.timestamp)
+                        if found is not None and (
+                            not consumer or found.offset < partition.high_watermark
+                        ):
+                            result.timestamp = found.timestamp
+                            result.offset = found.offset
+                            result.leader_epoch = (
+                                -1 if found.leader_epoch is None else found.leader_epoch
+                            )
+                except KafkaError as exc:
+                    result.error_code = exc.code
+                    result.error_message = exc.message
+        return response
+
+    async def offsets_for_leader_epoch(
+        self, request: pb.OffsetsForLeaderEpochRequest
+    ) -> pb.OffsetsForLeaderEpochResponse:
+        response = pb.OffsetsForLeaderEpochResponse()
+        for topic in request.topics:
+            topic_result = response.topics.add(topic=topic.topic)
+            for op in topic.partitions:
+                result = topic_result.partitions.add(
+                    partition=op.partition, leader_epoch=-1, end_offset=-1
+                )
+                tp = TopicPartition(topic.topic, op.partition)
+                try:
+                    partition = self._hosted(tp)
+                    partition.check_leader_epoch(
+                        op.current_leader_epoch,
+                        require_leader=request.replica_id != _DEBUGGING_REPLICA_ID,
+                    )
+                    result.leader_epoch, result.end_offset = partition.log.end_offset_for_epoch(
+                        op.leader_epoch
+                    )
+                except KafkaError as exc:
+                    result.error_code = exc.code
+                    result.error_message = exc.message
+        return response
+
+    def _hosted(self, tp: TopicPartition) -> Partition:
+        partition = self._partitions.get(tp)
+        if partition is not None:
+            return partition
+        if self._metadata.contains_partition(*tp):
+            raise NotLeaderOrFollowerError(f"broker {self.broker_id} does not host {tp}")
+        raise UnknownTopicOrPartitionError(f"{tp} is not known to this broker")
+
+    # --- ISR ----------------------------------------------------------------------------------
+
+    def _maybe_shrink_isr(self) -> None:
+        now = self._time_ms()
+        lag = self.config.replica_lag_time_max_ms
+        for partition in self._partitions.values():
+            lagging = partition.out_of_sync_replicas(now, lag)
+            if lagging:
+                self._start_isr_write(partition, partition.isr - lagging, "shrink")
+
+    def _start_isr_write(self, partition: Partition, new_isr: frozenset[int], change: str) -> None:
+        state = partition.state
+        if not isinstance(state, LeaderState) or partition.pending_isr is not None:
+            return
+        partition.pending_isr = new_isr
+        task = asyncio.get_running_loop().create_task(
+            self._write_isr(partition, state, new_isr, change)
+        )
+        self._isr_writes.add(task)
+        task.add_done_callback(self._isr_writes.discard)
+
+    async def _write_isr(
+        self, partition: Partition, state: LeaderState, new_isr: frozenset[int], change: str
+    ) -> None:
+        topic, index = partition.topic, partition.partition
+        znode = PartitionState(
+            leader=self.broker_id,
+            leader_epoch=state.leader_epoch,
+            isr=tuple(sorted(new_isr)),
+            controller_epoch=state.controller_epoch,
+        )
+
+        def still_current() -> bool:
+            current = partition.state
+            return (
+                self._partitions.get(TopicPartition(topic, index)) is partition
+                and isinstance(current, LeaderState)
+                and current.leader_epoch == state.leader_epoch
+            )
+
+        version: int | None = None
+        expected = state.partition_epoch
+        try:
+            for _attempt in range(2):
+                try:
+                    version = await asyncio.to_thread(
+                        self._zk.update_partition_state, topic, index, znode, expected
+                    )
+                    break
+                except BadZNodeVersionError:
+                    read = await asyncio.to_thread(self._zk.get_partition_state, topic, index)
+                    if (
+                        read is None
+                        or read.value.leader != self.broker_id
+                        or read.value.leader_epoch != state.leader_epoch
+                    ):
+                        _log.info(
+                            "isr_update.abandoned",
+                            topic=topic,
+                            partition=index,
+                            leader_epoch=state.leader_epoch,
+                            reason="the partition state znode has a newer leader or epoch",
+                        )
+                        return
+                    if set(read.value.isr) == new_isr:
+                        version = read.zk_version
+                        break
+                    expected = read.zk_version
+        except Exception as exc:
+            _log.warning("isr_update.failed", topic=topic, partition=index, error=str(exc))
+            return
+        finally:
+            if partition.pending_isr == new_isr:
+                partition.pending_isr = None
+        if version is None or not still_current():
+            return
+        current = partition.state
+        assert isinstance(current, LeaderState)
+        old_isr = current.isr
+        partition.apply_isr(new_isr, version)
+        partition.maybe_increment_high_watermark()
+        _log.info(
+            "isr_shrunk" if change == "shrink" else "isr_expanded",
+            topic=topic,
+            partition=index,
+            leader_epoch=state.leader_epoch,
+            old_isr=sorted(old_isr),
+            new_isr=sorted(new_isr),
+            high_watermark=partition.high_watermark,
+            log_end_offset=partition.log_end_offset,
+            partition_epoch=version,
+        )
+        self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
+        try:
+            await asyncio.to_thread(
+                self._zk.create_isr_change_notification, [zk_data.TopicPartition(topic, index)]
+            )
+        except Exception as exc:
+            _log.warning(
+                "isr_change_notification.failed", topic=topic, partition=index, error=str(exc)
+            )

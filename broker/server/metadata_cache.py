@@ -1,0 +1,156 @@
+"""What this broker knows of the cluster, as the controller last told it (UpdateMetadata).
+
+Kafka's ZkMetadataCache: each UpdateMetadata carries the full set of live brokers and the
+partition states that changed (a partition whose leader is -2 is being deleted and leaves the
+cache). Any broker answers Metadata and DescribeCluster from here, and the replica manager finds
+a leader's inter-broker endpoint here when LeaderAndIsr did not name it.
+
+Not thread-safe: owned by the broker's event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from broker.storage.checkpoints import TopicPartition
+from proto import minikafka_pb2 as pb
+
+__all__ = ["BrokerInfo", "MetadataCache", "PartitionInfo"]
+
+LEADER_DURING_DELETE = -2
+NO_LEADER = -1
+
+_log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ListenerEndpoint:
+    listener: str
+    host: str
+    port: int
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    broker_id: int
+    host: str
+    port: int
+    rack: str | None
+    endpoints: tuple[ListenerEndpoint, ...]
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    topic: str
+    topic_id: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    replicas: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+    partition_epoch: int
+    controller_epoch: int
+
+
+class MetadataCache:
+    """Live brokers, partition states and the controller id (see the module docstring)."""
+
+    def __init__(self, broker_id: int, cluster_id: str | None = None) -> None:
+        self.broker_id = broker_id
+        self.cluster_id = cluster_id
+        self.controller_id = -1
+        self._brokers: dict[int, BrokerInfo] = {}
+        self._partitions: dict[str, dict[int, PartitionInfo]] = {}
+
+    # --- updates ------------------------------------------------------------------------------
+
+    def update(self, request: pb.UpdateMetadataRequest) -> list[TopicPartition]:
+        """Apply an UpdateMetadata (already checked for staleness); returns deleted partitions."""
+        self.controller_id = request.controller_id
+        self._brokers = {
+            broker.id: BrokerInfo(
+                broker_id=broker.id,
+                host=broker.host,
+                port=broker.port,
+                rack=broker.rack if broker.HasField("rack") else None,
+                endpoints=tuple(
+                    ListenerEndpoint(e.listener, e.host, e.port) for e in broker.endpoints
+                ),
+            )
+            for broker in request.live_brokers
+        }
+        deleted: list[TopicPartition] = []
+        for ps in request.partition_states:
+            if ps.leader == LEADER_DURING_DELETE:
+                partitions = self._partitions.get(ps.topic_name)
+                if partitions is not None and partitions.pop(ps.partition_index, None) is not None:
+                    deleted.append(TopicPartition(ps.topic_name, ps.partition_index))
+                    if not partitions:
+                        del self._partitions[ps.topic_name]
+                continue
+            self._partitions.setdefault(ps.topic_name, {})[ps.partition_index] = PartitionInfo(
+                topic=ps.topic_name,
+                topic_id=ps.topic_id,
+                partition=ps.partition_index,
+                leader=ps.leader,
+                leader_epoch=ps.leader_epoch,
+                isr=tuple(ps.isr),
+                replicas=tuple(ps.replicas),
+                offline_replicas=tuple(ps.offline_replicas),
+                partition_epoch=ps.partition_epoch,
+                controller_epoch=ps.controller_epoch,
+            )
+        _log.debug(
+            "metadata_cache.updated",
+            controller_id=self.controller_id,
+            controller_epoch=request.controller_epoch,
+            live_brokers=sorted(self._brokers),
+            partition_states=len(request.partition_states),
+            deleted=[str(tp) for tp in deleted],
+        )
+        return deleted
+
+    # --- brokers ------------------------------------------------------------------------------
+
+    def alive_brokers(self) -> list[BrokerInfo]:
+        return [self._brokers[broker_id] for broker_id in sorted(self._brokers)]
+
+    def get_alive_broker(self, broker_id: int) -> BrokerInfo | None:
+        return self._brokers.get(broker_id)
+
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id in self._brokers
+
+    def get_alive_broker_endpoint(
+        self, broker_id: int, listener_name: str
+    ) -> tuple[str, int] | None:
+        """The broker's (host, port) on ``listener_name`` (its first endpoint if not listed)."""
+        broker = self._brokers.get(broker_id)
+        if broker is None:
+            return None
+        for endpoint in broker.endpoints:
+            if endpoint.listener == listener_name:
+                return endpoint.host, endpoint.port
+        return broker.host, broker.port
+
+    # --- partitions ---------------------------------------------------------------------------
+
+    def topics(self) -> list[str]:
+        return sorted(self._partitions)
+
+    def contains_topic(self, topic: str) -> bool:
+        return topic in self._partitions
+
+    def contains_partition(self, topic: str, partition: int) -> bool:
+        return partition in self._partitions.get(topic, {})
+
+    def partitions_of(self, topic: str) -> list[PartitionInfo]:
+        """The topic's partitions by index; empty when the topic is unknown."""
+        partitions = self._partitions.get(topic, {})
+        return [partitions[index] for index in sorted(partitions)]
+
+    def get_partition(self, topic: str, partition: int) -> PartitionInfo | None:
+        return self._partitions.get(topic, {}).get(partition)

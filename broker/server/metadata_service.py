@@ -1,0 +1,105 @@
+"""The Metadata RPC family: Metadata and DescribeCluster, answered from the MetadataCache.
+
+As Kafka: only live brokers are listed; a requested topic the cache does not know gets
+UNKNOWN_TOPIC_OR_PARTITION (``allow_auto_topic_creation`` is not acted on yet); a partition
+whose leader is -1 or not alive gets LEADER_NOT_AVAILABLE with leader_id -1. The cluster id is
+the MetadataCache's, read once from /cluster/id when the cache does not have it.
+
+Runs on the broker's event loop (grpc.aio).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+import grpc
+import structlog
+
+from broker.config import BrokerConfig
+from broker.server.metadata_cache import MetadataCache
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode
+
+__all__ = ["MetadataService"]
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets"})
+
+_Context = grpc.aio.ServicerContext[Any, Any]
+
+_log = structlog.get_logger(__name__)
+
+
+class ClusterIdSource(Protocol):
+    def get_or_create_cluster_id(self) -> str: ...
+
+
+class MetadataService(pb_grpc.MetadataServicer):
+    """Cluster and topic metadata for clients."""
+
+    def __init__(
+        self,
+        config: BrokerConfig,
+        metadata_cache: MetadataCache,
+        zk: ClusterIdSource | None = None,
+    ) -> None:
+        self._config = config
+        self._cache = metadata_cache
+        self._zk = zk
+
+    async def _cluster_id(self) -> str:
+        if self._cache.cluster_id is None and self._zk is not None:
+            try:
+                self._cache.cluster_id = await asyncio.to_thread(self._zk.get_or_create_cluster_id)
+            except Exception as exc:
+                _log.warning("cluster_id.unreadable", error=str(exc))
+        return self._cache.cluster_id or ""
+
+    async def Metadata(self, request: pb.MetadataRequest, context: _Context) -> pb.MetadataResponse:
+        cache = self._cache
+        response = pb.MetadataResponse(
+            cluster_id=await self._cluster_id(), controller_id=cache.controller_id
+        )
+        for broker in cache.alive_brokers():
+            entry = response.brokers.add(
+                node_id=broker.broker_id, host=broker.host, port=broker.port
+            )
+            if broker.rack is not None:
+                entry.rack = broker.rack
+        names = [t.name for t in request.topics] if request.topics else cache.topics()
+        for name in names:
+            topic = response.topics.add(name=name, is_internal=name in INTERNAL_TOPICS)
+            partitions = cache.partitions_of(name)
+            if not partitions:
+                topic.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            topic.topic_id = partitions[0].topic_id
+            for info in partitions:
+                partition = topic.partitions.add(
+                    partition_index=info.partition,
+                    leader_id=info.leader,
+                    leader_epoch=info.leader_epoch,
+                    replica_nodes=info.replicas,
+                    isr_nodes=info.isr,
+                    offline_replicas=info.offline_replicas,
+                )
+                if info.leader < 0 or not cache.is_alive(info.leader):
+                    partition.error_code = ErrorCode.LEADER_NOT_AVAILABLE
+                    partition.leader_id = -1
+        return response
+
+    async def DescribeCluster(
+        self, request: pb.DescribeClusterRequest, context: _Context
+    ) -> pb.DescribeClusterResponse:
+        cache = self._cache
+        response = pb.DescribeClusterResponse(
+            cluster_id=await self._cluster_id(), controller_id=cache.controller_id
+        )
+        for broker in cache.alive_brokers():
+            entry = response.brokers.add(
+                broker_id=broker.broker_id, host=broker.host, port=broker.port
+            )
+            if broker.rack is not None:
+                entry.rack = broker.rack
+        return response
