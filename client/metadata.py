@@ -1,0 +1,215 @@
+"""The client's view of the cluster: live brokers and, per partition, leader and leader epoch.
+
+    metadata = ClusterMetadata(pool, ["127.0.0.1:9092"])
+    metadata.wait_for_topic("orders", timeout_s=60)   # fetch it, or raise
+    metadata.leader_for(TopicPartition("orders", 0))  # -> Node or None
+    metadata.request_update()                         # after NOT_LEADER_OR_FOLLOWER & co.
+
+Clients never talk to ZooKeeper: they bootstrap from the Metadata RPC of any broker they know,
+the bootstrap list first, then every live broker learnt from earlier answers.
+
+Thread-safe: one lock guards the snapshot; a refresh swaps in a new immutable snapshot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import grpc
+
+from client._channel import RETRIABLE_STATUS, ChannelPool
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode, KafkaError, error_for_code
+
+__all__ = ["ClusterMetadata", "Node", "PartitionMetadata", "TopicPartition"]
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+class Node(NamedTuple):
+    node_id: int
+    host: str
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+class PartitionMetadata(NamedTuple):
+    leader: int  # -1 = no leader
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    error: ErrorCode
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    brokers: dict[int, Node] = field(default_factory=dict)
+    topics: dict[str, dict[int, PartitionMetadata]] = field(default_factory=dict)
+    topic_errors: dict[str, KafkaError] = field(default_factory=dict)
+    cluster_id: str = ""
+    controller_id: int = -1
+
+
+def _code(code: int) -> ErrorCode:
+    try:
+        return ErrorCode(code)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+class ClusterMetadata:
+    """Brokers and partition leaders, refreshed from the Metadata RPC when asked."""
+
+    def __init__(
+        self,
+        pool: ChannelPool,
+        bootstrap: Iterable[str],
+        *,
+        request_timeout_ms: int = 30_000,
+        metadata_max_age_ms: int = 300_000,
+        retry_backoff_ms: int = 100,
+    ) -> None:
+        self._pool = pool
+        self._bootstrap = list(bootstrap)
+        self._timeout_s = request_timeout_ms / 1000
+        self._max_age_s = metadata_max_age_ms / 1000
+        self._backoff_s = retry_backoff_ms / 1000
+        self._lock = threading.Lock()
+        self._snapshot = _Snapshot()
+        self._topics: set[str] = set()  # the topics this client cares about
+        self._updated_at = 0.0
+        self._need_update = True
+
+    # --- reads ----------------------------------------------------------------------------
+
+    @property
+    def cluster_id(self) -> str:
+        return self._snapshot.cluster_id
+
+    def brokers(self) -> dict[int, Node]:
+        return dict(self._snapshot.brokers)
+
+    def node(self, node_id: int) -> Node | None:
+        return self._snapshot.brokers.get(node_id)
+
+    def partitions_for(self, topic: str) -> dict[int, PartitionMetadata] | None:
+        return self._snapshot.topics.get(topic)
+
+    def leader_for(self, tp: TopicPartition) -> Node | None:
+        snapshot = self._snapshot
+        partition = snapshot.topics.get(tp.topic, {}).get(tp.partition)
+        if partition is None or partition.leader < 0:
+            return None
+        return snapshot.brokers.get(partition.leader)
+
+    def topic_error(self, topic: str) -> KafkaError | None:
+        return self._snapshot.topic_errors.get(topic)
+
+    # --- refreshing -----------------------------------------------------------------------
+
+    def add_topics(self, topics: Iterable[str]) -> None:
+        with self._lock:
+            new = set(topics) - self._topics
+            if new:
+                self._topics |= new
+                self._need_update = True
+
+    def request_update(self) -> None:
+        self._need_update = True
+
+    def needs_update(self) -> bool:
+        return self._need_update or time.monotonic() - self._updated_at > self._max_age_s
+
+    def maybe_update(self) -> None:
+        if self.needs_update():
+            self.update()
+
+    def wait_for_topic(self, topic: str, timeout_s: float) -> dict[int, PartitionMetadata]:
+        """The partitions of ``topic``, refreshing until it is known or ``timeout_s`` passes."""
+        self.add_topics([topic])
+        deadline = time.monotonic() + timeout_s
+        while True:
+            partitions = self._snapshot.topics.get(topic)
+            if partitions and not self._need_update:
+                return partitions
+            with contextlib.suppress(KafkaError):
+                self.update()
+            partitions = self._snapshot.topics.get(topic)
+            if partitions:
+                return partitions
+            error = self._snapshot.topic_errors.get(topic)
+            if error is not None and not error.retriable:
+                raise error
+            if time.monotonic() >= deadline:
+                raise error_for_code(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"topic {topic} not present in metadata after {timeout_s * 1000:.0f} ms",
+                )
+            time.sleep(self._backoff_s)
+
+    def update(self) -> None:
+        """One Metadata RPC to the first broker that answers; raises if none does."""
+        with self._lock:
+            topics = sorted(self._topics)
+            candidates = [n.address for n in self._snapshot.brokers.values()]
+        request = pb.MetadataRequest(
+            topics=[pb.MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
+            allow_auto_topic_creation=False,
+        )
+        last_error: Exception | None = None
+        for address in dict.fromkeys(candidates + self._bootstrap):
+            stub = pb_grpc.MetadataStub(self._pool.get(address))
+            try:
+                response = stub.Metadata(request, timeout=self._timeout_s)
+            except grpc.RpcError as exc:
+                if exc.code() in RETRIABLE_STATUS:
+                    last_error = exc
+                    continue
+                raise
+            self._install(response, set(topics))
+            return
+        raise error_for_code(
+            ErrorCode.NETWORK_EXCEPTION, f"no broker answered a Metadata request: {last_error}"
+        )
+
+    def _install(self, response: pb.MetadataResponse, wanted: set[str]) -> None:
+        brokers = {b.node_id: Node(b.node_id, b.host, b.port) for b in response.brokers}
+        topics: dict[str, dict[int, PartitionMetadata]] = {}
+        errors: dict[str, KafkaError] = {}
+        for topic in response.topics:
+            if topic.error_code:
+                errors[topic.name] = error_for_code(topic.error_code, topic.error_message)
+                continue
+            topics[topic.name] = {
+                p.partition_index: PartitionMetadata(
+                    p.leader_id,
+                    p.leader_epoch,
+                    tuple(p.replica_nodes),
+                    tuple(p.isr_nodes),
+                    _code(p.error_code),
+                )
+                for p in topic.partitions
+            }
+        with self._lock:
+            self._snapshot = _Snapshot(
+                brokers, topics, errors, response.cluster_id, response.controller_id
+            )
+            self._updated_at = time.monotonic()
+            self._need_update = bool(wanted - set(topics) - set(errors)) or any(
+                p.leader < 0 for parts in topics.values() for p in parts.values()
+            )

@@ -1,0 +1,276 @@
+"""The producer's accumulator: a queue of record batches per partition, bounded in memory.
+
+``send`` appends a record to the last open batch of its partition (a new one when that is full).
+The sender thread drains batches that are ready: full (``batch.size``), older than
+``linger.ms``, or wanted at once by ``flush``/``close``. ``buffer.memory`` bounds the bytes
+held: a send that would exceed it waits up to ``max.block.ms`` for the sender to free space,
+then raises.
+
+A partition with a request in flight is *muted* and not drained again until that request
+completes, so batches of one partition reach the broker in order even after retries (Kafka does
+the same for max.in.flight=1 and with idempotence).
+
+Thread-safe: every method takes the accumulator's lock; ``send`` threads and the sender thread
+share it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from client.metadata import TopicPartition
+from client.producer.future import FutureRecordMetadata, RecordMetadata
+from proto.errors import ErrorCode, KafkaError, error_for_code
+from proto.records import Compression, Header, RecordBatchBuilder
+
+__all__ = ["ProducerBatch", "RecordAccumulator"]
+
+
+@dataclass(eq=False)
+class ProducerBatch:
+    """One batch being filled or in flight, with a future per record."""
+
+    tp: TopicPartition
+    builder: RecordBatchBuilder
+    created: float
+    futures: list[tuple[FutureRecordMetadata, int]] = field(default_factory=list)  # (f, ts)
+    attempts: int = 0
+    retry_at: float = 0.0
+    closed: bool = False
+    data: bytes = b""
+    reserved: int = 0  # bytes of buffer.memory held
+
+    @property
+    def record_count(self) -> int:
+        return self.builder.record_count
+
+    def close(self) -> bytes:
+        if not self.closed:
+            self.data = self.builder.build()
+            self.closed = True
+        return self.data
+
+    def complete(self, base_offset: int, log_append_time: int) -> None:
+        for delta, (future, timestamp) in enumerate(self.futures):
+            offset = -1 if base_offset < 0 else base_offset + delta
+            ts = log_append_time if log_append_time >= 0 else timestamp
+            if not future.done():
+                future.set_result(RecordMetadata(self.tp.topic, self.tp.partition, offset, ts))
+
+    def fail(self, error: BaseException) -> None:
+        for future, _ in self.futures:
+            if not future.done():
+                future.set_exception(error)
+
+
+class RecordAccumulator:
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        linger_ms: int,
+        buffer_memory: int,
+        compression: Compression,
+        delivery_timeout_ms: int,
+    ) -> None:
+        self._batch_size = batch_size
+        self._linger_s = linger_ms / 1000
+        self._buffer_memory = buffer_memory
+        self._compression = compression
+        self._delivery_timeout_s = delivery_timeout_ms / 1000
+        self._lock = threading.Lock()
+        self._space = threading.Condition(self._lock)  # buffer memory freed
+        self.wakeup = threading.Event()  # something may be ready: the sender looks again
+        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._muted: set[TopicPartition] = set()
+        self._used = 0
+        self._flushing = 0
+        self._in_flight: set[ProducerBatch] = set()
+        self._closed = False
+
+    # --- send side ------------------------------------------------------------------------
+
+    def append(
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: tuple[Header, ...],
+        max_block_s: float,
+    ) -> tuple[FutureRecordMetadata, int]:
+        """Add a record; returns its future and the record's estimated size in bytes."""
+        size = RecordBatchBuilder.estimate_record_size(key, value, headers)
+        future = FutureRecordMetadata()
+        with self._lock:
+            if self._closed:
+                raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
+            queue = self._queues.setdefault(tp, deque())
+            batch = queue[-1] if queue else None
+            if (
+                batch is None
+                or batch.closed
+                or (
+                    batch.record_count > 0
+                    and batch.builder.estimated_size() + size > self._batch_size
+                )
+            ):
+                reserve = max(self._batch_size, size + 61)
+                self._reserve(reserve, max_block_s)
+                batch = ProducerBatch(
+                    tp,
+                    RecordBatchBuilder(compression=self._compression),
+                    time.monotonic(),
+                    reserved=reserve,
+                )
+                queue.append(batch)
+            batch.builder.append(timestamp, key, value, headers)
+            batch.futures.append((future, timestamp))
+            full = batch.builder.estimated_size() >= self._batch_size
+        if full or self._linger_s == 0:
+            self.wakeup.set()
+        return future, size
+
+    def _reserve(self, size: int, max_block_s: float) -> None:
+        if size > self._buffer_memory:
+            raise error_for_code(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"record of {size} bytes is larger than buffer.memory ({self._buffer_memory})",
+            )
+        deadline = time.monotonic() + max_block_s
+        while self._used + size > self._buffer_memory:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise error_for_code(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"failed to allocate {size} bytes within max.block.ms: buffer.memory "
+                    f"({self._buffer_memory}) is full",
+                )
+            self.wakeup.set()
+            self._space.wait(remaining)
+        self._used += size
+
+    # --- sender side ----------------------------------------------------------------------
+
+    def ready_partitions(self, now: float) -> tuple[list[TopicPartition], float]:
+        """Partitions with a batch to send now, and how long until the next one may be."""
+        ready: list[TopicPartition] = []
+        next_check = self._linger_s if self._linger_s > 0 else 0.1
+        with self._lock:
+            for tp, queue in self._queues.items():
+                if not queue or tp in self._muted:
+                    continue
+                first = queue[0]
+                if first.retry_at > now:
+                    next_check = min(next_check, first.retry_at - now)
+                    continue
+                sendable = (
+                    first.closed
+                    or len(queue) > 1
+                    or first.builder.estimated_size() >= self._batch_size
+                    or self._flushing > 0
+                    or self._closed
+                    or now - first.created >= self._linger_s
+                )
+                if sendable:
+                    ready.append(tp)
+                else:
+                    next_check = min(next_check, first.created + self._linger_s - now)
+        return ready, max(next_check, 0.0)
+
+    def drain(self, tp: TopicPartition, max_bytes: int) -> list[ProducerBatch]:
+        """Close and take the partition's sendable batches (up to ``max_bytes``); mute it."""
+        taken: list[ProducerBatch] = []
+        total = 0
+        with self._lock:
+            queue = self._queues.get(tp)
+            while queue:
+                batch = queue[0]
+                data = batch.close()
+                if taken and total + len(data) > max_bytes:
+                    break
+                queue.popleft()
+                taken.append(batch)
+                total += len(data)
+            if taken:
+                self._muted.add(tp)
+                self._in_flight.update(taken)
+        return taken
+
+    def expire(self, now: float) -> list[ProducerBatch]:
+        """Batches waiting longer than ``delivery.timeout.ms``: removed, for the caller to fail."""
+        expired: list[ProducerBatch] = []
+        with self._lock:
+            for queue in self._queues.values():
+                while queue and now - queue[0].created > self._delivery_timeout_s:
+                    expired.append(queue.popleft())
+            for batch in expired:
+                self._free(batch)
+        return expired
+
+    def done(self, batches: Iterable[ProducerBatch]) -> None:
+        """The batches are completed or failed: free their memory and unmute their partition."""
+        with self._lock:
+            for batch in batches:
+                self._in_flight.discard(batch)
+                self._muted.discard(batch.tp)
+                self._free(batch)
+        self.wakeup.set()
+
+    def requeue(self, batches: list[ProducerBatch], retry_at: float) -> None:
+        """Put batches back at the head of their partitions' queues, in order, for a retry."""
+        with self._lock:
+            for batch in reversed(batches):
+                batch.attempts += 1
+                batch.retry_at = retry_at
+                self._queues.setdefault(batch.tp, deque()).appendleft(batch)
+                self._in_flight.discard(batch)
+                self._muted.discard(batch.tp)
+        self.wakeup.set()
+
+    def expired_in_flight(self, batch: ProducerBatch, now: float) -> bool:
+        return now - batch.created > self._delivery_timeout_s
+
+    def _free(self, batch: ProducerBatch) -> None:
+        self._used -= batch.reserved
+        batch.reserved = 0
+        self._space.notify_all()
+
+    # --- flush and close ------------------------------------------------------------------
+
+    def begin_flush(self) -> None:
+        with self._lock:
+            self._flushing += 1
+        self.wakeup.set()
+
+    def end_flush(self) -> None:
+        with self._lock:
+            self._flushing -= 1
+
+    def pending(self) -> list[FutureRecordMetadata]:
+        with self._lock:
+            batches = [b for q in self._queues.values() for b in q] + list(self._in_flight)
+        return [f for b in batches for f, _ in b.futures]
+
+    def has_pending(self) -> bool:
+        with self._lock:
+            return bool(self._in_flight) or any(self._queues.values())
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self.wakeup.set()
+
+    def abort_all(self, error: KafkaError) -> None:
+        with self._lock:
+            batches = [b for q in self._queues.values() for b in q]
+            for queue in self._queues.values():
+                queue.clear()
+            for batch in batches:
+                self._free(batch)
+        for batch in batches:
+            batch.fail(error)

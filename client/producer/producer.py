@@ -1,0 +1,197 @@
+"""``Producer``: kafka-python's shape over minikafka's gRPC brokers.
+
+    from minikafka import Producer
+    with Producer(bootstrap_servers="127.0.0.1:9092", acks="all") as producer:
+        future = producer.send("orders", b"payload", key=b"customer-7")
+        print(future.result(timeout=10))   # RecordMetadata(topic, partition, offset, timestamp)
+
+Facade -> accumulator (batches per partition, ``linger.ms``/``batch.size``/``buffer.memory``)
+-> sender thread (one Produce per leader, retries, metadata refresh). ``send`` never does I/O
+except to wait for a topic's first metadata (up to ``max.block.ms``).
+
+Thread-safe: ``send`` may be called from many threads at once.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from client._channel import ChannelPool, parse_bootstrap_servers
+from client.metadata import ClusterMetadata, TopicPartition
+from client.producer.accumulator import RecordAccumulator
+from client.producer.future import FutureRecordMetadata
+from client.producer.partitioner import Partitioner, StickyPartitioner
+from client.producer.sender import Sender, SenderConfig
+from proto.errors import ErrorCode, InvalidConfigError, error_for_code
+from proto.records import Compression, Header
+
+__all__ = ["Producer"]
+
+_ACKS = {"all": -1, "-1": -1, -1: -1, 1: 1, "1": 1, 0: 0, "0": 0}
+Serializer = Callable[[Any], bytes | None]
+
+
+class Producer:
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str] = "127.0.0.1:9092",
+        *,
+        acks: str | int = "all",
+        linger_ms: int = 5,
+        batch_size: int = 16_384,
+        buffer_memory: int = 33_554_432,
+        compression_type: str | None = None,
+        retries: int = 2_147_483_647,
+        retry_backoff_ms: int = 100,
+        delivery_timeout_ms: int = 120_000,
+        request_timeout_ms: int = 30_000,
+        max_in_flight_requests_per_connection: int = 5,
+        max_request_size: int = 1_048_576,
+        max_block_ms: int = 60_000,
+        enable_idempotence: bool = False,
+        partitioner: Partitioner | None = None,
+        key_serializer: Serializer | None = None,
+        value_serializer: Serializer | None = None,
+        client_id: str = "minikafka-producer",
+    ) -> None:
+        if acks not in _ACKS:
+            raise InvalidConfigError(f"acks must be all, -1, 0 or 1, not {acks!r}")
+        if enable_idempotence:
+            raise InvalidConfigError("enable_idempotence is not supported yet")
+        if delivery_timeout_ms < linger_ms + request_timeout_ms:
+            raise InvalidConfigError(
+                "delivery.timeout.ms should be equal to or larger than linger.ms + "
+                "request.timeout.ms"
+            )
+        if batch_size <= 0 or buffer_memory <= 0 or max_in_flight_requests_per_connection <= 0:
+            raise InvalidConfigError("batch_size, buffer_memory and max_in_flight must be positive")
+        self.client_id = client_id
+        self._acks = _ACKS[acks]
+        self._max_block_s = max_block_ms / 1000
+        self._max_request_size = max_request_size
+        self._key_serializer = key_serializer
+        self._value_serializer = value_serializer
+        self._pool = ChannelPool()
+        self._metadata = ClusterMetadata(
+            self._pool,
+            parse_bootstrap_servers(bootstrap_servers),
+            request_timeout_ms=request_timeout_ms,
+            retry_backoff_ms=retry_backoff_ms,
+        )
+        self._sticky = StickyPartitioner(batch_size)
+        self._partitioner: Partitioner = partitioner or self._sticky
+        self._lock = threading.Lock()
+        self._accumulator = RecordAccumulator(
+            batch_size=batch_size,
+            linger_ms=linger_ms,
+            buffer_memory=buffer_memory,
+            compression=Compression.parse(compression_type),
+            delivery_timeout_ms=delivery_timeout_ms,
+        )
+        self._sender = Sender(
+            SenderConfig(
+                acks=self._acks,
+                retries=retries,
+                retry_backoff_ms=retry_backoff_ms,
+                request_timeout_ms=request_timeout_ms,
+                max_in_flight=max_in_flight_requests_per_connection,
+                max_request_size=max_request_size,
+            ),
+            self._accumulator,
+            self._metadata,
+            self._pool,
+        )
+        self._closed = False
+        self._sender.start()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def partitions_for(self, topic: str) -> set[int]:
+        partitions = self._metadata.wait_for_topic(topic, self._max_block_s)
+        return set(partitions)
+
+    def send(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int | None = None,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
+        timestamp_ms: int | None = None,
+    ) -> FutureRecordMetadata:
+        """Queue a record; the future resolves once the broker has acknowledged it."""
+        if self._closed:
+            raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "send after the producer closed")
+        if value is None and key is None:
+            raise InvalidConfigError("send needs a value or a key (or both)")
+        key_bytes = self._key_serializer(key) if self._key_serializer else key
+        value_bytes = self._value_serializer(value) if self._value_serializer else value
+        for name, item in (("key", key_bytes), ("value", value_bytes)):
+            if item is not None and not isinstance(item, bytes | bytearray | memoryview):
+                raise TypeError(f"{name} must be bytes (or give a {name}_serializer)")
+        key_b = None if key_bytes is None else bytes(key_bytes)
+        value_b = None if value_bytes is None else bytes(value_bytes)
+        header_tuple: tuple[Header, ...] = tuple(
+            (str(k), None if v is None else bytes(v)) for k, v in headers or ()
+        )
+        partitions = self._metadata.wait_for_topic(topic, self._max_block_s)
+        all_partitions = sorted(partitions)
+        if partition is None:
+            available = [p for p in all_partitions if partitions[p].leader >= 0]
+            with self._lock:
+                partition = self._partitioner(topic, key_b, all_partitions, available)
+        elif partition not in partitions:
+            raise error_for_code(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                f"partition {partition} of topic {topic} is not in the metadata "
+                f"({len(all_partitions)} partitions)",
+            )
+        timestamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+        tp = TopicPartition(topic, partition)
+        future, size = self._accumulator.append(
+            tp, timestamp, key_b, value_b, header_tuple, self._max_block_s
+        )
+        if size > self._max_request_size:
+            raise error_for_code(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"the record is {size} bytes, more than max.request.size "
+                f"({self._max_request_size})",
+            )
+        if key_b is None and self._partitioner is self._sticky:
+            with self._lock:
+                self._sticky.on_append(topic, partition, size)
+        return future
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now, and wait until every send so far has completed."""
+        self._accumulator.begin_flush()
+        try:
+            pending = self._accumulator.pending()
+            _done, not_done = concurrent.futures.wait(pending, timeout=timeout)
+            if not_done:
+                raise error_for_code(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"flush timed out with {len(not_done)} record(s) not yet acknowledged",
+                )
+        finally:
+            self._accumulator.end_flush()
+
+    def close(self, timeout: float | None = None) -> None:
+        """Send what is queued (waiting up to ``timeout`` seconds), then stop."""
+        if self._closed:
+            return
+        self._closed = True
+        self._sender.initiate_close(force=timeout == 0)
+        self._sender.join(timeout)
+        if self._sender.is_alive():
+            self._sender.initiate_close(force=True)
+            self._sender.join()
+        self._pool.close()

@@ -1,0 +1,268 @@
+"""The producer's background I/O: drain ready batches, send them to leaders, settle futures.
+
+One thread. Each round it fails batches past ``delivery.timeout.ms``, refreshes metadata when
+asked, groups the ready partitions by leader, and sends one Produce request per leader that has
+room under ``max.in.flight.requests.per.connection``. A request holds every ready batch of its
+partitions, up to ``max.request.size``. gRPC completes requests on its own threads; their
+results come back through a queue, and only this thread handles them.
+
+Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...) or a lost
+connection puts the batches back at the head of their partition, to be sent after
+``retry.backoff.ms``. Errors that mean stale metadata also trigger a metadata refresh, so the
+retry goes to the new leader. A batch fails once ``retries`` or ``delivery.timeout.ms`` runs out.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import structlog
+
+from client._channel import RETRIABLE_STATUS, ChannelPool
+from client.metadata import ClusterMetadata, Node, TopicPartition
+from client.producer.accumulator import ProducerBatch, RecordAccumulator
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode, KafkaError, error_for_code
+
+__all__ = ["Sender", "SenderConfig"]
+
+log = structlog.get_logger("minikafka.producer")
+
+
+@dataclass(frozen=True)
+class SenderConfig:
+    acks: int
+    retries: int
+    retry_backoff_ms: int
+    request_timeout_ms: int
+    max_in_flight: int
+    max_request_size: int
+
+
+class Sender(threading.Thread):
+    def __init__(
+        self,
+        config: SenderConfig,
+        accumulator: RecordAccumulator,
+        metadata: ClusterMetadata,
+        pool: ChannelPool,
+        on_sent: Callable[[TopicPartition, int], None] | None = None,
+    ) -> None:
+        super().__init__(name="minikafka-producer-sender", daemon=True)
+        self._config = config
+        self._accumulator = accumulator
+        self._metadata = metadata
+        self._pool = pool
+        self._on_sent = on_sent
+        self._completions: queue.SimpleQueue[
+            tuple[Node, list[ProducerBatch], grpc.Future[Any] | None, BaseException | None]
+        ] = queue.SimpleQueue()
+        self._in_flight: dict[int, int] = defaultdict(int)
+        self._running = True
+        self._force_close = False
+
+    def initiate_close(self, *, force: bool = False) -> None:
+        self._running = False
+        self._force_close = force
+        self._accumulator.close()
+
+    def run(self) -> None:
+        accumulator = self._accumulator
+        while True:
+            if not self._running and (
+                self._force_close
+                or (not accumulator.has_pending() and not any(self._in_flight.values()))
+            ):
+                break
+            try:
+                wait = self._run_once()
+            except Exception:  # the thread must survive anything and keep settling futures
+                log.exception("producer.sender_error")
+                wait = self._config.retry_backoff_ms / 1000
+            accumulator.wakeup.wait(wait)
+            accumulator.wakeup.clear()
+        if self._force_close:
+            accumulator.abort_all(
+                error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer was closed")
+            )
+
+    def _run_once(self) -> float:
+        now = time.monotonic()
+        self._handle_completions()
+        for batch in self._accumulator.expire(now):
+            batch.fail(
+                error_for_code(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"expiring {batch.record_count} record(s) for {batch.tp}: "
+                    "delivery.timeout.ms has passed since the batch was created",
+                )
+            )
+        if self._metadata.needs_update():
+            try:
+                self._metadata.update()
+            except KafkaError as exc:
+                log.debug("producer.metadata_failed", error=str(exc))
+        ready, wait = self._accumulator.ready_partitions(now)
+        by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
+        for tp in ready:
+            leader = self._metadata.leader_for(tp)
+            if leader is None:
+                self._metadata.request_update()
+                wait = min(wait, self._config.retry_backoff_ms / 1000)
+                continue
+            by_node[leader].append(tp)
+        for node, partitions in by_node.items():
+            if self._in_flight[node.node_id] >= self._config.max_in_flight:
+                continue
+            batches: list[ProducerBatch] = []
+            size = 0
+            for tp in partitions:
+                room = self._config.max_request_size - size
+                if room <= 0:
+                    break
+                taken = self._accumulator.drain(tp, room)
+                batches.extend(taken)
+                size += sum(len(b.data) for b in taken)
+            if batches:
+                self._send(node, batches)
+        return wait
+
+    def _send(self, node: Node, batches: list[ProducerBatch]) -> None:
+        by_topic: dict[str, dict[int, list[bytes]]] = defaultdict(lambda: defaultdict(list))
+        for batch in batches:
+            by_topic[batch.tp.topic][batch.tp.partition].append(batch.data)
+        request = pb.ProduceRequest(
+            acks=self._config.acks,
+            timeout_ms=self._config.request_timeout_ms,
+            topic_data=[
+                pb.ProduceRequest.TopicProduceData(
+                    name=topic,
+                    partition_data=[
+                        pb.ProduceRequest.PartitionProduceData(index=p, records=b"".join(data))
+                        for p, data in parts.items()
+                    ],
+                )
+                for topic, parts in by_topic.items()
+            ],
+        )
+        stub = pb_grpc.DataStub(self._pool.get(node.address))
+        # The RPC may outlive the broker's own wait for the ISR by a little.
+        timeout = self._config.request_timeout_ms / 1000 + 5
+        self._in_flight[node.node_id] += 1
+        try:
+            call = stub.Produce.future(request, timeout=timeout)
+        except Exception as exc:
+            self._completions.put((node, batches, None, exc))
+            self._accumulator.wakeup.set()
+            return
+
+        def done(_: object) -> None:
+            self._completions.put((node, batches, call, None))
+            self._accumulator.wakeup.set()
+
+        call.add_done_callback(done)
+        if self._on_sent is not None:
+            for batch in batches:
+                self._on_sent(batch.tp, len(batch.data))
+
+    def _handle_completions(self) -> None:
+        while True:
+            try:
+                node, batches, call, error = self._completions.get_nowait()
+            except queue.Empty:
+                return
+            self._in_flight[node.node_id] -= 1
+            if call is not None:
+                try:
+                    response = call.result()
+                except grpc.RpcError as exc:
+                    error = exc
+            if error is not None:
+                self._handle_transport_error(node, batches, error)
+                continue
+            self._handle_response(batches, response)
+
+    def _handle_transport_error(
+        self, node: Node, batches: list[ProducerBatch], error: BaseException
+    ) -> None:
+        if self._config.acks == 0:
+            self._settle(batches, lambda b: b.complete(-1, -1))
+            return
+        status = error.code() if isinstance(error, grpc.RpcError) else None
+        self._metadata.request_update()
+        if status in RETRIABLE_STATUS:
+            kafka_error = error_for_code(
+                ErrorCode.NETWORK_EXCEPTION, f"produce to broker {node.node_id} failed: {status}"
+            )
+        else:
+            kafka_error = error_for_code(
+                ErrorCode.UNKNOWN_SERVER_ERROR, f"produce to broker {node.node_id}: {error}"
+            )
+        self._retry_or_fail(batches, kafka_error)
+
+    def _handle_response(self, batches: list[ProducerBatch], response: pb.ProduceResponse) -> None:
+        if self._config.acks == 0:
+            self._settle(batches, lambda b: b.complete(-1, -1))
+            return
+        results: dict[TopicPartition, pb.ProduceResponse.PartitionProduceResponse] = {}
+        for topic in response.responses:
+            for part in topic.partition_responses:
+                results[TopicPartition(topic.name, part.index)] = part
+        by_tp: dict[TopicPartition, list[ProducerBatch]] = defaultdict(list)
+        for batch in batches:
+            by_tp[batch.tp].append(batch)
+        for tp, tp_batches in by_tp.items():
+            result = results.get(tp)
+            if result is None:
+                self._retry_or_fail(
+                    tp_batches,
+                    error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, f"no answer for {tp}"),
+                )
+                continue
+            if result.error_code == ErrorCode.NONE:
+                self._accumulator.done(tp_batches)
+                offset = result.base_offset
+                for batch in tp_batches:  # batches of one partition got consecutive offsets
+                    batch.complete(offset, result.log_append_time_ms)
+                    offset += batch.record_count
+                continue
+            error = error_for_code(result.error_code, result.error_message)
+            if error.invalid_metadata:
+                self._metadata.request_update()
+            self._retry_or_fail(tp_batches, error)
+
+    def _retry_or_fail(self, batches: list[ProducerBatch], error: KafkaError) -> None:
+        now = time.monotonic()
+        retry = [
+            b
+            for b in batches
+            if error.retriable
+            and b.attempts < self._config.retries
+            and not self._accumulator.expired_in_flight(b, now)
+            and not self._force_close
+        ]
+        failed = [b for b in batches if b not in retry]
+        if retry:
+            log.debug(
+                "producer.retry",
+                partitions=sorted({str(b.tp) for b in retry}),
+                error=error.code.name,
+            )
+            self._accumulator.requeue(retry, now + self._config.retry_backoff_ms / 1000)
+        if failed:
+            self._settle(failed, lambda b: b.fail(error))
+
+    def _settle(
+        self, batches: list[ProducerBatch], action: Callable[[ProducerBatch], None]
+    ) -> None:
+        self._accumulator.done(batches)
+        for batch in batches:
+            action(batch)
