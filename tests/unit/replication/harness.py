@@ -1,0 +1,359 @@
+"""In-process brokers for the replication tests: each a ReplicaManager with its own LogManager
+(tmp_path) behind a real grpc.aio Data server on 127.0.0.1:0, sharing a fake ZooKeeper; the
+test plays the controller by sending hand-made LeaderAndIsr requests.
+
+Everything runs on the test's one event loop; tests drive it with ``asyncio.run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from broker.config import BrokerConfig
+from broker.replication.replica_manager import ReplicaManager
+from broker.server.data_service import DataService
+from broker.storage.checkpoints import TopicPartition
+from broker.storage.config import LogConfig
+from broker.storage.log_manager import LogManager
+from controller import zk_data
+from controller.errors import BadZNodeVersionError
+from controller.zk_data import PartitionState, Versioned
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.records import decode_records, encode_batch
+
+TOPIC = "t"
+TP = TopicPartition(TOPIC, 0)
+
+
+class FakeZk:
+    """The partition-state part of ZkStore, in memory (called from executor threads)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.states: dict[tuple[str, int], Versioned[PartitionState]] = {}
+        self.notifications: list[frozenset[zk_data.TopicPartition]] = []
+        self.topic_configs: dict[str, dict[str, str]] = {}
+
+    def set_state(self, topic: str, partition: int, state: PartitionState) -> int:
+        """The controller's write: returns the new znode version."""
+        with self._lock:
+            old = self.states.get((topic, partition))
+            version = 0 if old is None else old.zk_version + 1
+            self.states[(topic, partition)] = Versioned(state, version)
+            return version
+
+    def get_partition_state(self, topic: str, partition: int) -> Versioned[PartitionState] | None:
+        with self._lock:
+            return self.states.get((topic, partition))
+
+    def update_partition_state(
+        self,
+        topic: str,
+        partition: int,
+        state: PartitionState,
+        expected_zk_version: int,
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> int:
+        with self._lock:
+            old = self.states.get((topic, partition))
+            if old is None or old.zk_version != expected_zk_version:
+                raise BadZNodeVersionError(f"/{topic}/{partition}", expected_zk_version)
+            self.states[(topic, partition)] = Versioned(state, old.zk_version + 1)
+            return old.zk_version + 1
+
+    def create_isr_change_notification(self, partitions: Iterable[zk_data.TopicPartition]) -> str:
+        with self._lock:
+            self.notifications.append(frozenset(partitions))
+            return f"isr_change_{len(self.notifications) - 1:010d}"
+
+    def get_topic_config(self, topic: str) -> dict[str, str]:
+        with self._lock:
+            return dict(self.topic_configs.get(topic, {}))
+
+
+class FakeMetadata:
+    """The replica manager's view of the metadata cache."""
+
+    def __init__(self) -> None:
+        self.partitions: set[tuple[str, int]] = set()
+        self.endpoints: dict[int, tuple[str, int]] = {}
+
+    def contains_partition(self, topic: str, partition: int) -> bool:
+        return (topic, partition) in self.partitions
+
+    def get_alive_broker_endpoint(
+        self, broker_id: int, listener_name: str
+    ) -> tuple[str, int] | None:
+        return self.endpoints.get(broker_id)
+
+
+def broker_config(broker_id: int, log_dir: Path, **overrides: Any) -> BrokerConfig:
+    unknown = overrides.pop("unknown", {})
+    values: dict[str, Any] = {
+        "broker_id": broker_id,
+        "zookeeper_connect": "127.0.0.1:1",
+        "log_dirs": (log_dir,),
+        "replica_lag_time_max_ms": 10_000,
+        "replica_fetch_wait_max_ms": 200,
+        "replica_high_watermark_checkpoint_interval_ms": 60_000,
+        "min_insync_replicas": 1,
+    }
+    values.update(overrides)
+    return BrokerConfig(unknown={"replica.fetch.backoff.ms": "50", **unknown}, **values)
+
+
+class Node:
+    """One broker: LogManager + ReplicaManager + a grpc.aio Data server."""
+
+    def __init__(self, broker_id: int, root: Path, zk: FakeZk, **config: Any) -> None:
+        self.broker_id = broker_id
+        self.log_dir = root / f"broker-{broker_id}"
+        self.zk = zk
+        self.metadata = FakeMetadata()
+        self.config = broker_config(broker_id, self.log_dir, **config)
+        self.broker_epoch = 100 + broker_id
+        self.port = 0
+        self.log_manager: LogManager | None = None
+        self.rm: ReplicaManager | None = None
+        self.server: grpc.aio.Server | None = None
+
+    @property
+    def replica_manager(self) -> ReplicaManager:
+        assert self.rm is not None
+        return self.rm
+
+    async def start(self) -> None:
+        self.log_manager = LogManager(
+            [self.log_dir], LogConfig(), broker_id=self.broker_id, cluster_id="test-cluster"
+        )
+        self.rm = ReplicaManager(
+            self.config,
+            self.log_manager,
+            self.zk,
+            self.metadata,
+            broker_epoch=lambda: self.broker_epoch,
+        )
+        self.server = grpc.aio.server()
+        pb_grpc.add_DataServicer_to_server(DataService(self.rm), self.server)
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        await self.rm.startup()
+
+    async def stop(self) -> None:
+        """A clean stop: HW checkpointed, logs flushed and closed."""
+        if self.server is not None:
+            await self.server.stop(0)
+            self.server = None
+        if self.rm is not None:
+            await self.rm.shutdown()
+            self.rm = None
+        if self.log_manager is not None:
+            self.log_manager.close()
+            self.log_manager = None
+
+    @property
+    def running(self) -> bool:
+        return self.rm is not None
+
+    def log(self, tp: TopicPartition = TP) -> Any:
+        partition = self.replica_manager.get_partition(tp)
+        assert partition is not None
+        return partition.log
+
+    def values(self, tp: TopicPartition = TP) -> list[bytes | None]:
+        """Every record value in the replica's log, in offset order."""
+        log = self.log(tp)
+        data = log.read(log.log_start_offset, 1 << 30, None).records
+        return [record.value for record in decode_records(data)]
+
+    def high_watermark(self, tp: TopicPartition = TP) -> int:
+        partition = self.replica_manager.get_partition(tp)
+        assert partition is not None
+        return partition.high_watermark
+
+    def isr(self, tp: TopicPartition = TP) -> frozenset[int]:
+        partition = self.replica_manager.get_partition(tp)
+        assert partition is not None
+        return partition.isr
+
+
+class Cluster:
+    """Nodes plus a hand-driven controller."""
+
+    def __init__(self, root: Path, broker_ids: Iterable[int] = (1, 2, 3), **config: Any) -> None:
+        self.zk = FakeZk()
+        self.root = root
+        self.nodes = {b: Node(b, root, self.zk, **config) for b in broker_ids}
+        self.controller_epoch = 1
+
+    def __getitem__(self, broker_id: int) -> Node:
+        return self.nodes[broker_id]
+
+    async def start(self) -> None:
+        for node in self.nodes.values():
+            await node.start()
+
+    async def stop(self) -> None:
+        for node in self.nodes.values():
+            await node.stop()
+
+    async def restart(self, broker_id: int) -> Node:
+        node = self.nodes[broker_id]
+        await node.stop()
+        await node.start()
+        return node
+
+    def leader_and_isr(
+        self,
+        leader: int,
+        leader_epoch: int,
+        isr: Iterable[int],
+        replicas: Iterable[int],
+        *,
+        topic: str = TOPIC,
+        partition: int = 0,
+        partition_epoch: int = 0,
+    ) -> pb.LeaderAndIsrRequest:
+        replicas = list(replicas)
+        request = pb.LeaderAndIsrRequest(
+            controller_id=leader,
+            controller_epoch=self.controller_epoch,
+            broker_epoch=-1,
+        )
+        request.partition_states.add(
+            topic_name=topic,
+            partition_index=partition,
+            controller_epoch=self.controller_epoch,
+            leader=leader,
+            leader_epoch=leader_epoch,
+            isr=list(isr),
+            partition_epoch=partition_epoch,
+            replicas=replicas,
+        )
+        # The last endpoint the leader had: the controller may not have noticed its death yet.
+        if leader in self.nodes and self.nodes[leader].port:
+            request.live_leaders.add(
+                broker_id=leader, host_name="127.0.0.1", port=self.nodes[leader].port
+            )
+        return request
+
+    async def elect(
+        self,
+        leader: int,
+        leader_epoch: int,
+        isr: Iterable[int],
+        replicas: Iterable[int] = (1, 2, 3),
+        *,
+        to: Iterable[int] | None = None,
+        topic: str = TOPIC,
+        partition: int = 0,
+    ) -> dict[int, pb.LeaderAndIsrResponse]:
+        """Write the state znode as the controller would and send LeaderAndIsr to the live
+        replicas (or to ``to``)."""
+        isr = list(isr)
+        replicas = list(replicas)
+        version = self.zk.set_state(
+            topic,
+            partition,
+            PartitionState(leader, leader_epoch, tuple(isr), self.controller_epoch),
+        )
+        request = self.leader_and_isr(
+            leader,
+            leader_epoch,
+            isr,
+            replicas,
+            topic=topic,
+            partition=partition,
+            partition_epoch=version,
+        )
+        targets = [b for b in (replicas if to is None else to) if self.nodes[b].running]
+        for node in self.nodes.values():
+            node.metadata.partitions.add((topic, partition))
+        responses = {}
+        for broker_id in targets:
+            responses[broker_id] = await self.nodes[
+                broker_id
+            ].replica_manager.become_leader_or_follower(request)
+        return responses
+
+
+def records(*values: bytes) -> bytes:
+    return encode_batch([(int(time.time() * 1000), None, value, ()) for value in values])
+
+
+def produce_request(
+    data: bytes, *, acks: int = -1, timeout_ms: int = 5_000, topic: str = TOPIC, partition: int = 0
+) -> pb.ProduceRequest:
+    request = pb.ProduceRequest(acks=acks, timeout_ms=timeout_ms)
+    request.topic_data.add(name=topic).partition_data.add(index=partition, records=data)
+    return request
+
+
+async def produce(
+    node: Node, *values: bytes, acks: int = -1, timeout_ms: int = 5_000
+) -> pb.ProduceResponse.PartitionProduceResponse:
+    response = await node.replica_manager.append_records(
+        produce_request(records(*values), acks=acks, timeout_ms=timeout_ms)
+    )
+    return response.responses[0].partition_responses[0]
+
+
+def fetch_request(
+    offset: int,
+    *,
+    replica_id: int = -1,
+    max_wait_ms: int = 0,
+    min_bytes: int = 1,
+    current_leader_epoch: int = -1,
+    topic: str = TOPIC,
+    partition: int = 0,
+) -> pb.FetchRequest:
+    request = pb.FetchRequest(
+        replica_id=replica_id, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20
+    )
+    request.topics.add(topic=topic).partitions.add(
+        partition=partition,
+        fetch_offset=offset,
+        current_leader_epoch=current_leader_epoch,
+        last_fetched_epoch=-1,
+        log_start_offset=-1,
+        partition_max_bytes=1 << 20,
+    )
+    return request
+
+
+async def consume(node: Node, offset: int = 0, **kwargs: Any) -> pb.FetchResponse.PartitionData:
+    response = await node.replica_manager.fetch_messages(fetch_request(offset, **kwargs))
+    return response.responses[0].partitions[0]
+
+
+def values_of(data: bytes) -> list[bytes | None]:
+    return [record.value for record in decode_records(data)]
+
+
+async def wait_until(
+    condition: Callable[[], bool], timeout_s: float = 5.0, message: str = ""
+) -> None:
+    """Poll a condition the test cannot await directly (state on another replica)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s}s: {message}")
+        await asyncio.sleep(0.01)
+
+
+def run(coro_fn: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(_with_timeout(coro_fn))
+
+
+async def _with_timeout(coro_fn: Callable[[], Awaitable[None]]) -> None:
+    await asyncio.wait_for(coro_fn(), 30)

@@ -1,0 +1,218 @@
+"""A leader and two followers on one event loop, replicating over real grpc.aio servers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from proto.errors import ErrorCode
+from tests.unit.replication.harness import (
+    Cluster,
+    consume,
+    fetch_request,
+    produce,
+    produce_request,
+    records,
+    run,
+    values_of,
+    wait_until,
+)
+
+
+def test_acks_all_waits_for_followers_and_advances_hw(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            result = await produce(cluster[1], b"a", b"b", acks=-1)
+            assert result.error_code == ErrorCode.NONE
+            assert result.base_offset == 0
+            # acked with acks=all: every ISR member has it
+            assert cluster[1].high_watermark() == 2
+            for broker in (2, 3):
+                assert cluster[broker].values() == [b"a", b"b"]
+            # followers learn the HW on their next fetch
+            await wait_until(lambda: all(cluster[b].high_watermark() == 2 for b in (2, 3)))
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_acks_1_and_0_answer_after_the_leader_append(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2], [1, 2])
+            # Stop the follower first: acks=1 does not wait for it.
+            await cluster[2].stop()
+            result = await produce(cluster[1], b"a", acks=1)
+            assert result.error_code == ErrorCode.NONE and result.base_offset == 0
+            assert cluster[1].high_watermark() == 0  # the follower has not fetched it
+            response = await cluster[1].replica_manager.append_records(
+                produce_request(records(b"b"), acks=0)
+            )
+            assert len(response.responses) == 0
+            assert cluster[1].values() == [b"a", b"b"]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_consumer_fetch_is_bounded_by_the_high_watermark(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2], [1, 2])
+            await cluster[2].stop()
+            await produce(cluster[1], b"a", acks=1)
+            data = await consume(cluster[1], 0)
+            assert data.error_code == ErrorCode.NONE
+            assert data.high_watermark == 0 and data.records == b""
+            # a follower's fetch reads beyond the HW
+            follower = await cluster[1].replica_manager.fetch_messages(
+                fetch_request(0, replica_id=2)
+            )
+            assert values_of(follower.responses[0].partitions[0].records) == [b"a"]
+            # ...and that fetch at offset 0 did not move the HW; the next one (offset 1) does
+            assert cluster[1].high_watermark() == 0
+            await cluster[1].replica_manager.fetch_messages(fetch_request(1, replica_id=2))
+            assert cluster[1].high_watermark() == 1
+            data = await consume(cluster[1], 0)
+            assert values_of(data.records) == [b"a"] and data.high_watermark == 1
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_long_poll_fetch_returns_when_data_arrives(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1])
+            started = time.monotonic()
+            empty = await consume(cluster[1], 0, max_wait_ms=100)
+            assert empty.records == b"" and time.monotonic() - started >= 0.09
+
+            waiting = asyncio.create_task(consume(cluster[1], 0, max_wait_ms=10_000))
+            await asyncio.sleep(0.05)
+            assert not waiting.done()
+            started = time.monotonic()
+            await produce(cluster[1], b"x", acks=1)
+            data = await asyncio.wait_for(waiting, 2)
+            assert values_of(data.records) == [b"x"]
+            assert time.monotonic() - started < 1
+            assert len(cluster[1].replica_manager.purgatory) == 0
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_min_insync_replicas_refuses_acks_all_before_appending(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2), min_insync_replicas=2)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1, 2], to=[1])
+            result = await produce(cluster[1], b"a", acks=-1)
+            assert result.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+            assert result.base_offset == -1
+            assert cluster[1].log().log_end_offset == 0
+            # acks=1 is not held to min.insync.replicas
+            assert (await produce(cluster[1], b"b", acks=1)).error_code == ErrorCode.NONE
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_topic_min_insync_replicas_overrides_the_broker_default(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,))
+        cluster.zk.topic_configs["t"] = {"min.insync.replicas": "2"}
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1])
+            result = await produce(cluster[1], b"a", acks=-1)
+            assert result.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_isr_shrinks_after_the_lag_time_and_expands_when_caught_up(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, replica_lag_time_max_ms=400, replica_fetch_wait_max_ms=100)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            assert (await produce(cluster[1], b"a")).error_code == ErrorCode.NONE
+            await cluster[3].stop()
+            await wait_until(lambda: cluster[1].isr() == {1, 2}, message="3 removed from ISR")
+            state = cluster.zk.get_partition_state("t", 0)
+            assert state is not None and state.value.isr == (1, 2)
+            assert state.value.leader == 1 and state.value.leader_epoch == 1
+            assert cluster.zk.notifications[-1] == {("t", 0)}
+            # acks=all no longer waits for 3
+            assert (await produce(cluster[1], b"b")).error_code == ErrorCode.NONE
+
+            await cluster[3].start()
+            await cluster.elect(1, 2, [1, 2])
+            await wait_until(lambda: cluster[1].isr() == {1, 2, 3}, message="3 back in ISR")
+            assert cluster[3].values() == [b"a", b"b"]
+            state = cluster.zk.get_partition_state("t", 0)
+            assert state is not None and state.value.isr == (1, 2, 3)
+            assert state.value.leader_epoch == 2
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_produce_waiting_when_the_isr_shrinks_below_min_isr_fails_after_append(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(
+            tmp_path,
+            replica_lag_time_max_ms=300,
+            replica_fetch_wait_max_ms=100,
+            min_insync_replicas=3,
+        )
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            await cluster[3].stop()
+            result = await produce(cluster[1], b"a", acks=-1, timeout_ms=10_000)
+            assert result.error_code == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+            assert result.base_offset == 0
+            assert cluster[1].isr() == {1, 2}
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_acks_all_times_out_when_a_follower_does_not_fetch(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2], [1, 2])
+            await cluster[2].stop()
+            result = await produce(cluster[1], b"a", acks=-1, timeout_ms=100)
+            assert result.error_code == ErrorCode.REQUEST_TIMED_OUT
+            assert result.base_offset == 0
+        finally:
+            await cluster.stop()
+
+    run(scenario)
