@@ -18,6 +18,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "broker.tools.dump_log",
         "print the batches, records and index entries of log files",
     ),
+    "topics": ("client.cli.topics", "create, list, describe, alter and delete topics"),
+    "elect-leaders": (
+        "client.cli.elect_leaders",
+        "run a preferred or unclean leader election for partitions",
+    ),
 }
 
 

@@ -1,0 +1,579 @@
+"""A minimal admin client: topics, partitions, leader elections and the cluster, over gRPC.
+
+    with AdminClient("127.0.0.1:9092,127.0.0.1:9093") as admin:
+        errors = admin.create_topics([NewTopic("orders", num_partitions=3, replication_factor=3)])
+        raise_first(errors)                              # or look at errors["orders"]
+        topics = admin.describe_topics(["orders"])       # {"orders": TopicDescription(...)}
+        admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition("orders", 0)])
+
+Routing, as Kafka's AdminClient does it: metadata (brokers, controller id, topics) comes from
+any reachable broker, the bootstrap servers first and then the brokers they reported.
+CreateTopics, DeleteTopics, CreatePartitions and ElectLeaders go to the broker whose id is the
+controller_id in that metadata; NOT_CONTROLLER, an unknown controller or an unreachable broker
+refresh the metadata and retry, with a short back-off, until the call's timeout (by default
+``request_timeout_ms``), after which RequestTimedOutError is raised naming the last problem.
+
+Errors: a whole request that fails raises the proto.errors exception for its Kafka code; per-item
+outcomes are returned as ``{item: None | KafkaError}`` (None = success), as the futures of Kafka's
+Admin API would each complete. ``raise_first`` turns such a map into an exception.
+
+This module imports only grpc and proto (clients never touch ZooKeeper or broker code).
+Thread-safe: calls from several threads may run at once; the cached metadata is guarded by a
+lock and gRPC channels are shareable.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import NamedTuple, TypeVar
+
+import grpc
+
+from client._channel import RETRIABLE_STATUS, ChannelPool, parse_bootstrap_servers
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode, KafkaError, RequestTimedOutError, error_for_code
+
+__all__ = [
+    "AdminClient",
+    "ClusterDescription",
+    "ConfigEntry",
+    "ElectionType",
+    "NewTopic",
+    "Node",
+    "PartitionInfo",
+    "TopicDescription",
+    "TopicPartition",
+    "raise_first",
+]
+
+R = TypeVar("R")
+K = TypeVar("K")
+V = TypeVar("V")
+
+NO_LEADER = -1
+
+
+class ElectionType(IntEnum):
+    """Kafka's ElectionType; ``str()`` is the name Kafka prints (PREFERRED, UNCLEAN)."""
+
+    PREFERRED = pb.ELECTION_TYPE_PREFERRED
+    UNCLEAN = pb.ELECTION_TYPE_UNCLEAN
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class Node:
+    id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class ClusterDescription:
+    cluster_id: str
+    controller_id: int  # -1 while no controller is known
+    brokers: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition: int
+    leader: int  # -1 = no leader
+    leader_epoch: int
+    replicas: tuple[int, ...]  # assigned replicas, preferred leader first
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+    error: ErrorCode = ErrorCode.NONE  # e.g. LEADER_NOT_AVAILABLE for an offline partition
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    topic_id: str
+    is_internal: bool
+    partitions: tuple[PartitionInfo, ...]  # by partition number
+
+    @property
+    def replication_factor(self) -> int:
+        return len(self.partitions[0].replicas) if self.partitions else 0
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    name: str
+    value: str | None
+    source: int  # pb.ConfigSource
+    is_default: bool
+    read_only: bool = False
+    is_sensitive: bool = False
+
+
+@dataclass(frozen=True)
+class NewTopic:
+    """A topic to create; -1 partitions or replication factor = the broker's default."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    replica_assignment: Mapping[int, Sequence[int]] = field(default_factory=dict)
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+def raise_first(results: Mapping[K, KafkaError | None]) -> None:
+    """Raise the first error of a per-item result map, if there is one."""
+    for error in results.values():
+        if error is not None:
+            raise error
+
+
+def _error(code: int, message: str) -> KafkaError | None:
+    return None if code == ErrorCode.NONE else error_for_code(code, message)
+
+
+class _NotController(Exception):
+    """The request reached a broker that is not (or no longer) the controller: find it again."""
+
+
+@dataclass
+class _Metadata:
+    brokers: dict[int, Node]
+    controller_id: int
+    cluster_id: str
+
+
+class AdminClient:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str],
+        *,
+        request_timeout_ms: int = 30_000,
+        retry_backoff_ms: int = 100,
+    ) -> None:
+        self._bootstrap = parse_bootstrap_servers(bootstrap_servers)
+        self.request_timeout_ms = request_timeout_ms
+        self._retry_backoff_s = retry_backoff_ms / 1000
+        self._pool = ChannelPool()
+        self._lock = threading.Lock()
+        self._cached: _Metadata | None = None
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> AdminClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- cluster and topics (any broker) ------------------------------------------------------
+
+    def describe_cluster(self, *, timeout_ms: int | None = None) -> ClusterDescription:
+        metadata = self._describe_cluster(timeout_ms)
+        return ClusterDescription(
+            cluster_id=metadata.cluster_id,
+            controller_id=metadata.controller_id,
+            brokers=tuple(sorted(metadata.brokers.values(), key=lambda n: n.id)),
+        )
+
+    def list_topics(
+        self, *, include_internal: bool = True, timeout_ms: int | None = None
+    ) -> list[str]:
+        response = self._metadata([], timeout_ms)
+        return sorted(
+            t.name
+            for t in response.topics
+            if t.error_code == ErrorCode.NONE and (include_internal or not t.is_internal)
+        )
+
+    def describe_topics(
+        self, topics: Sequence[str] | None = None, *, timeout_ms: int | None = None
+    ) -> dict[str, TopicDescription]:
+        """Leaders, replicas and ISR of the named topics (None = every topic), by name.
+
+        A named topic that does not exist raises UnknownTopicOrPartitionError (or the topic's
+        own error, e.g. INVALID_TOPIC_EXCEPTION).
+        """
+        response = self._metadata(list(topics or []), timeout_ms)
+        described: dict[str, TopicDescription] = {}
+        for topic in response.topics:
+            error = _error(topic.error_code, topic.error_message)
+            if error is not None:
+                if topics:
+                    raise error
+                continue
+            partitions = sorted(
+                (
+                    PartitionInfo(
+                        partition=p.partition_index,
+                        leader=p.leader_id,
+                        leader_epoch=p.leader_epoch,
+                        replicas=tuple(p.replica_nodes),
+                        isr=tuple(p.isr_nodes),
+                        offline_replicas=tuple(p.offline_replicas),
+                        error=ErrorCode(p.error_code)
+                        if p.error_code in ErrorCode._value2member_map_
+                        else ErrorCode.UNKNOWN_SERVER_ERROR,
+                    )
+                    for p in topic.partitions
+                ),
+                key=lambda p: p.partition,
+            )
+            described[topic.name] = TopicDescription(
+                topic.name, topic.topic_id, topic.is_internal, tuple(partitions)
+            )
+        return dict(sorted(described.items()))
+
+    def describe_topic_configs(
+        self, topic: str, *, timeout_ms: int | None = None
+    ) -> dict[str, ConfigEntry]:
+        """The topic's configs (overrides and defaults) by name, from any broker."""
+        request = pb.DescribeConfigsRequest(
+            resources=[
+                pb.DescribeConfigsRequest.DescribeConfigsResource(
+                    resource_type=pb.CONFIG_RESOURCE_TYPE_TOPIC, resource_name=topic
+                )
+            ]
+        )
+
+        def send(address: str, timeout_s: float) -> pb.DescribeConfigsResponse:
+            stub = pb_grpc.AdminStub(self._pool.get(address))
+            return stub.DescribeConfigs(request, timeout=timeout_s)
+
+        response = self._to_any_broker("describeConfigs", send, timeout_ms)
+        entries: dict[str, ConfigEntry] = {}
+        for result in response.results:
+            error = _error(result.error_code, result.error_message)
+            if error is not None:
+                raise error
+            for c in result.configs:
+                entries[c.name] = ConfigEntry(
+                    name=c.name,
+                    value=c.value if c.HasField("value") else None,
+                    source=c.config_source,
+                    is_default=c.is_default,
+                    read_only=c.read_only,
+                    is_sensitive=c.is_sensitive,
+                )
+        return dict(sorted(entries.items()))
+
+    # --- controller requests --------------------------------------------------------------------
+
+    def create_topics(
+        self,
+        new_topics: Iterable[NewTopic],
+        *,
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> dict[str, KafkaError | None]:
+        """Create topics; waits (up to the timeout) until the controller has elected leaders."""
+        pending = {t.name: t for t in new_topics}
+        timeout_ms = self._timeout(timeout_ms)
+
+        def request() -> pb.CreateTopicsRequest:
+            return pb.CreateTopicsRequest(
+                topics=[
+                    pb.CreateTopicsRequest.CreatableTopic(
+                        name=t.name,
+                        num_partitions=-1 if t.replica_assignment else t.num_partitions,
+                        replication_factor=-1 if t.replica_assignment else t.replication_factor,
+                        assignments=[
+                            pb.CreateTopicsRequest.CreatableReplicaAssignment(
+                                partition_index=p, broker_ids=list(t.replica_assignment[p])
+                            )
+                            for p in sorted(t.replica_assignment)
+                        ],
+                        configs=dict(t.configs),
+                    )
+                    for t in pending.values()
+                ],
+                timeout_ms=timeout_ms,
+                validate_only=validate_only,
+            )
+
+        def send(stub: pb_grpc.AdminStub, timeout_s: float) -> pb.CreateTopicsResponse:
+            return stub.CreateTopics(request(), timeout=timeout_s)
+
+        return self._per_item(
+            "createTopics",
+            pending,
+            send,
+            lambda r: ((t.name, t.error_code, t.error_message) for t in r.topics),
+            timeout_ms,
+        )
+
+    def delete_topics(
+        self, topics: Iterable[str], *, timeout_ms: int | None = None
+    ) -> dict[str, KafkaError | None]:
+        pending = {name: name for name in topics}
+        timeout_ms = self._timeout(timeout_ms)
+
+        def send(stub: pb_grpc.AdminStub, timeout_s: float) -> pb.DeleteTopicsResponse:
+            request = pb.DeleteTopicsRequest(topic_names=list(pending), timeout_ms=timeout_ms)
+            return stub.DeleteTopics(request, timeout=timeout_s)
+
+        return self._per_item(
+            "deleteTopics",
+            pending,
+            send,
+            lambda r: ((t.name, t.error_code, t.error_message) for t in r.responses),
+            timeout_ms,
+        )
+
+    def create_partitions(
+        self,
+        new_counts: Mapping[str, int],
+        *,
+        assignments: Mapping[str, Sequence[Sequence[int]]] | None = None,
+        timeout_ms: int | None = None,
+        validate_only: bool = False,
+    ) -> dict[str, KafkaError | None]:
+        """Grow topics to ``new_counts[topic]`` partitions (the new total, as in Kafka)."""
+        pending = dict(new_counts)
+        assignments = assignments or {}
+        timeout_ms = self._timeout(timeout_ms)
+
+        def send(stub: pb_grpc.AdminStub, timeout_s: float) -> pb.CreatePartitionsResponse:
+            request = pb.CreatePartitionsRequest(
+                topics=[
+                    pb.CreatePartitionsRequest.CreatePartitionsTopic(
+                        name=name,
+                        count=count,
+                        assignments=[
+                            pb.CreatePartitionsRequest.CreatePartitionsAssignment(
+                                broker_ids=list(replicas)
+                            )
+                            for replicas in assignments.get(name, ())
+                        ],
+                    )
+                    for name, count in pending.items()
+                ],
+                timeout_ms=timeout_ms,
+                validate_only=validate_only,
+            )
+            return stub.CreatePartitions(request, timeout=timeout_s)
+
+        return self._per_item(
+            "createPartitions",
+            pending,
+            send,
+            lambda r: ((t.name, t.error_code, t.error_message) for t in r.results),
+            timeout_ms,
+        )
+
+    def elect_leaders(
+        self,
+        election_type: ElectionType,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Preferred or unclean election; None = every partition of the cluster.
+
+        ELECTION_NOT_NEEDED comes back as that error for partitions whose preferred replica
+        already leads.
+        """
+        timeout_ms = self._timeout(timeout_ms)
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions or ():
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        if partitions is not None and not by_topic:
+            return {}
+        request = pb.ElectLeadersRequest(
+            election_type=int(election_type),  # type: ignore[arg-type]
+            topic_partitions=[
+                pb.ElectLeadersRequest.TopicPartitions(topic=t, partitions=sorted(ps))
+                for t, ps in sorted(by_topic.items())
+            ],
+            timeout_ms=timeout_ms,
+        )
+
+        def send(stub: pb_grpc.AdminStub, timeout_s: float) -> pb.ElectLeadersResponse:
+            response = stub.ElectLeaders(request, timeout=timeout_s)
+            if response.error_code == ErrorCode.NOT_CONTROLLER:
+                raise _NotController()
+            error = _error(response.error_code, "")
+            if error is not None:
+                raise error
+            return response
+
+        response = self._to_controller("electLeaders", send, timeout_ms)
+        results: dict[TopicPartition, KafkaError | None] = {}
+        for topic in response.replica_election_results:
+            for p in topic.partition_result:
+                tp = TopicPartition(topic.topic, p.partition_id)
+                results[tp] = _error(p.error_code, p.error_message)
+        return dict(sorted(results.items()))
+
+    # --- routing ------------------------------------------------------------------------------
+
+    def _timeout(self, timeout_ms: int | None) -> int:
+        return self.request_timeout_ms if timeout_ms is None else timeout_ms
+
+    def _per_item(
+        self,
+        what: str,
+        pending: dict[K, V],
+        send: Callable[[pb_grpc.AdminStub, float], R],
+        items_of: Callable[[R], Iterable[tuple[K, int, str]]],
+        timeout_ms: int,
+    ) -> dict[K, KafkaError | None]:
+        """Send to the controller; items answered NOT_CONTROLLER are sent again, alone."""
+        results: dict[K, KafkaError | None] = {}
+        if not pending:
+            return results
+
+        def attempt(stub: pb_grpc.AdminStub, timeout_s: float) -> None:
+            for key, code, message in items_of(send(stub, timeout_s)):
+                if code == ErrorCode.NOT_CONTROLLER or key not in pending:
+                    continue
+                results[key] = _error(code, message)
+                del pending[key]
+            if pending:
+                raise _NotController()
+
+        self._to_controller(what, attempt, timeout_ms)
+        return results
+
+    def _to_controller(
+        self, what: str, send: Callable[[pb_grpc.AdminStub, float], R], timeout_ms: int
+    ) -> R:
+        deadline = time.monotonic() + timeout_ms / 1000
+        refresh = False
+        last_problem = "no answer yet"
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                metadata = self._cluster(refresh, max(remaining, 0.001))
+                node = metadata.brokers.get(metadata.controller_id)
+                if node is None:
+                    last_problem = "no controller is known (an election may be running)"
+                else:
+                    stub = pb_grpc.AdminStub(self._pool.get(node.address))
+                    return send(stub, max(deadline - time.monotonic(), 0.001))
+            except _NotController:
+                last_problem = f"broker {metadata.controller_id} is no longer the controller"
+            except grpc.RpcError as exc:
+                if exc.code() not in RETRIABLE_STATUS:
+                    raise _rpc_error(exc) from None
+                last_problem = f"{exc.code().name}: {exc.details()}"
+            except RequestTimedOutError as exc:
+                last_problem = exc.message
+            refresh = True
+            if time.monotonic() + self._retry_backoff_s >= deadline:
+                raise RequestTimedOutError(
+                    f"call {what} timed out after {timeout_ms} ms ({last_problem})"
+                )
+            time.sleep(self._retry_backoff_s)
+
+    def _to_any_broker(
+        self, what: str, send: Callable[[str, float], R], timeout_ms: int | None
+    ) -> R:
+        """``send(address, timeout_s)`` to each known broker in turn until one answers."""
+        timeout_ms = self._timeout(timeout_ms)
+        deadline = time.monotonic() + timeout_ms / 1000
+        last_problem = "no broker answered"
+        while True:
+            for address in self._addresses():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    return send(address, remaining)
+                except grpc.RpcError as exc:
+                    if exc.code() not in RETRIABLE_STATUS:
+                        raise _rpc_error(exc) from None
+                    last_problem = f"{address}: {exc.code().name}: {exc.details()}"
+            if time.monotonic() + self._retry_backoff_s >= deadline:
+                raise RequestTimedOutError(
+                    f"call {what} timed out after {timeout_ms} ms ({last_problem})"
+                )
+            time.sleep(self._retry_backoff_s)
+
+    def _addresses(self) -> list[str]:
+        """Known brokers, then the bootstrap servers, each once."""
+        with self._lock:
+            known = [n.address for n in self._cached.brokers.values()] if self._cached else []
+        return list(dict.fromkeys([*known, *self._bootstrap]))
+
+    def _metadata(self, topics: Sequence[str], timeout_ms: int | None) -> pb.MetadataResponse:
+        """A Metadata answer from any broker; no topics named = every topic."""
+        request = pb.MetadataRequest(
+            topics=[pb.MetadataRequest.MetadataRequestTopic(name=t) for t in topics]
+        )
+
+        def send(address: str, timeout_s: float) -> pb.MetadataResponse:
+            stub = pb_grpc.MetadataStub(self._pool.get(address))
+            return stub.Metadata(request, timeout=timeout_s)
+
+        response = self._to_any_broker("metadata", send, timeout_ms)
+        self._remember(_Metadata(_nodes(response), response.controller_id, response.cluster_id))
+        return response
+
+    def _describe_cluster(self, timeout_ms: int | None) -> _Metadata:
+        """Brokers and controller from DescribeCluster (no topics), from any broker."""
+
+        def send(address: str, timeout_s: float) -> pb.DescribeClusterResponse:
+            stub = pb_grpc.MetadataStub(self._pool.get(address))
+            return stub.DescribeCluster(pb.DescribeClusterRequest(), timeout=timeout_s)
+
+        response = self._to_any_broker("describeCluster", send, timeout_ms)
+        error = _error(response.error_code, response.error_message)
+        if error is not None:
+            raise error
+        nodes = {
+            b.broker_id: Node(b.broker_id, b.host, b.port, b.rack if b.HasField("rack") else None)
+            for b in response.brokers
+        }
+        metadata = _Metadata(nodes, response.controller_id, response.cluster_id)
+        self._remember(metadata)
+        return metadata
+
+    def _cluster(self, refresh: bool, timeout_s: float) -> _Metadata:
+        with self._lock:
+            cached = self._cached
+        if cached is None or refresh:
+            cached = self._describe_cluster(max(int(timeout_s * 1000), 1))
+        return cached
+
+    def _remember(self, metadata: _Metadata) -> None:
+        with self._lock:
+            self._cached = metadata
+
+
+def _nodes(response: pb.MetadataResponse) -> dict[int, Node]:
+    return {
+        b.node_id: Node(b.node_id, b.host, b.port, b.rack if b.HasField("rack") else None)
+        for b in response.brokers
+    }
+
+
+def _rpc_error(exc: grpc.RpcError) -> KafkaError:
+    """A gRPC failure that retrying will not fix, as a Kafka error."""
+    code = exc.code()
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return error_for_code(ErrorCode.UNSUPPORTED_VERSION, f"not served: {exc.details()}")
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        return error_for_code(ErrorCode.INVALID_REQUEST, str(exc.details()))
+    return error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, f"{code.name}: {exc.details()}")
