@@ -218,6 +218,18 @@ class ZkStore:
         data = self._get_data(broker_path(broker_id))
         return None if data is None else decode_broker(broker_id, data)
 
+    def get_broker_and_epoch(self, broker_id: int) -> tuple[BrokerRegistration, int] | None:
+        """The registration and the broker epoch: the czxid of ``/brokers/ids/<id>``, as Kafka.
+
+        A broker that re-registers (a restart, a new session) gets a larger epoch, so requests
+        addressed to its previous incarnation can be told apart.
+        """
+        try:
+            data, stat = self._call(self._client.get, broker_path(broker_id))
+        except NoNodeError:
+            return None
+        return decode_broker(broker_id, bytes(data or b"")), int(stat.czxid)
+
     def get_live_broker_ids(self) -> list[int]:
         return _broker_ids(self._call(self._client.get_children, BROKER_IDS_PATH))
 
@@ -295,6 +307,13 @@ class ZkStore:
     def watch_topics(self, callback: Callable[[list[str]], None]) -> Watch:
         """``callback(sorted topic names)`` now and after every change of /brokers/topics."""
         return self._watch_children(TOPICS_PATH, callback)
+
+    def watch_topic(self, topic: str, callback: Callable[[TopicAssignment | None], None]) -> Watch:
+        """``callback(assignment or None)`` now and after every change of /brokers/topics/<t>."""
+        return self._watch_data(
+            topic_path(topic),
+            lambda data: callback(None if data is None else decode_topic(topic, data)),
+        )
 
     def get_topic_config(self, topic: str) -> dict[str, str]:
         """The topic's config overrides; empty when it has none."""
@@ -402,6 +421,21 @@ class ZkStore:
             _raise_first_error([created, epoch_stat])
             return Versioned(new_epoch, int(epoch_stat.version))
 
+    def resign_controller(self) -> bool:
+        """Delete ``/controller`` if this session holds it, so another broker takes over now.
+
+        Returns whether it was deleted. Used by a controller that shuts down cleanly; one that
+        lost its session needs nothing (ZooKeeper removed the ephemeral znode).
+        """
+        stat = self._call(self._client.exists, CONTROLLER_PATH)
+        if stat is None or int(stat.ephemeralOwner) != self.session_id:
+            return False
+        try:
+            self._call(self._client.delete, CONTROLLER_PATH, int(stat.version))
+        except (NoNodeError, BadVersionError):
+            return False
+        return True
+
     def get_controller(self) -> ControllerRegistration | None:
         data = self._get_data(CONTROLLER_PATH)
         return None if data is None else decode_controller(data)
@@ -431,6 +465,10 @@ class ZkStore:
         if not self._exists(topic_path(topic)):
             raise UnknownTopicOrPartitionError(f"topic {topic!r} does not exist")
         return self._create_if_absent(delete_topic_path(topic), b"")
+
+    def delete_topic_deletion_mark(self, topic: str) -> None:
+        """Drop ``/admin/delete_topics/<t>`` alone (deletion disabled, or no such topic)."""
+        self._delete_if_present(delete_topic_path(topic))
 
     def get_topics_marked_for_deletion(self) -> list[str]:
         return sorted(self._call(self._client.get_children, DELETE_TOPICS_PATH))

@@ -1,0 +1,1322 @@
+"""KafkaController: the cluster's controller, as Kafka runs it in ZooKeeper mode.
+
+Every broker runs one; the one whose broker holds the ephemeral ``/controller`` znode is
+active, the others wait for that znode to go away::
+
+    controller = KafkaController(zk, broker_id=1, config=ControllerConfig(num_partitions=3))
+    controller.startup()                          # joins the election, returns at once
+    results = controller.create_topics([NewTopic("orders", 3, 2)]).result()
+    results["orders"].error                       # ErrorCode.NONE, or NOT_CONTROLLER, ...
+    controller.shutdown()
+
+Design: one thread and one queue of events (Kafka's ControllerEventManager). ZooKeeper watch
+callbacks, session-state changes, admin calls, controlled shutdowns, broker responses and the
+auto-rebalance timer only put an event on the queue; the thread handles events one at a time,
+so the state (controller.state.ControllerContext) needs no lock. Admin calls return
+``concurrent.futures.Future`` of per-item results with Kafka error codes; they never raise.
+
+Becoming controller (``controller_elected``): win ZkStore.elect_controller (creates /controller
+and bumps /controller_epoch in one multi-op), watch /brokers/ids, /brokers/topics (and each
+topic), /admin/delete_topics, /isr_change_notification and /admin/preferred_replica_election,
+load brokers (with broker epochs), topics, assignments and partition states, then resync every
+broker: UpdateMetadata to all, LeaderAndIsr for each partition to its live replicas, leaders
+elected for partitions that have none. Every request carries controller_id, controller_epoch and
+the target's broker_epoch.
+
+Fencing: every write of a partition state or an assignment is conditional on the znode version
+of /controller_epoch seen at election. When a newer controller has been elected the write fails
+with ControllerMovedError and this controller resigns (``controller_resigned``), as it does when
+its ZooKeeper session is lost; it then takes part in the next election. A broker's answer
+STALE_CONTROLLER_EPOCH makes it re-read /controller_epoch and resign if it moved on.
+
+Leader election rules are in controller.election, imbalance in controller.rebalance, the
+requests per broker in controller.request_batch.
+"""
+
+from __future__ import annotations
+
+import enum
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
+
+import structlog
+from kazoo.client import KazooState
+
+from controller import election, rebalance, topics
+from controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
+from controller.config import ControllerConfig
+from controller.errors import (
+    BadZNodeVersionError,
+    ControllerMovedError,
+    TopicAlreadyExistsError,
+    ZNodeExistsError,
+)
+from controller.request_batch import EPOCH_DURING_DELETE, RequestBatch
+from controller.state import ControllerContext, LiveBroker, PartitionReplica
+from controller.zk_data import (
+    NO_LEADER,
+    PartitionState,
+    TopicAssignment,
+    TopicPartition,
+    Versioned,
+    random_uuid_base64,
+)
+from controller.zk_store import Watch, ZkStore
+from proto import minikafka_pb2 as pb
+from proto.errors import ErrorCode, KafkaError, error_for_code
+
+__all__ = [
+    "ApiResult",
+    "ControlledShutdownResult",
+    "CreateTopicResult",
+    "ElectionType",
+    "KafkaController",
+    "NewPartitions",
+    "NewTopic",
+]
+
+log = structlog.get_logger("controller")
+
+R = TypeVar("R")
+
+UNCLEAN_KEY = "unclean.leader.election.enable"
+_MAX_WRITE_ATTEMPTS = 5
+
+
+class ElectionType(enum.IntEnum):
+    """Kafka's ElectionType (proto ElectionType has the same numbers)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+@dataclass(frozen=True)
+class NewTopic:
+    """One topic of a CreateTopics request. -1 means the broker default (num.partitions,
+    default.replication.factor); with ``assignments`` (partition -> replicas) both must be -1."""
+
+    name: str
+    num_partitions: int = -1
+    replication_factor: int = -1
+    assignments: Mapping[int, Sequence[int]] | None = None
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NewPartitions:
+    """CreatePartitions for one topic: the new total, and replicas of each new partition."""
+
+    count: int
+    assignments: Sequence[Sequence[int]] | None = None
+
+
+class ApiResult(NamedTuple):
+    error: ErrorCode = ErrorCode.NONE
+    message: str = ""
+
+
+class CreateTopicResult(NamedTuple):
+    error: ErrorCode = ErrorCode.NONE
+    message: str = ""
+    topic_id: str = ""
+    num_partitions: int = -1
+    replication_factor: int = -1
+
+
+class ControlledShutdownResult(NamedTuple):
+    error: ErrorCode
+    remaining: list[TopicPartition]
+
+
+class _Event(NamedTuple):
+    name: str
+    action: Callable[[], None]
+
+
+_STOP = _Event("Stop", lambda: None)
+
+
+class KafkaController:
+    """See the module docstring. Public methods may be called from any thread."""
+
+    def __init__(
+        self,
+        zk: ZkStore,
+        broker_id: int,
+        config: ControllerConfig | None = None,
+        channels: BrokerChannels | None = None,
+    ) -> None:
+        self._zk = zk
+        self.broker_id = broker_id
+        self.config = config or ControllerConfig()
+        self._channels: BrokerChannels = channels or GrpcBrokerChannels(
+            request_timeout_ms=self.config.request_timeout_ms,
+            retry_backoff_ms=self.config.retry_backoff_ms,
+        )
+        self._queue: queue.Queue[_Event] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._session_lost = False
+        self._controller_watch: Watch | None = None
+        # The fields below belong to the event thread.
+        self._context: ControllerContext | None = None
+        self._watches: list[Watch] = []
+        self._topic_watches: dict[str, Watch] = {}
+        self._next_rebalance: float | None = None
+        # Read from any thread: plain attribute reads.
+        self._active = False
+        self._epoch = -1
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def startup(self) -> None:
+        """Start the event thread and join the election."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._run, name=f"controller-event-thread-{self.broker_id}", daemon=True
+        )
+        self._thread.start()
+        self._zk.client.add_listener(self._on_session_state)
+        self._enqueue("Startup", self._on_startup)
+
+    def shutdown(self) -> None:
+        """Resign (deleting /controller if held, so another broker takes over at once), stop."""
+        if self._thread is None or self._stopping.is_set():
+            return
+        self._enqueue("Shutdown", self._on_shutdown)
+        self._stopping.set()
+        self._queue.put(_STOP)
+        self._thread.join(timeout=30)
+        self._zk.client.remove_listener(self._on_session_state)
+        self._channels.close()
+
+    @property
+    def is_active(self) -> bool:
+        """Whether this broker is the controller now."""
+        return self._active
+
+    @property
+    def epoch(self) -> int:
+        """The controller epoch while active, else -1."""
+        return self._epoch if self._active else -1
+
+    # --- the API (any thread) ------------------------------------------------------------------
+
+    def create_topics(
+        self, new_topics: Sequence[NewTopic], *, validate_only: bool = False
+    ) -> Future[dict[str, CreateTopicResult]]:
+        return self._submit(
+            "CreateTopics",
+            lambda: self._create_topics(new_topics, validate_only),
+            lambda code, msg: {t.name: CreateTopicResult(code, msg) for t in new_topics},
+        )
+
+    def delete_topics(self, names: Sequence[str]) -> Future[dict[str, ApiResult]]:
+        return self._submit(
+            "DeleteTopics",
+            lambda: self._delete_topics(names),
+            lambda code, msg: {name: ApiResult(code, msg) for name in names},
+        )
+
+    def create_partitions(
+        self, requests: Mapping[str, NewPartitions], *, validate_only: bool = False
+    ) -> Future[dict[str, ApiResult]]:
+        return self._submit(
+            "CreatePartitions",
+            lambda: self._create_partitions(requests, validate_only),
+            lambda code, msg: {name: ApiResult(code, msg) for name in requests},
+        )
+
+    def elect_leaders(
+        self,
+        election_type: ElectionType | int,
+        partitions: Iterable[TopicPartition] | None = None,
+    ) -> Future[dict[TopicPartition, ApiResult]]:
+        """Preferred or unclean election; ``partitions`` None means every partition.
+
+        On NOT_CONTROLLER with ``partitions`` None the result is empty: the caller answers the
+        whole request with the error.
+        """
+        wanted = None if partitions is None else list(partitions)
+        kind = ElectionType(int(election_type))
+        return self._submit(
+            "ElectLeaders",
+            lambda: self._elect_leaders(kind, wanted),
+            lambda code, msg: {tp: ApiResult(code, msg) for tp in wanted or ()},
+        )
+
+    def controlled_shutdown(
+        self, broker_id: int, broker_epoch: int
+    ) -> Future[ControlledShutdownResult]:
+        return self._submit(
+            "ControlledShutdown",
+            lambda: self._controlled_shutdown(broker_id, broker_epoch),
+            lambda code, msg: ControlledShutdownResult(code, []),
+        )
+
+    # --- the event thread ----------------------------------------------------------------------
+
+    def _enqueue(self, name: str, action: Callable[[], None]) -> None:
+        self._queue.put(_Event(name, action))
+
+    def _submit(
+        self,
+        name: str,
+        work: Callable[[], R],
+        on_error: Callable[[ErrorCode, str], R],
+    ) -> Future[R]:
+        future: Future[R] = Future()
+        if self._stopping.is_set() or self._thread is None:
+            future.set_result(on_error(ErrorCode.NOT_CONTROLLER, "the controller is not running"))
+            return future
+
+        def action() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            if not self._active:
+                future.set_result(
+                    on_error(ErrorCode.NOT_CONTROLLER, f"broker {self.broker_id} is not controller")
+                )
+                return
+            try:
+                future.set_result(work())
+            except ControllerMovedError as exc:
+                future.set_result(on_error(ErrorCode.NOT_CONTROLLER, str(exc)))
+                raise
+            except KafkaError as exc:
+                future.set_result(on_error(exc.code, exc.message))
+            except Exception as exc:
+                future.set_result(on_error(ErrorCode.UNKNOWN_SERVER_ERROR, repr(exc)))
+                raise
+
+        self._enqueue(name, action)
+        return future
+
+    def _run(self) -> None:
+        while True:
+            timeout = None
+            if self._next_rebalance is not None:
+                timeout = max(0.0, self._next_rebalance - time.monotonic())
+            try:
+                event = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                event = _Event("AutoPreferredReplicaLeaderElection", self._on_auto_rebalance)
+            if event is _STOP:
+                break
+            self._process(event)
+        # Futures still queued after shutdown get NOT_CONTROLLER from their own action.
+        self._active = False
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if event is not _STOP:
+                self._process(event)
+
+    def _process(self, event: _Event) -> None:
+        try:
+            event.action()
+        except ControllerMovedError as exc:
+            log.warning(
+                "controller_fenced", broker_id=self.broker_id, epoch=self._epoch, reason=str(exc)
+            )
+            self._resign("a newer controller was elected")
+            self._maybe_elect()
+        except Exception:
+            log.exception("controller_event_failed", event=event.name, broker_id=self.broker_id)
+
+    # --- election and resignation --------------------------------------------------------------
+
+    def _on_startup(self) -> None:
+        self._controller_watch = self._zk.watch_controller(
+            lambda registration: self._enqueue("ControllerChange", self._on_controller_change)
+        )
+        self._maybe_elect()
+
+    def _on_shutdown(self) -> None:
+        if self._controller_watch is not None:
+            self._controller_watch.cancel()
+        if self._active:
+            self._resign("shutting down")
+            try:
+                self._zk.resign_controller()
+            except Exception:
+                log.warning("controller_znode_not_deleted", broker_id=self.broker_id)
+        self._stopping.set()
+
+    def _on_session_state(self, state: str) -> None:
+        # kazoo's thread: only note and enqueue.
+        if state == KazooState.LOST:
+            self._session_lost = True
+            self._enqueue("Expire", self._on_session_expired)
+        elif state == KazooState.CONNECTED and self._session_lost:
+            self._session_lost = False
+            self._enqueue("Reelect", self._maybe_elect)
+
+    def _on_session_expired(self) -> None:
+        if self._active:
+            self._resign("zookeeper session expired")
+
+    def _on_controller_change(self) -> None:
+        if self._stopping.is_set():
+            return
+        current = self._zk.get_controller()
+        if current is None:
+            self._maybe_elect()
+        elif current.broker_id != self.broker_id and self._active:
+            self._resign(f"broker {current.broker_id} is controller now")
+
+    def _maybe_elect(self) -> None:
+        if self._active or self._stopping.is_set():
+            return
+        won = self._zk.elect_controller(self.broker_id)
+        if won is None:
+            current = self._zk.get_controller()
+            log.info(
+                "controller_standby",
+                broker_id=self.broker_id,
+                controller_id=current.broker_id if current else None,
+            )
+            return
+        self._on_controller_failover(won)
+
+    def _resign(self, reason: str) -> None:
+        if not self._active and self._context is None:
+            return
+        for watch in self._watches:
+            watch.cancel()
+        for watch in self._topic_watches.values():
+            watch.cancel()
+        self._watches.clear()
+        self._topic_watches.clear()
+        self._channels.remove_all()
+        self._context = None
+        self._next_rebalance = None
+        self._active = False
+        log.info("controller_resigned", broker_id=self.broker_id, epoch=self._epoch, reason=reason)
+
+    def _on_controller_failover(self, won: Versioned[int]) -> None:
+        ctx = ControllerContext(epoch=won.value, epoch_zk_version=won.zk_version)
+        self._context = ctx
+        self._epoch = won.value
+        self._active = True
+        log.info("controller_elected", broker_id=self.broker_id, epoch=won.value)
+        zk = self._zk
+        self._watches = [
+            zk.watch_broker_ids(lambda ids: self._enqueue("BrokerChange", self._on_broker_change)),
+            zk.watch_topics(lambda names: self._enqueue("TopicChange", self._on_topic_change)),
+            zk.watch_topic_deletions(
+                lambda names: self._enqueue("TopicDeletion", self._on_topic_deletion)
+            ),
+            zk.watch_isr_change_notifications(
+                lambda names: self._enqueue("IsrChangeNotification", self._on_isr_change)
+            ),
+            zk.watch_preferred_replica_election(
+                lambda partitions: self._enqueue(
+                    "ReplicaLeaderElection", self._on_preferred_replica_election_znode
+                )
+            ),
+        ]
+        for broker in self._read_live_brokers().values():
+            self._add_live_broker(broker)
+        for topic in zk.get_all_topics():
+            self._load_topic(topic, with_states=True)
+        for topic in zk.get_topics_marked_for_deletion():
+            self._queue_topic_deletion(topic)
+        # Fresh states were just read: the pending notifications say nothing new.
+        zk.delete_isr_change_notifications(zk.get_isr_change_notification_names())
+
+        batch = self._new_batch()
+        batch.add_update_metadata(ctx.live_brokers, ctx.all_partitions())
+        for tp in ctx.all_partitions():
+            if ctx.is_being_deleted(tp.topic):
+                continue
+            if tp in ctx.partition_states and ctx.has_live_leader(tp):
+                batch.add_leader_and_isr(self._live_replicas(tp), tp)
+        self._online_partition_state_change(ctx.all_partitions(), batch)
+        batch.send(self._channels)
+        self._resume_topic_deletions()
+        self._on_preferred_replica_election_znode()
+        self._schedule_rebalance()
+
+    @property
+    def _ctx(self) -> ControllerContext:
+        if self._context is None:
+            raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
+        return self._context
+
+    # --- loading -------------------------------------------------------------------------------
+
+    def _read_live_brokers(self) -> dict[int, LiveBroker]:
+        brokers = {}
+        for broker_id in self._zk.get_live_broker_ids():
+            found = self._zk.get_broker_and_epoch(broker_id)
+            if found is not None:
+                brokers[broker_id] = LiveBroker(*found)
+        return brokers
+
+    def _add_live_broker(self, broker: LiveBroker) -> None:
+        self._ctx.live_brokers[broker.broker_id] = broker
+        endpoint = inter_broker_endpoint(
+            broker.registration, self.config.inter_broker_listener_name
+        )
+        self._channels.add_broker(broker.broker_id, endpoint)
+
+    def _load_topic(self, topic: str, *, with_states: bool) -> TopicAssignment | None:
+        ctx = self._ctx
+        read = self._zk.get_topic(topic)
+        if read is None:
+            return None
+        assignment = read.value
+        ctx.add_topic(topic, assignment.topic_id, dict(assignment.partitions))
+        if with_states:
+            for partition in assignment.partitions:
+                state = self._zk.get_partition_state(topic, partition)
+                if state is not None:
+                    ctx.partition_states[TopicPartition(topic, partition)] = state
+        if topic not in self._topic_watches:
+
+            def on_topic_change(_: TopicAssignment | None) -> None:
+                self._enqueue(
+                    "PartitionModifications", lambda: self._on_partition_modifications(topic)
+                )
+
+            self._topic_watches[topic] = self._zk.watch_topic(topic, on_topic_change)
+        return assignment
+
+    def _reload_state(self, tp: TopicPartition) -> Versioned[PartitionState] | None:
+        ctx = self._ctx
+        state = self._zk.get_partition_state(tp.topic, tp.partition)
+        if state is None:
+            ctx.partition_states.pop(tp, None)
+            return None
+        if state.value.controller_epoch > ctx.epoch:
+            raise ControllerMovedError(
+                f"{tp} was written by controller epoch {state.value.controller_epoch}, "
+                f"this controller has epoch {ctx.epoch}"
+            )
+        ctx.partition_states[tp] = state
+        return state
+
+    # --- partition state changes ---------------------------------------------------------------
+
+    def _new_batch(self) -> RequestBatch:
+        batch = RequestBatch(self._ctx, self.broker_id, self.config.inter_broker_listener_name)
+        batch.response_callback = self._on_response_threadsafe
+        return batch
+
+    def _live_replicas(self, tp: TopicPartition) -> list[int]:
+        ctx = self._ctx
+        return [r for r in ctx.assignments.get(tp, ()) if r in ctx.live_brokers]
+
+    def _update_partition(
+        self,
+        tp: TopicPartition,
+        decide: Callable[[PartitionState], election.LeaderAndIsr | None],
+        reason: str,
+    ) -> PartitionState | None:
+        """Write the state ``decide`` picks (leader_epoch + 1), fenced and version-checked.
+
+        Re-reads and decides again when the leader changed the ISR meanwhile. None when
+        ``decide`` found nothing to do.
+        """
+        ctx = self._ctx
+        for _ in range(_MAX_WRITE_ATTEMPTS):
+            current = ctx.partition_states.get(tp)
+            if current is None:
+                return None
+            old = current.value
+            decision = decide(old)
+            if decision is None:
+                return None
+            new = PartitionState(decision.leader, old.leader_epoch + 1, decision.isr, ctx.epoch)
+            try:
+                zk_version = self._zk.update_partition_state(
+                    tp.topic,
+                    tp.partition,
+                    new,
+                    current.zk_version,
+                    controller_epoch_zk_version=ctx.epoch_zk_version,
+                )
+            except BadZNodeVersionError:
+                self._reload_state(tp)
+                continue
+            ctx.partition_states[tp] = Versioned(new, zk_version)
+            self._log_state_change(tp, old, new, reason)
+            return new
+        log.warning("partition_state_write_gave_up", topic=tp.topic, partition=tp.partition)
+        return None
+
+    def _log_state_change(
+        self, tp: TopicPartition, old: PartitionState, new: PartitionState, reason: str
+    ) -> None:
+        fields: dict[str, Any] = {
+            "topic": tp.topic,
+            "partition": tp.partition,
+            "leader": new.leader,
+            "leader_epoch": new.leader_epoch,
+            "isr": list(new.isr),
+            "previous_leader": old.leader,
+            "previous_isr": list(old.isr),
+            "controller_epoch": new.controller_epoch,
+            "reason": reason,
+        }
+        if new.leader == NO_LEADER:
+            log.warning("partition_offline", **fields)
+        elif new.leader != old.leader:
+            log.info("leader_elected", **fields)
+        else:
+            log.info("isr_changed", **fields)
+
+    def _init_partition(self, tp: TopicPartition, batch: RequestBatch) -> None:
+        """NewPartition -> OnlinePartition: first live replica leads, live replicas in ISR."""
+        ctx = self._ctx
+        live = [r for r in ctx.assignments[tp] if ctx.is_alive(r)]
+        if not live:
+            log.warning(
+                "partition_offline",
+                topic=tp.topic,
+                partition=tp.partition,
+                reason="no live replica for a new partition",
+                replicas=list(ctx.assignments[tp]),
+            )
+            return
+        state = PartitionState(live[0], 0, tuple(live), ctx.epoch)
+        try:
+            zk_version = self._zk.create_partition_state(
+                tp.topic, tp.partition, state, controller_epoch_zk_version=ctx.epoch_zk_version
+            )
+        except ZNodeExistsError:
+            if self._reload_state(tp) is not None:
+                batch.add_leader_and_isr(self._live_replicas(tp), tp)
+                batch.add_update_metadata(ctx.live_brokers, [tp])
+            return
+        ctx.partition_states[tp] = Versioned(state, zk_version)
+        log.info(
+            "leader_elected",
+            topic=tp.topic,
+            partition=tp.partition,
+            leader=state.leader,
+            leader_epoch=0,
+            isr=list(state.isr),
+            controller_epoch=ctx.epoch,
+            reason="new partition",
+        )
+        batch.add_leader_and_isr(self._live_replicas(tp), tp, is_new=True)
+        batch.add_update_metadata(ctx.live_brokers, [tp])
+
+    def _unclean_allowed(self, topic: str) -> bool:
+        value = self._zk.get_topic_config(topic).get(UNCLEAN_KEY)
+        if value is None:
+            return self.config.unclean_leader_election_enable
+        return value.strip().lower() == "true"
+
+    def _offline_decision(
+        self, tp: TopicPartition
+    ) -> Callable[[PartitionState], election.LeaderAndIsr | None]:
+        ctx = self._ctx
+
+        def decide(state: PartitionState) -> election.LeaderAndIsr | None:
+            if state.leader != NO_LEADER and ctx.is_alive(state.leader):
+                return None  # someone already leads
+            assignment = ctx.assignments[tp]
+            live = ctx.live_broker_ids
+            result = election.offline_leader(assignment, state.isr, live)
+            if result is None and self._unclean_allowed(tp.topic):
+                result = election.offline_leader(assignment, state.isr, live, unclean=True)
+                if result is not None:
+                    log.warning(
+                        "unclean_leader_election",
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        leader=result.leader,
+                        previous_isr=list(state.isr),
+                    )
+            return result
+
+        return decide
+
+    def _online_partition_state_change(
+        self, partitions: Iterable[TopicPartition], batch: RequestBatch
+    ) -> None:
+        """New partitions get states, partitions without a live leader get one if they can."""
+        ctx = self._ctx
+        for tp in partitions:
+            if ctx.is_being_deleted(tp.topic) or tp not in ctx.assignments:
+                continue
+            if tp not in ctx.partition_states:
+                self._init_partition(tp, batch)
+            elif not ctx.has_live_leader(tp):
+                new = self._update_partition(tp, self._offline_decision(tp), "offline partition")
+                if new is not None:
+                    batch.add_leader_and_isr(self._live_replicas(tp), tp)
+                    batch.add_update_metadata(ctx.live_brokers, [tp])
+
+    # --- brokers -------------------------------------------------------------------------------
+
+    def _on_broker_change(self) -> None:
+        if not self._active:
+            return
+        ctx = self._ctx
+        current = self._read_live_brokers()
+        known = dict(ctx.live_brokers)
+        dead = set(known) - set(current)
+        new = set(current) - set(known)
+        bounced = {
+            b for b in set(known) & set(current) if known[b].broker_epoch != current[b].broker_epoch
+        }
+        if not (dead or new or bounced):
+            return
+        for broker_id in sorted(dead | bounced):
+            ctx.live_brokers.pop(broker_id, None)
+            ctx.shutting_down.discard(broker_id)
+            self._channels.remove_broker(broker_id)
+        if dead | bounced:
+            self._on_broker_failure(dead | bounced)
+        for broker_id in sorted(new | bounced):
+            self._add_live_broker(current[broker_id])
+        if new | bounced:
+            self._on_broker_startup(new | bounced)
+
+    def _on_broker_failure(self, dead: set[int]) -> None:
+        ctx = self._ctx
+        for broker_id in sorted(dead):
+            log.warning("broker_failed", broker_id=broker_id, controller_epoch=ctx.epoch)
+        batch = self._new_batch()
+        # Partitions that lost their leader: elect from the live ISR in AR order.
+        for tp, state in list(ctx.iter_states(ctx.all_partitions())):
+            if ctx.is_being_deleted(tp.topic) or state.value.leader not in dead:
+                continue
+            new = self._update_partition(tp, self._offline_decision(tp), "leader broker failed")
+            if new is not None:
+                batch.add_leader_and_isr(self._live_replicas(tp), tp)
+                batch.add_update_metadata(ctx.live_brokers, [tp])
+        # Replicas that went offline leave the ISR (a leader that none could replace: leader -1).
+        for tp, state in list(ctx.iter_states(ctx.all_partitions())):
+            if ctx.is_being_deleted(tp.topic):
+                continue
+            if not dead & ({state.value.leader} | set(state.value.isr)):
+                continue
+
+            def decide(old: PartitionState) -> election.LeaderAndIsr | None:
+                result = election.LeaderAndIsr(old.leader, old.isr)
+                for replica in sorted(dead):
+                    if replica == result.leader or replica in result.isr:
+                        result = election.remove_replica_from_isr(
+                            result.leader, result.isr, replica
+                        )
+                if result == (old.leader, old.isr):
+                    return None
+                return result
+
+            if self._update_partition(tp, decide, "replica broker failed") is not None:
+                batch.add_leader_and_isr(self._live_replicas(tp), tp)
+                batch.add_update_metadata(ctx.live_brokers, [tp])
+        batch.add_update_metadata(ctx.live_brokers)  # every broker learns who is gone
+        batch.send(self._channels)
+
+    def _on_broker_startup(self, new: set[int]) -> None:
+        ctx = self._ctx
+        for broker_id in sorted(new):
+            log.info(
+                "broker_added",
+                broker_id=broker_id,
+                broker_epoch=ctx.broker_epoch(broker_id),
+                controller_epoch=ctx.epoch,
+            )
+        batch = self._new_batch()
+        batch.add_update_metadata(new, ctx.all_partitions())
+        batch.add_update_metadata(set(ctx.live_brokers) - new)
+        for broker_id in sorted(new):
+            for tp in ctx.partitions_on_broker(broker_id):
+                if not ctx.is_being_deleted(tp.topic):
+                    batch.add_leader_and_isr([broker_id], tp)
+        self._online_partition_state_change(ctx.all_partitions(), batch)
+        batch.send(self._channels)
+        self._resume_topic_deletions()
+
+    # --- topics --------------------------------------------------------------------------------
+
+    def _on_topic_change(self) -> None:
+        if not self._active:
+            return
+        ctx = self._ctx
+        names = set(self._zk.get_all_topics())
+        for topic in sorted(set(ctx.topic_ids) - names):
+            self._forget_topic(topic)
+        batch = self._new_batch()
+        for topic in sorted(names - set(ctx.topic_ids)):
+            assignment = self._load_topic(topic, with_states=True)
+            if assignment is None:
+                continue
+            log.info(
+                "topic_created",
+                topic=topic,
+                topic_id=assignment.topic_id,
+                partitions={p: list(r) for p, r in sorted(assignment.partitions.items())},
+            )
+            partitions = ctx.partitions_of(topic)
+            for tp in partitions:
+                if tp in ctx.partition_states:  # a state left by an earlier controller
+                    batch.add_leader_and_isr(self._live_replicas(tp), tp)
+                    batch.add_update_metadata(ctx.live_brokers, [tp])
+            self._online_partition_state_change(partitions, batch)
+        batch.send(self._channels)
+
+    def _forget_topic(self, topic: str) -> None:
+        self._ctx.remove_topic(topic)
+        watch = self._topic_watches.pop(topic, None)
+        if watch is not None:
+            watch.cancel()
+
+    def _on_partition_modifications(self, topic: str) -> None:
+        if not self._active:
+            return
+        ctx = self._ctx
+        if topic not in ctx.topic_ids or ctx.is_being_deleted(topic):
+            return
+        read = self._zk.get_topic(topic)
+        if read is None:
+            return
+        added = {
+            p: r
+            for p, r in read.value.partitions.items()
+            if TopicPartition(topic, p) not in ctx.assignments
+        }
+        if not added:
+            return
+        ctx.add_topic(topic, ctx.topic_ids.get(topic), added)
+        log.info(
+            "partitions_added",
+            topic=topic,
+            partitions={p: list(r) for p, r in sorted(added.items())},
+        )
+        batch = self._new_batch()
+        self._online_partition_state_change([TopicPartition(topic, p) for p in added], batch)
+        batch.send(self._channels)
+
+    def _create_topics(
+        self, new_topics: Sequence[NewTopic], validate_only: bool
+    ) -> dict[str, CreateTopicResult]:
+        results: dict[str, CreateTopicResult] = {}
+        existing = self._zk.get_all_topics()
+        created = False
+        for new_topic in new_topics:
+            try:
+                result = self._create_topic(new_topic, existing, validate_only)
+            except KafkaError as exc:
+                result = CreateTopicResult(exc.code, exc.message)
+            results[new_topic.name] = result
+            if result.error == ErrorCode.NONE and not validate_only:
+                existing.append(new_topic.name)
+                created = True
+        if created:
+            self._on_topic_change()  # elect leaders now rather than when the watch fires
+        return results
+
+    def _create_topic(
+        self, new_topic: NewTopic, existing: list[str], validate_only: bool
+    ) -> CreateTopicResult:
+        name = new_topic.name
+        topics.validate_topic_name(name)
+        if name in existing:
+            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
+        topics.validate_new_topic(name, existing)
+        live = sorted(self._ctx.live_broker_ids)
+        if new_topic.assignments:
+            if new_topic.num_partitions != -1 or new_topic.replication_factor != -1:
+                return CreateTopicResult(
+                    ErrorCode.INVALID_REQUEST,
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                    "Both cannot be used at the same time.",
+                )
+            assignment = self._validate_manual_assignment(new_topic.assignments, 0)
+        else:
+            num_partitions = new_topic.num_partitions
+            if num_partitions == -1:
+                num_partitions = self.config.num_partitions
+            replication_factor = new_topic.replication_factor
+            if replication_factor == -1:
+                replication_factor = self.config.default_replication_factor
+            if num_partitions < 1:
+                return CreateTopicResult(
+                    ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0."
+                )
+            if replication_factor < 1:
+                return CreateTopicResult(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    "Replication factor must be larger than 0.",
+                )
+            if replication_factor > len(live):
+                return CreateTopicResult(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Replication factor: {replication_factor} larger than available "
+                    f"brokers: {len(live)}.",
+                )
+            assignment = topics.assign_replicas(num_partitions, replication_factor, live)
+        rf = len(next(iter(assignment.values())))
+        if validate_only:
+            return CreateTopicResult(
+                num_partitions=len(assignment), replication_factor=rf, topic_id=""
+            )
+        topic_id = random_uuid_base64()
+        self._zk.create_topic(TopicAssignment(name, topic_id, assignment), dict(new_topic.configs))
+        return CreateTopicResult(
+            topic_id=topic_id, num_partitions=len(assignment), replication_factor=rf
+        )
+
+    def _validate_manual_assignment(
+        self, assignments: Mapping[int, Sequence[int]], first_partition: int
+    ) -> dict[int, tuple[int, ...]]:
+        """Kafka's checks of a replica assignment given by the user."""
+        registered = set(self._ctx.live_brokers)
+        expected = list(range(first_partition, first_partition + len(assignments)))
+        if sorted(assignments) != expected:
+            raise _invalid_assignment(
+                f"Partitions should be a consecutive 0-based integer sequence, "
+                f"got {sorted(assignments)}"
+            )
+        result: dict[int, tuple[int, ...]] = {}
+        sizes = set()
+        for partition, replicas in sorted(assignments.items()):
+            replicas = tuple(replicas)
+            if not replicas:
+                raise _invalid_assignment(f"Partition {partition} has no replicas")
+            if len(set(replicas)) != len(replicas):
+                raise _invalid_assignment(
+                    f"Duplicate brokers not allowed in replica assignment: {list(replicas)} "
+                    f"for partition {partition}"
+                )
+            unknown = sorted(set(replicas) - registered)
+            if unknown:
+                raise _invalid_assignment(
+                    f"Unknown broker(s) in replica assignment: {unknown} for partition {partition}"
+                )
+            sizes.add(len(replicas))
+            result[partition] = replicas
+        if len(sizes) > 1:
+            raise _invalid_assignment("All partitions should have the same number of replicas")
+        return result
+
+    def _create_partitions(
+        self, requests: Mapping[str, NewPartitions], validate_only: bool
+    ) -> dict[str, ApiResult]:
+        results: dict[str, ApiResult] = {}
+        for topic, request in requests.items():
+            try:
+                results[topic] = self._create_partitions_for(topic, request, validate_only)
+            except KafkaError as exc:
+                results[topic] = ApiResult(exc.code, exc.message)
+        return results
+
+    def _create_partitions_for(
+        self, topic: str, request: NewPartitions, validate_only: bool
+    ) -> ApiResult:
+        ctx = self._ctx
+        read = self._zk.get_topic(topic)
+        if read is None:
+            return ApiResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{topic}' not found.")
+        if ctx.is_being_deleted(topic):
+            return ApiResult(
+                ErrorCode.INVALID_TOPIC_EXCEPTION, f"The topic '{topic}' is queued for deletion."
+            )
+        current = read.value.partitions
+        if request.count < len(current):
+            return ApiResult(
+                ErrorCode.INVALID_PARTITIONS,
+                f"Topic currently has {len(current)} partitions, which is higher than the "
+                f"requested {request.count}.",
+            )
+        if request.count == len(current):
+            return ApiResult(
+                ErrorCode.INVALID_PARTITIONS, f"Topic already has {len(current)} partitions."
+            )
+        rf = len(current[0]) if 0 in current else len(next(iter(current.values())))
+        first_new = len(current)
+        if request.assignments:
+            if len(request.assignments) != request.count - len(current):
+                return ApiResult(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Increasing the number of partitions by {request.count - len(current)} "
+                    f"but {len(request.assignments)} assignments provided.",
+                )
+            added = self._validate_manual_assignment(
+                {first_new + i: r for i, r in enumerate(request.assignments)}, first_new
+            )
+            if any(len(r) != rf for r in added.values()):
+                return ApiResult(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"Inconsistent replication factor between partitions, partition 0 has "
+                    f"{rf} while the new partitions have another.",
+                )
+        else:
+            live = sorted(ctx.live_broker_ids)
+            if rf > len(live):
+                return ApiResult(
+                    ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Replication factor: {rf} larger than available brokers: {len(live)}.",
+                )
+            preferred = current.get(0, (live[0],))[0]
+            start = live.index(preferred) if preferred in live else None
+            full = topics.assign_replicas(request.count, rf, live, start_index=start)
+            added = {p: r for p, r in full.items() if p >= first_new}
+        if validate_only:
+            return ApiResult()
+        partitions = {**current, **added}
+        assignment = TopicAssignment(
+            topic,
+            read.value.topic_id,
+            partitions,
+            read.value.adding_replicas,
+            read.value.removing_replicas,
+        )
+        self._zk.update_topic(
+            assignment, read.zk_version, controller_epoch_zk_version=ctx.epoch_zk_version
+        )
+        self._on_partition_modifications(topic)
+        return ApiResult()
+
+    # --- topic deletion ------------------------------------------------------------------------
+
+    def _delete_topics(self, names: Sequence[str]) -> dict[str, ApiResult]:
+        results: dict[str, ApiResult] = {}
+        for name in names:
+            if not self.config.delete_topic_enable:
+                results[name] = ApiResult(
+                    ErrorCode.TOPIC_DELETION_DISABLED, "Topic deletion is disabled."
+                )
+                continue
+            try:
+                self._zk.mark_topic_for_deletion(name)
+            except KafkaError as exc:
+                results[name] = ApiResult(exc.code, exc.message)
+                continue
+            results[name] = ApiResult()
+        self._on_topic_deletion()
+        return results
+
+    def _on_topic_deletion(self) -> None:
+        if not self._active:
+            return
+        marked = self._zk.get_topics_marked_for_deletion()
+        if not self.config.delete_topic_enable:
+            for topic in marked:
+                log.warning("topic_deletion_disabled", topic=topic)
+                self._zk.delete_topic_deletion_mark(topic)
+            return
+        for topic in marked:
+            self._queue_topic_deletion(topic)
+        self._resume_topic_deletions()
+
+    def _queue_topic_deletion(self, topic: str) -> None:
+        ctx = self._ctx
+        if topic not in ctx.topic_ids:
+            self._zk.delete_topic_deletion_mark(topic)  # nothing to delete
+            return
+        if topic in ctx.topics_to_delete:
+            return
+        if not self.config.delete_topic_enable:
+            self._zk.delete_topic_deletion_mark(topic)
+            return
+        ctx.topics_to_delete.add(topic)
+        for tp in ctx.partitions_of(topic):
+            for replica in ctx.assignments[tp]:
+                ctx.replicas_to_delete.add(PartitionReplica(tp, replica))
+        log.info("topic_deletion_started", topic=topic)
+
+    def _resume_topic_deletions(self) -> None:
+        ctx = self._ctx
+        batch = self._new_batch()
+        for topic in sorted(ctx.topics_to_delete):
+            pending = [r for r in ctx.replicas_to_delete if r.partition.topic == topic]
+            if not pending:
+                self._complete_topic_deletion(topic)
+                continue
+            batch.add_update_metadata(ctx.live_brokers, ctx.partitions_of(topic))
+            for replica in sorted(pending):
+                batch.add_stop_replica(
+                    replica.broker_id,
+                    replica.partition,
+                    delete=True,
+                    leader_epoch=EPOCH_DURING_DELETE,
+                )
+        batch.send(self._channels)
+
+    def _on_response_threadsafe(self, broker_id: int, request: Any, response: Any) -> None:
+        # A sender thread: only enqueue.
+        context = self._context
+        if response.error_code == ErrorCode.STALE_CONTROLLER_EPOCH:
+            self._enqueue("ControllerEpochCheck", self._check_controller_epoch)
+        if isinstance(request, pb.StopReplicaRequest):
+            self._enqueue(
+                "TopicDeletionStopReplicaResponseReceived",
+                lambda: self._on_stop_replica_response(context, broker_id, request, response),
+            )
+
+    def _check_controller_epoch(self) -> None:
+        """A broker saw a newer controller epoch than ours: resign if ZooKeeper agrees."""
+        if not self._active:
+            return
+        ctx = self._ctx
+        current = self._zk.get_controller_epoch()
+        if current is not None and (
+            current.value != ctx.epoch or current.zk_version != ctx.epoch_zk_version
+        ):
+            raise ControllerMovedError(
+                f"/controller_epoch is {current.value}, this controller has epoch {ctx.epoch}"
+            )
+
+    def _on_stop_replica_response(
+        self,
+        context: ControllerContext | None,
+        broker_id: int,
+        request: pb.StopReplicaRequest,
+        response: pb.StopReplicaResponse,
+    ) -> None:
+        if context is None or context is not self._context:
+            return  # sent by an earlier term as controller
+        ctx = self._ctx
+        failed = {
+            TopicPartition(e.topic_name, e.partition_index)
+            for e in response.partition_errors
+            if e.error_code
+        }
+        touched: set[str] = set()
+        for state in request.partition_states:
+            if not state.delete_partition:
+                continue
+            tp = TopicPartition(state.topic_name, state.partition_index)
+            if response.error_code or tp in failed:
+                continue  # retried when the broker comes back or at the next election
+            ctx.replicas_to_delete.discard(PartitionReplica(tp, broker_id))
+            touched.add(tp.topic)
+        for topic in sorted(touched & ctx.topics_to_delete):
+            if not any(r.partition.topic == topic for r in ctx.replicas_to_delete):
+                self._complete_topic_deletion(topic)
+
+    def _complete_topic_deletion(self, topic: str) -> None:
+        self._zk.delete_topic_znodes(topic)
+        self._forget_topic(topic)
+        log.info("topic_deleted", topic=topic)
+
+    # --- ISR changes and preferred elections ---------------------------------------------------
+
+    def _on_isr_change(self) -> None:
+        if not self._active:
+            return
+        ctx = self._ctx
+        names = self._zk.get_isr_change_notification_names()
+        if not names:
+            return
+        changed: set[TopicPartition] = set()
+        for name in names:
+            partitions = self._zk.get_isr_change_notification(name)
+            if partitions:
+                changed |= partitions
+        self._zk.delete_isr_change_notifications(names)
+        updated = []
+        for tp in sorted(changed):
+            if tp not in ctx.assignments or ctx.is_being_deleted(tp.topic):
+                continue
+            old = ctx.partition_states.get(tp)
+            new = self._reload_state(tp)
+            if new is None:
+                continue
+            updated.append(tp)
+            log.info(
+                "isr_changed",
+                topic=tp.topic,
+                partition=tp.partition,
+                leader=new.value.leader,
+                leader_epoch=new.value.leader_epoch,
+                isr=list(new.value.isr),
+                previous_isr=list(old.value.isr) if old else None,
+                reason="isr change notification",
+            )
+        if updated:
+            batch = self._new_batch()
+            batch.add_update_metadata(ctx.live_brokers, updated)
+            batch.send(self._channels)
+
+    def _on_preferred_replica_election_znode(self) -> None:
+        if not self._active:
+            return
+        partitions = self._zk.get_preferred_replica_election()
+        if partitions is None:
+            return
+        wanted = sorted(partitions) if partitions else self._ctx.all_partitions()
+        self._elect_leaders(ElectionType.PREFERRED, wanted)
+        self._zk.delete_preferred_replica_election()
+
+    def _elect_leaders(
+        self, kind: ElectionType, partitions: Sequence[TopicPartition] | None
+    ) -> dict[TopicPartition, ApiResult]:
+        ctx = self._ctx
+        wanted = ctx.all_partitions() if partitions is None else list(partitions)
+        results: dict[TopicPartition, ApiResult] = {}
+        batch = self._new_batch()
+        for tp in wanted:
+            if tp not in ctx.assignments or tp not in ctx.partition_states:
+                results[tp] = ApiResult(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Partition {tp} does not exist."
+                )
+                continue
+            if ctx.is_being_deleted(tp.topic):
+                results[tp] = ApiResult(
+                    ErrorCode.INVALID_TOPIC_EXCEPTION, f"Deletion of topic {tp.topic} in progress."
+                )
+                continue
+            results[tp] = self._elect_one(kind, tp, batch)
+        batch.send(self._channels)
+        elected = [str(tp) for tp, r in results.items() if r.error == ErrorCode.NONE]
+        log.info(
+            "preferred_election" if kind == ElectionType.PREFERRED else "unclean_election",
+            requested=len(wanted),
+            elected=elected,
+            controller_epoch=ctx.epoch,
+        )
+        return results
+
+    def _elect_one(self, kind: ElectionType, tp: TopicPartition, batch: RequestBatch) -> ApiResult:
+        ctx = self._ctx
+        assignment = ctx.assignments[tp]
+        if kind == ElectionType.PREFERRED:
+            if ctx.leader(tp) == assignment[0]:
+                return ApiResult(ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed.")
+
+            def decide_preferred(state: PartitionState) -> election.LeaderAndIsr | None:
+                return election.preferred_leader(assignment, state.isr, ctx.live_broker_ids)
+
+            new = self._update_partition(tp, decide_preferred, "preferred replica election")
+            if new is None:
+                return ApiResult(
+                    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+                    f"Failed to elect leader for partition {tp} under strategy "
+                    "PreferredReplicaPartitionLeaderElectionStrategy",
+                )
+        else:
+            if ctx.has_live_leader(tp) and ctx.leader(tp) not in ctx.shutting_down:
+                return ApiResult(ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed.")
+
+            def decide_unclean(state: PartitionState) -> election.LeaderAndIsr | None:
+                return election.offline_leader(
+                    assignment, state.isr, ctx.live_broker_ids, unclean=True
+                )
+
+            new = self._update_partition(tp, decide_unclean, "unclean election requested")
+            if new is None:
+                return ApiResult(
+                    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                    f"Failed to elect leader for partition {tp} under strategy "
+                    "OfflinePartitionLeaderElectionStrategy(true)",
+                )
+        batch.add_leader_and_isr(self._live_replicas(tp), tp)
+        batch.add_update_metadata(ctx.live_brokers, [tp])
+        return ApiResult()
+
+    def _schedule_rebalance(self) -> None:
+        if self._active and self.config.auto_leader_rebalance_enable:
+            interval = self.config.leader_imbalance_check_interval_seconds
+            self._next_rebalance = time.monotonic() + interval
+        else:
+            self._next_rebalance = None
+
+    def _on_auto_rebalance(self) -> None:
+        self._schedule_rebalance()
+        if not self._active:
+            return
+        ctx = self._ctx
+
+        def eligible(tp: TopicPartition) -> bool:
+            state = ctx.partition_states.get(tp)
+            preferred = ctx.assignments[tp][0]
+            return (
+                state is not None
+                and not ctx.is_being_deleted(tp.topic)
+                and ctx.is_alive(preferred)
+                and preferred in state.value.isr
+            )
+
+        assignments = {
+            tp: r for tp, r in ctx.assignments.items() if not ctx.is_being_deleted(tp.topic)
+        }
+        candidates = rebalance.partitions_to_rebalance(
+            assignments,
+            ctx.leaders(),
+            self.config.leader_imbalance_per_broker_percentage,
+            eligible,
+        )
+        if candidates:
+            log.info("auto_leader_rebalance", partitions=[str(tp) for tp in candidates])
+            self._elect_leaders(ElectionType.PREFERRED, candidates)
+
+    # --- controlled shutdown -------------------------------------------------------------------
+
+    def _controlled_shutdown(self, broker_id: int, broker_epoch: int) -> ControlledShutdownResult:
+        ctx = self._ctx
+        if broker_id not in ctx.live_brokers:
+            return ControlledShutdownResult(ErrorCode.BROKER_NOT_AVAILABLE, [])
+        known_epoch = ctx.broker_epoch(broker_id)
+        if broker_epoch != -1 and broker_epoch != known_epoch:
+            log.warning(
+                "controlled_shutdown_stale_broker_epoch",
+                broker_id=broker_id,
+                broker_epoch=broker_epoch,
+                known_broker_epoch=known_epoch,
+            )
+            return ControlledShutdownResult(ErrorCode.STALE_BROKER_EPOCH, [])
+        ctx.shutting_down.add(broker_id)
+        log.info("controlled_shutdown", broker_id=broker_id, broker_epoch=broker_epoch)
+        batch = self._new_batch()
+        for tp in ctx.partitions_on_broker(broker_id):
+            assignment = ctx.assignments[tp]
+            state = ctx.partition_states.get(tp)
+            if state is None or len(assignment) < 2 or ctx.is_being_deleted(tp.topic):
+                continue
+            if state.value.leader == broker_id:
+
+                def lead(old: PartitionState, a: tuple[int, ...] = assignment) -> Any:
+                    if old.leader != broker_id:
+                        return None
+                    return election.controlled_shutdown_leader(
+                        a, old.isr, ctx.live_broker_ids, ctx.shutting_down
+                    )
+
+                if self._update_partition(tp, lead, "controlled shutdown") is not None:
+                    batch.add_leader_and_isr(self._live_replicas(tp), tp)
+                    batch.add_update_metadata(ctx.live_brokers, [tp])
+            else:
+                batch.add_stop_replica(
+                    broker_id, tp, delete=False, leader_epoch=state.value.leader_epoch
+                )
+
+                def follow(old: PartitionState) -> election.LeaderAndIsr | None:
+                    if broker_id not in old.isr or old.leader == broker_id:
+                        return None
+                    return election.remove_replica_from_isr(old.leader, old.isr, broker_id)
+
+                if self._update_partition(tp, follow, "controlled shutdown") is not None:
+                    others = [r for r in self._live_replicas(tp) if r != broker_id]
+                    batch.add_leader_and_isr(others, tp)
+                    batch.add_update_metadata(ctx.live_brokers, [tp])
+        batch.send(self._channels)
+        remaining = [
+            tp for tp in ctx.partitions_led_by(broker_id) if len(ctx.assignments.get(tp, ())) > 1
+        ]
+        log.info(
+            "controlled_shutdown_done",
+            broker_id=broker_id,
+            remaining=[str(tp) for tp in remaining],
+        )
+        return ControlledShutdownResult(ErrorCode.NONE, remaining)
+
+
+def _invalid_assignment(message: str) -> KafkaError:
+    return error_for_code(ErrorCode.INVALID_REPLICA_ASSIGNMENT, message)

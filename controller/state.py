@@ -1,0 +1,139 @@
+"""The active controller's in-memory view of the cluster (Kafka's ControllerContext).
+
+Loaded from ZooKeeper when the broker becomes controller, kept up to date by the events it
+handles, dropped when it resigns. ZooKeeper stays the truth: every partition state here carries
+the znode version it was read or written at, and the next write is conditional on it.
+
+    live brokers        broker id -> (registration, broker epoch = czxid of /brokers/ids/<id>)
+    shutting down       broker ids in a controlled shutdown: alive, but never elected leader
+    topics              topic -> topic id; assigned replicas per partition (AR order)
+    partition states    partition -> Versioned[PartitionState] (leader, leader_epoch, isr)
+    deletion            topics being deleted, and their replicas not yet deleted
+
+Not thread-safe: only the controller's event thread touches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from controller.zk_data import (
+    NO_LEADER,
+    BrokerRegistration,
+    PartitionState,
+    TopicPartition,
+    Versioned,
+)
+
+__all__ = ["ControllerContext", "LiveBroker", "PartitionReplica"]
+
+
+@dataclass(frozen=True)
+class LiveBroker:
+    registration: BrokerRegistration
+    broker_epoch: int
+
+    @property
+    def broker_id(self) -> int:
+        return self.registration.broker_id
+
+
+@dataclass(frozen=True, order=True)
+class PartitionReplica:
+    """One replica of one partition: the unit topic deletion tracks."""
+
+    partition: TopicPartition
+    broker_id: int
+
+
+@dataclass
+class ControllerContext:
+    epoch: int = -1
+    epoch_zk_version: int = -1
+    live_brokers: dict[int, LiveBroker] = field(default_factory=dict)
+    shutting_down: set[int] = field(default_factory=set)
+    topic_ids: dict[str, str | None] = field(default_factory=dict)
+    assignments: dict[TopicPartition, tuple[int, ...]] = field(default_factory=dict)
+    partition_states: dict[TopicPartition, Versioned[PartitionState]] = field(default_factory=dict)
+    topics_to_delete: set[str] = field(default_factory=set)
+    replicas_to_delete: set[PartitionReplica] = field(default_factory=set)
+
+    # --- brokers -------------------------------------------------------------------------------
+
+    def is_alive(self, broker_id: int) -> bool:
+        """Alive and eligible as leader: registered and not in a controlled shutdown."""
+        return broker_id in self.live_brokers and broker_id not in self.shutting_down
+
+    @property
+    def live_broker_ids(self) -> set[int]:
+        """Brokers that may lead (registered, not shutting down)."""
+        return {b for b in self.live_brokers if b not in self.shutting_down}
+
+    @property
+    def live_or_shutting_down_ids(self) -> set[int]:
+        return set(self.live_brokers)
+
+    def broker_epoch(self, broker_id: int) -> int:
+        broker = self.live_brokers.get(broker_id)
+        return broker.broker_epoch if broker is not None else -1
+
+    # --- topics and partitions -----------------------------------------------------------------
+
+    @property
+    def topics(self) -> list[str]:
+        return sorted(self.topic_ids)
+
+    def partitions_of(self, topic: str) -> list[TopicPartition]:
+        return sorted(tp for tp in self.assignments if tp.topic == topic)
+
+    def all_partitions(self) -> list[TopicPartition]:
+        return sorted(self.assignments)
+
+    def partitions_on_broker(self, broker_id: int) -> list[TopicPartition]:
+        return sorted(tp for tp, replicas in self.assignments.items() if broker_id in replicas)
+
+    def partitions_led_by(self, broker_id: int) -> list[TopicPartition]:
+        return sorted(
+            tp for tp, state in self.partition_states.items() if state.value.leader == broker_id
+        )
+
+    def leader(self, tp: TopicPartition) -> int:
+        state = self.partition_states.get(tp)
+        return state.value.leader if state is not None else NO_LEADER
+
+    def has_live_leader(self, tp: TopicPartition) -> bool:
+        leader = self.leader(tp)
+        return leader != NO_LEADER and leader in self.live_brokers
+
+    def add_topic(
+        self, topic: str, topic_id: str | None, partitions: dict[int, tuple[int, ...]]
+    ) -> None:
+        self.topic_ids[topic] = topic_id
+        for partition, replicas in partitions.items():
+            self.assignments[TopicPartition(topic, partition)] = tuple(replicas)
+
+    def remove_topic(self, topic: str) -> None:
+        self.topic_ids.pop(topic, None)
+        for tp in self.partitions_of(topic):
+            self.assignments.pop(tp, None)
+            self.partition_states.pop(tp, None)
+        self.topics_to_delete.discard(topic)
+        self.replicas_to_delete = {r for r in self.replicas_to_delete if r.partition.topic != topic}
+
+    def is_being_deleted(self, topic: str) -> bool:
+        return topic in self.topics_to_delete
+
+    def leaders(self) -> dict[TopicPartition, int]:
+        return {tp: s.value.leader for tp, s in self.partition_states.items()}
+
+    def offline_replicas(self, tp: TopicPartition) -> list[int]:
+        return [r for r in self.assignments.get(tp, ()) if r not in self.live_brokers]
+
+    def iter_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> Iterator[tuple[TopicPartition, Versioned[PartitionState]]]:
+        for tp in partitions:
+            state = self.partition_states.get(tp)
+            if state is not None:
+                yield tp, state
