@@ -20,7 +20,6 @@ from broker.config import BrokerConfig
 from broker.replication.replica_manager import ReplicaManager
 from broker.server.data_service import DataService
 from broker.storage.checkpoints import TopicPartition
-from broker.storage.config import LogConfig
 from broker.storage.log_manager import LogManager
 from controller import zk_data
 from controller.errors import BadZNodeVersionError
@@ -133,7 +132,7 @@ class Node:
 
     async def start(self) -> None:
         self.log_manager = LogManager(
-            [self.log_dir], LogConfig(), broker_id=self.broker_id, cluster_id="test-cluster"
+            [self.log_dir], self.config.log, broker_id=self.broker_id, cluster_id="test-cluster"
         )
         self.rm = ReplicaManager(
             self.config,
