@@ -21,8 +21,10 @@ from tests.unit.replication.harness import (
 )
 
 
-async def _produce_raw(cluster: Cluster, broker: int, data: bytes, **kwargs: int) -> int:
-    response = await cluster[broker].replica_manager.append_records(produce_request(data, **kwargs))
+async def _produce_raw(cluster: Cluster, broker: int, data: bytes, *, acks: int = -1) -> int:
+    response = await cluster[broker].replica_manager.append_records(
+        produce_request(data, acks=acks)
+    )
     return response.responses[0].partition_responses[0].error_code
 
 
