@@ -162,6 +162,11 @@ class ClusterMetadata:
                 )
             time.sleep(self._backoff_s)
 
+    def list_topics(self) -> list[str]:
+        """Every topic in the cluster (one Metadata RPC for all topics; the cache is kept)."""
+        response = self._call(pb.MetadataRequest(topics=[], allow_auto_topic_creation=False))
+        return sorted(t.name for t in response.topics if not t.error_code)
+
     def update(self) -> None:
         """One Metadata RPC to the first broker that answers; raises if none does."""
         with self._lock:
@@ -171,18 +176,24 @@ class ClusterMetadata:
             topics=[pb.MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
             allow_auto_topic_creation=False,
         )
+        self._install(self._call(request, candidates), set(topics))
+
+    def _call(
+        self, request: pb.MetadataRequest, candidates: list[str] | None = None
+    ) -> pb.MetadataResponse:
+        if candidates is None:
+            candidates = [n.address for n in self._snapshot.brokers.values()]
         last_error: Exception | None = None
         for address in dict.fromkeys(candidates + self._bootstrap):
             stub = pb_grpc.MetadataStub(self._pool.get(address))
             try:
-                response = stub.Metadata(request, timeout=self._timeout_s)
+                response: pb.MetadataResponse = stub.Metadata(request, timeout=self._timeout_s)
             except grpc.RpcError as exc:
                 if exc.code() in RETRIABLE_STATUS:
                     last_error = exc
                     continue
                 raise
-            self._install(response, set(topics))
-            return
+            return response
         raise error_for_code(
             ErrorCode.NETWORK_EXCEPTION, f"no broker answered a Metadata request: {last_error}"
         )

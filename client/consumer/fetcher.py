@@ -1,0 +1,358 @@
+"""The consumer's fetcher: positions per partition, Fetch requests to leaders, decoded records.
+
+One Fetch per leader carries every assigned partition that leader has. It long-polls on the
+broker (``fetch.max.wait.ms`` / ``fetch.min.bytes``). While the application handles a poll's
+records, the next fetch is already in flight: it is sent from the previous position as soon as
+a response is consumed (prefetch). Fetches go to leaders and read up to the high watermark,
+so only committed records come back. On NOT_LEADER_OR_FOLLOWER and its relatives, the metadata
+is refreshed and the partition is fetched from its new leader at the same position.
+
+Not thread-safe: the consumer's one polling thread owns it (as in Kafka's client).
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import grpc
+
+from client._channel import RETRIABLE_STATUS, ChannelPool
+from client.metadata import ClusterMetadata, Node, TopicPartition
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, error_for_code
+from proto.records import Header, TimestampType, decode_batch, iter_batch_headers
+
+__all__ = ["ConsumerRecord", "Fetcher", "OffsetAndTimestamp"]
+
+EARLIEST = -2
+LATEST = -1
+
+
+class ConsumerRecord(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[Header]
+
+
+class OffsetAndTimestamp(NamedTuple):
+    offset: int
+    timestamp: int
+
+
+@dataclass
+class _PartitionState:
+    position: int | None = None  # next offset to return; None = reset by policy
+    paused: bool = False
+    high_watermark: int = -1
+    leader_epoch: int = -1
+    records: list[ConsumerRecord] = field(default_factory=list)  # fetched, not yet returned
+
+
+@dataclass(frozen=True)
+class FetchConfig:
+    fetch_max_wait_ms: int = 500
+    fetch_min_bytes: int = 1
+    fetch_max_bytes: int = 52_428_800
+    max_partition_fetch_bytes: int = 1_048_576
+    request_timeout_ms: int = 30_000
+    auto_offset_reset: str = "latest"  # latest | earliest | none
+    check_crcs: bool = True
+
+
+class Fetcher:
+    def __init__(self, config: FetchConfig, metadata: ClusterMetadata, pool: ChannelPool) -> None:
+        self._config = config
+        self._metadata = metadata
+        self._pool = pool
+        self._states: dict[TopicPartition, _PartitionState] = {}
+        # leader id -> (the Fetch in flight, the position each partition was fetched from)
+        self._in_flight: dict[int, tuple[Any, dict[TopicPartition, int | None]]] = {}
+        self._completed: queue.SimpleQueue[int] = queue.SimpleQueue()  # leader ids
+
+    # --- assignment and positions ---------------------------------------------------------
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        wanted = set(partitions)
+        self._states = {tp: self._states.get(tp) or _PartitionState() for tp in wanted}
+        self._metadata.add_topics({tp.topic for tp in wanted})
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._states)
+
+    def _state(self, tp: TopicPartition) -> _PartitionState:
+        state = self._states.get(tp)
+        if state is None:
+            raise error_for_code(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} is not assigned to this consumer"
+            )
+        return state
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        state = self._state(tp)
+        state.position = offset
+        state.records = []
+
+    def reset_to(self, partitions: Iterable[TopicPartition], timestamp: int) -> None:
+        """Position at the earliest (-2) or latest (-1) offset, asking the leaders now."""
+        parts = list(partitions)
+        for tp, (offset, _) in self.list_offsets({tp: timestamp for tp in parts}).items():
+            self.seek(tp, offset)
+
+    def position(self, tp: TopicPartition) -> int:
+        state = self._state(tp)
+        if state.position is None:
+            self._reset_missing([tp])
+        assert state.position is not None
+        return state.position
+
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            self._state(tp).paused = True
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        for tp in partitions:
+            self._state(tp).paused = False
+
+    def paused(self) -> set[TopicPartition]:
+        return {tp for tp, s in self._states.items() if s.paused}
+
+    def _reset_missing(self, partitions: Iterable[TopicPartition]) -> None:
+        missing = [tp for tp in partitions if self._states[tp].position is None]
+        if not missing:
+            return
+        policy = self._config.auto_offset_reset
+        if policy not in ("earliest", "latest"):
+            raise error_for_code(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"no position for {', '.join(map(str, missing))} and auto.offset.reset=none",
+            )
+        self.reset_to(missing, EARLIEST if policy == "earliest" else LATEST)
+
+    # --- ListOffsets ----------------------------------------------------------------------
+
+    def list_offsets(
+        self, query: dict[TopicPartition, int], timeout_s: float | None = None
+    ) -> dict[TopicPartition, tuple[int, int]]:
+        """``{tp: timestamp}`` -> ``{tp: (offset, timestamp)}`` from the leaders (-1, -1 when
+        nothing matches), retrying leader moves until ``timeout_s``."""
+        timeout_s = timeout_s if timeout_s is not None else self._config.request_timeout_ms / 1000
+        deadline = time.monotonic() + timeout_s
+        remaining = dict(query)
+        answers: dict[TopicPartition, tuple[int, int]] = {}
+        self._metadata.add_topics({tp.topic for tp in query})
+        while remaining:
+            self._metadata.maybe_update()
+            by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
+            for tp in remaining:
+                leader = self._metadata.leader_for(tp)
+                if leader is not None:
+                    by_node[leader].append(tp)
+            last_error: KafkaError | None = None
+            for node, tps in by_node.items():
+                by_topic: dict[str, list[TopicPartition]] = defaultdict(list)
+                for tp in tps:
+                    by_topic[tp.topic].append(tp)
+                request = pb.ListOffsetsRequest(
+                    replica_id=-1,
+                    topics=[
+                        pb.ListOffsetsRequest.ListOffsetsTopic(
+                            name=topic,
+                            partitions=[
+                                pb.ListOffsetsRequest.ListOffsetsPartition(
+                                    partition_index=tp.partition,
+                                    current_leader_epoch=-1,
+                                    timestamp=remaining[tp],
+                                )
+                                for tp in parts
+                            ],
+                        )
+                        for topic, parts in by_topic.items()
+                    ],
+                )
+                try:
+                    response = pb_grpc.DataStub(self._pool.get(node.address)).ListOffsets(
+                        request, timeout=self._config.request_timeout_ms / 1000
+                    )
+                except grpc.RpcError as exc:
+                    if exc.code() not in RETRIABLE_STATUS:
+                        raise
+                    self._metadata.request_update()
+                    continue
+                for topic in response.topics:
+                    for part in topic.partitions:
+                        tp = TopicPartition(topic.name, part.partition_index)
+                        if part.error_code == ErrorCode.NONE:
+                            answers[tp] = (part.offset, part.timestamp)
+                            remaining.pop(tp, None)
+                            continue
+                        error = error_for_code(part.error_code, part.error_message)
+                        if not error.retriable:
+                            raise error
+                        last_error = error
+                        self._metadata.request_update()
+            if remaining:
+                if time.monotonic() >= deadline:
+                    raise last_error or error_for_code(
+                        ErrorCode.REQUEST_TIMED_OUT,
+                        f"no leader answered ListOffsets for {sorted(map(str, remaining))}",
+                    )
+                self._metadata.request_update()
+                time.sleep(0.1)
+        return answers
+
+    # --- fetching -------------------------------------------------------------------------
+
+    def fetched_records(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
+        out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        budget = max_records
+        for tp, state in self._states.items():
+            if budget <= 0:
+                break
+            if state.paused or not state.records:
+                continue
+            taken, state.records = state.records[:budget], state.records[budget:]
+            out[tp] = taken
+            state.position = taken[-1].offset + 1
+            budget -= len(taken)
+        return out
+
+    def send_fetches(self) -> None:
+        """One Fetch per leader for its fetchable partitions, unless one is already in flight."""
+        fetchable = [tp for tp, s in self._states.items() if not s.paused and not s.records]
+        self._reset_missing(fetchable)
+        self._metadata.maybe_update()
+        by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
+        for tp in fetchable:
+            leader = self._metadata.leader_for(tp)
+            if leader is None:
+                self._metadata.request_update()
+            elif leader.node_id not in self._in_flight:
+                by_node[leader].append(tp)
+        for node, tps in by_node.items():
+            by_topic: dict[str, list[TopicPartition]] = defaultdict(list)
+            for tp in tps:
+                by_topic[tp.topic].append(tp)
+            request = pb.FetchRequest(
+                replica_id=-1,
+                replica_epoch=-1,
+                max_wait_ms=self._config.fetch_max_wait_ms,
+                min_bytes=self._config.fetch_min_bytes,
+                max_bytes=self._config.fetch_max_bytes,
+                topics=[
+                    pb.FetchRequest.FetchTopic(
+                        topic=topic,
+                        partitions=[
+                            pb.FetchRequest.FetchPartition(
+                                partition=tp.partition,
+                                current_leader_epoch=-1,
+                                fetch_offset=self._states[tp].position or 0,
+                                last_fetched_epoch=-1,
+                                log_start_offset=-1,
+                                partition_max_bytes=self._config.max_partition_fetch_bytes,
+                            )
+                            for tp in parts
+                        ],
+                    )
+                    for topic, parts in by_topic.items()
+                ],
+            )
+            stub = pb_grpc.DataStub(self._pool.get(node.address))
+            timeout = (self._config.request_timeout_ms + self._config.fetch_max_wait_ms) / 1000
+            future = stub.Fetch.future(request, timeout=timeout)
+            self._in_flight[node.node_id] = (future, {tp: self._states[tp].position for tp in tps})
+            future.add_done_callback(self._on_done(node.node_id))
+
+    def _on_done(self, node_id: int) -> Callable[[object], None]:
+        def done(_: object) -> None:
+            self._completed.put(node_id)
+
+        return done
+
+    def wait_for_fetches(self, timeout_s: float) -> None:
+        """Handle fetch responses that arrive within ``timeout_s`` (at least the first one)."""
+        if not self._in_flight:
+            return
+        try:
+            node_id = self._completed.get(timeout=max(timeout_s, 0))
+        except queue.Empty:
+            return
+        while True:
+            if node_id in self._in_flight:
+                self._handle(node_id)
+            try:
+                node_id = self._completed.get_nowait()
+            except queue.Empty:
+                return
+
+    def _handle(self, node_id: int) -> None:
+        future, sent = self._in_flight.pop(node_id)
+        try:
+            response = future.result()
+        except grpc.RpcError as exc:
+            if exc.code() not in RETRIABLE_STATUS:
+                raise
+            self._metadata.request_update()
+            return
+        for topic in response.responses:
+            for part in topic.partitions:
+                tp = TopicPartition(topic.topic, part.partition_index)
+                state = self._states.get(tp)
+                if state is None or tp not in sent or state.position != sent[tp]:
+                    continue  # unassigned or sought meanwhile: drop what was fetched
+                if part.error_code != ErrorCode.NONE:
+                    self._partition_error(tp, error_for_code(part.error_code, part.error_message))
+                    continue
+                state.high_watermark = part.high_watermark
+                state.records = self._decode(tp, part.records, state.position or 0)
+
+    def _partition_error(self, tp: TopicPartition, error: KafkaError) -> None:
+        if isinstance(error, OffsetOutOfRangeError):
+            if self._config.auto_offset_reset in ("earliest", "latest"):
+                self._states[tp].position = None
+                return
+            raise error
+        if error.retriable or error.invalid_metadata:
+            self._metadata.request_update()
+            return
+        raise error
+
+    def _decode(self, tp: TopicPartition, data: bytes, position: int) -> list[ConsumerRecord]:
+        out: list[ConsumerRecord] = []
+        for pos, header in iter_batch_headers(data):
+            if header.last_offset < position or header.is_control:
+                continue
+            _, records = decode_batch(data, pos, verify_crc=self._config.check_crcs)
+            ts_type = int(header.timestamp_type)
+            if header.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+                ts_type = int(TimestampType.CREATE_TIME)
+            out.extend(
+                ConsumerRecord(
+                    tp.topic,
+                    tp.partition,
+                    r.offset,
+                    r.timestamp,
+                    ts_type,
+                    r.key,
+                    r.value,
+                    list(r.headers),
+                )
+                for r in records
+                if r.offset >= position
+            )
+        return out
+
+    def close(self) -> None:
+        for future, _ in self._in_flight.values():
+            future.cancel()
+        self._in_flight.clear()
