@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "broker.tools.dump_log",
         "print the batches, records and index entries of log files",
     ),
+    "broker": ("broker.server.main", "run a broker (server.properties, KAFKA_* env, --override)"),
     "topics": ("client.cli.topics", "create, list, describe, alter and delete topics"),
     "elect-leaders": (
         "client.cli.elect_leaders",

@@ -8,6 +8,9 @@
         zookeeper_server.stop(); zookeeper_server.start() # same port, same data
     def test_expiry(zookeeper_server, zk_client) -> None:
         expire_session(zk_client, zookeeper_server.connect_string)  # tests.integration.zookeeper
+    def test_brokers(cluster_factory) -> None:             # tests.integration.cluster.Cluster
+        cluster = cluster_factory(n_brokers=3, overrides={"min.insync.replicas": "2"})
+        ...                                               # started and serving; killed after
 
 Without java or ZooKeeper's jars the tests are skipped, except under CI=true where a missing
 dependency fails them: CI must never pass by skipping.
@@ -17,13 +20,14 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
 from kazoo.retry import KazooRetry
 
+from tests.integration.cluster import Cluster
 from tests.integration.zookeeper import (
     ZooKeeperServer,
     ZooKeeperStartError,
@@ -86,3 +90,47 @@ def zk_client(zk_connect: str) -> Iterator[KazooClient]:
     yield client
     client.stop()
     client.close()
+
+
+ClusterFactory = Callable[..., Cluster]
+_CLUSTERS_KEY = pytest.StashKey[list[Cluster]]()
+
+
+@pytest.fixture
+def cluster_factory(
+    zk_connect: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[ClusterFactory]:
+    """``cluster_factory(n_brokers=3, overrides=None, start=True) -> Cluster``.
+
+    The brokers are started and waited for (``start=False`` leaves that to the test). At the
+    end of the test every broker process still running is killed; when the test failed, the
+    tail of each broker's output is added to the failure report.
+    """
+    clusters: list[Cluster] = []
+    request.node.stash[_CLUSTERS_KEY] = clusters
+
+    def make(
+        n_brokers: int = 3, overrides: Mapping[str, str] | None = None, *, start: bool = True
+    ) -> Cluster:
+        cluster = Cluster(zk_connect, tmp_path / f"cluster-{len(clusters)}", n_brokers, overrides)
+        clusters.append(cluster)
+        if start:
+            cluster.start_all()
+            cluster.wait_until_serving()
+        return cluster
+
+    yield make
+    for cluster in clusters:
+        cluster.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report: pytest.TestReport = yield
+    clusters = item.stash.get(_CLUSTERS_KEY, [])
+    if report.failed and clusters:
+        for cluster in clusters:
+            report.sections.append((f"broker logs ({cluster.tmp_path})", cluster.describe(80)))
+    return report

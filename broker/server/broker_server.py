@@ -1,0 +1,461 @@
+"""One broker process: storage, ZooKeeper, replication, the gRPC services and the controller.
+
+Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
+
+    1. ZooKeeper: connect (zookeeper.connect with its chroot), create the persistent paths,
+       read or create /cluster/id
+    2. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
+       load and recover every partition log
+    3. MetadataCache, ReplicaManager, and the servicers Data, Metadata, Admin, Control on one
+       grpc.aio server bound to ``listeners``
+    4. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
+       the broker epoch. A live registration of the same id fails the startup with
+       "broker.id N is already registered in ZooKeeper"
+    5. start the KafkaController (it joins the /controller election)
+    6. log ``broker_started`` with the listeners actually served
+
+Shutdown (SIGTERM or SIGINT, see ``run_broker``)::
+
+    1. controlled shutdown (controlled.shutdown.enable): ControlledShutdown(broker_id,
+       broker_epoch) to the controller (a local call when it is this broker), retried
+       controlled.shutdown.max.retries times, controlled.shutdown.retry.backoff.ms apart,
+       until no partition is left that this broker leads
+    2. stop serving gRPC, stop the ReplicaManager (fetchers; high watermark checkpoint)
+    3. stop the controller, close the logs (checkpoints, clean-shutdown marker)
+    4. close the ZooKeeper session (its ephemeral znodes go with it)
+
+ZooKeeper session loss: when kazoo reconnects under a new session (the old one expired),
+/brokers/ids/<id> is registered again and the broker epoch becomes the new znode's czxid. The
+controller watches its own session and resigns or re-elects by itself.
+
+Threading: everything here runs on the broker's event loop. ZooKeeper calls and the log
+manager's startup and close (blocking I/O) go through ``asyncio.to_thread``; kazoo's session
+listener runs on kazoo's thread and only hops onto the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+import grpc
+import structlog
+from kazoo.protocol.states import KazooState
+
+from broker.config import BrokerConfig
+from broker.replication.replica_manager import ReplicaManager
+from broker.server.admin_service import AdminService
+from broker.server.control_service import ControlService
+from broker.server.data_service import DataService
+from broker.server.metadata_cache import MetadataCache
+from broker.server.metadata_service import MetadataService
+from broker.storage.config import LogConfig
+from broker.storage.log_manager import LogManager
+from controller.channels import inter_broker_endpoint
+from controller.config import ControllerConfig
+from controller.controller import KafkaController
+from controller.errors import BrokerIdAlreadyRegisteredError
+from controller.zk_data import BrokerRegistration, TopicPartition
+from controller.zk_store import ZkStore
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode, error_for_code
+
+__all__ = ["BrokerServer", "BrokerStartupError", "run_broker"]
+
+_log = structlog.get_logger("broker.server")
+
+_MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+_SERVER_OPTIONS = (
+    ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
+    ("grpc.so_reuseport", 0),  # a second broker on the same port must fail, not share it
+)
+_STOP_GRACE_S = 1.0
+_REREGISTER_BACKOFF_S = 0.5
+
+
+class BrokerStartupError(Exception):
+    """The broker cannot start; the message is one line for the operator."""
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class BrokerServer:
+    """See the module docstring. Build, ``await startup()``, later ``await shutdown()``."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.broker_id = config.broker_id
+        self.cluster_id: str | None = None
+        self._zk: ZkStore | None = None
+        self._log_manager: LogManager | None = None
+        self._metadata_cache: MetadataCache | None = None
+        self._replica_manager: ReplicaManager | None = None
+        self._controller: KafkaController | None = None
+        self._server: grpc.aio.Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._broker_epoch = -1
+        self._registered_session: int | None = None
+        self._reregistering = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._shutdown_requested: asyncio.Event | None = None
+        self._signals = 0
+        self._stopped = False
+
+    @property
+    def broker_epoch(self) -> int:
+        """The czxid of this broker's current /brokers/ids registration; -1 before it."""
+        return self._broker_epoch
+
+    @property
+    def zk(self) -> ZkStore:
+        assert self._zk is not None, "startup() has not connected ZooKeeper yet"
+        return self._zk
+
+    # --- startup ----------------------------------------------------------------------------
+
+    async def startup(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._shutdown_event()
+        config = self.config
+        _log.info("broker_starting", listeners=[e.connection_string for e in config.listeners])
+
+        self._zk = await asyncio.to_thread(
+            ZkStore.connect,
+            config.zookeeper_connect,
+            session_timeout_ms=config.zookeeper_session_timeout_ms,
+            connection_timeout_ms=config.zookeeper_connection_timeout_ms,
+        )
+        await asyncio.to_thread(self._zk.ensure_paths)
+        self.cluster_id = await asyncio.to_thread(self._zk.get_or_create_cluster_id)
+        _log.info(
+            "zookeeper_connected",
+            zookeeper_connect=config.zookeeper_connect,
+            session_id=hex(self._zk.session_id or 0),
+            cluster_id=self.cluster_id,
+        )
+
+        self._log_manager = await asyncio.to_thread(self._open_logs)
+        self._metadata_cache = MetadataCache(self.broker_id, self.cluster_id)
+        self._replica_manager = ReplicaManager(
+            config,
+            self._log_manager,
+            self._zk,
+            self._metadata_cache,
+            broker_epoch=lambda: self._broker_epoch,
+        )
+        self._controller = KafkaController(
+            self._zk, self.broker_id, ControllerConfig.from_attributes(config)
+        )
+        self._server = self._grpc_server()
+        await self._server.start()
+        await self._replica_manager.startup()
+
+        self._zk.client.add_listener(self._on_zk_state)
+        await self._register()
+        await asyncio.to_thread(self._controller.startup)
+        self._tasks.append(asyncio.create_task(self._checkpoint_log_offsets()))
+        self._tasks.append(asyncio.create_task(self._log_retention()))
+        _log.info(
+            "broker_started",
+            listeners=[e.connection_string for e in config.listeners],
+            advertised_listeners=[e.connection_string for e in config.advertised_listeners],
+            broker_epoch=self._broker_epoch,
+            cluster_id=self.cluster_id,
+        )
+
+    def _open_logs(self) -> LogManager:
+        started = time.monotonic()
+        manager = LogManager(
+            self.config.log_dirs,
+            self.config.log,
+            broker_id=self.broker_id,
+            cluster_id=self.cluster_id,
+            topic_config=self._topic_log_config,
+        )
+        _log.info(
+            "logs_loaded",
+            log_dirs=[str(d) for d in manager.log_dirs],
+            logs=len(manager.logs),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+        return manager
+
+    def _topic_log_config(self, topic: str) -> LogConfig | None:
+        overrides = self.zk.get_topic_config(topic)
+        if not overrides:
+            return None
+        return LogConfig.from_properties(overrides, base=self.config.log)
+
+    def _grpc_server(self) -> grpc.aio.Server:
+        assert self._replica_manager is not None and self._metadata_cache is not None
+        assert self._controller is not None and self._zk is not None
+        server = grpc.aio.server(options=_SERVER_OPTIONS)
+        pb_grpc.add_DataServicer_to_server(DataService(self._replica_manager), server)
+        pb_grpc.add_MetadataServicer_to_server(
+            MetadataService(self.config, self._metadata_cache, self._zk), server
+        )
+        pb_grpc.add_AdminServicer_to_server(
+            AdminService(self.config, self._controller, self._zk, self._replica_manager),
+            server,
+        )
+        pb_grpc.add_ControlServicer_to_server(
+            ControlService(self._replica_manager, self._metadata_cache, self._controller),
+            server,
+        )
+        for address in self.config.bind_addresses:
+            try:
+                port = server.add_insecure_port(address)
+            except RuntimeError as exc:
+                raise BrokerStartupError(f"cannot listen on {address}: {exc}") from None
+            if port == 0:
+                raise BrokerStartupError(f"cannot listen on {address}: address in use?")
+        return server
+
+    async def _register(self) -> None:
+        registration = BrokerRegistration(
+            self.broker_id, self.config.advertised_listeners, rack=self.config.broker_rack
+        )
+        try:
+            epoch = await asyncio.to_thread(self.zk.register_broker, registration)
+        except BrokerIdAlreadyRegisteredError:
+            _log.error("broker_id_already_registered", path=f"/brokers/ids/{self.broker_id}")
+            raise BrokerStartupError(
+                f"broker.id {self.broker_id} is already registered in ZooKeeper "
+                f"(/brokers/ids/{self.broker_id} is held by another live broker)"
+            ) from None
+        previous, self._broker_epoch = self._broker_epoch, epoch
+        self._registered_session = self.zk.session_id
+        _log.info(
+            "broker_registered",
+            path=f"/brokers/ids/{self.broker_id}",
+            endpoints=[e.connection_string for e in registration.endpoints],
+            broker_epoch=epoch,
+            previous_broker_epoch=previous,
+        )
+
+    # --- ZooKeeper session ------------------------------------------------------------------
+
+    def _on_zk_state(self, state: str) -> None:
+        """Kazoo's session listener (kazoo's thread): only hop onto the loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        if state == KazooState.LOST:
+            loop.call_soon_threadsafe(_log.warning, "zookeeper_session_lost")
+        elif state == KazooState.SUSPENDED:
+            loop.call_soon_threadsafe(_log.warning, "zookeeper_connection_suspended")
+        elif state == KazooState.CONNECTED:
+            loop.call_soon_threadsafe(self._on_zk_connected)
+
+    def _on_zk_connected(self) -> None:
+        if self._stopped or self._reregistering or self._zk is None:
+            return
+        if self._zk.session_id == self._registered_session:
+            _log.info("zookeeper_reconnected", session_id=hex(self._zk.session_id or 0))
+            return
+        self._reregistering = True
+        self._tasks.append(asyncio.create_task(self._reregister()))
+
+    async def _reregister(self) -> None:
+        """Register again under the new session, until it works or the broker stops."""
+        try:
+            while not self._stopped:
+                _log.info("zookeeper_new_session", session_id=hex(self.zk.session_id or 0))
+                try:
+                    await self._register()
+                    return
+                except Exception as exc:  # ZooKeeper trouble: try again shortly
+                    _log.warning("broker_reregistration_failed", error=str(exc))
+                await asyncio.sleep(_REREGISTER_BACKOFF_S)
+        finally:
+            self._reregistering = False
+            # the session may have changed again while registering
+            if not self._stopped and self.zk.session_id != self._registered_session:
+                self._on_zk_connected()
+
+    # --- periodic log work ------------------------------------------------------------------
+
+    async def _every(self, interval_ms: int, work: Callable[[], Any], name: str) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            try:
+                result = work()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception as exc:  # keep the broker up; the next round tries again
+                _log.exception(f"{name}_failed", error=str(exc))
+
+    async def _checkpoint_log_offsets(self) -> None:
+        async def checkpoint() -> None:
+            assert self._log_manager is not None
+            await asyncio.to_thread(self._log_manager.checkpoint_recovery_points)
+            await asyncio.to_thread(self._log_manager.checkpoint_log_start_offsets)
+
+        await self._every(
+            self.config.log_flush_offset_checkpoint_interval_ms, checkpoint, "log_checkpoint"
+        )
+
+    async def _log_retention(self) -> None:
+        def retention() -> None:
+            assert self._log_manager is not None and self._replica_manager is not None
+            high_watermarks = self._replica_manager.high_watermarks()
+            deleted = self._log_manager.cleanup(_now_ms(), high_watermarks)
+            if deleted:
+                _log.info("log_retention", segments_deleted=deleted)
+
+        await self._every(self.config.log_retention_check_interval_ms, retention, "retention")
+
+    # --- shutdown ---------------------------------------------------------------------------
+
+    def _shutdown_event(self) -> asyncio.Event:
+        if self._shutdown_requested is None:
+            self._shutdown_requested = asyncio.Event()
+        return self._shutdown_requested
+
+    def request_shutdown(self) -> None:
+        """Signal handler (on the loop): the first signal starts a controlled shutdown; a
+        second one skips what is left of the controlled-shutdown retries."""
+        self._signals += 1
+        _log.info("shutdown_requested", signals=self._signals)
+        self._shutdown_event().set()
+
+    async def wait_for_shutdown_request(self) -> None:
+        await self._shutdown_event().wait()
+
+    async def controlled_shutdown(self) -> bool:
+        """Move leadership off this broker through the controller; True when none is left."""
+        retries = self.config.controlled_shutdown_max_retries
+        backoff_s = self.config.controlled_shutdown_retry_backoff_ms / 1000
+        for attempt in range(1, retries + 1):
+            try:
+                remaining = await self._send_controlled_shutdown()
+            except Exception as exc:  # any failure is one more attempt
+                _log.warning("controlled_shutdown_attempt_failed", attempt=attempt, error=str(exc))
+            else:
+                if not remaining:
+                    _log.info("controlled_shutdown_succeeded", attempt=attempt)
+                    return True
+                _log.warning(
+                    "controlled_shutdown_incomplete",
+                    attempt=attempt,
+                    remaining_partitions=[str(tp) for tp in remaining],
+                )
+            if attempt < retries and self._signals < 2:
+                await asyncio.sleep(backoff_s)
+            if self._signals >= 2:
+                break
+        _log.warning(
+            "controlled_shutdown_failed",
+            detail="proceeding with an unclean shutdown: every controlled shutdown attempt failed",
+        )
+        return False
+
+    async def _send_controlled_shutdown(self) -> list[TopicPartition]:
+        timeout_s = self.config.request_timeout_ms / 1000
+        controller = await asyncio.to_thread(self.zk.get_controller)
+        if controller is None:
+            raise error_for_code(ErrorCode.NOT_CONTROLLER, "no controller is elected")
+        _log.info(
+            "controlled_shutdown_sending",
+            controller_id=controller.broker_id,
+            broker_epoch=self._broker_epoch,
+        )
+        if controller.broker_id == self.broker_id and self._controller is not None:
+            future = self._controller.controlled_shutdown(self.broker_id, self._broker_epoch)
+            result = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+            error = ErrorCode(result.error)
+            remaining = [TopicPartition(tp.topic, tp.partition) for tp in result.remaining]
+        else:
+            registration = await asyncio.to_thread(self.zk.get_broker, controller.broker_id)
+            if registration is None:
+                raise error_for_code(
+                    ErrorCode.NOT_CONTROLLER, f"controller {controller.broker_id} is gone"
+                )
+            endpoint = inter_broker_endpoint(registration, self.config.inter_broker_listener_name)
+            request = pb.ControlledShutdownRequest(
+                broker_id=self.broker_id, broker_epoch=self._broker_epoch
+            )
+            async with grpc.aio.insecure_channel(f"{endpoint.host}:{endpoint.port}") as channel:
+                response = await pb_grpc.ControlStub(channel).ControlledShutdown(
+                    request, timeout=timeout_s
+                )
+            error = ErrorCode(response.error_code)
+            remaining = [
+                TopicPartition(p.topic_name, p.partition_index)
+                for p in response.remaining_partitions
+            ]
+        if error != ErrorCode.NONE:
+            raise error_for_code(error)
+        return remaining
+
+    async def shutdown(self, *, controlled: bool = True) -> None:
+        """Controlled shutdown (when enabled and registered), then stop everything started."""
+        if self._stopped:
+            return
+        _log.info("broker_shutting_down", controlled=controlled)
+        if controlled and self.config.controlled_shutdown_enable and self._broker_epoch >= 0:
+            await self.controlled_shutdown()
+        self._stopped = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        steps: list[tuple[str, Callable[[], Awaitable[Any]]]] = []
+        if self._server is not None:
+            steps.append(("grpc_server_stopped", partial(self._server.stop, _STOP_GRACE_S)))
+        if self._replica_manager is not None:
+            steps.append(("replica_manager_stopped", self._replica_manager.shutdown))
+        if self._controller is not None:
+            steps.append(
+                ("controller_stopped", partial(asyncio.to_thread, self._controller.shutdown))
+            )
+        if self._log_manager is not None:
+            steps.append(("logs_closed", partial(asyncio.to_thread, self._log_manager.close)))
+        if self._zk is not None:
+            self._zk.client.remove_listener(self._on_zk_state)
+            steps.append(("zookeeper_closed", partial(asyncio.to_thread, self._zk.close)))
+        for event, step in steps:
+            try:
+                await step()
+            except Exception as exc:  # stop the rest anyway; a failed step is logged
+                _log.exception(event.replace("stopped", "stop_failed"), error=str(exc))
+            else:
+                _log.info(event)
+        _log.info("broker_stopped", broker_epoch=self._broker_epoch)
+
+
+async def _run(config: BrokerConfig) -> int:
+    server = BrokerServer(config)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, server.request_shutdown)
+    try:
+        await server.startup()
+    except BaseException:
+        await server.shutdown(controlled=False)
+        raise
+    await server.wait_for_shutdown_request()
+    await server.shutdown()
+    return 0
+
+
+def run_broker(config: BrokerConfig) -> int:
+    """Run a broker until SIGTERM/SIGINT; 0 after a clean stop. BrokerStartupError on failure."""
+    try:
+        return asyncio.run(_run(config))
+    except BrokerStartupError as exc:
+        _log.error("broker_startup_failed", error=str(exc))
+        raise
+    except Exception as exc:
+        _log.exception("broker_startup_failed", error=str(exc))
+        raise BrokerStartupError(f"broker {config.broker_id} failed to start: {exc}") from exc

@@ -1,0 +1,137 @@
+"""`minikafka broker` as a real process: start and stop, duplicate ids, controlled shutdown,
+recovery after a restart, re-registration after a ZooKeeper session loss."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from broker.storage.log_manager import CLEAN_SHUTDOWN_FILE
+from client.admin import NewTopic, raise_first
+from tests.integration.cluster import REPO_ROOT, Cluster
+from tests.integration.conftest import ClusterFactory
+
+TOPIC = "events"
+
+
+def create_topic(cluster: Cluster, name: str, partitions: int, replication_factor: int) -> None:
+    with cluster.admin() as admin:
+        raise_first(admin.create_topics([NewTopic(name, partitions, replication_factor)]))
+    for partition in range(partitions):
+        cluster.wait_for(lambda p=partition: cluster.leader(name, p) >= 0, what="a leader")  # type: ignore[misc]
+
+
+def test_start_register_and_stop(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    broker = cluster.brokers[0]
+
+    registration = json.loads(cluster.zk.client.get("/brokers/ids/0")[0])
+    assert registration["endpoints"] == [f"PLAINTEXT://127.0.0.1:{broker.port}"]
+    assert registration["version"] == 5
+    (started,) = broker.log_events("broker_started")
+    assert started["broker_id"] == 0
+    assert started["listeners"] == [f"PLAINTEXT://127.0.0.1:{broker.port}"]
+    assert started["broker_epoch"] == cluster.zk.get_broker_epoch(0)
+    assert cluster.controller_id() == 0
+
+    assert cluster.stop(0) == 0
+    assert cluster.zk.get_live_broker_ids() == []
+    assert (broker.log_dir / CLEAN_SHUTDOWN_FILE).exists()
+    meta = (broker.log_dir / "meta.properties").read_text()
+    assert "broker.id=0" in meta and "cluster.id=" in meta
+
+
+def test_duplicate_broker_id_exits_with_a_clear_message(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    twin = Cluster(cluster.zk_connect, cluster.tmp_path / "twin", n_brokers=1)
+    try:
+        config = twin.write_config(0)
+        result = subprocess.run(
+            [sys.executable, "-m", "minikafka", "broker", "--config", str(config)],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"KAFKA_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"},
+        )
+    finally:
+        twin.close()
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if not line.startswith("{")]
+    assert lines == [
+        "error: broker.id 0 is already registered in ZooKeeper "
+        "(/brokers/ids/0 is held by another live broker)"
+    ]
+    assert cluster.brokers[0].running
+    assert cluster.zk.get_live_broker_ids() == [0]
+
+
+def test_invalid_config_exits_1(tmp_path: object) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "minikafka", "broker", "--override", "broker.id=1"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 1
+    assert "missing required configuration zookeeper.connect" in result.stderr
+
+
+def test_sigterm_moves_leadership_first_and_restart_recovers(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=3)
+    create_topic(cluster, TOPIC, partitions=3, replication_factor=3)
+    for partition in range(3):
+        result = cluster.produce(TOPIC, partition, [b"a", b"b", b"c"], acks=-1, retry_s=10)
+        assert result.ok, result
+
+    leader = cluster.leader(TOPIC, 0)
+    led_before = [p for p in range(3) if cluster.leader(TOPIC, p) == leader]
+    assert cluster.stop(leader) == 0
+
+    broker = cluster.brokers[leader]
+    assert broker.log_events("controlled_shutdown_succeeded")
+    assert (broker.log_dir / CLEAN_SHUTDOWN_FILE).exists()
+    for partition in led_before:
+        state = cluster.partition_state(TOPIC, partition)
+        assert state is not None and state.leader not in (leader, -1)
+        assert leader not in state.isr
+    # the data stays readable from the new leaders
+    for partition in range(3):
+        assert [r.value for r in cluster.fetch_all(TOPIC, partition)] == [b"a", b"b", b"c"]
+
+    cluster.start(leader)
+    cluster.wait_until_serving()
+    # back in every ISR, with its log (recovered without loss) caught up
+    for partition in range(3):
+        cluster.wait_for(
+            lambda p=partition: leader in cluster.isr(TOPIC, p),  # type: ignore[misc]
+            what=f"broker {leader} back in the ISR of {TOPIC}-{partition}",
+        )
+    assert len(broker.log_events("broker_started")) == 2
+    assert cluster.stop(leader) == 0
+    for partition in range(3):
+        assert cluster.replica_state(leader, TOPIC, partition).log_end_offset == 3
+
+
+def test_session_loss_registers_again(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=2)
+    victim = 1 if cluster.controller_id() == 0 else 0
+    epoch = cluster.zk.get_broker_epoch(victim)
+    assert epoch is not None
+
+    cluster.pause(victim)  # longer than zookeeper.session.timeout.ms: the session expires
+    cluster.wait_for(
+        lambda: victim not in cluster.zk.get_live_broker_ids(), 20, "the session to expire"
+    )
+    cluster.resume(victim)
+    new_epoch = cluster.wait_for(
+        lambda: cluster.zk.get_broker_epoch(victim), 20, "the broker to register again"
+    )
+    assert new_epoch > epoch
+    cluster.wait_until_serving()
+    assert cluster.brokers[victim].log_events("zookeeper_new_session")
