@@ -385,7 +385,19 @@ class KafkaController:
                 controller_id=current.broker_id if current else None,
             )
             return
-        self._on_controller_failover(won)
+        try:
+            self._on_controller_failover(won)
+        except ControllerMovedError:
+            raise
+        except Exception:
+            # Kafka's "controller move": give the role up so that another broker (or this one,
+            # when the /controller watch fires) starts over from ZooKeeper.
+            log.exception("controller_failover_failed", broker_id=self.broker_id, epoch=won.value)
+            self._resign("failover failed")
+            try:
+                self._zk.resign_controller()
+            except Exception:
+                log.warning("controller_znode_not_deleted", broker_id=self.broker_id)
 
     def _resign(self, reason: str) -> None:
         if not self._active and self._context is None:
