@@ -1,0 +1,110 @@
+"""The Python Producer and Consumer against real broker processes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+
+import pytest
+
+from client.admin import NewTopic
+from client.consumer.consumer import Consumer
+from client.metadata import TopicPartition
+from client.producer.partitioner import partition_for_key
+from client.producer.producer import Producer
+from tests.integration.conftest import ClusterFactory
+
+pytestmark = pytest.mark.integration
+
+
+def _create(cluster_factory: ClusterFactory, topic: str, partitions: int, rf: int) -> str:
+    cluster = cluster_factory(n_brokers=3)
+    with cluster.admin() as admin:
+        admin.create_topics([NewTopic(topic, partitions, rf)])
+    cluster.wait_for(
+        lambda: all(cluster.leader(topic, p) >= 0 for p in range(partitions)),
+        timeout_s=30,
+        what=f"leaders for {topic}",
+    )
+    return cluster.bootstrap_servers
+
+
+def test_produce_then_consume_everything_in_order(cluster_factory: ClusterFactory) -> None:
+    bootstrap = _create(cluster_factory, "orders", partitions=3, rf=3)
+    acked: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
+    with Producer(bootstrap_servers=bootstrap, acks="all", linger_ms=5) as producer:
+        futures = [
+            (producer.send("orders", f"v{i}".encode(), key=f"k{i % 17}".encode()), i)
+            for i in range(600)
+        ]
+        producer.flush(timeout=30)
+        for future, i in futures:
+            md = future.result(timeout=1)
+            assert md.topic == "orders"
+            # Keys land where the Java client would put them.
+            assert md.partition == partition_for_key(f"k{i % 17}".encode(), 3)
+            acked[md.partition].append((md.offset, f"v{i}".encode()))
+
+    with Consumer("orders", bootstrap_servers=bootstrap, auto_offset_reset="earliest") as consumer:
+        seen: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
+        deadline = time.monotonic() + 30
+        while sum(map(len, seen.values())) < 600 and time.monotonic() < deadline:
+            for tp, records in consumer.poll(timeout_ms=500).items():
+                seen[tp.partition].extend((r.offset, r.value or b"") for r in records)
+        for partition, records in acked.items():
+            assert seen[partition] == sorted(records)
+        end = consumer.end_offsets([TopicPartition("orders", p) for p in range(3)])
+        assert sum(end.values()) == 600
+
+
+def test_producer_follows_a_leader_kill(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=3, overrides={"min.insync.replicas": "2"})
+    with cluster.admin() as admin:
+        admin.create_topics([NewTopic("events", 1, 3)])
+    cluster.wait_for(lambda: cluster.leader("events", 0) >= 0, timeout_s=30, what="a leader")
+    acked: list[tuple[int, bytes]] = []
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def produce() -> None:
+        with Producer(
+            bootstrap_servers=cluster.bootstrap_servers,
+            acks="all",
+            linger_ms=2,
+            request_timeout_ms=5_000,
+            delivery_timeout_ms=60_000,
+            max_in_flight_requests_per_connection=1,
+        ) as producer:
+            i = 0
+            while not stop.is_set():
+                value = f"e{i}".encode()
+                try:
+                    acked.append((producer.send("events", value).result(timeout=60).offset, value))
+                except Exception as exc:  # an error is allowed; a lost ack is not
+                    failed.append(exc)
+                i += 1
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    cluster.wait_for(lambda: len(acked) >= 50, timeout_s=30, what="50 acks")
+    old_leader = cluster.leader("events", 0)
+    cluster.kill(old_leader)
+    count = len(acked)
+    cluster.wait_for(lambda: len(acked) >= count + 50, timeout_s=45, what="acks after the kill")
+    stop.set()
+    thread.join(60)
+    assert cluster.leader("events", 0) not in (-1, old_leader)
+
+    with Consumer(bootstrap_servers=cluster.bootstrap_servers) as consumer:
+        tp = TopicPartition("events", 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        read: dict[int, bytes] = {}
+        deadline = time.monotonic() + 30
+        while consumer.position(tp) < end and time.monotonic() < deadline:
+            for record in consumer.poll(timeout_ms=500).get(tp, []):
+                read[record.offset] = record.value or b""
+    for offset, value in acked:
+        assert read.get(offset) == value, f"acked record at offset {offset} lost"
