@@ -68,7 +68,7 @@ from controller.zk_data import (
 )
 from controller.zk_store import Watch, ZkStore
 from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from proto.errors import ErrorCode, KafkaError
 
 __all__ = [
     "ApiResult",
@@ -849,7 +849,9 @@ class KafkaController:
                     "Both numPartitions or replicationFactor and replicasAssignments were set. "
                     "Both cannot be used at the same time.",
                 )
-            assignment = self._validate_manual_assignment(new_topic.assignments, 0)
+            assignment = topics.validate_replica_assignment(
+                new_topic.assignments, self._ctx.live_brokers
+            )
         else:
             num_partitions = new_topic.num_partitions
             if num_partitions == -1:
@@ -883,39 +885,6 @@ class KafkaController:
         return CreateTopicResult(
             topic_id=topic_id, num_partitions=len(assignment), replication_factor=rf
         )
-
-    def _validate_manual_assignment(
-        self, assignments: Mapping[int, Sequence[int]], first_partition: int
-    ) -> dict[int, tuple[int, ...]]:
-        """Kafka's checks of a replica assignment given by the user."""
-        registered = set(self._ctx.live_brokers)
-        expected = list(range(first_partition, first_partition + len(assignments)))
-        if sorted(assignments) != expected:
-            raise _invalid_assignment(
-                f"Partitions should be a consecutive 0-based integer sequence, "
-                f"got {sorted(assignments)}"
-            )
-        result: dict[int, tuple[int, ...]] = {}
-        sizes = set()
-        for partition, replicas in sorted(assignments.items()):
-            replicas = tuple(replicas)
-            if not replicas:
-                raise _invalid_assignment(f"Partition {partition} has no replicas")
-            if len(set(replicas)) != len(replicas):
-                raise _invalid_assignment(
-                    f"Duplicate brokers not allowed in replica assignment: {list(replicas)} "
-                    f"for partition {partition}"
-                )
-            unknown = sorted(set(replicas) - registered)
-            if unknown:
-                raise _invalid_assignment(
-                    f"Unknown broker(s) in replica assignment: {unknown} for partition {partition}"
-                )
-            sizes.add(len(replicas))
-            result[partition] = replicas
-        if len(sizes) > 1:
-            raise _invalid_assignment("All partitions should have the same number of replicas")
-        return result
 
     def _create_partitions(
         self, requests: Mapping[str, NewPartitions], validate_only: bool
@@ -959,8 +928,10 @@ class KafkaController:
                     f"Increasing the number of partitions by {request.count - len(current)} "
                     f"but {len(request.assignments)} assignments provided.",
                 )
-            added = self._validate_manual_assignment(
-                {first_new + i: r for i, r in enumerate(request.assignments)}, first_new
+            added = topics.validate_replica_assignment(
+                {first_new + i: r for i, r in enumerate(request.assignments)},
+                ctx.live_brokers,
+                first_partition=first_new,
             )
             if any(len(r) != rf for r in added.values()):
                 return ApiResult(
@@ -975,10 +946,7 @@ class KafkaController:
                     ErrorCode.INVALID_REPLICATION_FACTOR,
                     f"Replication factor: {rf} larger than available brokers: {len(live)}.",
                 )
-            preferred = current.get(0, (live[0],))[0]
-            start = live.index(preferred) if preferred in live else None
-            full = topics.assign_replicas(request.count, rf, live, start_index=start)
-            added = {p: r for p, r in full.items() if p >= first_new}
+            added = topics.assign_new_partitions(current, request.count, live)
         if validate_only:
             return ApiResult()
         partitions = {**current, **added}
@@ -1328,7 +1296,3 @@ class KafkaController:
             remaining=[str(tp) for tp in remaining],
         )
         return ControlledShutdownResult(ErrorCode.NONE, remaining)
-
-
-def _invalid_assignment(message: str) -> KafkaError:
-    return error_for_code(ErrorCode.INVALID_REPLICA_ASSIGNMENT, message)

@@ -22,21 +22,24 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from controller.errors import (
     InvalidPartitionsError,
     InvalidReplicationFactorError,
     InvalidTopicError,
 )
+from proto.errors import ErrorCode, KafkaError, error_for_code
 
 __all__ = [
     "MAX_TOPIC_NAME_LENGTH",
+    "assign_new_partitions",
     "assign_replicas",
     "find_collision",
     "has_collision_chars",
     "unify_collision_chars",
     "validate_new_topic",
+    "validate_replica_assignment",
     "validate_topic_name",
 ]
 
@@ -121,3 +124,64 @@ def assign_replicas(
         i: tuple(brokers[(start_index + i + j) % n] for j in range(replication_factor))
         for i in range(num_partitions)
     }
+
+
+def _invalid_assignment(message: str) -> KafkaError:
+    return error_for_code(ErrorCode.INVALID_REPLICA_ASSIGNMENT, message)
+
+
+def validate_replica_assignment(
+    assignments: Mapping[int, Sequence[int]],
+    registered_brokers: Collection[int],
+    *,
+    first_partition: int = 0,
+) -> dict[int, tuple[int, ...]]:
+    """Kafka's checks of an assignment given by the user; INVALID_REPLICA_ASSIGNMENT if bad.
+
+    Partition ids must run from ``first_partition`` without gaps, every partition needs at
+    least one replica, no broker twice, only registered brokers, and one replication factor.
+    """
+    expected = list(range(first_partition, first_partition + len(assignments)))
+    if sorted(assignments) != expected:
+        raise _invalid_assignment(
+            f"Partitions should be a consecutive sequence from {first_partition}, "
+            f"got {sorted(assignments)}"
+        )
+    result: dict[int, tuple[int, ...]] = {}
+    for partition, given in sorted(assignments.items()):
+        replicas = tuple(given)
+        if not replicas:
+            raise _invalid_assignment(f"Partition {partition} has no replicas")
+        if len(set(replicas)) != len(replicas):
+            raise _invalid_assignment(
+                f"Duplicate brokers not allowed in replica assignment: {list(replicas)} "
+                f"for partition {partition}"
+            )
+        unknown = sorted(set(replicas) - set(registered_brokers))
+        if unknown:
+            raise _invalid_assignment(
+                f"Unknown broker(s) in replica assignment: {unknown} for partition {partition}"
+            )
+        result[partition] = replicas
+    if len({len(r) for r in result.values()}) > 1:
+        raise _invalid_assignment("All partitions should have the same number of replicas")
+    return result
+
+
+def assign_new_partitions(
+    current: Mapping[int, Sequence[int]], new_count: int, live_broker_ids: Iterable[int]
+) -> dict[int, tuple[int, ...]]:
+    """Replicas for partitions ``len(current)`` .. ``new_count - 1`` of an existing topic.
+
+    The rule of ``assign_replicas`` continues where the topic started: s is the position of
+    partition 0's first replica among the sorted live brokers (random when it is not live),
+    and the replication factor is the topic's.
+
+        >>> assign_new_partitions({0: (2, 3), 1: (3, 1)}, 4, [1, 2, 3])
+        {2: (1, 2), 3: (2, 3)}
+    """
+    brokers = sorted(set(live_broker_ids))
+    first = current.get(0) or next(iter(current.values()))
+    start = brokers.index(first[0]) if first and first[0] in brokers else None
+    full = assign_replicas(new_count, len(first), brokers, start_index=start)
+    return {p: r for p, r in full.items() if p >= len(current)}
