@@ -79,7 +79,7 @@ def test_leader_failover_isr_and_preferred_election(cluster_factory: ClusterFact
     )
     assert_describe_line(cluster, line, "orders", 0)
 
-    assert cluster.produce("orders", 0, [b"1", b"2"], acks=-1).ok
+    assert cluster.produce("orders", 0, [b"1", b"2"], acks=-1, retry_s=10).ok
     before = cluster.partition_state("orders", 0)
     assert before is not None
     replicas = cluster.zk.get_topic("orders").value.partitions[0]  # type: ignore[union-attr]
@@ -150,7 +150,11 @@ def test_min_insync_replicas(cluster_factory: ClusterFactory) -> None:
         20,
         "the ISR to shrink",
     )
-    assert cluster.produce("strict", 0, [b"two in sync"], acks=-1).ok
+    cluster.wait_for(
+        lambda: cluster.produce("strict", 0, [b"two in sync"], acks=-1, timeout_ms=2000).ok,
+        20,
+        "acks=all with two replicas in sync",
+    )
 
     cluster.kill(followers[1])
 
@@ -266,7 +270,7 @@ def test_zombie_leader_cannot_acknowledge(cluster_factory: ClusterFactory) -> No
     cluster = cluster_factory(n_brokers=3, overrides=FAST)
     create_topic(cluster, "zombie", configs={"min.insync.replicas": "2"})
     cluster.wait_for(lambda: full_isr(cluster, "zombie"), what="a full ISR")
-    assert cluster.produce("zombie", 0, [b"before"], acks=-1).ok
+    assert cluster.produce("zombie", 0, [b"before"], acks=-1, retry_s=10).ok
     zombie = cluster.leader("zombie", 0)
 
     cluster.pause(zombie)  # past its session timeout: the controller elects another leader
