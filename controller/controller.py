@@ -36,6 +36,7 @@ requests per broker in controller.request_batch.
 from __future__ import annotations
 
 import enum
+import functools
 import queue
 import threading
 import time
@@ -487,6 +488,22 @@ class KafkaController:
         if read is None:
             return None
         assignment = read.value
+        if assignment.topic_id is None:
+            # Written by a tool that predates topic ids: give it one, as Kafka's controller does.
+            assignment = TopicAssignment(
+                topic,
+                random_uuid_base64(),
+                assignment.partitions,
+                assignment.adding_replicas,
+                assignment.removing_replicas,
+            )
+            try:
+                self._zk.update_topic(
+                    assignment, read.zk_version, controller_epoch_zk_version=ctx.epoch_zk_version
+                )
+                log.info("topic_id_assigned", topic=topic, topic_id=assignment.topic_id)
+            except BadZNodeVersionError:
+                return self._load_topic(topic, with_states=with_states)
         ctx.add_topic(topic, assignment.topic_id, dict(assignment.partitions))
         if with_states:
             for partition in assignment.partitions:
@@ -521,7 +538,7 @@ class KafkaController:
 
     def _new_batch(self) -> RequestBatch:
         batch = RequestBatch(self._ctx, self.broker_id, self.config.inter_broker_listener_name)
-        batch.response_callback = self._on_response_threadsafe
+        batch.response_callback = functools.partial(self._on_response_threadsafe, self._ctx)
         return batch
 
     def _live_replicas(self, tp: TopicPartition) -> list[int]:
@@ -1029,9 +1046,10 @@ class KafkaController:
                 )
         batch.send(self._channels)
 
-    def _on_response_threadsafe(self, broker_id: int, request: Any, response: Any) -> None:
-        # A sender thread: only enqueue.
-        context = self._context
+    def _on_response_threadsafe(
+        self, context: ControllerContext, broker_id: int, request: Any, response: Any
+    ) -> None:
+        # A sender thread: only enqueue. ``context`` is the term as controller that sent it.
         if response.error_code == ErrorCode.STALE_CONTROLLER_EPOCH:
             self._enqueue("ControllerEpochCheck", self._check_controller_epoch)
         if isinstance(request, pb.StopReplicaRequest):

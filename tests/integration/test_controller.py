@@ -452,7 +452,10 @@ def test_topic_written_directly_to_zookeeper_gets_leaders(
         2, 0, (2, 3), cluster.active().epoch
     )
     assert cluster.wait_state("direct", 1, lambda s: True).leader == 3
-    wait_for(lambda: cluster.brokers[1].last_leader_and_isr("direct", 1), what="LeaderAndIsr")
+    state = cluster.brokers[1].wait_leader_and_isr("direct", 1)
+    read = cluster.admin.get_topic("direct")
+    assert read is not None and read.value.topic_id is not None  # the controller gave it an id
+    assert state.topic_id == read.value.topic_id
 
 
 def test_create_partitions(make_cluster: Callable[..., Cluster]) -> None:
