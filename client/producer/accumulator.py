@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from client.metadata import TopicPartition
-from client.producer.future import FutureRecordMetadata, RecordMetadata
+from client.producer.future import FutureRecordMetadata, ProduceRequestResult
 from proto.errors import ErrorCode, KafkaError, error_for_code
 from proto.records import Compression, Header, RecordBatchBuilder
 
@@ -37,7 +37,7 @@ class ProducerBatch:
     tp: TopicPartition
     builder: RecordBatchBuilder
     created: float
-    futures: list[tuple[FutureRecordMetadata, int]] = field(default_factory=list)  # (f, ts)
+    result: ProduceRequestResult = field(default_factory=ProduceRequestResult)
     attempts: int = 0
     retry_at: float = 0.0
     closed: bool = False
@@ -55,16 +55,10 @@ class ProducerBatch:
         return self.data
 
     def complete(self, base_offset: int, log_append_time: int) -> None:
-        for delta, (future, timestamp) in enumerate(self.futures):
-            offset = -1 if base_offset < 0 else base_offset + delta
-            ts = log_append_time if log_append_time >= 0 else timestamp
-            if not future.done():
-                future.set_result(RecordMetadata(self.tp.topic, self.tp.partition, offset, ts))
+        self.result.set(base_offset, log_append_time, None)
 
     def fail(self, error: BaseException) -> None:
-        for future, _ in self.futures:
-            if not future.done():
-                future.set_exception(error)
+        self.result.set(-1, -1, error)
 
 
 class RecordAccumulator:
@@ -105,7 +99,6 @@ class RecordAccumulator:
     ) -> tuple[FutureRecordMetadata, int]:
         """Add a record; returns its future and the record's estimated size in bytes."""
         size = RecordBatchBuilder.estimate_record_size(key, value, headers)
-        future = FutureRecordMetadata()
         with self._lock:
             if self._closed:
                 raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
@@ -128,8 +121,8 @@ class RecordAccumulator:
                     reserved=reserve,
                 )
                 queue.append(batch)
-            batch.builder.append(timestamp, key, value, headers)
-            batch.futures.append((future, timestamp))
+            index = batch.builder.append(timestamp, key, value, headers)
+            future = FutureRecordMetadata(batch.result, index, tp.topic, tp.partition, timestamp)
             full = batch.builder.estimated_size() >= self._batch_size
         if full or self._linger_s == 0:
             self.wakeup.set()
@@ -251,10 +244,11 @@ class RecordAccumulator:
         with self._lock:
             self._flushing -= 1
 
-    def pending(self) -> list[FutureRecordMetadata]:
+    def pending(self) -> list[ProduceRequestResult]:
+        """The results of every batch queued or in flight now."""
         with self._lock:
             batches = [b for q in self._queues.values() for b in q] + list(self._in_flight)
-        return [f for b in batches for f, _ in b.futures]
+        return [b.result for b in batches]
 
     def has_pending(self) -> bool:
         with self._lock:

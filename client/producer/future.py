@@ -5,17 +5,21 @@
     future.add_callback(lambda md: ...)    # kafka-python's spelling, on success only
     future.add_errback(lambda exc: ...)    # ... and on failure only
 
-Callbacks run on the producer's sender thread (or at once when the future is already done):
-keep them short.
+As in Kafka's Java client, the records of one batch share one ``ProduceRequestResult``, which is
+settled once, when the broker answers for the batch. Each record's future only holds its index
+in the batch, so ``send`` does not pay for a lock and an event per record.
+
+Callbacks run on the producer's sender thread, or at once when the future is already done.
+Keep them short.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Any, NamedTuple
 
-__all__ = ["FutureRecordMetadata", "RecordMetadata"]
+__all__ = ["FutureRecordMetadata", "ProduceRequestResult", "RecordMetadata"]
 
 
 class RecordMetadata(NamedTuple):
@@ -25,23 +29,99 @@ class RecordMetadata(NamedTuple):
     timestamp: int  # the record's CreateTime (or the broker's LogAppendTime)
 
 
-class FutureRecordMetadata(Future[RecordMetadata]):
-    """A ``concurrent.futures.Future`` with kafka-python's ``get`` and callbacks."""
+class ProduceRequestResult:
+    """The outcome of one batch: its base offset, or the error it failed with. Thread-safe."""
 
-    def get(self, timeout: float | None = None) -> RecordMetadata:
-        return self.result(timeout)
+    __slots__ = ("_callbacks", "_event", "_lock", "base_offset", "error", "log_append_time")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self.base_offset = -1
+        self.log_append_time = -1
+        self.error: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+    def set(self, base_offset: int, log_append_time: int, error: BaseException | None) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.base_offset = base_offset
+            self.log_append_time = log_append_time
+            self.error = error
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_done(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+
+class FutureRecordMetadata:
+    """One record's slice of its batch's result, with the ``concurrent.futures`` methods."""
+
+    __slots__ = ("_index", "_partition", "_result", "_timestamp", "_topic")
+
+    def __init__(
+        self, result: ProduceRequestResult, index: int, topic: str, partition: int, timestamp: int
+    ) -> None:
+        self._result = result
+        self._index = index
+        self._topic = topic
+        self._partition = partition
+        self._timestamp = timestamp
+
+    def done(self) -> bool:
+        return self._result.done()
+
+    def result(self, timeout: float | None = None) -> RecordMetadata:
+        if not self._result.wait(timeout):
+            raise TimeoutError(f"no answer for the record within {timeout} s")
+        if self._result.error is not None:
+            raise self._result.error
+        return self._metadata()
+
+    get = result
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        if not self._result.wait(timeout):
+            raise TimeoutError(f"no answer for the record within {timeout} s")
+        return self._result.error
+
+    def _metadata(self) -> RecordMetadata:
+        base = self._result.base_offset
+        append_time = self._result.log_append_time
+        return RecordMetadata(
+            self._topic,
+            self._partition,
+            -1 if base < 0 else base + self._index,
+            append_time if append_time >= 0 else self._timestamp,
+        )
+
+    def add_done_callback(self, fn: Callable[[FutureRecordMetadata], Any]) -> None:
+        self._result.on_done(lambda: fn(self))
 
     def add_callback(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-        def call(future: Future[RecordMetadata]) -> None:
-            if future.exception() is None:
-                fn(*args, future.result(), **kwargs)
+        def call() -> None:
+            if self._result.error is None:
+                fn(*args, self._metadata(), **kwargs)
 
-        self.add_done_callback(call)
+        self._result.on_done(call)
 
     def add_errback(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-        def call(future: Future[RecordMetadata]) -> None:
-            exc = future.exception()
-            if exc is not None:
-                fn(*args, exc, **kwargs)
+        def call() -> None:
+            if self._result.error is not None:
+                fn(*args, self._result.error, **kwargs)
 
-        self.add_done_callback(call)
+        self._result.on_done(call)

@@ -14,7 +14,6 @@ Thread-safe: ``send`` may be called from many threads at once.
 
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -174,13 +173,14 @@ class Producer:
         """Send everything queued now, and wait until every send so far has completed."""
         self._accumulator.begin_flush()
         try:
-            pending = self._accumulator.pending()
-            _done, not_done = concurrent.futures.wait(pending, timeout=timeout)
-            if not_done:
-                raise error_for_code(
-                    ErrorCode.REQUEST_TIMED_OUT,
-                    f"flush timed out with {len(not_done)} record(s) not yet acknowledged",
-                )
+            deadline = None if timeout is None else time.monotonic() + timeout
+            for result in self._accumulator.pending():
+                remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
+                if not result.wait(remaining):
+                    raise error_for_code(
+                        ErrorCode.REQUEST_TIMED_OUT,
+                        f"flush timed out after {timeout} s with batches not yet acknowledged",
+                    )
         finally:
             self._accumulator.end_flush()
 
