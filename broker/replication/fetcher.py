@@ -216,6 +216,9 @@ class AbstractFetcher(abc.ABC):
         while True:
             try:
                 await self._do_work()
+                # A leader answering at once (max_wait_ms 0, or a local endpoint) must not
+                # starve the loop.
+                await asyncio.sleep(0)
             except asyncio.CancelledError:
                 raise
             except Exception:

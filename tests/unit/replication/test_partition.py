@@ -1,0 +1,118 @@
+"""Partition state without any network: HW, caught-up time, ISR proposals, fencing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from broker.replication.partition import Partition, PartitionRegistration
+from broker.storage.config import LogConfig
+from broker.storage.log import Log
+from proto.errors import (
+    FencedLeaderEpochError,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+    UnknownLeaderEpochError,
+)
+from proto.records import encode_batch
+from tests.unit.replication.harness import records
+
+
+def _partition(tmp_path: Path, **kwargs: int) -> Partition:
+    return Partition(Log(tmp_path / "t-0", LogConfig()), 1, **kwargs)
+
+
+def _registration(
+    leader: int = 1, epoch: int = 1, isr: tuple[int, ...] = (1, 2, 3)
+) -> PartitionRegistration:
+    return PartitionRegistration(
+        leader=leader,
+        leader_epoch=epoch,
+        isr=isr,
+        replicas=(1, 2, 3),
+        partition_epoch=0,
+        controller_epoch=1,
+    )
+
+
+def test_leader_hw_is_the_smallest_isr_leo_and_only_moves_forward(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(), now_ms=0)
+    partition.append_records_to_leader(records(b"a", b"b", b"c"), 1)
+    assert not partition.maybe_increment_high_watermark()  # remote LEOs unknown
+    partition.update_follower_fetch_state(2, 3, 0, 10, 3)
+    assert not partition.maybe_increment_high_watermark()
+    partition.update_follower_fetch_state(3, 2, 0, 10, 3)
+    assert partition.maybe_increment_high_watermark() and partition.high_watermark == 2
+    partition.update_follower_fetch_state(3, 1, 0, 20, 3)  # a follower going back: HW stays
+    assert not partition.maybe_increment_high_watermark() and partition.high_watermark == 2
+
+
+def test_last_caught_up_time_follows_kafka(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(), now_ms=0)
+    partition.append_records_to_leader(records(b"a"), 1)  # LEO 1
+    partition.update_follower_fetch_state(2, 0, 0, 100, 1)  # behind: not caught up
+    assert partition.remote_replicas[2].last_caught_up_time_ms == 0
+    partition.append_records_to_leader(records(b"b"), 1)  # LEO 2
+    # fetching at 1 reaches the leader's LEO at the previous fetch: caught up as of then
+    partition.update_follower_fetch_state(2, 1, 0, 200, 2)
+    assert partition.remote_replicas[2].last_caught_up_time_ms == 100
+    partition.update_follower_fetch_state(2, 2, 0, 300, 2)
+    assert partition.remote_replicas[2].last_caught_up_time_ms == 300
+    assert partition.out_of_sync_replicas(now_ms=350, max_lag_ms=100) == {3}
+    # ISR members start as caught up when the leadership starts
+    assert partition.out_of_sync_replicas(now_ms=50, max_lag_ms=100) == frozenset()
+
+
+def test_isr_expansion_needs_the_hw_and_the_epoch_start(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(isr=(1, 2)), now_ms=0)
+    partition.append_records_to_leader(records(b"a", b"b"), 1)
+    partition.update_follower_fetch_state(2, 2, 0, 0, 2)
+    partition.maybe_increment_high_watermark()
+    assert partition.high_watermark == 2
+    partition.update_follower_fetch_state(3, 1, 0, 0, 2)
+    assert partition.isr_to_expand(3) is None
+    partition.update_follower_fetch_state(3, 2, 0, 0, 2)
+    assert partition.isr_to_expand(3) == frozenset({1, 2, 3})
+    partition.pending_isr = frozenset({1, 2, 3})
+    assert partition.isr_to_expand(3) is None  # one ISR write at a time
+    partition.apply_isr(frozenset({1, 2, 3}), 1)
+    assert partition.isr == {1, 2, 3} and partition.state.partition_epoch == 1  # type: ignore[union-attr]
+
+
+def test_min_isr_and_roles(tmp_path: Path) -> None:
+    partition = _partition(tmp_path, min_insync_replicas=2)
+    with pytest.raises(NotLeaderOrFollowerError):
+        partition.append_records_to_leader(records(b"a"), 1)
+    partition.make_leader(_registration(isr=(1,)), now_ms=0)
+    with pytest.raises(NotEnoughReplicasError):
+        partition.append_records_to_leader(records(b"a"), -1)
+    assert partition.log_end_offset == 0
+    partition.append_records_to_leader(records(b"a"), 1)
+    partition.make_follower(_registration(leader=2, epoch=2))
+    assert not partition.is_leader and partition.leader_id == 2
+    with pytest.raises(NotLeaderOrFollowerError):
+        partition.append_records_to_leader(records(b"b"), 1)
+
+
+def test_epoch_fencing(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(epoch=5), now_ms=0)
+    partition.check_leader_epoch(5, require_leader=True)
+    partition.check_leader_epoch(-1, require_leader=True)
+    with pytest.raises(FencedLeaderEpochError):
+        partition.check_leader_epoch(4, require_leader=True)
+    with pytest.raises(UnknownLeaderEpochError):
+        partition.check_leader_epoch(6, require_leader=True)
+
+
+def test_new_leader_records_its_epoch_at_the_log_end(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_follower(_registration(leader=2, epoch=1))
+    partition.log.append_as_follower(encode_batch([(0, None, b"a", ())], partition_leader_epoch=1))
+    partition.make_leader(_registration(epoch=3), now_ms=0)
+    assert [tuple(e) for e in partition.log.leader_epoch_cache.entries] == [(1, 0), (3, 1)]
+    assert partition.state.epoch_start_offset == 1  # type: ignore[union-attr]
