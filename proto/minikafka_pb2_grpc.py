@@ -55,6 +55,11 @@ class DataStub:
                 request_serializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
                 response_deserializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.FromString,
                 _registered_method=True)
+        self.InitProducerId = channel.unary_unary(
+                '/minikafka.v1.Data/InitProducerId',
+                request_serializer=proto_dot_minikafka__pb2.InitProducerIdRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.InitProducerIdResponse.FromString,
+                _registered_method=True)
 
 
 class DataServicer:
@@ -89,6 +94,14 @@ class DataServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InitProducerId(self, request, context):
+        """A producer id and epoch for an idempotent producer (any broker answers; ids come in blocks
+        from /latest_producer_id_block).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DataServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -111,6 +124,11 @@ def add_DataServicer_to_server(servicer, server):
                     servicer.OffsetsForLeaderEpoch,
                     request_deserializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.FromString,
                     response_serializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.SerializeToString,
+            ),
+            'InitProducerId': grpc.unary_unary_rpc_method_handler(
+                    servicer.InitProducerId,
+                    request_deserializer=proto_dot_minikafka__pb2.InitProducerIdRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.InitProducerIdResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -222,6 +240,33 @@ class Data:
             '/minikafka.v1.Data/OffsetsForLeaderEpoch',
             proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
             proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def InitProducerId(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Data/InitProducerId',
+            proto_dot_minikafka__pb2.InitProducerIdRequest.SerializeToString,
+            proto_dot_minikafka__pb2.InitProducerIdResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -917,6 +962,485 @@ class Control:
             '/minikafka.v1.Control/ControlledShutdown',
             proto_dot_minikafka__pb2.ControlledShutdownRequest.SerializeToString,
             proto_dot_minikafka__pb2.ControlledShutdownResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class GroupStub:
+    """Consumer groups, served by the group coordinator: the broker that leads partition
+    abs(hash(group_id)) % offsets.topic.num.partitions of __consumer_offsets. Every RPC but
+    FindCoordinator (any broker) and ListGroups (each broker lists its own groups) answers
+    NOT_COORDINATOR on another broker, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator
+    is still reading its __consumer_offsets partition.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.FindCoordinator = channel.unary_unary(
+                '/minikafka.v1.Group/FindCoordinator',
+                request_serializer=proto_dot_minikafka__pb2.FindCoordinatorRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.FindCoordinatorResponse.FromString,
+                _registered_method=True)
+        self.JoinGroup = channel.unary_unary(
+                '/minikafka.v1.Group/JoinGroup',
+                request_serializer=proto_dot_minikafka__pb2.JoinGroupRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.JoinGroupResponse.FromString,
+                _registered_method=True)
+        self.SyncGroup = channel.unary_unary(
+                '/minikafka.v1.Group/SyncGroup',
+                request_serializer=proto_dot_minikafka__pb2.SyncGroupRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.SyncGroupResponse.FromString,
+                _registered_method=True)
+        self.Heartbeat = channel.unary_unary(
+                '/minikafka.v1.Group/Heartbeat',
+                request_serializer=proto_dot_minikafka__pb2.HeartbeatRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.HeartbeatResponse.FromString,
+                _registered_method=True)
+        self.LeaveGroup = channel.unary_unary(
+                '/minikafka.v1.Group/LeaveGroup',
+                request_serializer=proto_dot_minikafka__pb2.LeaveGroupRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.LeaveGroupResponse.FromString,
+                _registered_method=True)
+        self.OffsetCommit = channel.unary_unary(
+                '/minikafka.v1.Group/OffsetCommit',
+                request_serializer=proto_dot_minikafka__pb2.OffsetCommitRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.OffsetCommitResponse.FromString,
+                _registered_method=True)
+        self.OffsetFetch = channel.unary_unary(
+                '/minikafka.v1.Group/OffsetFetch',
+                request_serializer=proto_dot_minikafka__pb2.OffsetFetchRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.OffsetFetchResponse.FromString,
+                _registered_method=True)
+        self.ListGroups = channel.unary_unary(
+                '/minikafka.v1.Group/ListGroups',
+                request_serializer=proto_dot_minikafka__pb2.ListGroupsRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.ListGroupsResponse.FromString,
+                _registered_method=True)
+        self.DescribeGroups = channel.unary_unary(
+                '/minikafka.v1.Group/DescribeGroups',
+                request_serializer=proto_dot_minikafka__pb2.DescribeGroupsRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.DescribeGroupsResponse.FromString,
+                _registered_method=True)
+        self.DeleteGroups = channel.unary_unary(
+                '/minikafka.v1.Group/DeleteGroups',
+                request_serializer=proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
+                _registered_method=True)
+
+
+class GroupServicer:
+    """Consumer groups, served by the group coordinator: the broker that leads partition
+    abs(hash(group_id)) % offsets.topic.num.partitions of __consumer_offsets. Every RPC but
+    FindCoordinator (any broker) and ListGroups (each broker lists its own groups) answers
+    NOT_COORDINATOR on another broker, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator
+    is still reading its __consumer_offsets partition.
+    """
+
+    def FindCoordinator(self, request, context):
+        """Which broker coordinates a group (key_type 0) or a transactional id (key_type 1).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JoinGroup(self, request, context):
+        """Join (or rejoin) a group; completes when the rebalance does.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SyncGroup(self, request, context):
+        """The leader sends the assignment; every member receives its own.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Heartbeat(self, request, context):
+        """Keep the session alive; REBALANCE_IN_PROGRESS tells the member to rejoin.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LeaveGroup(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OffsetCommit(self, request, context):
+        """Store committed offsets as records in __consumer_offsets.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OffsetFetch(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListGroups(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeGroups(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteGroups(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_GroupServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'FindCoordinator': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindCoordinator,
+                    request_deserializer=proto_dot_minikafka__pb2.FindCoordinatorRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.FindCoordinatorResponse.SerializeToString,
+            ),
+            'JoinGroup': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinGroup,
+                    request_deserializer=proto_dot_minikafka__pb2.JoinGroupRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.JoinGroupResponse.SerializeToString,
+            ),
+            'SyncGroup': grpc.unary_unary_rpc_method_handler(
+                    servicer.SyncGroup,
+                    request_deserializer=proto_dot_minikafka__pb2.SyncGroupRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.SyncGroupResponse.SerializeToString,
+            ),
+            'Heartbeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.Heartbeat,
+                    request_deserializer=proto_dot_minikafka__pb2.HeartbeatRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.HeartbeatResponse.SerializeToString,
+            ),
+            'LeaveGroup': grpc.unary_unary_rpc_method_handler(
+                    servicer.LeaveGroup,
+                    request_deserializer=proto_dot_minikafka__pb2.LeaveGroupRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.LeaveGroupResponse.SerializeToString,
+            ),
+            'OffsetCommit': grpc.unary_unary_rpc_method_handler(
+                    servicer.OffsetCommit,
+                    request_deserializer=proto_dot_minikafka__pb2.OffsetCommitRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.OffsetCommitResponse.SerializeToString,
+            ),
+            'OffsetFetch': grpc.unary_unary_rpc_method_handler(
+                    servicer.OffsetFetch,
+                    request_deserializer=proto_dot_minikafka__pb2.OffsetFetchRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.OffsetFetchResponse.SerializeToString,
+            ),
+            'ListGroups': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListGroups,
+                    request_deserializer=proto_dot_minikafka__pb2.ListGroupsRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.ListGroupsResponse.SerializeToString,
+            ),
+            'DescribeGroups': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeGroups,
+                    request_deserializer=proto_dot_minikafka__pb2.DescribeGroupsRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.DescribeGroupsResponse.SerializeToString,
+            ),
+            'DeleteGroups': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteGroups,
+                    request_deserializer=proto_dot_minikafka__pb2.DeleteGroupsRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.DeleteGroupsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'minikafka.v1.Group', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('minikafka.v1.Group', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Group:
+    """Consumer groups, served by the group coordinator: the broker that leads partition
+    abs(hash(group_id)) % offsets.topic.num.partitions of __consumer_offsets. Every RPC but
+    FindCoordinator (any broker) and ListGroups (each broker lists its own groups) answers
+    NOT_COORDINATOR on another broker, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator
+    is still reading its __consumer_offsets partition.
+    """
+
+    @staticmethod
+    def FindCoordinator(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/FindCoordinator',
+            proto_dot_minikafka__pb2.FindCoordinatorRequest.SerializeToString,
+            proto_dot_minikafka__pb2.FindCoordinatorResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JoinGroup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/JoinGroup',
+            proto_dot_minikafka__pb2.JoinGroupRequest.SerializeToString,
+            proto_dot_minikafka__pb2.JoinGroupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SyncGroup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/SyncGroup',
+            proto_dot_minikafka__pb2.SyncGroupRequest.SerializeToString,
+            proto_dot_minikafka__pb2.SyncGroupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Heartbeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/Heartbeat',
+            proto_dot_minikafka__pb2.HeartbeatRequest.SerializeToString,
+            proto_dot_minikafka__pb2.HeartbeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LeaveGroup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/LeaveGroup',
+            proto_dot_minikafka__pb2.LeaveGroupRequest.SerializeToString,
+            proto_dot_minikafka__pb2.LeaveGroupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OffsetCommit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/OffsetCommit',
+            proto_dot_minikafka__pb2.OffsetCommitRequest.SerializeToString,
+            proto_dot_minikafka__pb2.OffsetCommitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OffsetFetch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/OffsetFetch',
+            proto_dot_minikafka__pb2.OffsetFetchRequest.SerializeToString,
+            proto_dot_minikafka__pb2.OffsetFetchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListGroups(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/ListGroups',
+            proto_dot_minikafka__pb2.ListGroupsRequest.SerializeToString,
+            proto_dot_minikafka__pb2.ListGroupsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeGroups(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/DescribeGroups',
+            proto_dot_minikafka__pb2.DescribeGroupsRequest.SerializeToString,
+            proto_dot_minikafka__pb2.DescribeGroupsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteGroups(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/DeleteGroups',
+            proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
+            proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -64,6 +64,10 @@ class DataStub:
     """Offsets by time: earliest, latest or the first at or after a timestamp."""
     OffsetsForLeaderEpoch: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetsForLeaderEpochRequest, _minikafka_pb2.OffsetsForLeaderEpochResponse]
     """End offset of a leader epoch, which a follower truncates to before fetching."""
+    InitProducerId: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.InitProducerIdRequest, _minikafka_pb2.InitProducerIdResponse]
+    """A producer id and epoch for an idempotent producer (any broker answers; ids come in blocks
+    from /latest_producer_id_block).
+    """
 
 @_typing.type_check_only
 class DataAsyncStub(DataStub):
@@ -78,6 +82,10 @@ class DataAsyncStub(DataStub):
     """Offsets by time: earliest, latest or the first at or after a timestamp."""
     OffsetsForLeaderEpoch: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetsForLeaderEpochRequest, _minikafka_pb2.OffsetsForLeaderEpochResponse]  # type: ignore[assignment]
     """End offset of a leader epoch, which a follower truncates to before fetching."""
+    InitProducerId: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.InitProducerIdRequest, _minikafka_pb2.InitProducerIdResponse]  # type: ignore[assignment]
+    """A producer id and epoch for an idempotent producer (any broker answers; ids come in blocks
+    from /latest_producer_id_block).
+    """
 
 class DataServicer(metaclass=_abc_1.ABCMeta):
     """Records in and out: clients produce and consume, followers replicate through Fetch."""
@@ -113,6 +121,16 @@ class DataServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.OffsetsForLeaderEpochResponse, _abc.Awaitable[_minikafka_pb2.OffsetsForLeaderEpochResponse]]:
         """End offset of a leader epoch, which a follower truncates to before fetching."""
+
+    @_abc_1.abstractmethod
+    def InitProducerId(
+        self,
+        request: _minikafka_pb2.InitProducerIdRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.InitProducerIdResponse, _abc.Awaitable[_minikafka_pb2.InitProducerIdResponse]]:
+        """A producer id and epoch for an idempotent producer (any broker answers; ids come in blocks
+        from /latest_producer_id_block).
+        """
 
 def add_DataServicer_to_server(servicer: DataServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
@@ -361,3 +379,142 @@ class ControlServicer(metaclass=_abc_1.ABCMeta):
         """Move leadership off a broker before it stops (broker -> controller)."""
 
 def add_ControlServicer_to_server(servicer: ControlServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class GroupStub:
+    """Consumer groups, served by the group coordinator: the broker that leads partition
+    abs(hash(group_id)) % offsets.topic.num.partitions of __consumer_offsets. Every RPC but
+    FindCoordinator (any broker) and ListGroups (each broker lists its own groups) answers
+    NOT_COORDINATOR on another broker, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator
+    is still reading its __consumer_offsets partition.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> GroupAsyncStub: ...
+    FindCoordinator: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.FindCoordinatorRequest, _minikafka_pb2.FindCoordinatorResponse]
+    """Which broker coordinates a group (key_type 0) or a transactional id (key_type 1)."""
+    JoinGroup: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.JoinGroupRequest, _minikafka_pb2.JoinGroupResponse]
+    """Join (or rejoin) a group; completes when the rebalance does."""
+    SyncGroup: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.SyncGroupRequest, _minikafka_pb2.SyncGroupResponse]
+    """The leader sends the assignment; every member receives its own."""
+    Heartbeat: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.HeartbeatRequest, _minikafka_pb2.HeartbeatResponse]
+    """Keep the session alive; REBALANCE_IN_PROGRESS tells the member to rejoin."""
+    LeaveGroup: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.LeaveGroupRequest, _minikafka_pb2.LeaveGroupResponse]
+    OffsetCommit: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetCommitRequest, _minikafka_pb2.OffsetCommitResponse]
+    """Store committed offsets as records in __consumer_offsets."""
+    OffsetFetch: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetFetchRequest, _minikafka_pb2.OffsetFetchResponse]
+    ListGroups: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.ListGroupsRequest, _minikafka_pb2.ListGroupsResponse]
+    DescribeGroups: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeGroupsRequest, _minikafka_pb2.DescribeGroupsResponse]
+    DeleteGroups: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteGroupsRequest, _minikafka_pb2.DeleteGroupsResponse]
+
+@_typing.type_check_only
+class GroupAsyncStub(GroupStub):
+    """Consumer groups, served by the group coordinator: the broker that leads partition
+    abs(hash(group_id)) % offsets.topic.num.partitions of __consumer_offsets. Every RPC but
+    FindCoordinator (any broker) and ListGroups (each broker lists its own groups) answers
+    NOT_COORDINATOR on another broker, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator
+    is still reading its __consumer_offsets partition.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    FindCoordinator: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.FindCoordinatorRequest, _minikafka_pb2.FindCoordinatorResponse]  # type: ignore[assignment]
+    """Which broker coordinates a group (key_type 0) or a transactional id (key_type 1)."""
+    JoinGroup: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.JoinGroupRequest, _minikafka_pb2.JoinGroupResponse]  # type: ignore[assignment]
+    """Join (or rejoin) a group; completes when the rebalance does."""
+    SyncGroup: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.SyncGroupRequest, _minikafka_pb2.SyncGroupResponse]  # type: ignore[assignment]
+    """The leader sends the assignment; every member receives its own."""
+    Heartbeat: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.HeartbeatRequest, _minikafka_pb2.HeartbeatResponse]  # type: ignore[assignment]
+    """Keep the session alive; REBALANCE_IN_PROGRESS tells the member to rejoin."""
+    LeaveGroup: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.LeaveGroupRequest, _minikafka_pb2.LeaveGroupResponse]  # type: ignore[assignment]
+    OffsetCommit: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetCommitRequest, _minikafka_pb2.OffsetCommitResponse]  # type: ignore[assignment]
+    """Store committed offsets as records in __consumer_offsets."""
+    OffsetFetch: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetFetchRequest, _minikafka_pb2.OffsetFetchResponse]  # type: ignore[assignment]
+    ListGroups: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ListGroupsRequest, _minikafka_pb2.ListGroupsResponse]  # type: ignore[assignment]
+    DescribeGroups: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeGroupsRequest, _minikafka_pb2.DescribeGroupsResponse]  # type: ignore[assignment]
+    DeleteGroups: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteGroupsRequest, _minikafka_pb2.DeleteGroupsResponse]  # type: ignore[assignment]
+
+class GroupServicer(metaclass=_abc_1.ABCMeta):
+    """Consumer groups, served by the group coordinator: the broker that leads partition
+    abs(hash(group_id)) % offsets.topic.num.partitions of __consumer_offsets. Every RPC but
+    FindCoordinator (any broker) and ListGroups (each broker lists its own groups) answers
+    NOT_COORDINATOR on another broker, and COORDINATOR_LOAD_IN_PROGRESS while the coordinator
+    is still reading its __consumer_offsets partition.
+    """
+
+    @_abc_1.abstractmethod
+    def FindCoordinator(
+        self,
+        request: _minikafka_pb2.FindCoordinatorRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.FindCoordinatorResponse, _abc.Awaitable[_minikafka_pb2.FindCoordinatorResponse]]:
+        """Which broker coordinates a group (key_type 0) or a transactional id (key_type 1)."""
+
+    @_abc_1.abstractmethod
+    def JoinGroup(
+        self,
+        request: _minikafka_pb2.JoinGroupRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.JoinGroupResponse, _abc.Awaitable[_minikafka_pb2.JoinGroupResponse]]:
+        """Join (or rejoin) a group; completes when the rebalance does."""
+
+    @_abc_1.abstractmethod
+    def SyncGroup(
+        self,
+        request: _minikafka_pb2.SyncGroupRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.SyncGroupResponse, _abc.Awaitable[_minikafka_pb2.SyncGroupResponse]]:
+        """The leader sends the assignment; every member receives its own."""
+
+    @_abc_1.abstractmethod
+    def Heartbeat(
+        self,
+        request: _minikafka_pb2.HeartbeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.HeartbeatResponse, _abc.Awaitable[_minikafka_pb2.HeartbeatResponse]]:
+        """Keep the session alive; REBALANCE_IN_PROGRESS tells the member to rejoin."""
+
+    @_abc_1.abstractmethod
+    def LeaveGroup(
+        self,
+        request: _minikafka_pb2.LeaveGroupRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.LeaveGroupResponse, _abc.Awaitable[_minikafka_pb2.LeaveGroupResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def OffsetCommit(
+        self,
+        request: _minikafka_pb2.OffsetCommitRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.OffsetCommitResponse, _abc.Awaitable[_minikafka_pb2.OffsetCommitResponse]]:
+        """Store committed offsets as records in __consumer_offsets."""
+
+    @_abc_1.abstractmethod
+    def OffsetFetch(
+        self,
+        request: _minikafka_pb2.OffsetFetchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.OffsetFetchResponse, _abc.Awaitable[_minikafka_pb2.OffsetFetchResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def ListGroups(
+        self,
+        request: _minikafka_pb2.ListGroupsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.ListGroupsResponse, _abc.Awaitable[_minikafka_pb2.ListGroupsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DescribeGroups(
+        self,
+        request: _minikafka_pb2.DescribeGroupsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeGroupsResponse, _abc.Awaitable[_minikafka_pb2.DescribeGroupsResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def DeleteGroups(
+        self,
+        request: _minikafka_pb2.DeleteGroupsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DeleteGroupsResponse, _abc.Awaitable[_minikafka_pb2.DeleteGroupsResponse]]: ...
+
+def add_GroupServicer_to_server(servicer: GroupServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
