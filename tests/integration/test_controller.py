@@ -58,6 +58,13 @@ def wait_for(predicate: Callable[[], Any], timeout_s: float = 10.0, what: str = 
         time.sleep(0.02)
 
 
+def settle(controller: KafkaController) -> None:
+    """Wait until the controller has handled every event queued so far."""
+    done = threading.Event()
+    controller._enqueue("Settle", done.set)
+    assert done.wait(10), "the controller's event thread is stuck"
+
+
 class FakeBroker(pb_grpc.ControlServicer):
     """Records Control requests; see the module docstring."""
 
@@ -310,6 +317,7 @@ def test_a_zombie_controller_is_fenced(make_cluster: Callable[..., Cluster]) -> 
     zombie = cluster.active()
     create_topic(cluster, "fenced", {0: [1, 2, 3]})
     old_state = cluster.state("fenced", 0)
+    settle(zombie)
 
     # The zombie's event thread stalls (a long GC pause) while its session ends and another
     # broker becomes controller; then it carries on with a write.
@@ -345,6 +353,38 @@ def test_a_zombie_controller_is_fenced(make_cluster: Callable[..., Cluster]) -> 
     # Brokers that heard from the new controller refuse the old epoch.
     broker = cluster.brokers[new.broker_id]
     wait_for(lambda: broker.max_controller_epoch == new.epoch, what="broker to see new epoch")
+
+
+def test_a_stale_controller_epoch_answer_makes_the_zombie_resign(
+    make_cluster: Callable[..., Cluster],
+) -> None:
+    cluster = make_cluster()
+    zombie = cluster.active()
+    assert zombie._controller_watch is not None
+    zombie._controller_watch.cancel()  # it will not hear that /controller changed hands
+    settle(zombie)
+    resume = threading.Event()
+
+    def stalled_send() -> None:
+        resume.wait(20)
+        batch = zombie._new_batch()
+        batch.add_update_metadata(zombie._ctx.live_brokers)
+        batch.send(zombie._channels)
+
+    zombie._enqueue("Stall", stalled_send)
+    cluster.admin.client.delete("/controller")
+    new = wait_for(
+        lambda: next(
+            (c for c in cluster.controllers.values() if c is not zombie and c.is_active), None
+        ),
+        what="a second controller",
+    )
+    for broker in cluster.brokers.values():
+        wait_for(lambda b=broker: b.max_controller_epoch == new.epoch, what="the new epoch")  # type: ignore[misc]
+    resume.set()
+    wait_for(lambda: not zombie.is_active, what="the zombie to resign")
+    assert any(b.stale for b in cluster.brokers.values())
+    assert new.is_active
 
 
 # --- topics --------------------------------------------------------------------------------------
