@@ -1081,14 +1081,16 @@ class LeaveGroupRequest(_message.Message):
 class LeaveGroupResponse(_message.Message):
     __slots__ = ("error_code", "error_message", "members")
     class MemberResponse(_message.Message):
-        __slots__ = ("member_id", "group_instance_id", "error_code")
+        __slots__ = ("member_id", "group_instance_id", "error_code", "error_message")
         MEMBER_ID_FIELD_NUMBER: _ClassVar[int]
         GROUP_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
         member_id: str
         group_instance_id: str
         error_code: int
-        def __init__(self, member_id: _Optional[str] = ..., group_instance_id: _Optional[str] = ..., error_code: _Optional[int] = ...) -> None: ...
+        error_message: str
+        def __init__(self, member_id: _Optional[str] = ..., group_instance_id: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     MEMBERS_FIELD_NUMBER: _ClassVar[int]
@@ -1209,7 +1211,7 @@ class ListGroupsRequest(_message.Message):
     def __init__(self, states_filter: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListGroupsResponse(_message.Message):
-    __slots__ = ("error_code", "groups")
+    __slots__ = ("error_code", "error_message", "groups")
     class ListedGroup(_message.Message):
         __slots__ = ("group_id", "protocol_type", "group_state")
         GROUP_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1220,10 +1222,12 @@ class ListGroupsResponse(_message.Message):
         group_state: str
         def __init__(self, group_id: _Optional[str] = ..., protocol_type: _Optional[str] = ..., group_state: _Optional[str] = ...) -> None: ...
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     GROUPS_FIELD_NUMBER: _ClassVar[int]
     error_code: int
+    error_message: str
     groups: _containers.RepeatedCompositeFieldContainer[ListGroupsResponse.ListedGroup]
-    def __init__(self, error_code: _Optional[int] = ..., groups: _Optional[_Iterable[_Union[ListGroupsResponse.ListedGroup, _Mapping]]] = ...) -> None: ...
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., groups: _Optional[_Iterable[_Union[ListGroupsResponse.ListedGroup, _Mapping]]] = ...) -> None: ...
 
 class DescribeGroupsRequest(_message.Message):
     __slots__ = ("groups",)

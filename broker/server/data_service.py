@@ -1,4 +1,4 @@
-"""The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch.
+"""The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, InitProducerId.
 
 A thin gRPC face on the ReplicaManager, which does the work and puts Kafka's error codes in the
 responses. Runs on the broker's event loop (grpc.aio).
@@ -13,6 +13,7 @@ import grpc
 from broker.replication.replica_manager import ReplicaManager
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
+from proto.errors import ErrorCode
 
 __all__ = ["DataService"]
 
@@ -40,3 +41,15 @@ class DataService(pb_grpc.DataServicer):
         self, request: pb.OffsetsForLeaderEpochRequest, context: _Context
     ) -> pb.OffsetsForLeaderEpochResponse:
         return await self._replica_manager.offsets_for_leader_epoch(request)
+
+    async def InitProducerId(
+        self, request: pb.InitProducerIdRequest, context: _Context
+    ) -> pb.InitProducerIdResponse:
+        # Idempotent producers need the broker's producer state (sequence numbers per producer
+        # id, .snapshot files); until that exists, say so instead of handing out ids.
+        return pb.InitProducerIdResponse(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            error_message="idempotent producers are not supported by this broker yet",
+            producer_id=-1,
+            producer_epoch=-1,
+        )

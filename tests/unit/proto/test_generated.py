@@ -29,7 +29,7 @@ GENERATED = (
 )
 
 SERVICES = {
-    "Data": ["Produce", "Fetch", "ListOffsets", "OffsetsForLeaderEpoch"],
+    "Data": ["Produce", "Fetch", "ListOffsets", "OffsetsForLeaderEpoch", "InitProducerId"],
     "Metadata": ["Metadata", "DescribeCluster"],
     "Admin": [
         "CreateTopics",
@@ -41,6 +41,18 @@ SERVICES = {
         "DeleteRecords",
     ],
     "Control": ["LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"],
+    "Group": [
+        "FindCoordinator",
+        "JoinGroup",
+        "SyncGroup",
+        "Heartbeat",
+        "LeaveGroup",
+        "OffsetCommit",
+        "OffsetFetch",
+        "ListGroups",
+        "DescribeGroups",
+        "DeleteGroups",
+    ],
 }
 
 # Responses whose top-level error_code is Kafka's request-wide code; Kafka gives them no message.
