@@ -190,6 +190,11 @@ class BrokerServer:
         return manager
 
     def _topic_log_config(self, topic: str) -> LogConfig | None:
+        """The topic's overrides from /config/topics/<t> on the broker defaults.
+
+        Called by the LogManager when it opens or creates a log: in the executor at startup,
+        on the loop when LeaderAndIsr creates a partition (one ZooKeeper read, as Kafka does).
+        """
         overrides = self.zk.get_topic_config(topic)
         if not overrides:
             return None
@@ -295,10 +300,12 @@ class BrokerServer:
                 _log.exception(f"{name}_failed", error=str(exc))
 
     async def _checkpoint_log_offsets(self) -> None:
-        async def checkpoint() -> None:
+        # On the loop, not in the executor: the LogManager's map of logs belongs to the loop
+        # (LeaderAndIsr adds logs to it), and two small fsynced files once a minute are cheap.
+        def checkpoint() -> None:
             assert self._log_manager is not None
-            await asyncio.to_thread(self._log_manager.checkpoint_recovery_points)
-            await asyncio.to_thread(self._log_manager.checkpoint_log_start_offsets)
+            self._log_manager.checkpoint_recovery_points()
+            self._log_manager.checkpoint_log_start_offsets()
 
         await self._every(
             self.config.log_flush_offset_checkpoint_interval_ms, checkpoint, "log_checkpoint"
