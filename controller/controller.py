@@ -329,7 +329,7 @@ class KafkaController:
                 "controller_fenced", broker_id=self.broker_id, epoch=self._epoch, reason=str(exc)
             )
             self._resign("a newer controller was elected")
-            self._maybe_elect()
+            self._process(_Event("Reelect", self._maybe_elect))
         except Exception:
             log.exception("controller_event_failed", event=event.name, broker_id=self.broker_id)
 
@@ -454,6 +454,11 @@ class KafkaController:
             if tp in ctx.partition_states and ctx.has_live_leader(tp):
                 batch.add_leader_and_isr(self._live_replicas(tp), tp)
         self._online_partition_state_change(ctx.all_partitions(), batch)
+        # Brokers that died while no controller was watching: their replicas go offline.
+        registered = set(ctx.live_brokers)
+        self._offline_replicas_leave_isr(
+            {r for replicas in ctx.assignments.values() for r in replicas} - registered, batch
+        )
         batch.send(self._channels)
         self._resume_topic_deletions()
         self._on_preferred_replica_election_znode()
@@ -727,7 +732,14 @@ class KafkaController:
             if new is not None:
                 batch.add_leader_and_isr(self._live_replicas(tp), tp)
                 batch.add_update_metadata(ctx.live_brokers, [tp])
-        # Replicas that went offline leave the ISR (a leader that none could replace: leader -1).
+        self._offline_replicas_leave_isr(dead, batch)
+        batch.add_update_metadata(ctx.live_brokers)  # every broker learns who is gone
+        batch.send(self._channels)
+
+    def _offline_replicas_leave_isr(self, dead: set[int], batch: RequestBatch) -> None:
+        """Kafka's OfflineReplica transition: dead replicas leave the ISR (leader_epoch + 1);
+        a dead leader that nobody could replace leaves leader -1 (the last ISR member stays)."""
+        ctx = self._ctx
         for tp, state in list(ctx.iter_states(ctx.all_partitions())):
             if ctx.is_being_deleted(tp.topic):
                 continue
@@ -745,11 +757,9 @@ class KafkaController:
                     return None
                 return result
 
-            if self._update_partition(tp, decide, "replica broker failed") is not None:
+            if self._update_partition(tp, decide, "replica offline") is not None:
                 batch.add_leader_and_isr(self._live_replicas(tp), tp)
                 batch.add_update_metadata(ctx.live_brokers, [tp])
-        batch.add_update_metadata(ctx.live_brokers)  # every broker learns who is gone
-        batch.send(self._channels)
 
     def _on_broker_startup(self, new: set[int]) -> None:
         ctx = self._ctx

@@ -612,6 +612,22 @@ def test_broker_loss_moves_leadership_in_ar_order_and_return_does_not_move_it_ba
     assert cluster.state("moves", 0).leader == b  # leadership does not move back by itself
 
 
+def test_a_new_controller_handles_brokers_that_died_while_nobody_watched(
+    make_cluster: Callable[..., Cluster],
+) -> None:
+    cluster = make_cluster()
+    create_topic(cluster, "gap", {0: [2, 1, 3], 1: [1, 2, 3]})
+    for broker_id in list(cluster.controllers):
+        cluster.stop_controller(broker_id)
+    cluster.brokers[2].unregister()
+    cluster.start_controller(1)
+    led = cluster.wait_state("gap", 0, lambda s: s.leader != 2)
+    assert (led.leader, led.leader_epoch, led.isr) == (1, 1, (1, 3))
+    followed = cluster.wait_state("gap", 1, lambda s: 2 not in s.isr)
+    assert (followed.leader, followed.leader_epoch, followed.isr) == (1, 1, (1, 3))
+    cluster.brokers[3].wait_leader_and_isr("gap", 0, lambda s: s.leader == 1)
+
+
 def test_no_live_isr_member_leaves_the_partition_offline(
     make_cluster: Callable[..., Cluster],
 ) -> None:
