@@ -9,7 +9,7 @@ Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
   each partition's answer to a hook. Errors back a partition off; RPC failures back off all.
 * The leader is reached through ``LeaderEndpoint`` (``GrpcLeaderEndpoint`` over a grpc.aio
   channel; tests may pass any object with the same two coroutines).
-* ``ReplicaFetcher`` is the follower: it appends what it fetched with ``append_as_follower``,
+* ``ReplicaFetcher`` is the follower: it appends what it fetched as it is (``append_as_follower``),
   takes min(leader HW, own LEO) as its HW, and truncates as the epochs say.
 
 Truncation (``truncation_offset``), as Kafka: the follower asks the leader for the end offset of
@@ -522,14 +522,14 @@ class ReplicaFetcher(AbstractFetcher):
             )
         if data.records:
             try:
-                log.append_as_follower(data.records)
+                partition.append_records_as_follower(data.records)
             except UnexpectedAppendOffsetError as exc:
                 if (
                     log.log_end_offset == log.log_start_offset
                     and log.log_end_offset < exc.first_offset
                 ):
                     partition.truncate_fully_and_start_at(exc.first_offset, "unexpected_offset")
-                    log.append_as_follower(data.records)
+                    partition.append_records_as_follower(data.records)
                 else:
                     raise
         leader_start = data.log_start_offset

@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import structlog
 
+from broker.replication.producer_state import ProducerStateManager
 from broker.storage.log import Log, LogAppendInfo
 from proto.errors import (
     ErrorCode,
@@ -41,6 +42,7 @@ from proto.errors import (
     NotLeaderOrFollowerError,
     UnknownLeaderEpochError,
 )
+from proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, iter_batch_headers
 
 __all__ = [
     "UNKNOWN_OFFSET",
@@ -118,6 +120,7 @@ class Partition:
         self.state: LeaderState | FollowerState | None = None
         self.remote_replicas: dict[int, ReplicaState] = {}
         self.pending_isr: frozenset[int] | None = None  # an ISR write in flight
+        self.producer_state = ProducerStateManager()
         self.high_watermark = self._bounded(high_watermark)
 
     def __repr__(self) -> str:
@@ -280,7 +283,35 @@ class Partition:
                 f"the ISR {sorted(state.isr)} of {self.topic}-{self.partition} is smaller than "
                 f"min.insync.replicas ({self.min_insync_replicas})"
             )
-        return self.log.append_as_leader(data, state.leader_epoch)
+        headers = [header for _, header in iter_batch_headers(data)]
+        idempotent = any(h.producer_id != NO_PRODUCER_ID for h in headers)
+        if idempotent:
+            duplicate = self.producer_state.check_append(headers)
+            if duplicate is not None:
+                # A retry of a batch already appended: answer with its offsets, append nothing.
+                return LogAppendInfo(
+                    duplicate.first_offset,
+                    duplicate.last_offset,
+                    NO_TIMESTAMP,
+                    -1,
+                    0,
+                    0,
+                )
+        info = self.log.append_as_leader(data, state.leader_epoch)
+        if idempotent:
+            offset = info.first_offset
+            appended = []
+            for header in headers:
+                appended.append(header._replace(base_offset=offset))
+                offset += header.last_offset_delta + 1
+            self.producer_state.update(appended)
+        return info
+
+    def append_records_as_follower(self, data: bytes) -> LogAppendInfo:
+        """Follower: append fetched batches as they are, and note their producers."""
+        info = self.log.append_as_follower(data)
+        self.producer_state.update(header for _, header in iter_batch_headers(data))
+        return info
 
     def check_enough_replicas_reach_offset(self, required_offset: int) -> ErrorCode | None:
         """For an acks=all produce: None while waiting, else its outcome."""
@@ -400,6 +431,7 @@ class Partition:
         """Follower: drop every offset >= ``offset`` (no-op at or beyond the LEO)."""
         old_leo = self.log.log_end_offset
         if self.log.truncate_to(offset):
+            self.producer_state.truncate_to(self.log.log_end_offset)
             self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
             _log.info(
                 "truncated",
@@ -415,6 +447,7 @@ class Partition:
     def truncate_fully_and_start_at(self, offset: int, reason: str) -> None:
         old_leo = self.log.log_end_offset
         self.log.truncate_fully_and_start_at(offset)
+        self.producer_state.clear()
         self.high_watermark = offset
         _log.info(
             "truncated",

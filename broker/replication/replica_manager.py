@@ -47,12 +47,13 @@ from broker.replication.fetcher import (
     ReplicaFetcherManager,
 )
 from broker.replication.partition import LeaderState, Partition, PartitionRegistration
+from broker.replication.producer_state import ProducerIdManager
 from broker.storage.checkpoints import TopicPartition
 from broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from broker.storage.log_manager import LogManager
 from controller import zk_data
 from controller.errors import BadZNodeVersionError
-from controller.zk_data import PartitionState, Versioned
+from controller.zk_data import PartitionState, ProducerIdBlock, Versioned
 from proto import minikafka_pb2 as pb
 from proto.errors import (
     ErrorCode,
@@ -101,6 +102,8 @@ class PartitionStateStore(Protocol):
     ) -> str: ...
 
     def get_topic_config(self, topic: str) -> dict[str, str]: ...
+
+    def allocate_producer_id_block(self, broker_id: int) -> ProducerIdBlock: ...
 
 
 class MetadataView(Protocol):
@@ -168,6 +171,7 @@ class ReplicaManager:
         self.truncate_to_high_watermark = truncation == "high_watermark"
         self._fetch_backoff_s = int(config.unknown.get(_REPLICA_FETCH_BACKOFF_KEY, "1000")) / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher)
+        self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
         self._tasks: list[asyncio.Task[None]] = []
         self._isr_writes: set[asyncio.Task[None]] = set()
         self._started = False
@@ -722,6 +726,29 @@ class ReplicaManager:
                 errors = True
             responses.append((topic, data))
         return _FetchRead(responses, total, errors)
+
+    # --- InitProducerId ---------------------------------------------------------------------
+
+    async def init_producer_id(
+        self, request: pb.InitProducerIdRequest
+    ) -> pb.InitProducerIdResponse:
+        """An id and epoch for an idempotent producer (transactions are not supported)."""
+        if request.HasField("transactional_id"):
+            return pb.InitProducerIdResponse(
+                error_code=ErrorCode.INVALID_REQUEST,
+                error_message="transactions are not supported",
+                producer_id=-1,
+                producer_epoch=-1,
+            )
+        try:
+            producer_id, epoch = await self.producer_ids.init_producer_id(
+                request.producer_id, request.producer_epoch
+            )
+        except KafkaError as exc:
+            return pb.InitProducerIdResponse(
+                error_code=exc.code, error_message=exc.message, producer_id=-1, producer_epoch=-1
+            )
+        return pb.InitProducerIdResponse(producer_id=producer_id, producer_epoch=epoch)
 
     # --- ListOffsets and OffsetsForLeaderEpoch ------------------------------------------------
 

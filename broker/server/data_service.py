@@ -13,7 +13,6 @@ import grpc
 from broker.replication.replica_manager import ReplicaManager
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
 
 __all__ = ["DataService"]
 
@@ -45,11 +44,4 @@ class DataService(pb_grpc.DataServicer):
     async def InitProducerId(
         self, request: pb.InitProducerIdRequest, context: _Context
     ) -> pb.InitProducerIdResponse:
-        # Idempotent producers need the broker's producer state (sequence numbers per producer
-        # id, .snapshot files); until that exists, say so instead of handing out ids.
-        return pb.InitProducerIdResponse(
-            error_code=ErrorCode.UNSUPPORTED_VERSION,
-            error_message="idempotent producers are not supported by this broker yet",
-            producer_id=-1,
-            producer_epoch=-1,
-        )
+        return await self._replica_manager.init_producer_id(request)

@@ -23,7 +23,7 @@ from broker.storage.checkpoints import TopicPartition
 from broker.storage.log_manager import LogManager
 from controller import zk_data
 from controller.errors import BadZNodeVersionError
-from controller.zk_data import PartitionState, Versioned
+from controller.zk_data import PartitionState, ProducerIdBlock, Versioned
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
 from proto.records import decode_records, encode_batch
@@ -40,6 +40,7 @@ class FakeZk:
         self.states: dict[tuple[str, int], Versioned[PartitionState]] = {}
         self.notifications: list[frozenset[zk_data.TopicPartition]] = []
         self.topic_configs: dict[str, dict[str, str]] = {}
+        self.next_producer_id = 0
 
     def set_state(self, topic: str, partition: int, state: PartitionState) -> int:
         """The controller's write: returns the new znode version."""
@@ -77,6 +78,12 @@ class FakeZk:
     def get_topic_config(self, topic: str) -> dict[str, str]:
         with self._lock:
             return dict(self.topic_configs.get(topic, {}))
+
+    def allocate_producer_id_block(self, broker_id: int) -> ProducerIdBlock:
+        with self._lock:
+            start = self.next_producer_id
+            self.next_producer_id += 10
+            return ProducerIdBlock(broker_id, start, start + 9)
 
 
 class FakeMetadata:

@@ -1,0 +1,87 @@
+"""Idempotent producers: ids from blocks, duplicates answered with the original offsets,
+sequence and epoch checks, and producer state carried to followers."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from proto import minikafka_pb2 as pb
+from proto.errors import ErrorCode
+from proto.records import encode_batch
+from tests.unit.replication.harness import Cluster, produce_request, run, wait_until
+
+
+def idempotent(value: bytes, producer_id: int, epoch: int, sequence: int, count: int = 1) -> bytes:
+    now = int(time.time() * 1000)
+    return encode_batch(
+        [(now, None, value, ())] * count,
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        base_sequence=sequence,
+    )
+
+
+async def send(cluster: Cluster, broker: int, data: bytes) -> tuple[int, int]:
+    response = await cluster[broker].replica_manager.append_records(produce_request(data))
+    result = response.responses[0].partition_responses[0]
+    return result.error_code, result.base_offset
+
+
+def test_init_producer_id_hands_out_ids_and_bumps_epochs(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            rm1, rm2 = cluster[1].replica_manager, cluster[2].replica_manager
+            new = pb.InitProducerIdRequest(producer_id=-1, producer_epoch=-1)
+            first = await rm1.init_producer_id(new)
+            second = await rm1.init_producer_id(new)
+            other = await rm2.init_producer_id(new)
+            assert (first.error_code, first.producer_id, first.producer_epoch) == (0, 0, 0)
+            assert second.producer_id == 1
+            assert other.producer_id == 10  # another broker's block
+            bumped = await rm1.init_producer_id(
+                pb.InitProducerIdRequest(producer_id=0, producer_epoch=0)
+            )
+            assert (bumped.producer_id, bumped.producer_epoch) == (0, 1)
+            transactional = await rm1.init_producer_id(
+                pb.InitProducerIdRequest(transactional_id="tx", producer_id=-1, producer_epoch=-1)
+            )
+            assert transactional.error_code == ErrorCode.INVALID_REQUEST
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_duplicates_are_not_appended_and_sequences_are_checked(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2], [1, 2])
+            assert await send(cluster, 1, idempotent(b"a", 7, 0, 0, count=2)) == (0, 0)
+            assert await send(cluster, 1, idempotent(b"b", 7, 0, 2)) == (0, 2)
+            # the retry of the first batch: its original offset, nothing appended
+            assert await send(cluster, 1, idempotent(b"a", 7, 0, 0, count=2)) == (0, 0)
+            assert cluster[1].log().log_end_offset == 3
+            code, _ = await send(cluster, 1, idempotent(b"c", 7, 0, 5))
+            assert code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+            code, _ = await send(cluster, 1, idempotent(b"c", 7, 1, 3))
+            assert code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER  # a new epoch starts at 0
+            assert await send(cluster, 1, idempotent(b"c", 7, 1, 0)) == (0, 3)
+            code, _ = await send(cluster, 1, idempotent(b"d", 7, 0, 3))
+            assert code == ErrorCode.INVALID_PRODUCER_EPOCH
+            assert cluster[1].log().log_end_offset == 4
+
+            # the follower learnt the producers: after a leader change, a retry is still caught
+            await wait_until(lambda: cluster[2].log().log_end_offset == 4)
+            await cluster.elect(2, 2, [1, 2], [1, 2])
+            assert await send(cluster, 2, idempotent(b"c", 7, 1, 0)) == (0, 3)
+            assert cluster[2].log().log_end_offset == 4
+            assert await send(cluster, 2, idempotent(b"e", 7, 1, 1)) == (0, 4)
+        finally:
+            await cluster.stop()
+
+    run(scenario)
