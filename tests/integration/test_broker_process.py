@@ -4,8 +4,10 @@ recovery after a restart, re-registration after a ZooKeeper session loss."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+from pathlib import Path
 
 from broker.storage.log_manager import CLEAN_SHUTDOWN_FILE
 from client.admin import NewTopic, raise_first
@@ -67,7 +69,7 @@ def test_duplicate_broker_id_exits_with_a_clear_message(cluster_factory: Cluster
     assert cluster.zk.get_live_broker_ids() == [0]
 
 
-def test_invalid_config_exits_1(tmp_path: object) -> None:
+def test_invalid_config_exits_1() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "minikafka", "broker", "--override", "broker.id=1"],
         cwd=REPO_ROOT,
@@ -135,3 +137,32 @@ def test_session_loss_registers_again(cluster_factory: ClusterFactory) -> None:
     assert new_epoch > epoch
     cluster.wait_until_serving()
     assert cluster.brokers[victim].log_events("zookeeper_new_session")
+
+
+def test_listener_port_in_use_exits_with_a_clear_message(zk_connect: str, tmp_path: Path) -> None:
+    cluster = Cluster(zk_connect, tmp_path, n_brokers=1)
+    try:
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", cluster.brokers[0].port))
+            taken.listen()
+            result = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "minikafka",
+                    "broker",
+                    "--config",
+                    str(cluster.write_config(0)),
+                ],
+                cwd=REPO_ROOT,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={"KAFKA_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"},
+            )
+    finally:
+        cluster.close()
+    assert result.returncode == 1
+    # gRPC's own logging may print a line before ours; ours is the last word
+    last = [line for line in result.stderr.splitlines() if not line.startswith("{")][-1]
+    assert last.startswith(f"error: cannot listen on 127.0.0.1:{cluster.brokers[0].port}")
