@@ -312,6 +312,21 @@ def test_controller_session_expiry_resigns_and_someone_is_reelected(
         assert not first.is_active and first.epoch == -1
 
 
+def test_zookeeper_restart_keeps_the_controller_working(
+    make_cluster: Callable[..., Cluster], zookeeper_server: ZooKeeperServer
+) -> None:
+    cluster = make_cluster()
+    before = cluster.active()
+    zookeeper_server.stop()
+    time.sleep(0.5)
+    zookeeper_server.start()
+    after = cluster.active()
+    create_topic(cluster, "after-restart", {0: [1, 2]})
+    assert cluster.wait_state("after-restart", 0, lambda s: True).leader == 1
+    if after is before:
+        assert after.epoch == before.epoch  # the session survived: no new election
+
+
 def test_a_zombie_controller_is_fenced(make_cluster: Callable[..., Cluster]) -> None:
     cluster = make_cluster()
     zombie = cluster.active()
