@@ -355,7 +355,15 @@ class AbstractFetcher(abc.ABC):
                     self.log_end_offset(tp),
                     lambda epoch: self.end_offset_for_epoch(tp, epoch),
                 )
+                before = (self.log_end_offset(tp), self.latest_epoch(tp))
                 self.truncate(tp, outcome.offset, "diverging_epoch")
+                if (self.log_end_offset(tp), self.latest_epoch(tp)) == before:
+                    # No progress: settle it through OffsetsForLeaderEpoch after the back-off
+                    # rather than fetching the same divergence again.
+                    delayed = replace(state, state=FetchState.TRUNCATING)
+                    self._update(tp, state, delayed)
+                    self._delay(tp, delayed)
+                    return
                 self._update(tp, state, replace(state, fetch_offset=self.log_end_offset(tp)))
                 return
             try:

@@ -430,7 +430,12 @@ class Partition:
     def truncate_to(self, offset: int, reason: str) -> None:
         """Follower: drop every offset >= ``offset`` (no-op at or beyond the LEO)."""
         old_leo = self.log.log_end_offset
-        if self.log.truncate_to(offset):
+        if not self.log.truncate_to(offset):
+            # As Kafka: an epoch this replica started as leader but wrote nothing in sits at
+            # the log end; it must go, or the follower keeps presenting an epoch the leader
+            # never had.
+            self.log.leader_epoch_cache.truncate_from_end(old_leo)
+        else:
             self.producer_state.truncate_to(self.log.log_end_offset)
             self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
             _log.info(

@@ -233,9 +233,11 @@ class ReplicaManager:
 
     async def checkpoint_high_watermarks(self) -> None:
         """Write replication-offset-checkpoint with every hosted partition's HW."""
-        hws = {tp: p.high_watermark for tp, p in self._partitions.items()}
-        self._high_watermarks.update(hws)
-        await asyncio.to_thread(self._log_manager.write_high_watermarks, hws)
+        # Logs not hosted yet (no LeaderAndIsr since the restart) keep their checkpointed HW.
+        self._high_watermarks.update(self.high_watermarks())
+        await asyncio.to_thread(
+            self._log_manager.write_high_watermarks, dict(self._high_watermarks)
+        )
 
     # --- views --------------------------------------------------------------------------------
 

@@ -216,3 +216,25 @@ def test_acks_all_times_out_when_a_follower_does_not_fetch(tmp_path: Path) -> No
             await cluster.stop()
 
     run(scenario)
+
+
+def test_a_leader_that_wrote_nothing_in_its_epoch_follows_cleanly(tmp_path: Path) -> None:
+    """Broker 1 leads epoch 3 but writes nothing; broker 2, which never heard of epoch 3, leads
+    epoch 4. Broker 1 drops its empty epoch 3 entry instead of presenting it for ever."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2], [1, 2])
+            await produce(cluster[1], b"a", b"b")
+            await cluster.elect(1, 3, [1, 2], [1, 2], to=[1])
+            await cluster.elect(2, 4, [1, 2], [1, 2])
+            assert (await produce(cluster[2], b"c")).error_code == ErrorCode.NONE
+            assert cluster[1].values() == [b"a", b"b", b"c"]
+            epochs = [tuple(e) for e in cluster[1].log().leader_epoch_cache.entries]
+            assert epochs == [(1, 0), (4, 2)]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
