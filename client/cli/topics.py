@@ -5,7 +5,7 @@
     minikafka topics --bootstrap-server H:P --create --topic T --replica-assignment 0:1,1:2
     minikafka topics --bootstrap-server H:P --list [--exclude-internal]
     minikafka topics --bootstrap-server H:P --describe [--topic T] [--exclude-internal]
-        [--under-replicated-partitions | --unavailable-partitions]
+        [--under-replicated-partitions | --unavailable-partitions | --topics-with-overrides]
     minikafka topics --bootstrap-server H:P --alter --topic T --partitions 6 [--if-exists]
     minikafka topics --bootstrap-server H:P --delete --topic T [--if-exists]
 
@@ -95,6 +95,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="--describe: only partitions without a leader",
     )
+    parser.add_argument(
+        "--topics-with-overrides",
+        action="store_true",
+        help="--describe: only topics with configs set, without their partitions",
+    )
 
 
 def check_args(args: argparse.Namespace) -> str | None:
@@ -127,8 +132,21 @@ def check_args(args: argparse.Namespace) -> str | None:
         return "Option [if-not-exists] can only be used with option [create]"
     if args.if_exists and action not in ("alter", "delete", "describe"):
         return "Option [if-exists] can only be used with options [alter], [delete] or [describe]"
-    if (args.under_replicated_partitions or args.unavailable_partitions) and action != "describe":
-        return "Options [under-replicated-partitions] and [unavailable-partitions] need [describe]"
+    filters = (
+        args.under_replicated_partitions,
+        args.unavailable_partitions,
+        args.topics_with_overrides,
+    )
+    if any(filters) and action != "describe":
+        return (
+            "Options [under-replicated-partitions], [unavailable-partitions] and "
+            "[topics-with-overrides] can only be used with option [describe]"
+        )
+    if sum(map(bool, filters)) > 1:
+        return (
+            "Options [under-replicated-partitions], [unavailable-partitions] and "
+            "[topics-with-overrides] cannot be used together"
+        )
     return None
 
 
@@ -247,6 +265,11 @@ def _describe(admin: TopicAdmin, args: argparse.Namespace, out: TextIO) -> None:
         return
     filtered = args.under_replicated_partitions or args.unavailable_partitions
     for name, description in admin.describe_topics(topics).items():
+        if args.topics_with_overrides:
+            configs = admin.describe_topic_configs(name)
+            if any(not entry.is_default for entry in configs.values()):
+                print(format_topic(description, configs), file=out)
+            continue
         if not filtered:
             print(format_topic(description, admin.describe_topic_configs(name)), file=out)
         for p in description.partitions:

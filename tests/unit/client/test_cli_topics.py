@@ -232,6 +232,28 @@ def test_describe_prints_topics_and_partitions() -> None:
     ]
 
 
+def test_describe_topics_with_overrides_prints_only_their_header() -> None:
+    admin = FakeAdmin()
+    admin.topics = {n: describe(n, PartitionInfo(0, 1, 0, (1,), (1,))) for n in ("a", "b")}
+    admin.configs["b"] = {
+        "retention.ms": ConfigEntry(
+            "retention.ms", "5", pb.CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG, False
+        )
+    }
+    status, out, _ = run(admin, "--describe", "--topics-with-overrides")
+    assert (status, out.splitlines()) == (
+        0,
+        [
+            "Topic: b\tTopicId: abc\tPartitionCount: 1\tReplicationFactor: 1\t"
+            "Configs: retention.ms=5"
+        ],
+    )
+    problem = topics.check_args(
+        parse("--describe", "--topics-with-overrides", "--unavailable-partitions")
+    )
+    assert problem is not None and "cannot be used together" in problem
+
+
 def test_describe_missing_topic() -> None:
     admin = FakeAdmin()
     status, out, err = run(admin, "--describe", "--topic", "nope")
