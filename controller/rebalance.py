@@ -5,10 +5,9 @@ b's imbalance ratio is the share of those that another broker leads now. Every
 leader.imbalance.check.interval.seconds the controller elects the preferred leader of b's
 partitions when b's ratio exceeds leader.imbalance.per.broker.percentage / 100::
 
-    >>> assignments = {tp0: (1, 2), tp1: (1, 2), tp2: (2, 1)}
-    >>> leaders = {tp0: 2, tp1: 1, tp2: 2}
-    >>> imbalance_by_broker(assignments, leaders)[1].ratio
-    0.5
+    assignments = {tp0: (1, 2), tp1: (1, 2), tp2: (2, 1)}
+    leaders = {tp0: 2, tp1: 1, tp2: 2}
+    imbalance_by_broker(assignments, leaders)[1].ratio      # 0.5: tp0 is led by broker 2
 
 Only partitions whose preferred replica can take over are candidates (alive, in the ISR, not
 shutting down, topic not being deleted); the caller filters with ``eligible``.

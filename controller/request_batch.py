@@ -25,7 +25,7 @@ from controller.state import ControllerContext
 from controller.zk_data import TopicPartition
 from proto import minikafka_pb2 as pb
 
-__all__ = ["LEADER_DURING_DELETE", "RequestBatch"]
+__all__ = ["EPOCH_DURING_DELETE", "LEADER_DURING_DELETE", "RequestBatch"]
 
 LEADER_DURING_DELETE = -2  # leader in UpdateMetadata and leader_epoch in StopReplica
 EPOCH_DURING_DELETE = -2
