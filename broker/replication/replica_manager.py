@@ -870,33 +870,32 @@ class ReplicaManager:
             )
 
         version: int | None = None
-        expected = state.partition_epoch
+        adopted: frozenset[int] | None = None
         try:
-            for _attempt in range(2):
-                try:
-                    version = await asyncio.to_thread(
-                        self._zk.update_partition_state, topic, index, znode, expected
+            try:
+                version = await asyncio.to_thread(
+                    self._zk.update_partition_state, topic, index, znode, state.partition_epoch
+                )
+            except BadZNodeVersionError:
+                read = await asyncio.to_thread(self._zk.get_partition_state, topic, index)
+                if (
+                    read is None
+                    or read.value.leader != self.broker_id
+                    or read.value.leader_epoch != state.leader_epoch
+                ):
+                    _log.info(
+                        "isr_update.abandoned",
+                        topic=topic,
+                        partition=index,
+                        leader_epoch=state.leader_epoch,
+                        reason="the partition state znode has a newer leader or epoch",
                     )
-                    break
-                except BadZNodeVersionError:
-                    read = await asyncio.to_thread(self._zk.get_partition_state, topic, index)
-                    if (
-                        read is None
-                        or read.value.leader != self.broker_id
-                        or read.value.leader_epoch != state.leader_epoch
-                    ):
-                        _log.info(
-                            "isr_update.abandoned",
-                            topic=topic,
-                            partition=index,
-                            leader_epoch=state.leader_epoch,
-                            reason="the partition state znode has a newer leader or epoch",
-                        )
-                        return
-                    if set(read.value.isr) == new_isr:
-                        version = read.zk_version
-                        break
-                    expected = read.zk_version
+                    return
+                version = read.zk_version
+                if set(read.value.isr) != new_isr:
+                    # Someone else changed the ISR under the same epoch: take theirs and decide
+                    # again at the next check rather than overwrite it.
+                    adopted = frozenset(read.value.isr)
         except Exception as exc:
             _log.warning("isr_update.failed", topic=topic, partition=index, error=str(exc))
             return
@@ -904,6 +903,19 @@ class ReplicaManager:
             if partition.pending_isr == new_isr:
                 partition.pending_isr = None
         if version is None or not still_current():
+            return
+        if adopted is not None:
+            partition.apply_isr(adopted, version)
+            _log.info(
+                "isr_update.conflict",
+                topic=topic,
+                partition=index,
+                leader_epoch=state.leader_epoch,
+                proposed_isr=sorted(new_isr),
+                isr=sorted(adopted),
+                partition_epoch=version,
+            )
+            self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
             return
         current = partition.state
         assert isinstance(current, LeaderState)

@@ -6,6 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
+from controller.zk_data import PartitionState
 from proto.errors import ErrorCode
 from tests.unit.replication.harness import (
     Cluster,
@@ -234,6 +235,24 @@ def test_a_leader_that_wrote_nothing_in_its_epoch_follows_cleanly(tmp_path: Path
             assert cluster[1].values() == [b"a", b"b", b"c"]
             epochs = [tuple(e) for e in cluster[1].log().leader_epoch_cache.entries]
             assert epochs == [(1, 0), (4, 2)]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_isr_write_losing_a_race_adopts_the_znode_then_retries(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, replica_lag_time_max_ms=300, replica_fetch_wait_max_ms=100)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            # Another writer moved the znode's version under the same leader epoch.
+            cluster.zk.set_state("t", 0, PartitionState(1, 1, (1, 2, 3), 1))
+            await cluster[3].stop()
+            await wait_until(lambda: cluster[1].isr() == {1, 2}, message="3 removed from ISR")
+            state = cluster.zk.get_partition_state("t", 0)
+            assert state is not None and state.value.isr == (1, 2) and state.zk_version == 2
         finally:
             await cluster.stop()
 
