@@ -55,6 +55,7 @@ __all__ = [
 
 UNKNOWN_OFFSET = -1
 NO_EPOCH = -1
+PRODUCER_STATE_SCAN_BYTES = 64 * 1024 * 1024
 
 _log = structlog.get_logger(__name__)
 
@@ -121,6 +122,7 @@ class Partition:
         self.remote_replicas: dict[int, ReplicaState] = {}
         self.pending_isr: frozenset[int] | None = None  # an ISR write in flight
         self.producer_state = ProducerStateManager()
+        self._load_producer_state()
         self.high_watermark = self._bounded(high_watermark)
 
     def __repr__(self) -> str:
@@ -128,6 +130,23 @@ class Partition:
             f"Partition({self.topic}-{self.partition}, state={self.state}, "
             f"log_end_offset={self.log.log_end_offset}, high_watermark={self.high_watermark})"
         )
+
+    def _load_producer_state(self) -> None:
+        # Kafka keeps producer-state snapshots; here the producers are re-read from the batch
+        # headers of the newest segments (at least PRODUCER_STATE_SCAN_BYTES of them), which
+        # covers the retries a producer can still make.
+        segments = self.log.segments
+        start = len(segments) - 1
+        scanned = segments[start].size
+        while start > 0 and scanned < PRODUCER_STATE_SCAN_BYTES:
+            start -= 1
+            scanned += segments[start].size
+        for segment in segments[start:]:
+            self.producer_state.update(
+                location.header
+                for location in segment.iter_batches()
+                if location.header.producer_id != NO_PRODUCER_ID
+            )
 
     # --- views ----------------------------------------------------------------------------
 

@@ -14,8 +14,8 @@ ranges. On the leader a produced batch is checked before it is appended:
 * an older producer epoch -> INVALID_PRODUCER_EPOCH; a newer epoch must start at sequence 0;
 * otherwise the first sequence must follow the last one (mod 2^31) -> else
   OUT_OF_ORDER_SEQUENCE_NUMBER. A producer this partition has no state for is accepted at any
-  sequence (its state may have been lost with a restart: it is not snapshotted here, unlike
-  Kafka's ``.snapshot`` files).
+  sequence. There are no ``.snapshot`` files as in Kafka: a Partition rebuilds the state from
+  the batch headers of its newest segments when it is opened.
 
 Followers record the batches they fetch (no checks) so that a new leader knows the producers;
 truncation forgets batches at or beyond the truncation offset.

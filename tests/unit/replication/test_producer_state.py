@@ -85,3 +85,23 @@ def test_duplicates_are_not_appended_and_sequences_are_checked(tmp_path: Path) -
             await cluster.stop()
 
     run(scenario)
+
+
+def test_producer_state_is_rebuilt_from_the_log_after_a_restart(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1])
+            assert await send(cluster, 1, idempotent(b"a", 3, 0, 0)) == (0, 0)
+            assert await send(cluster, 1, idempotent(b"b", 3, 0, 1)) == (0, 1)
+            await cluster.restart(1)
+            await cluster.elect(1, 2, [1], [1])
+            assert await send(cluster, 1, idempotent(b"b", 3, 0, 1)) == (0, 1)
+            code, _ = await send(cluster, 1, idempotent(b"d", 3, 0, 5))
+            assert code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+            assert cluster[1].log().log_end_offset == 2
+        finally:
+            await cluster.stop()
+
+    run(scenario)
