@@ -681,6 +681,23 @@ def test_unclean_leader_election_enabled_elects_an_out_of_sync_replica(
     assert state.isr == (b,)
 
 
+def test_a_topic_override_enables_unclean_election(make_cluster: Callable[..., Cluster]) -> None:
+    cluster = make_cluster()  # the broker default stays false
+    a, b = cluster.non_controllers()
+    create_topic(cluster, "lenient", {0: [a, b]})
+    create_topic(cluster, "strict", {0: [a, b]})
+    cluster.admin.set_topic_config("lenient", {"unclean.leader.election.enable": "true"})
+    cluster.kill(b)
+    cluster.wait_state("lenient", 0, lambda s: s.isr == (a,))
+    cluster.wait_state("strict", 0, lambda s: s.isr == (a,))
+    cluster.kill(a)
+    cluster.wait_state("strict", 0, lambda s: s.leader == -1)
+    cluster.restart(b)
+    assert cluster.wait_state("lenient", 0, lambda s: s.leader == b).isr == (b,)
+    settle(cluster.active())
+    assert cluster.state("strict", 0).leader == -1
+
+
 def test_the_last_isr_member_returning_leads_again(make_cluster: Callable[..., Cluster]) -> None:
     cluster = make_cluster()
     a, _ = cluster.non_controllers()
@@ -693,6 +710,16 @@ def test_the_last_isr_member_returning_leads_again(make_cluster: Callable[..., C
 
 
 # --- ISR changes and preferred elections ---------------------------------------------------------
+
+
+def set_isr(cluster: Cluster, topic: str, partition: int, isr: tuple[int, ...]) -> None:
+    """What a leader does when its ISR changes: state znode, then a notification."""
+    read = cluster.admin.get_partition_state(topic, partition)
+    assert read is not None
+    state = read.value
+    changed = PartitionState(state.leader, state.leader_epoch, isr, state.controller_epoch)
+    cluster.admin.update_partition_state(topic, partition, changed, read.zk_version)
+    cluster.admin.create_isr_change_notification([TopicPartition(topic, partition)])
 
 
 def rejoin_isr(cluster: Cluster, topic: str, partition: int, replica: int) -> None:
@@ -788,12 +815,17 @@ def test_controlled_shutdown_moves_leadership_and_stops_followers(
     assert found is not None
     broker_epoch = found[1]
 
+    create_topic(cluster, "stuck", {0: [a, b]})
+    set_isr(cluster, "stuck", 0, (a,))  # b fell behind: it cannot take over
+    settle(controller)
+
     stale = controller.controlled_shutdown(a, broker_epoch - 1).result(10)
     assert stale.error == ErrorCode.STALE_BROKER_EPOCH
 
     result = controller.controlled_shutdown(a, broker_epoch).result(10)
     assert result.error == ErrorCode.NONE
-    assert result.remaining == []  # "alone" has one replica: it does not count
+    # "stuck" has no other ISR member; "alone" has one replica, which does not count
+    assert result.remaining == [TopicPartition("stuck", 0)]
     led = cluster.state("calm", 0)
     assert (led.leader, led.leader_epoch, led.isr) == (b, 1, (b, c))
     followed = cluster.state("calm", 1)
