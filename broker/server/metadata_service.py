@@ -1,7 +1,8 @@
 """The Metadata RPC family: Metadata and DescribeCluster, answered from the MetadataCache.
 
 As Kafka: only live brokers are listed; a requested topic the cache does not know gets
-UNKNOWN_TOPIC_OR_PARTITION (``allow_auto_topic_creation`` is not acted on yet); a partition
+UNKNOWN_TOPIC_OR_PARTITION (``allow_auto_topic_creation`` is not acted on yet), an illegal
+name INVALID_TOPIC_EXCEPTION; a partition
 whose leader is -1 or not alive gets LEADER_NOT_AVAILABLE with leader_id -1. The cluster id is
 the MetadataCache's, read once from /cluster/id when the cache does not have it.
 
@@ -18,9 +19,10 @@ import structlog
 
 from broker.config import BrokerConfig
 from broker.server.metadata_cache import MetadataCache
+from controller.topics import validate_topic_name
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
+from proto.errors import ErrorCode, KafkaError
 
 __all__ = ["MetadataService"]
 
@@ -72,7 +74,13 @@ class MetadataService(pb_grpc.MetadataServicer):
             topic = response.topics.add(name=name, is_internal=name in INTERNAL_TOPICS)
             partitions = cache.partitions_of(name)
             if not partitions:
-                topic.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                try:
+                    validate_topic_name(name)
+                except KafkaError as exc:
+                    topic.error_code = exc.code
+                    topic.error_message = exc.message
+                else:
+                    topic.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
             topic.topic_id = partitions[0].topic_id
             for info in partitions:

@@ -147,6 +147,10 @@ def test_update_metadata_then_metadata_and_describe_cluster(tmp_path: Path) -> N
                 pb.MetadataRequest(topics=[pb.MetadataRequest.MetadataRequestTopic(name="nope")])
             )
             assert unknown.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            illegal = await stubs.metadata.Metadata(
+                pb.MetadataRequest(topics=[pb.MetadataRequest.MetadataRequestTopic(name="a/b")])
+            )
+            assert illegal.topics[0].error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
 
             cluster = await stubs.metadata.DescribeCluster(pb.DescribeClusterRequest())
             assert cluster.cluster_id == "cluster-xyz" and cluster.controller_id == 2
