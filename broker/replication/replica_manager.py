@@ -57,6 +57,7 @@ from controller.zk_data import PartitionState, ProducerIdBlock, Versioned
 from proto import minikafka_pb2 as pb
 from proto.errors import (
     ErrorCode,
+    InvalidConfigError,
     KafkaError,
     NotLeaderOrFollowerError,
     UnknownTopicOrPartitionError,
@@ -164,7 +165,7 @@ class ReplicaManager:
         self._high_watermarks = log_manager.read_high_watermarks()
         truncation = config.unknown.get(FOLLOWER_TRUNCATION_KEY, "leader_epoch")
         if truncation not in ("leader_epoch", "high_watermark"):
-            raise ValueError(
+            raise InvalidConfigError(
                 f"{FOLLOWER_TRUNCATION_KEY} must be leader_epoch or high_watermark, "
                 f"not {truncation!r}"
             )
