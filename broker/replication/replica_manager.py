@@ -65,6 +65,7 @@ from proto.errors import (
 
 __all__ = [
     "FOLLOWER_TRUNCATION_KEY",
+    "LeadershipListener",
     "MetadataView",
     "PartitionStateStore",
     "ReplicaManager",
@@ -115,6 +116,11 @@ class MetadataView(Protocol):
     def get_alive_broker_endpoint(
         self, broker_id: int, listener_name: str
     ) -> tuple[str, int] | None: ...
+
+
+# ``listener(became_leader, no_longer_leader)`` after each LeaderAndIsr or StopReplica, as
+# Kafka's onLeadershipChange callback (the group coordinator loads and unloads its groups).
+LeadershipListener = Callable[[list[TopicPartition], list[TopicPartition]], None]
 
 
 def _wall_clock_ms() -> int:
@@ -176,6 +182,7 @@ class ReplicaManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._isr_writes: set[asyncio.Task[None]] = set()
         self._started = False
+        self._leadership_listeners: list[LeadershipListener] = []
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -248,6 +255,22 @@ class ReplicaManager:
 
     def get_partition(self, tp: TopicPartition) -> Partition | None:
         return self._partitions.get(tp)
+
+    def add_leadership_listener(self, listener: LeadershipListener) -> None:
+        """Call ``listener`` on the loop after every leadership change (see its type)."""
+        self._leadership_listeners.append(listener)
+
+    def _leadership_changed(
+        self, leaders: Iterable[TopicPartition], others: Iterable[TopicPartition]
+    ) -> None:
+        became_leader, no_longer_leader = list(leaders), list(others)
+        if not became_leader and not no_longer_leader:
+            return
+        for listener in self._leadership_listeners:
+            try:
+                listener(became_leader, no_longer_leader)
+            except Exception:
+                _log.exception("leadership_listener.failed")
 
     @property
     def partitions(self) -> dict[TopicPartition, Partition]:
@@ -361,6 +384,10 @@ class ReplicaManager:
                 leader.broker_id: (leader.host_name, leader.port) for leader in request.live_leaders
             }
             await self._make_followers(followers, live)
+        self._leadership_changed(
+            (tp for tp in leaders if tp in self._partitions),
+            (tp for tp in followers if tp in self._partitions),
+        )
         return response
 
     async def _min_insync_replicas(self, topics: Iterable[str]) -> dict[str, int]:
@@ -488,6 +515,7 @@ class ReplicaManager:
             except Exception:
                 _log.exception("replica.delete_failed", topic=tp.topic, partition=tp.partition)
             _log.info("replica.stopped", topic=tp.topic, partition=tp.partition, deleted=True)
+        self._leadership_changed((), stopping)
         return response
 
     # --- Produce ------------------------------------------------------------------------------
