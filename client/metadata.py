@@ -98,6 +98,10 @@ class ClusterMetadata:
     # --- reads ----------------------------------------------------------------------------
 
     @property
+    def bootstrap(self) -> list[str]:
+        return list(self._bootstrap)
+
+    @property
     def cluster_id(self) -> str:
         return self._snapshot.cluster_id
 

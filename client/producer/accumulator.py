@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from client.metadata import TopicPartition
@@ -175,14 +175,25 @@ class RecordAccumulator:
                     next_check = min(next_check, first.created + self._linger_s - now)
         return ready, max(next_check, 0.0)
 
-    def drain(self, tp: TopicPartition, max_bytes: int) -> list[ProducerBatch]:
-        """Close and take the partition's sendable batches (up to ``max_bytes``); mute it."""
+    def drain(
+        self,
+        tp: TopicPartition,
+        max_bytes: int,
+        *,
+        max_batches: int | None = None,
+        prepare: Callable[[ProducerBatch], None] | None = None,
+    ) -> list[ProducerBatch]:
+        """Close and take the partition's sendable batches (up to ``max_bytes`` and
+        ``max_batches``); mute it. ``prepare`` sees each batch just before it is closed (the
+        idempotent producer stamps producer id, epoch and sequence there)."""
         taken: list[ProducerBatch] = []
         total = 0
         with self._lock:
             queue = self._queues.get(tp)
-            while queue:
+            while queue and (max_batches is None or len(taken) < max_batches):
                 batch = queue[0]
+                if not batch.closed and prepare is not None:
+                    prepare(batch)
                 data = batch.close()
                 if taken and total + len(data) > max_bytes:
                     break

@@ -51,7 +51,7 @@ class Producer:
         max_in_flight_requests_per_connection: int = 5,
         max_request_size: int = 1_048_576,
         max_block_ms: int = 60_000,
-        enable_idempotence: bool = False,
+        enable_idempotence: bool | None = None,
         partitioner: Partitioner | None = None,
         key_serializer: Serializer | None = None,
         value_serializer: Serializer | None = None,
@@ -59,8 +59,19 @@ class Producer:
     ) -> None:
         if acks not in _ACKS:
             raise InvalidConfigError(f"acks must be all, -1, 0 or 1, not {acks!r}")
-        if enable_idempotence:
-            raise InvalidConfigError("enable_idempotence is not supported yet")
+        if enable_idempotence is None:
+            # Kafka's default since 3.0: on, unless the other settings rule it out.
+            enable_idempotence = (
+                _ACKS[acks] == -1 and retries > 0 and max_in_flight_requests_per_connection <= 5
+            )
+        elif enable_idempotence and (
+            _ACKS[acks] != -1 or retries == 0 or max_in_flight_requests_per_connection > 5
+        ):
+            raise InvalidConfigError(
+                "enable_idempotence needs acks=all, retries > 0 and "
+                "max_in_flight_requests_per_connection <= 5"
+            )
+        self.idempotent = enable_idempotence
         if delivery_timeout_ms < linger_ms + request_timeout_ms:
             raise InvalidConfigError(
                 "delivery.timeout.ms should be equal to or larger than linger.ms + "
@@ -99,6 +110,7 @@ class Producer:
                 request_timeout_ms=request_timeout_ms,
                 max_in_flight=max_in_flight_requests_per_connection,
                 max_request_size=max_request_size,
+                idempotent=enable_idempotence,
             ),
             self._accumulator,
             self._metadata,

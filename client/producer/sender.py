@@ -45,6 +45,7 @@ class SenderConfig:
     request_timeout_ms: int
     max_in_flight: int
     max_request_size: int
+    idempotent: bool = False
 
 
 class Sender(threading.Thread):
@@ -68,6 +69,11 @@ class Sender(threading.Thread):
         self._in_flight: dict[int, int] = defaultdict(int)
         self._running = True
         self._force_close = False
+        # Idempotence: (producer id, epoch) from InitProducerId, and each partition's next
+        # sequence number, given to a batch when it is closed and never changed by retries.
+        self._producer_id = -1
+        self._producer_epoch = -1
+        self._next_sequence: dict[TopicPartition, int] = defaultdict(int)
 
     def initiate_close(self, *, force: bool = False) -> None:
         self._running = False
@@ -110,6 +116,8 @@ class Sender(threading.Thread):
                 self._metadata.update()
             except KafkaError as exc:
                 log.debug("producer.metadata_failed", error=str(exc))
+        if self._config.idempotent and self._producer_id < 0 and not self._init_producer_id():
+            return self._config.retry_backoff_ms / 1000
         ready, wait = self._accumulator.ready_partitions(now)
         by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
         for tp in ready:
@@ -128,12 +136,55 @@ class Sender(threading.Thread):
                 room = self._config.max_request_size - size
                 if room <= 0:
                     break
-                taken = self._accumulator.drain(tp, room)
+                if self._config.idempotent:
+                    # One batch per partition per request, as Kafka: the leader recognises a
+                    # retried batch only on its own.
+                    taken = self._accumulator.drain(tp, room, max_batches=1, prepare=self._stamp)
+                else:
+                    taken = self._accumulator.drain(tp, room)
                 batches.extend(taken)
                 size += sum(len(b.data) for b in taken)
             if batches:
                 self._send(node, batches)
         return wait
+
+    def _init_producer_id(self) -> bool:
+        """Ask any broker for a producer id and epoch; False (retry later) if none answers."""
+        addresses = [n.address for n in self._metadata.brokers().values()]
+        for address in addresses or self._metadata.bootstrap:
+            try:
+                response = pb_grpc.DataStub(self._pool.get(address)).InitProducerId(
+                    pb.InitProducerIdRequest(
+                        transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1
+                    ),
+                    timeout=self._config.request_timeout_ms / 1000,
+                )
+            except grpc.RpcError as exc:
+                log.debug("producer.init_producer_id_failed", broker=address, error=str(exc))
+                continue
+            if response.error_code != ErrorCode.NONE:
+                error = error_for_code(response.error_code, response.error_message)
+                if not error.retriable:
+                    self._accumulator.abort_all(error)
+                    return False
+                continue
+            self._producer_id = response.producer_id
+            self._producer_epoch = response.producer_epoch
+            log.info(
+                "producer.idempotent",
+                producer_id=self._producer_id,
+                producer_epoch=self._producer_epoch,
+            )
+            return True
+        self._metadata.request_update()
+        return False
+
+    def _stamp(self, batch: ProducerBatch) -> None:
+        builder = batch.builder
+        builder.producer_id = self._producer_id
+        builder.producer_epoch = self._producer_epoch
+        builder.base_sequence = self._next_sequence[batch.tp]
+        self._next_sequence[batch.tp] = (builder.base_sequence + builder.record_count) % (2**31)
 
     def _send(self, node: Node, batches: list[ProducerBatch]) -> None:
         by_topic: dict[str, dict[int, list[bytes]]] = defaultdict(lambda: defaultdict(list))

@@ -58,7 +58,8 @@ def test_produce_then_consume_everything_in_order(cluster_factory: ClusterFactor
         assert sum(end.values()) == 600
 
 
-def test_producer_follows_a_leader_kill(cluster_factory: ClusterFactory) -> None:
+def test_idempotent_producer_through_a_leader_kill(cluster_factory: ClusterFactory) -> None:
+    """No acknowledged record lost, none written twice, order kept, across a leader kill."""
     cluster = cluster_factory(n_brokers=3, overrides={"min.insync.replicas": "2"})
     with cluster.admin() as admin:
         admin.create_topics([NewTopic("events", 1, 3)])
@@ -74,24 +75,28 @@ def test_producer_follows_a_leader_kill(cluster_factory: ClusterFactory) -> None
             linger_ms=2,
             request_timeout_ms=5_000,
             delivery_timeout_ms=60_000,
-            max_in_flight_requests_per_connection=1,
+            max_in_flight_requests_per_connection=5,
+            enable_idempotence=True,
         ) as producer:
             i = 0
             while not stop.is_set():
-                value = f"e{i}".encode()
-                try:
-                    acked.append((producer.send("events", value).result(timeout=60).offset, value))
-                except Exception as exc:  # an error is allowed; a lost ack is not
-                    failed.append(exc)
-                i += 1
+                # Bursts, so that batches of several records are in flight when the leader dies.
+                burst = [f"e{i + j}".encode() for j in range(20)]
+                futures = [(value, producer.send("events", value)) for value in burst]
+                i += len(burst)
+                for value, future in futures:
+                    try:
+                        acked.append((future.result(timeout=60).offset, value))
+                    except Exception as exc:  # an error is allowed; a lost ack is not
+                        failed.append(exc)
 
     thread = threading.Thread(target=produce)
     thread.start()
-    cluster.wait_for(lambda: len(acked) >= 50, timeout_s=30, what="50 acks")
+    cluster.wait_for(lambda: len(acked) >= 200, timeout_s=30, what="200 acks")
     old_leader = cluster.leader("events", 0)
     cluster.kill(old_leader)
     count = len(acked)
-    cluster.wait_for(lambda: len(acked) >= count + 50, timeout_s=45, what="acks after the kill")
+    cluster.wait_for(lambda: len(acked) >= count + 200, timeout_s=45, what="acks after the kill")
     stop.set()
     thread.join(60)
     assert cluster.leader("events", 0) not in (-1, old_leader)
@@ -108,3 +113,7 @@ def test_producer_follows_a_leader_kill(cluster_factory: ClusterFactory) -> None
                 read[record.offset] = record.value or b""
     for offset, value in acked:
         assert read.get(offset) == value, f"acked record at offset {offset} lost"
+    values = [read[offset] for offset in sorted(read)]
+    assert len(values) == len(set(values)), "a record was written twice"
+    indexes = [int(v[1:]) for v in values]
+    assert indexes == sorted(indexes), "records are out of send order"
