@@ -6,7 +6,8 @@ Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
        read or create /cluster/id
     2. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
        load and recover every partition log
-    3. MetadataCache, ReplicaManager, and the servicers Data, Metadata, Admin, Control on one
+    3. MetadataCache, ReplicaManager, GroupCoordinator (told of __consumer_offsets leadership
+       by the ReplicaManager), and the servicers Data, Metadata, Admin, Control, Group on one
        grpc.aio server bound to ``listeners``
     4. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
        the broker epoch. A live registration of the same id fails the startup with
@@ -48,10 +49,13 @@ import structlog
 from kazoo.protocol.states import KazooState
 
 from broker.config import BrokerConfig
+from broker.group.coordinator import GroupConfig, GroupCoordinator
+from broker.group.offsets_log import ReplicaManagerOffsetsLog
 from broker.replication.replica_manager import ReplicaManager
 from broker.server.admin_service import AdminService
 from broker.server.control_service import ControlService
 from broker.server.data_service import DataService
+from broker.server.group_service import GroupService
 from broker.server.metadata_cache import MetadataCache
 from broker.server.metadata_service import MetadataService
 from broker.storage.config import LogConfig
@@ -100,6 +104,7 @@ class BrokerServer:
         self._metadata_cache: MetadataCache | None = None
         self._replica_manager: ReplicaManager | None = None
         self._controller: KafkaController | None = None
+        self._group_coordinator: GroupCoordinator | None = None
         self._server: grpc.aio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._broker_epoch = -1
@@ -155,6 +160,14 @@ class BrokerServer:
         self._controller = KafkaController(
             self._zk, self.broker_id, ControllerConfig.from_attributes(config)
         )
+        loop = self._loop
+        self._group_coordinator = GroupCoordinator(
+            self.broker_id,
+            GroupConfig.from_broker_config(config),
+            ReplicaManagerOffsetsLog(self._replica_manager),
+            call_later=lambda delay, callback: loop.call_later(delay, callback),
+        )
+        self._replica_manager.add_leadership_listener(self._group_coordinator.on_leadership_change)
         self._server = self._grpc_server()
         await self._server.start()
         await self._replica_manager.startup()
@@ -216,6 +229,11 @@ class BrokerServer:
             ControlService(self._replica_manager, self._metadata_cache, self._controller),
             server,
         )
+        if self._group_coordinator is not None:
+            pb_grpc.add_GroupServicer_to_server(
+                GroupService(self.config, self._group_coordinator, self._metadata_cache, self._zk),
+                server,
+            )
         for address in self.config.bind_addresses:
             try:
                 port = server.add_insecure_port(address)
@@ -420,6 +438,8 @@ class BrokerServer:
         steps: list[tuple[str, Callable[[], Awaitable[Any]]]] = []
         if self._server is not None:
             steps.append(("grpc_server_stopped", partial(self._server.stop, _STOP_GRACE_S)))
+        if self._group_coordinator is not None:
+            self._group_coordinator.shutdown()
         if self._replica_manager is not None:
             steps.append(("replica_manager_stopped", self._replica_manager.shutdown))
         if self._controller is not None:

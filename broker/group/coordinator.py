@@ -1,0 +1,970 @@
+"""The group coordinator: Kafka's GroupCoordinator and GroupMetadataManager, in one broker.
+
+A group belongs to partition ``abs(java_hash(group_id)) % N`` of ``__consumer_offsets``; the
+leader of that partition is the group's coordinator. When this broker becomes its leader it
+loads the partition (every record from the log start; the last record per key wins, a null
+value deletes) and answers COORDINATOR_LOAD_IN_PROGRESS meanwhile; when it stops leading it
+drops the partition's groups and answers NOT_COORDINATOR.
+
+Membership follows Kafka's eager protocol (states in ``group_metadata.py``):
+
+* JoinGroup without a member id gets MEMBER_ID_REQUIRED and a fresh id (KIP-394); the rejoin
+  with that id adds the member and starts a rebalance. The first rebalance of an Empty group
+  waits ``group.initial.rebalance.delay.ms`` (more while members keep arriving, never past the
+  rebalance timeout); later rebalances end when every member has rejoined or after the longest
+  rebalance timeout, removing members that did not rejoin. The leader's JoinGroup response
+  carries every member's subscription.
+* SyncGroup from the leader stores the assignment (a GroupMetadata record) and answers every
+  waiting member; others wait for it. A member's session expires ``session.timeout.ms`` after
+  its last heartbeat (or join / sync); expiry and LeaveGroup start a rebalance.
+* OffsetCommit appends one record per partition with acks=all (``offsets.commit.timeout.ms``)
+  and updates the cache only once the append is replicated, so a commit that was answered
+  survives the coordinator's death.
+
+Not thread-safe: every method runs on the broker's event loop; timers are the loop's
+``call_later`` (a fake in unit tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import structlog
+
+from broker.group.group_metadata import (
+    GroupMetadata,
+    GroupState,
+    JoinResult,
+    MemberMetadata,
+    SyncResult,
+)
+from broker.group.offsets import (
+    OffsetAndMetadata,
+    OffsetKey,
+    decode_group_metadata_value,
+    decode_key,
+    decode_offset_value,
+    encode_group_metadata_key,
+    encode_group_metadata_value,
+    encode_offset_key,
+    encode_offset_value,
+)
+from proto.errors import ErrorCode
+from proto.records import decode_records, encode_batch
+
+__all__ = [
+    "GROUP_METADATA_TOPIC",
+    "Cancellable",
+    "GroupConfig",
+    "GroupCoordinator",
+    "OffsetsLog",
+    "java_string_hashcode",
+]
+
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+
+_log = structlog.get_logger(__name__)
+
+_NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+
+def java_string_hashcode(value: str) -> int:
+    """Java's String.hashCode (UTF-16 code units, int32 overflow), as Kafka hashes group ids."""
+    h = 0
+    data = value.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    """Kafka's ``Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount``."""
+    h = java_string_hashcode(group_id)
+    return (h & 0x7FFFFFFF) % num_partitions  # Utils.abs: MIN_VALUE maps to 0, not negative
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+class OffsetsLog(Protocol):
+    """``__consumer_offsets`` as seen from this broker (the server adapts its ReplicaManager)."""
+
+    def leader_epoch(self, partition: int) -> int | None:
+        """This broker's leader epoch for the partition; None when it does not lead it."""
+        ...
+
+    async def append(self, partition: int, records: bytes, timeout_ms: int) -> tuple[int, int]:
+        """Append batches with acks=all: (error code, base offset)."""
+        ...
+
+    def read(self, partition: int, start: int, max_bytes: int) -> tuple[bytes, int]:
+        """Whole batches from ``start`` up to the log end: (batches, log end offset).
+        ``start`` -1 = the log start offset."""
+        ...
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """The broker keys the coordinator reads (Kafka's names and defaults)."""
+
+    offsets_topic_num_partitions: int = 50
+    group_initial_rebalance_delay_ms: int = 3_000
+    group_min_session_timeout_ms: int = 6_000
+    group_max_session_timeout_ms: int = 1_800_000
+    offsets_commit_timeout_ms: int = 5_000
+    offset_metadata_max_bytes: int = 4_096
+    offsets_load_buffer_size: int = 5 * 1024 * 1024
+
+    @classmethod
+    def from_broker_config(cls, config: object) -> GroupConfig:
+        """From a BrokerConfig: typed fields where it has them, else its unknown keys."""
+        unknown: Mapping[str, str] = getattr(config, "unknown", {})
+
+        def key(name: str, default: int) -> int:
+            return int(unknown.get(name, default))
+
+        return cls(
+            offsets_topic_num_partitions=getattr(config, "offsets_topic_num_partitions", 50),
+            group_initial_rebalance_delay_ms=getattr(
+                config, "group_initial_rebalance_delay_ms", 3_000
+            ),
+            group_min_session_timeout_ms=key("group.min.session.timeout.ms", 6_000),
+            group_max_session_timeout_ms=key("group.max.session.timeout.ms", 1_800_000),
+            offsets_commit_timeout_ms=key("offsets.commit.timeout.ms", 5_000),
+            offset_metadata_max_bytes=key("offset.metadata.max.bytes", 4_096),
+        )
+
+
+@dataclass
+class _Ownership:
+    leader_epoch: int
+    loaded: bool = False
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+# Append errors and what the committing client is told (Kafka's GroupMetadataManager mapping).
+_APPEND_ERRORS: dict[int, ErrorCode] = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+}
+
+
+def _append_error(code: int) -> ErrorCode:
+    if code == ErrorCode.NONE:
+        return ErrorCode.NONE
+    return _APPEND_ERRORS.get(code, ErrorCode.UNKNOWN_SERVER_ERROR)
+
+
+class GroupCoordinator:
+    """Groups whose ``__consumer_offsets`` partition this broker leads (module docstring)."""
+
+    def __init__(
+        self,
+        broker_id: int,
+        config: GroupConfig,
+        log: OffsetsLog,
+        *,
+        call_later: Callable[[float, Callable[[], None]], Cancellable],
+        time_ms: Callable[[], int] = _wall_clock_ms,
+        partition_count: Callable[[], int] | None = None,
+    ) -> None:
+        self.broker_id = broker_id
+        self.config = config
+        self._log = log
+        self._call_later = call_later
+        self._time_ms = time_ms
+        self._partition_count = partition_count or (lambda: config.offsets_topic_num_partitions)
+        self._groups: dict[str, GroupMetadata] = {}
+        self._partitions: dict[int, _Ownership] = {}
+        self._join_timers: dict[str, Cancellable] = {}
+        self._initial_joins: set[str] = set()
+        self._heartbeat_timers: dict[tuple[str, str], Cancellable] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._active = True
+
+    # --- ownership ----------------------------------------------------------------------------
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self._partition_count())
+
+    def _check(self, group_id: str) -> ErrorCode:
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        if not self._active:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        owned = self._partitions.get(self.partition_for(group_id))
+        if owned is None:
+            return ErrorCode.NOT_COORDINATOR
+        if not owned.loaded:
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def on_leadership_change(
+        self, leaders: Sequence[tuple[str, int]], followers: Sequence[tuple[str, int]]
+    ) -> None:
+        """The ReplicaManager's listener: load partitions it leads, unload the others."""
+        for topic, partition in leaders:
+            if topic == GROUP_METADATA_TOPIC:
+                self.on_elected(partition)
+        for topic, partition in followers:
+            if topic == GROUP_METADATA_TOPIC:
+                self.on_resigned(partition)
+
+    def on_elected(self, partition: int) -> None:
+        epoch = self._log.leader_epoch(partition)
+        if epoch is None:
+            return
+        owned = self._partitions.get(partition)
+        if owned is not None:
+            # Still its leader under a newer epoch: what is cached is what it wrote itself.
+            owned.leader_epoch = epoch
+            return
+        self._partitions[partition] = _Ownership(epoch)
+        _log.info("group_partition.loading", partition=partition, leader_epoch=epoch)
+        task = asyncio.get_running_loop().create_task(self._load(partition, epoch))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def on_resigned(self, partition: int) -> None:
+        owned = self._partitions.pop(partition, None)
+        if owned is None:
+            return
+        dropped = [g for g in self._groups.values() if self.partition_for(g.group_id) == partition]
+        for group in dropped:
+            self._drop_group(group, ErrorCode.NOT_COORDINATOR)
+        _log.info(
+            "group_partition.unloaded",
+            partition=partition,
+            leader_epoch=owned.leader_epoch,
+            groups=len(dropped),
+        )
+
+    def _drop_group(self, group: GroupMetadata, error: ErrorCode) -> None:
+        for member in list(group.members.values()):
+            member.complete_join(JoinResult(error, member.member_id))
+            member.complete_sync(SyncResult(error))
+            self._cancel_heartbeat(group, member.member_id)
+        for member_id in group.pending_members:
+            self._cancel_heartbeat(group, member_id)
+        timer = self._join_timers.pop(group.group_id, None)
+        if timer is not None:
+            timer.cancel()
+        self._initial_joins.discard(group.group_id)
+        group.state = GroupState.DEAD
+        self._groups.pop(group.group_id, None)
+
+    async def _load(self, partition: int, epoch: int) -> None:
+        started = self._time_ms()
+        offsets: dict[OffsetKey, OffsetAndMetadata] = {}
+        positions: dict[OffsetKey, int] = {}
+        groups: dict[str, bytes] = {}
+        removed_groups: set[str] = set()
+        try:
+            position = -1
+            while True:
+                data, end = self._log.read(
+                    partition, position, self.config.offsets_load_buffer_size
+                )
+                if not data:
+                    break
+                for offset, key, value in _records(data):
+                    position = offset + 1
+                    if key is None:
+                        continue
+                    decoded = decode_key(key)
+                    if isinstance(decoded, OffsetKey):
+                        if value is None:
+                            offsets.pop(decoded, None)
+                        else:
+                            offsets[decoded] = decode_offset_value(value)
+                            positions[decoded] = offset
+                    elif value is None:
+                        groups.pop(decoded.group, None)
+                        removed_groups.add(decoded.group)
+                    else:
+                        groups[decoded.group] = value
+                        removed_groups.discard(decoded.group)
+                if position >= end:
+                    break
+                await asyncio.sleep(0)  # let other requests in between chunks
+        except Exception:
+            _log.exception("group_partition.load_failed", partition=partition, leader_epoch=epoch)
+            if self._partitions.get(partition) is not None:
+                self._partitions.pop(partition, None)
+            return
+        owned = self._partitions.get(partition)
+        if owned is None or self._log.leader_epoch(partition) is None:
+            return  # unloaded (or lost leadership) while loading
+        now = self._time_ms()
+        loaded: dict[str, GroupMetadata] = {}
+        for group_id, value in groups.items():
+            loaded[group_id] = GroupMetadata.from_record(
+                group_id, decode_group_metadata_value(value), now
+            )
+        for offset_key, committed in offsets.items():
+            group = loaded.get(offset_key.group)
+            if group is None:
+                group = loaded[offset_key.group] = GroupMetadata(offset_key.group)
+            tp = (offset_key.topic, offset_key.partition)
+            group.offsets[tp] = committed
+            group.offset_positions[tp] = positions[offset_key]
+        for group_id, group in loaded.items():
+            self._groups[group_id] = group
+            for member in group.members.values():
+                self._schedule_heartbeat(group, member)
+        owned.loaded = True
+        _log.info(
+            "group_partition.loaded",
+            partition=partition,
+            leader_epoch=epoch,
+            groups=len(loaded),
+            offsets=len(offsets),
+            duration_ms=self._time_ms() - started,
+        )
+
+    def shutdown(self) -> None:
+        self._active = False
+        for partition in list(self._partitions):
+            self.on_resigned(partition)
+        for task in self._tasks:
+            task.cancel()
+
+    # --- timers -------------------------------------------------------------------------------
+
+    def _schedule_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        key = (group.group_id, member.member_id)
+        old = self._heartbeat_timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+        member.last_heartbeat_ms = self._time_ms()
+        timeout = _NEW_MEMBER_JOIN_TIMEOUT_MS if member.is_new else member.session_timeout_ms
+        self._heartbeat_timers[key] = self._call_later(
+            timeout / 1000, lambda: self._on_heartbeat_expired(group, member.member_id)
+        )
+
+    def _schedule_pending(self, group: GroupMetadata, member_id: str, timeout_ms: int) -> None:
+        key = (group.group_id, member_id)
+        self._heartbeat_timers[key] = self._call_later(
+            timeout_ms / 1000, lambda: self._on_heartbeat_expired(group, member_id)
+        )
+
+    def _cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None:
+        timer = self._heartbeat_timers.pop((group.group_id, member_id), None)
+        if timer is not None:
+            timer.cancel()
+
+    def _on_heartbeat_expired(self, group: GroupMetadata, member_id: str) -> None:
+        self._heartbeat_timers.pop((group.group_id, member_id), None)
+        if self._groups.get(group.group_id) is not group:
+            return
+        if member_id in group.pending_members:
+            group.pending_members.discard(member_id)
+            _log.info("group.pending_member_expired", group_id=group.group_id, member_id=member_id)
+            if group.is_(GroupState.PREPARING_REBALANCE):
+                self._try_complete_join(group)
+            return
+        member = group.members.get(member_id)
+        if member is None:
+            return
+        if (member.awaiting_join is not None and not member.is_new) or (
+            member.awaiting_sync is not None
+        ):
+            self._schedule_heartbeat(group, member)  # Kafka's shouldKeepAlive
+            return
+        _log.info(
+            "group.member_expired",
+            group_id=group.group_id,
+            member_id=member_id,
+            generation_id=group.generation_id,
+            session_timeout_ms=member.session_timeout_ms,
+        )
+        self._remove_member_and_update_group(group, member, "session timeout")
+
+    # --- rebalance ----------------------------------------------------------------------------
+
+    def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        if group.can_rebalance():
+            self._prepare_rebalance(group, reason)
+
+    def _prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        if group.is_(GroupState.COMPLETING_REBALANCE):
+            for member in group.members.values():
+                member.assignment = b""
+                member.complete_sync(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+        was_empty = group.is_(GroupState.EMPTY)
+        group.transition_to(GroupState.PREPARING_REBALANCE, self._time_ms())
+        _log.info(
+            "group.preparing_rebalance",
+            group_id=group.group_id,
+            generation_id=group.generation_id,
+            members=len(group.members),
+            reason=reason,
+        )
+        old = self._join_timers.pop(group.group_id, None)
+        if old is not None:
+            old.cancel()
+        self._initial_joins.discard(group.group_id)
+        if was_empty:
+            delay = self.config.group_initial_rebalance_delay_ms
+            remaining = max(group.rebalance_timeout_ms() - delay, 0)
+            self._schedule_initial_join(group, delay, remaining)
+        else:
+            self._join_timers[group.group_id] = self._call_later(
+                group.rebalance_timeout_ms() / 1000, lambda: self._complete_join(group)
+            )
+            self._try_complete_join(group)
+
+    def _schedule_initial_join(self, group: GroupMetadata, delay_ms: int, remaining: int) -> None:
+        """Kafka's InitialDelayedJoin: wait while new members keep arriving."""
+
+        def fire() -> None:
+            self._join_timers.pop(group.group_id, None)
+            self._initial_joins.discard(group.group_id)
+            if group.new_member_added and remaining > 0:
+                group.new_member_added = False
+                delay = min(self.config.group_initial_rebalance_delay_ms, remaining)
+                self._schedule_initial_join(group, delay, remaining - delay)
+            else:
+                self._complete_join(group)
+
+        group.new_member_added = False
+        self._initial_joins.add(group.group_id)
+        self._join_timers[group.group_id] = self._call_later(delay_ms / 1000, fire)
+
+    def _try_complete_join(self, group: GroupMetadata) -> None:
+        if not group.is_(GroupState.PREPARING_REBALANCE) or not group.has_all_members_joined():
+            return
+        if group.group_id in self._initial_joins:
+            return  # the initial delay runs its course (Kafka's InitialDelayedJoin)
+        timer = self._join_timers.pop(group.group_id, None)
+        if timer is not None:
+            timer.cancel()
+        self._complete_join(group)
+
+    def _complete_join(self, group: GroupMetadata) -> None:
+        self._join_timers.pop(group.group_id, None)
+        self._initial_joins.discard(group.group_id)
+        if self._groups.get(group.group_id) is not group or not group.is_(
+            GroupState.PREPARING_REBALANCE
+        ):
+            return
+        for member in group.not_yet_rejoined():
+            _log.info(
+                "group.member_not_rejoined",
+                group_id=group.group_id,
+                member_id=member.member_id,
+                generation_id=group.generation_id,
+            )
+            self._cancel_heartbeat(group, member.member_id)
+            member.complete_sync(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+            group.remove(member.member_id)
+        for member_id in list(group.pending_members):
+            self._cancel_heartbeat(group, member_id)
+        group.pending_members.clear()
+        now = self._time_ms()
+        group.init_next_generation(now)
+        _log.info(
+            "group.rebalance_completed",
+            group_id=group.group_id,
+            generation_id=group.generation_id,
+            state=group.state.value,
+            protocol=group.protocol_name,
+            leader=group.leader_id,
+            members=sorted(group.members),
+        )
+        if group.is_(GroupState.EMPTY):
+            self._spawn(self._store_group(group, {}), "store_empty_group")
+            return
+        members = group.current_member_metadata()
+        for member in group.members.values():
+            member.is_new = False
+            member.complete_join(
+                JoinResult(
+                    ErrorCode.NONE,
+                    member.member_id,
+                    group.generation_id,
+                    group.protocol_type or "",
+                    group.protocol_name or "",
+                    group.leader_id or "",
+                    members if group.is_leader(member.member_id) else (),
+                )
+            )
+            self._schedule_heartbeat(group, member)
+
+    def _remove_member_and_update_group(
+        self, group: GroupMetadata, member: MemberMetadata, reason: str
+    ) -> None:
+        member.complete_join(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
+        member.complete_sync(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+        self._cancel_heartbeat(group, member.member_id)
+        group.remove(member.member_id)
+        if group.state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            self._maybe_prepare_rebalance(group, f"removing member {member.member_id}: {reason}")
+        elif group.is_(GroupState.PREPARING_REBALANCE):
+            self._try_complete_join(group)
+
+    def _spawn(self, coroutine: object, name: str) -> None:
+        async def run() -> None:
+            try:
+                await coroutine  # type: ignore[misc]
+            except Exception:
+                _log.exception("group_coordinator.task_failed", task=name)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _store_group(
+        self, group: GroupMetadata, assignments: Mapping[str, bytes]
+    ) -> ErrorCode:
+        value = group.to_record()
+        if assignments:
+            value = replace(
+                value,
+                members=tuple(
+                    replace(m, assignment=assignments.get(m.member_id, b"")) for m in value.members
+                ),
+            )
+        batch = encode_batch(
+            [
+                (
+                    self._time_ms(),
+                    encode_group_metadata_key(group.group_id),
+                    encode_group_metadata_value(value),
+                    (),
+                )
+            ]
+        )
+        code, _ = await self._log.append(
+            self.partition_for(group.group_id), batch, self.config.offsets_commit_timeout_ms
+        )
+        error = _append_error(code)
+        if error != ErrorCode.NONE:
+            _log.warning(
+                "group.store_failed",
+                group_id=group.group_id,
+                generation_id=group.generation_id,
+                error=ErrorCode(code).name,
+            )
+        return error
+
+    # --- JoinGroup ----------------------------------------------------------------------------
+
+    async def join_group(
+        self,
+        group_id: str,
+        member_id: str,
+        *,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        group_instance_id: str | None = None,
+    ) -> JoinResult:
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return JoinResult(code, member_id)
+        config = self.config
+        if not (
+            config.group_min_session_timeout_ms
+            <= session_timeout_ms
+            <= config.group_max_session_timeout_ms
+        ):
+            return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id)
+        if rebalance_timeout_ms <= 0:
+            rebalance_timeout_ms = session_timeout_ms
+        group = self._groups.get(group_id)
+        if group is None:
+            if member_id:
+                return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+            group = self._groups[group_id] = GroupMetadata(group_id)
+        if group.is_(GroupState.DEAD):
+            return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id)
+        names = [name for name, _ in protocols]
+        if not group.supports_protocols(protocol_type, names):
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
+        if not member_id:
+            new_id = f"{client_id}-{uuid.uuid4()}"
+            group.pending_members.add(new_id)
+            self._schedule_pending(group, new_id, session_timeout_ms)
+            _log.info("group.member_id_required", group_id=group_id, member_id=new_id)
+            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id)
+
+        future: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
+        if member_id in group.pending_members:
+            self._cancel_heartbeat(group, member_id)
+            member = MemberMetadata(
+                member_id=member_id,
+                group_instance_id=group_instance_id,
+                client_id=client_id,
+                client_host=client_host,
+                rebalance_timeout_ms=rebalance_timeout_ms,
+                session_timeout_ms=session_timeout_ms,
+                protocol_type=protocol_type,
+                protocols=list(protocols),
+                is_new=True,
+            )
+            group.add(member, future)
+            group.new_member_added = True
+            self._schedule_heartbeat(group, member)
+            _log.info(
+                "group.member_joined",
+                group_id=group_id,
+                member_id=member_id,
+                client_id=client_id,
+                generation_id=group.generation_id,
+                state=group.state.value,
+            )
+            if group.is_(GroupState.PREPARING_REBALANCE):
+                self._try_complete_join(group)
+            else:
+                self._maybe_prepare_rebalance(group, f"adding new member {member_id}")
+            return await future
+
+        existing = group.members.get(member_id)
+        if existing is None:
+            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+        member = existing
+        if group.is_(GroupState.EMPTY) or group.is_(GroupState.DEAD):
+            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id)
+        if group.is_(GroupState.COMPLETING_REBALANCE) and member.matches(protocols):
+            # Its JoinGroup response was lost: answer it again.
+            self._schedule_heartbeat(group, member)
+            return self._current_join_result(group, member)
+        if (
+            group.is_(GroupState.STABLE)
+            and not group.is_leader(member_id)
+            and member.matches(protocols)
+        ):
+            self._schedule_heartbeat(group, member)
+            return self._current_join_result(group, member)
+        # PreparingRebalance, a changed subscription, or the leader rejoining a Stable group.
+        member.protocols = list(protocols)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        if member.awaiting_join is not None:
+            member.complete_join(JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id))
+        member.awaiting_join = future
+        self._schedule_heartbeat(group, member)
+        if group.is_(GroupState.PREPARING_REBALANCE):
+            self._try_complete_join(group)
+        else:
+            self._prepare_rebalance(group, f"member {member_id} rejoined")
+        return await future
+
+    def _current_join_result(self, group: GroupMetadata, member: MemberMetadata) -> JoinResult:
+        return JoinResult(
+            ErrorCode.NONE,
+            member.member_id,
+            group.generation_id,
+            group.protocol_type or "",
+            group.protocol_name or "",
+            group.leader_id or "",
+            group.current_member_metadata() if group.is_leader(member.member_id) else (),
+        )
+
+    # --- SyncGroup ----------------------------------------------------------------------------
+
+    async def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        assignments: Mapping[str, bytes],
+        *,
+        protocol_type: str = "",
+        protocol_name: str = "",
+    ) -> SyncResult:
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return SyncResult(code)
+        group = self._groups.get(group_id)
+        if group is None:
+            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        if group.is_(GroupState.DEAD):
+            return SyncResult(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        member = group.members.get(member_id)
+        if member is None:
+            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        if generation_id != group.generation_id:
+            return SyncResult(ErrorCode.ILLEGAL_GENERATION)
+        if (protocol_type and protocol_type != group.protocol_type) or (
+            protocol_name and protocol_name != group.protocol_name
+        ):
+            return SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        if group.is_(GroupState.EMPTY):
+            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        if group.is_(GroupState.PREPARING_REBALANCE):
+            return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
+        self._schedule_heartbeat(group, member)
+        if group.is_(GroupState.STABLE):
+            return SyncResult(
+                ErrorCode.NONE,
+                member.assignment,
+                group.protocol_type or "",
+                group.protocol_name or "",
+            )
+        # CompletingRebalance
+        future: asyncio.Future[SyncResult] = asyncio.get_running_loop().create_future()
+        member.complete_sync(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+        member.awaiting_sync = future
+        if group.is_leader(member_id):
+            full = {m: assignments.get(m, b"") for m in group.members}
+            generation = group.generation_id
+            self._spawn(self._complete_sync(group, generation, full), "store_group")
+        return await future
+
+    async def _complete_sync(
+        self, group: GroupMetadata, generation: int, assignments: dict[str, bytes]
+    ) -> None:
+        error = await self._store_group(group, assignments)
+        if (
+            self._groups.get(group.group_id) is not group
+            or not group.is_(GroupState.COMPLETING_REBALANCE)
+            or group.generation_id != generation
+        ):
+            return
+        if error != ErrorCode.NONE:
+            for member in group.members.values():
+                member.assignment = b""
+                member.complete_sync(SyncResult(error))
+            self._maybe_prepare_rebalance(group, f"storing the assignment failed: {error.name}")
+            return
+        for member_id, assignment in assignments.items():
+            if member_id in group.members:
+                group.members[member_id].assignment = assignment
+        group.transition_to(GroupState.STABLE, self._time_ms())
+        _log.info(
+            "group.stable",
+            group_id=group.group_id,
+            generation_id=generation,
+            protocol=group.protocol_name,
+            members=sorted(group.members),
+        )
+        for member in group.members.values():
+            member.complete_sync(
+                SyncResult(
+                    ErrorCode.NONE,
+                    member.assignment,
+                    group.protocol_type or "",
+                    group.protocol_name or "",
+                )
+            )
+
+    # --- Heartbeat and LeaveGroup -------------------------------------------------------------
+
+    def heartbeat(self, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return code
+        group = self._groups.get(group_id)
+        if group is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if group.is_(GroupState.DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        member = group.members.get(member_id)
+        if group.is_(GroupState.EMPTY) or member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        self._schedule_heartbeat(group, member)
+        if group.is_(GroupState.PREPARING_REBALANCE):
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def leave_group(
+        self, group_id: str, member_ids: Iterable[str]
+    ) -> tuple[ErrorCode, list[tuple[str, ErrorCode]]]:
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return code, []
+        group = self._groups.get(group_id)
+        results: list[tuple[str, ErrorCode]] = []
+        for member_id in member_ids:
+            if group is None or group.is_(GroupState.DEAD):
+                results.append((member_id, ErrorCode.UNKNOWN_MEMBER_ID))
+                continue
+            if member_id in group.pending_members:
+                group.pending_members.discard(member_id)
+                self._cancel_heartbeat(group, member_id)
+                results.append((member_id, ErrorCode.NONE))
+                if group.is_(GroupState.PREPARING_REBALANCE):
+                    self._try_complete_join(group)
+                continue
+            member = group.members.get(member_id)
+            if member is None:
+                results.append((member_id, ErrorCode.UNKNOWN_MEMBER_ID))
+                continue
+            _log.info(
+                "group.member_left",
+                group_id=group_id,
+                member_id=member_id,
+                generation_id=group.generation_id,
+            )
+            self._remove_member_and_update_group(group, member, "the consumer left the group")
+            results.append((member_id, ErrorCode.NONE))
+        return ErrorCode.NONE, results
+
+    # --- offsets ------------------------------------------------------------------------------
+
+    async def commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        offsets: Mapping[tuple[str, int], OffsetAndMetadata],
+    ) -> dict[tuple[str, int], ErrorCode]:
+        def everywhere(code: ErrorCode) -> dict[tuple[str, int], ErrorCode]:
+            return dict.fromkeys(offsets, code)
+
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return everywhere(code)
+        group = self._groups.get(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return everywhere(ErrorCode.ILLEGAL_GENERATION)
+            group = self._groups[group_id] = GroupMetadata(group_id)
+        if group.is_(GroupState.DEAD):
+            return everywhere(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        if not (generation_id < 0 and group.is_(GroupState.EMPTY)):
+            if group.is_(GroupState.COMPLETING_REBALANCE):
+                return everywhere(ErrorCode.REBALANCE_IN_PROGRESS)
+            member = group.members.get(member_id)
+            if member is None:
+                return everywhere(ErrorCode.UNKNOWN_MEMBER_ID)
+            if generation_id != group.generation_id:
+                return everywhere(ErrorCode.ILLEGAL_GENERATION)
+            self._schedule_heartbeat(group, member)
+
+        results: dict[tuple[str, int], ErrorCode] = {}
+        now = self._time_ms()
+        valid: dict[tuple[str, int], OffsetAndMetadata] = {}
+        for key, committed in offsets.items():
+            if len(committed.metadata.encode()) > self.config.offset_metadata_max_bytes:
+                results[key] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                valid[key] = replace(committed, commit_timestamp=now)
+        if not valid:
+            return results
+        batch = encode_batch(
+            [
+                (now, encode_offset_key(group_id, topic, partition), encode_offset_value(v), ())
+                for (topic, partition), v in valid.items()
+            ]
+        )
+        append_code, base_offset = await self._log.append(
+            self.partition_for(group_id), batch, self.config.offsets_commit_timeout_ms
+        )
+        error = _append_error(append_code)
+        if error == ErrorCode.NONE and self._groups.get(group_id) is group:
+            for i, (key, committed) in enumerate(valid.items()):
+                position = base_offset + i
+                if group.offset_positions.get(key, -1) < position:
+                    group.offsets[key] = committed
+                    group.offset_positions[key] = position
+            _log.debug(
+                "group.offsets_committed",
+                group_id=group_id,
+                generation_id=generation_id,
+                offsets={f"{t}-{p}": v.offset for (t, p), v in valid.items()},
+            )
+        elif error != ErrorCode.NONE:
+            _log.info(
+                "group.offset_commit_failed",
+                group_id=group_id,
+                error=error.name,
+                append_error=append_code,
+            )
+        results.update(dict.fromkeys(valid, error))
+        return results
+
+    def fetch_offsets(
+        self, group_id: str, partitions: Iterable[tuple[str, int]] | None
+    ) -> tuple[ErrorCode, dict[tuple[str, int], OffsetAndMetadata | None]]:
+        """Committed offsets of ``partitions`` (None = every partition the group committed)."""
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return code, {}
+        group = self._groups.get(group_id)
+        known = {} if group is None else group.offsets
+        if partitions is None:
+            return ErrorCode.NONE, dict(known)
+        return ErrorCode.NONE, {key: known.get(key) for key in partitions}
+
+    # --- admin --------------------------------------------------------------------------------
+
+    def list_groups(
+        self, states: Iterable[str] = ()
+    ) -> tuple[ErrorCode, list[tuple[str, str, str]]]:
+        """(group id, protocol type, state) of every group here; loading partitions = error."""
+        if any(not owned.loaded for owned in self._partitions.values()):
+            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, []
+        wanted = {s.lower() for s in states}
+        return ErrorCode.NONE, [
+            (g.group_id, g.protocol_type or "", g.state.value)
+            for g in sorted(self._groups.values(), key=lambda g: g.group_id)
+            if not g.is_(GroupState.DEAD) and (not wanted or g.state.value.lower() in wanted)
+        ]
+
+    def describe_group(self, group_id: str) -> tuple[ErrorCode, GroupMetadata | None]:
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return code, None
+        return ErrorCode.NONE, self._groups.get(group_id)
+
+    async def delete_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
+        results: dict[str, ErrorCode] = {}
+        for group_id in group_ids:
+            code = self._check(group_id)
+            if code != ErrorCode.NONE:
+                results[group_id] = code
+                continue
+            group = self._groups.get(group_id)
+            if group is None or group.is_(GroupState.DEAD):
+                results[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
+                continue
+            if not group.is_(GroupState.EMPTY):
+                results[group_id] = ErrorCode.NON_EMPTY_GROUP
+                continue
+            now = self._time_ms()
+            tombstones = [(now, encode_group_metadata_key(group_id), None, ())]
+            tombstones += [
+                (now, encode_offset_key(group_id, topic, partition), None, ())
+                for topic, partition in group.offsets
+            ]
+            self._drop_group(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            append_code, _ = await self._log.append(
+                self.partition_for(group_id),
+                encode_batch(tombstones),
+                self.config.offsets_commit_timeout_ms,
+            )
+            results[group_id] = _append_error(append_code)
+            _log.info("group.deleted", group_id=group_id, offsets=len(tombstones) - 1)
+        return results
+
+    def groups(self) -> Iterator[GroupMetadata]:
+        return iter(list(self._groups.values()))
+
+
+def _records(data: bytes) -> Iterator[tuple[int, bytes | None, bytes | None]]:
+    for record in decode_records(data):
+        yield record.offset, record.key, record.value

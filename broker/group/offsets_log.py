@@ -1,0 +1,62 @@
+"""``__consumer_offsets`` through the broker's ReplicaManager (the coordinator's OffsetsLog).
+
+Appends go through the ReplicaManager's normal produce path with acks=all, so a commit is
+answered only once the ISR has it; reads come straight from the local leader's log.
+
+Not thread-safe: the broker's event loop.
+"""
+
+from __future__ import annotations
+
+from broker.group.coordinator import GROUP_METADATA_TOPIC
+from broker.replication.replica_manager import ReplicaManager
+from broker.storage.checkpoints import TopicPartition
+from proto import minikafka_pb2 as pb
+from proto.errors import ErrorCode
+
+__all__ = ["ReplicaManagerOffsetsLog"]
+
+
+class ReplicaManagerOffsetsLog:
+    def __init__(self, replica_manager: ReplicaManager) -> None:
+        self._replica_manager = replica_manager
+
+    def leader_epoch(self, partition: int) -> int | None:
+        hosted = self._replica_manager.get_partition(
+            TopicPartition(GROUP_METADATA_TOPIC, partition)
+        )
+        if hosted is None or not hosted.is_leader:
+            return None
+        return hosted.leader_epoch
+
+    async def append(self, partition: int, records: bytes, timeout_ms: int) -> tuple[int, int]:
+        request = pb.ProduceRequest(
+            acks=-1,
+            timeout_ms=timeout_ms,
+            topic_data=[
+                pb.ProduceRequest.TopicProduceData(
+                    name=GROUP_METADATA_TOPIC,
+                    partition_data=[
+                        pb.ProduceRequest.PartitionProduceData(index=partition, records=records)
+                    ],
+                )
+            ],
+        )
+        response = await self._replica_manager.append_records(request)
+        for topic in response.responses:
+            for result in topic.partition_responses:
+                return result.error_code, result.base_offset
+        return ErrorCode.UNKNOWN_SERVER_ERROR, -1
+
+    def read(self, partition: int, start: int, max_bytes: int) -> tuple[bytes, int]:
+        hosted = self._replica_manager.get_partition(
+            TopicPartition(GROUP_METADATA_TOPIC, partition)
+        )
+        if hosted is None:
+            return b"", 0
+        log = hosted.log
+        offset = log.log_start_offset if start < 0 else max(start, log.log_start_offset)
+        end = log.log_end_offset
+        if offset >= end:
+            return b"", end
+        return log.read(offset, max_bytes, None, True).records, end
