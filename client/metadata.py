@@ -94,6 +94,7 @@ class ClusterMetadata:
         self._topics: set[str] = set()  # the topics this client cares about
         self._updated_at = 0.0
         self._need_update = True
+        self.version = 0  # bumped by every refresh: callers cache per version
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -225,6 +226,7 @@ class ClusterMetadata:
                 brokers, topics, errors, response.cluster_id, response.controller_id
             )
             self._updated_at = time.monotonic()
+            self.version += 1
             self._need_update = bool(wanted - set(topics) - set(errors)) or any(
                 p.leader < 0 for parts in topics.values() for p in parts.values()
             )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from client._channel import ChannelPool, parse_bootstrap_servers
 from client.metadata import ClusterMetadata, TopicPartition
@@ -26,12 +26,27 @@ from client.producer.future import FutureRecordMetadata
 from client.producer.partitioner import Partitioner, StickyPartitioner
 from client.producer.sender import Sender, SenderConfig
 from proto.errors import ErrorCode, InvalidConfigError, error_for_code
-from proto.records import Compression, Header
+from proto.records import Compression, Header, RecordBatchBuilder
 
 __all__ = ["Producer"]
 
 _ACKS = {"all": -1, "-1": -1, -1: -1, 1: 1, "1": 1, 0: 0, "0": 0}
 Serializer = Callable[[Any], bytes | None]
+
+
+class _TopicInfo(NamedTuple):
+    """A topic's partitions as of one metadata version (send's fast path reads only this)."""
+
+    version: int
+    partitions: list[int]
+    partition_set: frozenset[int]
+    available: list[int]  # partitions with a leader
+
+
+def _to_bytes(name: str, item: object) -> bytes:
+    if isinstance(item, bytearray | memoryview):
+        return bytes(item)
+    raise TypeError(f"{name} must be bytes (or give a {name}_serializer)")
 
 
 class Producer:
@@ -95,6 +110,7 @@ class Producer:
         self._sticky = StickyPartitioner(batch_size)
         self._partitioner: Partitioner = partitioner or self._sticky
         self._lock = threading.Lock()
+        self._topics: dict[str, _TopicInfo] = {}
         self._accumulator = RecordAccumulator(
             batch_size=batch_size,
             linger_ms=linger_ms,
@@ -141,45 +157,60 @@ class Producer:
         """Queue a record; the future resolves once the broker has acknowledged it."""
         if self._closed:
             raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "send after the producer closed")
+        if self._key_serializer is not None:
+            key = self._key_serializer(key)
+        if self._value_serializer is not None:
+            value = self._value_serializer(value)
         if value is None and key is None:
             raise InvalidConfigError("send needs a value or a key (or both)")
-        key_bytes = self._key_serializer(key) if self._key_serializer else key
-        value_bytes = self._value_serializer(value) if self._value_serializer else value
-        for name, item in (("key", key_bytes), ("value", value_bytes)):
-            if item is not None and not isinstance(item, bytes | bytearray | memoryview):
-                raise TypeError(f"{name} must be bytes (or give a {name}_serializer)")
-        key_b = None if key_bytes is None else bytes(key_bytes)
-        value_b = None if value_bytes is None else bytes(value_bytes)
-        header_tuple: tuple[Header, ...] = tuple(
-            (str(k), None if v is None else bytes(v)) for k, v in headers or ()
+        if key is not None and type(key) is not bytes:
+            key = _to_bytes("key", key)
+        if value is not None and type(value) is not bytes:
+            value = _to_bytes("value", value)
+        header_tuple: tuple[Header, ...] = (
+            tuple((str(k), None if v is None else bytes(v)) for k, v in headers) if headers else ()
         )
-        partitions = self._metadata.wait_for_topic(topic, self._max_block_s)
-        all_partitions = sorted(partitions)
-        if partition is None:
-            available = [p for p in all_partitions if partitions[p].leader >= 0]
-            with self._lock:
-                partition = self._partitioner(topic, key_b, all_partitions, available)
-        elif partition not in partitions:
-            raise error_for_code(
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                f"partition {partition} of topic {topic} is not in the metadata "
-                f"({len(all_partitions)} partitions)",
-            )
-        timestamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
-        tp = TopicPartition(topic, partition)
-        future, size = self._accumulator.append(
-            tp, timestamp, key_b, value_b, header_tuple, self._max_block_s
-        )
+        size = RecordBatchBuilder.estimate_record_size(key, value, header_tuple)
         if size > self._max_request_size:
             raise error_for_code(
                 ErrorCode.MESSAGE_TOO_LARGE,
                 f"the record is {size} bytes, more than max.request.size "
                 f"({self._max_request_size})",
             )
-        if key_b is None and self._partitioner is self._sticky:
+        info = self._topics.get(topic)
+        if info is None or info.version != self._metadata.version:
+            info = self._topic_info(topic)
+        if partition is None:
             with self._lock:
-                self._sticky.on_append(topic, partition, size)
+                partition = self._partitioner(topic, key, info.partitions, info.available)
+                if key is None and self._partitioner is self._sticky:
+                    self._sticky.on_append(topic, partition, size)
+        elif partition not in info.partition_set:
+            raise error_for_code(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                f"partition {partition} of topic {topic} is not in the metadata "
+                f"({len(info.partitions)} partitions)",
+            )
+        timestamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+        future, _ = self._accumulator.append(
+            TopicPartition(topic, partition), timestamp, key, value, header_tuple, self._max_block_s
+        )
         return future
+
+    def _topic_info(self, topic: str) -> _TopicInfo:
+        version = self._metadata.version
+        partitions = self._metadata.partitions_for(topic)
+        if not partitions:  # the first send to a topic waits (max.block.ms) for its metadata
+            partitions = self._metadata.wait_for_topic(topic, self._max_block_s)
+        ordered = sorted(partitions)
+        info = _TopicInfo(
+            version,
+            ordered,
+            frozenset(ordered),
+            [p for p in ordered if partitions[p].leader >= 0],
+        )
+        self._topics[topic] = info
+        return info
 
     def flush(self, timeout: float | None = None) -> None:
         """Send everything queued now, and wait until every send so far has completed."""
