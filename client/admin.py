@@ -39,12 +39,20 @@ from proto import minikafka_pb2_grpc as pb_grpc
 from proto.errors import ErrorCode, KafkaError, RequestTimedOutError, error_for_code
 
 __all__ = [
+    "EARLIEST",
+    "LATEST",
+    "MAX_TIMESTAMP",
     "AdminClient",
     "ClusterDescription",
     "ConfigEntry",
+    "ConsumerGroupDescription",
+    "ConsumerGroupListing",
     "ElectionType",
+    "ListOffsetsResultInfo",
+    "MemberDescription",
     "NewTopic",
     "Node",
+    "OffsetAndMetadata",
     "PartitionInfo",
     "TopicDescription",
     "TopicPartition",
@@ -560,6 +568,524 @@ class AdminClient:
     def _remember(self, metadata: _Metadata) -> None:
         with self._lock:
             self._cached = metadata
+
+    # --- consumer groups (the group's coordinator) ---------------------------------------------
+    # Appended to the class below the routing helpers so the older methods stay untouched; the
+    # value types these return are defined after the class.
+
+    def find_coordinator(self, group_id: str, *, timeout_ms: int | None = None) -> Node:
+        """The broker coordinating ``group_id`` (FindCoordinator at any broker, retried while
+        COORDINATOR_NOT_AVAILABLE, e.g. before ``__consumer_offsets`` has leaders)."""
+        timeout_ms = self._timeout(timeout_ms)
+        deadline = time.monotonic() + timeout_ms / 1000
+        request = pb.FindCoordinatorRequest(key=group_id, key_type=0)
+        while True:
+
+            def send(address: str, timeout_s: float) -> pb.FindCoordinatorResponse:
+                stub = pb_grpc.GroupStub(self._pool.get(address))
+                return stub.FindCoordinator(request, timeout=timeout_s)
+
+            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            response = self._to_any_broker("findCoordinator", send, remaining_ms)
+            if response.error_code == ErrorCode.NONE:
+                return Node(response.node_id, response.host, response.port)
+            error = error_for_code(response.error_code, response.error_message)
+            if not error.retriable or time.monotonic() + self._retry_backoff_s >= deadline:
+                raise error
+            time.sleep(self._retry_backoff_s)
+
+    def list_groups(
+        self, *, states: Sequence[str] = (), timeout_ms: int | None = None
+    ) -> list[ConsumerGroupListing]:
+        """Every group of the cluster (ListGroups at every broker: each knows its own groups),
+        by group id; ``states`` filters by Kafka's state names (Stable, Empty, ...)."""
+        timeout_ms = self._timeout(timeout_ms)
+        deadline = time.monotonic() + timeout_ms / 1000
+        request = pb.ListGroupsRequest(states_filter=list(states))
+        listings: dict[str, ConsumerGroupListing] = {}
+        for node in self.describe_cluster(timeout_ms=timeout_ms).brokers:
+            while True:
+                stub = pb_grpc.GroupStub(self._pool.get(node.address))
+                remaining = max(deadline - time.monotonic(), 0.001)
+                try:
+                    response = stub.ListGroups(request, timeout=remaining)
+                except grpc.RpcError as exc:
+                    if exc.code() not in RETRIABLE_STATUS:
+                        raise _rpc_error(exc) from None
+                    error: KafkaError = error_for_code(
+                        ErrorCode.NETWORK_EXCEPTION,
+                        f"broker {node.id} ({node.address}): {exc.code().name}",
+                    )
+                else:
+                    if response.error_code == ErrorCode.NONE:
+                        for g in response.groups:
+                            listings[g.group_id] = ConsumerGroupListing(
+                                g.group_id, g.protocol_type == "", g.group_state
+                            )
+                        break
+                    error = error_for_code(response.error_code, response.error_message)
+                if not error.retriable or time.monotonic() + self._retry_backoff_s >= deadline:
+                    raise error
+                time.sleep(self._retry_backoff_s)
+        return [listings[g] for g in sorted(listings)]
+
+    def describe_groups(
+        self, group_ids: Iterable[str], *, timeout_ms: int | None = None
+    ) -> dict[str, ConsumerGroupDescription]:
+        """State, assignor and members (with their assigned partitions) of each group.
+
+        A group the coordinator does not know comes back in state ``Dead`` with no members, as
+        Kafka's DescribeGroups answers; other errors (e.g. INVALID_GROUP_ID) are raised.
+        """
+        from client.consumer.assignors import Assignment
+
+        described: dict[str, ConsumerGroupDescription] = {}
+        for group_id in group_ids:
+
+            def send(
+                stub: pb_grpc.GroupStub, timeout_s: float, group_id: str = group_id
+            ) -> pb.DescribeGroupsResponse:
+                request = pb.DescribeGroupsRequest(groups=[group_id])
+                return stub.DescribeGroups(request, timeout=timeout_s)
+
+            def code_of(response: pb.DescribeGroupsResponse) -> int:
+                return response.groups[0].error_code if response.groups else ErrorCode.NONE
+
+            response, coordinator = self._to_coordinator(
+                "describeGroups", group_id, send, code_of, timeout_ms
+            )
+            for g in response.groups:
+                error = _error(g.error_code, g.error_message)
+                if error is not None:
+                    raise error
+                members = []
+                for m in g.members:
+                    try:
+                        assignment = Assignment.decode(m.member_assignment)
+                    except KafkaError:
+                        assignment = Assignment()  # not a consumer's assignment: show none
+                    members.append(
+                        MemberDescription(
+                            member_id=m.member_id,
+                            group_instance_id=m.group_instance_id
+                            if m.HasField("group_instance_id")
+                            else None,
+                            client_id=m.client_id,
+                            host=m.client_host,
+                            assignment=tuple(
+                                TopicPartition(t, p) for t, p in assignment.topic_partitions()
+                            ),
+                        )
+                    )
+                described[g.group_id] = ConsumerGroupDescription(
+                    group_id=g.group_id,
+                    is_simple_consumer_group=g.protocol_type == "",
+                    members=tuple(members),
+                    partition_assignor=g.protocol_data,
+                    state=g.group_state,
+                    coordinator=coordinator,
+                )
+        return described
+
+    def list_consumer_group_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition] | None = None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The group's committed offsets (OffsetFetch); None = every partition it committed.
+
+        Partitions without a committed offset are left out.
+        """
+        by_topic: dict[str, list[int]] = {}
+        for tp in partitions or ():
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        request = pb.OffsetFetchRequest(
+            group_id=group_id,
+            topics=[
+                pb.OffsetFetchRequest.OffsetFetchRequestTopic(name=t, partition_indexes=sorted(ps))
+                for t, ps in sorted(by_topic.items())
+            ],
+            all_topics=partitions is None,
+        )
+
+        def send(stub: pb_grpc.GroupStub, timeout_s: float) -> pb.OffsetFetchResponse:
+            return stub.OffsetFetch(request, timeout=timeout_s)
+
+        response, _ = self._to_coordinator(
+            "listConsumerGroupOffsets", group_id, send, lambda r: r.error_code, timeout_ms
+        )
+        error = _error(response.error_code, response.error_message)
+        if error is not None:
+            raise error
+        offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        for topic in response.topics:
+            for p in topic.partitions:
+                error = _error(p.error_code, p.error_message)
+                if error is not None:
+                    raise error
+                if p.committed_offset >= 0:
+                    offsets[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
+                        p.committed_offset,
+                        p.metadata if p.HasField("metadata") else "",
+                        p.committed_leader_epoch if p.committed_leader_epoch >= 0 else None,
+                    )
+        return dict(sorted(offsets.items()))
+
+    def alter_consumer_group_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, int | OffsetAndMetadata],
+        *,
+        timeout_ms: int | None = None,
+    ) -> dict[TopicPartition, KafkaError | None]:
+        """Commit offsets for the group from outside it (generation -1, no member id), as
+        Kafka's Admin does; the coordinator refuses while the group has members."""
+        by_topic: dict[str, list[pb.OffsetCommitRequest.OffsetCommitRequestPartition]] = {}
+        for tp, value in offsets.items():
+            om = value if isinstance(value, OffsetAndMetadata) else OffsetAndMetadata(value)
+            part = pb.OffsetCommitRequest.OffsetCommitRequestPartition(
+                partition_index=tp.partition,
+                committed_offset=om.offset,
+                committed_leader_epoch=-1 if om.leader_epoch is None else om.leader_epoch,
+                committed_metadata=om.metadata,
+            )
+            by_topic.setdefault(tp.topic, []).append(part)
+        if not by_topic:
+            return {}
+        request = pb.OffsetCommitRequest(
+            group_id=group_id,
+            generation_id=-1,
+            member_id="",
+            topics=[
+                pb.OffsetCommitRequest.OffsetCommitRequestTopic(name=t, partitions=ps)
+                for t, ps in sorted(by_topic.items())
+            ],
+        )
+
+        def send(stub: pb_grpc.GroupStub, timeout_s: float) -> pb.OffsetCommitResponse:
+            return stub.OffsetCommit(request, timeout=timeout_s)
+
+        def code_of(response: pb.OffsetCommitResponse) -> int:
+            # a coordinator move answers every partition with the same code
+            codes = {p.error_code for t in response.topics for p in t.partitions}
+            return codes.pop() if len(codes) == 1 else ErrorCode.NONE
+
+        response, _ = self._to_coordinator(
+            "alterConsumerGroupOffsets", group_id, send, code_of, timeout_ms
+        )
+        results: dict[TopicPartition, KafkaError | None] = {}
+        for topic in response.topics:
+            for p in topic.partitions:
+                tp = TopicPartition(topic.name, p.partition_index)
+                results[tp] = _error(p.error_code, p.error_message)
+        return dict(sorted(results.items()))
+
+    def delete_groups(
+        self, group_ids: Iterable[str], *, timeout_ms: int | None = None
+    ) -> dict[str, KafkaError | None]:
+        """Delete groups (each at its coordinator); NON_EMPTY_GROUP while one has members,
+        GROUP_ID_NOT_FOUND for a group that does not exist."""
+        results: dict[str, KafkaError | None] = {}
+        for group_id in group_ids:
+
+            def send(
+                stub: pb_grpc.GroupStub, timeout_s: float, group_id: str = group_id
+            ) -> pb.DeleteGroupsResponse:
+                request = pb.DeleteGroupsRequest(groups_names=[group_id])
+                return stub.DeleteGroups(request, timeout=timeout_s)
+
+            def code_of(response: pb.DeleteGroupsResponse) -> int:
+                return response.results[0].error_code if response.results else ErrorCode.NONE
+
+            response, _ = self._to_coordinator("deleteGroups", group_id, send, code_of, timeout_ms)
+            for r in response.results:
+                results[r.group_id] = _error(r.error_code, r.error_message)
+        return results
+
+    def _to_coordinator(
+        self,
+        what: str,
+        group_id: str,
+        send: Callable[[pb_grpc.GroupStub, float], R],
+        code_of: Callable[[R], int],
+        timeout_ms: int | None,
+    ) -> tuple[R, Node]:
+        """Send to the group's coordinator; look it up again while the answer says it moved
+        (NOT_COORDINATOR), is not there yet or is still loading the group."""
+        timeout_ms = self._timeout(timeout_ms)
+        deadline = time.monotonic() + timeout_ms / 1000
+        last_problem = "no answer yet"
+        while True:
+            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            node = self.find_coordinator(group_id, timeout_ms=remaining_ms)
+            stub = pb_grpc.GroupStub(self._pool.get(node.address))
+            try:
+                response = send(stub, max(deadline - time.monotonic(), 0.001))
+            except grpc.RpcError as exc:
+                if exc.code() not in RETRIABLE_STATUS:
+                    raise _rpc_error(exc) from None
+                last_problem = f"coordinator {node.id}: {exc.code().name}: {exc.details()}"
+            else:
+                code = code_of(response)
+                if code not in _COORDINATOR_MOVED:
+                    return response, node
+                last_problem = f"coordinator {node.id}: {ErrorCode(code).name}"
+            if time.monotonic() + self._retry_backoff_s >= deadline:
+                raise RequestTimedOutError(
+                    f"call {what} timed out after {timeout_ms} ms ({last_problem})"
+                )
+            time.sleep(self._retry_backoff_s)
+
+    # --- offsets and records (partition leaders) ------------------------------------------------
+
+    def list_offsets(
+        self, specs: Mapping[TopicPartition, int], *, timeout_ms: int | None = None
+    ) -> dict[TopicPartition, ListOffsetsResultInfo]:
+        """ListOffsets at each partition's leader. A spec is ``EARLIEST`` (-2, the log start
+        offset), ``LATEST`` (-1, the high watermark), ``MAX_TIMESTAMP`` (-3) or a timestamp in
+        ms (the first offset whose timestamp is at least that, -1 when there is none)."""
+
+        def request(leader_items: Mapping[TopicPartition, int]) -> pb.ListOffsetsRequest:
+            by_topic: dict[str, list[pb.ListOffsetsRequest.ListOffsetsPartition]] = {}
+            for tp, spec in leader_items.items():
+                by_topic.setdefault(tp.topic, []).append(
+                    pb.ListOffsetsRequest.ListOffsetsPartition(
+                        partition_index=tp.partition, current_leader_epoch=-1, timestamp=spec
+                    )
+                )
+            return pb.ListOffsetsRequest(
+                replica_id=-1,
+                topics=[
+                    pb.ListOffsetsRequest.ListOffsetsTopic(name=t, partitions=ps)
+                    for t, ps in by_topic.items()
+                ],
+            )
+
+        def send(
+            address: str, items: Mapping[TopicPartition, int], timeout_s: float
+        ) -> dict[TopicPartition, tuple[int, str, ListOffsetsResultInfo]]:
+            stub = pb_grpc.DataStub(self._pool.get(address))
+            response = stub.ListOffsets(request(items), timeout=timeout_s)
+            return {
+                TopicPartition(t.name, p.partition_index): (
+                    p.error_code,
+                    p.error_message,
+                    ListOffsetsResultInfo(p.offset, p.timestamp, p.leader_epoch),
+                )
+                for t in response.topics
+                for p in t.partitions
+            }
+
+        return self._to_leaders("listOffsets", dict(specs), send, timeout_ms)
+
+    def delete_records(
+        self, before_offsets: Mapping[TopicPartition, int], *, timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """Move each partition's log start offset up to the given offset (-1 = the high
+        watermark), at its leader; returns the new low watermarks. Raises the first error."""
+        timeout_ms = self._timeout(timeout_ms)
+
+        def send(
+            address: str, items: Mapping[TopicPartition, int], timeout_s: float
+        ) -> dict[TopicPartition, tuple[int, str, int]]:
+            by_topic: dict[str, list[pb.DeleteRecordsRequest.DeleteRecordsPartition]] = {}
+            for tp, offset in items.items():
+                by_topic.setdefault(tp.topic, []).append(
+                    pb.DeleteRecordsRequest.DeleteRecordsPartition(
+                        partition_index=tp.partition, offset=offset
+                    )
+                )
+            request = pb.DeleteRecordsRequest(
+                topics=[
+                    pb.DeleteRecordsRequest.DeleteRecordsTopic(name=t, partitions=ps)
+                    for t, ps in by_topic.items()
+                ],
+                timeout_ms=timeout_ms,
+            )
+            response = pb_grpc.AdminStub(self._pool.get(address)).DeleteRecords(
+                request, timeout=timeout_s
+            )
+            return {
+                TopicPartition(t.name, p.partition_index): (
+                    p.error_code,
+                    p.error_message,
+                    p.low_watermark,
+                )
+                for t in response.topics
+                for p in t.partitions
+            }
+
+        return self._to_leaders("deleteRecords", dict(before_offsets), send, timeout_ms)
+
+    def _to_leaders(
+        self,
+        what: str,
+        pending: dict[TopicPartition, K],
+        send: Callable[
+            [str, Mapping[TopicPartition, K], float], dict[TopicPartition, tuple[int, str, V]]
+        ],
+        timeout_ms: int | None,
+    ) -> dict[TopicPartition, V]:
+        """Send each partition's item to its leader; items answered with a retriable error
+        (a leader moved, none elected yet) are sent again after a metadata refresh. The first
+        other error is raised."""
+        timeout_ms = self._timeout(timeout_ms)
+        deadline = time.monotonic() + timeout_ms / 1000
+        results: dict[TopicPartition, V] = {}
+        last_problem = "no answer yet"
+        while pending:
+            remaining_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            response = self._metadata(sorted({tp.topic for tp in pending}), remaining_ms)
+            nodes = _nodes(response)
+            leaders: dict[int, dict[TopicPartition, K]] = {}
+            for topic in response.topics:
+                if topic.error_code != ErrorCode.NONE:
+                    error = error_for_code(topic.error_code, topic.error_message)
+                    # a topic missing from the metadata is not waited for: it is a typo far
+                    # more often than a topic being created at this moment
+                    if not error.retriable or error.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                        raise error
+                    last_problem = f"{topic.name}: {error}"
+                    continue
+                for p in topic.partitions:
+                    tp = TopicPartition(topic.name, p.partition_index)
+                    if tp in pending and p.leader_id in nodes:
+                        leaders.setdefault(p.leader_id, {})[tp] = pending[tp]
+            known = {
+                TopicPartition(t.name, p.partition_index)
+                for t in response.topics
+                for p in t.partitions
+            }
+            missing = [tp for tp in pending if tp not in known]
+            if missing and all(t.error_code == ErrorCode.NONE for t in response.topics):
+                raise error_for_code(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"partition {missing[0]} does not exist"
+                )
+            for leader, items in leaders.items():
+                try:
+                    answers = send(
+                        nodes[leader].address, items, max(deadline - time.monotonic(), 0.001)
+                    )
+                except grpc.RpcError as exc:
+                    if exc.code() not in RETRIABLE_STATUS:
+                        raise _rpc_error(exc) from None
+                    last_problem = f"broker {leader}: {exc.code().name}: {exc.details()}"
+                    continue
+                for tp, (code, message, value) in answers.items():
+                    if tp not in pending:
+                        continue
+                    if code == ErrorCode.NONE:
+                        results[tp] = value
+                        del pending[tp]
+                        continue
+                    error = error_for_code(code, message)
+                    if not error.retriable:
+                        raise error
+                    last_problem = f"{tp}: {error}"
+            if not pending:
+                break
+            if time.monotonic() + self._retry_backoff_s >= deadline:
+                raise RequestTimedOutError(
+                    f"call {what} timed out after {timeout_ms} ms ({last_problem})"
+                )
+            time.sleep(self._retry_backoff_s)
+        return dict(sorted(results.items()))
+
+    # --- configs ---------------------------------------------------------------------------------
+
+    def incremental_alter_configs(
+        self,
+        topic: str,
+        operations: Mapping[str, str | None],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int | None = None,
+    ) -> None:
+        """Set topic configs (``{name: value}``) or remove overrides (``{name: None}``), as
+        Kafka's incrementalAlterConfigs with SET / DELETE; raises the topic's error."""
+        request = pb.IncrementalAlterConfigsRequest(
+            resources=[
+                pb.IncrementalAlterConfigsRequest.AlterConfigsResource(
+                    resource_type=pb.CONFIG_RESOURCE_TYPE_TOPIC,
+                    resource_name=topic,
+                    configs=[
+                        pb.IncrementalAlterConfigsRequest.AlterableConfig(
+                            name=name,
+                            config_operation=pb.CONFIG_OPERATION_DELETE
+                            if value is None
+                            else pb.CONFIG_OPERATION_SET,
+                            value=value,
+                        )
+                        for name, value in operations.items()
+                    ],
+                )
+            ],
+            validate_only=validate_only,
+        )
+
+        def send(address: str, timeout_s: float) -> pb.IncrementalAlterConfigsResponse:
+            stub = pb_grpc.AdminStub(self._pool.get(address))
+            return stub.IncrementalAlterConfigs(request, timeout=timeout_s)
+
+        response = self._to_any_broker("incrementalAlterConfigs", send, timeout_ms)
+        for r in response.responses:
+            error = _error(r.error_code, r.error_message)
+            if error is not None:
+                raise error
+
+
+# Answers after which the group's coordinator is looked up again.
+_COORDINATOR_MOVED = frozenset(
+    {
+        ErrorCode.NOT_COORDINATOR,
+        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
+
+EARLIEST = -2  # ListOffsets specs, as the wire spells them
+LATEST = -1
+MAX_TIMESTAMP = -3
+
+
+@dataclass(frozen=True)
+class ConsumerGroupListing:
+    group_id: str
+    is_simple_consumer_group: bool  # no protocol type: offsets committed by admin or assign()
+    state: str  # Kafka's names: Empty, PreparingRebalance, CompletingRebalance, Stable, Dead
+
+
+@dataclass(frozen=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    host: str
+    assignment: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupDescription:
+    group_id: str
+    is_simple_consumer_group: bool
+    members: tuple[MemberDescription, ...]
+    partition_assignor: str  # "" unless Stable / CompletingRebalance
+    state: str
+    coordinator: Node
+
+
+class OffsetAndMetadata(NamedTuple):
+    offset: int
+    metadata: str = ""
+    leader_epoch: int | None = None
+
+
+class ListOffsetsResultInfo(NamedTuple):
+    offset: int  # -1 when nothing matched a timestamp
+    timestamp: int  # -1 unless the spec was a timestamp
+    leader_epoch: int
 
 
 def _nodes(response: pb.MetadataResponse) -> dict[int, Node]:

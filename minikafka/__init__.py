@@ -1,0 +1,125 @@
+"""minikafka: a Kafka-style event log cluster; this package is its Python client's public face.
+
+    import minikafka
+
+    with minikafka.Producer(bootstrap_servers="127.0.0.1:9092") as producer:
+        producer.send("orders", b"payload", key=b"customer-7").result(timeout=10)
+    with minikafka.Consumer("orders", bootstrap_servers="127.0.0.1:9092",
+                            auto_offset_reset="earliest", consumer_timeout_ms=1000) as consumer:
+        for record in consumer:
+            print(record.offset, record.value)
+    with minikafka.Admin("127.0.0.1:9092") as admin:
+        admin.create_topics([minikafka.NewTopic("orders", 3, 3)])
+
+The shapes follow kafka-python. Errors are Kafka's error codes as exceptions (``KafkaError`` and
+its subclasses, each with ``code``, ``retriable`` and ``invalid_metadata``).
+
+The client classes are loaded on first use (PEP 562 ``__getattr__``): ``import minikafka`` stays
+cheap and loads neither grpc nor anything of the broker, so ``minikafka dump-log`` and
+``minikafka broker`` pay only for what they use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from proto.errors import (
+    CorruptRecordError,
+    ErrorCode,
+    FencedLeaderEpochError,
+    InvalidConfigError,
+    InvalidRecordError,
+    InvalidRequestError,
+    InvalidTimestampError,
+    InvalidTopicError,
+    KafkaError,
+    KafkaStorageError,
+    LeaderNotAvailableError,
+    NotEnoughReplicasAfterAppendError,
+    NotEnoughReplicasError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    OutOfOrderSequenceError,
+    RecordTooLargeError,
+    RequestTimedOutError,
+    StaleControllerEpochError,
+    UnknownLeaderEpochError,
+    UnknownServerError,
+    UnknownTopicOrPartitionError,
+    UnsupportedCompressionTypeError,
+    error_for_code,
+)
+
+if TYPE_CHECKING:
+    from client.admin import AdminClient, NewTopic
+    from client.consumer.consumer import Consumer
+    from client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
+    from client.metadata import TopicPartition
+    from client.producer.future import RecordMetadata
+    from client.producer.producer import Producer
+
+    Admin = AdminClient
+
+__all__ = [
+    "Admin",
+    "AdminClient",
+    "Consumer",
+    "ConsumerRecord",
+    "CorruptRecordError",
+    "ErrorCode",
+    "FencedLeaderEpochError",
+    "InvalidConfigError",
+    "InvalidRecordError",
+    "InvalidRequestError",
+    "InvalidTimestampError",
+    "InvalidTopicError",
+    "KafkaError",
+    "KafkaStorageError",
+    "LeaderNotAvailableError",
+    "NewTopic",
+    "NotEnoughReplicasAfterAppendError",
+    "NotEnoughReplicasError",
+    "NotLeaderOrFollowerError",
+    "OffsetAndTimestamp",
+    "OffsetOutOfRangeError",
+    "OutOfOrderSequenceError",
+    "Producer",
+    "RecordMetadata",
+    "RecordTooLargeError",
+    "RequestTimedOutError",
+    "StaleControllerEpochError",
+    "TopicPartition",
+    "UnknownLeaderEpochError",
+    "UnknownServerError",
+    "UnknownTopicOrPartitionError",
+    "UnsupportedCompressionTypeError",
+    "error_for_code",
+]
+
+# name -> (module, attribute): what __getattr__ loads on first use.
+_LAZY: dict[str, tuple[str, str]] = {
+    "Producer": ("client.producer.producer", "Producer"),
+    "RecordMetadata": ("client.producer.future", "RecordMetadata"),
+    "Consumer": ("client.consumer.consumer", "Consumer"),
+    "ConsumerRecord": ("client.consumer.fetcher", "ConsumerRecord"),
+    "OffsetAndTimestamp": ("client.consumer.fetcher", "OffsetAndTimestamp"),
+    "TopicPartition": ("client.metadata", "TopicPartition"),
+    "AdminClient": ("client.admin", "AdminClient"),
+    "Admin": ("client.admin", "AdminClient"),
+    "NewTopic": ("client.admin", "NewTopic"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'minikafka' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module_name), attribute)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
