@@ -7,22 +7,44 @@
         ...
     batch = consumer.poll(timeout_ms=1000)   # {TopicPartition: [ConsumerRecord, ...]}
 
-Facade -> fetcher (positions, Fetch to leaders, prefetch). Consumer groups (``group_id``:
-subscription managed by a coordinator, committed offsets) are not built yet: without a group, a
-subscription means every partition of the topics, and positions start from
-``auto_offset_reset``.
+    group = Consumer("orders", bootstrap_servers=..., group_id="billing",
+                     enable_auto_commit=False)
+    for tp, records in group.poll(1000).items(): ...
+    group.commit()                       # the positions of every assigned partition
+    group.committed(TopicPartition("orders", 0))
+
+Facade -> fetcher (positions, Fetch to leaders, prefetch) and, with ``group_id``, the group
+coordinator (coordinator.py: membership, heartbeats, commits). Without a group, a subscription
+means every partition of the topics. With one, the group's assignor decides which partitions
+this member gets; each rebalance revokes them all first (committing when auto commit is on,
+then ``listener.on_partitions_revoked``), and new ones start from the group's committed
+offsets, else from ``auto_offset_reset``. Auto commit (``enable_auto_commit``) commits the
+positions every ``auto_commit_interval_ms`` from ``poll``, and on revoke and close. ``assign``
+with a ``group_id`` also starts from committed offsets, and commits outside the group
+(generation -1), as Kafka allows while the group has no members.
 
 Not thread-safe, like Kafka's consumer: one thread polls; ``close`` from another is allowed.
+The group's heartbeat thread is internal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+import structlog
+
 from client._channel import ChannelPool, parse_bootstrap_servers
+from client.consumer.coordinator import (
+    ConsumerCoordinator,
+    ConsumerRebalanceListener,
+    GroupSettings,
+    OffsetAndMetadata,
+)
 from client.consumer.fetcher import (
     EARLIEST,
     LATEST,
@@ -34,9 +56,12 @@ from client.consumer.fetcher import (
 from client.metadata import ClusterMetadata, TopicPartition
 from proto.errors import ErrorCode, InvalidConfigError, error_for_code
 
-__all__ = ["Consumer"]
+__all__ = ["Consumer", "ConsumerRebalanceListener", "OffsetAndMetadata"]
 
 Deserializer = Callable[[bytes | None], Any]
+CommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
+
+_log = structlog.get_logger(__name__)
 
 
 class Consumer:
@@ -46,6 +71,13 @@ class Consumer:
         bootstrap_servers: str | Sequence[str] = "127.0.0.1:9092",
         group_id: str | None = None,
         auto_offset_reset: str = "latest",
+        enable_auto_commit: bool = True,
+        auto_commit_interval_ms: int = 5_000,
+        session_timeout_ms: int = 10_000,
+        heartbeat_interval_ms: int = 3_000,
+        max_poll_interval_ms: int = 300_000,
+        partition_assignment_strategy: Sequence[str] = ("range",),
+        retry_backoff_ms: int = 100,
         fetch_max_wait_ms: int = 500,
         fetch_min_bytes: int = 1,
         fetch_max_bytes: int = 52_428_800,
@@ -58,8 +90,8 @@ class Consumer:
         value_deserializer: Deserializer | None = None,
         client_id: str = "minikafka-consumer",
     ) -> None:
-        if group_id is not None:
-            raise InvalidConfigError("consumer groups (group_id) are not supported yet")
+        if group_id == "":
+            raise InvalidConfigError("group_id must not be empty (None for no group)")
         if auto_offset_reset not in ("earliest", "latest", "none"):
             raise InvalidConfigError(
                 f"auto_offset_reset must be earliest, latest or none, not {auto_offset_reset!r}"
@@ -92,13 +124,45 @@ class Consumer:
         self._pattern: re.Pattern[str] | None = None
         self._manual = False
         self._closed = False
+        self._request_timeout_s = request_timeout_ms / 1000
+        self.group_id = group_id
+        self._enable_auto_commit = enable_auto_commit and group_id is not None
+        self._auto_commit_interval_s = auto_commit_interval_ms / 1000
+        self._next_auto_commit = time.monotonic() + self._auto_commit_interval_s
+        self._auto_commit_future: Future[None] | None = None
+        self._listener: ConsumerRebalanceListener | None = None
+        self._need_committed: set[TopicPartition] = set()  # positions still to initialize
+        self._commit_executor: ThreadPoolExecutor | None = None
+        self._coordinator: ConsumerCoordinator | None = None
+        if group_id is not None:
+            self._coordinator = ConsumerCoordinator(
+                group_id,
+                self._metadata,
+                self._pool,
+                GroupSettings(
+                    session_timeout_ms=session_timeout_ms,
+                    heartbeat_interval_ms=heartbeat_interval_ms,
+                    max_poll_interval_ms=max_poll_interval_ms,
+                    request_timeout_ms=request_timeout_ms,
+                    retry_backoff_ms=retry_backoff_ms,
+                    partition_assignment_strategy=tuple(partition_assignment_strategy),
+                    client_id=client_id,
+                ),
+                _Hooks(self),
+            )
         if topics:
             self.subscribe(topics)
 
     # --- what to consume ------------------------------------------------------------------
 
-    def subscribe(self, topics: Iterable[str] = (), pattern: str | None = None) -> None:
-        """Consume every partition of ``topics`` (or of topics matching ``pattern``)."""
+    def subscribe(
+        self,
+        topics: Iterable[str] = (),
+        pattern: str | None = None,
+        listener: ConsumerRebalanceListener | None = None,
+    ) -> None:
+        """Consume ``topics`` (or topics matching ``pattern``): every partition without a
+        group, the partitions the group assigns with one (``listener`` hears of changes)."""
         if self._manual:
             raise error_for_code(
                 ErrorCode.INVALID_REQUEST, "subscribe after assign: call unsubscribe first"
@@ -108,12 +172,18 @@ class Consumer:
             raise InvalidConfigError("subscribe needs topics or a pattern, not both")
         self._subscription = set(topic_list)
         self._pattern = re.compile(pattern) if pattern else None
+        self._listener = listener
         self._refresh_subscription()
+        if self._coordinator is not None:
+            self._coordinator.request_rejoin()
 
     def subscription(self) -> set[str]:
         return set(self._subscription)
 
     def unsubscribe(self) -> None:
+        if self._coordinator is not None and not self._manual:
+            self._revoke()
+            self._coordinator.maybe_leave_group("unsubscribe")
         self._subscription = set()
         self._pattern = None
         self._manual = False
@@ -125,7 +195,13 @@ class Consumer:
                 ErrorCode.INVALID_REQUEST, "assign after subscribe: call unsubscribe first"
             )
         self._manual = True
-        self._fetcher.assign(TopicPartition(*tp) for tp in partitions)
+        wanted = [TopicPartition(*tp) for tp in partitions]
+        before = self._fetcher.assignment()
+        self._fetcher.assign(wanted)
+        if self.group_id is not None:
+            self._need_committed = {tp for tp in wanted if tp not in before} | (
+                self._need_committed & set(wanted)
+            )
 
     def assignment(self) -> set[TopicPartition]:
         return self._fetcher.assignment()
@@ -146,6 +222,9 @@ class Consumer:
         if self._pattern is not None:
             names = self._metadata.list_topics()
             self._subscription = {t for t in names if self._pattern.fullmatch(t)}
+        if self._coordinator is not None:
+            self._metadata.add_topics(self._subscription)
+            return  # the group assigns partitions
         partitions: list[TopicPartition] = []
         for topic in sorted(self._subscription):
             parts = self._metadata.wait_for_topic(topic, self._metadata_timeout())
@@ -166,6 +245,7 @@ class Consumer:
         self._fetcher.reset_to(partitions or self.assignment(), LATEST)
 
     def position(self, partition: TopicPartition) -> int:
+        self._init_committed_positions()
         return self._fetcher.position(TopicPartition(*partition))
 
     def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
@@ -210,6 +290,11 @@ class Consumer:
         budget = max_records or self._max_poll_records
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
+            if self._coordinator is not None:
+                if not self._manual and not self._coordinator.poll(deadline):
+                    return {}
+                self._maybe_auto_commit()
+            self._init_committed_positions()
             records = self._fetcher.fetched_records(budget)
             if records:
                 self._fetcher.send_fetches()  # prefetch while the caller works
@@ -218,7 +303,111 @@ class Consumer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return {}
-            self._fetcher.wait_for_fetches(remaining)
+            if self._coordinator is not None:
+                remaining = min(remaining, 0.2)  # notice a rebalance soon
+            if self._fetcher.has_in_flight():
+                self._fetcher.wait_for_fetches(remaining)
+            else:
+                time.sleep(min(remaining, 0.05))
+
+    # --- groups: offsets and rebalances ---------------------------------------------------
+
+    def _group(self) -> ConsumerCoordinator:
+        if self._coordinator is None:
+            raise InvalidConfigError("this needs a group_id")
+        return self._coordinator
+
+    def _current_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        return {tp: OffsetAndMetadata(offset) for tp, offset in self._fetcher.positions().items()}
+
+    def commit(
+        self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
+    ) -> None:
+        """Commit ``offsets`` (default: the position of every assigned partition); blocks."""
+        group = self._group()
+        chosen = self._current_offsets() if offsets is None else _offsets(offsets)
+        group.commit_sync(chosen, self._request_timeout_s)
+
+    def commit_async(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None,
+        callback: CommitCallback | None = None,
+    ) -> Future[None]:
+        """Commit in the background; ``callback(offsets, exception_or_None)`` when done."""
+        group = self._group()
+        chosen = self._current_offsets() if offsets is None else _offsets(offsets)
+        if self._commit_executor is None:
+            self._commit_executor = ThreadPoolExecutor(1, thread_name_prefix="commit")
+
+        def run() -> None:
+            error: Exception | None = None
+            try:
+                group.commit_sync(chosen, self._request_timeout_s)
+            except Exception as exc:
+                error = exc
+            if callback is not None:
+                callback(chosen, error)
+            if error is not None:
+                raise error
+
+        return self._commit_executor.submit(run)
+
+    def committed(self, partition: TopicPartition) -> int | None:
+        """The group's committed offset of ``partition``; None when it has none."""
+        found = self._group().fetch_committed([TopicPartition(*partition)])
+        value = found.get(TopicPartition(*partition))
+        return None if value is None else value.offset
+
+    def _maybe_auto_commit(self) -> None:
+        if not self._enable_auto_commit or time.monotonic() < self._next_auto_commit:
+            return
+        if self._auto_commit_future is not None and not self._auto_commit_future.done():
+            return
+        self._next_auto_commit = time.monotonic() + self._auto_commit_interval_s
+        offsets = self._current_offsets()
+        if offsets:
+            self._auto_commit_future = self.commit_async(offsets, _log_auto_commit)
+
+    def _init_committed_positions(self) -> None:
+        """Positions of newly assigned partitions from the group's committed offsets."""
+        if not self._need_committed or self._coordinator is None:
+            return
+        wanted = self._need_committed & self._fetcher.assignment()
+        committed = self._coordinator.fetch_committed(wanted)
+        for tp, value in committed.items():
+            if value is not None:
+                self._fetcher.seek(tp, value.offset)
+        self._need_committed = set()
+
+    def _revoke(self) -> None:
+        """Before a rebalance: commit (auto commit), tell the listener, drop the partitions."""
+        owned = self._fetcher.assignment()
+        if self._enable_auto_commit and self._coordinator is not None:
+            self._wait_auto_commit()
+            offsets = self._current_offsets()
+            try:
+                self._coordinator.commit_sync(offsets, self._request_timeout_s)
+            except Exception as exc:  # the rebalance goes on; the new owner rereads a little
+                _log.warning(
+                    "group.commit_on_revoke_failed", group_id=self.group_id, error=str(exc)
+                )
+        if self._listener is not None:
+            self._listener.on_partitions_revoked(owned)
+        self._fetcher.assign([])
+        self._need_committed = set()
+
+    def _assign_from_group(self, partitions: set[TopicPartition]) -> None:
+        self._fetcher.assign(partitions)
+        self._need_committed = set(partitions)
+        self._init_committed_positions()
+        if self._listener is not None:
+            self._listener.on_partitions_assigned(set(partitions))
+
+    def _wait_auto_commit(self) -> None:
+        future = self._auto_commit_future
+        if future is not None:
+            with contextlib.suppress(Exception):  # logged by its callback
+                future.result(timeout=self._request_timeout_s)
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
         idle_since = time.monotonic()
@@ -244,15 +433,65 @@ class Consumer:
             for tp, recs in records.items()
         }
 
-    def close(self) -> None:
+    def close(self, autocommit: bool = True) -> None:
+        """Commit (auto commit), leave the group, release the connections."""
         if self._closed:
             return
-        self._closed = True
-        self._fetcher.close()
-        self._pool.close()
+        try:
+            if self._coordinator is not None:
+                if autocommit and self._enable_auto_commit:
+                    self._wait_auto_commit()
+                    try:
+                        self._coordinator.commit_sync(
+                            self._current_offsets(), self._request_timeout_s
+                        )
+                    except Exception as exc:
+                        _log.warning("group.commit_on_close_failed", error=str(exc))
+                self._coordinator.close(leave=not self._manual)
+            if self._commit_executor is not None:
+                self._commit_executor.shutdown(wait=True)
+        finally:
+            self._closed = True
+            self._fetcher.close()
+            self._pool.close()
 
     def __enter__(self) -> Consumer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class _Hooks:
+    """The coordinator's view of its Consumer (see MembershipHooks)."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self._consumer = consumer
+
+    def subscribed_topics(self) -> set[str]:
+        consumer = self._consumer
+        return set() if consumer._manual else set(consumer._subscription)
+
+    def on_revoke(self) -> None:
+        self._consumer._revoke()
+
+    def on_assign(self, partitions: set[TopicPartition]) -> None:
+        self._consumer._assign_from_group(partitions)
+
+
+def _offsets(
+    offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+) -> dict[TopicPartition, OffsetAndMetadata]:
+    return {
+        TopicPartition(*tp): value
+        if isinstance(value, OffsetAndMetadata)
+        else OffsetAndMetadata(value)
+        for tp, value in offsets.items()
+    }
+
+
+def _log_auto_commit(
+    offsets: dict[TopicPartition, OffsetAndMetadata], error: Exception | None
+) -> None:
+    if error is not None:
+        _log.warning("group.auto_commit_failed", error=str(error))

@@ -127,6 +127,13 @@ class Fetcher:
     def paused(self) -> set[TopicPartition]:
         return {tp for tp, s in self._states.items() if s.paused}
 
+    def positions(self) -> dict[TopicPartition, int]:
+        """The position of every assigned partition that has one (what a commit stores)."""
+        return {tp: s.position for tp, s in self._states.items() if s.position is not None}
+
+    def has_in_flight(self) -> bool:
+        return bool(self._in_flight)
+
     def _reset_missing(self, partitions: Iterable[TopicPartition]) -> None:
         missing = [tp for tp in partitions if self._states[tp].position is None]
         if not missing:
