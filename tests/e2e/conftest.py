@@ -246,22 +246,31 @@ class ComposeCluster:
         self._disconnected.discard(service)
 
     def restore(self) -> None:
-        """Undo pauses and disconnects, start what is stopped, and wait until all are healthy."""
+        """Undo pauses and disconnects, start what is stopped, and wait until all are healthy.
+
+        A broker started again within ZooKeeper's session timeout of its kill finds its old
+        /brokers/ids/<id> still there and exits, as Kafka does; it is started again until the
+        old session has expired.
+        """
         for service in sorted(self._paused):
             self.unpause(service)
         for service in sorted(self._disconnected):
             self.connect(service)
         self.compose("start")
-        self.wait_healthy()
+        self.wait_healthy(restart_exited=True)
 
     # --- waiting ----------------------------------------------------------------------------
 
     def wait_healthy(
-        self, services: Iterable[str] = SERVICES, timeout: float = HEALTHY_DEADLINE_S
+        self,
+        services: Iterable[str] = SERVICES,
+        timeout: float = HEALTHY_DEADLINE_S,
+        *,
+        restart_exited: bool = False,
     ) -> None:
         """Poll the healthchecks until every service is healthy. Fail at the deadline, or at
-        once when a container has exited (nothing restarts it), with the state, the last
-        healthcheck output and the log tail of each service that is not healthy."""
+        once when a container has exited (nothing restarts it) unless ``restart_exited``, with
+        the state, the last healthcheck output and the log tail of each unhealthy service."""
         wanted = list(services)
         start = time.monotonic()
         states: dict[str, str] = {}
@@ -269,11 +278,14 @@ class ComposeCluster:
             states = {s: self._state_or_missing(s) for s in wanted}
             if all(state == "healthy" for state in states.values()):
                 return
-            if any(state in _TERMINAL_STATES for state in states.values()):
-                break
             if time.monotonic() - start >= timeout:
                 break
-            time.sleep(0.5)
+            exited = [s for s, state in states.items() if state in _TERMINAL_STATES]
+            if exited and not restart_exited:
+                break
+            for service in exited:
+                self.start(service)
+            time.sleep(1.0 if exited else 0.5)
         report = [f"not healthy after {time.monotonic() - start:.0f} s: {states}"]
         for service, state in states.items():
             if state != "healthy":
