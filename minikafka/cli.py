@@ -24,6 +24,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "client.cli.elect_leaders",
         "run a preferred or unclean leader election for partitions",
     ),
+    "produce": ("client.cli.produce", "produce lines of stdin as records (console producer)"),
+    "consume": ("client.cli.consume", "print records of topics to stdout (console consumer)"),
+    "groups": (
+        "client.cli.groups",
+        "list, describe, reset the offsets of and delete consumer groups",
+    ),
+    "perf-produce": ("client.cli.perf_produce", "producer throughput and latency test"),
+    "perf-consume": ("client.cli.perf_consume", "consumer throughput test"),
 }
 
 

@@ -1,0 +1,83 @@
+"""Kafka-style ``key=value`` options of the console and perf tools, turned into client kwargs.
+
+    parse_key_values(["acks=all", "linger.ms=5"])        # {"acks": "all", "linger.ms": "5"}
+    client_kwargs(Producer, {"linger.ms": "5"}, warn)   # {"linger_ms": 5}
+
+Kafka's config names map to the client's keyword arguments by replacing ``.`` with ``_``
+(``linger.ms`` -> ``linger_ms``); the value is converted to the type of the argument's default
+(int, float, bool) or kept as text. An unknown name is reported the way Kafka's clients log it
+(``The configuration 'x' was supplied but isn't a known config.``) and skipped.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["ConfigError", "client_kwargs", "parse_key_values", "read_properties_file"]
+
+# Accepted by every tool and handled by the tool itself (e.g. --bootstrap-server wins).
+_HANDLED_ELSEWHERE = frozenset({"bootstrap.servers"})
+
+
+class ConfigError(ValueError):
+    """A ``key=value`` item or a value that does not parse; the message is the user's."""
+
+
+def parse_key_values(items: Iterable[str]) -> dict[str, str]:
+    """``["k=v", ...]`` -> ``{"k": "v"}``; the first ``=`` splits, the value may be empty."""
+    parsed: dict[str, str] = {}
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise ConfigError(f"Invalid property: {item!r} (expected key=value)")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def read_properties_file(path: str) -> dict[str, str]:
+    """A Java-style .properties file: ``k=v`` lines, ``#``/``!`` comments, blank lines."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            lines = [line.strip() for line in file]
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    return parse_key_values(line for line in lines if line and line[0] not in "#!")
+
+
+def client_kwargs(
+    client: Callable[..., Any], config: Mapping[str, str], warn: Callable[[str], None]
+) -> dict[str, Any]:
+    """Keyword arguments of ``client`` (e.g. Producer) for Kafka-named ``config`` items."""
+    parameters = inspect.signature(client).parameters
+    kwargs: dict[str, Any] = {}
+    for name, text in config.items():
+        if name in _HANDLED_ELSEWHERE:
+            continue
+        parameter = parameters.get(name.replace(".", "_").replace("-", "_"))
+        if parameter is None or parameter.kind not in (
+            inspect.Parameter.KEYWORD_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            warn(f"The configuration '{name}' was supplied but isn't a known config.")
+            continue
+        kwargs[parameter.name] = _convert(name, text, parameter)
+    return kwargs
+
+
+def _convert(name: str, text: str, parameter: inspect.Parameter) -> Any:
+    default = parameter.default
+    annotation = str(parameter.annotation)
+    try:
+        if isinstance(default, bool) or (default is None and "bool" in annotation):
+            if text.lower() not in ("true", "false"):
+                raise ValueError(text)
+            return text.lower() == "true"
+        if isinstance(default, int) and "str" not in annotation:
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+    except ValueError:
+        raise ConfigError(f"Invalid value {text} for configuration {name}") from None
+    return text

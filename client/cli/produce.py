@@ -1,0 +1,217 @@
+"""``minikafka produce``: Kafka's kafka-console-producer.sh — one record per line of stdin.
+
+    minikafka produce --bootstrap-server H:P --topic T [--acks all|1|0] [--sync]
+        [--property parse.key=true --property key.separator=:]
+        [--producer-property linger.ms=5 ...] [--producer.config FILE]
+
+Reader properties (``--property``), as Kafka's LineMessageReader reads them: ``parse.key``
+(false; the key is the text before the first ``key.separator``, a tab by default),
+``ignore.error`` (false: a line without the separator is an error; true: the whole line is the
+value), ``null.marker`` (a key or value equal to it is sent as null). Lines are bytes; the line
+end (``\\n`` or ``\\r\\n``) is not part of the value.
+
+Records go out asynchronously (``--sync``: one at a time) with acks=all unless ``--acks`` says
+otherwise. The first failure prints one line on stderr, as Kafka's ErrorLoggingCallback words
+it, and the tool exits 1 once what was already sent is settled::
+
+    ERROR Error when sending message to topic T with key: null, value: 5 bytes with error: <error>
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO, Protocol, TextIO
+
+from client.cli._config import ConfigError, parse_key_values, read_properties_file
+from proto.errors import KafkaError
+
+if TYPE_CHECKING:  # the producer loads grpc: only when the command runs (see minikafka.cli)
+    from client.producer.future import FutureRecordMetadata
+
+__all__ = ["LineReader", "ReaderError", "add_arguments", "execute", "run", "send_error_line"]
+
+
+class ReaderError(Exception):
+    """A line the reader cannot turn into a record (Kafka's KafkaException from the reader)."""
+
+
+class RecordSender(Protocol):
+    """What this tool needs of Producer (tests pass a fake)."""
+
+    def send(
+        self, topic: str, value: bytes | None = None, key: bytes | None = None
+    ) -> FutureRecordMetadata: ...
+    def flush(self, timeout: float | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class LineReader:
+    """Kafka's LineMessageReader: lines of bytes -> (key, value)."""
+
+    parse_key: bool = False
+    key_separator: bytes = b"\t"
+    ignore_error: bool = False
+    null_marker: bytes | None = None
+
+    @classmethod
+    def from_properties(cls, properties: dict[str, str]) -> LineReader:
+        null_marker = properties.get("null.marker")
+        separator = properties.get("key.separator", "\t")
+        if not separator:
+            raise ConfigError("key.separator must not be empty")
+        return cls(
+            parse_key=_true(properties.get("parse.key")),
+            key_separator=separator.encode(),
+            ignore_error=_true(properties.get("ignore.error")),
+            null_marker=null_marker.encode() if null_marker else None,
+        )
+
+    def records(self, lines: Iterable[bytes]) -> Iterator[tuple[bytes | None, bytes | None]]:
+        for number, raw in enumerate(lines, start=1):
+            line = raw[:-1] if raw.endswith(b"\n") else raw
+            line = line[:-1] if line.endswith(b"\r") else line
+            key: bytes | None = None
+            value: bytes | None = line
+            if self.parse_key:
+                key, separator, rest = line.partition(self.key_separator)
+                if separator:
+                    value = rest
+                elif self.ignore_error:
+                    key, value = None, line
+                else:
+                    shown = line.decode(errors="replace")
+                    raise ReaderError(f"No key separator found on line number {number}: '{shown}'")
+            yield self._null(key), self._null(value)
+
+    def _null(self, item: bytes | None) -> bytes | None:
+        return None if item is not None and item == self.null_marker else item
+
+
+def _true(text: str | None) -> bool:
+    return text is not None and text.strip().lower() == "true"
+
+
+def send_error_line(topic: str, key: bytes | None, value: bytes | None, error: object) -> str:
+    def size(item: bytes | None) -> str:
+        return "null" if item is None else f"{len(item)} bytes"
+
+    return (
+        f"ERROR Error when sending message to topic {topic} with key: {size(key)}, "
+        f"value: {size(value)} with error: {error}"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
+    )
+    parser.add_argument("--topic", required=True, help="topic to produce to")
+    parser.add_argument(
+        "--acks",
+        default="all",
+        choices=["all", "-1", "0", "1"],
+        help="acknowledgements the leader waits for (default all)",
+    )
+    parser.add_argument("--sync", action="store_true", help="send each record and wait for it")
+    parser.add_argument(
+        "--property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="line reader property: parse.key, key.separator, ignore.error, null.marker",
+    )
+    parser.add_argument(
+        "--producer-property",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="producer config by Kafka name (linger.ms, batch.size, ...)",
+    )
+    parser.add_argument(
+        "--producer.config", dest="producer_config", metavar="FILE", help="producer .properties"
+    )
+
+
+class _FirstError:
+    """The first failed send; later ones are dropped (one line on stderr). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.line: str | None = None
+
+    def set(self, line: str) -> None:
+        with self._lock:
+            if self.line is None:
+                self.line = line
+
+
+def execute(
+    args: argparse.Namespace, producer: RecordSender, lines: Iterable[bytes], err: TextIO
+) -> int:
+    try:
+        reader = LineReader.from_properties(parse_key_values(args.property))
+    except ConfigError as exc:
+        print(f"ERROR {exc}", file=err)
+        return 1
+    topic: str = args.topic
+    failed = _FirstError()
+    status = 0
+    try:
+        for key, value in reader.records(lines):
+            if failed.line is not None:
+                break
+            future = producer.send(topic, value=value, key=key)
+            if args.sync:
+                future.result()
+            else:
+                future.add_errback(
+                    lambda exc, k=key, v=value: failed.set(send_error_line(topic, k, v, exc))
+                )
+    except ReaderError as exc:
+        print(f"ERROR {exc}", file=err)
+        status = 1
+    except (KafkaError, TypeError, TimeoutError) as exc:  # raised by send or by a --sync wait
+        failed.set(send_error_line(topic, key, value, exc))
+    try:
+        producer.flush()
+    except KafkaError as exc:
+        failed.set(f"ERROR {exc}")
+    if failed.line is not None:
+        print(failed.line, file=err)
+        return 1
+    return status
+
+
+def producer_config(args: argparse.Namespace) -> dict[str, str]:
+    """The producer's Kafka-named config: --producer.config, then --producer-property, --acks."""
+    config = read_properties_file(args.producer_config) if args.producer_config else {}
+    config.update(parse_key_values(args.producer_property))
+    config["acks"] = args.acks
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    from client.cli._config import client_kwargs
+    from client.cli._logging import configure_tool_logging
+    from client.producer.producer import Producer
+
+    configure_tool_logging()
+
+    def warn(message: str) -> None:
+        print(f"WARN {message}", file=sys.stderr)
+
+    try:
+        kwargs = client_kwargs(Producer, producer_config(args), warn)
+        producer = Producer(bootstrap_servers=args.bootstrap_server, **kwargs)
+    except (ConfigError, KafkaError) as exc:
+        print(f"ERROR {exc}", file=sys.stderr)
+        return 1
+    stdin: BinaryIO = sys.stdin.buffer
+    try:
+        return execute(args, producer, stdin, sys.stderr)
+    finally:
+        producer.close()
