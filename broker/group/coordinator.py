@@ -85,7 +85,7 @@ def java_string_hashcode(value: str) -> int:
 def partition_for(group_id: str, num_partitions: int) -> int:
     """Kafka's ``Utils.abs(groupId.hashCode) % groupMetadataTopicPartitionCount``."""
     h = java_string_hashcode(group_id)
-    return (h & 0x7FFFFFFF) % num_partitions  # Utils.abs: MIN_VALUE maps to 0, not negative
+    return (0 if h == -(1 << 31) else abs(h)) % num_partitions  # Utils.abs
 
 
 class Cancellable(Protocol):
