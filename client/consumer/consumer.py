@@ -291,7 +291,8 @@ class Consumer:
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
             if self._coordinator is not None:
-                if not self._manual and not self._coordinator.poll(deadline):
+                subscribed = not self._manual and self._subscription
+                if subscribed and not self._coordinator.poll(deadline):
                     return {}
                 self._maybe_auto_commit()
             self._init_committed_positions()

@@ -188,6 +188,17 @@ def test_rebalance_on_join_and_leave_consumes_everything_and_keeps_commits(
     assert [(r.group_id, r.error_code) for r in deleted.results] == [("g1", 0)]
     assert all(v is None for v in _committed(bootstrap, "g1").values())
 
+    # assign() with a group_id: positions from the group's commits, commits outside the
+    # group (generation -1), allowed while it has no members
+    tp = TopicPartition(TOPIC, 0)
+    with Consumer(bootstrap_servers=bootstrap, group_id="g1", enable_auto_commit=False) as one:
+        one.assign([tp])
+        one.commit({tp: 5})
+        assert one.committed(tp) == 5
+    with Consumer(bootstrap_servers=bootstrap, group_id="g1", enable_auto_commit=False) as two:
+        two.assign([tp])
+        assert two.position(tp) == 5
+
 
 def test_crashed_member_is_expired_and_its_partitions_move(cluster_factory: ClusterFactory) -> None:
     cluster = _cluster(cluster_factory)
@@ -203,6 +214,38 @@ def test_crashed_member_is_expired_and_its_partitions_move(cluster_factory: Clus
     _wait_consumed(cluster, [a, b], 400)
     a.close()
     assert _committed(bootstrap, "g2") == _end_offsets(bootstrap)
+
+
+def test_member_that_stops_polling_leaves_and_rejoins(cluster_factory: ClusterFactory) -> None:
+    cluster = _cluster(cluster_factory)
+    bootstrap = cluster.bootstrap_servers
+    a = Member(bootstrap, "g4", "a")
+    slow = Consumer(
+        TOPIC,
+        bootstrap_servers=bootstrap,
+        group_id="g4",
+        session_timeout_ms=3000,
+        heartbeat_interval_ms=200,
+        max_poll_interval_ms=1500,
+        client_id="slow",
+    )
+    try:
+        cluster.wait_for(
+            lambda: slow.poll(timeout_ms=100) is not None and len(slow.assignment()) == 3,
+            timeout_s=30,
+            what="slow gets half of the partitions",
+        )
+        # No poll for longer than max.poll.interval.ms: its heartbeat thread leaves the group
+        # (its session is still alive), and a takes everything.
+        _wait_balanced(cluster, [a], "a owns every partition after slow left")
+        cluster.wait_for(
+            lambda: slow.poll(timeout_ms=100) is not None and len(slow.assignment()) == 3,
+            timeout_s=30,
+            what="slow rejoins when it polls again",
+        )
+    finally:
+        slow.close()
+        a.close()
 
 
 def _coordinator_of(cluster: Cluster, group: str) -> int:
