@@ -474,9 +474,8 @@ class GroupCoordinator:
             self._cancel_heartbeat(group, member.member_id)
             member.complete_sync(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
             group.remove(member.member_id)
-        for member_id in list(group.pending_members):
-            self._cancel_heartbeat(group, member_id)
-        group.pending_members.clear()
+        # Pending members (given an id, not joined yet) stay: their join starts the next
+        # rebalance, or their session timer forgets them.
         now = self._time_ms()
         group.init_next_generation(now)
         _log.info(

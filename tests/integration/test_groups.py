@@ -280,10 +280,15 @@ def test_coordinator_killed_group_recovers_with_commits_intact(
     assert new_coordinator != coordinator
     # The new leader of the group's __consumer_offsets partition loaded the commits.
     assert _committed(bootstrap, "g3") == ends
+    loaded = cluster.brokers[new_coordinator].log_events("group_partition.loaded")
+    assert any(int(str(e["groups"])) >= 1 for e in loaded), loaded
 
     _produce(bootstrap, 200, 200)
     _wait_consumed(cluster, [a, b], 400)
     _wait_balanced(cluster, [a, b], "a and b still split the partitions")
+    # the members kept their generation through the failover: no member had to rejoin
+    rebalances = cluster.brokers[new_coordinator].log_events("group.rebalance_completed")
+    assert not [e for e in rebalances if e.get("group_id") == "g3"], rebalances
     a.close()
     b.close()
     assert _committed(bootstrap, "g3") == _end_offsets(bootstrap)

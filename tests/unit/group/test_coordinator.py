@@ -251,6 +251,30 @@ def test_initial_rebalance_delay_waits_for_more_members() -> None:
     run(scenario)
 
 
+def test_pending_member_survives_a_completed_join_and_joins_next() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        await h.start()
+        a = await h.new_member()
+        b = await h.new_member()  # has its id, has not joined yet
+        join_a = h.join(a)
+        await h.timers.advance(0)
+        assert (await join_a).generation_id == 1
+        join_b = h.join(b)  # b's id is still good: it starts the next rebalance
+        await _settle()
+        assert h.state() is GroupState.PREPARING_REBALANCE
+        join_a = h.join(a)
+        await _settle()
+        assert (await join_b).error == ErrorCode.NONE
+        assert (await join_a).generation_id == 2
+        # a pending member that never joins is forgotten after its session timeout
+        c = await h.new_member()
+        await h.timers.advance(10_001)
+        assert (await h.join(c)).error == ErrorCode.UNKNOWN_MEMBER_ID
+
+    run(scenario)
+
+
 def test_new_member_rebalances_a_stable_group_and_followers_wait_for_the_leader() -> None:
     async def scenario() -> None:
         h = Harness()
