@@ -221,27 +221,31 @@ def consume(
     timeout_ms: int | None,
     clock: Any = time.monotonic,
 ) -> int:
-    """Poll and print until ``max_messages`` or ``timeout_ms`` without a record; the count."""
+    """Poll and print until ``max_messages``, ``timeout_ms`` without a record or Ctrl-C; the
+    count."""
     count = 0
     last_record_at = clock()
-    while max_messages is None or count < max_messages:
-        wait_ms = 1000
-        if timeout_ms is not None:
-            remaining_ms = timeout_ms - (clock() - last_record_at) * 1000
-            if remaining_ms <= 0:
-                break
-            wait_ms = max(1, min(wait_ms, int(remaining_ms)))
-        budget = None if max_messages is None else max_messages - count
-        batch = source.poll(timeout_ms=wait_ms, max_records=budget)
-        records: list[ConsumerRecord] = [r for rs in batch.values() for r in rs]
-        if not records:
-            continue
-        last_record_at = clock()
-        if budget is not None:
-            records = records[:budget]
-        out.write(b"".join(formatter.format(r) for r in records))
-        out.flush()
-        count += len(records)
+    try:
+        while max_messages is None or count < max_messages:
+            wait_ms = 1000
+            if timeout_ms is not None:
+                remaining_ms = timeout_ms - (clock() - last_record_at) * 1000
+                if remaining_ms <= 0:
+                    break
+                wait_ms = max(1, min(wait_ms, int(remaining_ms)))
+            budget = None if max_messages is None else max_messages - count
+            batch = source.poll(timeout_ms=wait_ms, max_records=budget)
+            records: list[ConsumerRecord] = [r for rs in batch.values() for r in rs]
+            if not records:
+                continue
+            last_record_at = clock()
+            if budget is not None:
+                records = records[:budget]
+            out.write(b"".join(formatter.format(r) for r in records))
+            out.flush()
+            count += len(records)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how the tool is usually stopped: report and exit 0, as Kafka does
     return count
 
 
@@ -320,7 +324,7 @@ def execute(args: argparse.Namespace, make_consumer: Any, out: BinaryIO, err: Te
         print(f"ERROR Error processing message, terminating consumer process: {exc}", file=err)
         status = 1
     except KeyboardInterrupt:
-        pass  # Ctrl-C is how the tool is usually stopped: report and exit 0, as Kafka does
+        pass  # Ctrl-C before the first poll
     finally:
         consumer.close()
         print(f"Processed a total of {count} messages", file=err)

@@ -1,0 +1,202 @@
+"""The console and perf tools as a user runs them: ``python -m minikafka ...`` against real
+brokers, with Kafka's output shapes."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+
+from client.admin import NewTopic, raise_first
+from tests.integration.cluster import REPO_ROOT, Cluster
+from tests.integration.conftest import ClusterFactory
+
+
+def tool(
+    cluster: Cluster, name: str, *argv: str, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "minikafka", name]
+    if name != "perf-produce":
+        command += ["--bootstrap-server", cluster.bootstrap_servers]
+    command += argv
+    return subprocess.run(
+        command, cwd=REPO_ROOT, input=stdin, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def create_topic(cluster: Cluster, name: str, partitions: int) -> None:
+    with cluster.admin() as admin:
+        raise_first(admin.create_topics([NewTopic(name, partitions, 1)]))
+    for p in range(partitions):
+        cluster.wait_for(lambda p=p: cluster.leader(name, p) >= 0, what=f"{name}-{p} leader")  # type: ignore[misc]
+
+
+def rows(stdout: str) -> list[list[str]]:
+    """The table's rows (after its header), split into cells."""
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    return [line.split() for line in lines[1:]]
+
+
+def test_produce_then_consume_keys_and_values(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    create_topic(cluster, "lines", 2)
+
+    lines = [f"key{i % 3}:value {i}" for i in range(20)]
+    produced = tool(
+        cluster, "produce", "--topic", "lines",
+        "--property", "parse.key=true", "--property", "key.separator=:",
+        stdin="\n".join(lines) + "\n",
+    )  # fmt: skip
+    assert (produced.returncode, produced.stdout, produced.stderr) == (0, "", "")
+
+    consumed = tool(
+        cluster, "consume", "--topic", "lines", "--from-beginning", "--max-messages", "20",
+        "--property", "print.key=true", "--property", "key.separator=:",
+        "--property", "print.partition=true",
+    )  # fmt: skip
+    assert consumed.returncode == 0, consumed.stderr
+    assert consumed.stderr.splitlines()[-1] == "Processed a total of 20 messages"
+    printed = consumed.stdout.splitlines()
+    assert sorted(line.split(":", 2)[2] for line in printed) == sorted(lines)
+    # one key, one partition (murmur2), and each partition keeps the order of production
+    partition_of: dict[str, str] = {}
+    for line in printed:
+        _, partition, key, _value = line.split(":", 3)
+        assert partition_of.setdefault(key, partition) == partition
+    for p in ("0", "1"):
+        in_partition = [ln.split(":", 2)[2] for ln in printed if ln.startswith(f"Partition:{p}:")]
+        assert in_partition == [ln for ln in lines if ln in in_partition]
+
+    single = tool(
+        cluster, "consume", "--topic", "lines", "--partition", "0", "--offset", "1",
+        "--max-messages", "1", "--property", "print.offset=true",
+    )  # fmt: skip
+    assert single.returncode == 0, single.stderr
+    assert single.stdout.startswith("Offset:1\t")
+
+    idle = tool(cluster, "consume", "--topic", "lines", "--timeout-ms", "1000")
+    assert (idle.returncode, idle.stdout) == (0, "")
+    assert idle.stderr.splitlines()[-1] == "Processed a total of 0 messages"
+
+    no_key = tool(cluster, "produce", "--topic", "lines", "--property", "parse.key=true",
+                  stdin="no separator here\n")  # fmt: skip
+    assert no_key.returncode == 1
+    assert no_key.stderr == "ERROR No key separator found on line number 1: 'no separator here'\n"
+
+    missing = tool(cluster, "produce", "--topic", "missing",
+                   "--producer-property", "max.block.ms=1000", stdin="x\n")  # fmt: skip
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("ERROR Error when sending message to topic missing")
+    assert len(missing.stderr.splitlines()) == 1
+
+
+SUMMARY = re.compile(
+    r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
+    r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.$"
+)
+
+
+def test_perf_tools_print_kafkas_summaries(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    create_topic(cluster, "perf", 1)
+    produced = tool(
+        cluster, "perf-produce", "--topic", "perf", "--num-records", "20000",
+        "--record-size", "100", "--throughput", "-1",
+        "--producer-props", f"bootstrap.servers={cluster.bootstrap_servers}", "acks=1",
+    )  # fmt: skip
+    assert produced.returncode == 0, produced.stderr
+    match = SUMMARY.match(produced.stdout.splitlines()[-1])
+    assert match is not None, produced.stdout
+    count, rate, mb = int(match[1]), float(match[2]), float(match[3])
+    avg, top, p50, p99 = float(match[4]), float(match[5]), int(match[6]), int(match[8])
+    assert count == 20000
+    assert rate > 1000 and abs(mb - rate * 100 / 2**20) < 0.01
+    assert 0 < avg <= top and p50 <= p99 <= top + 1
+
+    consumed = tool(cluster, "perf-consume", "--topic", "perf", "--messages", "20000")
+    assert consumed.returncode == 0, consumed.stderr
+    header, line = consumed.stdout.splitlines()
+    assert header.split(", ") == [
+        "start.time", "end.time", "data.consumed.in.MB", "MB.sec", "data.consumed.in.nMsg",
+        "nMsg.sec", "rebalance.time.ms", "fetch.time.ms", "fetch.MB.sec", "fetch.nMsg.sec",
+    ]  # fmt: skip
+    fields = line.split(", ")
+    assert fields[4] == "20000"
+    assert fields[2] == f"{20000 * 100 / 2**20:.4f}"
+
+
+def describe(cluster: Cluster, group: str, *more: str) -> subprocess.CompletedProcess[str]:
+    return tool(cluster, "groups", "--describe", "--group", group, *more)
+
+
+def test_groups_list_describe_reset_delete(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    create_topic(cluster, "events", 2)
+    values = "".join(f"e{i}\n" for i in range(10))
+    assert tool(cluster, "produce", "--topic", "events", stdin=values).returncode == 0
+
+    # a member that stays: consumes everything, then waits for more
+    member = subprocess.Popen(
+        [sys.executable, "-m", "minikafka", "consume", "--bootstrap-server",
+         cluster.bootstrap_servers, "--topic", "events", "--group", "readers",
+         "--from-beginning", "--consumer-property", "auto.commit.interval.ms=200"],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+
+        def caught_up() -> list[list[str]] | None:
+            result = describe(cluster, "readers")
+            table = rows(result.stdout)
+            done = len(table) == 2 and all(r[5] == "0" and r[6] != "-" for r in table)
+            return table if done else None
+
+        table = cluster.wait_for(caught_up, timeout_s=40, what="the member's commits")
+        assert sorted((r[0], r[1], r[2]) for r in table) == [
+            ("readers", "events", "0"),
+            ("readers", "events", "1"),
+        ]
+        assert sum(int(r[3]) for r in table) == 10  # committed = log end, lag 0
+        assert tool(cluster, "groups", "--list").stdout.splitlines() == ["readers"]
+        state = rows(describe(cluster, "readers", "--state").stdout)
+        assert state[0][-2:] == ["Stable", "1"]
+
+        busy = tool(cluster, "groups", "--reset-offsets", "--group", "readers",
+                    "--all-topics", "--to-earliest", "--execute")  # fmt: skip
+        assert busy.returncode == 1
+        assert "can only be reset if the group 'readers' is inactive" in busy.stderr
+    finally:
+        member.send_signal(signal.SIGINT)  # Ctrl-C: commit, leave the group, report
+        _, err = member.communicate(timeout=30)
+    assert err.splitlines()[-1] == "Processed a total of 10 messages"
+
+    inactive = describe(cluster, "readers")
+    assert "Consumer group 'readers' has no active members." in inactive.stderr
+    assert all(r[6:] == ["-", "-", "-"] for r in rows(inactive.stdout))
+
+    reset = tool(cluster, "groups", "--reset-offsets", "--group", "readers", "--topic", "events",
+                 "--to-earliest", "--execute")  # fmt: skip
+    assert reset.returncode == 0, reset.stderr
+    assert rows(reset.stdout) == [["readers", "events", "0", "0"], ["readers", "events", "1", "0"]]
+    shifted = tool(cluster, "groups", "--reset-offsets", "--group", "readers",
+                   "--topic", "events:0", "--shift-by", "2", "--dry-run")  # fmt: skip
+    assert rows(shifted.stdout)[0][:3] == ["readers", "events", "0"]
+    lags = {r[2]: (r[3], r[5]) for r in rows(describe(cluster, "readers").stdout)}
+    assert lags["0"][0] == "0" and lags["1"][0] == "0"  # dry run changed nothing
+
+    again = tool(cluster, "consume", "--topic", "events", "--group", "readers",
+                 "--max-messages", "10", "--timeout-ms", "20000")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert sorted(again.stdout.splitlines()) == sorted(values.splitlines())
+
+    deleted = tool(cluster, "groups", "--delete", "--group", "readers")
+    assert (deleted.returncode, deleted.stdout) == (
+        0,
+        "Deletion of requested consumer groups ('readers') was successful.\n",
+    )
+    gone = describe(cluster, "readers")
+    assert (gone.returncode, gone.stderr) == (
+        1,
+        "Error: Consumer group 'readers' does not exist.\n",
+    )
+    assert tool(cluster, "groups", "--list").stdout == ""
