@@ -36,6 +36,7 @@ from typing import Protocol
 
 import structlog
 
+from broker.config import BrokerConfig
 from broker.group.group_metadata import (
     GroupMetadata,
     GroupState,
@@ -122,18 +123,15 @@ class GroupConfig:
     offsets_load_buffer_size: int = 5 * 1024 * 1024
 
     @classmethod
-    def from_broker_config(cls, config: object) -> GroupConfig:
-        """From a BrokerConfig: typed fields where it has them, else its unknown keys."""
-        unknown: Mapping[str, str] = getattr(config, "unknown", {})
+    def from_broker_config(cls, config: BrokerConfig) -> GroupConfig:
+        """Its typed fields where BrokerConfig has them, else its unknown keys (as Kafka's)."""
 
         def key(name: str, default: int) -> int:
-            return int(unknown.get(name, default))
+            return int(config.unknown.get(name, default))
 
         return cls(
-            offsets_topic_num_partitions=getattr(config, "offsets_topic_num_partitions", 50),
-            group_initial_rebalance_delay_ms=getattr(
-                config, "group_initial_rebalance_delay_ms", 3_000
-            ),
+            offsets_topic_num_partitions=config.offsets_topic_num_partitions,
+            group_initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
             group_min_session_timeout_ms=key("group.min.session.timeout.ms", 6_000),
             group_max_session_timeout_ms=key("group.max.session.timeout.ms", 1_800_000),
             offsets_commit_timeout_ms=key("offsets.commit.timeout.ms", 5_000),

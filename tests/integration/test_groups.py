@@ -51,8 +51,8 @@ class Member:
     def __init__(self, bootstrap: str, group: str, name: str, **config: object) -> None:
         self.name = name
         self.consumed: list[tuple[TopicPartition, int, bytes]] = []
+        listener = config.pop("listener", None)
         self.consumer = Consumer(
-            TOPIC,
             bootstrap_servers=bootstrap,
             group_id=group,
             auto_offset_reset="earliest",
@@ -62,6 +62,7 @@ class Member:
             client_id=name,
             **config,  # type: ignore[arg-type]
         )
+        self.consumer.subscribe([TOPIC], listener=listener)  # type: ignore[arg-type]
         self._stop = threading.Event()
         self._crash = False
         self.error: BaseException | None = None
@@ -153,9 +154,21 @@ def test_rebalance_on_join_and_leave_consumes_everything_and_keeps_commits(
     _wait_balanced(cluster, [a], "a owns every partition")
     b = Member(bootstrap, "g1", "b", partition_assignment_strategy=("roundrobin", "range"))
     _wait_balanced(cluster, [a, b], "a and b split the partitions")
+    events: list[tuple[str, set[TopicPartition]]] = []
+
+    class Listener:
+        def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+            events.append(("revoked", revoked))
+
+        def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+            events.append(("assigned", assigned))
+
     _produce(bootstrap, 300, 300)
-    c = Member(bootstrap, "g1", "c")
+    c = Member(bootstrap, "g1", "c", listener=Listener())
     _wait_balanced(cluster, [a, b, c], "a, b and c split the partitions")
+    cluster.wait_for(lambda: events and events[-1][0] == "assigned", what="c's listener")
+    assert events[0][0] == "assigned"  # nothing owned before: nothing revoked
+    assert events[-1] == ("assigned", c.assignment())
 
     stub = _group_stub(cluster, "g1")
     described = stub.DescribeGroups(pb.DescribeGroupsRequest(groups=["g1"]), timeout=5).groups[0]
@@ -168,8 +181,11 @@ def test_rebalance_on_join_and_leave_consumes_everything_and_keeps_commits(
     listed = stub.ListGroups(pb.ListGroupsRequest(), timeout=5)
     assert ("g1", "consumer") in [(g.group_id, g.protocol_type) for g in listed.groups]
 
+    owned_by_c = c.assignment()
     b.close()  # LeaveGroup: a and c take b's partitions
     _wait_balanced(cluster, [a, c], "a and c split the partitions after b left")
+    cluster.wait_for(lambda: len(events) >= 3, what="c's listener after b left")
+    assert events[1] == ("revoked", owned_by_c)
     _produce(bootstrap, 600, 200)
     _wait_consumed(cluster, [a, b, c], 800)
     a.close()

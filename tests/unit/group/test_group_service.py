@@ -50,6 +50,14 @@ def _config(tmp: str) -> BrokerConfig:
     )
 
 
+def test_group_config_from_broker_config(tmp_path: Any) -> None:
+    config = GroupConfig.from_broker_config(_config(str(tmp_path)))
+    assert config.offsets_topic_num_partitions == 3
+    assert config.group_initial_rebalance_delay_ms == 3_000
+    assert config.group_min_session_timeout_ms == 6_000
+    assert config.offsets_commit_timeout_ms == 5_000
+
+
 def _offsets_metadata(leader: int) -> pb.UpdateMetadataRequest:
     request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=-1)
     for broker_id in (1, 2):
