@@ -1,0 +1,353 @@
+"""The rows of Jay Kreps's 2014 Kafka benchmark, on a local 3-broker minikafka cluster.
+
+    python -m bench.kafka_classic [--scale 1.0] [--latency-rate 10000] [--latency-seconds 5]
+
+"Benchmarking Apache Kafka: 2 Million Writes Per Second (On Three Cheap Machines)", J. Kreps,
+LinkedIn Engineering, 2014:
+https://engineering.linkedin.com/kafka/benchmarking-apache-kafka-2-million-writes-second-three-cheap-machines
+(figures read from copies of the post: https://www.engineering.fyi/article/benchmarking-apache-kafka-2-million-writes-per-second-on-three-cheap-machines
+and https://lf-anuket.atlassian.net/wiki/pages/diffpages.action?originalId=21876397&pageId=21876399;
+commands from https://gist.github.com/jkreps/c7ddb4041ef62a900e6c). Those copies did not carry
+the "producer and consumer" row; its figure here (795,064 records/s, 75.8 MB/s) is the
+original post's as commonly quoted and was not re-checked.
+
+Kafka 2014 ran on six machines (three brokers; 6 SATA disks, 32 GB RAM, 1 GbE each), with 50
+million 100-byte records per producer test. Here everything shares one machine: ZooKeeper,
+three broker processes and the clients, started the way the integration tests start them
+(tests/integration/cluster.py, tests/integration/zookeeper.py). Records are 100 bytes, topics
+have 6 partitions like Kreps's, and each client runs as its own process through the same tools a
+user has: ``minikafka perf-produce`` (one process = one producer thread) and ``minikafka
+perf-consume``. MB = 2^20 bytes of record payload, as in the post.
+
+Rows (throughput in records/s and MB/s):
+
+1. 1 producer, no replication (RF 1, acks=1)
+2. 1 producer, 3x asynchronous replication (RF 3, acks=1)
+3. 1 producer, 3x synchronous replication (RF 3, acks=all)
+4. 3 producers at once, 3x async replication: the sum of their rates
+5. 1 consumer reading the records of row 2
+6. 3 consumers at once, each reading all of them (each its own reader, as Kafka's perf
+   consumers of 2014 were): the sum of their rates
+7. 1 producer and 1 consumer at once on a fresh topic (RF 3, acks=1): the producer's rate
+8. End-to-end latency: a record sent every 1/rate s (acks=all, RF 3, one partition, linger.ms
+   0) for ``--latency-seconds``, at 1,000 and at 10,000 records/s by default; a consumer in
+   another process notes when each arrives (the send time travels in the value; both read the
+   same wall clock). p50 / p99 / p99.9 in ms. Kreps's figure came from Kafka's
+   TestEndToEndLatency, which sends one record at a time and waits for it.
+
+``--scale`` multiplies the record counts (default sized to finish in about three minutes on a
+2-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from client.admin import NewTopic, raise_first
+from client.cli._logging import configure_tool_logging
+from tests.integration.cluster import Cluster
+from tests.integration.zookeeper import ZooKeeperServer
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RECORD_SIZE = 100
+PARTITIONS = 6
+MB = 1024 * 1024
+
+# (row, records/s, MB/s) of the 2014 post; the latency row is (p50, p99, p99.9) in ms.
+KAFKA_2014 = {
+    "1 producer, no replication": (821_557, 78.3),
+    "1 producer, 3x async replication": (786_980, 75.1),
+    "1 producer, 3x sync replication": (421_823, 40.2),
+    "3 producers, 3x async replication": (2_024_032, 193.0),
+    "1 consumer": (940_521, 89.7),
+    "3 consumers": (2_615_968, 249.5),
+    "producer and consumer together": (795_064, 75.8),
+}
+KAFKA_2014_LATENCY = (2.0, 3.0, 14.0)
+
+_SUMMARY = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec")
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    records_per_s: float
+    note: str = ""
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.records_per_s * RECORD_SIZE / MB
+
+
+# --- the tools, as processes -------------------------------------------------------------------
+
+
+def _minikafka(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "minikafka", *argv],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish(process: subprocess.Popen[str], what: str) -> str:
+    out, err = process.communicate(timeout=900)
+    if process.returncode != 0:
+        raise RuntimeError(f"{what} failed ({process.returncode}): {err.strip()}")
+    return out
+
+
+def start_producer(
+    bootstrap: str, topic: str, records: int, acks: str, batch_size: int
+) -> subprocess.Popen[str]:
+    return _minikafka(
+        "perf-produce", "--topic", topic, "--num-records", str(records),
+        "--record-size", str(RECORD_SIZE), "--throughput", "-1", "--producer-props",
+        f"bootstrap.servers={bootstrap}", f"acks={acks}", f"batch.size={batch_size}",
+        "buffer.memory=67108864",
+    )  # fmt: skip
+
+
+def producer_rate(process: subprocess.Popen[str]) -> float:
+    last = _finish(process, "perf-produce").strip().splitlines()[-1]
+    match = _SUMMARY.match(last)
+    if match is None:
+        raise RuntimeError(f"unexpected perf-produce output: {last!r}")
+    return float(match.group(2))
+
+
+def start_consumer(bootstrap: str, topic: str, records: int) -> subprocess.Popen[str]:
+    return _minikafka(
+        "perf-consume", "--bootstrap-server", bootstrap, "--topic", topic,
+        "--messages", str(records), "--hide-header", "--timeout", "30000",
+    )  # fmt: skip
+
+
+def consumer_rate(process: subprocess.Popen[str], expected: int) -> float:
+    fields = _finish(process, "perf-consume").strip().splitlines()[-1].split(", ")
+    if int(fields[4]) != expected:
+        raise RuntimeError(f"perf-consume read {fields[4]} records, not {expected}")
+    return float(fields[5])  # nMsg.sec over the whole run
+
+
+# --- end-to-end latency ------------------------------------------------------------------------
+
+
+def latency_consumer(bootstrap: str, topic: str, records: int) -> None:
+    """Child process: print one ``sequence latency_ns`` line per record it receives."""
+    from client.consumer.consumer import Consumer
+    from client.metadata import TopicPartition
+
+    tp = TopicPartition(topic, 0)
+    with Consumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=100) as consumer:
+        consumer.assign([tp])
+        consumer.seek_to_end(tp)
+        consumer.position(tp)
+        print("ready", flush=True)
+        seen = 0
+        deadline = time.monotonic() + 120
+        lines: list[str] = []
+        while seen < records and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=100).values():
+                now = time.time_ns()
+                for record in batch:
+                    sequence, sent_ns = struct.unpack_from(">qq", record.value or b"")
+                    lines.append(f"{sequence} {now - sent_ns}")
+                    seen += 1
+        print("\n".join(lines), flush=True)
+
+
+def latency_run(bootstrap: str, topic: str, rate: int, seconds: float) -> tuple[float, ...]:
+    from client.producer.producer import Producer
+
+    records = int(rate * seconds)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bench.kafka_classic", "--latency-consumer", bootstrap, topic,
+         str(records)],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdout is not None
+    if child.stdout.readline().strip() != "ready":
+        raise RuntimeError("the latency consumer did not start")
+    padding = bytes(RECORD_SIZE - 16)
+    with Producer(bootstrap_servers=bootstrap, acks="all", linger_ms=0) as producer:
+        producer.partitions_for(topic)
+        start = time.perf_counter()
+        for sequence in range(records):
+            ahead = sequence / rate - (time.perf_counter() - start)
+            if ahead > 0.0005:
+                time.sleep(ahead)
+            value = struct.pack(">qq", sequence, time.time_ns()) + padding
+            producer.send(topic, value, partition=0)
+        producer.flush()
+    out = _finish(child, "latency consumer")
+    latencies = sorted(int(line.split()[1]) / 1e6 for line in out.split("\n") if line.strip())
+    if len(latencies) < records:
+        raise RuntimeError(f"the latency consumer saw {len(latencies)} of {records} records")
+    return tuple(latencies[min(int(len(latencies) * p), len(latencies) - 1)]
+                 for p in (0.5, 0.99, 0.999))  # fmt: skip
+
+
+# --- the cluster and the table -----------------------------------------------------------------
+
+
+def start_cluster(root: Path) -> tuple[ZooKeeperServer, Cluster]:
+    zookeeper = ZooKeeperServer(root / "zookeeper")
+    zookeeper.start()
+    chroot = f"/bench-{uuid.uuid4().hex[:8]}"
+    zk = KazooClient(hosts=zookeeper.connect_string)
+    zk.start()
+    zk.create(chroot)
+    zk.stop()
+    zk.close()
+    cluster = Cluster(zookeeper.connect_string + chroot, root / "cluster", n_brokers=3)
+    cluster.start_all()
+    cluster.wait_until_serving()
+    return zookeeper, cluster
+
+
+def create_topics(cluster: Cluster, topics: dict[str, tuple[int, int]]) -> None:
+    with cluster.admin() as admin:
+        raise_first(admin.create_topics([NewTopic(t, p, rf) for t, (p, rf) in topics.items()]))
+    for topic, (partitions, _) in topics.items():
+        for p in range(partitions):
+            cluster.wait_for(
+                lambda t=topic, p=p: cluster.leader(t, p) >= 0,  # type: ignore[misc]
+                timeout_s=30,
+                what=f"a leader for {topic}-{p}",
+            )
+
+
+def run_rows(bootstrap: str, records: int) -> list[Row]:
+    rows: list[Row] = []
+
+    def log(name: str, rate: float, note: str = "") -> None:
+        rows.append(Row(name, rate, note))
+        print(f"  {name}: {rate:,.0f} records/s", file=sys.stderr, flush=True)
+
+    def produce(topic: str, acks: str, batch_size: int) -> subprocess.Popen[str]:
+        return start_producer(bootstrap, topic, records, acks, batch_size)
+
+    # batch.size as in Kreps's commands: 8196 for acks=1, 64000 for acks=all
+    log("1 producer, no replication", producer_rate(produce("rf1", "1", 8196)))
+    log("1 producer, 3x async replication", producer_rate(produce("rf3", "1", 8196)))
+    log("1 producer, 3x sync replication", producer_rate(produce("rf3-sync", "all", 64000)))
+    three = [produce("rf3-three", "1", 8196) for _ in range(3)]
+    log(
+        "3 producers, 3x async replication",
+        sum(producer_rate(p) for p in three),
+        "sum of 3 processes",
+    )
+    log("1 consumer", consumer_rate(start_consumer(bootstrap, "rf3", records), records))
+    readers = [start_consumer(bootstrap, "rf3", records) for _ in range(3)]
+    log(
+        "3 consumers",
+        sum(consumer_rate(c, records) for c in readers),
+        "sum of 3 processes, each reads all",
+    )
+    consumer = start_consumer(bootstrap, "together", records)
+    together = producer_rate(produce("together", "1", 8196))
+    read = consumer_rate(consumer, records)
+    log("producer and consumer together", together, f"consumer: {read:,.0f} records/s")
+    return rows
+
+
+def table(rows: Sequence[Row], latencies: dict[int, tuple[float, ...]]) -> list[str]:
+    lines = [
+        "| Test | minikafka records/s | minikafka MB/s | Kafka 2014 records/s | Kafka 2014 MB/s "
+        "| Note |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        kafka_rate, kafka_mb = KAFKA_2014[row.name]
+        lines.append(
+            f"| {row.name} | {row.records_per_s:,.0f} | {row.mb_per_s:.1f} | {kafka_rate:,} | "
+            f"{kafka_mb:.1f} | {row.note} |"
+        )
+    k50, k99, k999 = KAFKA_2014_LATENCY
+    for rate, (p50, p99, p999) in sorted(latencies.items()):
+        lines.append(
+            f"| end-to-end latency p50 / p99 / p99.9 | {p50:.1f} / {p99:.1f} / {p999:.1f} ms | "
+            f"| {k50:.0f} / {k99:.0f} / {k999:.0f} ms | | {rate:,} records/s, acks=all, RF 3 |"
+        )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the record counts")
+    parser.add_argument("--records", type=int, default=200_000, help="records per test at scale 1")
+    parser.add_argument(
+        "--latency-rate",
+        type=int,
+        action="append",
+        help="records/s of the latency test; repeatable (default: 1000 and 10000)",
+    )
+    parser.add_argument("--latency-seconds", type=float, default=5.0)
+    parser.add_argument("--latency-consumer", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.latency_consumer:
+        bootstrap, topic, count = args.latency_consumer
+        latency_consumer(bootstrap, topic, int(count))
+        return
+    configure_tool_logging()
+    records = max(int(args.records * args.scale), 1000)
+    root = Path(tempfile.mkdtemp(prefix="kafka-classic-"))
+    zookeeper, cluster = start_cluster(root)
+    try:
+        create_topics(
+            cluster,
+            {
+                "rf1": (PARTITIONS, 1),
+                "rf3": (PARTITIONS, 3),
+                "rf3-sync": (PARTITIONS, 3),
+                "rf3-three": (PARTITIONS, 3),
+                "together": (PARTITIONS, 3),
+                "latency": (1, 3),
+            },
+        )
+        bootstrap = cluster.bootstrap_servers
+        print(
+            f"{os.cpu_count()} cores; {records:,} records of {RECORD_SIZE} bytes per test; "
+            f"3 brokers, ZooKeeper and clients on one machine",
+            file=sys.stderr,
+            flush=True,
+        )
+        started = time.monotonic()
+        rows = run_rows(bootstrap, records)
+        latencies = {}
+        for rate in args.latency_rate or [1_000, 10_000]:
+            latencies[rate] = latency_run(bootstrap, "latency", rate, args.latency_seconds)
+            print(f"  end-to-end latency at {rate:,} records/s: {latencies[rate]}", file=sys.stderr)
+        print()
+        print(
+            f"minikafka on {os.cpu_count()} cores (everything on one machine), "
+            f"{records:,} records of {RECORD_SIZE} bytes per test, "
+            f"{time.monotonic() - started:.0f} s; Kafka 2014: three brokers on commodity "
+            "machines, 50 million records per test"
+        )
+        print()
+        for line in table(rows, latencies):
+            print(line)
+    finally:
+        cluster.close()
+        zookeeper.stop()
+
+
+if __name__ == "__main__":
+    main()
