@@ -1,12 +1,13 @@
 """``minikafka groups``: Kafka's kafka-consumer-groups.sh, with its options and its tables.
 
-    minikafka groups --bootstrap-server H:P --list
-    minikafka groups --bootstrap-server H:P --describe --group G [--members | --state]
-    minikafka groups --bootstrap-server H:P --reset-offsets --group G
+    minikafka groups --bootstrap-server H:P --list [--state]
+    minikafka groups --bootstrap-server H:P --describe (--group G ... | --all-groups)
+        [--members | --state]
+    minikafka groups --bootstrap-server H:P --reset-offsets (--group G ... | --all-groups)
         (--topic T[:P,P] ... | --all-topics)
         (--to-earliest | --to-latest | --to-current | --to-offset N | --shift-by N
          | --to-datetime YYYY-MM-DDTHH:mm:SS.sss[Z|+hh:mm])  [--dry-run | --execute]
-    minikafka groups --bootstrap-server H:P --delete --group G [--group G2 ...]
+    minikafka groups --bootstrap-server H:P --delete (--group G ... | --all-groups)
 
 --describe prints, for each group, a blank line and Kafka's table (columns left-aligned, at least
 15 wide; ``-`` where there is no value; lag = log end offset (the high watermark) - committed)::
@@ -54,6 +55,7 @@ __all__ = [
     "add_arguments",
     "execute",
     "format_describe",
+    "format_list",
     "format_reset",
     "parse_datetime",
     "run",
@@ -128,9 +130,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions.add_argument("--delete", action="store_true", help="delete empty groups")
     parser.add_argument("--group", action="append", default=[], help="group id (repeatable)")
     parser.add_argument(
+        "--all-groups", action="store_true", help="--describe, --reset-offsets, --delete: all"
+    )
+    parser.add_argument(
         "--members", action="store_true", help="--describe: members instead of offsets"
     )
-    parser.add_argument("--state", action="store_true", help="--describe: the group's state")
+    parser.add_argument(
+        "--state", action="store_true", help="--describe, --list: the groups' states"
+    )
     parser.add_argument(
         "--topic",
         action="append",
@@ -192,9 +199,10 @@ def check_args(args: argparse.Namespace) -> str:
             "Command must include exactly one action: --list, --describe, --delete, --reset-offsets"
         )
     action = chosen[0]
-    if action in ("describe", "delete", "reset_offsets") and not args.group:
+    if action in ("describe", "delete", "reset_offsets") and (bool(args.group) == args.all_groups):
         raise CommandError(
-            f"Option [{'--' + action.replace('_', '-')}] takes one of these options: [group]"
+            f"Option [{'--' + action.replace('_', '-')}] takes one of these options: "
+            "[all-groups, group]"
         )
     if args.members and args.state:
         raise CommandError("Option [describe] takes at most one of these options: members, state")
@@ -358,8 +366,9 @@ def format_state(description: ConsumerGroupDescription) -> list[str]:
 
 def _describe(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextIO) -> int:
     status = 0
-    descriptions = admin.describe_groups(args.group)
-    for group in args.group:
+    group_ids = _groups(args, admin)
+    descriptions = admin.describe_groups(group_ids)
+    for group in group_ids:
         description = descriptions[group]
         if description.state == "Dead":
             print(f"Error: Consumer group '{group}' does not exist.", file=err)
@@ -478,9 +487,10 @@ def format_reset(group: str, offsets: Mapping[TopicPartition, int]) -> list[str]
 def _reset(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextIO) -> int:
     if not args.dry_run and not args.execute:
         print(_NO_ACTION_WARNING, file=out)
-    descriptions = admin.describe_groups(args.group)
+    group_ids = _groups(args, admin)
+    descriptions = admin.describe_groups(group_ids)
     status = 0
-    for group in args.group:
+    for group in group_ids:
         state = descriptions[group].state
         if state not in ("Empty", "Dead"):
             print(
@@ -509,9 +519,10 @@ def _reset(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextIO
 
 
 def _delete(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextIO) -> int:
-    results = admin.delete_groups(args.group)
+    group_ids = _groups(args, admin)
+    results = admin.delete_groups(group_ids)
     failed = {g: e for g, e in results.items() if e is not None}
-    succeeded = [g for g in args.group if g in results and g not in failed]
+    succeeded = [g for g in group_ids if g in results and g not in failed]
     if succeeded:
         names = ", ".join(f"'{g}'" for g in succeeded)
         print(f"Deletion of requested consumer groups ({names}) was successful.", file=out)
@@ -521,6 +532,23 @@ def _delete(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextI
             print(f"* Group '{group}' could not be deleted due to: {_reason(error)}", file=err)
         return 1
     return 0
+
+
+def _groups(args: argparse.Namespace, admin: GroupAdmin) -> list[str]:
+    """The groups the command is about: --group ones, or every group with --all-groups."""
+    if args.all_groups:
+        return [listing.group_id for listing in admin.list_groups()]
+    return list(dict.fromkeys(args.group))
+
+
+def format_list(listings: Sequence[ConsumerGroupListing], *, with_state: bool) -> list[str]:
+    """--list: group ids, one a line; with --state Kafka's GROUP STATE table."""
+    if not with_state:
+        return [listing.group_id for listing in listings]
+    width = max([15, *(len(listing.group_id) for listing in listings)])
+    lines = [f"{'GROUP':<{width}} STATE"]
+    lines += [f"{listing.group_id:<{width}} {listing.state}" for listing in listings]
+    return lines
 
 
 def _reason(error: KafkaError) -> str:
@@ -533,8 +561,8 @@ def execute(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextI
     try:
         action = check_args(args)
         if action == "list":
-            for listing in admin.list_groups():
-                print(listing.group_id, file=out)
+            for line in format_list(admin.list_groups(), with_state=args.state):
+                print(line, file=out)
             return 0
         if action == "describe":
             return _describe(args, admin, out, err)

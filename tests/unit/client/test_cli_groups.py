@@ -111,7 +111,8 @@ def run(admin: FakeAdmin, *argv: str) -> tuple[int, str, str]:
     [
         ((), "Command must include exactly one action"),
         (("--list", "--describe"), "Command must include exactly one action"),
-        (("--describe",), "Option [--describe] takes one of these options: [group]"),
+        (("--describe",), "Option [--describe] takes one of these options: [all-groups, group]"),
+        (("--delete", "--group", "g", "--all-groups"), "[all-groups, group]"),
         (("--describe", "--group", "g", "--members", "--state"), "at most one of these"),
         (("--reset-offsets", "--group", "g", "--topic", "t"), "one of these options: to-datetime"),
         (("--reset-offsets", "--group", "g", "--to-earliest"), "options: topic, all-topics"),
@@ -135,6 +136,22 @@ def test_list_prints_one_group_per_line() -> None:
     admin.add_group("b", "Stable")
     admin.add_group("a", "Empty")
     assert run(admin, "--list") == (0, "a\nb\n", "")
+
+
+def test_list_with_state_and_all_groups() -> None:
+    admin = FakeAdmin()
+    admin.add_group("a-group-with-a-long-name", "Stable")
+    admin.add_group("b", "Empty")
+    assert run(admin, "--list", "--state")[1].splitlines() == [
+        "GROUP                    STATE",
+        "a-group-with-a-long-name Stable",
+        "b                        Empty",
+    ]
+    status, out, _ = run(admin, "--delete", "--all-groups")
+    assert (status, out) == (
+        0,
+        "Deletion of requested consumer groups ('a-group-with-a-long-name', 'b') was successful.\n",
+    )
 
 
 def test_describe_table_is_kafkas() -> None:
