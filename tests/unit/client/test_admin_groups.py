@@ -156,6 +156,21 @@ class FakeBroker(pb_grpc.MetadataServicer, pb_grpc.GroupServicer, pb_grpc.DataSe
                                      low_watermark=p.offset)  # fmt: skip
         return response
 
+    def IncrementalAlterConfigs(
+        self, request: Any, context: Any
+    ) -> pb.IncrementalAlterConfigsResponse:
+        self.requests.append(request)
+        response = pb.IncrementalAlterConfigsResponse()
+        for r in request.resources:
+            bad = any(c.name == "retention.ms" and c.value == "soon" for c in r.configs)
+            response.responses.add(
+                resource_type=r.resource_type,
+                resource_name=r.resource_name,
+                error_code=ErrorCode.INVALID_CONFIG if bad else ErrorCode.NONE,
+                error_message="Invalid value soon for configuration retention.ms" if bad else "",
+            )
+        return response
+
 
 class FakeCluster:
     def __init__(self, groups: bool = True) -> None:
@@ -302,3 +317,23 @@ def test_brokers_without_the_group_service_give_a_clear_error() -> None:
         assert error.value.code == ErrorCode.UNSUPPORTED_VERSION
     finally:
         cluster.stop()
+
+
+def test_incremental_alter_configs_sets_and_deletes(cluster: FakeCluster) -> None:
+    with cluster.admin() as admin:
+        admin.incremental_alter_configs("t", {"retention.ms": "1000", "cleanup.policy": None})
+        with pytest.raises(KafkaError) as error:
+            admin.incremental_alter_configs("t", {"retention.ms": "soon"})
+    assert error.value.code == ErrorCode.INVALID_CONFIG
+    request = next(
+        r for b in cluster.brokers for r in b.requests
+        if isinstance(r, pb.IncrementalAlterConfigsRequest)
+    )  # fmt: skip
+    (resource,) = request.resources
+    assert (resource.resource_type, resource.resource_name) == (pb.CONFIG_RESOURCE_TYPE_TOPIC, "t")
+    ops = {c.name: (c.config_operation, c.value if c.HasField("value") else None)
+           for c in resource.configs}  # fmt: skip
+    assert ops == {
+        "retention.ms": (pb.CONFIG_OPERATION_SET, "1000"),
+        "cleanup.policy": (pb.CONFIG_OPERATION_DELETE, None),
+    }
