@@ -125,7 +125,7 @@ class ConsumerCoordinator:
         self._assignors: dict[str, PartitionAssignor] = {
             name: ASSIGNORS[name]() for name in settings.partition_assignment_strategy
         }
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _reset_generation runs inside and outside it
         self._coordinator: Node | None = None
         self.member_id = ""
         self.generation = -1
@@ -316,7 +316,8 @@ class ConsumerCoordinator:
                 return False  # reset meanwhile by the heartbeat thread
             self._stable = True
             self._rejoin_needed = False
-            self._last_heartbeat_ok = time.monotonic()
+            # the heartbeat thread starts afresh, as Kafka's resetTimeouts on enable
+            self._last_heartbeat_ok = self._last_poll = time.monotonic()
         _log.info(
             "group.assigned",
             group_id=self.group_id,
@@ -534,7 +535,10 @@ class ConsumerCoordinator:
                 if code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
                     raise _Retry
                 if code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION):
-                    self._reset_generation(reset_member_id=code == ErrorCode.UNKNOWN_MEMBER_ID)
+                    with self._lock:
+                        current = self.generation == generation  # not rejoined meanwhile
+                    if current and generation >= 0:
+                        self._reset_generation(reset_member_id=code == ErrorCode.UNKNOWN_MEMBER_ID)
                     raise error_for_code(
                         code,
                         "commit failed: the group rebalanced and gave the partitions to another "
