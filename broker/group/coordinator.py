@@ -233,9 +233,9 @@ class GroupCoordinator:
             # Still its leader under a newer epoch: what is cached is what it wrote itself.
             owned.leader_epoch = epoch
             return
-        self._partitions[partition] = _Ownership(epoch)
+        ownership = self._partitions[partition] = _Ownership(epoch)
         _log.info("group_partition.loading", partition=partition, leader_epoch=epoch)
-        task = asyncio.get_running_loop().create_task(self._load(partition, epoch))
+        task = asyncio.get_running_loop().create_task(self._load(partition, ownership))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -267,7 +267,8 @@ class GroupCoordinator:
         group.state = GroupState.DEAD
         self._groups.pop(group.group_id, None)
 
-    async def _load(self, partition: int, epoch: int) -> None:
+    async def _load(self, partition: int, ownership: _Ownership) -> None:
+        epoch = ownership.leader_epoch
         started = self._time_ms()
         offsets: dict[OffsetKey, OffsetAndMetadata] = {}
         positions: dict[OffsetKey, int] = {}
@@ -303,12 +304,11 @@ class GroupCoordinator:
                 await asyncio.sleep(0)  # let other requests in between chunks
         except Exception:
             _log.exception("group_partition.load_failed", partition=partition, leader_epoch=epoch)
-            if self._partitions.get(partition) is not None:
+            if self._partitions.get(partition) is ownership:
                 self._partitions.pop(partition, None)
             return
-        owned = self._partitions.get(partition)
-        if owned is None or self._log.leader_epoch(partition) is None:
-            return  # unloaded (or lost leadership) while loading
+        if self._partitions.get(partition) is not ownership:
+            return  # unloaded (and maybe loading again) meanwhile
         now = self._time_ms()
         loaded: dict[str, GroupMetadata] = {}
         for group_id, value in groups.items():
@@ -326,7 +326,7 @@ class GroupCoordinator:
             self._groups[group_id] = group
             for member in group.members.values():
                 self._schedule_heartbeat(group, member)
-        owned.loaded = True
+        ownership.loaded = True
         _log.info(
             "group_partition.loaded",
             partition=partition,

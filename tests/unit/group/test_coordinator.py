@@ -542,3 +542,22 @@ def test_delete_groups_and_describe() -> None:
 )
 def test_state_names_are_kafkas(state: str) -> None:
     assert GroupState(state).value == state
+
+
+def test_resigning_while_loading_discards_that_load() -> None:
+    async def scenario() -> None:
+        log = FakeOffsetsLog()
+        first = Harness(log)
+        await first.start()
+        await first.coordinator.commit_offsets("g", "", -1, {("t", 0): OffsetAndMetadata(4)})
+        second = Harness(log)
+        second.coordinator.on_elected(0)
+        second.coordinator.on_resigned(0)  # before the load task ran
+        await _settle()
+        assert second.coordinator.fetch_offsets("g", None)[0] == ErrorCode.NOT_COORDINATOR
+        second.coordinator.on_elected(0)
+        await _settle()
+        code, offsets = second.coordinator.fetch_offsets("g", None)
+        assert code == ErrorCode.NONE and list(offsets) == [("t", 0)]
+
+    run(scenario)
