@@ -6,9 +6,11 @@
 
 Reader properties (``--property``), as Kafka's LineMessageReader reads them: ``parse.key``
 (false; the key is the text before the first ``key.separator``, a tab by default),
-``ignore.error`` (false: a line without the separator is an error; true: the whole line is the
-value), ``null.marker`` (a key or value equal to it is sent as null). Lines are bytes; the line
-end (``\\n`` or ``\\r\\n``) is not part of the value.
+``parse.headers`` (false; the line starts with headers ``k:v,k2:v2`` up to the first
+``headers.delimiter``, a tab; ``headers.separator`` and ``headers.key.separator`` split them),
+``ignore.error`` (false: a line without a separator is an error; true: the line is taken as
+it is), ``null.marker`` (a key, value or header value equal to it is sent as null). Lines are
+bytes; the line end (``\\n`` or ``\\r\\n``) is not part of the value.
 
 Records go out asynchronously (``--sync``: one at a time) with acks=all unless ``--acks`` says
 otherwise. The first failure prints one line on stderr, as Kafka's ErrorLoggingCallback words
@@ -32,7 +34,15 @@ from proto.errors import KafkaError
 if TYPE_CHECKING:  # the producer loads grpc: only when the command runs (see minikafka.cli)
     from client.producer.future import FutureRecordMetadata
 
-__all__ = ["LineReader", "ReaderError", "add_arguments", "execute", "run", "send_error_line"]
+__all__ = [
+    "LineReader",
+    "ParsedRecord",
+    "ReaderError",
+    "add_arguments",
+    "execute",
+    "run",
+    "send_error_line",
+]
 
 
 class ReaderError(Exception):
@@ -43,52 +53,103 @@ class RecordSender(Protocol):
     """What this tool needs of Producer (tests pass a fake)."""
 
     def send(
-        self, topic: str, value: bytes | None = None, key: bytes | None = None
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        *,
+        headers: Iterable[tuple[str, bytes | None]] | None = None,
     ) -> FutureRecordMetadata: ...
     def flush(self, timeout: float | None = None) -> None: ...
 
 
+Header = tuple[str, bytes | None]
+
+
+@dataclass(frozen=True)
+class ParsedRecord:
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...] = ()
+
+
 @dataclass(frozen=True)
 class LineReader:
-    """Kafka's LineMessageReader: lines of bytes -> (key, value)."""
+    """Kafka's LineMessageReader: lines of bytes -> records (headers, key, value)."""
 
     parse_key: bool = False
     key_separator: bytes = b"\t"
+    parse_headers: bool = False
+    headers_delimiter: bytes = b"\t"
+    headers_separator: bytes = b","
+    headers_key_separator: bytes = b":"
     ignore_error: bool = False
     null_marker: bytes | None = None
 
     @classmethod
     def from_properties(cls, properties: dict[str, str]) -> LineReader:
+        def separator(name: str, default: str) -> bytes:
+            text = properties.get(name, default)
+            if not text:
+                raise ConfigError(f"{name} must not be empty")
+            return text.encode()
+
         null_marker = properties.get("null.marker")
-        separator = properties.get("key.separator", "\t")
-        if not separator:
-            raise ConfigError("key.separator must not be empty")
         return cls(
             parse_key=_true(properties.get("parse.key")),
-            key_separator=separator.encode(),
+            key_separator=separator("key.separator", "\t"),
+            parse_headers=_true(properties.get("parse.headers")),
+            headers_delimiter=separator("headers.delimiter", "\t"),
+            headers_separator=separator("headers.separator", ","),
+            headers_key_separator=separator("headers.key.separator", ":"),
             ignore_error=_true(properties.get("ignore.error")),
             null_marker=null_marker.encode() if null_marker else None,
         )
 
-    def records(self, lines: Iterable[bytes]) -> Iterator[tuple[bytes | None, bytes | None]]:
+    def records(self, lines: Iterable[bytes]) -> Iterator[ParsedRecord]:
         for number, raw in enumerate(lines, start=1):
             line = raw[:-1] if raw.endswith(b"\n") else raw
             line = line[:-1] if line.endswith(b"\r") else line
+            rest = line
+            headers: tuple[Header, ...] = ()
+            if self.parse_headers:
+                text, found, after = rest.partition(self.headers_delimiter)
+                if found:
+                    headers, rest = self._headers(text), after
+                elif not self.ignore_error:
+                    raise ReaderError(
+                        f"No headers delimiter found on line number {number}: '{_show(line)}'"
+                    )
             key: bytes | None = None
-            value: bytes | None = line
+            value: bytes | None = rest
             if self.parse_key:
-                key, separator, rest = line.partition(self.key_separator)
-                if separator:
-                    value = rest
-                elif self.ignore_error:
-                    key, value = None, line
-                else:
-                    shown = line.decode(errors="replace")
-                    raise ReaderError(f"No key separator found on line number {number}: '{shown}'")
-            yield self._null(key), self._null(value)
+                before, found, after = rest.partition(self.key_separator)
+                if found:
+                    key, value = before, after
+                elif not self.ignore_error:
+                    raise ReaderError(
+                        f"No key separator found on line number {number}: '{_show(line)}'"
+                    )
+            yield ParsedRecord(self._null(key), self._null(value), headers)
+
+    def _headers(self, text: bytes) -> tuple[Header, ...]:
+        headers: list[Header] = []
+        for item in text.split(self.headers_separator):
+            name, found, value = item.partition(self.headers_key_separator)
+            if self.null_marker is not None and name == self.null_marker:
+                raise ReaderError(
+                    f"Header keys should not be equal to the null marker "
+                    f"'{self.null_marker.decode()}' as they can't be null"
+                )
+            headers.append((name.decode(errors="replace"), self._null(value) if found else None))
+        return tuple(headers)
 
     def _null(self, item: bytes | None) -> bytes | None:
         return None if item is not None and item == self.null_marker else item
+
+
+def _show(line: bytes) -> str:
+    return line.decode(errors="replace")
 
 
 def _true(text: str | None) -> bool:
@@ -112,9 +173,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", required=True, help="topic to produce to")
     parser.add_argument(
         "--acks",
-        default="all",
         choices=["all", "-1", "0", "1"],
-        help="acknowledgements the leader waits for (default all)",
+        help="acknowledgements the leader waits for (default: the producer's acks, all)",
     )
     parser.add_argument("--sync", action="store_true", help="send each record and wait for it")
     parser.add_argument(
@@ -161,10 +221,11 @@ def execute(
     failed = _FirstError()
     status = 0
     try:
-        for key, value in reader.records(lines):
+        for record in reader.records(lines):
             if failed.line is not None:
                 break
-            future = producer.send(topic, value=value, key=key)
+            key, value = record.key, record.value
+            future = producer.send(topic, value=value, key=key, headers=record.headers or None)
             if args.sync:
                 future.result()
             else:
@@ -187,10 +248,13 @@ def execute(
 
 
 def producer_config(args: argparse.Namespace) -> dict[str, str]:
-    """The producer's Kafka-named config: --producer.config, then --producer-property, --acks."""
+    """The producer's Kafka-named config: --producer.config, then --producer-property, then
+    --acks when given (as Kafka merges its --request-required-acks)."""
     config = read_properties_file(args.producer_config) if args.producer_config else {}
     config.update(parse_key_values(args.producer_property))
-    config["acks"] = args.acks
+    if args.acks is not None:
+        config["acks"] = args.acks
+    config.setdefault("acks", "all")
     return config
 
 

@@ -84,6 +84,18 @@ def test_produce_then_consume_keys_and_values(cluster_factory: ClusterFactory) -
     assert no_key.returncode == 1
     assert no_key.stderr == "ERROR No key separator found on line number 1: 'no separator here'\n"
 
+    create_topic(cluster, "headed", 1)
+    with_headers = tool(
+        cluster, "produce", "--topic", "headed", "--property", "parse.headers=true",
+        "--property", "parse.key=true", stdin="trace:abc,empty\tk\tv\n",
+    )  # fmt: skip
+    assert with_headers.returncode == 0, with_headers.stderr
+    shown = tool(
+        cluster, "consume", "--topic", "headed", "--from-beginning", "--max-messages", "1",
+        "--property", "print.headers=true", "--property", "print.key=true",
+    )  # fmt: skip
+    assert shown.stdout == "trace:abc,empty:null\tk\tv\n"
+
     missing = tool(cluster, "produce", "--topic", "missing",
                    "--producer-property", "max.block.ms=1000", stdin="x\n")  # fmt: skip
     assert missing.returncode == 1

@@ -11,7 +11,7 @@ import pytest
 
 from client.cli import produce
 from client.cli._config import ConfigError, client_kwargs, parse_key_values, read_properties_file
-from client.cli.produce import LineReader, ReaderError, send_error_line
+from client.cli.produce import LineReader, ParsedRecord, ReaderError, send_error_line
 from client.producer.future import FutureRecordMetadata, ProduceRequestResult
 from client.producer.producer import Producer
 from minikafka.cli import build_parser
@@ -29,12 +29,18 @@ class FakeProducer:
 
     def __init__(self, fail_at: int | None = None, raise_at: int | None = None) -> None:
         self.sent: list[tuple[str, bytes | None, bytes | None]] = []
+        self.headers: list[Any] = []
         self.fail_at = fail_at
         self.raise_at = raise_at
         self.flushed = 0
 
     def send(
-        self, topic: str, value: bytes | None = None, key: bytes | None = None
+        self,
+        topic: str,
+        value: bytes | None = None,
+        key: bytes | None = None,
+        *,
+        headers: Any = None,
     ) -> FutureRecordMetadata:
         if self.raise_at == len(self.sent):
             raise error_for_code(ErrorCode.MESSAGE_TOO_LARGE, "the record is too large")
@@ -45,6 +51,7 @@ class FakeProducer:
             else None
         )
         self.sent.append((topic, key, value))
+        self.headers.append(headers)
         result.set(len(self.sent) - 1, -1, error)
         return FutureRecordMetadata(result, 0, topic, 0, 0)
 
@@ -58,9 +65,13 @@ def run(producer: FakeProducer, stdin: bytes, *argv: str) -> tuple[int, str]:
     return status, err.getvalue()
 
 
+def keys_values(reader: LineReader, lines: list[bytes]) -> list[tuple[bytes | None, ...]]:
+    return [(r.key, r.value) for r in reader.records(lines)]
+
+
 def test_lines_become_values_without_their_line_ends() -> None:
     reader = LineReader()
-    assert list(reader.records([b"a\n", b"b\r\n", b"", b"last"])) == [
+    assert keys_values(reader, [b"a\n", b"b\r\n", b"", b"last"]) == [
         (None, b"a"),
         (None, b"b"),
         (None, b""),
@@ -70,13 +81,13 @@ def test_lines_become_values_without_their_line_ends() -> None:
 
 def test_parse_key_splits_at_the_first_separator() -> None:
     reader = LineReader.from_properties({"parse.key": "true", "key.separator": ":"})
-    assert list(reader.records([b"k1:v:1\n", b":v2\n", b"k3:\n"])) == [
+    assert keys_values(reader, [b"k1:v:1\n", b":v2\n", b"k3:\n"]) == [
         (b"k1", b"v:1"),
         (b"", b"v2"),
         (b"k3", b""),
     ]
     tab = LineReader.from_properties({"parse.key": "TRUE"})
-    assert list(tab.records([b"k\tv\n"])) == [(b"k", b"v")]
+    assert keys_values(tab, [b"k\tv\n"]) == [(b"k", b"v")]
 
 
 def test_a_line_without_the_separator_is_kafkas_error_unless_ignored() -> None:
@@ -86,14 +97,38 @@ def test_a_line_without_the_separator_is_kafkas_error_unless_ignored() -> None:
     lenient = LineReader.from_properties(
         {"parse.key": "true", "key.separator": ":", "ignore.error": "true"}
     )
-    assert list(lenient.records([b"plain\n"])) == [(None, b"plain")]
+    assert keys_values(lenient, [b"plain\n"]) == [(None, b"plain")]
 
 
 def test_null_marker_sends_null() -> None:
     reader = LineReader.from_properties(
         {"parse.key": "true", "key.separator": ":", "null.marker": "<null>"}
     )
-    assert list(reader.records([b"<null>:v\n", b"k:<null>\n"])) == [(None, b"v"), (b"k", None)]
+    assert keys_values(reader, [b"<null>:v\n", b"k:<null>\n"]) == [(None, b"v"), (b"k", None)]
+
+
+def test_parse_headers_before_key_and_value() -> None:
+    reader = LineReader.from_properties(
+        {"parse.headers": "true", "parse.key": "true", "null.marker": "NULL"}
+    )
+    assert list(reader.records([b"h1:v1,h2:NULL,h3\tk\tvalue\n"])) == [
+        ParsedRecord(b"k", b"value", (("h1", b"v1"), ("h2", None), ("h3", None)))
+    ]
+    with pytest.raises(ReaderError, match="No headers delimiter found on line number 1"):
+        list(reader.records([b"no-delimiter\n"]))
+    with pytest.raises(ReaderError, match="Header keys should not be equal to the null marker"):
+        list(reader.records([b"NULL:x\tk\tv\n"]))
+    custom = LineReader.from_properties(
+        {
+            "parse.headers": "true",
+            "headers.delimiter": "|",
+            "headers.separator": ";",
+            "headers.key.separator": "=",
+        }
+    )
+    assert list(custom.records([b"a=1;b=2|payload\n"])) == [
+        ParsedRecord(None, b"payload", (("a", b"1"), ("b", b"2")))
+    ]
 
 
 def test_execute_sends_each_line_and_flushes() -> None:
@@ -103,7 +138,12 @@ def test_execute_sends_each_line_and_flushes() -> None:
     )
     assert (status, err) == (0, "")
     assert producer.sent == [("t", b"a", b"1"), ("t", b"b", b"2")]
+    assert producer.headers == [None, None]
     assert producer.flushed == 1
+    with_headers = FakeProducer()
+    run(with_headers, b"h:1\tv\n", "--property", "parse.headers=true")
+    assert with_headers.sent == [("t", None, b"v")]
+    assert with_headers.headers == [(("h", b"1"),)]
 
 
 def test_a_failed_send_prints_one_kafka_line_and_exits_1() -> None:
@@ -143,7 +183,7 @@ def test_send_error_line_shapes() -> None:
 
 
 def test_acks_choices_and_default() -> None:
-    assert parse().acks == "all"
+    assert parse().acks is None
     assert parse("--acks", "1").acks == "1"
     with pytest.raises(SystemExit):
         parse("--acks", "2")
@@ -175,6 +215,9 @@ def test_producer_config_maps_kafka_names_to_producer_kwargs(tmp_path: Any) -> N
         "compression_type": "gzip",
         "acks": "0",
     }
+    # --acks wins over a producer property only when given, as in Kafka
+    assert produce.producer_config(parse("--producer-property", "acks=1"))["acks"] == "1"
+    assert produce.producer_config(parse())["acks"] == "all"
     assert warnings == ["The configuration 'no.such.thing' was supplied but isn't a known config."]
 
 
