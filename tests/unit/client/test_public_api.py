@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from pathlib import Path
 
 import minikafka
 from client.admin import AdminClient, NewTopic
@@ -71,7 +72,13 @@ def test_import_minikafka_loads_neither_grpc_nor_the_broker() -> None:
         "loaded = [m for m in sys.modules if m.split('.')[0] in ('grpc', 'broker', 'kazoo')]\n"
         "print(','.join(sorted(loaded)))\n"
     )
+    repo_root = Path(__file__).resolve().parents[3]
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+        [sys.executable, "-c", code],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
     assert result.stdout.strip() == ""
