@@ -68,12 +68,17 @@ needs_stand_in() {
 
 workdir=""
 cleanup() {
-    if [ -n "$workdir" ]; then
-        $sudo umount "$workdir/zookeeper/proc" 2>/dev/null || true
-        $sudo rm -rf "$workdir"
+    [ -n "$workdir" ] || return 0
+    local proc="$workdir/zookeeper/proc"
+    if mountpoint -q "$proc" 2>/dev/null && ! $sudo umount "$proc"; then
+        # Never rm -rf through a mounted /proc.
+        echo "warning: $proc is still mounted; left $workdir in place" >&2
+        return 0
     fi
+    $sudo rm -rf "$workdir"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # Debian bookworm with python3 and venv, from deb.debian.org: the common rootfs of both images.
 make_base_rootfs() {
