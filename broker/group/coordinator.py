@@ -20,6 +20,10 @@ Membership follows Kafka's eager protocol (states in ``group_metadata.py``):
 * OffsetCommit appends one record per partition with acks=all (``offsets.commit.timeout.ms``)
   and updates the cache only once the append is replicated, so a commit that was answered
   survives the coordinator's death.
+* Every ``offsets.retention.check.interval.ms`` expired offsets are dropped (KIP-211: a group
+  with members keeps them; ``offsets.retention.minutes`` after it became Empty, or after each
+  commit for a group that only commits), tombstones appended; an Empty group left without
+  offsets is removed.
 
 Not thread-safe: every method runs on the broker's event loop; timers are the loop's
 ``call_later`` (a fake in unit tests).
@@ -121,6 +125,8 @@ class GroupConfig:
     offsets_commit_timeout_ms: int = 5_000
     offset_metadata_max_bytes: int = 4_096
     offsets_load_buffer_size: int = 5 * 1024 * 1024
+    offsets_retention_minutes: int = 10_080
+    offsets_retention_check_interval_ms: int = 600_000
 
     @classmethod
     def from_broker_config(cls, config: BrokerConfig) -> GroupConfig:
@@ -136,6 +142,8 @@ class GroupConfig:
             group_max_session_timeout_ms=key("group.max.session.timeout.ms", 1_800_000),
             offsets_commit_timeout_ms=key("offsets.commit.timeout.ms", 5_000),
             offset_metadata_max_bytes=key("offset.metadata.max.bytes", 4_096),
+            offsets_retention_minutes=key("offsets.retention.minutes", 10_080),
+            offsets_retention_check_interval_ms=key("offsets.retention.check.interval.ms", 600_000),
         )
 
 
@@ -195,6 +203,7 @@ class GroupCoordinator:
         self._heartbeat_timers: dict[tuple[str, str], Cancellable] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._active = True
+        self._cleanup_timer: Cancellable | None = None
 
     # --- ownership ----------------------------------------------------------------------------
 
@@ -228,6 +237,8 @@ class GroupCoordinator:
         epoch = self._log.leader_epoch(partition)
         if epoch is None:
             return
+        if self._cleanup_timer is None and self._active:
+            self._schedule_cleanup()
         owned = self._partitions.get(partition)
         if owned is not None:
             # Still its leader under a newer epoch: what is cached is what it wrote itself.
@@ -338,6 +349,8 @@ class GroupCoordinator:
 
     def shutdown(self) -> None:
         self._active = False
+        if self._cleanup_timer is not None:
+            self._cleanup_timer.cancel()
         for partition in list(self._partitions):
             self.on_resigned(partition)
         for task in self._tasks:
@@ -560,6 +573,70 @@ class GroupCoordinator:
                 error=ErrorCode(code).name,
             )
         return error
+
+    # --- offsets retention --------------------------------------------------------------------
+
+    def _schedule_cleanup(self) -> None:
+        def fire() -> None:
+            self._cleanup_timer = None
+            if not self._active:
+                return
+            self._spawn(self.cleanup_expired_offsets(), "offsets_cleanup")
+            self._schedule_cleanup()
+
+        self._cleanup_timer = self._call_later(
+            self.config.offsets_retention_check_interval_ms / 1000, fire
+        )
+
+    def _expired_offsets(self, group: GroupMetadata, now: int) -> list[tuple[str, int]]:
+        """Kafka's KIP-211 rule: a group using group management keeps its offsets while it
+        has members, then ``offsets.retention.minutes`` from the moment it became Empty; a
+        group that only commits keeps each offset that long after its commit."""
+        retention = self.config.offsets_retention_minutes * 60_000
+        if group.protocol_type:
+            if not group.is_(GroupState.EMPTY) or group.state_timestamp_ms < 0:
+                return []
+            if group.state_timestamp_ms + retention > now:
+                return []
+            return list(group.offsets)
+        return [tp for tp, o in group.offsets.items() if o.commit_timestamp + retention <= now]
+
+    async def cleanup_expired_offsets(self) -> int:
+        """Drop expired offsets (tombstones in the log), and Empty groups left with none."""
+        now = self._time_ms()
+        removed = 0
+        for group in list(self._groups.values()):
+            if self._check(group.group_id) != ErrorCode.NONE:
+                continue
+            expired = self._expired_offsets(group, now)
+            dead = group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets)
+            if not expired and not dead:
+                continue
+            tombstones = [
+                (now, encode_offset_key(group.group_id, topic, partition), None, ())
+                for topic, partition in expired
+            ]
+            for tp in expired:
+                group.offsets.pop(tp, None)
+                group.offset_positions.pop(tp, None)
+            if dead:
+                tombstones.append((now, encode_group_metadata_key(group.group_id), None, ()))
+                self._drop_group(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            removed += len(expired)
+            _log.info(
+                "group.offsets_expired",
+                group_id=group.group_id,
+                offsets=len(expired),
+                group_removed=dead,
+            )
+            code, _ = await self._log.append(
+                self.partition_for(group.group_id),
+                encode_batch(tombstones),
+                self.config.offsets_commit_timeout_ms,
+            )
+            if code != ErrorCode.NONE:
+                _log.warning("group.offsets_expiry_append_failed", group_id=group.group_id)
+        return removed
 
     # --- JoinGroup ----------------------------------------------------------------------------
 

@@ -561,3 +561,37 @@ def test_resigning_while_loading_discards_that_load() -> None:
         assert code == ErrorCode.NONE and list(offsets) == [("t", 0)]
 
     run(scenario)
+
+
+def test_offsets_expire_as_kip_211_says() -> None:
+    async def scenario() -> None:
+        minute = 60_000
+        h = Harness(offsets_retention_minutes=10, offsets_retention_check_interval_ms=minute)
+        await h.start()
+        commit = h.coordinator.commit_offsets
+        # a group that only commits: each offset lives 10 minutes after its commit
+        await commit("simple", "", -1, {("t", 0): OffsetAndMetadata(1)})
+        await h.timers.advance(5 * minute)
+        await commit("simple", "", -1, {("t", 1): OffsetAndMetadata(2)})
+        # a group with members keeps its offsets, however old
+        (a,), generation = await h.stable_group(1)
+        await commit("g", a, generation, {("t", 0): OffsetAndMetadata(3)})
+        for _ in range(6 * 12):  # a heartbeats every 5 s for 6 minutes
+            await h.timers.advance(5_000)
+            assert h.coordinator.heartbeat("g", a, generation) == ErrorCode.NONE
+        assert list(h.coordinator.fetch_offsets("simple", None)[1]) == [("t", 1)]
+        assert list(h.coordinator.fetch_offsets("g", None)[1]) == [("t", 0)]
+        # once Empty, 10 minutes from then: offsets and group go
+        h.coordinator.leave_group("g", [a])
+        await h.timers.advance(9 * minute)
+        assert list(h.coordinator.fetch_offsets("g", None)[1]) == [("t", 0)]
+        await h.timers.advance(2 * minute)
+        assert h.coordinator.fetch_offsets("g", None)[1] == {}
+        assert h.coordinator.describe_group("g") == (ErrorCode.NONE, None)
+        assert h.coordinator.describe_group("simple") == (ErrorCode.NONE, None)
+        # and a reload finds them gone too
+        second = Harness(h.log)
+        await second.start()
+        assert second.coordinator.list_groups() == (ErrorCode.NONE, [])
+
+    run(scenario)
