@@ -1,0 +1,58 @@
+"""PySpark on minikafka: the ``minikafka`` data source, the offline ``minikafka-segments``
+reader and analytics jobs.
+
+    from pyspark.sql import SparkSession
+    import spark_jobs
+
+    spark = SparkSession.builder.master("local[*]").getOrCreate()
+    spark_jobs.register(spark)                   # formats "minikafka" and "minikafka-segments"
+    df = (spark.read.format("minikafka").option("bootstrap.servers", "127.0.0.1:9092")
+          .option("subscribe", "orders").load())
+    offline = spark.read.format("minikafka-segments").option("path", "/var/lib/minikafka/logs")
+              .option("subscribe", "orders").load()
+
+Jobs: ``python -m spark_jobs.topic_stats``, ``python -m spark_jobs.consumer_lag``,
+``python -m spark_jobs.windowed_counts`` (each ``--bootstrap-server … --topic …``).
+
+Spark's Python workers must run an interpreter that has this package and pyarrow:
+``session(...)`` sets PYSPARK_PYTHON to the current one before starting Spark.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["FORMAT", "SEGMENTS_FORMAT", "register", "session"]
+
+FORMAT = "minikafka"
+SEGMENTS_FORMAT = "minikafka-segments"
+
+
+def register(spark: SparkSession) -> None:
+    """Register both formats with ``spark`` (once per session is enough)."""
+    from spark_jobs.segments import SegmentsDataSource
+    from spark_jobs.source import MiniKafkaDataSource
+
+    spark.dataSource.register(MiniKafkaDataSource)
+    spark.dataSource.register(SegmentsDataSource)
+
+
+def session(app_name: str, master: str | None = None) -> SparkSession:
+    """A SparkSession (local[*] unless ``master``) with both formats registered."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
+    spark = (
+        builder.config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    register(spark)
+    return spark

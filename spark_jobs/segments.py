@@ -1,0 +1,225 @@
+"""``minikafka-segments``: the Kafka schema read straight from a broker's log dirs, offline.
+
+    spark.read.format("minikafka-segments")
+         .option("path", "/data/broker-0/logs")          # log.dirs, comma-separated
+         .option("subscribe", "orders")                   # or subscribePattern / assign; all
+         .load()                                          # topics when none is given
+
+Files (Kafka's layout): ``<log dir>/<topic>-<partition>/<base offset, 20 digits>.log``, each a
+sequence of RecordBatch v2 batches (proto.records), plus the log dir's text checkpoints
+``replication-offset-checkpoint`` (high watermarks) and ``log-start-offset-checkpoint``::
+
+    0                      version
+    2                      number of entries
+    orders 0 1500          topic, partition, offset
+    orders 1 1499
+
+Rows are the records with log start offset <= offset < high watermark, so they are the rows a
+consumer (and the live ``minikafka`` source) would read; ``readUncommitted=true`` reads to the
+end of each log instead. The broker writes the high-watermark checkpoint every
+replica.high.watermark.checkpoint.interval.ms, so a copy taken from a running broker may end a
+little before its live high watermark. Directories being deleted (``*-delete``) or moved
+(``*-future``) are skipped. Point it at one broker's log dirs: replicas on several brokers
+would be read once each.
+
+One Spark task per segment file. Pure file reading; nothing is shared between tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from proto.records import TimestampType, decode_batch, iter_batch_headers
+from spark_jobs.options import SourceOptionsError, _bool, _get
+from spark_jobs.schema import RowBuffer, kafka_schema
+
+__all__ = ["SegmentFile", "SegmentsDataSource", "list_segments", "read_checkpoint", "read_segment"]
+
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
+LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
+
+_SEGMENT = re.compile(r"^(\d{20})\.log$")
+_ROWS_PER_BATCH = 50_000
+
+
+@dataclass(frozen=True, order=True)
+class SegmentFile:
+    """One ``.log`` file and the offsets of it that are rows: [min_offset, max_offset)."""
+
+    topic: str
+    partition: int
+    base_offset: int
+    path: str
+    min_offset: int
+    max_offset: int | None  # None: to the end of the file
+
+
+def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
+    """An offset checkpoint file (``0``, count, then ``topic partition offset`` lines)."""
+    if not path.exists():
+        return {}
+    lines = path.read_text().splitlines()
+    if len(lines) < 2 or lines[0].strip() != "0":
+        raise ValueError(f"{path}: not a version-0 offset checkpoint")
+    out: dict[tuple[str, int], int] = {}
+    for line in lines[2 : 2 + int(lines[1])]:
+        topic, partition, offset = line.split()
+        out[(topic, int(partition))] = int(offset)
+    return out
+
+
+def _partition_dir(name: str) -> tuple[str, int] | None:
+    topic, _, partition = name.rpartition("-")
+    if not topic or not partition.isdigit():
+        return None  # "-delete", "-future" and anything else that is not <topic>-<partition>
+    return topic, int(partition)
+
+
+def list_segments(
+    log_dirs: Sequence[str],
+    wanted: SourceFilter,
+    *,
+    read_uncommitted: bool = False,
+) -> list[SegmentFile]:
+    segments: list[SegmentFile] = []
+    for log_dir in log_dirs:
+        root = Path(log_dir)
+        if not root.is_dir():
+            raise SourceOptionsError(f"log dir {root} does not exist")
+        high_watermarks = read_checkpoint(root / HIGH_WATERMARK_CHECKPOINT)
+        log_starts = read_checkpoint(root / LOG_START_CHECKPOINT)
+        for child in sorted(root.iterdir()):
+            parsed = _partition_dir(child.name) if child.is_dir() else None
+            if parsed is None or not wanted.matches(*parsed):
+                continue
+            topic, partition = parsed
+            high_watermark = None if read_uncommitted else high_watermarks.get(parsed)
+            for file in sorted(child.iterdir()):
+                match = _SEGMENT.match(file.name)
+                if match is None:
+                    continue
+                segments.append(
+                    SegmentFile(
+                        topic,
+                        partition,
+                        int(match.group(1)),
+                        str(file),
+                        log_starts.get(parsed, 0),
+                        high_watermark,
+                    )
+                )
+    return sorted(segments)
+
+
+@dataclass(frozen=True)
+class SourceFilter:
+    """subscribe / subscribePattern / assign, each optional here (all topics by default)."""
+
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    assign: tuple[tuple[str, int], ...] = ()
+
+    def matches(self, topic: str, partition: int) -> bool:
+        if self.assign:
+            return (topic, partition) in self.assign
+        if self.topics:
+            return topic in self.topics
+        if self.pattern is not None:
+            return re.fullmatch(self.pattern, topic) is not None
+        return True
+
+
+def _source_filter(options: dict[str, str]) -> SourceFilter:
+    subscribe = _get(options, "subscribe")
+    pattern = _get(options, "subscribePattern")
+    assign = _get(options, "assign")
+    if sum(x is not None for x in (subscribe, pattern, assign)) > 1:
+        raise SourceOptionsError("at most one of subscribe, subscribePattern or assign")
+    if assign is not None:
+        try:
+            pairs = tuple((str(t), int(p)) for t, ps in json.loads(assign).items() for p in ps)
+        except (ValueError, AttributeError, TypeError):
+            raise SourceOptionsError(
+                f'assign must be JSON like {{"t":[0]}}, not {assign!r}'
+            ) from None
+        return SourceFilter(assign=pairs)
+    if subscribe is not None:
+        return SourceFilter(topics=tuple(t.strip() for t in subscribe.split(",")))
+    return SourceFilter(pattern=pattern)
+
+
+def read_segment(segment: SegmentFile, include_headers: bool) -> Iterator[pa.RecordBatch]:
+    """The rows of one segment file; CRCs are checked, control batches skipped, a torn
+    trailing batch (a crash mid-append) ignored."""
+    rows = RowBuffer(segment.topic, segment.partition, include_headers)
+    low = segment.min_offset
+    high = segment.max_offset
+    data = Path(segment.path).read_bytes()
+    for pos, header in iter_batch_headers(data):
+        if high is not None and header.base_offset >= high:
+            break
+        if header.is_control or header.last_offset < low:
+            continue
+        ts_type = int(header.timestamp_type)
+        if header.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+            ts_type = int(TimestampType.CREATE_TIME)
+        _, records = decode_batch(data, pos)
+        for r in records:
+            if r.offset < low or (high is not None and r.offset >= high):
+                continue
+            rows.append(r.offset, r.timestamp, ts_type, r.key, r.value, r.headers)
+        if len(rows) >= _ROWS_PER_BATCH:
+            yield rows.flush()
+    if len(rows):
+        yield rows.flush()
+
+
+class SegmentsDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "minikafka-segments"
+
+    def schema(self) -> StructType:
+        return kafka_schema(_bool(self.options, "includeHeaders", False))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        paths = _get(self.options, "path")
+        if not paths:
+            raise SourceOptionsError("option path (the broker's log.dirs) is required")
+        return SegmentsReader(
+            [p.strip() for p in paths.split(",") if p.strip()],
+            _source_filter(dict(self.options)),
+            include_headers=_bool(self.options, "includeHeaders", False),
+            read_uncommitted=_bool(self.options, "readUncommitted", False),
+        )
+
+
+class SegmentsReader(DataSourceReader):
+    def __init__(
+        self,
+        log_dirs: list[str],
+        wanted: SourceFilter,
+        *,
+        include_headers: bool,
+        read_uncommitted: bool,
+    ) -> None:
+        self.log_dirs = log_dirs
+        self.wanted = wanted
+        self.include_headers = include_headers
+        self.read_uncommitted = read_uncommitted
+
+    def partitions(self) -> Sequence[InputPartition]:
+        segments = list_segments(self.log_dirs, self.wanted, read_uncommitted=self.read_uncommitted)
+        return [InputPartition(s) for s in segments]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        segment: SegmentFile = partition.value
+        yield from read_segment(segment, self.include_headers)

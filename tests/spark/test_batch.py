@@ -1,0 +1,114 @@
+"""Batch reads through the brokers: counts, offset ranges, headers, minPartitions, the sink."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from client.consumer.consumer import Consumer
+from client.metadata import TopicPartition
+from client.producer.producer import Producer
+from tests.integration.cluster import Cluster
+from tests.spark.conftest import TopicFactory
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+pytestmark = pytest.mark.spark
+
+
+def produce(cluster: Cluster, topic: str, n: int, *, partitions: int, start: int = 0) -> None:
+    with Producer(cluster.bootstrap_servers, linger_ms=5) as producer:
+        futures = [
+            producer.send(
+                topic,
+                f"value-{i}".encode(),
+                key=f"key-{i % 7}".encode(),
+                partition=i % partitions,
+                headers=[("h", f"{i}".encode())],
+            )
+            for i in range(start, start + n)
+        ]
+        producer.flush()
+        for future in futures:
+            future.result(timeout=30)
+
+
+def read(spark: SparkSession, cluster: Cluster, **options: str) -> DataFrame:
+    reader = spark.read.format("minikafka").option("bootstrap.servers", cluster.bootstrap_servers)
+    for name, value in options.items():
+        reader = reader.option(name, value)
+    return reader.load()
+
+
+def test_batch_read_returns_every_produced_record_once(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    topic = topic_factory(partitions=3)
+    produce(cluster, topic, 300, partitions=3)
+
+    df = read(spark, cluster, subscribe=topic, includeHeaders="true", minPartitions="5")
+    assert df.columns == [
+        "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers",
+    ]  # fmt: skip
+    assert df.rdd.getNumPartitions() >= 5
+    rows = df.collect()
+    assert len(rows) == 300
+    values = sorted(int(bytes(r.value).decode().split("-")[1]) for r in rows)
+    assert values == list(range(300))
+    for r in rows:
+        i = int(bytes(r.value).decode().split("-")[1])
+        assert r.partition == i % 3
+        assert bytes(r.key) == f"key-{i % 7}".encode()
+        assert r.topic == topic
+        assert r.timestampType == 0
+        assert [(h.key, bytes(h.value)) for h in r.headers] == [("h", str(i).encode())]
+    per_partition = {p: sorted(r.offset for r in rows if r.partition == p) for p in range(3)}
+    assert per_partition == {p: list(range(100)) for p in range(3)}
+
+
+def test_offsets_json_assign_and_pattern(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    topic = topic_factory(partitions=2)
+    produce(cluster, topic, 40, partitions=2)  # 20 per partition
+
+    ranged = read(
+        spark,
+        cluster,
+        assign=json.dumps({topic: [0, 1]}),
+        startingOffsets=json.dumps({topic: {"0": 5, "1": -2}}),
+        endingOffsets=json.dumps({topic: {"0": 15, "1": -1}}),
+    )
+    counts = {r.partition: r["count"] for r in ranged.groupBy("partition").count().collect()}
+    assert counts == {0: 10, 1: 20}
+
+    assert read(spark, cluster, subscribePattern=topic[:6] + ".*").count() >= 40
+
+
+def test_sink_records_are_readable_by_the_consumer(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    topic = topic_factory(partitions=2)
+    df = spark.createDataFrame(
+        [(f"k{i}", f"v{i}", i % 2) for i in range(50)], "key string, value string, partition int"
+    )
+    df.write.format("minikafka").option("bootstrap.servers", cluster.bootstrap_servers).option(
+        "topic", topic
+    ).mode("append").save()
+
+    with Consumer(
+        bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest"
+    ) as consumer:
+        consumer.assign([TopicPartition(topic, 0), TopicPartition(topic, 1)])
+        seen = []
+        for _ in range(50):
+            for records in consumer.poll(500).values():
+                seen.extend(records)
+            if len(seen) >= 50:
+                break
+    assert sorted((r.key, r.value, r.partition) for r in seen) == sorted(
+        (f"k{i}".encode(), f"v{i}".encode(), i % 2) for i in range(50)
+    )
