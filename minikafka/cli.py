@@ -35,19 +35,27 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser. Given a ``command``, only that subcommand's module is imported (``main``
+    does this), so a broken or heavy tool never stops another from starting; without one,
+    every subcommand gets its options."""
     parser = argparse.ArgumentParser(prog="minikafka", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        module = importlib.import_module(module_name)
         sub_parser = sub.add_parser(name, help=help_text, description=help_text)
-        module.add_arguments(sub_parser)
-        sub_parser.set_defaults(run=module.run)
+        if command is None or name == command:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sub_parser)
+            sub_parser.set_defaults(run=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in arguments if not a.startswith("-")), None)
+    if command not in SUBCOMMANDS:
+        command = ""  # argparse reports the unknown or missing command
+    args = build_parser(command).parse_args(arguments)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
