@@ -54,7 +54,7 @@ from client.consumer.fetcher import (
     OffsetAndTimestamp,
 )
 from client.metadata import ClusterMetadata, TopicPartition
-from proto.errors import ErrorCode, InvalidConfigError, error_for_code
+from proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
 
 __all__ = ["Consumer", "ConsumerRebalanceListener", "OffsetAndMetadata"]
 
@@ -78,6 +78,7 @@ class Consumer:
         max_poll_interval_ms: int = 300_000,
         partition_assignment_strategy: Sequence[str] = ("range",),
         retry_backoff_ms: int = 100,
+        metadata_max_age_ms: int = 300_000,
         fetch_max_wait_ms: int = 500,
         fetch_min_bytes: int = 1,
         fetch_max_bytes: int = 52_428_800,
@@ -106,7 +107,10 @@ class Consumer:
             self._pool,
             parse_bootstrap_servers(bootstrap_servers),
             request_timeout_ms=request_timeout_ms,
+            metadata_max_age_ms=metadata_max_age_ms,
         )
+        self._metadata_max_age_s = metadata_max_age_ms / 1000
+        self._next_group_metadata_check = time.monotonic() + self._metadata_max_age_s
         self._fetcher = Fetcher(
             FetchConfig(
                 fetch_max_wait_ms=fetch_max_wait_ms,
@@ -291,8 +295,11 @@ class Consumer:
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
             if self._coordinator is not None:
-                subscribed = not self._manual and self._subscription
-                if subscribed and not self._coordinator.poll(deadline):
+                subscribed = not self._manual and (self._subscription or self._pattern)
+                if subscribed:
+                    self._maybe_check_group_metadata()
+                joining = subscribed and bool(self._subscription)
+                if joining and not self._coordinator.poll(deadline):
                     return {}
                 self._maybe_auto_commit()
             self._init_committed_positions()
@@ -358,6 +365,30 @@ class Consumer:
         found = self._group().fetch_committed([TopicPartition(*partition)])
         value = found.get(TopicPartition(*partition))
         return None if value is None else value.offset
+
+    def _maybe_check_group_metadata(self) -> None:
+        """Every metadata.max.age.ms: topics newly matching the pattern, or a partition count
+        that changed under the leader's assignment, start a rebalance (as Kafka's)."""
+        if time.monotonic() < self._next_group_metadata_check:
+            return
+        self._next_group_metadata_check = time.monotonic() + self._metadata_max_age_s
+        coordinator = self._group()
+        try:
+            if self._pattern is not None:
+                before = set(self._subscription)
+                self._refresh_subscription()
+                if self._subscription != before:
+                    _log.info(
+                        "group.subscription_changed",
+                        group_id=self.group_id,
+                        topics=sorted(self._subscription),
+                    )
+                    coordinator.request_rejoin()
+            self._metadata.update()
+        except KafkaError as exc:  # try again at the next check
+            _log.info("group.metadata_check_failed", error=str(exc))
+            return
+        coordinator.check_partition_counts()
 
     def _maybe_auto_commit(self) -> None:
         if not self._enable_auto_commit or time.monotonic() < self._next_auto_commit:

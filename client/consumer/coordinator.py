@@ -133,6 +133,9 @@ class ConsumerCoordinator:
         self._stable = False
         self._rejoin_needed = True
         self._revoked = True  # nothing owned yet
+        # The leader's view of the partition counts its last assignment used (Kafka's
+        # ConsumerCoordinator metadata snapshot); empty on other members.
+        self._assigned_counts: dict[str, int] = {}
         self._last_poll = time.monotonic()
         self._last_heartbeat_ok = time.monotonic()
         self._closed = threading.Event()
@@ -294,6 +297,7 @@ class ConsumerCoordinator:
             leader=join.leader == join.member_id,
         )
         assignments: list[pb.SyncGroupRequest.SyncGroupRequestAssignment] = []
+        self._assigned_counts = {}
         if join.leader == join.member_id:
             assignments = self._perform_assignment(join)
         sync = self._stub(node).SyncGroup(
@@ -328,6 +332,26 @@ class ConsumerCoordinator:
         self._revoked = False
         self._hooks.on_assign(partitions)
         return True
+
+    def check_partition_counts(self) -> bool:
+        """On the leader: when a subscribed topic's partition count changed since the last
+        assignment, ask for a rebalance (True). Poll thread, after a metadata refresh."""
+        if not self._assigned_counts or self.need_rejoin():
+            return False
+        for topic, count in self._assigned_counts.items():
+            partitions = self._metadata.partitions_for(topic)
+            current = len(partitions) if partitions is not None else 0
+            if current != count:
+                _log.info(
+                    "group.partition_count_changed",
+                    group_id=self.group_id,
+                    topic=topic,
+                    assigned_with=count,
+                    now=current,
+                )
+                self.request_rejoin()
+                return True
+        return False
 
     def _handle_membership_error(self, code: int, message: str, request: str) -> None:
         _log.info(
@@ -373,6 +397,7 @@ class ConsumerCoordinator:
             except KafkaError as exc:
                 _log.warning("group.assign_topic_unknown", topic=topic, error=str(exc))
         result = assignor.assign(counts, subscriptions)
+        self._assigned_counts = {t: counts.get(t, 0) for t in topics}
         _log.info(
             "group.assignment_computed",
             group_id=self.group_id,

@@ -310,3 +310,31 @@ def test_coordinator_killed_group_recovers_with_commits_intact(
     assert _committed(bootstrap, "g3") == _end_offsets(bootstrap)
     consumed = [v for m in (a, b) for _, _, v in m.consumed]
     assert len(set(consumed)) == 400
+
+
+def test_pattern_and_partition_changes_rebalance_the_group(cluster_factory: ClusterFactory) -> None:
+    cluster = _cluster(cluster_factory)
+    bootstrap = cluster.bootstrap_servers
+    consumer = Consumer(
+        bootstrap_servers=bootstrap,
+        group_id="g5",
+        session_timeout_ms=3000,
+        heartbeat_interval_ms=300,
+        metadata_max_age_ms=500,
+    )
+    try:
+        consumer.subscribe(pattern="ev.*")
+
+        def owns(count: int) -> bool:
+            consumer.poll(timeout_ms=100)
+            return len(consumer.assignment()) == count
+
+        cluster.wait_for(lambda: owns(PARTITIONS), timeout_s=30, what="events' partitions")
+        with cluster.admin() as admin:
+            admin.create_topics([NewTopic("evx", 2, 1)])
+            cluster.wait_for(lambda: owns(PARTITIONS + 2), timeout_s=30, what="evx matched")
+            admin.create_partitions({TOPIC: PARTITIONS + 2})
+            cluster.wait_for(lambda: owns(PARTITIONS + 4), timeout_s=30, what="new partitions")
+        assert {tp.topic for tp in consumer.assignment()} == {TOPIC, "evx"}
+    finally:
+        consumer.close()

@@ -167,9 +167,11 @@ def _until(condition: Callable[[], bool], pollers: list[Member], timeout_s: floa
             thread.join()
 
 
-def _split(members: list[Member]) -> bool:
+def _split(members: list[Member], partitions: int = 4) -> bool:
     owned = [m.hooks.assigned for m in members]
-    return all(owned) and sum(map(len, owned)) == 4 and len(set().union(*owned)) == 4
+    return (
+        all(owned) and sum(map(len, owned)) == partitions and len(set().union(*owned)) == partitions
+    )
 
 
 def test_two_members_split_the_partitions_and_commit(broker: Broker) -> None:
@@ -222,6 +224,42 @@ def test_poll_interval_exceeded_leaves_the_group(broker: Broker) -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_leader_rebalances_when_a_topic_gains_partitions(broker: Broker) -> None:
+    a, b = Member(broker), Member(broker)
+    try:
+        _until(lambda: _split([a, b]), [a, b])
+        leader = a if a.group._assigned_counts else b  # only the leader keeps counts
+        assert not (b if leader is a else a).group._assigned_counts
+        assert leader.group._assigned_counts == {TOPIC: 4}
+        broker.run(lambda: broker.cache.update(_partitions_update(broker.port, 6)))
+        leader.group._metadata.update()
+        assert leader.group.check_partition_counts()
+        everything = {TopicPartition(TOPIC, p) for p in range(6)}
+        _until(lambda: a.hooks.assigned | b.hooks.assigned == everything, [a, b])
+        assert not a.hooks.assigned & b.hooks.assigned
+    finally:
+        a.close()
+        b.close()
+
+
+def _partitions_update(port: int, count: int) -> pb.UpdateMetadataRequest:
+    request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=-1)
+    request.live_brokers.add(id=1, host="127.0.0.1", port=port)
+    for partition in range(count):
+        request.partition_states.add(
+            topic_name=TOPIC,
+            topic_id="AAAAAAAAAAAAAAAAAAAAAQ",
+            partition_index=partition,
+            controller_epoch=1,
+            leader=1,
+            leader_epoch=0,
+            isr=[1],
+            partition_epoch=0,
+            replicas=[1],
+        )
+    return request
 
 
 def test_settings_are_checked() -> None:
