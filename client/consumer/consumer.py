@@ -21,7 +21,9 @@ then ``listener.on_partitions_revoked``), and new ones start from the group's co
 offsets, else from ``auto_offset_reset``. Auto commit (``enable_auto_commit``) commits the
 positions every ``auto_commit_interval_ms`` from ``poll``, and on revoke and close. ``assign``
 with a ``group_id`` also starts from committed offsets, and commits outside the group
-(generation -1), as Kafka allows while the group has no members.
+(generation -1), as Kafka allows while the group has no members. Every
+``metadata_max_age_ms`` a pattern subscription is matched again and the group's leader compares
+partition counts with its last assignment; a change starts a rebalance.
 
 Not thread-safe, like Kafka's consumer: one thread polls; ``close`` from another is allowed.
 The group's heartbeat thread is internal.
