@@ -70,8 +70,10 @@ class RecordAccumulator:
         buffer_memory: int,
         compression: Compression,
         delivery_timeout_ms: int,
+        max_request_size: int = 1_048_576,
     ) -> None:
         self._batch_size = batch_size
+        self._max_batch_bytes = max(batch_size, max_request_size - 1024)  # room for the request
         self._linger_s = linger_ms / 1000
         self._buffer_memory = buffer_memory
         self._compression = compression
@@ -104,13 +106,20 @@ class RecordAccumulator:
                 raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
             queue = self._queues.setdefault(tp, deque())
             batch = queue[-1] if queue else None
+            # While the partition waits for its request in flight, its open batch may grow up
+            # to max.request.size: it cannot leave sooner anyway, and one large batch per
+            # request is what lets an idempotent producer (one batch per partition per
+            # request) keep up.
+            limit = self._max_batch_bytes if tp in self._muted else self._batch_size
+            grow = 0
+            if batch is not None and batch.builder.estimated_size() + size > batch.reserved:
+                grow = max(self._batch_size, size)
+                if self._used + grow > self._buffer_memory:
+                    limit = 0  # no memory to grow now: a new batch, which waits for memory
             if (
                 batch is None
                 or batch.closed
-                or (
-                    batch.record_count > 0
-                    and batch.builder.estimated_size() + size > self._batch_size
-                )
+                or (batch.record_count > 0 and batch.builder.estimated_size() + size > limit)
             ):
                 reserve = max(self._batch_size, size + 61)
                 self._reserve(reserve, max_block_s)
@@ -121,6 +130,9 @@ class RecordAccumulator:
                     reserved=reserve,
                 )
                 queue.append(batch)
+            elif grow:
+                self._used += grow  # checked above: never waits, so the batch stays open
+                batch.reserved += grow
             index = batch.builder.append(timestamp, key, value, headers)
             future = FutureRecordMetadata(batch.result, index, tp.topic, tp.partition, timestamp)
             full = batch.builder.estimated_size() >= self._batch_size

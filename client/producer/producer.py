@@ -117,6 +117,7 @@ class Producer:
             buffer_memory=buffer_memory,
             compression=Compression.parse(compression_type),
             delivery_timeout_ms=delivery_timeout_ms,
+            max_request_size=max_request_size,
         )
         self._sender = Sender(
             SenderConfig(
