@@ -106,7 +106,7 @@ def topic_factory(cluster: Cluster) -> TopicFactory:
     def make(partitions: int = 1, configs: dict[str, str] | None = None) -> str:
         name = f"t-{uuid.uuid4().hex[:10]}"
         with cluster.admin() as admin:
-            admin.create_topics([NewTopic(name, partitions, 1, configs or {})])
+            admin.create_topics([NewTopic(name, partitions, 1, configs=configs or {})])
         cluster.wait_for(
             lambda: all(cluster.leader(name, p) >= 0 for p in range(partitions)),
             what=f"leaders for {name}",
