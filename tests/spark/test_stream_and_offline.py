@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from client.metadata import TopicPartition
+from client.admin import TopicPartition
 from client.producer.producer import Producer
 from spark_jobs.segments import HIGH_WATERMARK_CHECKPOINT, read_checkpoint
 from tests.integration.cluster import Cluster
