@@ -78,6 +78,15 @@ class OffsetsClient:
             for p in sorted(self._consumer.partitions_for_topic(topic))
         ]
 
+    def topic_partitions_of(self, topics: Iterable[str]) -> list[TopicPartition]:
+        """The partitions of those ``topics`` that exist now."""
+        existing = set(self._consumer.topics())
+        return [
+            TopicPartition(topic, p)
+            for topic in sorted(set(topics) & existing)
+            for p in sorted(self._consumer.partitions_for_topic(topic))
+        ]
+
     def beginning_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         wanted = list(tps)
         return self._consumer.beginning_offsets(wanted) if wanted else {}
