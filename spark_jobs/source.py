@@ -127,6 +127,8 @@ class BatchReader(DataSourceReader):
         return _partitions(self.plan())
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition is None:  # Spark's one empty task when partitions() planned none
+            return
         offset_range: OffsetRange = partition.value
         yield from read_range(offset_range, _read_settings(self.options))
 
@@ -222,6 +224,8 @@ class StreamReader(DataSourceStreamReader):
         return _partitions(split_ranges(offset_ranges(begin, finish), self.options.min_partitions))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition is None:  # Spark's one empty task when partitions() planned none
+            return
         offset_range: OffsetRange = partition.value
         yield from read_range(offset_range, _read_settings(self.options))
 

@@ -67,12 +67,18 @@ def start(
     )
     if max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
+
+    def produce(batch: DataFrame, batch_id: int) -> None:
+        batch.write.format(spark_jobs.FORMAT).option("bootstrap.servers", bootstrap).option(
+            "topic", output_topic
+        ).mode("append").save()
+
+    # Python data source sinks take append mode only; update mode goes through foreachBatch
+    # and the batch writer (at-least-once either way, as Spark's Kafka sink).
     return (
         counts(reader.load(), window, watermark)
-        .writeStream.format(spark_jobs.FORMAT)
-        .outputMode("update")
-        .option("bootstrap.servers", bootstrap)
-        .option("topic", output_topic)
+        .writeStream.outputMode("update")
+        .foreachBatch(produce)
         .option("checkpointLocation", checkpoint)
         .queryName(f"windowed_counts-{topic}")
         .start()

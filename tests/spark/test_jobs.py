@@ -1,0 +1,136 @@
+"""The jobs' outputs against numbers computed independently from what the test produced."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from client.consumer.consumer import Consumer
+from client.metadata import TopicPartition
+from client.producer.producer import Producer
+from spark_jobs import consumer_lag, topic_stats, windowed_counts
+from tests.integration.cluster import Cluster
+from tests.spark.conftest import TopicFactory
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+MINUTE_MS = 60_000
+# a minute boundary half an hour ago: old records would be deleted by retention at once
+BASE_MS = (int(time.time() * 1000) - 30 * MINUTE_MS) // MINUTE_MS * MINUTE_MS
+
+
+def produce_timed(
+    cluster: Cluster, topic: str, records: list[tuple[bytes, bytes, int, int]]
+) -> None:
+    """(key, value, partition, timestamp ms) each, all acknowledged."""
+    with Producer(cluster.bootstrap_servers) as producer:
+        futures = [
+            producer.send(topic, value, key=key, partition=p, timestamp_ms=ts)
+            for key, value, p, ts in records
+        ]
+        producer.flush()
+        for future in futures:
+            future.result(timeout=30)
+
+
+def test_topic_stats(
+    spark: SparkSession,
+    cluster: Cluster,
+    topic_factory: TopicFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    topic = topic_factory(partitions=2)
+    records = [
+        (f"k{i % 5}".encode() if i % 5 else b"hot", b"x" * (i % 10), i % 2, BASE_MS + i * 1000)
+        for i in range(150)  # 150 s: minutes 0, 1 and 2
+    ]
+    produce_timed(cluster, topic, records)
+
+    stats = topic_stats.compute(topic_stats.load(spark, cluster.bootstrap_servers, topic), top=2)
+    assert stats.total_records() == 150
+    per_partition = {r.partition: (r.records, r.bytes) for r in stats.per_partition.collect()}
+    expected: dict[int, list[int]] = {0: [0, 0], 1: [0, 0]}
+    for key, value, p, _ in records:
+        expected[p][0] += 1
+        expected[p][1] += len(key) + len(value)
+    assert per_partition == {p: tuple(v) for p, v in expected.items()}
+    minutes = [r.records for r in stats.per_minute.collect()]
+    assert minutes == [60, 60, 30]
+    keys = Counter(key.decode() for key, _, _, _ in records)
+    assert [(r.key, r.records) for r in stats.top_keys.collect()] == keys.most_common(2)
+    summary = stats.summary_row()
+    assert summary["distinct_keys"] == len(keys)
+    assert summary["records_per_sec"] == pytest.approx(150 / 149, abs=0.1)
+
+    print(topic_stats.report(stats, topic))
+    assert "Total records: 150" in capsys.readouterr().out
+
+
+def test_consumer_lag(spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory) -> None:
+    topic = topic_factory(partitions=2)
+    produce_timed(cluster, topic, [(b"k", b"v", i % 2, BASE_MS + i) for i in range(40)])
+    group = f"g-{topic}"
+    tp0, tp1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    with Consumer(
+        bootstrap_servers=cluster.bootstrap_servers, group_id=group, enable_auto_commit=False
+    ) as consumer:
+        consumer.assign([tp0, tp1])
+        consumer.commit({tp0: 5, tp1: 20})
+        consumer.commit({tp0: 12})
+
+    lag = consumer_lag.compute(spark, cluster.bootstrap_servers, group=group)
+    now = {
+        (r.topic, r.partition): (r.committed_offset, r.log_end_offset, r.lag)
+        for r in lag.now.collect()
+    }
+    assert now == {(topic, 0): (12, 20, 8), (topic, 1): (20, 20, 0)}
+    history = [(r.partition, r.committed_offset, r.lag) for r in lag.over_time.collect()]
+    # the records were all produced before the commits: the log end then was 20 per partition
+    assert sorted(history) == [(0, 5, 15), (0, 12, 8), (1, 20, 0)]
+
+
+def test_windowed_counts_written_back_to_a_topic(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    source, sink = topic_factory(partitions=2), topic_factory(partitions=1)
+    records = [
+        (f"user-{i % 3}".encode(), b"click", i % 2, BASE_MS + (i * 7_000))  # 7 s apart
+        for i in range(30)  # 210 s: four one-minute windows
+    ]
+    produce_timed(cluster, source, records)
+    expected = Counter((ts // MINUTE_MS * MINUTE_MS, key.decode()) for key, _, _, ts in records)
+
+    query = windowed_counts.start(
+        spark,
+        cluster.bootstrap_servers,
+        source,
+        sink,
+        str(tmp_path / "checkpoint"),
+        starting_offsets="earliest",
+    )
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+    latest: dict[tuple[int, str], int] = {}
+    with Consumer(bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest") as c:
+        c.assign([TopicPartition(sink, 0)])
+        end = c.end_offsets([TopicPartition(sink, 0)])[TopicPartition(sink, 0)]
+        while c.position(TopicPartition(sink, 0)) < end:
+            for batch in c.poll(500).values():
+                for record in batch:
+                    assert record.value is not None
+                    out = json.loads(record.value)
+                    assert out["window_end"] - out["window_start"] == MINUTE_MS
+                    assert record.key == out["key"].encode()
+                    latest[(out["window_start"], out["key"])] = out["count"]
+    assert latest == dict(expected)
