@@ -105,7 +105,7 @@ class BrokerServer:
         self._replica_manager: ReplicaManager | None = None
         self._controller: KafkaController | None = None
         self._group_coordinator: GroupCoordinator | None = None
-        self._server: grpc.aio.Server | None = None
+        self._servers: list[grpc.aio.Server] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._broker_epoch = -1
         self._registered_session: int | None = None
@@ -168,8 +168,9 @@ class BrokerServer:
             call_later=lambda delay, callback: loop.call_later(delay, callback),
         )
         self._replica_manager.add_leadership_listener(self._group_coordinator.on_leadership_change)
-        self._server = self._grpc_server()
-        await self._server.start()
+        self._servers = self._grpc_servers()
+        for server in self._servers:
+            await server.start()
         await self._replica_manager.startup()
 
         self._zk.client.add_listener(self._on_zk_state)
@@ -213,13 +214,33 @@ class BrokerServer:
             return None
         return LogConfig.from_properties(overrides, base=self.config.log)
 
-    def _grpc_server(self) -> grpc.aio.Server:
+    def _grpc_servers(self) -> list[grpc.aio.Server]:
+        """One gRPC server per listener, so that Metadata and FindCoordinator can answer with
+        the endpoints of the listener the client came in on (as Kafka does): a client on the
+        host's EXTERNAL listener must not be sent to the INTERNAL names of a container network.
+        """
+        servers = []
+        for endpoint, address in zip(
+            self.config.listeners, self.config.bind_addresses, strict=True
+        ):
+            server = self._grpc_server(endpoint.listener_name)
+            try:
+                port = server.add_insecure_port(address)
+            except RuntimeError as exc:
+                raise BrokerStartupError(f"cannot listen on {address}: {exc}") from None
+            if port == 0:
+                raise BrokerStartupError(f"cannot listen on {address}: address in use?")
+            servers.append(server)
+        return servers
+
+    def _grpc_server(self, listener: str) -> grpc.aio.Server:
         assert self._replica_manager is not None and self._metadata_cache is not None
         assert self._controller is not None and self._zk is not None
         server = grpc.aio.server(options=_SERVER_OPTIONS)
         pb_grpc.add_DataServicer_to_server(DataService(self._replica_manager), server)
         pb_grpc.add_MetadataServicer_to_server(
-            MetadataService(self.config, self._metadata_cache, self._zk), server
+            MetadataService(self.config, self._metadata_cache, self._zk, listener=listener),
+            server,
         )
         pb_grpc.add_AdminServicer_to_server(
             AdminService(self.config, self._controller, self._zk, self._replica_manager),
@@ -231,16 +252,15 @@ class BrokerServer:
         )
         if self._group_coordinator is not None:
             pb_grpc.add_GroupServicer_to_server(
-                GroupService(self.config, self._group_coordinator, self._metadata_cache, self._zk),
+                GroupService(
+                    self.config,
+                    self._group_coordinator,
+                    self._metadata_cache,
+                    self._zk,
+                    listener=listener,
+                ),
                 server,
             )
-        for address in self.config.bind_addresses:
-            try:
-                port = server.add_insecure_port(address)
-            except RuntimeError as exc:
-                raise BrokerStartupError(f"cannot listen on {address}: {exc}") from None
-            if port == 0:
-                raise BrokerStartupError(f"cannot listen on {address}: address in use?")
         return server
 
     async def _register(self) -> None:
@@ -436,8 +456,8 @@ class BrokerServer:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         steps: list[tuple[str, Callable[[], Awaitable[Any]]]] = []
-        if self._server is not None:
-            steps.append(("grpc_server_stopped", partial(self._server.stop, _STOP_GRACE_S)))
+        for server in self._servers:
+            steps.append(("grpc_server_stopped", partial(server.stop, _STOP_GRACE_S)))
         if self._group_coordinator is not None:
             self._group_coordinator.shutdown()
         if self._replica_manager is not None:

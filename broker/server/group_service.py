@@ -72,7 +72,10 @@ class GroupService(pb_grpc.GroupServicer):
         coordinator: GroupCoordinator,
         metadata_cache: MetadataCache,
         zk: OffsetsTopicStore,
+        *,
+        listener: str | None = None,
     ) -> None:
+        self._listener = listener  # coordinators are named by their endpoint on this listener
         self._config = config
         self._coordinator = coordinator
         self._cache = metadata_cache
@@ -115,8 +118,13 @@ class GroupService(pb_grpc.GroupServicer):
         broker = self._cache.get_alive_broker(info.leader) if info.leader >= 0 else None
         if broker is None:
             return unavailable(f"{GROUP_METADATA_TOPIC}-{index} has no leader")
+        host, port = broker.host, broker.port
+        if self._listener is not None:
+            found = self._cache.get_alive_broker_endpoint(broker.broker_id, self._listener)
+            if found is not None:
+                host, port = found
         return pb.FindCoordinatorResponse(
-            error_code=ErrorCode.NONE, node_id=broker.broker_id, host=broker.host, port=broker.port
+            error_code=ErrorCode.NONE, node_id=broker.broker_id, host=host, port=port
         )
 
     async def _ensure_offsets_topic(self) -> None:

@@ -18,7 +18,7 @@ import grpc
 import structlog
 
 from broker.config import BrokerConfig
-from broker.server.metadata_cache import MetadataCache
+from broker.server.metadata_cache import BrokerInfo, MetadataCache
 from controller.topics import validate_topic_name
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
@@ -45,10 +45,21 @@ class MetadataService(pb_grpc.MetadataServicer):
         config: BrokerConfig,
         metadata_cache: MetadataCache,
         zk: ClusterIdSource | None = None,
+        *,
+        listener: str | None = None,
     ) -> None:
         self._config = config
         self._cache = metadata_cache
         self._zk = zk
+        # The listener this servicer answers on: brokers are described by their endpoint on
+        # it (a client on EXTERNAL gets EXTERNAL addresses); None = each broker's first one.
+        self._listener = listener
+
+    def _endpoint(self, broker: BrokerInfo) -> tuple[str, int]:
+        if self._listener is None:
+            return broker.host, broker.port
+        found = self._cache.get_alive_broker_endpoint(broker.broker_id, self._listener)
+        return found if found is not None else (broker.host, broker.port)
 
     async def _cluster_id(self) -> str:
         if self._cache.cluster_id is None and self._zk is not None:
@@ -64,9 +75,8 @@ class MetadataService(pb_grpc.MetadataServicer):
             cluster_id=await self._cluster_id(), controller_id=cache.controller_id
         )
         for broker in cache.alive_brokers():
-            entry = response.brokers.add(
-                node_id=broker.broker_id, host=broker.host, port=broker.port
-            )
+            host, port = self._endpoint(broker)
+            entry = response.brokers.add(node_id=broker.broker_id, host=host, port=port)
             if broker.rack is not None:
                 entry.rack = broker.rack
         names = [t.name for t in request.topics] if request.topics else cache.topics()
@@ -105,9 +115,8 @@ class MetadataService(pb_grpc.MetadataServicer):
             cluster_id=await self._cluster_id(), controller_id=cache.controller_id
         )
         for broker in cache.alive_brokers():
-            entry = response.brokers.add(
-                broker_id=broker.broker_id, host=broker.host, port=broker.port
-            )
+            host, port = self._endpoint(broker)
+            entry = response.brokers.add(broker_id=broker.broker_id, host=host, port=port)
             if broker.rack is not None:
                 entry.rack = broker.rack
         return response

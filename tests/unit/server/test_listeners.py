@@ -1,0 +1,44 @@
+"""Metadata answers with the endpoints of the listener the client came in on (Kafka's rule):
+a client on the host's EXTERNAL listener must not get the container network's INTERNAL names."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from broker.server.metadata_cache import MetadataCache
+from broker.server.metadata_service import MetadataService
+from proto import minikafka_pb2 as pb
+from tests.unit.replication.harness import broker_config
+
+
+def _cache() -> MetadataCache:
+    cache = MetadataCache(broker_id=1, cluster_id="c")
+    request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1)
+    for broker_id in (1, 2):
+        broker = request.live_brokers.add(id=broker_id, host=f"broker{broker_id}", port=29092)
+        broker.endpoints.add(listener="INTERNAL", host=f"broker{broker_id}", port=29092)
+        broker.endpoints.add(listener="EXTERNAL", host="127.0.0.1", port=9091 + broker_id)
+    cache.update(request)
+    return cache
+
+
+def _brokers(listener: str | None) -> list[tuple[int, str, int]]:
+    service = MetadataService(broker_config(1, Path("/nonexistent")), _cache(), listener=listener)
+    context: Any = None
+    metadata = asyncio.run(service.Metadata(pb.MetadataRequest(), context))
+    cluster = asyncio.run(service.DescribeCluster(pb.DescribeClusterRequest(), context))
+    described = [(b.broker_id, b.host, b.port) for b in cluster.brokers]
+    listed = [(b.node_id, b.host, b.port) for b in metadata.brokers]
+    assert sorted(listed) == sorted(described)
+    return sorted(listed)
+
+
+def test_each_listener_sees_its_own_endpoints() -> None:
+    assert _brokers("EXTERNAL") == [(1, "127.0.0.1", 9092), (2, "127.0.0.1", 9093)]
+    assert _brokers("INTERNAL") == [(1, "broker1", 29092), (2, "broker2", 29092)]
+
+
+def test_an_unknown_listener_falls_back_to_the_first_endpoint() -> None:
+    assert _brokers("OTHER") == [(1, "broker1", 29092), (2, "broker2", 29092)]
