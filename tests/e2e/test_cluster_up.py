@@ -50,13 +50,8 @@ def test_host_reaches_every_broker(compose_cluster: ComposeCluster, broker_id: i
     assert metadata.controller_id == described.controller_id
 
 
-# Kafka answers Metadata with the endpoints of the listener the request came in on. The broker
-# serves all its listeners from one gRPC server and so cannot tell them apart yet: it answers
-# with the INTERNAL endpoints (brokerN:29092), which the host cannot resolve.
-@pytest.mark.xfail(
-    strict=True,
-    reason="Metadata/DescribeCluster answer the INTERNAL listener's endpoints on every listener",
-)
+# Kafka answers Metadata with the endpoints of the listener the request came in on: from the
+# host (EXTERNAL), every broker is 127.0.0.1:<published port>, never brokerN:29092.
 @pytest.mark.parametrize("broker_id", BROKER_IDS)
 def test_host_sees_the_brokers_on_their_127_0_0_1_advertised_ports(
     compose_cluster: ComposeCluster, broker_id: int
