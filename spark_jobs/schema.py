@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -116,14 +115,15 @@ class RowBuffer:
     def flush(self) -> pa.RecordBatch:
         """The buffered rows as one record batch; the buffer is empty afterwards."""
         n = len(self.offsets)
-        timestamps = pa.array(self.timestamps, pa.int64())
         columns: list[pa.Array] = [
             pa.array(self.keys, pa.binary()),
             pa.array(self.values, pa.binary()),
             pa.array([self.topic] * n, pa.string()),
             pa.array([self.partition] * n, pa.int32()),
             pa.array(self.offsets, pa.int64()),
-            pc.multiply(timestamps, 1000).cast(pa.timestamp("us", tz="UTC")),
+            pa.array(self.timestamps, pa.int64())
+            .cast(pa.timestamp("ms", tz="UTC"))
+            .cast(pa.timestamp("us", tz="UTC")),
             pa.array(self.timestamp_types, pa.int32()),
         ]
         if self.include_headers:
