@@ -15,7 +15,8 @@ and builds local stand-ins for those that cannot be pulled (this machine has no 
 the wheelhouse the image installs from (so ``docker build`` needs no network). Then ``down -v``
 (leftovers of an interrupted run), ``up -d --build``, and a wait for every service's healthcheck
 with a deadline (docker-compose 1.29 has no ``up --wait``). ``down -v`` at the end, unless
-MINIKAFKA_E2E_KEEP=1.
+MINIKAFKA_E2E_KEEP=1. A lock file in the temp dir keeps concurrent sessions on one machine from
+sharing (and tearing down) the one project.
 
 Compose: the ``docker compose`` plugin when present, else ``docker-compose`` (1.29 here). No
 Docker engine, or no Compose: the tests are skipped, except under CI=true where that fails them.
@@ -24,10 +25,12 @@ Every test in this directory is marked ``e2e``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -44,6 +47,9 @@ BROKER_IDS = (1, 2, 3)
 # First `up` builds the image; later ones only start containers.
 HEALTHY_DEADLINE_S = float(os.environ.get("MINIKAFKA_E2E_HEALTHY_DEADLINE_S", "180"))
 OFFLINE_IMAGES_TIMEOUT_S = 900
+# One session at a time on this machine: the project name and the host ports are fixed.
+LOCK_PATH = Path(tempfile.gettempdir()) / f"{PROJECT}.lock"
+LOCK_TIMEOUT_S = float(os.environ.get("MINIKAFKA_E2E_LOCK_TIMEOUT_S", "1200"))
 # Container states a wait cannot leave: the compose file has no restart policy.
 _TERMINAL_STATES = frozenset({"exited", "dead", "missing"})
 
@@ -105,7 +111,7 @@ def docker_compose_project_name() -> str:
 
 
 @pytest.fixture(scope="session")
-def base_images(docker_engine: None) -> None:
+def base_images(docker_engine: None, e2e_lock: None) -> None:
     """Base images (pulled, or stand-ins built here) and the wheelhouse: offline-images.sh."""
     script = REPO / "scripts" / "offline-images.sh"
     try:
@@ -120,8 +126,35 @@ def base_images(docker_engine: None) -> None:
         )
 
 
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 @pytest.fixture(scope="session")
-def docker_setup(base_images: None) -> list[str]:
+def e2e_lock() -> Iterator[None]:
+    """Hold an exclusive lock for the session: a second pytest session on this machine (same
+    project, same ports) waits for the first instead of taking its cluster down."""
+    with LOCK_PATH.open("a") as lock:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while not _try_lock(lock.fileno()):
+            if time.monotonic() >= deadline:
+                pytest.fail(
+                    f"another e2e session held {LOCK_PATH} for {LOCK_TIMEOUT_S:.0f} s",
+                    pytrace=False,
+                )
+            time.sleep(1.0)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def docker_setup(e2e_lock: None, base_images: None) -> list[str]:
     """pytest-docker's setup commands: clear leftovers, then build and start (not waiting)."""
     return ["down -v --remove-orphans", "up -d --build"]
 
