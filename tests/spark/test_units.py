@@ -1,0 +1,196 @@
+"""The pure parts of spark_jobs, without Spark or a cluster: options, planning, the
+__consumer_offsets decoder (against the broker's encoder), the offline segment reader."""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+from broker.group.offsets import OffsetAndMetadata, encode_offset_key, encode_offset_value
+from client.metadata import TopicPartition
+from proto.records import Compression, encode_batch
+from spark_jobs.consumer_offsets import decode_commit
+from spark_jobs.options import SourceOptions, SourceOptionsError, parse_source_options
+from spark_jobs.planner import OffsetRange, rate_limit, resolve_offsets, split_ranges
+from spark_jobs.segments import SourceFilter, list_segments, read_checkpoint, read_segment
+
+T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
+
+
+# --- options ------------------------------------------------------------------------------
+
+
+def test_options_follow_sparks_kafka_source() -> None:
+    options = parse_source_options(
+        {
+            "kafka.bootstrap.servers": "h:1",
+            "SUBSCRIBE": "a,b",
+            "startingOffsets": '{"a":{"0":5,"1":-2}}',
+            "maxOffsetsPerTrigger": "100",
+            "failOnDataLoss": "false",
+            "includeHeaders": "true",
+        },
+        streaming=True,
+    )
+    assert options.bootstrap_servers == "h:1"
+    assert options.subscribe == ("a", "b")
+    assert options.starting_offsets == {"a": {0: 5, 1: -2}}
+    assert options.max_offsets_per_trigger == 100
+    assert not options.fail_on_data_loss
+    assert options.include_headers
+    assert options.topic_matches("a") and not options.topic_matches("c")
+
+
+@pytest.mark.parametrize(
+    ("options", "streaming", "message"),
+    [
+        ({"bootstrap.servers": "h:1"}, False, "exactly one of"),
+        ({"bootstrap.servers": "h:1", "subscribe": "a", "assign": '{"a":[0]}'}, False, "exactly"),
+        ({"subscribe": "a"}, False, "bootstrap.servers"),
+        (
+            {"bootstrap.servers": "h:1", "subscribe": "a", "startingOffsets": "latest"},
+            False,
+            "streaming",
+        ),
+        ({"bootstrap.servers": "h:1", "subscribe": "a", "endingOffsets": "latest"}, True, "batch"),
+        ({"bootstrap.servers": "h:1", "assign": "[nope"}, False, "assign"),
+        ({"bootstrap.servers": "h:1", "subscribe": "a", "minPartitions": "0"}, 0, "positive"),
+        (
+            {"bootstrap.servers": "h:1", "subscribe": "a", "failOnDataLoss": "maybe"},
+            False,
+            "true or false",
+        ),
+    ],
+)
+def test_bad_options_are_refused(options: dict[str, str], streaming: bool, message: str) -> None:
+    with pytest.raises(SourceOptionsError, match=message):
+        parse_source_options(options, streaming=streaming)
+
+
+# --- planning -----------------------------------------------------------------------------
+
+
+class FakeOffsets:
+    def __init__(self, start: dict[TopicPartition, int], end: dict[TopicPartition, int]) -> None:
+        self.start, self.end = start, end
+
+    def topic_partitions(self, options: SourceOptions) -> list[TopicPartition]:
+        return sorted(self.end)
+
+    def beginning_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: self.start[tp] for tp in tps}
+
+    def end_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        return {tp: self.end[tp] for tp in tps}
+
+    def offsets_for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, int | None]:
+        return {tp: (ts if ts < self.end[tp] else None) for tp, ts in timestamps.items()}
+
+
+def test_resolve_offsets_words_json_and_timestamps() -> None:
+    view = FakeOffsets({T0: 3, T1: 0}, {T0: 10, T1: 20})
+    assert resolve_offsets(view, [T0, T1], "earliest") == {T0: 3, T1: 0}
+    assert resolve_offsets(view, [T0, T1], "latest") == {T0: 10, T1: 20}
+    assert resolve_offsets(view, [T0, T1], {"t": {0: -1, 1: 7}}) == {T0: 10, T1: 7}
+    with pytest.raises(SourceOptionsError, match="no offset for t-1"):
+        resolve_offsets(view, [T0, T1], {"t": {0: -2}})
+    by_time = SourceOptions("h:1", subscribe=("t",), starting_timestamp=15)
+    with pytest.raises(SourceOptionsError, match="timestamp"):
+        resolve_offsets(view, [T0, T1], "earliest", by_time, use_timestamps=True)
+    latest = SourceOptions("h:1", starting_timestamp=15, timestamp_strategy="latest")
+    assert resolve_offsets(view, [T0, T1], "earliest", latest, use_timestamps=True) == {
+        T0: 10,
+        T1: 15,
+    }
+
+
+def test_split_ranges_reaches_min_partitions_in_proportion() -> None:
+    ranges = [OffsetRange("t", 0, 0, 90), OffsetRange("t", 1, 100, 110)]
+    split = split_ranges(ranges, 10)
+    assert len(split) >= 10
+    assert sum(r.size for r in split) == 100
+    assert [r for r in split if r.partition == 1] == [OffsetRange("t", 1, 100, 110)]
+    covered = sorted((r.from_offset, r.until_offset) for r in split if r.partition == 0)
+    assert covered[0][0] == 0 and covered[-1][1] == 90
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(covered))
+    assert split_ranges(ranges, None) == ranges
+
+
+def test_rate_limit_prorates_and_never_starves() -> None:
+    start = {T0: 0, T1: 0}
+    assert rate_limit(start, {T0: 5, T1: 5}, 100) == {T0: 5, T1: 5}
+    limited = rate_limit(start, {T0: 990, T1: 10}, 100)
+    assert limited == {T0: 99, T1: 1}  # T1's share is 1.0: it still moves
+    tiny = rate_limit(start, {T0: 10_000, T1: 1}, 10)
+    assert tiny[T1] == 1 and tiny[T0] <= 10
+
+
+# --- __consumer_offsets -------------------------------------------------------------------
+
+
+def test_commit_decoder_reads_the_brokers_records() -> None:
+    key = encode_offset_key("billing", "orders", 3)
+    value = encode_offset_value(OffsetAndMetadata(42, 7, "meta", 1_700_000_000_123))
+    commit = decode_commit(key, value)
+    assert commit is not None
+    assert commit == ("billing", "orders", 3, 42, 1_700_000_000_123)
+    assert decode_commit(key, None) == ("billing", "orders", 3, None, None)
+    # value v1 (Kafka 2.x): offset, metadata, commit_timestamp, expire_timestamp
+    v1 = struct.pack(">hqh", 1, 9, 0) + struct.pack(">qq", 55, 99)
+    assert decode_commit(key, v1) == ("billing", "orders", 3, 9, 55)
+    group_key = struct.pack(">h", 2) + struct.pack(">h", 1) + b"g"
+    assert decode_commit(group_key, b"anything") is None
+
+
+# --- offline segments ---------------------------------------------------------------------
+
+
+def _write_log(directory: Path, base: int, count: int) -> None:
+    records = [(1_700_000_000_000 + i, b"k%d" % i, b"v%d" % i, [("h", b"x")]) for i in range(count)]
+    data = encode_batch(records[: count // 2], base_offset=base) + encode_batch(
+        records[count // 2 :], base_offset=base + count // 2, compression=Compression.GZIP
+    )
+    (directory / f"{base:020d}.log").write_bytes(data + data[:30])  # a torn trailing batch
+
+
+def test_segments_are_read_between_log_start_and_high_watermark(tmp_path: Path) -> None:
+    part = tmp_path / "my-topic-0"
+    part.mkdir()
+    _write_log(part, 0, 10)
+    _write_log(part, 10, 10)
+    (tmp_path / "my-topic-0.abc-delete").mkdir()
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n1\nmy-topic 0 15\n")
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\nmy-topic 0 3\n")
+    assert read_checkpoint(tmp_path / "replication-offset-checkpoint") == {("my-topic", 0): 15}
+
+    segments = list_segments([str(tmp_path)], SourceFilter())
+    assert [(s.topic, s.partition, s.base_offset) for s in segments] == [
+        ("my-topic", 0, 0),
+        ("my-topic", 0, 10),
+    ]
+    rows = [
+        row
+        for segment in segments
+        for batch in read_segment(segment, include_headers=True)
+        for row in batch.to_pylist()
+    ]
+    assert [r["offset"] for r in rows] == list(range(3, 15))
+    first = rows[0]
+    assert (first["key"], first["value"], first["topic"], first["partition"]) == (
+        b"k3",
+        b"v3",
+        "my-topic",
+        0,
+    )
+    assert first["headers"] == [{"key": "h", "value": b"x"}]
+    assert int(first["timestamp"].timestamp() * 1000) == 1_700_000_000_003
+
+    assert list_segments([str(tmp_path)], SourceFilter(topics=("other",))) == []
+    unbounded = list_segments([str(tmp_path)], SourceFilter(), read_uncommitted=True)
+    assert all(s.max_offset is None for s in unbounded)
