@@ -22,17 +22,13 @@ import statistics
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 
-from kazoo.client import KazooClient
-
+from bench.local_cluster import start_cluster
 from client.admin import NewTopic
 from client.consumer.consumer import Consumer
 from client.metadata import TopicPartition
 from client.producer.producer import Producer
-from tests.integration.cluster import Cluster
-from tests.integration.zookeeper import ZooKeeperServer
 
 VALUE = os.urandom(100)
 
@@ -94,18 +90,8 @@ def main() -> None:
     parser.add_argument("--latency-records", type=int, default=1_000)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="cluster-bench-"))
-    zookeeper = ZooKeeperServer(root / "zookeeper")
-    zookeeper.start()
-    chroot = f"/bench-{uuid.uuid4().hex[:8]}"
-    zk = KazooClient(hosts=zookeeper.connect_string)
-    zk.start()
-    zk.create(chroot)
-    zk.stop()
-    zk.close()
-    cluster = Cluster(zookeeper.connect_string + chroot, root / "cluster", n_brokers=3)
+    zookeeper, cluster = start_cluster(root)
     try:
-        cluster.start_all()
-        cluster.wait_until_serving()
         with cluster.admin() as admin:
             admin.create_topics(
                 [NewTopic("rf1", 1, 1), NewTopic("rf3", 1, 3), NewTopic("lat", 1, 3)]

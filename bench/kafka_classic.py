@@ -49,17 +49,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kazoo.client import KazooClient
-
+from bench.local_cluster import start_cluster
 from client.admin import NewTopic, raise_first
 from client.cli._logging import configure_tool_logging
 from tests.integration.cluster import Cluster
-from tests.integration.zookeeper import ZooKeeperServer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RECORD_SIZE = 100
@@ -204,21 +201,6 @@ def latency_run(bootstrap: str, topic: str, rate: int, seconds: float) -> tuple[
 
 
 # --- the cluster and the table -----------------------------------------------------------------
-
-
-def start_cluster(root: Path) -> tuple[ZooKeeperServer, Cluster]:
-    zookeeper = ZooKeeperServer(root / "zookeeper")
-    zookeeper.start()
-    chroot = f"/bench-{uuid.uuid4().hex[:8]}"
-    zk = KazooClient(hosts=zookeeper.connect_string)
-    zk.start()
-    zk.create(chroot)
-    zk.stop()
-    zk.close()
-    cluster = Cluster(zookeeper.connect_string + chroot, root / "cluster", n_brokers=3)
-    cluster.start_all()
-    cluster.wait_until_serving()
-    return zookeeper, cluster
 
 
 def create_topics(cluster: Cluster, topics: dict[str, tuple[int, int]]) -> None:

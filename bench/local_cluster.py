@@ -1,0 +1,35 @@
+"""A local cluster for benchmarks: one real ZooKeeper (Debian's package) and broker processes
+on 127.0.0.1, started the way the integration tests start them (tests/integration/cluster.py).
+
+    zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp()))
+    try: ... cluster.bootstrap_servers ...
+    finally: cluster.close(); zookeeper.stop()
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+from tests.integration.cluster import Cluster
+from tests.integration.zookeeper import ZooKeeperServer
+
+__all__ = ["start_cluster"]
+
+
+def start_cluster(root: Path, n_brokers: int = 3) -> tuple[ZooKeeperServer, Cluster]:
+    """ZooKeeper plus ``n_brokers`` serving brokers, in a chroot of their own under ``root``."""
+    zookeeper = ZooKeeperServer(root / "zookeeper")
+    zookeeper.start()
+    chroot = f"/bench-{uuid.uuid4().hex[:8]}"
+    zk = KazooClient(hosts=zookeeper.connect_string)
+    zk.start()
+    zk.create(chroot)
+    zk.stop()
+    zk.close()
+    cluster = Cluster(zookeeper.connect_string + chroot, root / "cluster", n_brokers=n_brokers)
+    cluster.start_all()
+    cluster.wait_until_serving()
+    return zookeeper, cluster
