@@ -34,7 +34,12 @@ from pyspark.sql.datasource import (
     DataSourceWriter,
     InputPartition,
 )
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from client.metadata import TopicPartition
@@ -148,12 +153,14 @@ def _from_offset(offset: Mapping[str, Mapping[str, int]]) -> dict[TopicPartition
     }
 
 
-class StreamReader(DataSourceStreamReader):
-    """Micro-batches of new committed records; admission control by maxOffsetsPerTrigger."""
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batches of new committed records; admission control by maxOffsetsPerTrigger;
+    Trigger.AvailableNow stops at the offsets that were latest when the query started."""
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
         self._client: OffsetsClient | None = None
+        self._target: dict[TopicPartition, int] | None = None  # Trigger.AvailableNow
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -179,7 +186,13 @@ class StreamReader(DataSourceStreamReader):
         limit = self.options.max_offsets_per_trigger
         return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self.client.end_offsets(self.client.topic_partitions(self.options))
+        _log.info("spark.stream_available_now", target=_to_offset(self._target))
+
     def _latest(self) -> dict[TopicPartition, int]:
+        if self._target is not None:
+            return dict(self._target)
         return self.client.end_offsets(self.client.topic_partitions(self.options))
 
     def latestOffset(self, start: StreamOffset, limit: ReadLimit) -> StreamOffset:

@@ -11,7 +11,8 @@ update mode, one record per changed (window, key) to ``--output-topic``: key = t
 value = JSON ``{"window_start": ms, "window_end": ms, "key": "...", "count": n}``. A later
 record for the same window and key supersedes the earlier one (the output topic can be
 compacted). Progress lives in ``--checkpoint``; a restarted job resumes where it stopped.
-``--available-now`` processes what is there and exits (for batch-like runs and tests).
+``--available-now`` (Trigger.AvailableNow) processes what is there when it starts, in
+micro-batches of at most ``--max-offsets-per-trigger``, and exits.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def start(
     watermark: str = "10 minutes",
     starting_offsets: str = "latest",
     max_offsets_per_trigger: int | None = None,
+    available_now: bool = False,
 ) -> StreamingQuery:
     reader = (
         spark.readStream.format(spark_jobs.FORMAT)
@@ -75,14 +77,16 @@ def start(
 
     # Python data source sinks take append mode only; update mode goes through foreachBatch
     # and the batch writer (at-least-once either way, as Spark's Kafka sink).
-    return (
+    writer = (
         counts(reader.load(), window, watermark)
         .writeStream.outputMode("update")
         .foreachBatch(produce)
         .option("checkpointLocation", checkpoint)
         .queryName(f"windowed_counts-{topic}")
-        .start()
     )
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    return writer.start()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,12 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             watermark=args.watermark,
             starting_offsets=args.starting_offsets,
             max_offsets_per_trigger=args.max_offsets_per_trigger,
+            available_now=args.available_now,
         )
-        if args.available_now:
-            query.processAllAvailable()
-            query.stop()
-        else:
-            query.awaitTermination()
+        query.awaitTermination()
     except KeyboardInterrupt:
         pass
     finally:

@@ -22,7 +22,13 @@ pytestmark = pytest.mark.spark
 
 
 def run_stream(
-    spark: SparkSession, cluster: Cluster, topic: str, out: Path, checkpoint: Path
+    spark: SparkSession,
+    cluster: Cluster,
+    topic: str,
+    out: Path,
+    checkpoint: Path,
+    *,
+    available_now: bool = False,
 ) -> int:
     """Run the query until it has read everything available; return its micro-batch count."""
     stream = (
@@ -34,14 +40,19 @@ def run_stream(
         .load()
         .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
     )
-    query = (
+    writer = (
         stream.writeStream.format("parquet")
         .option("path", str(out))
         .option("checkpointLocation", str(checkpoint))
-        .start()
     )
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    query = writer.start()
     try:
-        query.processAllAvailable()
+        if available_now:
+            query.awaitTermination(120)
+        else:
+            query.processAllAvailable()
         return sum(1 for p in query.recentProgress if p["numInputRows"] > 0)
     finally:
         query.stop()
@@ -70,7 +81,8 @@ def test_stream_reads_new_records_exactly_once_across_a_restart(
         for future in futures:
             future.result(timeout=30)
 
-    run_stream(spark, cluster, topic, out, checkpoint)
+    batches = run_stream(spark, cluster, topic, out, checkpoint, available_now=True)
+    assert batches >= 3  # 25 new records, still at most 10 per micro-batch
 
     rows = spark.read.parquet(str(out)).collect()
     values = sorted(int(r.value.split("-")[1]) for r in rows)
