@@ -23,6 +23,19 @@ The ISR itself changes only through ``apply_isr`` after the ZooKeeper write succ
 class proposes changes (``isr_to_expand``, ``out_of_sync_replicas``) and the ReplicaManager
 writes them.
 
+Producer state (idempotence) follows Kafka's snapshot cycle; the ``.snapshot`` format is in
+producer_state.py. Through the Log's hooks a snapshot is taken when a segment rolls (at the new
+segment's base offset) and when the log closes (at the LEO), and snapshots below a log start
+offset that moved up are deleted (the newest is always kept). Opening the partition deletes
+the snapshots above the LEO and the corrupt ones, loads the newest one left and replays the
+batch headers from its offset to the LEO; then it takes a snapshot at the LEO if it replayed
+anything, so that the next open replays nothing. Without any snapshot (a log written before
+snapshots existed, or all of them lost) the replay starts at the oldest of the newest segments
+that hold at least ``PRODUCER_STATE_SCAN_BYTES`` (64 MiB) — the whole log when it is smaller —
+which covers every retry a producer can still make without reading a big log end to end.
+Truncation reloads the same way (snapshots above the new LEO go first); truncating fully
+deletes every snapshot.
+
 Not thread-safe: owned by the broker's event loop, like its Log.
 """
 
@@ -34,7 +47,7 @@ from typing import NamedTuple
 import structlog
 
 from broker.replication.producer_state import ProducerStateManager
-from broker.storage.log import Log, LogAppendInfo
+from broker.storage.log import Log, LogAppendInfo, LogHooks
 from proto.errors import (
     ErrorCode,
     FencedLeaderEpochError,
@@ -121,8 +134,18 @@ class Partition:
         self.state: LeaderState | FollowerState | None = None
         self.remote_replicas: dict[int, ReplicaState] = {}
         self.pending_isr: frozenset[int] | None = None  # an ISR write in flight
-        self.producer_state = ProducerStateManager()
-        self._load_producer_state()
+        self.producer_state = ProducerStateManager(
+            log.dir, topic=self.topic, partition=self.partition
+        )
+        if self._load_producer_state():
+            self._take_producer_snapshot(log.log_end_offset)
+        log.set_hooks(
+            LogHooks(
+                segment_rolled=self._take_producer_snapshot,
+                log_start_offset_moved=self.producer_state.delete_snapshots_below,
+                closing=lambda: self._take_producer_snapshot(self.log.log_end_offset),
+            )
+        )
         self.high_watermark = self._bounded(high_watermark)
 
     def __repr__(self) -> str:
@@ -131,21 +154,58 @@ class Partition:
             f"log_end_offset={self.log.log_end_offset}, high_watermark={self.high_watermark})"
         )
 
-    def _load_producer_state(self) -> None:
-        # Kafka keeps producer-state snapshots; here the producers are re-read from the batch
-        # headers of the newest segments (at least PRODUCER_STATE_SCAN_BYTES of them), which
-        # covers the retries a producer can still make.
-        segments = self.log.segments
-        start = len(segments) - 1
-        scanned = segments[start].size
-        while start > 0 and scanned < PRODUCER_STATE_SCAN_BYTES:
-            start -= 1
-            scanned += segments[start].size
-        for segment in segments[start:]:
+    def _load_producer_state(self) -> bool:
+        """Rebuild the producer state from the newest snapshot and the log after it (see the
+        module docstring). True when batches were replayed."""
+        log = self.log
+        snapshot_offset = self.producer_state.truncate_and_reload(
+            log.log_start_offset, log.log_end_offset
+        )
+        segments = log.segments
+        if snapshot_offset is not None:
+            start = max(snapshot_offset, segments[0].base_offset)
+        else:
+            first = len(segments) - 1
+            scanned = segments[first].size
+            while first > 0 and scanned < PRODUCER_STATE_SCAN_BYTES:
+                first -= 1
+                scanned += segments[first].size
+            start = segments[first].base_offset
+        if start >= log.log_end_offset:
+            return False
+        for index, segment in enumerate(segments):
+            end = segments[index + 1].base_offset if index + 1 < len(segments) else None
+            if end is not None and end <= start:
+                continue
+            position = (
+                0 if segment.base_offset >= start else segment.position_of_first_batch_from(start)
+            )
             self.producer_state.update(
                 location.header
-                for location in segment.iter_batches()
+                for location in segment.iter_batches(position)
                 if location.header.producer_id != NO_PRODUCER_ID
+            )
+        _log.info(
+            "producer_state.loaded",
+            **self._log_fields(),
+            snapshot_offset=snapshot_offset,
+            replayed_from=start,
+            log_end_offset=log.log_end_offset,
+            producers=len(self.producer_state),
+        )
+        return True
+
+    def _take_producer_snapshot(self, offset: int) -> None:
+        # A lost snapshot only costs a longer replay at the next open: never fail an append
+        # or a shutdown for it.
+        try:
+            self.producer_state.take_snapshot(offset)
+        except OSError as exc:
+            _log.warning(
+                "producer_snapshot.write_failed",
+                **self._log_fields(),
+                offset=offset,
+                error=str(exc),
             )
 
     # --- views ----------------------------------------------------------------------------
@@ -455,7 +515,7 @@ class Partition:
             # never had.
             self.log.leader_epoch_cache.truncate_from_end(old_leo)
         else:
-            self.producer_state.truncate_to(self.log.log_end_offset)
+            self._load_producer_state()
             self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
             _log.info(
                 "truncated",
@@ -471,7 +531,7 @@ class Partition:
     def truncate_fully_and_start_at(self, offset: int, reason: str) -> None:
         old_leo = self.log.log_end_offset
         self.log.truncate_fully_and_start_at(offset)
-        self.producer_state.clear()
+        self.producer_state.truncate_fully()
         self.high_watermark = offset
         _log.info(
             "truncated",

@@ -14,41 +14,198 @@ ranges. On the leader a produced batch is checked before it is appended:
 * an older producer epoch -> INVALID_PRODUCER_EPOCH; a newer epoch must start at sequence 0;
 * otherwise the first sequence must follow the last one (mod 2^31) -> else
   OUT_OF_ORDER_SEQUENCE_NUMBER. A producer this partition has no state for is accepted at any
-  sequence. There are no ``.snapshot`` files as in Kafka: a Partition rebuilds the state from
-  the batch headers of its newest segments when it is opened.
+  sequence.
 
-Followers record the batches they fetch (no checks) so that a new leader knows the producers;
-truncation forgets batches at or beyond the truncation offset.
+Followers record the batches they fetch (no checks) so that a new leader knows the producers.
+
+Snapshots (Kafka's producer-state snapshot files, version 1). The state is written to
+``<offset>.snapshot`` in the partition directory, the offset 20 digits zero-padded as for
+segments: the log end offset the snapshot covers (every batch below it is in the snapshot, none
+at or above it). The Partition takes one when a segment rolls (at the new segment's base offset)
+and when its log closes (at the LEO), and on open loads the newest snapshot at or below the LEO
+and replays the batch headers from there (``Partition`` describes the whole cycle). A snapshot
+keeps, like Kafka's, only the last batch of each producer: enough to refuse an old epoch or a
+sequence gap and to answer a retry of the last batch as a duplicate. All integers big-endian::
+
+    position  size  field
+    0         2     version                   int16, 1
+    2         4     crc                       uint32, CRC32C of every byte from position 6 to
+                                              the end of the file
+    6         4     producer_entries count    int32, N
+    10        46*N  producer_entries          N entries, by producer id:
+
+    entry  +0   8   producer_id               int64
+           +8   2   epoch                     int16, the producer epoch
+           +10  4   last_sequence             int32, last sequence of the producer's last batch
+           +14  8   last_offset               int64, last offset of that batch
+           +22  4   offset_delta              int32, last - first sequence (= last - first
+                                              offset) of that batch
+           +26  8   timestamp                 int64, max timestamp of that batch
+           +34  4   coordinator_epoch         int32, -1 (no transactions here)
+           +38  8   current_txn_first_offset  int64, -1 (no transaction open)
+
+A file whose version is not 1, whose size does not match its count or whose CRC fails is
+corrupt (``CorruptSnapshotError``, with Kafka's messages); loading skips and deletes it.
+Snapshots are written to ``<name>.tmp``, fsynced and renamed (the Log deletes stray ``.tmp``
+files when it opens).
 
 Not thread-safe: the broker's event loop only (ProducerIdManager claims blocks in the executor).
+Snapshot files are written and read inline on the loop: a few dozen bytes per producer, at
+segment rolls, truncations, opens and closes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import struct
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from pathlib import Path
+from typing import ClassVar, NamedTuple
 
+import crc32c
 import structlog
 
+from broker.storage.checkpoints import fsync_dir
 from controller.zk_data import ProducerIdBlock
-from proto.errors import ErrorCode, KafkaError, OutOfOrderSequenceError, error_for_code
-from proto.records import NO_PRODUCER_ID, BatchHeader
+from proto.errors import (
+    ErrorCode,
+    KafkaError,
+    OutOfOrderSequenceError,
+    error_for_code,
+)
+from proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
 
 __all__ = [
     "MAX_BATCHES_PER_PRODUCER",
+    "PRODUCER_SNAPSHOT_VERSION",
+    "SNAPSHOT_SUFFIX",
     "BatchMetadata",
+    "CorruptSnapshotError",
     "ProducerIdManager",
+    "ProducerSnapshotEntry",
     "ProducerStateManager",
+    "list_snapshot_files",
+    "read_snapshot",
+    "snapshot_file_name",
+    "write_snapshot",
 ]
 
 MAX_BATCHES_PER_PRODUCER = 5
+PRODUCER_SNAPSHOT_VERSION = 1
+SNAPSHOT_SUFFIX = ".snapshot"
 _SEQUENCE_MODULO = 2**31
 _MAX_EPOCH = 2**15 - 1
+_NO_OFFSET = -1
+
+_SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc, entry count
+_CRC_START = 6  # the CRC covers the count and the entries
+_SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")
+_TMP_SUFFIX = ".tmp"
 
 _log = structlog.get_logger(__name__)
+
+
+class CorruptSnapshotError(KafkaError):
+    """A ``.snapshot`` file that cannot be trusted (bad version, size or CRC); Kafka's
+    CorruptSnapshotException. Reported as KAFKA_STORAGE_ERROR should it reach a client."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+class ProducerSnapshotEntry(NamedTuple):
+    """One producer in a snapshot file, field for field (layout in the module docstring)."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int = -1
+    current_txn_first_offset: int = _NO_OFFSET
+
+    @property
+    def first_sequence(self) -> int:
+        return (self.last_sequence - self.offset_delta) % _SEQUENCE_MODULO
+
+    @property
+    def first_offset(self) -> int:
+        return self.last_offset - self.offset_delta
+
+
+def snapshot_file_name(offset: int) -> str:
+    return f"{offset:020d}{SNAPSHOT_SUFFIX}"
+
+
+def list_snapshot_files(directory: Path) -> dict[int, Path]:
+    """The snapshot files of a partition directory, by offset."""
+    found: dict[int, Path] = {}
+    with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
+        for entry in entries:
+            stem, dot, suffix = entry.name.partition(".")
+            if dot and "." + suffix == SNAPSHOT_SUFFIX and stem.isdigit():
+                found[int(stem)] = Path(entry.path)
+    return found
+
+
+def encode_snapshot(entries: Iterable[ProducerSnapshotEntry]) -> bytes:
+    rows = sorted(entries)
+    body = bytearray(_SNAPSHOT_HEADER.size + _SNAPSHOT_ENTRY.size * len(rows))
+    _SNAPSHOT_HEADER.pack_into(body, 0, PRODUCER_SNAPSHOT_VERSION, 0, len(rows))
+    for i, row in enumerate(rows):
+        _SNAPSHOT_ENTRY.pack_into(body, _SNAPSHOT_HEADER.size + i * _SNAPSHOT_ENTRY.size, *row)
+    crc = crc32c.crc32c(memoryview(body)[_CRC_START:])
+    struct.pack_into(">I", body, 2, crc)
+    return bytes(body)
+
+
+def decode_snapshot(data: bytes) -> list[ProducerSnapshotEntry]:
+    """Raises CorruptSnapshotError, with Kafka's messages, when ``data`` cannot be trusted."""
+    if len(data) < _SNAPSHOT_HEADER.size:
+        raise CorruptSnapshotError(
+            f"Snapshot failed schema validation: {len(data)} bytes is shorter than the "
+            f"{_SNAPSHOT_HEADER.size}-byte header"
+        )
+    version, stored_crc, count = _SNAPSHOT_HEADER.unpack_from(data)
+    if version != PRODUCER_SNAPSHOT_VERSION:
+        raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}")
+    expected = _SNAPSHOT_HEADER.size + max(count, 0) * _SNAPSHOT_ENTRY.size
+    if count < 0 or len(data) != expected:
+        raise CorruptSnapshotError(
+            f"Snapshot failed schema validation: {count} entries need {expected} bytes, "
+            f"the file has {len(data)}"
+        )
+    computed = crc32c.crc32c(memoryview(data)[_CRC_START:])
+    if computed != stored_crc:
+        raise CorruptSnapshotError(
+            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored_crc}. "
+            f"Computed crc: {computed}"
+        )
+    return [
+        ProducerSnapshotEntry._make(row)
+        for row in _SNAPSHOT_ENTRY.iter_unpack(memoryview(data)[_SNAPSHOT_HEADER.size :])
+    ]
+
+
+def write_snapshot(path: Path, entries: Iterable[ProducerSnapshotEntry]) -> None:
+    """Write a snapshot file atomically (temp file, fsync, rename, directory fsync)."""
+    data = encode_snapshot(entries)
+    tmp = path.with_name(path.name + _TMP_SUFFIX)
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def read_snapshot(path: Path | str) -> list[ProducerSnapshotEntry]:
+    with open(path, "rb") as f:
+        return decode_snapshot(f.read())
 
 
 class BatchMetadata(NamedTuple):
@@ -56,6 +213,7 @@ class BatchMetadata(NamedTuple):
     last_sequence: int
     first_offset: int
     last_offset: int
+    timestamp: int = NO_TIMESTAMP
 
 
 @dataclass
@@ -78,12 +236,47 @@ class _ProducerEntry:
     def last_sequence(self) -> int | None:
         return self.batches[-1].last_sequence if self.batches else None
 
+    def snapshot_entry(self, producer_id: int) -> ProducerSnapshotEntry:
+        if not self.batches:
+            return ProducerSnapshotEntry(producer_id, self.epoch, -1, _NO_OFFSET, 0, NO_TIMESTAMP)
+        last = self.batches[-1]
+        return ProducerSnapshotEntry(
+            producer_id,
+            self.epoch,
+            last.last_sequence,
+            last.last_offset,
+            last.last_offset - last.first_offset,
+            last.timestamp,
+        )
+
+    @classmethod
+    def from_snapshot(cls, row: ProducerSnapshotEntry) -> _ProducerEntry:
+        entry = cls(row.producer_epoch)
+        if row.last_offset >= 0:
+            entry.batches.append(
+                BatchMetadata(
+                    row.first_sequence,
+                    row.last_sequence,
+                    row.first_offset,
+                    row.last_offset,
+                    row.timestamp,
+                )
+            )
+        return entry
+
 
 class ProducerStateManager:
-    """Producer epochs and recent batches of one partition (see the module docstring)."""
+    """Producer epochs and recent batches of one partition, and its ``.snapshot`` files (see
+    the module docstring). ``log_dir`` None keeps the state in memory only (no snapshots)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, log_dir: Path | None = None, *, topic: str = "", partition: int = -1
+    ) -> None:
         self._producers: dict[int, _ProducerEntry] = {}
+        self._log_dir = log_dir
+        self._topic = topic
+        self._partition = partition
+        self._snapshots: dict[int, Path] = {} if log_dir is None else list_snapshot_files(log_dir)
 
     def __len__(self) -> int:
         return len(self._producers)
@@ -129,7 +322,7 @@ class ProducerStateManager:
         return None
 
     def update(self, headers: Iterable[BatchHeader]) -> None:
-        """Record appended batches (leader after append, follower after fetch)."""
+        """Record appended batches (leader after append, follower after fetch, replay)."""
         for header in headers:
             pid = header.producer_id
             if pid == NO_PRODUCER_ID:
@@ -146,21 +339,115 @@ class ProducerStateManager:
                     header.last_sequence,
                     header.base_offset,
                     header.last_offset,
+                    header.max_timestamp,
                 )
             )
 
-    def truncate_to(self, offset: int) -> None:
-        """Forget batches at or beyond ``offset`` (log truncation)."""
-        for pid in list(self._producers):
-            entry = self._producers[pid]
-            kept = [b for b in entry.batches if b.last_offset < offset]
-            if len(kept) != len(entry.batches):
-                entry.batches = deque(kept, maxlen=MAX_BATCHES_PER_PRODUCER)
-                if not kept:
-                    del self._producers[pid]
-
     def clear(self) -> None:
         self._producers.clear()
+
+    def snapshot_entries(self) -> list[ProducerSnapshotEntry]:
+        """The state as a snapshot holds it: the last batch of each producer."""
+        return sorted(entry.snapshot_entry(pid) for pid, entry in self._producers.items())
+
+    # --- snapshot files -------------------------------------------------------------------
+
+    @property
+    def snapshot_offsets(self) -> list[int]:
+        return sorted(self._snapshots)
+
+    @property
+    def latest_snapshot_offset(self) -> int | None:
+        return max(self._snapshots, default=None)
+
+    def take_snapshot(self, offset: int) -> Path | None:
+        """Write the state as ``<offset>.snapshot``; ``offset`` is the log end offset it
+        covers (the caller's state must hold every batch below it and none above)."""
+        if self._log_dir is None:
+            return None
+        path = self._log_dir / snapshot_file_name(offset)
+        entries = self.snapshot_entries()
+        write_snapshot(path, entries)
+        self._snapshots[offset] = path
+        _log.debug(
+            "producer_snapshot.written",
+            topic=self._topic,
+            partition=self._partition,
+            offset=offset,
+            producers=len(entries),
+        )
+        return path
+
+    def truncate_and_reload(self, log_start_offset: int, log_end_offset: int) -> int | None:
+        """Forget the in-memory state and load the newest usable snapshot at or below
+        ``log_end_offset``; returns its offset (None: no snapshot, the state is empty).
+
+        Snapshots above the log end offset describe offsets the log no longer has and are
+        deleted, as are snapshots that fail their checks (with a warning). The caller replays
+        the log from the returned offset (or from where it sees fit when None).
+        """
+        self._producers.clear()
+        if self._log_dir is None:
+            return None
+        self._snapshots = list_snapshot_files(self._log_dir)
+        for offset in [o for o in self._snapshots if o > log_end_offset]:
+            self._delete_snapshot(offset, "above the log end offset")
+        for offset in sorted(self._snapshots, reverse=True):
+            path = self._snapshots[offset]
+            try:
+                rows = read_snapshot(path)
+            except (CorruptSnapshotError, OSError) as exc:
+                _log.warning(
+                    "producer_snapshot.corrupt",
+                    topic=self._topic,
+                    partition=self._partition,
+                    file=path.name,
+                    reason=str(exc),
+                )
+                self._delete_snapshot(offset, "corrupt")
+                continue
+            for row in rows:
+                self._producers[row.producer_id] = _ProducerEntry.from_snapshot(row)
+            _log.info(
+                "producer_snapshot.loaded",
+                topic=self._topic,
+                partition=self._partition,
+                offset=offset,
+                producers=len(rows),
+                log_start_offset=log_start_offset,
+                log_end_offset=log_end_offset,
+            )
+            return offset
+        return None
+
+    def delete_snapshots_below(self, offset: int) -> None:
+        """Retention moved the log start offset to ``offset``: delete the snapshots below it,
+        except the newest snapshot, which is always kept."""
+        newest = self.latest_snapshot_offset
+        for snapshot in [o for o in self._snapshots if o < offset and o != newest]:
+            self._delete_snapshot(snapshot, "below the log start offset")
+
+    def truncate_fully(self) -> None:
+        """The log restarts empty elsewhere: no producer and no snapshot survives."""
+        self._producers.clear()
+        if self._log_dir is not None:
+            self._snapshots = list_snapshot_files(self._log_dir)
+        for offset in list(self._snapshots):
+            self._delete_snapshot(offset, "log truncated fully")
+
+    def _delete_snapshot(self, offset: int, reason: str) -> None:
+        path = self._snapshots.pop(offset, None)
+        if path is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        _log.debug(
+            "producer_snapshot.deleted",
+            topic=self._topic,
+            partition=self._partition,
+            offset=offset,
+            reason=reason,
+        )
 
 
 class ProducerIdManager:

@@ -67,6 +67,7 @@ __all__ = [
     "FetchDataInfo",
     "Log",
     "LogAppendInfo",
+    "LogHooks",
     "TimestampAndOffset",
     "UnexpectedAppendOffsetError",
     "parse_topic_partition",
@@ -98,6 +99,22 @@ class LogAppendInfo(NamedTuple):
     offset_of_max_timestamp: int
     record_count: int
     valid_bytes: int
+
+
+class LogHooks(NamedTuple):
+    """Calls into a layer above storage, which storage does not import (replication keeps its
+    producer-state snapshots in step with the log through them). Each runs synchronously on
+    the log's owner, inside the Log method that triggers it; None = nothing to call.
+
+    ``segment_rolled(base_offset)``: a new active segment starts at ``base_offset``, the log
+    end offset. ``log_start_offset_moved(offset)``: retention or DeleteRecords moved the log
+    start offset up to ``offset``. ``closing()``: ``close`` is about to close the segments
+    (the log is still open).
+    """
+
+    segment_rolled: Callable[[int], None] | None = None
+    log_start_offset_moved: Callable[[int], None] | None = None
+    closing: Callable[[], None] | None = None
 
 
 class UnexpectedAppendOffsetError(KafkaError):
@@ -184,6 +201,7 @@ class Log:
         self._closed = False
         self._dir_dirty = False  # a segment file was created since the directory was fsynced
         self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
+        self._hooks = LogHooks()
         if not self.dir.exists():
             self.dir.mkdir(parents=True)
             fsync_dir(self.dir.parent)
@@ -405,6 +423,10 @@ class Log:
         self._dir_dirty = True
         self._leo = new_offset
 
+    def set_hooks(self, hooks: LogHooks) -> None:
+        """Install the callbacks of the layer above (replacing any installed before)."""
+        self._hooks = hooks
+
     @property
     def active_segment(self) -> LogSegment:
         return self._segments[self._bases[-1]]
@@ -589,6 +611,8 @@ class Log:
             previous_base_offset=active.base_offset,
             previous_size=active.size,
         )
+        if self._hooks.segment_rolled is not None:
+            self._hooks.segment_rolled(new_offset)
         return segment
 
     # --- reading --------------------------------------------------------------------------
@@ -861,6 +885,8 @@ class Log:
             previous_log_start_offset=previous,
             log_start_offset=offset,
         )
+        if self._hooks.log_start_offset_moved is not None:
+            self._hooks.log_start_offset_moved(offset)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -868,9 +894,13 @@ class Log:
         """Close the segment files (without fsync: call ``flush`` first for durability)."""
         if self._closed:
             return
-        for segment in self._segments.values():
-            segment.close()
-        self._closed = True
+        try:
+            if self._hooks.closing is not None:
+                self._hooks.closing()
+        finally:
+            for segment in self._segments.values():
+                segment.close()
+            self._closed = True
 
     @property
     def closed(self) -> bool:
