@@ -15,7 +15,7 @@
     includeHeaders                                   false (default) | true
     kafkaConsumer.pollTimeoutMs                      ms a task waits for data it planned to read
 
-Spark's option maps are case-insensitive; every lookup here goes through ``_get``.
+Spark's option maps are case-insensitive; every lookup goes through ``get_option``.
 
 Pure values and functions; safe from any thread.
 """
@@ -34,6 +34,9 @@ __all__ = [
     "OffsetSpec",
     "SourceOptions",
     "SourceOptionsError",
+    "bootstrap_servers",
+    "get_bool",
+    "get_option",
     "parse_offset_spec",
     "parse_source_options",
 ]
@@ -75,7 +78,7 @@ class SourceOptions:
         return any(t == topic for t, _ in self.assign)
 
 
-def _get(options: Mapping[str, str], name: str) -> str | None:
+def get_option(options: Mapping[str, str], name: str) -> str | None:
     wanted = name.lower()
     for key, value in options.items():
         if key.lower() == wanted:
@@ -83,8 +86,8 @@ def _get(options: Mapping[str, str], name: str) -> str | None:
     return None
 
 
-def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = _get(options, name)
+def get_bool(options: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = get_option(options, name)
     if raw is None:
         return default
     if raw.strip().lower() not in ("true", "false"):
@@ -93,7 +96,7 @@ def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
 
 
 def _positive_int(options: Mapping[str, str], name: str) -> int | None:
-    raw = _get(options, name)
+    raw = get_option(options, name)
     if raw is None:
         return None
     try:
@@ -106,7 +109,9 @@ def _positive_int(options: Mapping[str, str], name: str) -> int | None:
 
 
 def bootstrap_servers(options: Mapping[str, str]) -> str:
-    servers = _get(options, "bootstrap.servers") or _get(options, "kafka.bootstrap.servers")
+    servers = get_option(options, "bootstrap.servers") or get_option(
+        options, "kafka.bootstrap.servers"
+    )
     if not servers:
         raise SourceOptionsError(
             "option bootstrap.servers (or kafka.bootstrap.servers) is required"
@@ -139,7 +144,7 @@ def parse_offset_spec(raw: str | None, name: str) -> OffsetSpec | None:
 def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
     """Check the options as Spark's KafkaSourceProvider does and return them typed."""
     strategies = [
-        name for name in ("subscribe", "subscribePattern", "assign") if _get(options, name)
+        name for name in ("subscribe", "subscribePattern", "assign") if get_option(options, name)
     ]
     if len(strategies) != 1:
         raise SourceOptionsError(
@@ -150,17 +155,17 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
     pattern: str | None = None
     assign: tuple[tuple[str, int], ...] = ()
     if strategies[0] == "subscribe":
-        subscribe = tuple(t.strip() for t in (_get(options, "subscribe") or "").split(","))
+        subscribe = tuple(t.strip() for t in (get_option(options, "subscribe") or "").split(","))
         if not all(subscribe):
             raise SourceOptionsError(f"subscribe has an empty topic name: {subscribe}")
     elif strategies[0] == "subscribePattern":
-        pattern = _get(options, "subscribePattern")
+        pattern = get_option(options, "subscribePattern")
         try:
             re.compile(pattern or "")
         except re.error as exc:
             raise SourceOptionsError(f"subscribePattern is not a regex: {exc}") from None
     else:
-        raw = _get(options, "assign") or ""
+        raw = get_option(options, "assign") or ""
         try:
             assign = tuple(
                 sorted((str(t), int(p)) for t, parts in json.loads(raw).items() for p in parts)
@@ -170,8 +175,8 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
                 f'assign must be JSON like {{"topicA":[0,1]}}, not {raw!r}'
             ) from None
 
-    starting = parse_offset_spec(_get(options, "startingOffsets"), "startingOffsets")
-    ending = parse_offset_spec(_get(options, "endingOffsets"), "endingOffsets")
+    starting = parse_offset_spec(get_option(options, "startingOffsets"), "startingOffsets")
+    ending = parse_offset_spec(get_option(options, "endingOffsets"), "endingOffsets")
     if streaming and ending is not None:
         raise SourceOptionsError("endingOffsets is for batch queries only")
     if not streaming:
@@ -188,18 +193,18 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         ):
             raise SourceOptionsError("endingOffsets cannot use -2 (earliest)")
 
-    raw_ts = _get(options, "startingTimestamp")
+    raw_ts = get_option(options, "startingTimestamp")
     starting_timestamp: int | None = None
     if raw_ts is not None:
         try:
             starting_timestamp = int(raw_ts)
         except ValueError:
             raise SourceOptionsError(f"startingTimestamp must be ms, not {raw_ts!r}") from None
-    by_ts_raw = _get(options, "startingOffsetsByTimestamp")
+    by_ts_raw = get_option(options, "startingOffsetsByTimestamp")
     by_ts = (
         _partition_json(by_ts_raw, "startingOffsetsByTimestamp") if by_ts_raw is not None else None
     )
-    strategy = (_get(options, "startingOffsetsByTimestampStrategy") or "error").lower()
+    strategy = (get_option(options, "startingOffsetsByTimestampStrategy") or "error").lower()
     if strategy not in ("error", "latest"):
         raise SourceOptionsError(
             f"startingOffsetsByTimestampStrategy must be error or latest, not {strategy!r}"
@@ -217,7 +222,7 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         timestamp_strategy=strategy,
         max_offsets_per_trigger=_positive_int(options, "maxOffsetsPerTrigger"),
         min_partitions=_positive_int(options, "minPartitions"),
-        fail_on_data_loss=_bool(options, "failOnDataLoss", True),
-        include_headers=_bool(options, "includeHeaders", False),
+        fail_on_data_loss=get_bool(options, "failOnDataLoss", True),
+        include_headers=get_bool(options, "includeHeaders", False),
         poll_timeout_ms=poll_timeout or 120_000,
     )

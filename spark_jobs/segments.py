@@ -38,7 +38,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from proto.records import TimestampType, decode_batch, iter_batch_headers
-from spark_jobs.options import SourceOptionsError, _bool, _get
+from spark_jobs.options import SourceOptionsError, get_bool, get_option
 from spark_jobs.schema import RowBuffer, kafka_schema
 
 __all__ = ["SegmentFile", "SegmentsDataSource", "list_segments", "read_checkpoint", "read_segment"]
@@ -138,9 +138,9 @@ class SourceFilter:
 
 
 def _source_filter(options: dict[str, str]) -> SourceFilter:
-    subscribe = _get(options, "subscribe")
-    pattern = _get(options, "subscribePattern")
-    assign = _get(options, "assign")
+    subscribe = get_option(options, "subscribe")
+    pattern = get_option(options, "subscribePattern")
+    assign = get_option(options, "assign")
     if sum(x is not None for x in (subscribe, pattern, assign)) > 1:
         raise SourceOptionsError("at most one of subscribe, subscribePattern or assign")
     if assign is not None:
@@ -188,17 +188,17 @@ class SegmentsDataSource(DataSource):
         return "minikafka-segments"
 
     def schema(self) -> StructType:
-        return kafka_schema(_bool(self.options, "includeHeaders", False))
+        return kafka_schema(get_bool(self.options, "includeHeaders", False))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        paths = _get(self.options, "path")
+        paths = get_option(self.options, "path")
         if not paths:
             raise SourceOptionsError("option path (the broker's log.dirs) is required")
         return SegmentsReader(
             [p.strip() for p in paths.split(",") if p.strip()],
             _source_filter(dict(self.options)),
-            include_headers=_bool(self.options, "includeHeaders", False),
-            read_uncommitted=_bool(self.options, "readUncommitted", False),
+            include_headers=get_bool(self.options, "includeHeaders", False),
+            read_uncommitted=get_bool(self.options, "readUncommitted", False),
         )
 
 

@@ -29,7 +29,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
 
 from client.producer.producer import Producer
-from spark_jobs.options import SourceOptionsError, _get, bootstrap_servers
+from spark_jobs.options import SourceOptionsError, bootstrap_servers, get_option
 
 __all__ = ["SinkSettings", "StreamWriter", "Writer", "produce_batches", "sink_settings"]
 
@@ -48,7 +48,7 @@ class ProducedMessage(WriterCommitMessage):
 def sink_settings(options: Mapping[str, str], schema: StructType) -> SinkSettings:
     """Check the DataFrame's columns as Spark's KafkaWriter does."""
     fields = {f.name: f.dataType for f in schema.fields}
-    topic = _get(options, "topic")
+    topic = get_option(options, "topic")
     if "value" not in fields:
         raise SourceOptionsError("the sink needs a 'value' column (string or binary)")
     for name in ("key", "value"):

@@ -43,7 +43,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from client.metadata import TopicPartition
-from spark_jobs.options import SourceOptions, _bool, parse_source_options
+from spark_jobs.options import SourceOptions, get_bool, parse_source_options
 from spark_jobs.planner import (
     OffsetRange,
     OffsetsClient,
@@ -85,7 +85,7 @@ class MiniKafkaDataSource(DataSource):
         return "minikafka"
 
     def schema(self) -> StructType:
-        return kafka_schema(_bool(self.options, "includeHeaders", False))
+        return kafka_schema(get_bool(self.options, "includeHeaders", False))
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return BatchReader(parse_source_options(self.options, streaming=False))
