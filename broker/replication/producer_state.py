@@ -174,16 +174,22 @@ def decode_snapshot(data: bytes) -> list[ProducerSnapshotEntry]:
     if version != PRODUCER_SNAPSHOT_VERSION:
         raise CorruptSnapshotError(f"Snapshot contained an unknown file version {version}")
     expected = _SNAPSHOT_HEADER.size + max(count, 0) * _SNAPSHOT_ENTRY.size
-    if count < 0 or len(data) != expected:
+    if count < 0 or len(data) < expected:
         raise CorruptSnapshotError(
             f"Snapshot failed schema validation: {count} entries need {expected} bytes, "
             f"the file has {len(data)}"
         )
+    # As Kafka: the CRC covers the file to its end, so trailing bytes fail it.
     computed = crc32c.crc32c(memoryview(data)[_CRC_START:])
     if computed != stored_crc:
         raise CorruptSnapshotError(
             f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored_crc}. "
             f"Computed crc: {computed}"
+        )
+    if len(data) != expected:
+        raise CorruptSnapshotError(
+            f"Snapshot failed schema validation: {len(data) - expected} bytes after the "
+            f"{count} entries"
         )
     return [
         ProducerSnapshotEntry._make(row)

@@ -3,8 +3,10 @@
 For a ``.log``, one line per batch (and with ``--print-data-log`` or ``--deep-iteration`` one
 ``|``-prefixed line per record), in the field order of Kafka's DumpLogSegments, so output can be
 compared with Kafka's side by side. For ``.index`` and ``.timeindex``, the entries, then a report
-on stderr of entries that disagree with the ``.log`` beside them. Damaged data is reported
-(``isvalid: false``, "Found N invalid bytes at the end"), never a crash.
+on stderr of entries that disagree with the ``.log`` beside them. For a producer-state
+``.snapshot``, one line per producer as Kafka prints it (a corrupt snapshot is reported on
+stderr with Kafka's message). Damaged data is reported (``isvalid: false``, "Found N invalid
+bytes at the end"), never a crash.
 """
 
 from __future__ import annotations
@@ -15,6 +17,12 @@ import sys
 from collections.abc import Iterator
 from typing import BinaryIO, NamedTuple, TextIO
 
+from broker.replication.producer_state import (
+    SNAPSHOT_SUFFIX,
+    CorruptSnapshotError,
+    ProducerSnapshotEntry,
+    read_snapshot,
+)
 from broker.storage.index import OffsetIndex, TimeIndex
 from proto.errors import KafkaError
 from proto.records import (
@@ -32,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--files",
         required=True,
-        help="comma-separated .log, .index or .timeindex files to dump",
+        help="comma-separated .log, .index, .timeindex or .snapshot files to dump",
     )
     parser.add_argument(
         "--print-data-log",
@@ -64,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
                 dump_offset_index(path, verify_only=args.verify_index_only)
             elif path.endswith(".timeindex"):
                 dump_time_index(path, verify_only=args.verify_index_only)
+            elif path.endswith(SNAPSHOT_SUFFIX):
+                dump_producer_snapshot(path)
             else:
                 print(f"Ignoring unknown file {path}", file=sys.stderr)
         except OSError as exc:
@@ -250,3 +260,35 @@ def dump_time_index(path: str, *, verify_only: bool, out: TextIO | None = None) 
         print(f"Found time index mismatches in :{os.path.abspath(path)}", file=sys.stderr)
         for line in problems:
             print(f"  {line}", file=sys.stderr)
+
+
+def format_snapshot_entry(entry: ProducerSnapshotEntry) -> str:
+    """Kafka's line for one producer of a snapshot (Java's OptionalLong for the transaction)."""
+    txn = (
+        f"OptionalLong[{entry.current_txn_first_offset}]"
+        if entry.current_txn_first_offset >= 0
+        else "OptionalLong.empty"
+    )
+    line = (
+        f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
+        f"coordinatorEpoch: {entry.coordinator_epoch} currentTxnFirstOffset: {txn} "
+        f"lastTimestamp: {entry.timestamp} "
+    )
+    if entry.last_offset >= 0:
+        line += (
+            f"firstSequence: {entry.first_sequence} lastSequence: {entry.last_sequence} "
+            f"lastOffset: {entry.last_offset} offsetDelta: {entry.offset_delta} "
+            f"timestamp: {entry.timestamp}"
+        )
+    return line
+
+
+def dump_producer_snapshot(path: str, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    try:
+        entries = read_snapshot(path)
+    except CorruptSnapshotError as exc:
+        print(exc.message, file=sys.stderr)
+        return
+    for entry in entries:
+        print(format_snapshot_entry(entry), file=out)
