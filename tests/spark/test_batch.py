@@ -93,7 +93,8 @@ def test_sink_records_are_readable_by_the_consumer(
 ) -> None:
     topic = topic_factory(partitions=2)
     df = spark.createDataFrame(
-        [(f"k{i}", f"v{i}", i % 2) for i in range(50)], "key string, value string, partition int"
+        [(f"k{i}".encode(), f"v{i}", i % 2, [("n", str(i).encode())]) for i in range(50)],
+        "key binary, value string, partition int, headers array<struct<key string, value binary>>",
     )
     df.write.format("minikafka").option("bootstrap.servers", cluster.bootstrap_servers).option(
         "topic", topic
@@ -109,6 +110,6 @@ def test_sink_records_are_readable_by_the_consumer(
                 seen.extend(records)
             if len(seen) >= 50:
                 break
-    assert sorted((r.key, r.value, r.partition) for r in seen) == sorted(
-        (f"k{i}".encode(), f"v{i}".encode(), i % 2) for i in range(50)
+    assert sorted((r.key, r.value, r.partition, list(r.headers)) for r in seen) == sorted(
+        (f"k{i}".encode(), f"v{i}".encode(), i % 2, [("n", str(i).encode())]) for i in range(50)
     )
