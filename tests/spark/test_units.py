@@ -194,3 +194,38 @@ def test_segments_are_read_between_log_start_and_high_watermark(tmp_path: Path) 
     assert list_segments([str(tmp_path)], SourceFilter(topics=("other",))) == []
     unbounded = list_segments([str(tmp_path)], SourceFilter(), read_uncommitted=True)
     assert all(s.max_offset is None for s in unbounded)
+
+
+# --- the stream reader's offsets ------------------------------------------------------------
+
+
+def test_stream_offsets_admission_new_partitions_and_available_now() -> None:
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+    from spark_jobs.reader import DataLossError
+    from spark_jobs.source import StreamReader
+
+    fake = FakeOffsets({T0: 0, T1: 4}, {T0: 100, T1: 10})
+    reader = StreamReader(SourceOptions("h:1", subscribe=("t",), max_offsets_per_trigger=50))
+    reader._client = fake  # type: ignore[assignment]
+    assert reader.getDefaultReadLimit() == ReadMaxRows(50)
+
+    # t-1 is new (not in the start offset): it starts at its earliest offset, 4
+    start = {"t": {"0": 0}}
+    limited = reader.latestOffset(start, ReadMaxRows(50))
+    assert limited == {"t": {"0": 47, "1": 6}}  # 50 prorated over backlogs of 100 and 6
+    assert reader.latestOffset(start, ReadAllAvailable()) == {"t": {"0": 100, "1": 10}}
+    planned = [p.value for p in reader.partitions(start, limited)]
+    assert planned == [OffsetRange("t", 0, 0, 47), OffsetRange("t", 1, 4, 6)]
+
+    reader.prepareForTriggerAvailableNow()
+    fake.end = {T0: 500, T1: 10}  # arrives after the query started: not read
+    assert reader.latestOffset({"t": {"0": 100, "1": 10}}, ReadAllAvailable()) == {
+        "t": {"0": 100, "1": 10}
+    }
+
+    gone = StreamReader(SourceOptions("h:1", subscribe=("t",)))
+    gone._client = FakeOffsets({T0: 0}, {T0: 5})  # type: ignore[assignment]
+    with pytest.raises(DataLossError, match="failOnDataLoss"):
+        gone.latestOffset({"t": {"0": 0, "1": 3}}, ReadAllAvailable())
+    assert "_client" in gone.__getstate__() and gone.__getstate__()["_client"] is None
