@@ -88,6 +88,8 @@ __all__ = [
     "ProducerIdManager",
     "ProducerSnapshotEntry",
     "ProducerStateManager",
+    "decode_snapshot",
+    "encode_snapshot",
     "list_snapshot_files",
     "read_snapshot",
     "snapshot_file_name",
