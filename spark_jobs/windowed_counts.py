@@ -43,7 +43,8 @@ def counts(stream: DataFrame, window: str, watermark: str) -> DataFrame:
             (F.unix_micros(F.col("window.end")) / 1000).cast("long").alias("window_end"),
             F.col("key").cast("string").alias("key"),
             F.col("count"),
-        )
+        ),
+        {"ignoreNullFields": "false"},  # records without a key are counted as key null
     )
     return windowed.select(F.col("key"), payload.alias("value"))
 
