@@ -87,6 +87,18 @@ def test_offsets_json_assign_and_pattern(
 
     assert read(spark, cluster, subscribePattern=topic[:6] + ".*").count() >= 40
 
+    # startingTimestamp: from the first offset whose timestamp is at least that (ListOffsets)
+    everything = read(spark, cluster, subscribe=topic).select("partition", "offset", "timestamp")
+    rows = everything.collect()
+    middle = sorted(r.timestamp for r in rows)[len(rows) // 2]
+    middle_ms = int(middle.timestamp() * 1000)  # collect() gives naive local times
+    expected = {}
+    for p in (0, 1):
+        first = min(r.offset for r in rows if r.partition == p and r.timestamp >= middle)
+        expected[p] = sorted(r.offset for r in rows if r.partition == p and r.offset >= first)
+    since = read(spark, cluster, subscribe=topic, startingTimestamp=str(middle_ms)).collect()
+    assert {p: sorted(r.offset for r in since if r.partition == p) for p in (0, 1)} == expected
+
 
 def test_sink_records_are_readable_by_the_consumer(
     spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
