@@ -173,7 +173,11 @@ def _offsets_by_timestamp(
             "(startingOffsetsByTimestampStrategy=latest starts them at the latest offset)"
         )
     latest = view.end_offsets(missing)
-    return {tp: found.get(tp) or latest[tp] for tp in tps}
+    chosen: dict[TopicPartition, int] = {}
+    for tp in tps:
+        offset = found.get(tp)
+        chosen[tp] = latest[tp] if offset is None else offset  # offset 0 is an answer
+    return chosen
 
 
 def offset_ranges(

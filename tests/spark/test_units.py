@@ -103,6 +103,11 @@ def test_resolve_offsets_words_json_and_timestamps() -> None:
     by_time = SourceOptions("h:1", subscribe=("t",), starting_timestamp=15)
     with pytest.raises(SourceOptionsError, match="timestamp"):
         resolve_offsets(view, [T0, T1], "earliest", by_time, use_timestamps=True)
+    from_zero = SourceOptions("h:1", starting_timestamp=0)
+    assert resolve_offsets(view, [T0, T1], "latest", from_zero, use_timestamps=True) == {
+        T0: 0,
+        T1: 0,
+    }
     latest = SourceOptions("h:1", starting_timestamp=15, timestamp_strategy="latest")
     assert resolve_offsets(view, [T0, T1], "earliest", latest, use_timestamps=True) == {
         T0: 10,
