@@ -244,6 +244,34 @@ def raw_produce(
     return RawAnswer(partition, value, answer.error_code, answer.base_offset)
 
 
+def diagnose(cluster: ComposeCluster, topic: str) -> str:
+    """Each broker's own answer about ``topic`` (leader/ISR per partition, controller) and the
+    tail of its log: for failure messages."""
+    lines = []
+    for broker_id in BROKER_IDS:
+        address = f"127.0.0.1:{ComposeCluster.external_port(broker_id)}"
+        try:
+            with grpc.insecure_channel(address) as channel:
+                answer = pb_grpc.MetadataStub(channel).Metadata(
+                    pb.MetadataRequest(
+                        topics=[pb.MetadataRequest.MetadataRequestTopic(name=topic)]
+                    ),
+                    timeout=2,
+                )
+            view = [
+                (p.partition_index, p.leader_id, p.leader_epoch, list(p.isr_nodes))
+                for t in answer.topics
+                for p in sorted(t.partitions, key=lambda p: p.partition_index)
+            ]
+            lines.append(f"broker {broker_id}: controller {answer.controller_id}, {view}")
+        except grpc.RpcError as exc:
+            lines.append(f"broker {broker_id}: {exc.code().name}")
+    for broker_id in BROKER_IDS:
+        lines.append(f"--- broker {broker_id} log tail")
+        lines.append(cluster.logs(cluster.service(broker_id), tail=60)[-8000:])
+    return "\n".join(lines)
+
+
 # --- checks ---------------------------------------------------------------------------------
 
 

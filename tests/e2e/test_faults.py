@@ -32,6 +32,7 @@ from tests.e2e.faults import (
     controller_id,
     create_topic,
     describe,
+    diagnose,
     first_ack_after,
     produce_once_everywhere,
     raw_produce,
@@ -51,7 +52,9 @@ def led_by(described: TopicDescription, broker_id: int) -> list[int]:
     return [p.partition for p in described.partitions if p.leader == broker_id]
 
 
-def wait_moved(topic: str, broker_id: int, partitions: list[int], timeout: float = 60) -> None:
+def wait_moved(
+    cluster: ComposeCluster, topic: str, broker_id: int, partitions: list[int], timeout: float = 60
+) -> None:
     """The partitions have live leaders other than ``broker_id``, which left their ISRs."""
 
     def moved() -> bool:
@@ -61,7 +64,18 @@ def wait_moved(topic: str, broker_id: int, partitions: list[int], timeout: float
             for p in partitions
         )
 
-    wait_for(moved, timeout, f"leaders of {topic} {partitions} away from broker {broker_id}")
+    try:
+        wait_for(moved, timeout, f"leaders of {topic} {partitions} away from broker {broker_id}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{diagnose(cluster, topic)}") from None
+
+
+def settle(cluster: ComposeCluster, topic: str, timeout: float) -> None:
+    """Every partition of the topic has a leader and a full ISR again."""
+    try:
+        wait_full_isr(topic, timeout)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{diagnose(cluster, topic)}") from None
 
 
 def run_with_fault(
@@ -74,7 +88,7 @@ def run_with_fault(
         wait_for(lambda: len(load.acks_so_far()) >= 200, 60, "the load's first acks")
         fault(described, load)
         cluster.restore()
-        wait_full_isr(topic, timeout=120)
+        settle(cluster, topic, 120)
         recovered = len(load.acks_so_far())
         wait_for(lambda: len(load.acks_so_far()) >= recovered + 200, 60, "acks after the fault")
         produce_once_everywhere(topic, PARTITIONS)
@@ -90,7 +104,7 @@ def run_with_fault(
             if a.error_code == 0 and stored.get((a.partition, a.base_offset)) != a.value
         ]
         assert not lost, f"acknowledged by the zombie but not readable: {lost[:5]}"
-    wait_full_isr(topic, timeout=60)
+    settle(cluster, topic, 60)
     assert_replicas_agree(cluster, topic, PARTITIONS)
 
 
@@ -110,7 +124,7 @@ def test_kill_the_leader(cluster: ComposeCluster) -> None:
             f"an ack on {partitions} after broker {victim} was killed",
         )
         print(f"kill of leader {victim} -> first acks=all on {partitions}: {failover:.2f} s")
-        wait_moved(topic, victim, partitions)
+        wait_moved(cluster, topic, victim, partitions)
         cluster.start(cluster.service(victim))  # exits "already registered" if too soon: restore
 
     run_with_fault(cluster, topic, fault)
@@ -129,7 +143,7 @@ def test_kill_the_controller(cluster: ComposeCluster) -> None:
             f"a controller other than {victim}",
         )
         print(f"controller {victim} killed, {successor} took over")
-        wait_moved(topic, victim, led_by(described, victim))
+        wait_moved(cluster, topic, victim, led_by(described, victim))
         cluster.start(cluster.service(victim))
 
     run_with_fault(cluster, topic, fault)
@@ -165,7 +179,7 @@ def test_paused_leader_is_a_fenced_zombie(cluster: ComposeCluster) -> None:
         writers = [threading.Thread(target=hammer, args=(p,), daemon=True) for p in partitions]
         for writer in writers:
             writer.start()
-        wait_moved(topic, victim, partitions)
+        wait_moved(cluster, topic, victim, partitions)
         time.sleep(max(0.0, paused + PAST_SESSION_S - time.monotonic()))
         cluster.unpause(service)
         # The zombie answers what queued up while it was frozen, then learns it was replaced.
@@ -195,7 +209,7 @@ def test_disconnected_controller(cluster: ComposeCluster) -> None:
         wait_for(
             lambda: controller_id() not in (-1, victim), 60, f"a controller other than {victim}"
         )
-        wait_moved(topic, victim, partitions)
+        wait_moved(cluster, topic, victim, partitions)
         time.sleep(max(0.0, cut + PAST_SESSION_S - time.monotonic()))
         cluster.connect(service)
 
