@@ -6,6 +6,7 @@ reader and analytics jobs.
 
     spark = SparkSession.builder.master("local[*]").getOrCreate()
     spark_jobs.register(spark)                   # formats "minikafka" and "minikafka-segments"
+    # or, with a session already active:  import spark_jobs.auto
     df = (spark.read.format("minikafka").option("bootstrap.servers", "127.0.0.1:9092")
           .option("subscribe", "orders").load())
     offline = spark.read.format("minikafka-segments").option("path", "/var/lib/minikafka/logs")

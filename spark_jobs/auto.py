@@ -1,0 +1,20 @@
+"""Import this module to register the formats with the active SparkSession:
+
+    spark = SparkSession.builder.getOrCreate()
+    import spark_jobs.auto  # noqa: F401  -> format("minikafka"), format("minikafka-segments")
+
+Handy in notebooks and ``spark-submit`` scripts that receive a session already made. Without an
+active session the import does nothing; call ``spark_jobs.register(spark)`` later.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from spark_jobs import register
+
+__all__: list[str] = []
+
+_active = SparkSession.getActiveSession()
+if _active is not None:
+    register(_active)
