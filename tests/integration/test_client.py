@@ -13,6 +13,7 @@ from client.consumer.consumer import Consumer
 from client.metadata import TopicPartition
 from client.producer.partitioner import partition_for_key
 from client.producer.producer import Producer
+from proto.errors import ErrorCode, KafkaError
 from tests.integration.conftest import ClusterFactory
 
 pytestmark = pytest.mark.integration
@@ -117,3 +118,37 @@ def test_idempotent_producer_through_a_leader_kill(cluster_factory: ClusterFacto
     assert len(values) == len(set(values)), "a record was written twice"
     indexes = [int(v[1:]) for v in values]
     assert indexes == sorted(indexes), "records are out of send order"
+
+
+def test_producer_bad_input_gets_clear_errors(cluster_factory: ClusterFactory) -> None:
+    bootstrap = _create(cluster_factory, "small", partitions=1, rf=1)
+    producer = Producer(bootstrap_servers=bootstrap, max_block_ms=2_000, max_request_size=10_000)
+    try:
+        # unknown topic: UNKNOWN_TOPIC_OR_PARTITION once max.block.ms runs out
+        with pytest.raises(KafkaError) as unknown:
+            producer.send("no-such-topic", b"v")
+        assert unknown.value.code in (
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            ErrorCode.REQUEST_TIMED_OUT,
+        )
+        assert "no-such-topic" in str(unknown.value)
+        # oversize record: refused before it is queued
+        with pytest.raises(KafkaError) as large:
+            producer.send("small", b"x" * 20_000)
+        assert large.value.code == ErrorCode.MESSAGE_TOO_LARGE
+        # an unknown partition of a known topic
+        with pytest.raises(KafkaError) as partition:
+            producer.send("small", b"v", partition=7)
+        assert partition.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        # not bytes
+        with pytest.raises(TypeError):
+            producer.send("small", "text")
+        assert producer.send("small", b"ok").result(timeout=10).offset == 0
+    finally:
+        producer.close()
+    with pytest.raises(KafkaError, match="closed"):
+        producer.send("small", b"late")
+    # nothing refused was stored
+    with Consumer(bootstrap_servers=bootstrap) as consumer:
+        tp = TopicPartition("small", 0)
+        assert consumer.end_offsets([tp])[tp] == 1
