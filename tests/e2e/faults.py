@@ -55,12 +55,16 @@ def wait_for(condition: Callable[[], T | None], timeout: float, what: str) -> T:
         time.sleep(0.25)
 
 
-def admin() -> minikafka.AdminClient:
-    return minikafka.AdminClient(BOOTSTRAP, request_timeout_ms=5_000)
+def admin(avoid: int | None = None) -> minikafka.AdminClient:
+    """An admin client bootstrapping from every broker but ``avoid``. A call gives its whole
+    timeout to the first broker that does not answer, so a frozen broker first in the list
+    would make every call time out."""
+    bootstrap = [f"127.0.0.1:{ComposeCluster.external_port(b)}" for b in BROKER_IDS if b != avoid]
+    return minikafka.AdminClient(bootstrap, request_timeout_ms=5_000)
 
 
-def describe(topic: str) -> TopicDescription:
-    with admin() as client:
+def describe(topic: str, avoid: int | None = None) -> TopicDescription:
+    with admin(avoid) as client:
         return client.describe_topics([topic], timeout_ms=5_000)[topic]
 
 
@@ -86,8 +90,8 @@ def wait_full_isr(topic: str, timeout: float = 60) -> TopicDescription:
     return wait_for(full, timeout, f"full ISRs of {topic}")
 
 
-def controller_id() -> int:
-    with admin() as client:
+def controller_id(avoid: int | None = None) -> int:
+    with admin(avoid) as client:
         return client.describe_cluster(timeout_ms=5_000).controller_id
 
 
