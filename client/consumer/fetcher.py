@@ -15,7 +15,7 @@ from __future__ import annotations
 import queue
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -26,7 +26,7 @@ from client.metadata import ClusterMetadata, Node, TopicPartition
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
 from proto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, error_for_code
-from proto.records import Header, TimestampType, decode_batch, iter_batch_headers
+from proto.records import Header, TimestampType, decode_batch_as, iter_batch_headers
 
 __all__ = ["ConsumerRecord", "Fetcher", "OffsetAndTimestamp"]
 
@@ -42,7 +42,7 @@ class ConsumerRecord(NamedTuple):
     timestamp_type: int
     key: bytes | None
     value: bytes | None
-    headers: list[Header]
+    headers: Sequence[Header]  # a tuple as fetched
 
 
 class OffsetAndTimestamp(NamedTuple):
@@ -276,7 +276,7 @@ class Fetcher:
             )
             stub = pb_grpc.DataStub(self._pool.get(node.address))
             timeout = (self._config.request_timeout_ms + self._config.fetch_max_wait_ms) / 1000
-            future = stub.Fetch.future(request, timeout=timeout)
+            future = self._pool.call_async(stub.Fetch, request, timeout=timeout)
             self._in_flight[node.node_id] = (future, {tp: self._states[tp].position for tp in tps})
             future.add_done_callback(self._on_done(node.node_id))
 
@@ -336,27 +336,24 @@ class Fetcher:
 
     def _decode(self, tp: TopicPartition, data: bytes, position: int) -> list[ConsumerRecord]:
         out: list[ConsumerRecord] = []
+        leading = (tp.topic, tp.partition)
         for pos, header in iter_batch_headers(data):
             if header.last_offset < position or header.is_control:
                 continue
-            _, records = decode_batch(data, pos, verify_crc=self._config.check_crcs)
-            ts_type = int(header.timestamp_type)
-            if header.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
-                ts_type = int(TimestampType.CREATE_TIME)
-            out.extend(
-                ConsumerRecord(
-                    tp.topic,
-                    tp.partition,
-                    r.offset,
-                    r.timestamp,
-                    ts_type,
-                    r.key,
-                    r.value,
-                    list(r.headers),
-                )
-                for r in records
-                if r.offset >= position
+            ts_type = header.timestamp_type
+            if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
+                ts_type = TimestampType.CREATE_TIME
+            _, records = decode_batch_as(
+                data,
+                pos,
+                ConsumerRecord,
+                leading=leading,
+                middle=(int(ts_type),),
+                verify_crc=self._config.check_crcs,
             )
+            if header.base_offset < position:  # the fetch began inside this batch
+                records = [r for r in records if r.offset >= position]
+            out += records
         return out
 
     def close(self) -> None:

@@ -97,48 +97,55 @@ class RecordAccumulator:
         key: bytes | None,
         value: bytes | None,
         headers: tuple[Header, ...],
+        size: int,
         max_block_s: float,
-    ) -> tuple[FutureRecordMetadata, int]:
-        """Add a record; returns its future and the record's estimated size in bytes."""
-        size = RecordBatchBuilder.estimate_record_size(key, value, headers)
+    ) -> FutureRecordMetadata:
+        """Add a record of ``size`` bytes (``RecordBatchBuilder.estimate_record_size``)."""
         with self._lock:
             if self._closed:
                 raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
-            queue = self._queues.setdefault(tp, deque())
+            queue = self._queues.get(tp)
+            if queue is None:
+                queue = self._queues[tp] = deque()
             batch = queue[-1] if queue else None
-            # While the partition waits for its request in flight, its open batch may grow up
-            # to max.request.size: it cannot leave sooner anyway, and one large batch per
-            # request is what lets an idempotent producer (one batch per partition per
-            # request) keep up.
-            limit = self._max_batch_bytes if tp in self._muted else self._batch_size
-            grow = 0
-            if batch is not None and batch.builder.estimated_size() + size > batch.reserved:
-                grow = max(self._batch_size, size)
-                if self._used + grow > self._buffer_memory:
-                    limit = 0  # no memory to grow now: a new batch, which waits for memory
-            if (
-                batch is None
-                or batch.closed
-                or (batch.record_count > 0 and batch.builder.estimated_size() + size > limit)
-            ):
+            if batch is not None and not batch.closed:
+                builder = batch.builder
+                before = builder.estimated_size()
+                # While the partition waits for its request in flight, its open batch may grow
+                # up to max.request.size: it cannot leave sooner anyway, and one large batch
+                # per request is what lets an idempotent producer (one batch per partition per
+                # request) keep up.
+                limit = self._max_batch_bytes if tp in self._muted else self._batch_size
+                if before + size > limit and builder.record_count > 0:
+                    batch = None  # full: a new one
+                elif before + size > batch.reserved:
+                    grow = max(self._batch_size, size)
+                    if self._used + grow > self._buffer_memory:
+                        batch = None  # no memory to grow now: a new batch, which waits for it
+                    else:
+                        self._used += grow
+                        batch.reserved += grow
+            else:
+                batch = None
+            if batch is None:
                 reserve = max(self._batch_size, size + 61)
                 self._reserve(reserve, max_block_s)
-                batch = ProducerBatch(
-                    tp,
-                    RecordBatchBuilder(compression=self._compression),
-                    time.monotonic(),
-                    reserved=reserve,
-                )
+                builder = RecordBatchBuilder(compression=self._compression)
+                batch = ProducerBatch(tp, builder, time.monotonic(), reserved=reserve)
                 queue.append(batch)
-            elif grow:
-                self._used += grow  # checked above: never waits, so the batch stays open
-                batch.reserved += grow
-            index = batch.builder.append(timestamp, key, value, headers)
+                before = 0
+            index = builder.append(timestamp, key, value, headers)
             future = FutureRecordMetadata(batch.result, index, tp.topic, tp.partition, timestamp)
-            full = batch.builder.estimated_size() >= self._batch_size
-        if full or self._linger_s == 0:
+            # Wake the sender when a batch becomes sendable: it fills up, or a record did not
+            # fit and started the next one. Not for every record added to a batch already past
+            # batch.size while its partition waits (once per record), nor for a partition's
+            # first batch (the sender looks again every linger.ms anyway).
+            wake = (index == 0 and len(queue) > 1) or (
+                before < self._batch_size <= builder.estimated_size()
+            )
+        if wake or self._linger_s == 0:
             self.wakeup.set()
-        return future, size
+        return future
 
     def _reserve(self, size: int, max_block_s: float) -> None:
         if size > self._buffer_memory:

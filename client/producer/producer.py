@@ -39,7 +39,7 @@ class _TopicInfo(NamedTuple):
 
     version: int
     partitions: list[int]
-    partition_set: frozenset[int]
+    tps: dict[int, TopicPartition]  # partition -> its TopicPartition, made once
     available: list[int]  # partitions with a leader
 
 
@@ -162,12 +162,13 @@ class Producer:
             key = self._key_serializer(key)
         if self._value_serializer is not None:
             value = self._value_serializer(value)
-        if value is None and key is None:
-            raise InvalidConfigError("send needs a value or a key (or both)")
+        if type(value) is not bytes:
+            if value is not None:
+                value = _to_bytes("value", value)
+            elif key is None:
+                raise InvalidConfigError("send needs a value or a key (or both)")
         if key is not None and type(key) is not bytes:
             key = _to_bytes("key", key)
-        if value is not None and type(value) is not bytes:
-            value = _to_bytes("value", value)
         header_tuple: tuple[Header, ...] = (
             tuple((str(k), None if v is None else bytes(v)) for k, v in headers) if headers else ()
         )
@@ -186,17 +187,17 @@ class Producer:
                 partition = self._partitioner(topic, key, info.partitions, info.available)
                 if key is None and self._partitioner is self._sticky:
                     self._sticky.on_append(topic, partition, size)
-        elif partition not in info.partition_set:
+        tp = info.tps.get(partition)
+        if tp is None:
             raise error_for_code(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 f"partition {partition} of topic {topic} is not in the metadata "
                 f"({len(info.partitions)} partitions)",
             )
-        timestamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
-        future, _ = self._accumulator.append(
-            TopicPartition(topic, partition), timestamp, key, value, header_tuple, self._max_block_s
+        timestamp = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
+        return self._accumulator.append(
+            tp, timestamp, key, value, header_tuple, size, self._max_block_s
         )
-        return future
 
     def _topic_info(self, topic: str) -> _TopicInfo:
         version = self._metadata.version
@@ -207,7 +208,7 @@ class Producer:
         info = _TopicInfo(
             version,
             ordered,
-            frozenset(ordered),
+            {p: TopicPartition(topic, p) for p in ordered},
             [p for p in ordered if partitions[p].leader >= 0],
         )
         self._topics[topic] = info

@@ -19,8 +19,8 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
 import structlog
@@ -48,6 +48,12 @@ class SenderConfig:
     idempotent: bool = False
 
 
+# A Produce that has finished: its broker, batches, and the call or the error that prevented it.
+_Completion = tuple[
+    Node, list[ProducerBatch], Future[pb.ProduceResponse] | None, BaseException | None
+]
+
+
 class Sender(threading.Thread):
     def __init__(
         self,
@@ -63,9 +69,7 @@ class Sender(threading.Thread):
         self._metadata = metadata
         self._pool = pool
         self._on_sent = on_sent
-        self._completions: queue.SimpleQueue[
-            tuple[Node, list[ProducerBatch], grpc.Future[Any] | None, BaseException | None]
-        ] = queue.SimpleQueue()
+        self._completions: queue.SimpleQueue[_Completion] = queue.SimpleQueue()
         self._in_flight: dict[int, int] = defaultdict(int)
         self._running = True
         self._force_close = False
@@ -209,7 +213,7 @@ class Sender(threading.Thread):
         timeout = self._config.request_timeout_ms / 1000 + 5
         self._in_flight[node.node_id] += 1
         try:
-            call = stub.Produce.future(request, timeout=timeout)
+            call = self._pool.call_async(stub.Produce, request, timeout=timeout)
         except Exception as exc:
             self._completions.put((node, batches, None, exc))
             self._accumulator.wakeup.set()
