@@ -48,11 +48,18 @@ class ProducerBatch:
     def record_count(self) -> int:
         return self.builder.record_count
 
-    def close(self) -> bytes:
-        if not self.closed:
+    def close(self) -> None:
+        """No more records: the batch is about to be sent (its bytes are built by ``build``)."""
+        self.closed = True
+
+    def build(self) -> bytes:
+        if not self.data:
             self.data = self.builder.build()
-            self.closed = True
         return self.data
+
+    def size(self) -> int:
+        """Bytes on the wire once built (before: an upper bound, exact without compression)."""
+        return len(self.data) if self.data else self.builder.estimated_size()
 
     def complete(self, base_offset: int, log_append_time: int) -> None:
         self.result.set(base_offset, log_append_time, None)
@@ -115,10 +122,14 @@ class RecordAccumulator:
                 # up to max.request.size: it cannot leave sooner anyway, and one large batch
                 # per request is what lets an idempotent producer (one batch per partition per
                 # request) keep up.
-                limit = self._max_batch_bytes if tp in self._muted else self._batch_size
-                if before + size > limit and builder.record_count > 0:
+                after = before + size
+                if (
+                    after > self._batch_size
+                    and (after > self._max_batch_bytes or tp not in self._muted)
+                    and builder.record_count > 0
+                ):
                     batch = None  # full: a new one
-                elif before + size > batch.reserved:
+                elif after > batch.reserved:
                     grow = max(self._batch_size, size)
                     if self._used + grow > self._buffer_memory:
                         batch = None  # no memory to grow now: a new batch, which waits for it
@@ -203,25 +214,30 @@ class RecordAccumulator:
         prepare: Callable[[ProducerBatch], None] | None = None,
     ) -> list[ProducerBatch]:
         """Close and take the partition's sendable batches (up to ``max_bytes`` and
-        ``max_batches``); mute it. ``prepare`` sees each batch just before it is closed (the
-        idempotent producer stamps producer id, epoch and sequence there)."""
+        ``max_batches``), built; mute it. ``prepare`` sees each batch just before it is closed
+        (the idempotent producer stamps producer id, epoch and sequence there)."""
         taken: list[ProducerBatch] = []
         total = 0
         with self._lock:
             queue = self._queues.get(tp)
             while queue and (max_batches is None or len(taken) < max_batches):
                 batch = queue[0]
-                if not batch.closed and prepare is not None:
-                    prepare(batch)
-                data = batch.close()
-                if taken and total + len(data) > max_bytes:
+                size = batch.size()
+                if taken and total + size > max_bytes:
                     break
+                if not batch.closed:
+                    if prepare is not None:
+                        prepare(batch)
+                    batch.close()
                 queue.popleft()
                 taken.append(batch)
-                total += len(data)
+                total += size
             if taken:
                 self._muted.add(tp)
                 self._in_flight.update(taken)
+        # Built outside the lock: joining and checksumming up to a megabyte would stall send().
+        for batch in taken:
+            batch.build()
         return taken
 
     def expire(self, now: float) -> list[ProducerBatch]:

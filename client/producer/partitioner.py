@@ -68,6 +68,7 @@ class StickyPartitioner:
         self._rng = rng or random.Random()
         self._sticky: dict[str, int] = {}
         self._bytes: dict[str, int] = {}
+        self._checked: dict[str, Sequence[int]] = {}  # candidates the sticky one was found in
 
     def __call__(
         self,
@@ -82,6 +83,25 @@ class StickyPartitioner:
         candidates = available or partitions
         if current is None or current not in candidates:
             current = self._next(topic, candidates, current)
+        return current
+
+    def unkeyed(
+        self, topic: str, size: int, partitions: Sequence[int], available: Sequence[int]
+    ) -> int:
+        """The partition of an unkeyed record of ``size`` bytes: ``self(...)`` and
+        ``on_append`` in one call, for the producer's hot path."""
+        candidates = available or partitions
+        current = self._sticky.get(topic)
+        if current is None or (
+            candidates is not self._checked.get(topic) and current not in candidates
+        ):
+            current = self._next(topic, candidates, current)
+        self._checked[topic] = candidates  # the same list next time: no need to look again
+        sent = self._bytes[topic] + size
+        if sent >= self._batch_size:
+            self._next(topic, candidates, current)  # the next record goes elsewhere
+        else:
+            self._bytes[topic] = sent
         return current
 
     def on_append(self, topic: str, partition: int, size: int) -> None:

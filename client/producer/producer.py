@@ -184,9 +184,10 @@ class Producer:
             info = self._topic_info(topic)
         if partition is None:
             with self._lock:
-                partition = self._partitioner(topic, key, info.partitions, info.available)
                 if key is None and self._partitioner is self._sticky:
-                    self._sticky.on_append(topic, partition, size)
+                    partition = self._sticky.unkeyed(topic, size, info.partitions, info.available)
+                else:
+                    partition = self._partitioner(topic, key, info.partitions, info.available)
         tp = info.tps.get(partition)
         if tp is None:
             raise error_for_code(

@@ -66,3 +66,15 @@ def test_unkeyed_records_only_go_to_available_partitions() -> None:
         partitioner.on_append("t", p, 10)
         seen[p] += 1
     assert set(seen) == {1, 3}
+
+
+def test_unkeyed_in_one_call_sticks_for_a_batch_and_follows_availability() -> None:
+    partitioner = StickyPartitioner(batch_size=1000, rng=random.Random(5))
+    partitions = list(range(4))
+    chosen = [partitioner.unkeyed("t", 100, partitions, partitions) for _ in range(10)]
+    assert len(set(chosen)) == 1  # ten records of 100 bytes: one batch's worth
+    assert partitioner.unkeyed("t", 100, partitions, partitions) != chosen[0]
+    # The sticky partition loses its leader: a new metadata list, and it is left at once.
+    current = partitioner.unkeyed("t", 1, partitions, partitions)
+    available = [p for p in partitions if p != current]
+    assert partitioner.unkeyed("t", 1, partitions, available) in available
