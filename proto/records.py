@@ -49,7 +49,7 @@ import struct
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum
-from typing import NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 import cramjam
 import crc32c as _crc32c
@@ -77,11 +77,11 @@ __all__ = [
     "Header",
     "Record",
     "RecordBatchBuilder",
+    "RecordsReader",
     "TimestampType",
     "assign_offsets",
     "batch_crc",
     "decode_batch",
-    "decode_batch_as",
     "decode_records",
     "encode_batch",
     "iter_batch_headers",
@@ -726,8 +726,19 @@ class RecordBatchBuilder:
 # --- decoding ---------------------------------------------------------------------------------
 
 
-def _decode_body(
+def _decode_body(data: bytes, count: int, base_offset: int, base_timestamp: int) -> list[Record]:
+    """Decode the ``count`` records of an uncompressed records section, all of it."""
+    records, pos = _decode_records(
+        data, 0, count, base_offset, base_timestamp, False, Record, (), ()
+    )
+    if pos != len(data):
+        raise CorruptRecordError(f"{len(data) - pos} bytes left over after {count} records")
+    return records
+
+
+def _decode_records(
     data: bytes,
+    pos: int,
     count: int,
     base_offset: int,
     base_timestamp: int,
@@ -735,12 +746,13 @@ def _decode_body(
     record_type: type[_R],
     leading: tuple[object, ...],
     middle: tuple[object, ...],
-) -> list[_R]:
-    """Decode ``count`` records from an uncompressed records section, each made straight into
-    a ``record_type``: ``(*leading, offset, timestamp, *middle, key, value, headers)``, where
+) -> tuple[list[_R], int]:
+    """Decode ``count`` records from ``data[pos:]``, each made straight into a
+    ``record_type``: ``(*leading, offset, timestamp, *middle, key, value, headers)``, where
     ``leading`` and ``middle`` are both empty (``Record``) or hold two fields and one (the
     consumer's record: topic, partition; timestamp type). Two fixed shapes, because unpacking
-    a tuple into each record would cost a fifth of the decoding."""
+    a tuple into each record would cost a fifth of the decoding. Returns the records and the
+    position after them."""
     wide = bool(leading or middle)
     if wide:
         if len(leading) != 2 or len(middle) != 1:
@@ -752,7 +764,6 @@ def _decode_body(
     new = tuple.__new__
     record_cls = record_type
     read = _read_varint
-    pos = 0
     end = len(data)
     try:
         for _ in range(count):
@@ -864,47 +875,122 @@ def _decode_body(
         raise CorruptRecordError("record data ends in the middle of a record") from None
     except UnicodeDecodeError as exc:
         raise CorruptRecordError(f"record header key is not UTF-8: {exc}") from None
-    if pos != end:
-        raise CorruptRecordError(f"{end - pos} bytes left over after {count} records")
-    return records
+    return records, pos
 
 
 def decode_batch(
     buf: bytes | bytearray | memoryview, pos: int = 0, *, verify_crc: bool = True
 ) -> tuple[BatchHeader, list[Record]]:
     """Decode the batch at ``pos`` into its header and records (decompressing as needed)."""
-    return decode_batch_as(buf, pos, Record, verify_crc=verify_crc)
-
-
-def decode_batch_as(
-    buf: bytes | bytearray | memoryview,
-    pos: int,
-    record_type: type[_R],
-    *,
-    leading: tuple[object, ...] = (),
-    middle: tuple[object, ...] = (),
-    verify_crc: bool = True,
-) -> tuple[BatchHeader, list[_R]]:
-    """``decode_batch``, each record made directly as a ``record_type`` (a NamedTuple whose
-    fields are ``*leading, offset, timestamp, *middle, key, value, headers``; ``leading`` two
-    fields and ``middle`` one, or neither): a consumer's records are then one object each, not
-    a ``Record`` copied into another."""
     header = validate_batch(buf, pos) if verify_crc else read_header(buf, pos)
+    body = _batch_body(buf, pos, header)
+    if header.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        records = _decode_body(body, header.record_count, header.base_offset, 0)
+        ts = header.max_timestamp
+        return header, [r._replace(timestamp=ts) for r in records]
+    return header, _decode_body(
+        body, header.record_count, header.base_offset, header.base_timestamp
+    )
+
+
+def _batch_body(buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader) -> bytes:
     body = bytes(buf[pos + HEADER_SIZE : pos + header.size])
     if header.compression is not Compression.NONE:
         body = _decompress(header.compression, body)
-    log_append_time = header.timestamp_type is TimestampType.LOG_APPEND_TIME
-    records = _decode_body(
-        body,
-        header.record_count,
-        header.base_offset,
-        header.max_timestamp if log_append_time else header.base_timestamp,
-        log_append_time,
-        record_type,
-        leading,
-        middle,
-    )
-    return header, records
+    return body
+
+
+class RecordsReader(Generic[_R]):
+    """The records of a fetched records section, decoded a few at a time.
+
+        reader = RecordsReader(data, ConsumerRecord, ("orders", 0), from_offset=42)
+        while not reader.exhausted:
+            records = reader.read(500)
+
+    As Kafka's consumer drains a completed fetch: ``read(n)`` decodes the next ``n`` records
+    only, so a poll of 500 makes 500 objects, not a megabyte's worth. Objects the caller drops
+    before the garbage collector's next pass never reach its older generations, whose passes
+    over them cost as much as the decoding itself. Records are ``record_type`` objects laid out as
+    ``(*leading, offset, timestamp, timestamp_type, key, value, headers)`` with ``leading``
+    two fields (or ``Record`` objects, with ``leading`` empty). Control batches and records below
+    ``from_offset`` are skipped; a trailing partial batch is ignored. Not thread-safe.
+    """
+
+    def __init__(
+        self,
+        data: bytes,
+        record_type: type[_R],
+        leading: tuple[object, ...] = (),
+        *,
+        from_offset: int = 0,
+        verify_crc: bool = True,
+    ) -> None:
+        self._data = data
+        self._batches = iter_batch_headers(data)
+        self._record_type = record_type
+        self._leading = leading
+        self._offset_field = len(leading)
+        self._from_offset = from_offset
+        self._verify_crc = verify_crc
+        self._body = b""
+        self._pos = 0
+        self._left = 0  # records of the current batch not yet decoded
+        self._base_offset = 0
+        self._base_timestamp = 0
+        self._log_append_time = False
+        self._middle: tuple[object, ...] = ()
+
+    @property
+    def exhausted(self) -> bool:
+        return not self._next_batch()
+
+    def read(self, max_records: int) -> list[_R]:
+        out: list[_R] = []
+        while len(out) < max_records and self._next_batch():
+            count = min(max_records - len(out), self._left)
+            records, self._pos = _decode_records(
+                self._body,
+                self._pos,
+                count,
+                self._base_offset,
+                self._base_timestamp,
+                self._log_append_time,
+                self._record_type,
+                self._leading,
+                self._middle,
+            )
+            self._left -= count
+            if self._left == 0 and self._pos != len(self._body):
+                raise CorruptRecordError(
+                    f"{len(self._body) - self._pos} bytes left over after the batch's records"
+                )
+            field = self._offset_field
+            if records and records[0][field] < self._from_offset:  # the fetch began mid-batch
+                records = [r for r in records if r[field] >= self._from_offset]
+            out += records
+        return out
+
+    def _next_batch(self) -> bool:
+        """Make sure a batch with records left is current; False when there is none."""
+        while self._left == 0:
+            found = next(self._batches, None)
+            if found is None:
+                return False
+            pos, header = found
+            if header.last_offset < self._from_offset or header.is_control:
+                continue
+            if self._verify_crc:
+                validate_batch(self._data, pos)
+            self._body = _batch_body(self._data, pos, header)
+            self._pos = 0
+            self._left = header.record_count
+            self._base_offset = header.base_offset
+            self._log_append_time = header.timestamp_type is TimestampType.LOG_APPEND_TIME
+            self._base_timestamp = (
+                header.max_timestamp if self._log_append_time else header.base_timestamp
+            )
+            self._middle = (int(header.timestamp_type),) if self._leading else ()
+        return True
 
 
 def decode_records(

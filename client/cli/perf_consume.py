@@ -60,6 +60,7 @@ def consume(
     start_ms: float,
     joined_ms: float | None,
     *,
+    max_poll_records: int = 500,
     clock: Callable[[], float] = time.time,
 ) -> ConsumeResult:
     """Poll until ``messages`` records or ``timeout_ms`` without any; ``joined_ms`` None means
@@ -69,7 +70,8 @@ def consume(
     last_ms = clock() * 1000
     timed_out = False
     while count < messages:
-        batch = source.poll(timeout_ms=100, max_records=messages - count)
+        # Polls of max.poll.records, as Kafka's tool: never more than asked for in all.
+        batch = source.poll(timeout_ms=100, max_records=min(messages - count, max_poll_records))
         now_ms = clock() * 1000
         if not batch:
             if now_ms - last_ms > timeout_ms:
@@ -159,7 +161,6 @@ def execute(
         print(f"ERROR {exc}", file=err)
         return 1
     config["auto.offset.reset"] = "latest" if args.from_latest else "earliest"
-    config.setdefault("max.poll.records", "10000")
     if args.group is not None:
         config["group.id"] = args.group
     start_ms = time.time() * 1000
@@ -176,7 +177,14 @@ def execute(
             partitions = sorted(consumer.partitions_for_topic(args.topic))
             consumer.assign([TopicPartition(args.topic, p) for p in partitions])
             joined_ms = time.time() * 1000
-        result = consume(consumer, args.messages, args.timeout, start_ms, joined_ms)
+        result = consume(
+            consumer,
+            args.messages,
+            args.timeout,
+            start_ms,
+            joined_ms,
+            max_poll_records=int(config.get("max.poll.records", "500")),
+        )
     except KafkaError as exc:
         print(f"ERROR {exc}", file=err)
         return 1

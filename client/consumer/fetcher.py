@@ -16,7 +16,7 @@ import queue
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import grpc
@@ -26,7 +26,7 @@ from client.metadata import ClusterMetadata, Node, TopicPartition
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
 from proto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, error_for_code
-from proto.records import Header, TimestampType, decode_batch_as, iter_batch_headers
+from proto.records import Header, RecordsReader
 
 __all__ = ["ConsumerRecord", "Fetcher", "OffsetAndTimestamp"]
 
@@ -56,7 +56,7 @@ class _PartitionState:
     paused: bool = False
     high_watermark: int = -1
     leader_epoch: int = -1
-    records: list[ConsumerRecord] = field(default_factory=list)  # fetched, not yet returned
+    fetched: RecordsReader[ConsumerRecord] | None = None  # fetched, not yet returned
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class Fetcher:
     def seek(self, tp: TopicPartition, offset: int) -> None:
         state = self._state(tp)
         state.position = offset
-        state.records = []
+        state.fetched = None
 
     def reset_to(self, partitions: Iterable[TopicPartition], timestamp: int) -> None:
         """Position at the earliest (-2) or latest (-1) offset, asking the leaders now."""
@@ -226,9 +226,14 @@ class Fetcher:
         for tp, state in self._states.items():
             if budget <= 0:
                 break
-            if state.paused or not state.records:
+            fetched = state.fetched
+            if state.paused or fetched is None:
                 continue
-            taken, state.records = state.records[:budget], state.records[budget:]
+            taken = fetched.read(budget)  # decoded now, a poll's worth at a time
+            if fetched.exhausted:
+                state.fetched = None
+            if not taken:
+                continue
             out[tp] = taken
             state.position = taken[-1].offset + 1
             budget -= len(taken)
@@ -236,7 +241,7 @@ class Fetcher:
 
     def send_fetches(self) -> None:
         """One Fetch per leader for its fetchable partitions, unless one is already in flight."""
-        fetchable = [tp for tp, s in self._states.items() if not s.paused and not s.records]
+        fetchable = [tp for tp, s in self._states.items() if not s.paused and s.fetched is None]
         self._reset_missing(fetchable)
         self._metadata.maybe_update()
         by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
@@ -321,7 +326,14 @@ class Fetcher:
                     self._partition_error(tp, error_for_code(part.error_code, part.error_message))
                     continue
                 state.high_watermark = part.high_watermark
-                state.records = self._decode(tp, part.records, state.position or 0)
+                fetched = RecordsReader(
+                    part.records,
+                    ConsumerRecord,
+                    (tp.topic, tp.partition),
+                    from_offset=state.position or 0,
+                    verify_crc=self._config.check_crcs,
+                )
+                state.fetched = None if fetched.exhausted else fetched
 
     def _partition_error(self, tp: TopicPartition, error: KafkaError) -> None:
         if isinstance(error, OffsetOutOfRangeError):
@@ -333,28 +345,6 @@ class Fetcher:
             self._metadata.request_update()
             return
         raise error
-
-    def _decode(self, tp: TopicPartition, data: bytes, position: int) -> list[ConsumerRecord]:
-        out: list[ConsumerRecord] = []
-        leading = (tp.topic, tp.partition)
-        for pos, header in iter_batch_headers(data):
-            if header.last_offset < position or header.is_control:
-                continue
-            ts_type = header.timestamp_type
-            if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
-                ts_type = TimestampType.CREATE_TIME
-            _, records = decode_batch_as(
-                data,
-                pos,
-                ConsumerRecord,
-                leading=leading,
-                middle=(int(ts_type),),
-                verify_crc=self._config.check_crcs,
-            )
-            if header.base_offset < position:  # the fetch began inside this batch
-                records = [r for r in records if r.offset >= position]
-            out += records
-        return out
 
     def close(self) -> None:
         for future, _ in self._in_flight.values():

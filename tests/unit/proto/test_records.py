@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -236,3 +237,52 @@ def test_roundtrip_property(recs, codec) -> None:
     theirs = MemoryRecords(data).next_batch()
     assert theirs.validate_crc()
     assert [(r.timestamp, r.key, r.value) for r in theirs] == [(ts, k, v) for ts, k, v, _ in recs]
+
+
+class _Consumed(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+    timestamp_type: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[records.Header, ...]
+
+
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.LZ4], ids=lambda c: c.name)
+def test_records_reader_reads_a_few_at_a_time_across_batches(codec: Compression) -> None:
+    data = records.encode_batch(SAMPLE, base_offset=10, compression=codec) + records.encode_batch(
+        SAMPLE, base_offset=14, compression=codec
+    )
+    partial = data + data[:30]  # a fetch may end inside a batch: ignored
+    reader = records.RecordsReader(partial, _Consumed, ("t", 3), from_offset=12)
+    got: list[_Consumed] = []
+    for size in (1, 3, 100):
+        got += reader.read(size)
+    assert reader.exhausted and reader.read(5) == []
+    assert [r.offset for r in got] == [12, 13, 14, 15, 16, 17]  # began mid-batch
+    expected = [r for _, r in zip(range(12), records.decode_records(data), strict=False)]
+    assert [(r.key, r.value, r.headers, r.timestamp) for r in got] == [
+        (r.key, r.value, r.headers, r.timestamp) for r in expected[2:]
+    ]
+    assert {(r.topic, r.partition, r.timestamp_type) for r in got} == {("t", 3, 0)}
+
+
+def test_records_reader_plain_records_and_log_append_time() -> None:
+    data = records.encode_batch(SAMPLE, timestamp_type=records.TimestampType.LOG_APPEND_TIME)
+    reader = records.RecordsReader(data, records.Record)
+    got = reader.read(10)
+    header, decoded = records.decode_batch(data)
+    assert got == decoded
+    assert {r.timestamp for r in got} == {header.max_timestamp}
+
+
+def test_records_reader_finds_corruption_when_it_reaches_it() -> None:
+    good = records.encode_batch(SAMPLE)
+    bad = bytearray(records.encode_batch(SAMPLE, base_offset=4))
+    bad[-1] ^= 0xFF  # the CRC no longer matches
+    reader = records.RecordsReader(good + bytes(bad), records.Record)
+    assert len(reader.read(4)) == 4  # the good batch reads
+    with pytest.raises(CorruptRecordError):
+        reader.read(1)
