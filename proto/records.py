@@ -606,7 +606,10 @@ def encode_batch(
 class RecordBatchBuilder:
     """Builds one batch record by record, tracking its size (the producer's accumulator uses it).
 
-    Not thread-safe: one builder belongs to one accumulator slot, guarded by its owner's lock.
+    ``record_count`` and ``size`` (the uncompressed size of the batch so far: an upper bound
+    once compressed) are plain attributes, read on the producer's hot path; only ``append``
+    changes them. Not thread-safe: one builder belongs to one accumulator slot, guarded by its
+    owner's lock.
     """
 
     def __init__(
@@ -624,18 +627,10 @@ class RecordBatchBuilder:
         self.base_sequence = base_sequence
         self.is_transactional = is_transactional
         self._parts: list[bytes] = []
-        self._count = 0
+        self.record_count = 0
+        self.size = HEADER_SIZE
         self._base_timestamp = 0
         self._max_timestamp = -1
-        self._size = HEADER_SIZE
-
-    @property
-    def record_count(self) -> int:
-        return self._count
-
-    def estimated_size(self) -> int:
-        """Uncompressed size of the batch so far (an upper bound once compressed)."""
-        return self._size
 
     @staticmethod
     def estimate_record_size(
@@ -654,7 +649,7 @@ class RecordBatchBuilder:
         headers: Sequence[Header] = (),
     ) -> int:
         """Add a record; returns its offset delta within the batch."""
-        count = self._count
+        count = self.record_count
         if count == 0:
             self._base_timestamp = timestamp
         if timestamp > self._max_timestamp:
@@ -702,14 +697,14 @@ class RecordBatchBuilder:
             value,
             header_part,
         )
-        self._size += len(prefix) + n
-        self._count = count + 1
+        self.size += len(prefix) + n
+        self.record_count = count + 1
         return count
 
     def build(self, base_offset: int = 0) -> bytes:
         return _finish_batch(
             b"".join(self._parts),
-            count=self._count,
+            count=self.record_count,
             base_offset=base_offset,
             base_timestamp=self._base_timestamp,
             max_timestamp=self._max_timestamp,

@@ -59,7 +59,7 @@ class ProducerBatch:
 
     def size(self) -> int:
         """Bytes on the wire once built (before: an upper bound, exact without compression)."""
-        return len(self.data) if self.data else self.builder.estimated_size()
+        return len(self.data) if self.data else self.builder.size
 
     def complete(self, base_offset: int, log_append_time: int) -> None:
         self.result.set(base_offset, log_append_time, None)
@@ -117,7 +117,7 @@ class RecordAccumulator:
             batch = queue[-1] if queue else None
             if batch is not None and not batch.closed:
                 builder = batch.builder
-                before = builder.estimated_size()
+                before = builder.size
                 # While the partition waits for its request in flight, its open batch may grow
                 # up to max.request.size: it cannot leave sooner anyway, and one large batch
                 # per request is what lets an idempotent producer (one batch per partition per
@@ -151,9 +151,7 @@ class RecordAccumulator:
             # fit and started the next one. Not for every record added to a batch already past
             # batch.size while its partition waits (once per record), nor for a partition's
             # first batch (the sender looks again every linger.ms anyway).
-            wake = (index == 0 and len(queue) > 1) or (
-                before < self._batch_size <= builder.estimated_size()
-            )
+            wake = (index == 0 and len(queue) > 1) or (before < self._batch_size <= builder.size)
         if wake or self._linger_s == 0:
             self.wakeup.set()
         return future
@@ -194,7 +192,7 @@ class RecordAccumulator:
                 sendable = (
                     first.closed
                     or len(queue) > 1
-                    or first.builder.estimated_size() >= self._batch_size
+                    or first.builder.size >= self._batch_size
                     or self._flushing > 0
                     or self._closed
                     or now - first.created >= self._linger_s
