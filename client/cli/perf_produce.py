@@ -68,6 +68,9 @@ class Stats:
         self._window_start = self.start
         self._window_index = 0
 
+    def window_due(self, now: float) -> bool:
+        return now - self._window_start >= self._interval_s
+
     def maybe_report(self, now: float) -> None:
         """Print the window line when the window is over (called by the sending thread)."""
         if now - self._window_start < self._interval_s:
@@ -211,18 +214,24 @@ def execute(
         return len(sent_at) - len(latencies) - failed
 
     run: _Run | None = None
+    runs = 0
     throttled = args.throughput > 0
+    send = producer.send
+    record_sent = sent_at.append
+    batch = None  # the result of the current run's batch
     try:
         for i in range(num_records):
             now = clock()
-            result = producer.send(topic, payload).batch_result
-            sent_at.append(now)
-            if run is None or result is not run.result:
+            result = send(topic, payload).batch_result
+            record_sent(now)
+            if result is not batch:
                 if run is not None:
                     run.end = i
+                batch = result
                 run = _Run(result, i)
+                runs += 1
                 result.on_done(partial(on_batch_done, run))
-            if i & 1023 == 0:
+            if not i & 1023 and stats.window_due(now):
                 collect()
                 stats.maybe_report(now)
             if throttled:
@@ -237,11 +246,13 @@ def execute(
         errors.append(exc)
     # flush returns once every batch is settled; its callbacks may still be running
     deadline = time.monotonic() + 5
-    while collect() > 0 and time.monotonic() < deadline:
+    while len(finished) < runs and time.monotonic() < deadline:
         time.sleep(0.001)
+    end = clock()
+    collect()  # the latencies are worked out after the clock stops, as bookkeeping
     if errors:
         print(f"ERROR Error when sending message to topic {topic}: {errors[0]}", file=err)
-    print(stats.summary(), file=out, flush=True)
+    print(stats.summary(end), file=out, flush=True)
     return 1 if errors else 0
 
 

@@ -71,43 +71,39 @@ class ProduceRequestResult:
 class FutureRecordMetadata:
     """One record's slice of its batch's result, with the ``concurrent.futures`` methods."""
 
-    __slots__ = ("_index", "_partition", "_result", "_timestamp", "_topic")
+    # batch_result: the result this record shares with the rest of its batch (one callback
+    # per batch instead of one per record: how ``perf-produce`` times records cheaply).
+    __slots__ = ("_index", "_partition", "_timestamp", "_topic", "batch_result")
 
     def __init__(
         self, result: ProduceRequestResult, index: int, topic: str, partition: int, timestamp: int
     ) -> None:
-        self._result = result
+        self.batch_result = result
         self._index = index
         self._topic = topic
         self._partition = partition
         self._timestamp = timestamp
 
-    @property
-    def batch_result(self) -> ProduceRequestResult:
-        """The result this record shares with the rest of its batch (one callback per batch
-        instead of one per record: what ``perf-produce`` uses to time records cheaply)."""
-        return self._result
-
     def done(self) -> bool:
-        return self._result.done()
+        return self.batch_result.done()
 
     def result(self, timeout: float | None = None) -> RecordMetadata:
-        if not self._result.wait(timeout):
+        if not self.batch_result.wait(timeout):
             raise TimeoutError(f"no answer for the record within {timeout} s")
-        if self._result.error is not None:
-            raise self._result.error
+        if self.batch_result.error is not None:
+            raise self.batch_result.error
         return self._metadata()
 
     get = result
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        if not self._result.wait(timeout):
+        if not self.batch_result.wait(timeout):
             raise TimeoutError(f"no answer for the record within {timeout} s")
-        return self._result.error
+        return self.batch_result.error
 
     def _metadata(self) -> RecordMetadata:
-        base = self._result.base_offset
-        append_time = self._result.log_append_time
+        base = self.batch_result.base_offset
+        append_time = self.batch_result.log_append_time
         return RecordMetadata(
             self._topic,
             self._partition,
@@ -116,18 +112,18 @@ class FutureRecordMetadata:
         )
 
     def add_done_callback(self, fn: Callable[[FutureRecordMetadata], Any]) -> None:
-        self._result.on_done(lambda: fn(self))
+        self.batch_result.on_done(lambda: fn(self))
 
     def add_callback(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         def call() -> None:
-            if self._result.error is None:
+            if self.batch_result.error is None:
                 fn(*args, self._metadata(), **kwargs)
 
-        self._result.on_done(call)
+        self.batch_result.on_done(call)
 
     def add_errback(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         def call() -> None:
-            if self._result.error is not None:
-                fn(*args, self._result.error, **kwargs)
+            if self.batch_result.error is not None:
+                fn(*args, self.batch_result.error, **kwargs)
 
-        self._result.on_done(call)
+        self.batch_result.on_done(call)
