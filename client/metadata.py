@@ -93,6 +93,7 @@ class ClusterMetadata:
         self._snapshot = _Snapshot()
         self._topics: set[str] = set()  # the topics this client cares about
         self._updated_at = 0.0
+        self._attempted_at = -float("inf")  # the last update() began
         self._need_update = True
         self.version = 0  # bumped by every refresh: callers cache per version
 
@@ -138,7 +139,12 @@ class ClusterMetadata:
         self._need_update = True
 
     def needs_update(self) -> bool:
-        return self._need_update or time.monotonic() - self._updated_at > self._max_age_s
+        """Stale or asked for, and not tried within retry.backoff.ms (as Kafka's refresh
+        back-off: with every broker down, a sender loop would otherwise ask every few ms)."""
+        now = time.monotonic()
+        if now - self._attempted_at < self._backoff_s:
+            return False
+        return self._need_update or now - self._updated_at > self._max_age_s
 
     def maybe_update(self) -> None:
         if self.needs_update():
@@ -177,6 +183,7 @@ class ClusterMetadata:
         with self._lock:
             topics = sorted(self._topics)
             candidates = [n.address for n in self._snapshot.brokers.values()]
+            self._attempted_at = time.monotonic()
         request = pb.MetadataRequest(
             topics=[pb.MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
             allow_auto_topic_creation=False,
