@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import tempfile
 import threading
@@ -115,6 +116,7 @@ def main() -> None:
     finally:
         cluster.close()
         zookeeper.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
