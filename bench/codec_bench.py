@@ -5,7 +5,11 @@
 100-byte values, no key, timestamps varying by up to a second within a batch (so timestamp deltas
 take one to two varint bytes, as in real traffic). Batches of ``--batch`` records (150 is about
 16 KB). "decode" means records turned into objects with offset, timestamp, key, value and headers.
-The best of ``--rounds`` runs is reported, to keep noise from other processes out.
+Two more rows are the clients' own paths, without a kafka-python counterpart: "builder" is
+the producer's record-at-a-time ``RecordBatchBuilder.append`` and ``build``; "consume" is the
+consumer's, a fetch's worth of batches read 500 records at a time (``RecordsReader``) into
+``ConsumerRecord``. The best of ``--rounds`` runs is reported, to keep noise from other
+processes out.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
+from client.consumer.fetcher import ConsumerRecord
 from proto import records
 
 Input = list[tuple[int, bytes | None, bytes | None, tuple[()]]]
@@ -33,6 +38,24 @@ def make_input(count: int, seed: int = 7) -> Input:
 
 def ours_encode(recs: Input, batch: int) -> list[bytes]:
     return [records.encode_batch(recs[i : i + batch]) for i in range(0, len(recs), batch)]
+
+
+def ours_builder(recs: Input, batch: int) -> list[bytes]:
+    out = []
+    for i in range(0, len(recs), batch):
+        builder = records.RecordBatchBuilder()
+        for ts, key, value, headers in recs[i : i + batch]:
+            builder.append(ts, key, value, headers)
+        out.append(builder.build())
+    return out
+
+
+def ours_consume(fetched: bytes) -> int:
+    reader = records.RecordsReader(fetched, ConsumerRecord, ("topic", 0))
+    count = 0
+    while chunk := reader.read(500):
+        count += len(chunk)
+    return count
 
 
 def kafka_python_encode(recs: Input, batch: int) -> list[bytes]:
@@ -90,6 +113,8 @@ def main() -> None:
     assert ours_decode(theirs) == args.records
 
     n, b, r = args.records, args.batch, args.rounds
+    fetched = bytes(records.assign_offsets(b"".join(batches), 0, 0)[0])  # as a log holds them
+    assert ours_consume(fetched) == n
     enc = best_rate(lambda: ours_encode(recs, b), n, r)
     kenc = best_rate(lambda: kafka_python_encode(recs, b), n, r)
     dec = best_rate(lambda: ours_decode(batches), n, r)
@@ -99,6 +124,10 @@ def main() -> None:
     )
     print(f"{'encode':<10} {enc:>16,.0f} {kenc:>19,.0f} {enc / kenc:>6.1f}x  >= 1,000,000")
     print(f"{'decode':<10} {dec:>16,.0f} {kdec:>19,.0f} {dec / kdec:>6.1f}x  >= 500,000")
+    build = best_rate(lambda: ours_builder(recs, b), n, r)
+    consume = best_rate(lambda: ours_consume(fetched), n, r)
+    print(f"{'builder':<10} {build:>16,.0f}")
+    print(f"{'consume':<10} {consume:>16,.0f}")
 
 
 if __name__ == "__main__":
