@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from proto.errors import CorruptRecordError
+from proto.wire import WireReader
 
 __all__ = [
     "GROUP_METADATA_KEY_VERSION",
@@ -177,53 +178,13 @@ def encode_group_metadata_value(value: GroupMetadataValue) -> bytes:
 # --- reading -----------------------------------------------------------------------------------
 
 
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._pos = 0
-
-    def _take(self, fmt: str) -> int:
-        size = struct.calcsize(fmt)
-        if self._pos + size > len(self._data):
-            raise CorruptRecordError("__consumer_offsets record is truncated")
-        (value,) = struct.unpack_from(fmt, self._data, self._pos)
-        self._pos += size
-        return int(value)
-
-    def int16(self) -> int:
-        return self._take(">h")
-
-    def int32(self) -> int:
-        return self._take(">i")
-
-    def int64(self) -> int:
-        return self._take(">q")
-
-    def _raw(self, length: int) -> bytes:
-        if length < 0 or self._pos + length > len(self._data):
-            raise CorruptRecordError("__consumer_offsets record is truncated")
-        value = self._data[self._pos : self._pos + length]
-        self._pos += length
-        return value
-
-    def nullable_string(self) -> str | None:
-        length = self.int16()
-        return None if length < 0 else self._raw(length).decode()
-
-    def string(self) -> str:
-        value = self.nullable_string()
-        if value is None:
-            raise CorruptRecordError("null string in a __consumer_offsets record")
-        return value
-
-    def bytes(self) -> bytes:
-        length = self.int32()
-        return b"" if length < 0 else self._raw(length)
+def _reader(data: bytes) -> WireReader:
+    return WireReader(data, CorruptRecordError, "a __consumer_offsets record")
 
 
 def decode_key(data: bytes) -> OffsetKey | GroupMetadataKey:
     """The key of a __consumer_offsets record: an offset commit (v0/v1) or a group (v2)."""
-    reader = _Reader(data)
+    reader = _reader(data)
     version = reader.int16()
     if version in (0, 1):
         return OffsetKey(reader.string(), reader.string(), reader.int32())
@@ -233,7 +194,7 @@ def decode_key(data: bytes) -> OffsetKey | GroupMetadataKey:
 
 
 def decode_offset_value(data: bytes) -> OffsetAndMetadata:
-    reader = _Reader(data)
+    reader = _reader(data)
     version = reader.int16()
     if not 0 <= version <= 3:
         raise CorruptRecordError(f"unknown offset commit value version {version}")
@@ -245,7 +206,7 @@ def decode_offset_value(data: bytes) -> OffsetAndMetadata:
 
 
 def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
-    reader = _Reader(data)
+    reader = _reader(data)
     version = reader.int16()
     if not 0 <= version <= 3:
         raise CorruptRecordError(f"unknown group metadata value version {version}")
@@ -262,8 +223,8 @@ def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:
         client_host = reader.string()
         rebalance_timeout = reader.int32() if version >= 1 else 0
         session_timeout = reader.int32()
-        subscription = reader.bytes()
-        assignment = reader.bytes()
+        subscription = reader.nullable_bytes() or b""
+        assignment = reader.nullable_bytes() or b""
         members.append(
             MemberRecord(
                 member_id,

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from proto.errors import InvalidRequestError
+from proto.wire import WireReader
 
 __all__ = [
     "ASSIGNORS",
@@ -60,10 +61,10 @@ class Subscription:
 
     @classmethod
     def decode(cls, data: bytes) -> Subscription:
-        reader = _Reader(data)
+        reader = WireReader(data, InvalidRequestError, "consumer protocol data")
         version = reader.int16()
         topics = tuple(reader.string() for _ in range(reader.int32()))
-        user_data = reader.bytes()
+        user_data = reader.nullable_bytes()
         return cls(topics, user_data, version)
 
 
@@ -86,13 +87,13 @@ class Assignment:
     def decode(cls, data: bytes) -> Assignment:
         if not data:
             return cls()  # a member the leader gave nothing (Kafka sends empty bytes)
-        reader = _Reader(data)
+        reader = WireReader(data, InvalidRequestError, "consumer protocol data")
         version = reader.int16()
         partitions: dict[str, list[int]] = {}
         for _ in range(reader.int32()):
             topic = reader.string()
             partitions[topic] = [reader.int32() for _ in range(reader.int32())]
-        user_data = reader.bytes() if reader.remaining() else None
+        user_data = reader.nullable_bytes() if reader.remaining() else None
         return cls(partitions, user_data, version)
 
     def topic_partitions(self) -> list[tuple[str, int]]:
@@ -176,40 +177,3 @@ def _bytes(value: bytes | None) -> bytes:
     if value is None:
         return struct.pack(">i", -1)
     return struct.pack(">i", len(value)) + value
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._pos = 0
-
-    def remaining(self) -> int:
-        return len(self._data) - self._pos
-
-    def _take(self, fmt: str) -> int:
-        size = struct.calcsize(fmt)
-        if self._pos + size > len(self._data):
-            raise InvalidRequestError("consumer protocol data is truncated")
-        (value,) = struct.unpack_from(fmt, self._data, self._pos)
-        self._pos += size
-        return int(value)
-
-    def int16(self) -> int:
-        return self._take(">h")
-
-    def int32(self) -> int:
-        return self._take(">i")
-
-    def _raw(self, length: int) -> bytes:
-        if self._pos + length > len(self._data):
-            raise InvalidRequestError("consumer protocol data is truncated")
-        value = self._data[self._pos : self._pos + length]
-        self._pos += length
-        return value
-
-    def string(self) -> str:
-        return self._raw(max(self.int16(), 0)).decode()
-
-    def bytes(self) -> bytes | None:
-        length = self.int32()
-        return None if length < 0 else self._raw(length)
