@@ -5,11 +5,10 @@
 100-byte values, no key, timestamps varying by up to a second within a batch (so timestamp deltas
 take one to two varint bytes, as in real traffic). Batches of ``--batch`` records (150 is about
 16 KB). "decode" means records turned into objects with offset, timestamp, key, value and headers.
-Two more rows are the clients' own paths, without a kafka-python counterpart: "builder" is
-the producer's record-at-a-time ``RecordBatchBuilder.append`` and ``build``; "consume" is the
-consumer's, a fetch's worth of batches read 500 records at a time (``RecordsReader``) into
-``ConsumerRecord``. The best of ``--rounds`` runs is reported, to keep noise from other
-processes out.
+"encode" is the producer's own path (``encode_batch`` appends to a ``RecordBatchBuilder``).
+One more row is the consumer's, without a kafka-python counterpart: "consume" reads a fetch's
+worth of batches 500 records at a time (``RecordsReader``) into ``ConsumerRecord``. The best
+of ``--rounds`` runs is reported, to keep noise from other processes out.
 """
 
 from __future__ import annotations
@@ -38,16 +37,6 @@ def make_input(count: int, seed: int = 7) -> Input:
 
 def ours_encode(recs: Input, batch: int) -> list[bytes]:
     return [records.encode_batch(recs[i : i + batch]) for i in range(0, len(recs), batch)]
-
-
-def ours_builder(recs: Input, batch: int) -> list[bytes]:
-    out = []
-    for i in range(0, len(recs), batch):
-        builder = records.RecordBatchBuilder()
-        for ts, key, value, headers in recs[i : i + batch]:
-            builder.append(ts, key, value, headers)
-        out.append(builder.build())
-    return out
 
 
 def ours_consume(fetched: bytes) -> int:
@@ -124,9 +113,7 @@ def main() -> None:
     )
     print(f"{'encode':<10} {enc:>16,.0f} {kenc:>19,.0f} {enc / kenc:>6.1f}x  >= 1,000,000")
     print(f"{'decode':<10} {dec:>16,.0f} {kdec:>19,.0f} {dec / kdec:>6.1f}x  >= 500,000")
-    build = best_rate(lambda: ours_builder(recs, b), n, r)
     consume = best_rate(lambda: ours_consume(fetched), n, r)
-    print(f"{'builder':<10} {build:>16,.0f}")
     print(f"{'consume':<10} {consume:>16,.0f}")
 
 

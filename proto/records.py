@@ -357,11 +357,11 @@ def _varint_slow(value: int) -> bytes:
 
 # Varint bytes for every zig-zag value below _CACHE_SIZE, i.e. for -16384 <= n < 16384: offset
 # deltas, lengths and timestamp deltas are looked up instead of computed, which is most of the
-# encoder's speed. _VARINT[n] is the encoding of a non-negative n, _BY_ZIGZAG[z] of zig-zag value z.
+# encoder's speed. _BY_ZIGZAG[z] is the encoding of zig-zag value z, so a non-negative n below
+# _NON_NEGATIVE_CACHE is _BY_ZIGZAG[n << 1].
 _BY_ZIGZAG = [_varint_slow((z >> 1) ^ -(z & 1)) for z in range(_CACHE_SIZE)]
-_VARINT = _BY_ZIGZAG[0::2]
 _NULL_LENGTH = _varint_slow(-1)
-_NON_NEGATIVE_CACHE = len(_VARINT)
+_NON_NEGATIVE_CACHE = _CACHE_SIZE // 2
 
 
 def _varint(value: int) -> bytes:
@@ -528,77 +528,18 @@ def encode_batch(
     Offset deltas are 0, 1, 2, ...; baseTimestamp is the first record's timestamp, as Kafka's
     Java client does.
     """
-    varint = _VARINT
-    by_zigzag = _BY_ZIGZAG
-    cache_size = _NON_NEGATIVE_CACHE
-    zigzag_cache = _CACHE_SIZE
-    slow = _varint_slow
-    null = _NULL_LENGTH
-    out: list[bytes] = []
-    extend = out.extend
-    base_ts = -1
-    max_ts = -1
-    count = 0
-    # The pieces of each record go straight into one list joined once per batch; the record's
-    # length prefix is computed from the pieces' lengths rather than by joining them first.
-    for timestamp, key, value, headers in records:
-        if count == 0:
-            base_ts = timestamp
-        if timestamp > max_ts:
-            max_ts = timestamp
-        delta = timestamp - base_ts
-        zigzag = (delta << 1) ^ (delta >> 63)
-        ts_bytes = by_zigzag[zigzag] if zigzag < zigzag_cache else slow(delta)
-        off_bytes = varint[count] if count < cache_size else slow(count)
-        if key is None:
-            key_len = null
-            key = b""
-        else:
-            klen = len(key)
-            key_len = varint[klen] if klen < cache_size else slow(klen)
-        if value is None:
-            value_len = null
-            value = b""
-        else:
-            vlen = len(value)
-            value_len = varint[vlen] if vlen < cache_size else slow(vlen)
-        header_part = _encode_headers(headers) if headers else b"\x00"
-        blen = (
-            1
-            + len(ts_bytes)
-            + len(off_bytes)
-            + len(key_len)
-            + len(key)
-            + len(value_len)
-            + len(value)
-            + len(header_part)
-        )
-        extend(
-            (
-                varint[blen] if blen < cache_size else slow(blen),
-                b"\x00",
-                ts_bytes,
-                off_bytes,
-                key_len,
-                key,
-                value_len,
-                value,
-                header_part,
-            )
-        )
-        count += 1
-    return _finish_batch(
-        b"".join(out),
-        count=count,
-        base_offset=base_offset,
-        base_timestamp=base_ts,
-        max_timestamp=max_ts,
+    builder = RecordBatchBuilder(
         compression=compression,
-        timestamp_type=timestamp_type,
-        is_transactional=is_transactional,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
+        is_transactional=is_transactional,
+    )
+    for timestamp, key, value, headers in records:
+        builder.append(timestamp, key, value, headers)
+    return builder.build(
+        base_offset,
+        timestamp_type=timestamp_type,
         partition_leader_epoch=partition_leader_epoch,
     )
 
@@ -629,7 +570,7 @@ class RecordBatchBuilder:
         self._parts: list[bytes] = []
         self.record_count = 0
         self.size = HEADER_SIZE
-        self._base_timestamp = 0
+        self._base_timestamp = -1  # the first record's, once there is one
         self._max_timestamp = -1
 
     @staticmethod
@@ -701,7 +642,13 @@ class RecordBatchBuilder:
         self.record_count = count + 1
         return count
 
-    def build(self, base_offset: int = 0) -> bytes:
+    def build(
+        self,
+        base_offset: int = 0,
+        *,
+        timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+        partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    ) -> bytes:
         return _finish_batch(
             b"".join(self._parts),
             count=self.record_count,
@@ -709,26 +656,24 @@ class RecordBatchBuilder:
             base_timestamp=self._base_timestamp,
             max_timestamp=self._max_timestamp,
             compression=self.compression,
-            timestamp_type=TimestampType.CREATE_TIME,
+            timestamp_type=timestamp_type,
             is_transactional=self.is_transactional,
             producer_id=self.producer_id,
             producer_epoch=self.producer_epoch,
             base_sequence=self.base_sequence,
-            partition_leader_epoch=NO_PARTITION_LEADER_EPOCH,
+            partition_leader_epoch=partition_leader_epoch,
         )
 
 
 # --- decoding ---------------------------------------------------------------------------------
 
 
-def _decode_body(data: bytes, count: int, base_offset: int, base_timestamp: int) -> list[Record]:
-    """Decode the ``count`` records of an uncompressed records section, all of it."""
-    records, pos = _decode_records(
-        data, 0, count, base_offset, base_timestamp, False, Record, (), ()
-    )
-    if pos != len(data):
-        raise CorruptRecordError(f"{len(data) - pos} bytes left over after {count} records")
-    return records
+def _timestamps(header: BatchHeader) -> tuple[int, bool]:
+    """(the timestamp record deltas count from, whether the batch is LogAppendTime): a
+    LogAppendTime batch gives every record its maxTimestamp."""
+    if header.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return header.max_timestamp, True
+    return header.base_timestamp, False
 
 
 def _decode_records(
@@ -879,13 +824,23 @@ def decode_batch(
     """Decode the batch at ``pos`` into its header and records (decompressing as needed)."""
     header = validate_batch(buf, pos) if verify_crc else read_header(buf, pos)
     body = _batch_body(buf, pos, header)
-    if header.timestamp_type is TimestampType.LOG_APPEND_TIME:
-        records = _decode_body(body, header.record_count, header.base_offset, 0)
-        ts = header.max_timestamp
-        return header, [r._replace(timestamp=ts) for r in records]
-    return header, _decode_body(
-        body, header.record_count, header.base_offset, header.base_timestamp
+    base_timestamp, log_append_time = _timestamps(header)
+    records, end = _decode_records(
+        body,
+        0,
+        header.record_count,
+        header.base_offset,
+        base_timestamp,
+        log_append_time,
+        Record,
+        (),
+        (),
     )
+    if end != len(body):
+        raise CorruptRecordError(
+            f"{len(body) - end} bytes left over after {header.record_count} records"
+        )
+    return header, records
 
 
 def _batch_body(buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader) -> bytes:
@@ -980,10 +935,7 @@ class RecordsReader(Generic[_R]):
             self._pos = 0
             self._left = header.record_count
             self._base_offset = header.base_offset
-            self._log_append_time = header.timestamp_type is TimestampType.LOG_APPEND_TIME
-            self._base_timestamp = (
-                header.max_timestamp if self._log_append_time else header.base_timestamp
-            )
+            self._base_timestamp, self._log_append_time = _timestamps(header)
             self._middle = (int(header.timestamp_type),) if self._leading else ()
         return True
 

@@ -79,17 +79,12 @@ class StickyPartitioner:
     ) -> int:
         if key is not None:
             return partitions[partition_for_key(key, len(partitions))]
-        current = self._sticky.get(topic)
-        candidates = available or partitions
-        if current is None or current not in candidates:
-            current = self._next(topic, candidates, current)
-        return current
+        return self.unkeyed(topic, 0, partitions, available)  # the sticky one, nothing counted
 
     def unkeyed(
         self, topic: str, size: int, partitions: Sequence[int], available: Sequence[int]
     ) -> int:
-        """The partition of an unkeyed record of ``size`` bytes: ``self(...)`` and
-        ``on_append`` in one call, for the producer's hot path."""
+        """The partition of an unkeyed record of ``size`` bytes, counted towards the switch."""
         candidates = available or partitions
         current = self._sticky.get(topic)
         if current is None or (
@@ -103,16 +98,6 @@ class StickyPartitioner:
         else:
             self._bytes[topic] = sent
         return current
-
-    def on_append(self, topic: str, partition: int, size: int) -> None:
-        """Count ``size`` bytes sent unkeyed to ``partition``; switch after a batch's worth."""
-        if self._sticky.get(topic) != partition:
-            return
-        sent = self._bytes.get(topic, 0) + size
-        if sent >= self._batch_size:
-            self._sticky.pop(topic, None)
-            sent = 0
-        self._bytes[topic] = sent
 
     def _next(self, topic: str, candidates: Sequence[int], previous: int | None) -> int:
         choices = [p for p in candidates if p != previous] or list(candidates)

@@ -52,8 +52,8 @@ def test_unkeyed_records_stick_then_move_after_a_batch() -> None:
     first = partitioner("t", None, partitions, partitions)
     for _ in range(9):
         assert partitioner("t", None, partitions, partitions) == first
-        partitioner.on_append("t", first, 100)
-    partitioner.on_append("t", first, 100)  # 1000 bytes: the batch is full
+        assert partitioner.unkeyed("t", 100, partitions, partitions) == first
+    assert partitioner.unkeyed("t", 100, partitions, partitions) == first  # 1000 bytes: full
     second = partitioner("t", None, partitions, partitions)
     assert second != first
 
@@ -62,8 +62,7 @@ def test_unkeyed_records_only_go_to_available_partitions() -> None:
     partitioner = StickyPartitioner(batch_size=1, rng=random.Random(3))
     seen: Counter[int] = Counter()
     for _ in range(200):
-        p = partitioner("t", None, [0, 1, 2, 3], [1, 3])
-        partitioner.on_append("t", p, 10)
+        p = partitioner.unkeyed("t", 10, [0, 1, 2, 3], [1, 3])
         seen[p] += 1
     assert set(seen) == {1, 3}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
+from client.consumer.fetcher import ConsumerRecord
 from proto import records
 from proto.errors import (
     CorruptRecordError,
@@ -239,25 +239,14 @@ def test_roundtrip_property(recs, codec) -> None:
     assert [(r.timestamp, r.key, r.value) for r in theirs] == [(ts, k, v) for ts, k, v, _ in recs]
 
 
-class _Consumed(NamedTuple):
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    timestamp_type: int
-    key: bytes | None
-    value: bytes | None
-    headers: tuple[records.Header, ...]
-
-
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.LZ4], ids=lambda c: c.name)
 def test_records_reader_reads_a_few_at_a_time_across_batches(codec: Compression) -> None:
     data = records.encode_batch(SAMPLE, base_offset=10, compression=codec) + records.encode_batch(
         SAMPLE, base_offset=14, compression=codec
     )
     partial = data + data[:30]  # a fetch may end inside a batch: ignored
-    reader = records.RecordsReader(partial, _Consumed, ("t", 3), from_offset=12)
-    got: list[_Consumed] = []
+    reader = records.RecordsReader(partial, ConsumerRecord, ("t", 3), from_offset=12)
+    got: list[ConsumerRecord] = []
     for size in (1, 3, 100):
         got += reader.read(size)
     assert reader.exhausted and reader.read(5) == []
