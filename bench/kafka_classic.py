@@ -226,18 +226,15 @@ def wait_replicated(cluster: Cluster, topics: dict[str, int]) -> None:
     every follower then has them all, and an acks=1 test's replication backlog does not load
     the next test."""
     tps = {TopicPartition(t, p): t for t in topics for p in range(PARTITIONS)}
-    deadline = time.monotonic() + 120
     with cluster.admin() as admin:
-        while True:
-            offsets = admin.list_offsets({tp: LATEST for tp in tps})
-            written: dict[str, int] = dict.fromkeys(topics, 0)
-            for tp, info in offsets.items():
+
+        def caught_up() -> bool:
+            written = dict.fromkeys(topics, 0)
+            for tp, info in admin.list_offsets({tp: LATEST for tp in tps}).items():
                 written[tps[tp]] += info.offset
-            if all(written[t] >= count for t, count in topics.items()):
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"replication did not catch up: {written} of {topics}")
-            time.sleep(0.2)
+            return all(written[t] >= count for t, count in topics.items())
+
+        cluster.wait_for(caught_up, timeout_s=120, what="replication to catch up")
 
 
 def run_rows(cluster: Cluster, records: int) -> list[Row]:
