@@ -1,38 +1,55 @@
-"""gRPC channels to brokers, one per address, shared by a client's calls.
+"""gRPC channels to brokers, one per address, shared by a client's calls, and the
+request streams over them.
 
     pool = ChannelPool()
     stub = MetadataStub(pool.get("127.0.0.1:9092"))
     ...
-    future = pool.call_async(DataStub(pool.get(address)).Produce, request, timeout=30)
+    future = pool.stream("127.0.0.1:9092", "ProduceStream").send(request, timeout=35)
     pool.close()
 
-``call_async`` runs a blocking call on the pool's worker threads and returns a
-``concurrent.futures.Future`` (its ``result()`` raises ``grpc.RpcError`` on failure). grpc's own
-``.future()`` starts a channel-polling thread whenever a channel's last such call has finished,
-which for a producer or consumer with one request in flight per broker meant a new thread for
-nearly every request (about a tenth of the producer's time, and a millisecond of latency each).
+``stream(address, method)`` is the client's long-lived ``Data.ProduceStream`` or
+``Data.FetchStream`` to one broker, which answers a stream's requests in order, as Kafka answers
+a connection's. ``send`` returns a ``concurrent.futures.Future`` of the answer; its
+``result()`` raises ``grpc.RpcError`` when the stream fails or the answer is later than the
+request's timeout, and every request then waiting on that stream fails with it. The next
+``stream`` call opens a new one. Streams cost the broker and the client much less per request
+than a call each, and a producer's requests on one stream reach the broker's log in the order
+they were sent, so several may be in flight.
 
 ``parse_bootstrap_servers("h1:9092,h2:9092")`` splits Kafka's bootstrap.servers syntax.
 
-Thread-safe: channels are created under a lock and grpc channels may be shared by threads.
+Thread-safe: channels and streams are created under a lock, grpc channels may be shared by
+threads, and a stream's ``send`` may be called from any thread. Each stream has a thread that
+reads its answers and settles the futures (their callbacks run there); one more thread per pool
+fails requests past their timeout.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from typing import Any, Literal
 
 import grpc
 
+from proto import minikafka_pb2_grpc as pb_grpc
 from proto.errors import InvalidConfigError
 
-__all__ = ["RETRIABLE_STATUS", "ChannelPool", "parse_bootstrap_servers"]
+__all__ = [
+    "RETRIABLE_STATUS",
+    "ChannelPool",
+    "RequestStream",
+    "StreamError",
+    "parse_bootstrap_servers",
+]
 
-_Response = TypeVar("_Response")
-# Calls in flight at once per client: a producer's max.in.flight per broker, for a few brokers.
-_MAX_CALLS_IN_FLIGHT = 32
+StreamMethod = Literal["ProduceStream", "FetchStream"]
+# How often the pool looks for requests past their timeout (their timeouts are seconds long).
+_WATCH_INTERVAL_S = 0.5
 
 # Status codes after which another broker (or the same one, later) may answer: the broker is
 # down, restarting, or too slow. Anything else is a bug on one side and is not retried.
@@ -67,43 +84,143 @@ def parse_bootstrap_servers(servers: str | Sequence[str]) -> list[str]:
     return addresses
 
 
+class StreamError(grpc.RpcError):
+    """A request stream ended or timed out; ``code()`` says how, as for a failed call."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(details)
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class RequestStream:
+    """One bidirectional stream to a broker whose answers come in request order."""
+
+    def __init__(self, method: grpc.StreamStreamMultiCallable[Any, Any], name: str) -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self._requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._waiting: deque[tuple[Future[Any], float]] = deque()  # (answer, deadline)
+        self._error: grpc.RpcError | None = None
+        self._timed_out = False
+        self._call = method(self._outgoing())
+        threading.Thread(target=self._read_answers, name=f"minikafka-{name}", daemon=True).start()
+
+    @property
+    def failed(self) -> bool:
+        return self._error is not None
+
+    def send(self, request: Any, *, timeout: float) -> Future[Any]:
+        """Queue ``request``; the future settles with its answer or the stream's failure."""
+        future: Future[Any] = Future()
+        future.set_running_or_notify_cancel()  # sent: not cancellable, as a call in progress
+        with self._lock:  # the waiting futures and the requests stay in the same order
+            if self._error is not None:
+                future.set_exception(self._error)
+                return future
+            self._waiting.append((future, time.monotonic() + timeout))
+            self._requests.put(request)
+        return future
+
+    def expire(self, now: float) -> None:
+        """End the stream if a request has waited past its timeout."""
+        with self._lock:
+            if self._error is not None or not any(d <= now for _, d in self._waiting):
+                return
+            self._timed_out = True
+        self._call.cancel()
+
+    def cancel(self) -> None:
+        self._call.cancel()
+
+    def _outgoing(self) -> Iterator[Any]:
+        while (request := self._requests.get()) is not None:
+            yield request
+
+    def _read_answers(self) -> None:
+        try:
+            for answer in self._call:
+                with self._lock:
+                    future, _ = self._waiting.popleft()
+                future.set_result(answer)
+            error: grpc.RpcError = StreamError(
+                grpc.StatusCode.UNAVAILABLE, f"{self.name}: the broker ended the stream"
+            )
+        except grpc.RpcError as exc:
+            error = exc
+        except Exception as exc:  # an answer nobody asked for: the stream is out of step
+            self._call.cancel()
+            error = StreamError(grpc.StatusCode.INTERNAL, f"{self.name}: {exc!r}")
+        if self._timed_out:
+            error = StreamError(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"{self.name}: no answer within the timeout"
+            )
+        with self._lock:
+            self._error = error
+            waiting, self._waiting = list(self._waiting), deque()
+        self._requests.put(None)  # ends the request iterator, and with it grpc's sending thread
+        for future, _ in waiting:
+            future.set_exception(error)
+
+
 class ChannelPool:
     """One insecure channel per ``host:port``, created on first use."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._channels: dict[str, grpc.Channel] = {}
-        self._closed = False
-        self._calls: ThreadPoolExecutor | None = None
+        self._streams: dict[tuple[str, StreamMethod], RequestStream] = {}
+        self._closed = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     def get(self, address: str) -> grpc.Channel:
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the client is closed")
-            channel = self._channels.get(address)
-            if channel is None:
-                channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
-                self._channels[address] = channel
-            return channel
+            return self._channel(address)
 
-    def call_async(
-        self, method: Callable[..., _Response], request: Any, *, timeout: float
-    ) -> Future[_Response]:
-        """``method(request, timeout=timeout)`` on a worker thread, as a future."""
+    def _channel(self, address: str) -> grpc.Channel:
+        if self._closed.is_set():
+            raise RuntimeError("the client is closed")
+        channel = self._channels.get(address)
+        if channel is None:
+            channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
+            self._channels[address] = channel
+        return channel
+
+    def stream(self, address: str, method: StreamMethod) -> RequestStream:
+        """The open ``Data`` stream of this kind to ``address`` (a new one if the last failed)."""
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the client is closed")
-            if self._calls is None:
-                self._calls = ThreadPoolExecutor(_MAX_CALLS_IN_FLIGHT, "minikafka-call")
-            calls = self._calls
-        return calls.submit(method, request, timeout=timeout)
+            stream = self._streams.get((address, method))
+            if stream is None or stream.failed:
+                stub = pb_grpc.DataStub(self._channel(address))
+                stream = RequestStream(getattr(stub, method), f"{method}-{address}")
+                self._streams[(address, method)] = stream
+                if self._watcher is None:
+                    self._watcher = threading.Thread(
+                        target=self._expire_requests, name="minikafka-timeouts", daemon=True
+                    )
+                    self._watcher.start()
+            return stream
+
+    def _expire_requests(self) -> None:
+        while not self._closed.wait(_WATCH_INTERVAL_S):
+            with self._lock:
+                streams = list(self._streams.values())
+            now = time.monotonic()
+            for stream in streams:
+                stream.expire(now)
 
     def close(self) -> None:
         with self._lock:
             channels, self._channels = list(self._channels.values()), {}
-            self._closed = True
-            calls, self._calls = self._calls, None
-        for channel in channels:  # ends the calls in flight (CANCELLED) ...
+            streams, self._streams = list(self._streams.values()), {}
+            self._closed.set()
+        for stream in streams:  # fails the requests in flight (CANCELLED) at once
+            stream.cancel()
+        for channel in channels:
             channel.close()
-        if calls is not None:  # ... so their threads finish at once
-            calls.shutdown(wait=False)

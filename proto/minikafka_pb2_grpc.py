@@ -45,6 +45,16 @@ class DataStub:
                 request_serializer=proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
                 response_deserializer=proto_dot_minikafka__pb2.FetchResponse.FromString,
                 _registered_method=True)
+        self.ProduceStream = channel.stream_stream(
+                '/minikafka.v1.Data/ProduceStream',
+                request_serializer=proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.ProduceResponse.FromString,
+                _registered_method=True)
+        self.FetchStream = channel.stream_stream(
+                '/minikafka.v1.Data/FetchStream',
+                request_serializer=proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
+                response_deserializer=proto_dot_minikafka__pb2.FetchResponse.FromString,
+                _registered_method=True)
         self.ListOffsets = channel.unary_unary(
                 '/minikafka.v1.Data/ListOffsets',
                 request_serializer=proto_dot_minikafka__pb2.ListOffsetsRequest.SerializeToString,
@@ -76,6 +86,23 @@ class DataServicer:
     def Fetch(self, request, context):
         """Read record batches from a leader: consumers up to the high watermark, followers beyond.
         """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ProduceStream(self, request_iterator, context):
+        """Produce and Fetch over one long-lived stream, as over one Kafka connection: the broker
+        handles a stream's requests in the order they arrive and answers them in that order, one
+        response per request. Producers keep several requests in flight on it; fetchers (followers
+        and consumers) send the next request after the last answer. A stream costs the broker a
+        fraction of what a call per request does.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FetchStream(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -112,6 +139,16 @@ def add_DataServicer_to_server(servicer, server):
             ),
             'Fetch': grpc.unary_unary_rpc_method_handler(
                     servicer.Fetch,
+                    request_deserializer=proto_dot_minikafka__pb2.FetchRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.FetchResponse.SerializeToString,
+            ),
+            'ProduceStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.ProduceStream,
+                    request_deserializer=proto_dot_minikafka__pb2.ProduceRequest.FromString,
+                    response_serializer=proto_dot_minikafka__pb2.ProduceResponse.SerializeToString,
+            ),
+            'FetchStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.FetchStream,
                     request_deserializer=proto_dot_minikafka__pb2.FetchRequest.FromString,
                     response_serializer=proto_dot_minikafka__pb2.FetchResponse.SerializeToString,
             ),
@@ -184,6 +221,60 @@ class Data:
             request,
             target,
             '/minikafka.v1.Data/Fetch',
+            proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
+            proto_dot_minikafka__pb2.FetchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ProduceStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/minikafka.v1.Data/ProduceStream',
+            proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
+            proto_dot_minikafka__pb2.ProduceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FetchStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/minikafka.v1.Data/FetchStream',
             proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
             proto_dot_minikafka__pb2.FetchResponse.FromString,
             options,

@@ -60,6 +60,14 @@ class DataStub:
     """Append record batches to partition leaders."""
     Fetch: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.FetchRequest, _minikafka_pb2.FetchResponse]
     """Read record batches from a leader: consumers up to the high watermark, followers beyond."""
+    ProduceStream: _grpc.StreamStreamMultiCallable[_minikafka_pb2.ProduceRequest, _minikafka_pb2.ProduceResponse]
+    """Produce and Fetch over one long-lived stream, as over one Kafka connection: the broker
+    handles a stream's requests in the order they arrive and answers them in that order, one
+    response per request. Producers keep several requests in flight on it; fetchers (followers
+    and consumers) send the next request after the last answer. A stream costs the broker a
+    fraction of what a call per request does.
+    """
+    FetchStream: _grpc.StreamStreamMultiCallable[_minikafka_pb2.FetchRequest, _minikafka_pb2.FetchResponse]
     ListOffsets: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.ListOffsetsRequest, _minikafka_pb2.ListOffsetsResponse]
     """Offsets by time: earliest, latest or the first at or after a timestamp."""
     OffsetsForLeaderEpoch: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetsForLeaderEpochRequest, _minikafka_pb2.OffsetsForLeaderEpochResponse]
@@ -78,6 +86,14 @@ class DataAsyncStub(DataStub):
     """Append record batches to partition leaders."""
     Fetch: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.FetchRequest, _minikafka_pb2.FetchResponse]  # type: ignore[assignment]
     """Read record batches from a leader: consumers up to the high watermark, followers beyond."""
+    ProduceStream: _aio.StreamStreamMultiCallable[_minikafka_pb2.ProduceRequest, _minikafka_pb2.ProduceResponse]  # type: ignore[assignment]
+    """Produce and Fetch over one long-lived stream, as over one Kafka connection: the broker
+    handles a stream's requests in the order they arrive and answers them in that order, one
+    response per request. Producers keep several requests in flight on it; fetchers (followers
+    and consumers) send the next request after the last answer. A stream costs the broker a
+    fraction of what a call per request does.
+    """
+    FetchStream: _aio.StreamStreamMultiCallable[_minikafka_pb2.FetchRequest, _minikafka_pb2.FetchResponse]  # type: ignore[assignment]
     ListOffsets: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ListOffsetsRequest, _minikafka_pb2.ListOffsetsResponse]  # type: ignore[assignment]
     """Offsets by time: earliest, latest or the first at or after a timestamp."""
     OffsetsForLeaderEpoch: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.OffsetsForLeaderEpochRequest, _minikafka_pb2.OffsetsForLeaderEpochResponse]  # type: ignore[assignment]
@@ -105,6 +121,26 @@ class DataServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.FetchResponse, _abc.Awaitable[_minikafka_pb2.FetchResponse]]:
         """Read record batches from a leader: consumers up to the high watermark, followers beyond."""
+
+    @_abc_1.abstractmethod
+    def ProduceStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_minikafka_pb2.ProduceRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_minikafka_pb2.ProduceResponse], _abc.AsyncIterator[_minikafka_pb2.ProduceResponse]]:
+        """Produce and Fetch over one long-lived stream, as over one Kafka connection: the broker
+        handles a stream's requests in the order they arrive and answers them in that order, one
+        response per request. Producers keep several requests in flight on it; fetchers (followers
+        and consumers) send the next request after the last answer. A stream costs the broker a
+        fraction of what a call per request does.
+        """
+
+    @_abc_1.abstractmethod
+    def FetchStream(
+        self,
+        request_iterator: _MaybeAsyncIterator[_minikafka_pb2.FetchRequest],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_minikafka_pb2.FetchResponse], _abc.AsyncIterator[_minikafka_pb2.FetchResponse]]: ...
 
     @_abc_1.abstractmethod
     def ListOffsets(

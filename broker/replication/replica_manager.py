@@ -68,6 +68,7 @@ __all__ = [
     "LeadershipListener",
     "MetadataView",
     "PartitionStateStore",
+    "ProduceStatuses",
     "ReplicaManager",
 ]
 
@@ -136,6 +137,10 @@ class _ProduceStatus:
     required_offset: int = -1  # acks=all: the HW it waits for
     leader_epoch: int = -1
     done: bool = True
+
+
+# A Produce request's outcome per (topic, partition), between the append and the answer.
+ProduceStatuses = dict[tuple[str, int], _ProduceStatus]
 
 
 @dataclass
@@ -521,8 +526,13 @@ class ReplicaManager:
     # --- Produce ------------------------------------------------------------------------------
 
     async def append_records(self, request: pb.ProduceRequest) -> pb.ProduceResponse:
+        return await self.produce_response(request, self.append_to_leaders(request))
+
+    def append_to_leaders(self, request: pb.ProduceRequest) -> ProduceStatuses:
+        """Append a Produce request's batches, now (no await): a caller that calls this in the
+        order requests arrived appends them in that order. ``produce_response`` answers."""
         acks = request.acks
-        statuses: dict[tuple[str, int], _ProduceStatus] = {}
+        statuses: ProduceStatuses = {}
         for topic_data in request.topic_data:
             for data in topic_data.partition_data:
                 key = (topic_data.name, data.index)
@@ -532,6 +542,14 @@ class ReplicaManager:
                     )
                     continue
                 statuses[key] = self._append_to_leader(TopicPartition(*key), data.records, acks)
+        return statuses
+
+    async def produce_response(
+        self, request: pb.ProduceRequest, statuses: ProduceStatuses
+    ) -> pb.ProduceResponse:
+        """The answer to an appended request: for acks=all, once the ISR has the appends (or
+        the request's timeout passes)."""
+        acks = request.acks
         if acks == 0:
             return pb.ProduceResponse()
         if acks == -1:

@@ -2,10 +2,17 @@
 
 A thin gRPC face on the ReplicaManager, which does the work and puts Kafka's error codes in the
 responses. Runs on the broker's event loop (grpc.aio).
+
+Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``), handled as Kafka
+handles one connection: requests in the order they arrive, answers in that order. A produce
+stream appends each request as soon as it is read, while earlier ones may still wait for their
+ISR, so a producer can keep several requests in flight and they reach the log in order.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -30,6 +37,41 @@ class DataService(pb_grpc.DataServicer):
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
         return await self._replica_manager.fetch_messages(request)
+
+    async def ProduceStream(
+        self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
+    ) -> AsyncIterator[pb.ProduceResponse]:
+        replica_manager = self._replica_manager
+        # The answers to come, in request order; None after the last request.
+        answers: asyncio.Queue[asyncio.Future[pb.ProduceResponse] | None] = asyncio.Queue()
+
+        async def read() -> None:
+            try:
+                async for request in requests:
+                    statuses = replica_manager.append_to_leaders(request)  # in arrival order
+                    answers.put_nowait(
+                        asyncio.ensure_future(replica_manager.produce_response(request, statuses))
+                    )
+            finally:
+                answers.put_nowait(None)
+
+        reader = asyncio.ensure_future(read())
+        try:
+            while (answer := await answers.get()) is not None:
+                yield await answer
+            await reader  # raises what ended the requests, if anything did
+        finally:
+            reader.cancel()
+            while not answers.empty():  # the client is gone: nobody waits for these
+                pending = answers.get_nowait()
+                if pending is not None:
+                    pending.cancel()
+
+    async def FetchStream(
+        self, requests: AsyncIterator[pb.FetchRequest], context: _Context
+    ) -> AsyncIterator[pb.FetchResponse]:
+        async for request in requests:
+            yield await self._replica_manager.fetch_messages(request)
 
     async def ListOffsets(
         self, request: pb.ListOffsetsRequest, context: _Context

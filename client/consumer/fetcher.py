@@ -279,9 +279,8 @@ class Fetcher:
                     for topic, parts in by_topic.items()
                 ],
             )
-            stub = pb_grpc.DataStub(self._pool.get(node.address))
             timeout = (self._config.request_timeout_ms + self._config.fetch_max_wait_ms) / 1000
-            future = self._pool.call_async(stub.Fetch, request, timeout=timeout)
+            future = self._pool.stream(node.address, "FetchStream").send(request, timeout=timeout)
             self._in_flight[node.node_id] = (future, {tp: self._states[tp].position for tp in tps})
             future.add_done_callback(self._on_done(node.node_id))
 

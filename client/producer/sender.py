@@ -3,8 +3,9 @@
 One thread. Each round it fails batches past ``delivery.timeout.ms``, refreshes metadata when
 asked, groups the ready partitions by leader, and sends one Produce request per leader that has
 room under ``max.in.flight.requests.per.connection``. A request holds every ready batch of its
-partitions, up to ``max.request.size``. gRPC completes requests on its own threads; their
-results come back through a queue, and only this thread handles them.
+partitions, up to ``max.request.size``, and goes over the client's produce stream to that
+broker (``ChannelPool.stream``). Answers arrive on the stream's own thread and come back
+through a queue; only this thread handles them.
 
 Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...) or a lost
 connection puts the batches back at the head of their partition, to be sent after
@@ -208,12 +209,11 @@ class Sender(threading.Thread):
                 for topic, parts in by_topic.items()
             ],
         )
-        stub = pb_grpc.DataStub(self._pool.get(node.address))
-        # The RPC may outlive the broker's own wait for the ISR by a little.
+        # The answer may come a little after the broker's own wait for the ISR ends.
         timeout = self._config.request_timeout_ms / 1000 + 5
         self._in_flight[node.node_id] += 1
         try:
-            call = self._pool.call_async(stub.Produce, request, timeout=timeout)
+            call = self._pool.stream(node.address, "ProduceStream").send(request, timeout=timeout)
         except Exception as exc:
             self._completions.put((node, batches, None, exc))
             self._accumulator.wakeup.set()

@@ -29,7 +29,15 @@ GENERATED = (
 )
 
 SERVICES = {
-    "Data": ["Produce", "Fetch", "ListOffsets", "OffsetsForLeaderEpoch", "InitProducerId"],
+    "Data": [
+        "Produce",
+        "Fetch",
+        "ProduceStream",
+        "FetchStream",
+        "ListOffsets",
+        "OffsetsForLeaderEpoch",
+        "InitProducerId",
+    ],
     "Metadata": ["Metadata", "DescribeCluster"],
     "Admin": [
         "CreateTopics",
