@@ -106,8 +106,10 @@ class RecordAccumulator:
         headers: tuple[Header, ...],
         size: int,
         max_block_s: float,
-    ) -> FutureRecordMetadata:
-        """Add a record of ``size`` bytes (``RecordBatchBuilder.estimate_record_size``)."""
+    ) -> tuple[FutureRecordMetadata, bool]:
+        """Add a record of ``size`` bytes (``RecordBatchBuilder.estimate_record_size``); True
+        with its future when a batch of the partition became full with it (the sticky
+        partitioner moves on then)."""
         with self._lock:
             if self._closed:
                 raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
@@ -147,14 +149,14 @@ class RecordAccumulator:
                 before = 0
             index = builder.append(timestamp, key, value, headers)
             future = FutureRecordMetadata(batch.result, index, tp.topic, tp.partition, timestamp)
-            # Wake the sender when a batch becomes sendable: it fills up, or a record did not
-            # fit and started the next one. Not for every record added to a batch already past
+            # Wake the sender when a batch becomes sendable (full): it fills up, or a record did
+            # not fit and started the next one. Not for every record added to a batch already past
             # batch.size while its partition waits (once per record), nor for a partition's
             # first batch (the sender looks again every linger.ms anyway).
-            wake = (index == 0 and len(queue) > 1) or (before < self._batch_size <= builder.size)
-        if wake or self._linger_s == 0:
+            full = (index == 0 and len(queue) > 1) or (before < self._batch_size <= builder.size)
+        if full or self._linger_s == 0:
             self.wakeup.set()
-        return future
+        return future, full
 
     def _reserve(self, size: int, max_block_s: float) -> None:
         if size > self._buffer_memory:

@@ -4,17 +4,18 @@
   of the topic (available or not), so that the same key lands on the same partition as with the
   Java client.
 - A record without a key uses the sticky partitioner (KIP-480, refined by KIP-794): the producer
-  keeps sending to one partition until about ``batch.size`` bytes have gone there, then picks
-  another at random among the partitions that have a leader. Batches fill up, so there are fewer
+  keeps sending to one partition until its batch has ``batch.size`` bytes, then picks another
+  at random among the partitions that have a leader. Batches fill up, so there are fewer
   requests than with round-robin.
 - A custom partitioner is any callable ``(topic, key, partitions, available) -> int``.
 
-Not thread-safe: the producer calls it under its own lock.
+``StickyPartitioner`` is thread-safe; a custom partitioner is called under the producer's lock.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Sequence
 
 __all__ = ["Partitioner", "StickyPartitioner", "murmur2", "partition_for_key"]
@@ -59,15 +60,19 @@ def partition_for_key(key: bytes, num_partitions: int) -> int:
 class StickyPartitioner:
     """Kafka's default partitioner: murmur2 for keys, sticky for records without one.
 
-    ``batch_size`` is the producer's ``batch.size``: after that many bytes have been sent to
-    the sticky partition of a topic, the next unkeyed record picks a new one.
+    The producer asks ``unkeyed(topic, ...)`` for each record without a key, and calls
+    ``batch_full(topic, partition, ...)`` when a record fills the sticky partition's batch to
+    ``batch.size`` (the accumulator says so): the next unkeyed record then goes to another
+    partition. So nothing is counted per record, and the batches it fills are full ones.
+
+    Thread-safe: the sticky partition of a topic is read without a lock (one dict lookup) and
+    changed under one.
     """
 
-    def __init__(self, batch_size: int = 16_384, rng: random.Random | None = None) -> None:
-        self._batch_size = batch_size
+    def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng or random.Random()
+        self._lock = threading.Lock()
         self._sticky: dict[str, int] = {}
-        self._bytes: dict[str, int] = {}
         self._checked: dict[str, Sequence[int]] = {}  # candidates the sticky one was found in
 
     def __call__(
@@ -79,29 +84,35 @@ class StickyPartitioner:
     ) -> int:
         if key is not None:
             return partitions[partition_for_key(key, len(partitions))]
-        return self.unkeyed(topic, 0, partitions, available)  # the sticky one, nothing counted
+        return self.unkeyed(topic, partitions, available)
 
-    def unkeyed(
-        self, topic: str, size: int, partitions: Sequence[int], available: Sequence[int]
-    ) -> int:
-        """The partition of an unkeyed record of ``size`` bytes, counted towards the switch."""
-        candidates = available or partitions
+    def unkeyed(self, topic: str, partitions: Sequence[int], available: Sequence[int]) -> int:
+        """The sticky partition of ``topic``: a new one if there is none yet or it has no
+        leader in ``available`` (checked once per metadata list)."""
         current = self._sticky.get(topic)
-        if current is None or (
-            candidates is not self._checked.get(topic) and current not in candidates
-        ):
-            current = self._next(topic, candidates, current)
-        self._checked[topic] = candidates  # the same list next time: no need to look again
-        sent = self._bytes[topic] + size
-        if sent >= self._batch_size:
-            self._next(topic, candidates, current)  # the next record goes elsewhere
-        else:
-            self._bytes[topic] = sent
-        return current
+        if current is not None:
+            candidates = available or partitions
+            if candidates is self._checked.get(topic) or current in candidates:
+                self._checked[topic] = candidates  # the same list next time: no need to look
+                return current
+        with self._lock:
+            return self._move(topic, available or partitions, current)
 
-    def _next(self, topic: str, candidates: Sequence[int], previous: int | None) -> int:
-        choices = [p for p in candidates if p != previous] or list(candidates)
+    def batch_full(
+        self, topic: str, partition: int, partitions: Sequence[int], available: Sequence[int]
+    ) -> None:
+        """``partition``'s batch reached batch.size: the next unkeyed record goes elsewhere."""
+        with self._lock:
+            if self._sticky.get(topic) == partition:
+                self._move(topic, available or partitions, partition)
+
+    def _move(self, topic: str, candidates: Sequence[int], previous: int | None) -> int:
+        """Under the lock: a new sticky partition instead of ``previous``."""
+        current = self._sticky.get(topic)
+        if current != previous and current in candidates:
+            return current  # another thread moved it meanwhile
+        choices = [p for p in candidates if p != current] or list(candidates)
         chosen = self._rng.choice(choices)
         self._sticky[topic] = chosen
-        self._bytes[topic] = 0
+        self._checked[topic] = candidates
         return chosen

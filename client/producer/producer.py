@@ -107,7 +107,7 @@ class Producer:
             request_timeout_ms=request_timeout_ms,
             retry_backoff_ms=retry_backoff_ms,
         )
-        self._sticky = StickyPartitioner(batch_size)
+        self._sticky = StickyPartitioner()
         self._partitioner: Partitioner = partitioner or self._sticky
         self._lock = threading.Lock()
         self._topics: dict[str, _TopicInfo] = {}
@@ -182,12 +182,12 @@ class Producer:
         info = self._topics.get(topic)
         if info is None or info.version != self._metadata.version:
             info = self._topic_info(topic)
-        if partition is None:
+        sticky = partition is None and key is None and self._partitioner is self._sticky
+        if sticky:
+            partition = self._sticky.unkeyed(topic, info.partitions, info.available)
+        elif partition is None:
             with self._lock:
-                if key is None and self._partitioner is self._sticky:
-                    partition = self._sticky.unkeyed(topic, size, info.partitions, info.available)
-                else:
-                    partition = self._partitioner(topic, key, info.partitions, info.available)
+                partition = self._partitioner(topic, key, info.partitions, info.available)
         tp = info.tps.get(partition)
         if tp is None:
             raise error_for_code(
@@ -196,9 +196,12 @@ class Producer:
                 f"({len(info.partitions)} partitions)",
             )
         timestamp = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
-        return self._accumulator.append(
+        future, batch_full = self._accumulator.append(
             tp, timestamp, key, value, header_tuple, size, self._max_block_s
         )
+        if batch_full and sticky:
+            self._sticky.batch_full(topic, partition, info.partitions, info.available)
+        return future
 
     def _topic_info(self, topic: str) -> _TopicInfo:
         version = self._metadata.version

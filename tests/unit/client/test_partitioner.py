@@ -46,34 +46,41 @@ def test_keyed_records_ignore_availability() -> None:
     assert partitioner("t", key, list(range(6)), [p for p in range(6) if p != expected]) == expected
 
 
-def test_unkeyed_records_stick_then_move_after_a_batch() -> None:
-    partitioner = StickyPartitioner(batch_size=1000, rng=random.Random(1))
+def test_unkeyed_records_stick_until_the_batch_is_full() -> None:
+    partitioner = StickyPartitioner(rng=random.Random(1))
     partitions = list(range(4))
     first = partitioner("t", None, partitions, partitions)
     for _ in range(9):
         assert partitioner("t", None, partitions, partitions) == first
-        assert partitioner.unkeyed("t", 100, partitions, partitions) == first
-    assert partitioner.unkeyed("t", 100, partitions, partitions) == first  # 1000 bytes: full
-    second = partitioner("t", None, partitions, partitions)
+        assert partitioner.unkeyed("t", partitions, partitions) == first
+    partitioner.batch_full("t", first, partitions, partitions)
+    second = partitioner.unkeyed("t", partitions, partitions)
     assert second != first
+    assert partitioner("t", None, partitions, partitions) == second
+    partitioner.batch_full("t", first, partitions, partitions)  # an old batch: no move
+    assert partitioner.unkeyed("t", partitions, partitions) == second
+    assert partitioner.unkeyed("other", partitions, partitions) in partitions  # per topic
 
 
 def test_unkeyed_records_only_go_to_available_partitions() -> None:
-    partitioner = StickyPartitioner(batch_size=1, rng=random.Random(3))
+    partitioner = StickyPartitioner(rng=random.Random(3))
     seen: Counter[int] = Counter()
     for _ in range(200):
-        p = partitioner.unkeyed("t", 10, [0, 1, 2, 3], [1, 3])
+        p = partitioner.unkeyed("t", [0, 1, 2, 3], [1, 3])
         seen[p] += 1
+        partitioner.batch_full("t", p, [0, 1, 2, 3], [1, 3])
     assert set(seen) == {1, 3}
 
 
-def test_unkeyed_in_one_call_sticks_for_a_batch_and_follows_availability() -> None:
-    partitioner = StickyPartitioner(batch_size=1000, rng=random.Random(5))
+def test_the_sticky_partition_is_left_when_it_loses_its_leader() -> None:
+    partitioner = StickyPartitioner(rng=random.Random(5))
     partitions = list(range(4))
-    chosen = [partitioner.unkeyed("t", 100, partitions, partitions) for _ in range(10)]
-    assert len(set(chosen)) == 1  # ten records of 100 bytes: one batch's worth
-    assert partitioner.unkeyed("t", 100, partitions, partitions) != chosen[0]
-    # The sticky partition loses its leader: a new metadata list, and it is left at once.
-    current = partitioner.unkeyed("t", 1, partitions, partitions)
+    current = partitioner.unkeyed("t", partitions, partitions)
+    assert partitioner.unkeyed("t", partitions, partitions) == current
+    # A new metadata list without the sticky partition: it is left at once.
     available = [p for p in partitions if p != current]
-    assert partitioner.unkeyed("t", 1, partitions, available) in available
+    moved = partitioner.unkeyed("t", partitions, available)
+    assert moved in available
+    assert partitioner.unkeyed("t", partitions, available) == moved
+    # No partition has a leader: any partition, as Kafka.
+    assert partitioner.unkeyed("t", partitions, []) in partitions

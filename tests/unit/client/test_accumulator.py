@@ -1,0 +1,49 @@
+"""RecordAccumulator.append says when a record fills its partition's batch: the sticky
+partitioner moves on then."""
+
+from __future__ import annotations
+
+from client.metadata import TopicPartition
+from client.producer.accumulator import RecordAccumulator
+from proto.records import Compression, RecordBatchBuilder
+
+TP = TopicPartition("t", 0)
+
+
+def accumulator(batch_size: int) -> RecordAccumulator:
+    return RecordAccumulator(
+        batch_size=batch_size,
+        linger_ms=5,
+        buffer_memory=1 << 20,
+        compression=Compression.NONE,
+        delivery_timeout_ms=120_000,
+    )
+
+
+def append(acc: RecordAccumulator, value: bytes) -> bool:
+    size = RecordBatchBuilder.estimate_record_size(None, value, ())
+    _, full = acc.append(TP, 1_700_000_000_000, None, value, (), size, 1.0)
+    return full
+
+
+def test_append_says_when_the_batch_reaches_batch_size() -> None:
+    acc = accumulator(batch_size=1000)
+    value = bytes(90)  # about 100 bytes a record on the wire
+    flags = [append(acc, value) for _ in range(12)]
+    filled = flags.index(True)
+    assert flags[filled + 1 :] == [False] * (11 - filled)  # the next batch is not full yet
+    ready, _ = acc.ready_partitions(now=0.0)
+    assert ready == [TP]  # full: sendable before linger.ms
+    first, second = (b.record_count for b in acc.drain(TP, 1 << 20))
+    assert first + second == 12
+    # The flagged record took the first batch to 1000 bytes, or did not fit and started the
+    # second: either way, the first batch is within one record of 1000 bytes.
+    assert first in (filled, filled + 1)
+    assert RecordBatchBuilder.estimate_record_size(None, value, ()) * first + 61 >= 1000 - 100
+
+
+def test_a_record_that_does_not_fit_starts_a_new_batch_and_says_full() -> None:
+    acc = accumulator(batch_size=1000)
+    assert append(acc, bytes(700)) is False
+    assert append(acc, bytes(700)) is True  # did not fit: the first batch is full as it is
+    assert [b.record_count for b in acc.drain(TP, 1 << 20)] == [1, 1]

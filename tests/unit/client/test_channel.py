@@ -1,0 +1,161 @@
+"""ChannelPool.stream: requests over one stream, answered in order; failures and timeouts fail
+every request waiting on the stream, and the next stream starts afresh. A real gRPC server on
+127.0.0.1 plays the broker."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from typing import Any
+
+import grpc
+import pytest
+
+from client._channel import ChannelPool
+from proto import minikafka_pb2 as pb
+from proto import minikafka_pb2_grpc as pb_grpc
+
+# What the fake broker does with a request, by its timeout_ms.
+ANSWER, HANG, FAIL = 0, 1, 2
+
+
+class FakeData(pb_grpc.DataServicer):
+    """Answers each ProduceStream request with a response naming the request's topic."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    def ProduceStream(
+        self, requests: Iterator[pb.ProduceRequest], context: Any
+    ) -> Iterator[pb.ProduceResponse]:
+        self.streams += 1
+        for request in requests:
+            if request.timeout_ms == HANG:
+                while context.is_active():
+                    time.sleep(0.01)
+                return
+            if request.timeout_ms == FAIL:
+                context.abort(grpc.StatusCode.UNAVAILABLE, "broker going away")
+            name = request.topic_data[0].name
+            yield pb.ProduceResponse(responses=[pb.ProduceResponse.TopicProduceResponse(name=name)])
+
+
+def request(name: str, behaviour: int = ANSWER) -> pb.ProduceRequest:
+    return pb.ProduceRequest(
+        acks=1, timeout_ms=behaviour, topic_data=[pb.ProduceRequest.TopicProduceData(name=name)]
+    )
+
+
+@pytest.fixture
+def broker() -> Iterator[tuple[str, FakeData]]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    data = FakeData()
+    pb_grpc.add_DataServicer_to_server(data, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield f"127.0.0.1:{port}", data
+    server.stop(grace=None)
+
+
+@pytest.fixture
+def pool() -> Iterator[ChannelPool]:
+    pool = ChannelPool()
+    yield pool
+    pool.close()
+
+
+def answered(future: futures.Future[Any]) -> str:
+    return str(future.result(timeout=10).responses[0].name)
+
+
+def test_answers_come_back_to_their_requests_in_order(
+    broker: tuple[str, FakeData], pool: ChannelPool
+) -> None:
+    address, data = broker
+    stream = pool.stream(address, "ProduceStream")
+    sent = [stream.send(request(f"t{i}"), timeout=10) for i in range(50)]
+    assert [answered(f) for f in sent] == [f"t{i}" for i in range(50)]
+    assert pool.stream(address, "ProduceStream") is stream
+    assert data.streams == 1
+
+
+def test_senders_on_many_threads_each_get_their_own_answer(
+    broker: tuple[str, FakeData], pool: ChannelPool
+) -> None:
+    address, _ = broker
+    results: dict[str, str] = {}
+
+    def send(prefix: str) -> None:
+        for i in range(20):
+            name = f"{prefix}-{i}"
+            results[name] = answered(
+                pool.stream(address, "ProduceStream").send(request(name), timeout=10)
+            )
+
+    threads = [threading.Thread(target=send, args=(f"s{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 80
+    assert all(name == answer for name, answer in results.items())
+
+
+def test_a_failed_stream_fails_every_waiting_request_and_the_next_stream_is_new(
+    broker: tuple[str, FakeData], pool: ChannelPool
+) -> None:
+    address, data = broker
+    stream = pool.stream(address, "ProduceStream")
+    first = stream.send(request("a"), timeout=10)
+    failing = stream.send(request("b", FAIL), timeout=10)
+    behind = stream.send(request("c"), timeout=10)
+    assert answered(first) == "a"
+    for future in (failing, behind):
+        error = future.exception(timeout=10)
+        assert isinstance(error, grpc.RpcError)
+        assert error.code() == grpc.StatusCode.UNAVAILABLE
+    late = stream.send(request("d"), timeout=10)  # on the failed stream: fails at once
+    assert isinstance(late.exception(timeout=0), grpc.RpcError)
+
+    again = pool.stream(address, "ProduceStream")
+    assert again is not stream
+    assert answered(again.send(request("e"), timeout=10)) == "e"
+    assert data.streams == 2
+
+
+def test_a_request_past_its_timeout_fails_with_deadline_exceeded(
+    broker: tuple[str, FakeData], pool: ChannelPool
+) -> None:
+    address, _ = broker
+    stream = pool.stream(address, "ProduceStream")
+    started = time.monotonic()
+    hanging = stream.send(request("a", HANG), timeout=0.3)
+    behind = stream.send(request("b"), timeout=30)
+    error = hanging.exception(timeout=10)
+    assert isinstance(error, grpc.RpcError)
+    assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert 0.3 <= time.monotonic() - started < 5
+    assert isinstance(behind.exception(timeout=10), grpc.RpcError)
+    assert answered(pool.stream(address, "ProduceStream").send(request("c"), timeout=10)) == "c"
+
+
+def test_close_fails_the_requests_in_flight(broker: tuple[str, FakeData]) -> None:
+    address, _ = broker
+    pool = ChannelPool()
+    hanging = pool.stream(address, "ProduceStream").send(request("a", HANG), timeout=30)
+    pool.close()
+    error = hanging.exception(timeout=10)
+    assert isinstance(error, grpc.RpcError)
+    assert error.code() == grpc.StatusCode.CANCELLED
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.stream(address, "ProduceStream")
+
+
+def test_an_unreachable_broker_fails_the_request(pool: ChannelPool) -> None:
+    # Nothing listens on port 1 of 127.0.0.1.
+    future = pool.stream("127.0.0.1:1", "ProduceStream").send(request("a"), timeout=10)
+    error = future.exception(timeout=10)
+    assert isinstance(error, grpc.RpcError)
+    assert error.code() == grpc.StatusCode.UNAVAILABLE
