@@ -109,7 +109,7 @@ class StickyPartitioner:
     def _move(self, topic: str, candidates: Sequence[int], previous: int | None) -> int:
         """Under the lock: a new sticky partition instead of ``previous``."""
         current = self._sticky.get(topic)
-        if current != previous and current in candidates:
+        if current is not None and current != previous and current in candidates:
             return current  # another thread moved it meanwhile
         choices = [p for p in candidates if p != current] or list(candidates)
         chosen = self._rng.choice(choices)

@@ -147,14 +147,13 @@ def test_recovery_keeps_everything_before_the_damage_and_nothing_after(
             position = int(where * (size + 1))
             with open(segments[target], "r+b") as f:
                 f.truncate(position)
-            # Lost: the first batch of the target segment that does not fit below the cut;
-            # if the cut is at a batch boundary, the later segments no longer follow on.
+            # Lost: the first batch of the target segment that does not fit below the cut.
+            # A cut at the end of the file (position == size) damages nothing, and the later
+            # segments still follow on.
             first_lost = next(
                 (s for s in in_target if s.position + len(s.data) > position),
                 None,
             )
-            if first_lost is None and target + 1 < len(segments):
-                first_lost = next(s for s in batches if s.segment == target + 1)
         else:
             if size == 0:
                 return
