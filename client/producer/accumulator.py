@@ -43,6 +43,7 @@ class ProducerBatch:
     closed: bool = False
     data: bytes = b""
     reserved: int = 0  # bytes of buffer.memory held
+    full_at: int = 0  # builder size at which the sticky partitioner next moves on
 
     @property
     def record_count(self) -> int:
@@ -108,8 +109,8 @@ class RecordAccumulator:
         max_block_s: float,
     ) -> tuple[FutureRecordMetadata, bool]:
         """Add a record of ``size`` bytes (``RecordBatchBuilder.estimate_record_size``); True
-        with its future when a batch of the partition became full with it (the sticky
-        partitioner moves on then)."""
+        with its future when the partition's batch is full with it (the sticky partitioner
+        moves on then)."""
         with self._lock:
             if self._closed:
                 raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
@@ -144,17 +145,27 @@ class RecordAccumulator:
                 reserve = max(self._batch_size, size + 61)
                 self._reserve(reserve, max_block_s)
                 builder = RecordBatchBuilder(compression=self._compression)
-                batch = ProducerBatch(tp, builder, time.monotonic(), reserved=reserve)
+                batch = ProducerBatch(
+                    tp, builder, time.monotonic(), reserved=reserve, full_at=self._batch_size
+                )
                 queue.append(batch)
                 before = 0
             index = builder.append(timestamp, key, value, headers)
             future = FutureRecordMetadata(batch.result, index, tp.topic, tp.partition, timestamp)
-            # Wake the sender when a batch becomes sendable (full): it fills up, or a record did
-            # not fit and started the next one. Not for every record added to a batch already past
-            # batch.size while its partition waits (once per record), nor for a partition's
-            # first batch (the sender looks again every linger.ms anyway).
-            full = (index == 0 and len(queue) > 1) or (before < self._batch_size <= builder.size)
-        if full or self._linger_s == 0:
+            # Full: the record took the batch to batch.size, or did not fit and started the
+            # next one; the sticky partitioner moves on then. A batch that keeps growing while
+            # its partition waits (above) is full again at each further batch.size bytes, so a
+            # partition gets about batch.size bytes each time the partitioner comes back to it
+            # (KIP-794), not every record until its request returns. The sender is woken only
+            # when a batch becomes sendable, not for every record added to a batch already
+            # past batch.size, nor for a partition's first batch (it looks again every
+            # linger.ms anyway).
+            started_next = index == 0 and len(queue) > 1
+            full = started_next or before < batch.full_at <= builder.size
+            if full:
+                batch.full_at = max(batch.full_at, builder.size) + self._batch_size
+            wake = started_next or before < self._batch_size <= builder.size
+        if wake or self._linger_s == 0:
             self.wakeup.set()
         return future, full
 

@@ -3,6 +3,8 @@ partitioner moves on then."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from client.metadata import TopicPartition
 from client.producer.accumulator import RecordAccumulator
 from proto.records import Compression, RecordBatchBuilder
@@ -47,3 +49,19 @@ def test_a_record_that_does_not_fit_starts_a_new_batch_and_says_full() -> None:
     assert append(acc, bytes(700)) is False
     assert append(acc, bytes(700)) is True  # did not fit: the first batch is full as it is
     assert [b.record_count for b in acc.drain(TP, 1 << 20)] == [1, 1]
+
+
+def test_a_waiting_partition_grows_its_batch_and_says_full_every_batch_size_bytes() -> None:
+    acc = accumulator(batch_size=1000)
+    for _ in range(4):
+        append(acc, bytes(90))
+    (in_flight,) = acc.drain(TP, 1 << 20)  # the partition is muted: its request is in flight
+    flags = [append(acc, bytes(90)) for _ in range(40)]
+    # Past batch.size the batch keeps growing (it cannot leave before the request in flight
+    # comes back), and says full again at every further 1000 bytes or so: a sticky
+    # partitioner coming back to it puts about a batch's worth there, not everything.
+    full = [n for n, flag in enumerate(flags) if flag]
+    assert len(full) == 3  # about 3,900 bytes in all
+    assert all(9 <= b - a <= 11 for a, b in pairwise(full))
+    acc.done([in_flight])
+    assert [b.record_count for b in acc.drain(TP, 1 << 20)] == [40]
