@@ -159,12 +159,15 @@ class RecordAccumulator:
             # (KIP-794), not every record until its request returns. The sender is woken only
             # when a batch becomes sendable, not for every record added to a batch already
             # past batch.size, nor for a partition's first batch (it looks again every
-            # linger.ms anyway).
+            # linger.ms anyway), nor while the partition waits (``done`` wakes it then). Each
+            # needless wake-up makes the sender take this lock, and send() wait for it.
             started_next = index == 0 and len(queue) > 1
             full = started_next or before < batch.full_at <= builder.size
             if full:
                 batch.full_at = max(batch.full_at, builder.size) + self._batch_size
-            wake = started_next or before < self._batch_size <= builder.size
+            wake = (
+                started_next or before < self._batch_size <= builder.size
+            ) and tp not in self._muted
         if wake or self._linger_s == 0:
             self.wakeup.set()
         return future, full

@@ -72,8 +72,9 @@ class StickyPartitioner:
     def __init__(self, rng: random.Random | None = None) -> None:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
-        self._sticky: dict[str, int] = {}
-        self._checked: dict[str, Sequence[int]] = {}  # candidates the sticky one was found in
+        # topic -> (its sticky partition, the candidate list it was last found in): while
+        # send passes the same list (one per metadata version), nothing is looked up again
+        self._sticky: dict[str, tuple[int, Sequence[int]]] = {}
 
     def __call__(
         self,
@@ -89,30 +90,35 @@ class StickyPartitioner:
     def unkeyed(self, topic: str, partitions: Sequence[int], available: Sequence[int]) -> int:
         """The sticky partition of ``topic``: a new one if there is none yet or it has no
         leader in ``available`` (checked once per metadata list)."""
-        current = self._sticky.get(topic)
-        if current is not None:
-            candidates = available or partitions
-            if candidates is self._checked.get(topic) or current in candidates:
-                self._checked[topic] = candidates  # the same list next time: no need to look
-                return current
+        candidates = available or partitions
+        sticky = self._sticky.get(topic)  # (partition, the candidates it was found in)
+        if sticky is not None and sticky[1] is candidates:
+            return sticky[0]
         with self._lock:
-            return self._move(topic, available or partitions, current)
+            return self._move(topic, candidates, None if sticky is None else sticky[0])
 
     def batch_full(
         self, topic: str, partition: int, partitions: Sequence[int], available: Sequence[int]
     ) -> None:
         """``partition``'s batch reached batch.size: the next unkeyed record goes elsewhere."""
         with self._lock:
-            if self._sticky.get(topic) == partition:
-                self._move(topic, available or partitions, partition)
+            sticky = self._sticky.get(topic)
+            if sticky is not None and sticky[0] == partition:
+                self._move(topic, available or partitions, partition, leave=True)
 
-    def _move(self, topic: str, candidates: Sequence[int], previous: int | None) -> int:
-        """Under the lock: a new sticky partition instead of ``previous``."""
-        current = self._sticky.get(topic)
+    def _move(
+        self, topic: str, candidates: Sequence[int], previous: int | None, *, leave: bool = False
+    ) -> int:
+        """Under the lock: the sticky partition among ``candidates``. ``previous`` stays if it
+        is one of them, unless ``leave``; otherwise another is picked at random."""
+        sticky = self._sticky.get(topic)
+        current = None if sticky is None else sticky[0]
         if current is not None and current != previous and current in candidates:
-            return current  # another thread moved it meanwhile
-        choices = [p for p in candidates if p != current] or list(candidates)
-        chosen = self._rng.choice(choices)
-        self._sticky[topic] = chosen
-        self._checked[topic] = candidates
+            chosen = current  # another thread moved it meanwhile
+        elif current is not None and not leave and current in candidates:
+            chosen = current  # still has a leader: only the candidate list is new
+        else:
+            choices = [p for p in candidates if p != current] or list(candidates)
+            chosen = self._rng.choice(choices)
+        self._sticky[topic] = (chosen, candidates)
         return chosen
