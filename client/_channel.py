@@ -8,13 +8,12 @@ request streams over them.
     pool.close()
 
 ``stream(address, method)`` is the client's long-lived ``Data.ProduceStream`` or
-``Data.FetchStream`` to one broker, which answers a stream's requests in order, as Kafka answers
-a connection's. ``send`` returns a ``concurrent.futures.Future`` of the answer; its
-``result()`` raises ``grpc.RpcError`` when the stream fails or the answer is later than the
-request's timeout, and every request then waiting on that stream fails with it. The next
-``stream`` call opens a new one. Streams cost the broker and the client much less per request
-than a call each, and a producer's requests on one stream reach the broker's log in the order
-they were sent, so several may be in flight.
+``Data.FetchStream`` to one broker (answered in request order, see the proto). ``send`` returns
+a ``concurrent.futures.Future`` of the answer; its ``result()`` raises ``grpc.RpcError`` when
+the stream fails or the answer is later than the request's timeout, and every request then
+waiting on that stream fails with it. The next ``stream`` call opens a new one. Streams cost the
+broker and the client much less per request than a call each, and a producer's requests on one
+stream reach the broker's log in the order they were sent, so several may be in flight.
 
 ``parse_bootstrap_servers("h1:9092,h2:9092")`` splits Kafka's bootstrap.servers syntax.
 
@@ -109,12 +108,14 @@ class RequestStream:
         self._waiting: deque[tuple[Future[Any], float]] = deque()  # (answer, deadline)
         self._error: grpc.RpcError | None = None
         self._timed_out = False
+        self._ending = False  # cancelled: the reader is about to fail what waits
         self._call = method(self._outgoing())
         threading.Thread(target=self._read_answers, name=f"minikafka-{name}", daemon=True).start()
 
     @property
     def failed(self) -> bool:
-        return self._error is not None
+        """Ended, or ending: the pool opens a new stream rather than queue on this one."""
+        return self._ending or self._error is not None
 
     def send(self, request: Any, *, timeout: float) -> Future[Any]:
         """Queue ``request``; the future settles with its answer or the stream's failure."""
@@ -134,9 +135,10 @@ class RequestStream:
             if self._error is not None or not any(d <= now for _, d in self._waiting):
                 return
             self._timed_out = True
-        self._call.cancel()
+        self.cancel()
 
     def cancel(self) -> None:
+        self._ending = True
         self._call.cancel()
 
     def _outgoing(self) -> Iterator[Any]:

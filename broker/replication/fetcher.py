@@ -119,40 +119,53 @@ class GrpcLeaderEndpoint:
         self._channel = grpc.aio.insecure_channel(self.address)
         self._stub = pb_grpc.DataStub(self._channel)
         self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
+        self._one_fetch = asyncio.Lock()
 
     async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
         """One fetch; raises ``grpc.aio.AioRpcError`` if the stream fails or the answer takes
         longer than the timeout plus the request's max wait (the stream is then dropped)."""
         timeout = self._timeout_s + request.max_wait_ms / 1000
-        if self._fetches is None:
-            self._fetches = self._stub.FetchStream()
-        call = self._fetches
-        try:
-            await call.write(request)
-            # Not asyncio.wait_for: cancelled, it waits for the read to end, which a stream's
-            # read does only when the call does; the call is cancelled first below.
-            read = asyncio.ensure_future(call.read())
+        async with self._one_fetch:  # answers are matched to requests by order alone
+            if self._fetches is None:
+                self._fetches = self._stub.FetchStream()
+            call = self._fetches
             try:
-                done, _ = await asyncio.wait((read,), timeout=timeout)
-            finally:
-                if not read.done():
-                    call.cancel()
-                    read.cancel()
-            if not done:
-                raise _rpc_error(
-                    grpc.StatusCode.DEADLINE_EXCEEDED, f"no answer to a fetch within {timeout} s"
-                )
-            response = read.result()
-            if not isinstance(response, pb.FetchResponse):  # grpc.aio.EOF: the stream ended
-                raise _rpc_error(await call.code(), await call.details() or "the stream ended")
-            return response
-        except BaseException as exc:
-            self._fetches = None
-            call.cancel()
-            if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AioRpcError):
-                # a write to, or a read from, a stream that has just ended
-                raise _rpc_error(grpc.StatusCode.UNAVAILABLE, str(exc)) from exc
-            raise
+                # Not asyncio.wait_for: cancelled, it waits for the read to end, which a
+                # stream's read does only when the call does; the call is cancelled first.
+                exchange = asyncio.ensure_future(self._exchange(call, request))
+                try:
+                    done, _ = await asyncio.wait((exchange,), timeout=timeout)
+                finally:
+                    if not exchange.done():
+                        call.cancel()
+                        exchange.cancel()
+                if not done:
+                    raise _rpc_error(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"no answer to a fetch within {timeout} s",
+                    )
+                response = exchange.result()
+                if not isinstance(response, pb.FetchResponse):  # grpc.aio.EOF
+                    code = await call.code()
+                    if code == grpc.StatusCode.OK:
+                        code = grpc.StatusCode.UNAVAILABLE
+                    raise _rpc_error(code, await call.details() or "the leader ended the stream")
+                return response
+            except BaseException as exc:
+                self._fetches = None
+                call.cancel()
+                if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AioRpcError):
+                    # a write to, or a read from, a stream that has just ended
+                    raise _rpc_error(grpc.StatusCode.UNAVAILABLE, str(exc)) from exc
+                raise
+
+    @staticmethod
+    async def _exchange(
+        call: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse],
+        request: pb.FetchRequest,
+    ) -> object:
+        await call.write(request)
+        return await call.read()
 
     async def offsets_for_leader_epoch(
         self, request: pb.OffsetsForLeaderEpochRequest

@@ -607,9 +607,7 @@ class ReplicaManager:
             done=acks != -1,
         )
 
-    async def _await_replication(
-        self, statuses: dict[tuple[str, int], _ProduceStatus], timeout_ms: int
-    ) -> None:
+    async def _await_replication(self, statuses: ProduceStatuses, timeout_ms: int) -> None:
         """Kafka's DelayedProduce: done when every appended partition's HW passed its append."""
         waiting = {key: s for key, s in statuses.items() if not s.done}
         if not waiting:

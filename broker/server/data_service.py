@@ -3,10 +3,9 @@
 A thin gRPC face on the ReplicaManager, which does the work and puts Kafka's error codes in the
 responses. Runs on the broker's event loop (grpc.aio).
 
-Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``), handled as Kafka
-handles one connection: requests in the order they arrive, answers in that order. A produce
-stream appends each request as soon as it is read, while earlier ones may still wait for their
-ISR, so a producer can keep several requests in flight and they reach the log in order.
+Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``; the proto says how
+they are answered). A produce stream appends each request as soon as it is read, while earlier
+ones may still wait for their ISR, so a producer can keep several requests in flight.
 """
 
 from __future__ import annotations

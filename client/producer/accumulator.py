@@ -152,19 +152,21 @@ class RecordAccumulator:
                 before = 0
             index = builder.append(timestamp, key, value, headers)
             future = FutureRecordMetadata(batch.result, index, tp.topic, tp.partition, timestamp)
-            # Full: the record took the batch to batch.size, or did not fit and started the
-            # next one; the sticky partitioner moves on then. A batch that keeps growing while
-            # its partition waits (above) is full again at each further batch.size bytes, so a
-            # partition gets about batch.size bytes each time the partitioner comes back to it
-            # (KIP-794), not every record until its request returns. The sender is woken only
-            # when a batch becomes sendable, not for every record added to a batch already
-            # past batch.size, nor for a partition's first batch (it looks again every
-            # linger.ms anyway), nor while the partition waits (``done`` wakes it then). Each
-            # needless wake-up makes the sender take this lock, and send() wait for it.
-            started_next = index == 0 and len(queue) > 1
+            # Full: the record took the batch to its next mark, or did not fit in the open
+            # batch and started this one; the sticky partitioner moves on then. The first mark
+            # is batch.size; a batch that keeps growing while its partition waits (above) has
+            # one every further batch.size bytes, so a partition gets about a batch's worth
+            # each time the partitioner comes back to it (KIP-794), not every record until its
+            # request returns. A batch behind a retried one (closed) did not start from an
+            # overflow.
+            started_next = index == 0 and len(queue) > 1 and not queue[-2].closed
             full = started_next or before < batch.full_at <= builder.size
-            if full:
-                batch.full_at = max(batch.full_at, builder.size) + self._batch_size
+            if full and not started_next:
+                batch.full_at = builder.size + self._batch_size
+            # Wake the sender only when a batch becomes sendable and its partition is not
+            # waiting (``done`` wakes it then): each needless wake-up makes the sender take
+            # this lock, and send() wait for it. A partition's first batch needs none: the
+            # sender looks again every linger.ms.
             wake = (
                 started_next or before < self._batch_size <= builder.size
             ) and tp not in self._muted

@@ -113,10 +113,9 @@ class StickyPartitioner:
         is one of them, unless ``leave``; otherwise another is picked at random."""
         sticky = self._sticky.get(topic)
         current = None if sticky is None else sticky[0]
-        if current is not None and current != previous and current in candidates:
-            chosen = current  # another thread moved it meanwhile
-        elif current is not None and not leave and current in candidates:
-            chosen = current  # still has a leader: only the candidate list is new
+        if current is not None and current in candidates and (not leave or current != previous):
+            # still has a leader (only the candidate list is new), or another thread moved it
+            chosen = current
         else:
             choices = [p for p in candidates if p != current] or list(candidates)
             chosen = self._rng.choice(choices)

@@ -65,3 +65,23 @@ def test_a_waiting_partition_grows_its_batch_and_says_full_every_batch_size_byte
     assert all(9 <= b - a <= 11 for a, b in pairwise(full))
     acc.done([in_flight])
     assert [b.record_count for b in acc.drain(TP, 1 << 20)] == [40]
+
+
+def test_a_batch_started_by_an_overflow_is_full_at_batch_size_not_twice_that() -> None:
+    acc = accumulator(batch_size=1000)
+    append(acc, bytes(700))
+    assert append(acc, bytes(700)) is True  # did not fit: started the second batch
+    (in_flight,) = acc.drain(TP, 1 << 20, max_batches=1)  # the partition waits for the first
+    # The second batch grows while it waits, and is full where it passes 1000 bytes.
+    flags = [append(acc, bytes(90)) for _ in range(5)]
+    assert flags.index(True) in (1, 2, 3)  # 770 bytes and about 100 a record
+    acc.done([in_flight])
+
+
+def test_a_batch_behind_a_retried_one_is_not_full_from_its_first_record() -> None:
+    acc = accumulator(batch_size=1000)
+    append(acc, bytes(90))
+    batches = acc.drain(TP, 1 << 20)
+    acc.requeue(batches, retry_at=0.0)  # the request failed: the batch waits at the head
+    assert append(acc, bytes(90)) is False  # a new batch behind it, not an overflow
+    assert [b.record_count for b in acc.drain(TP, 1 << 20)] == [1, 1]

@@ -141,6 +141,21 @@ def test_a_request_past_its_timeout_fails_with_deadline_exceeded(
     assert answered(pool.stream(address, "ProduceStream").send(request("c"), timeout=10)) == "c"
 
 
+def test_a_stream_ended_for_a_timeout_is_failed_at_once_and_not_handed_out_again(
+    broker: tuple[str, FakeData], pool: ChannelPool
+) -> None:
+    address, _ = broker
+    stream = pool.stream(address, "ProduceStream")
+    hanging = stream.send(request("a", HANG), timeout=30)
+    stream.expire(time.monotonic() + 60)  # as the watcher does once the timeout has passed
+    # Failed before its reader has seen the cancellation: new requests go to a new stream.
+    assert stream.failed
+    assert pool.stream(address, "ProduceStream") is not stream
+    error = hanging.exception(timeout=10)
+    assert isinstance(error, grpc.RpcError)
+    assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
 def test_close_fails_the_requests_in_flight(broker: tuple[str, FakeData]) -> None:
     address, _ = broker
     pool = ChannelPool()
