@@ -10,7 +10,8 @@ through a queue; only this thread handles them.
 Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...) or a lost
 connection puts the batches back at the head of their partition, to be sent after
 ``retry.backoff.ms``. Errors that mean stale metadata also trigger a metadata refresh, so the
-retry goes to the new leader. A batch fails once ``retries`` or ``delivery.timeout.ms`` runs out.
+retry goes to the new leader. A batch fails once ``retries`` or ``delivery.timeout.ms`` runs out;
+an idempotent producer then takes a new producer id (``_reset_sequences_after``).
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ class Sender(threading.Thread):
     def _run_once(self) -> float:
         now = time.monotonic()
         self._handle_completions()
-        for batch in self._accumulator.expire(now):
+        expired = self._accumulator.expire(now)
+        for batch in expired:
             batch.fail(
                 error_for_code(
                     ErrorCode.REQUEST_TIMED_OUT,
@@ -116,6 +118,7 @@ class Sender(threading.Thread):
                     "delivery.timeout.ms has passed since the batch was created",
                 )
             )
+        self._reset_sequences_after(expired)
         if self._metadata.needs_update():
             try:
                 self._metadata.update()
@@ -314,6 +317,27 @@ class Sender(threading.Thread):
             self._accumulator.requeue(retry, now + self._config.retry_backoff_ms / 1000)
         if failed:
             self._settle(failed, lambda b: b.fail(error))
+            self._reset_sequences_after(failed)
+
+    def _reset_sequences_after(self, failed: list[ProducerBatch]) -> None:
+        """A batch with a sequence number failed for good. Its partition's next batch would be
+        out of sequence at the leader, and whether the failed one was written is not always
+        known (a lost connection, a timeout after the append). So, as Kafka bumps the epoch,
+        the producer takes a new producer id, and every partition's sequence starts again at
+        0. Batches already stamped keep their id and sequence, which the leader still knows."""
+        if self._producer_id < 0 or not any(
+            b.builder.producer_id == self._producer_id for b in failed
+        ):
+            return
+        log.info(
+            "producer.new_producer_id",
+            producer_id=self._producer_id,
+            producer_epoch=self._producer_epoch,
+            partitions=sorted({str(b.tp) for b in failed}),
+        )
+        self._producer_id = -1
+        self._producer_epoch = -1
+        self._next_sequence.clear()
 
     def _settle(
         self, batches: list[ProducerBatch], action: Callable[[ProducerBatch], None]

@@ -152,3 +152,31 @@ def test_producer_bad_input_gets_clear_errors(cluster_factory: ClusterFactory) -
     with Consumer(bootstrap_servers=bootstrap) as consumer:
         tp = TopicPartition("small", 0)
         assert consumer.end_offsets([tp])[tp] == 1
+
+
+def test_idempotent_producer_goes_on_after_the_broker_refuses_a_batch(
+    cluster_factory: ClusterFactory,
+) -> None:
+    # The broker refuses a batch that the client let through (the topic's max.message.bytes is
+    # below the producer's max.request.size): that batch fails, and the partition's next
+    # batches are written, not refused as out of sequence.
+    cluster = cluster_factory(n_brokers=3)
+    with cluster.admin() as admin:
+        admin.create_topics([NewTopic("strict", 1, 3, configs={"max.message.bytes": "2000"})])
+    cluster.wait_for(lambda: cluster.leader("strict", 0) >= 0, timeout_s=30, what="a leader")
+    with Producer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=0) as producer:
+        assert producer.send("strict", b"a").result(timeout=30).offset == 0
+        refused = producer.send("strict", b"x" * 5_000)
+        error = refused.exception(timeout=30)
+        assert isinstance(error, KafkaError)
+        assert error.code == ErrorCode.MESSAGE_TOO_LARGE
+        offsets = [producer.send("strict", b"b%d" % i).result(timeout=30).offset for i in range(5)]
+    assert offsets == [1, 2, 3, 4, 5]
+    with Consumer(bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest") as c:
+        c.assign([TopicPartition("strict", 0)])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(values) < 6 and time.monotonic() < deadline:
+            for records in c.poll(timeout_ms=500).values():
+                values.extend(r.value for r in records if r.value is not None)
+    assert values == [b"a"] + [b"b%d" % i for i in range(5)]
