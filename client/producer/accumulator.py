@@ -160,8 +160,9 @@ class RecordAccumulator:
             # request returns. A batch behind a retried one (closed) did not start from an
             # overflow.
             started_next = index == 0 and len(queue) > 1 and not queue[-2].closed
-            full = started_next or before < batch.full_at <= builder.size
-            if full and not started_next:
+            crossed = before < batch.full_at <= builder.size
+            full = started_next or crossed
+            if crossed:
                 batch.full_at = builder.size + self._batch_size
             # Wake the sender only when a batch becomes sendable and its partition is not
             # waiting (``done`` wakes it then): each needless wake-up makes the sender take

@@ -11,7 +11,7 @@ Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ..
 connection puts the batches back at the head of their partition, to be sent after
 ``retry.backoff.ms``. Errors that mean stale metadata also trigger a metadata refresh, so the
 retry goes to the new leader. A batch fails once ``retries`` or ``delivery.timeout.ms`` runs out;
-an idempotent producer then takes a new producer id (``_reset_sequences_after``).
+an idempotent producer then bumps its epoch (``_reset_sequences_after``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from proto.errors import ErrorCode, KafkaError, error_for_code
 __all__ = ["Sender", "SenderConfig"]
 
 log = structlog.get_logger("minikafka.producer")
+
+_MAX_EPOCH = 2**15 - 1  # a producer epoch is a 16-bit signed int
 
 
 @dataclass(frozen=True)
@@ -322,22 +324,28 @@ class Sender(threading.Thread):
     def _reset_sequences_after(self, failed: list[ProducerBatch]) -> None:
         """A batch with a sequence number failed for good. Its partition's next batch would be
         out of sequence at the leader, and whether the failed one was written is not always
-        known (a lost connection, a timeout after the append). So, as Kafka bumps the epoch,
-        the producer takes a new producer id, and every partition's sequence starts again at
-        0. Batches already stamped keep their id and sequence, which the leader still knows."""
+        known (a lost connection, a timeout after the append). So, as Kafka does (KIP-360),
+        the producer bumps its epoch and every partition's sequence starts again at 0; the
+        leader takes a newer epoch starting at 0 and refuses the older one from then on. A
+        partition's batch already stamped with the old epoch is settled before the partition
+        sends again (one request in flight per partition), so none is refused. When the epoch
+        runs out, a new producer id is taken instead."""
+        current = (self._producer_id, self._producer_epoch)
         if self._producer_id < 0 or not any(
-            b.builder.producer_id == self._producer_id for b in failed
+            (b.builder.producer_id, b.builder.producer_epoch) == current for b in failed
         ):
             return
+        if self._producer_epoch < _MAX_EPOCH - 1:
+            self._producer_epoch += 1
+        else:
+            self._producer_id = self._producer_epoch = -1  # InitProducerId before the next drain
+        self._next_sequence.clear()
         log.info(
-            "producer.new_producer_id",
+            "producer.epoch_bumped",
             producer_id=self._producer_id,
             producer_epoch=self._producer_epoch,
             partitions=sorted({str(b.tp) for b in failed}),
         )
-        self._producer_id = -1
-        self._producer_epoch = -1
-        self._next_sequence.clear()
 
     def _settle(
         self, batches: list[ProducerBatch], action: Callable[[ProducerBatch], None]

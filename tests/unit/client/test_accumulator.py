@@ -85,3 +85,16 @@ def test_a_batch_behind_a_retried_one_is_not_full_from_its_first_record() -> Non
     acc.requeue(batches, retry_at=0.0)  # the request failed: the batch waits at the head
     assert append(acc, bytes(90)) is False  # a new batch behind it, not an overflow
     assert [b.record_count for b in acc.drain(TP, 1 << 20)] == [1, 1]
+
+
+def test_a_batch_started_by_a_record_over_batch_size_has_a_next_mark() -> None:
+    acc = accumulator(batch_size=1000)
+    append(acc, bytes(500))
+    assert append(acc, bytes(1_200)) is True  # started a batch, already past batch.size
+    (in_flight,) = acc.drain(TP, 1 << 20, max_batches=1)  # the partition waits for the first
+    flags = [append(acc, bytes(90)) for _ in range(30)]
+    # Full again about 1000 bytes further on, not never.
+    full = [n for n, flag in enumerate(flags) if flag]
+    assert full and 8 <= full[0] <= 11
+    assert all(9 <= b - a <= 11 for a, b in pairwise(full))
+    acc.done([in_flight])
