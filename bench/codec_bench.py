@@ -89,6 +89,13 @@ def best_rate(fn: Callable[[], object], count: int, rounds: int) -> float:
     return count / best
 
 
+def yardstick(count: int = 100_000) -> float:
+    """kafka-python's encoder in records/s (best of 3, 150 records a batch): how fast this
+    machine runs Python code the project does not touch, to compare runs on other machines."""
+    recs = make_input(count)
+    return best_rate(lambda: kafka_python_encode(recs, 150), count, 3)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000)
