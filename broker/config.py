@@ -48,6 +48,8 @@ Keys, with Kafka's names and defaults::
     group.initial.rebalance.delay.ms           3000
     log.flush.offset.checkpoint.interval.ms    60000
     log.retention.check.interval.ms            300000
+    producer.id.expiration.ms                  86400000
+    producer.id.expiration.check.interval.ms   600000
 
 The storage keys (log.segment.bytes, log.roll.ms/hours, log.index.size.max.bytes,
 log.index.interval.bytes, log.retention.ms/minutes/hours/bytes, log.flush.interval.messages/ms,
@@ -148,6 +150,8 @@ class BrokerConfig:
     group_initial_rebalance_delay_ms: int = 3_000
     log_flush_offset_checkpoint_interval_ms: int = 60_000
     log_retention_check_interval_ms: int = 300_000
+    producer_id_expiration_ms: int = 86_400_000
+    producer_id_expiration_check_interval_ms: int = 600_000
     log: LogConfig = field(default_factory=LogConfig)
     # Keys nobody here knows, kept as given (Kafka keeps and warns about them too).
     unknown: Mapping[str, str] = field(default_factory=dict, hash=False)
@@ -537,6 +541,13 @@ _SPECS: tuple[_Spec, ...] = (
         "log.retention.check.interval.ms",
         "log_retention_check_interval_ms",
         _LONG,
+        minimum=1,
+    ),
+    _Spec("producer.id.expiration.ms", "producer_id_expiration_ms", _INT, minimum=1),
+    _Spec(
+        "producer.id.expiration.check.interval.ms",
+        "producer_id_expiration_check_interval_ms",
+        _INT,
         minimum=1,
     ),
 )

@@ -17,6 +17,9 @@ ranges. On the leader a produced batch is checked before it is appended:
   sequence.
 
 Followers record the batches they fetch (no checks) so that a new leader knows the producers.
+Every replica forgets a producer whose last batch is ``producer.id.expiration.ms`` old
+(``remove_expired_producers``, called by the broker every
+``producer.id.expiration.check.interval.ms``).
 
 Snapshots (Kafka's producer-state snapshot files, version 1). The state is written to
 ``<offset>.snapshot`` in the partition directory, the offset 20 digits zero-padded as for
@@ -244,6 +247,11 @@ class _ProducerEntry:
     def last_sequence(self) -> int | None:
         return self.batches[-1].last_sequence if self.batches else None
 
+    @property
+    def last_timestamp(self) -> int:
+        """The max timestamp of the producer's last batch (NO_TIMESTAMP without one)."""
+        return self.batches[-1].timestamp if self.batches else NO_TIMESTAMP
+
     def snapshot_entry(self, producer_id: int) -> ProducerSnapshotEntry:
         if not self.batches:
             return ProducerSnapshotEntry(producer_id, self.epoch, -1, _NO_OFFSET, 0, NO_TIMESTAMP)
@@ -353,6 +361,28 @@ class ProducerStateManager:
 
     def clear(self) -> None:
         self._producers.clear()
+
+    def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
+        """Forget the producers whose last batch is ``expiration_ms`` or more older than
+        ``now_ms`` (Kafka's ``producer.id.expiration.ms``, measured on the batch's max
+        timestamp as Kafka does); returns how many. A forgotten producer's next batch is taken
+        at any sequence, as from a producer never seen."""
+        expired = [
+            pid
+            for pid, entry in self._producers.items()
+            if now_ms - entry.last_timestamp >= expiration_ms
+        ]
+        for pid in expired:
+            del self._producers[pid]
+        if expired:
+            _log.info(
+                "producer_state.expired",
+                topic=self._topic,
+                partition=self._partition,
+                producers=len(expired),
+                remaining=len(self._producers),
+            )
+        return len(expired)
 
     def snapshot_entries(self) -> list[ProducerSnapshotEntry]:
         """The state as a snapshot holds it: the last batch of each producer."""

@@ -178,6 +178,7 @@ class BrokerServer:
         await asyncio.to_thread(self._controller.startup)
         self._tasks.append(asyncio.create_task(self._checkpoint_log_offsets()))
         self._tasks.append(asyncio.create_task(self._log_retention()))
+        self._tasks.append(asyncio.create_task(self._expire_producer_ids()))
         _log.info(
             "broker_started",
             listeners=[e.connection_string for e in config.listeners],
@@ -358,6 +359,20 @@ class BrokerServer:
                 _log.info("log_retention", segments_deleted=deleted)
 
         await self._every(self.config.log_retention_check_interval_ms, retention, "retention")
+
+    async def _expire_producer_ids(self) -> None:
+        # Every replica forgets idle producers, as each Kafka log does: a follower that becomes
+        # leader then holds the same producers as the old leader did.
+        def expire() -> None:
+            assert self._replica_manager is not None
+            expiration_ms = self.config.producer_id_expiration_ms
+            now = _now_ms()
+            for partition in self._replica_manager.partitions.values():
+                partition.producer_state.remove_expired_producers(now, expiration_ms)
+
+        await self._every(
+            self.config.producer_id_expiration_check_interval_ms, expire, "producer_id_expiration"
+        )
 
     # --- shutdown ---------------------------------------------------------------------------
 

@@ -180,3 +180,43 @@ def test_idempotent_producer_goes_on_after_the_broker_refuses_a_batch(
             for records in c.poll(timeout_ms=500).values():
                 values.extend(r.value for r in records if r.value is not None)
     assert values == [b"a"] + [b"b%d" % i for i in range(5)]
+
+
+def test_idle_producer_ids_expire_on_every_replica_and_the_producer_goes_on(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(
+        n_brokers=3,
+        overrides={
+            "producer.id.expiration.ms": "1500",
+            "producer.id.expiration.check.interval.ms": "200",
+        },
+    )
+    with cluster.admin() as admin:
+        admin.create_topics([NewTopic("idle", 1, 3)])
+    cluster.wait_for(lambda: cluster.leader("idle", 0) >= 0, timeout_s=30, what="a leader")
+
+    def expired_on(broker_id: int) -> bool:
+        return any(
+            e.get("topic") == "idle"
+            for e in cluster.brokers[broker_id].log_events("producer_state.expired")
+        )
+
+    with Producer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=0) as producer:
+        first = [producer.send("idle", b"a%d" % i).result(timeout=30).offset for i in range(3)]
+        cluster.wait_for(
+            lambda: all(expired_on(b) for b in cluster.brokers),
+            timeout_s=30,
+            what="the producer's state to expire on every replica",
+        )
+        # The broker no longer knows the producer: its next sequence is taken as it comes.
+        later = [producer.send("idle", b"b%d" % i).result(timeout=30).offset for i in range(3)]
+    assert first + later == list(range(6))
+    with Consumer(bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest") as c:
+        c.assign([TopicPartition("idle", 0)])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while len(values) < 6 and time.monotonic() < deadline:
+            for records in c.poll(timeout_ms=500).values():
+                values.extend(r.value for r in records if r.value is not None)
+    assert values == [b"a0", b"a1", b"a2", b"b0", b"b1", b"b2"]

@@ -6,10 +6,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
+from broker.replication.producer_state import ProducerStateManager
 from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode
-from proto.records import encode_batch
+from proto.errors import ErrorCode, OutOfOrderSequenceError
+from proto.records import BatchHeader, encode_batch, read_header
 from tests.unit.replication.harness import Cluster, produce_request, run, wait_until
+from tests.unit.storage.helpers import T0
 
 
 def idempotent(value: bytes, producer_id: int, epoch: int, sequence: int, count: int = 1) -> bytes:
@@ -105,3 +109,27 @@ def test_producer_state_is_rebuilt_from_the_log_after_a_restart(tmp_path: Path) 
             await cluster.stop()
 
     run(scenario)
+
+
+def test_idle_producers_expire_after_producer_id_expiration_ms() -> None:
+    state = ProducerStateManager()
+    day = 86_400_000
+
+    def header(producer_id: int, sequence: int, timestamp: int) -> BatchHeader:
+        data = encode_batch(
+            [(timestamp, None, b"v", ())],
+            producer_id=producer_id,
+            producer_epoch=0,
+            base_sequence=sequence,
+        )
+        return read_header(data)
+
+    state.update([header(1, 0, T0), header(2, 0, T0 + day // 2)])
+    assert state.remove_expired_producers(T0 + day - 1, day) == 0  # not yet: 1 ms short
+    assert state.remove_expired_producers(T0 + day, day) == 1  # producer 1's last batch: a day
+    assert [e.producer_id for e in state.snapshot_entries()] == [2]
+    # Producer 1 is now unknown: its next batch is taken at any sequence, not refused as a gap.
+    assert state.check_append([header(1, 7, T0 + day)]) is None
+    # Producer 2 is still known: a gap is refused.
+    with pytest.raises(OutOfOrderSequenceError):
+        state.check_append([header(2, 5, T0 + day)])
