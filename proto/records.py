@@ -67,6 +67,7 @@ __all__ = [
     "HEADER_SIZE",
     "LOG_OVERHEAD",
     "MAGIC",
+    "MAX_PRODUCER_EPOCH",
     "NO_PARTITION_LEADER_EPOCH",
     "NO_PRODUCER_EPOCH",
     "NO_PRODUCER_ID",
@@ -95,6 +96,7 @@ HEADER_SIZE = 61
 LOG_OVERHEAD = 12  # baseOffset + batchLength: the part of a batch outside batchLength
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
+MAX_PRODUCER_EPOCH = 2**15 - 1  # the epoch is an int16; Kafka bumps it up to one below this
 NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
 NO_TIMESTAMP = -1

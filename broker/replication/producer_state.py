@@ -80,7 +80,7 @@ from proto.errors import (
     OutOfOrderSequenceError,
     error_for_code,
 )
-from proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
+from proto.records import MAX_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
 
 __all__ = [
     "MAX_BATCHES_PER_PRODUCER",
@@ -103,7 +103,6 @@ MAX_BATCHES_PER_PRODUCER = 5
 PRODUCER_SNAPSHOT_VERSION = 1
 SNAPSHOT_SUFFIX = ".snapshot"
 _SEQUENCE_MODULO = 2**31
-_MAX_EPOCH = 2**15 - 1
 _NO_OFFSET = -1
 
 _SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc, entry count
@@ -499,7 +498,7 @@ class ProducerIdManager:
 
     async def init_producer_id(self, producer_id: int, producer_epoch: int) -> tuple[int, int]:
         """(producer id, epoch) for InitProducerId; raises a KafkaError when none can be had."""
-        if producer_id >= 0 and 0 <= producer_epoch < _MAX_EPOCH - 1:
+        if producer_id >= 0 and 0 <= producer_epoch < MAX_PRODUCER_EPOCH - 1:
             return producer_id, producer_epoch + 1  # KIP-360: the same producer, fenced epoch
         return await self.generate_producer_id(), 0
 

@@ -33,12 +33,11 @@ from client.producer.accumulator import ProducerBatch, RecordAccumulator
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
 from proto.errors import ErrorCode, KafkaError, error_for_code
+from proto.records import MAX_PRODUCER_EPOCH
 
 __all__ = ["Sender", "SenderConfig"]
 
 log = structlog.get_logger("minikafka.producer")
-
-_MAX_EPOCH = 2**15 - 1  # a producer epoch is a 16-bit signed int
 
 
 @dataclass(frozen=True)
@@ -335,7 +334,7 @@ class Sender(threading.Thread):
             (b.builder.producer_id, b.builder.producer_epoch) == current for b in failed
         ):
             return
-        if self._producer_epoch < _MAX_EPOCH - 1:
+        if self._producer_epoch < MAX_PRODUCER_EPOCH - 1:
             self._producer_epoch += 1
         else:
             self._producer_id = self._producer_epoch = -1  # InitProducerId before the next drain

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 
 import pytest
 
@@ -14,25 +15,48 @@ from client.metadata import TopicPartition
 from client.producer.partitioner import partition_for_key
 from client.producer.producer import Producer
 from proto.errors import ErrorCode, KafkaError
+from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
 
 pytestmark = pytest.mark.integration
 
 
-def _create(cluster_factory: ClusterFactory, topic: str, partitions: int, rf: int) -> str:
-    cluster = cluster_factory(n_brokers=3)
+def _create(
+    cluster_factory: ClusterFactory,
+    topic: str,
+    partitions: int,
+    rf: int,
+    *,
+    configs: Mapping[str, str] | None = None,
+    overrides: Mapping[str, str] | None = None,
+) -> Cluster:
+    """Three brokers (with ``overrides``) and ``topic``, once every partition has a leader."""
+    cluster = cluster_factory(n_brokers=3, overrides=overrides)
     with cluster.admin() as admin:
-        admin.create_topics([NewTopic(topic, partitions, rf)])
+        admin.create_topics([NewTopic(topic, partitions, rf, configs=configs or {})])
     cluster.wait_for(
         lambda: all(cluster.leader(topic, p) >= 0 for p in range(partitions)),
         timeout_s=30,
         what=f"leaders for {topic}",
     )
-    return cluster.bootstrap_servers
+    return cluster
+
+
+def _values(bootstrap: str, topic: str, count: int) -> list[bytes | None]:
+    """The values of partition 0 of ``topic`` from the start, once ``count`` have come (or
+    after 30 s)."""
+    with Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, 0)])
+        values: list[bytes | None] = []
+        deadline = time.monotonic() + 30
+        while len(values) < count and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=500).values():
+                values.extend(r.value for r in records)
+    return values
 
 
 def test_produce_then_consume_everything_in_order(cluster_factory: ClusterFactory) -> None:
-    bootstrap = _create(cluster_factory, "orders", partitions=3, rf=3)
+    bootstrap = _create(cluster_factory, "orders", partitions=3, rf=3).bootstrap_servers
     acked: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
     with Producer(bootstrap_servers=bootstrap, acks="all", linger_ms=5) as producer:
         futures = [
@@ -61,10 +85,7 @@ def test_produce_then_consume_everything_in_order(cluster_factory: ClusterFactor
 
 def test_idempotent_producer_through_a_leader_kill(cluster_factory: ClusterFactory) -> None:
     """No acknowledged record lost, none written twice, order kept, across a leader kill."""
-    cluster = cluster_factory(n_brokers=3, overrides={"min.insync.replicas": "2"})
-    with cluster.admin() as admin:
-        admin.create_topics([NewTopic("events", 1, 3)])
-    cluster.wait_for(lambda: cluster.leader("events", 0) >= 0, timeout_s=30, what="a leader")
+    cluster = _create(cluster_factory, "events", 1, 3, overrides={"min.insync.replicas": "2"})
     acked: list[tuple[int, bytes]] = []
     failed: list[BaseException] = []
     stop = threading.Event()
@@ -121,7 +142,7 @@ def test_idempotent_producer_through_a_leader_kill(cluster_factory: ClusterFacto
 
 
 def test_producer_bad_input_gets_clear_errors(cluster_factory: ClusterFactory) -> None:
-    bootstrap = _create(cluster_factory, "small", partitions=1, rf=1)
+    bootstrap = _create(cluster_factory, "small", partitions=1, rf=1).bootstrap_servers
     producer = Producer(bootstrap_servers=bootstrap, max_block_ms=2_000, max_request_size=10_000)
     try:
         # unknown topic: UNKNOWN_TOPIC_OR_PARTITION once max.block.ms runs out
@@ -160,10 +181,7 @@ def test_idempotent_producer_goes_on_after_the_broker_refuses_a_batch(
     # The broker refuses a batch that the client let through (the topic's max.message.bytes is
     # below the producer's max.request.size): that batch fails, and the partition's next
     # batches are written, not refused as out of sequence.
-    cluster = cluster_factory(n_brokers=3)
-    with cluster.admin() as admin:
-        admin.create_topics([NewTopic("strict", 1, 3, configs={"max.message.bytes": "2000"})])
-    cluster.wait_for(lambda: cluster.leader("strict", 0) >= 0, timeout_s=30, what="a leader")
+    cluster = _create(cluster_factory, "strict", 1, 3, configs={"max.message.bytes": "2000"})
     with Producer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=0) as producer:
         assert producer.send("strict", b"a").result(timeout=30).offset == 0
         refused = producer.send("strict", b"x" * 5_000)
@@ -172,29 +190,24 @@ def test_idempotent_producer_goes_on_after_the_broker_refuses_a_batch(
         assert error.code == ErrorCode.MESSAGE_TOO_LARGE
         offsets = [producer.send("strict", b"b%d" % i).result(timeout=30).offset for i in range(5)]
     assert offsets == [1, 2, 3, 4, 5]
-    with Consumer(bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest") as c:
-        c.assign([TopicPartition("strict", 0)])
-        values: list[bytes] = []
-        deadline = time.monotonic() + 30
-        while len(values) < 6 and time.monotonic() < deadline:
-            for records in c.poll(timeout_ms=500).values():
-                values.extend(r.value for r in records if r.value is not None)
-    assert values == [b"a"] + [b"b%d" % i for i in range(5)]
+    assert _values(cluster.bootstrap_servers, "strict", 6) == [b"a"] + [
+        b"b%d" % i for i in range(5)
+    ]
 
 
 def test_idle_producer_ids_expire_on_every_replica_and_the_producer_goes_on(
     cluster_factory: ClusterFactory,
 ) -> None:
-    cluster = cluster_factory(
-        n_brokers=3,
+    cluster = _create(
+        cluster_factory,
+        "idle",
+        1,
+        3,
         overrides={
             "producer.id.expiration.ms": "1500",
             "producer.id.expiration.check.interval.ms": "200",
         },
     )
-    with cluster.admin() as admin:
-        admin.create_topics([NewTopic("idle", 1, 3)])
-    cluster.wait_for(lambda: cluster.leader("idle", 0) >= 0, timeout_s=30, what="a leader")
 
     def expired_on(broker_id: int) -> bool:
         return any(
@@ -212,11 +225,11 @@ def test_idle_producer_ids_expire_on_every_replica_and_the_producer_goes_on(
         # The broker no longer knows the producer: its next sequence is taken as it comes.
         later = [producer.send("idle", b"b%d" % i).result(timeout=30).offset for i in range(3)]
     assert first + later == list(range(6))
-    with Consumer(bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest") as c:
-        c.assign([TopicPartition("idle", 0)])
-        values: list[bytes] = []
-        deadline = time.monotonic() + 30
-        while len(values) < 6 and time.monotonic() < deadline:
-            for records in c.poll(timeout_ms=500).values():
-                values.extend(r.value for r in records if r.value is not None)
-    assert values == [b"a0", b"a1", b"a2", b"b0", b"b1", b"b2"]
+    assert _values(cluster.bootstrap_servers, "idle", 6) == [
+        b"a0",
+        b"a1",
+        b"a2",
+        b"b0",
+        b"b1",
+        b"b2",
+    ]
