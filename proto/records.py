@@ -45,11 +45,13 @@ Everything here is pure functions over bytes; safe from any thread.
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum
-from typing import Generic, NamedTuple, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
 
 import cramjam
 import crc32c as _crc32c
@@ -546,43 +548,22 @@ def encode_batch(
     )
 
 
-class RecordBatchBuilder:
-    """Builds one batch record by record, tracking its size (the producer's accumulator uses it).
+class PyRecordsBuffer:
+    """The encoded records of one batch being built, in Python: what ``RecordBatchBuilder``
+    extends when the C version (``proto._crecords.RecordsBuffer``, same interface and bytes) is
+    not there.
 
-    ``record_count`` and ``size`` (the uncompressed size of the batch so far: an upper bound
-    once compressed) are plain attributes, read on the producer's hot path; only ``append``
-    changes them. Not thread-safe: one builder belongs to one accumulator slot, guarded by its
-    owner's lock.
+    ``record_count``, ``size`` (the uncompressed batch so far, header included),
+    ``base_timestamp`` (the first record's, -1 before it) and ``max_timestamp`` are plain
+    attributes, read on the producer's hot path; only ``append`` changes them. Not thread-safe.
     """
 
-    def __init__(
-        self,
-        *,
-        compression: Compression = Compression.NONE,
-        producer_id: int = NO_PRODUCER_ID,
-        producer_epoch: int = NO_PRODUCER_EPOCH,
-        base_sequence: int = NO_SEQUENCE,
-        is_transactional: bool = False,
-    ) -> None:
-        self.compression = compression
-        self.producer_id = producer_id
-        self.producer_epoch = producer_epoch
-        self.base_sequence = base_sequence
-        self.is_transactional = is_transactional
+    def __init__(self) -> None:
         self._parts: list[bytes] = []
         self.record_count = 0
         self.size = HEADER_SIZE
-        self._base_timestamp = -1  # the first record's, once there is one
-        self._max_timestamp = -1
-
-    @staticmethod
-    def estimate_record_size(
-        key: bytes | None, value: bytes | None, headers: Sequence[Header]
-    ) -> int:
-        size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
-        for hkey, hvalue in headers:
-            size += len(hkey) + (len(hvalue) if hvalue else 0) + 10
-        return size
+        self.base_timestamp = -1
+        self.max_timestamp = -1
 
     def append(
         self,
@@ -594,13 +575,13 @@ class RecordBatchBuilder:
         """Add a record; returns its offset delta within the batch."""
         count = self.record_count
         if count == 0:
-            self._base_timestamp = timestamp
-        if timestamp > self._max_timestamp:
-            self._max_timestamp = timestamp
-        # The producer's hot path: table lookups for the usual small varints, the record's
-        # pieces appended as they are (joined once, by build).
+            self.base_timestamp = timestamp
+        if timestamp > self.max_timestamp:
+            self.max_timestamp = timestamp
+        # Table lookups for the usual small varints, the record's pieces appended as they are
+        # (joined once, by records()).
         table = _BY_ZIGZAG
-        delta = timestamp - self._base_timestamp
+        delta = timestamp - self.base_timestamp
         zz = (delta << 1) ^ (delta >> 63)
         ts_bytes = table[zz] if 0 <= zz < _CACHE_SIZE else _varint_slow(delta)
         offset_bytes = table[count << 1] if count < _NON_NEGATIVE_CACHE else _varint_slow(count)
@@ -644,6 +625,62 @@ class RecordBatchBuilder:
         self.record_count = count + 1
         return count
 
+    def records(self) -> bytes:
+        """The records appended so far, uncompressed."""
+        return b"".join(self._parts)
+
+
+# The producer's hot path and the consumer's decoding run in C when proto._crecords was built
+# (pip builds it where there is a compiler; it is optional) and MINIKAFKA_PURE_PYTHON is unset.
+# ACCELERATED says which one this process uses.
+_crecords: ModuleType | None = None
+if not os.environ.get("MINIKAFKA_PURE_PYTHON"):
+    try:
+        from proto import _crecords
+    except ImportError:
+        _crecords = None
+ACCELERATED = _crecords is not None
+
+# An if block, not a conditional expression: mypy then sees one base class.
+if TYPE_CHECKING or _crecords is None:  # noqa: SIM108
+    _RecordsBuffer = PyRecordsBuffer
+else:
+    _RecordsBuffer = _crecords.RecordsBuffer
+
+
+class RecordBatchBuilder(_RecordsBuffer):
+    """Builds one batch record by record, tracking its size (the producer's accumulator uses it).
+
+    ``append`` and the counters come from the records buffer (``PyRecordsBuffer``, or its C
+    twin); this adds the batch-level fields and ``build``. Not thread-safe: one builder belongs
+    to one accumulator slot, guarded by its owner's lock.
+    """
+
+    def __init__(
+        self,
+        *,
+        compression: Compression = Compression.NONE,
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+        base_sequence: int = NO_SEQUENCE,
+        is_transactional: bool = False,
+    ) -> None:
+        super().__init__()
+        self.compression = compression
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        self.is_transactional = is_transactional
+
+    @staticmethod
+    def estimate_record_size(
+        key: bytes | None, value: bytes | None, headers: Sequence[Header]
+    ) -> int:
+        size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
+        for hkey, hvalue in headers:
+            size += len(hkey) + (len(hvalue) if hvalue else 0) + 10
+        return size
+
     def build(
         self,
         base_offset: int = 0,
@@ -652,11 +689,11 @@ class RecordBatchBuilder:
         partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     ) -> bytes:
         return _finish_batch(
-            b"".join(self._parts),
+            self.records(),
             count=self.record_count,
             base_offset=base_offset,
-            base_timestamp=self._base_timestamp,
-            max_timestamp=self._max_timestamp,
+            base_timestamp=self.base_timestamp,
+            max_timestamp=self.max_timestamp,
             compression=self.compression,
             timestamp_type=timestamp_type,
             is_transactional=self.is_transactional,
@@ -678,7 +715,7 @@ def _timestamps(header: BatchHeader) -> tuple[int, bool]:
     return header.base_timestamp, False
 
 
-def _decode_records(
+def _py_decode_records(
     data: bytes,
     pos: int,
     count: int,
@@ -781,6 +818,8 @@ def _decode_records(
                 pos += 1
             else:
                 hcount, pos = read(data, pos)
+                if hcount < 0:
+                    raise CorruptRecordError(f"record has {hcount} headers")
                 hlist: list[Header] = []
                 for _h in range(hcount):
                     hklen, pos = read(data, pos)
@@ -818,6 +857,9 @@ def _decode_records(
     except UnicodeDecodeError as exc:
         raise CorruptRecordError(f"record header key is not UTF-8: {exc}") from None
     return records, pos
+
+
+_decode_records = _py_decode_records if _crecords is None else _crecords.decode_records
 
 
 def decode_batch(

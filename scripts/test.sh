@@ -40,5 +40,12 @@ step "ruff"
 step "mypy"
 "$venv/bin/mypy"
 
+if [ "$#" = 0 ]; then
+    # The record codec and the client also run without proto._crecords (a machine without a
+    # compiler, or MINIKAFKA_PURE_PYTHON=1): their unit tests once more on the Python code.
+    step "pytest: the record codec and the client on the pure-Python code"
+    MINIKAFKA_PURE_PYTHON=1 "$venv/bin/pytest" -q -p no:cacheprovider tests/unit/proto tests/unit/client
+fi
+
 step "pytest"
 exec "$venv/bin/pytest" "$@"

@@ -1,0 +1,169 @@
+"""proto._crecords (C) against proto.records' Python code: the same bytes, the same records, the
+same errors. Skipped where the extension was not built; CI builds it (scripts/test.sh)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from client.consumer.fetcher import ConsumerRecord
+from proto import records
+from proto.errors import CorruptRecordError
+from proto.records import PyRecordsBuffer, Record, TimestampType
+
+if os.environ.get("CI") == "true" and not os.environ.get("MINIKAFKA_PURE_PYTHON"):
+    from proto import _crecords  # CI must have built it: a failed build is a failure there
+else:
+    _crecords = pytest.importorskip("proto._crecords")
+
+INT64 = st.integers(min_value=-(2**62), max_value=2**62)
+header_st = st.tuples(st.text(max_size=20), st.none() | st.binary(max_size=300))
+record_st = st.tuples(
+    st.integers(min_value=-(2**40), max_value=2**45),
+    st.none() | st.binary(max_size=300),
+    st.none() | st.binary(max_size=20_000),
+    st.lists(header_st, max_size=6).map(tuple),
+)
+
+
+def both(recs: list[records.RecordInput]) -> tuple[PyRecordsBuffer, object]:
+    py, c = PyRecordsBuffer(), _crecords.RecordsBuffer()
+    for timestamp, key, value, headers in recs:
+        assert py.append(timestamp, key, value, headers) == c.append(timestamp, key, value, headers)
+    return py, c
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(record_st, max_size=30))
+def test_the_c_buffer_writes_the_same_bytes_and_counters(recs) -> None:
+    py, c = both(recs)
+    assert c.records() == py.records()
+    assert (c.record_count, c.size, c.base_timestamp, c.max_timestamp) == (
+        py.record_count,
+        py.size,
+        py.base_timestamp,
+        py.max_timestamp,
+    )
+
+
+def test_the_c_buffer_takes_any_bytes_like_key_and_value() -> None:
+    py, c = both([(5, bytearray(b"k"), memoryview(b"value"), (("h", bytearray(b"x")),))])
+    assert c.records() == py.records()
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((1, "text", None), TypeError),
+        ((1, None, 7), TypeError),
+        (("1", None, b""), TypeError),
+        ((2**63, None, b""), OverflowError),
+        ((1, None, b"", ((b"bytes key", b""),)), TypeError),
+        ((1, None, b"", (("one",),)), ValueError),
+        ((1, None, b"", 5), TypeError),
+    ],
+)
+def test_bad_input_to_the_c_buffer_raises_and_leaves_it_unchanged(args, error) -> None:
+    c = _crecords.RecordsBuffer()
+    c.append(10, b"k", b"v")
+    before = (c.records(), c.record_count, c.size, c.max_timestamp)
+    with pytest.raises(error):
+        c.append(*args)
+    assert (c.records(), c.record_count, c.size, c.max_timestamp) == before
+
+
+def test_a_timestamp_delta_outside_int64_is_refused() -> None:
+    c = _crecords.RecordsBuffer()
+    c.append(-(2**63), None, b"")
+    with pytest.raises(OverflowError):
+        c.append(2**63 - 1, None, b"")
+    assert c.record_count == 1
+
+
+def decode_both(data: bytes, count: int, wide: bool, log_append_time: bool = False):
+    """Each decoder's records, or the type of what it raised."""
+    args = (data, 0, count, 100, 1_000, log_append_time) + (
+        (ConsumerRecord, ("t", 3), (0,)) if wide else (Record, (), ())
+    )
+    outcomes = []
+    for decode in (records._py_decode_records, _crecords.decode_records):
+        try:
+            outcomes.append(decode(*args))
+        except CorruptRecordError:
+            outcomes.append(CorruptRecordError)
+    return outcomes
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(record_st, max_size=30), st.booleans(), st.booleans())
+def test_the_c_decoder_makes_the_same_records(recs, wide, log_append_time) -> None:
+    py, _ = both(recs)
+    data = py.records()
+    python_out, c_out = decode_both(data, len(recs), wide, log_append_time)
+    assert c_out == python_out
+    assert all(type(r) is (ConsumerRecord if wide else Record) for r in c_out[0])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(record_st, min_size=1, max_size=5),
+    st.data(),
+)
+def test_the_c_decoder_refuses_damaged_records_as_python_does(recs, data) -> None:
+    """Cut or flip bytes: both decoders give CorruptRecordError, or both the same records."""
+    py, _ = both(recs)
+    raw = bytearray(py.records())
+    if data.draw(st.booleans()):
+        raw = raw[: data.draw(st.integers(0, len(raw) - 1))]
+    else:
+        for _ in range(data.draw(st.integers(1, 4))):
+            raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    python_out, c_out = decode_both(bytes(raw), len(recs), data.draw(st.booleans()))
+    if python_out is CorruptRecordError or c_out is CorruptRecordError:
+        # The C decoder is stricter only where Python's reads past a record's end and then
+        # finds the length wrong: both refuse the data, with their own messages.
+        assert python_out is CorruptRecordError
+        assert c_out is CorruptRecordError
+    else:
+        assert c_out == python_out
+
+
+def test_the_c_decoder_reads_from_pos_and_reports_where_it_stopped() -> None:
+    py, _ = both([(7, b"a", b"b", ()), (8, None, b"c", ())])
+    data = b"junk" + py.records() + b"tail"
+    got, end = _crecords.decode_records(data, 4, 2, 0, 7, False, Record, (), ())
+    assert [(r.offset, r.timestamp, r.key, r.value) for r in got] == [
+        (0, 7, b"a", b"b"),
+        (1, 8, None, b"c"),
+    ]
+    assert data[end:] == b"tail"
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ((b"", 0, 0, 0, 0, False, dict, (), ()), TypeError),
+        ((b"", 0, 0, 0, 0, False, Record, ("t",), ()), ValueError),
+        ((b"", 5, 0, 0, 0, False, Record, (), ()), ValueError),
+        ((b"", 0, -1, 0, 0, False, Record, (), ()), ValueError),
+    ],
+)
+def test_the_c_decoder_refuses_bad_arguments(args, error) -> None:
+    with pytest.raises(error):
+        _crecords.decode_records(*args)
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("MINIKAFKA_PURE_PYTHON")), reason="MINIKAFKA_PURE_PYTHON turns it off"
+)
+def test_records_use_the_c_code_when_it_is_built() -> None:
+    assert records.ACCELERATED
+    assert issubclass(records.RecordBatchBuilder, _crecords.RecordsBuffer)
+    builder = records.RecordBatchBuilder()
+    builder.append(1, None, b"x")
+    header, got = records.decode_batch(builder.build(7, timestamp_type=TimestampType.CREATE_TIME))
+    assert header.base_offset == 7
+    assert [(r.offset, r.value) for r in got] == [(7, b"x")]
