@@ -8,7 +8,9 @@ take one to two varint bytes, as in real traffic). Batches of ``--batch`` record
 "encode" is the producer's own path (``encode_batch`` appends to a ``RecordBatchBuilder``).
 One more row is the consumer's, without a kafka-python counterpart: "consume" reads a fetch's
 worth of batches 500 records at a time (``RecordsReader``) into ``ConsumerRecord``. The best
-of ``--rounds`` runs is reported, to keep noise from other processes out.
+of ``--rounds`` runs is reported, to keep noise from other processes out. The first line says
+whether the record loops ran in C (``proto._crecords``) or in Python: run it again with
+``MINIKAFKA_PURE_PYTHON=1`` for the other.
 """
 
 from __future__ import annotations
@@ -109,6 +111,12 @@ def main() -> None:
     assert ours_decode(theirs) == args.records
 
     n, b, r = args.records, args.batch, args.rounds
+    code = (
+        "C (proto._crecords)"
+        if records.ACCELERATED
+        else "Python (MINIKAFKA_PURE_PYTHON or not built)"
+    )
+    print(f"record loops in {code}")
     fetched = bytes(records.assign_offsets(b"".join(batches), 0, 0)[0])  # as a log holds them
     assert ours_consume(fetched) == n
     enc = best_rate(lambda: ours_encode(recs, b), n, r)

@@ -46,9 +46,13 @@ def register(spark: SparkSession) -> None:
 def session(app_name: str, master: str | None = None) -> SparkSession:
     """A SparkSession (local[*] unless ``master``) with both formats registered."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    master = master or "local[*]"
+    if master.startswith("local"):
+        # Spark binds its driver to the host name's address otherwise, a non-loopback interface.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
+    builder = SparkSession.builder.appName(app_name).master(master)
     spark = (
         builder.config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")

@@ -63,6 +63,7 @@ def spark() -> Iterator[SparkSession]:
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         _missing("no java on PATH and no JAVA_HOME")
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, not the host's address
     from pyspark.sql import SparkSession
 
     import spark_jobs
