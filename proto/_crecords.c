@@ -63,6 +63,10 @@ read_varint(const unsigned char *data, Py_ssize_t end, Py_ssize_t *pos, int64_t 
             return -1;
         }
         unsigned char b = data[p++];
+        if (shift == 63 && b > 1) {
+            PyErr_SetString(CorruptRecordError, "varint does not fit in 64 bits");
+            return -1;
+        }
         result |= (uint64_t)(b & 0x7F) << shift;
         if (!(b & 0x80))
             break;
@@ -197,8 +201,24 @@ reserve(RecordsBuffer *self, Py_ssize_t extra)
     return 0;
 }
 
+/* obj as a tuple (itself when it is one), or NULL with TypeError(message). A tuple owns its
+ * items and cannot change, so pointers into them stay valid while Python code runs (a user's
+ * __iter__ could otherwise empty a list, or free a key, while append still reads them). */
+static PyObject *
+as_tuple(PyObject *obj, const char *message)
+{
+    if (PyTuple_Check(obj))
+        return Py_NewRef(obj);
+    PyObject *tuple = PySequence_Tuple(obj);
+    if (tuple == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, message);
+    }
+    return tuple;
+}
+
 typedef struct {
-    PyObject *seq; /* the header pair as a fast sequence */
+    PyObject *seq; /* the header pair, as a tuple */
     const char *key;
     Py_ssize_t key_len;
     Bytes value;
@@ -213,7 +233,22 @@ headers_release(HeaderView *views, Py_ssize_t n)
     }
 }
 
-/* append(timestamp, key, value, headers=()) -> offset delta of the record */
+/* *total += n, or -1 with OverflowError (only reachable on 32-bit builds with huge values). */
+static inline int
+add_size(Py_ssize_t *total, Py_ssize_t n)
+{
+    if (__builtin_add_overflow(*total, n, total)) {
+        PyErr_SetString(PyExc_OverflowError, "the record is too large");
+        return -1;
+    }
+    return 0;
+}
+
+/* append(timestamp, key, value, headers=()) -> offset delta of the record.
+ *
+ * Everything that can run Python code (__index__, a headers iterable, a buffer export) runs
+ * before the buffer's own state is read, so a reentrant call cannot leave this one with a stale
+ * offset delta or base timestamp. */
 static PyObject *
 RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -224,13 +259,6 @@ RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t narg
     long long timestamp = PyLong_AsLongLong(args[0]);
     if (timestamp == -1 && PyErr_Occurred())
         return NULL;
-    long long base = self->record_count == 0 ? timestamp : self->base_timestamp;
-    int64_t ts_delta;
-    if (__builtin_sub_overflow((int64_t)timestamp, (int64_t)base, &ts_delta)) {
-        PyErr_SetString(PyExc_OverflowError, "timestamp is too far from the batch's first");
-        return NULL;
-    }
-
     Bytes key, value;
     if (bytes_get(args[1], &key, "key") < 0)
         return NULL;
@@ -244,17 +272,17 @@ RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t narg
     HeaderView *views = small;
     Py_ssize_t header_count = 0, views_filled = 0;
     PyObject *result = NULL;
-    int64_t offset_delta = self->record_count;
-    Py_ssize_t body = 1 + varint_size(ts_delta) + varint_size(offset_delta) + field_size(&key) +
-                      field_size(&value);
-
+    /* the body after attributes, timestampDelta and offsetDelta */
+    Py_ssize_t rest = 0;
+    if (add_size(&rest, field_size(&key)) < 0 || add_size(&rest, field_size(&value)) < 0)
+        goto done;
     if (nargs == 4 && args[3] != Py_None) {
-        headers_seq = PySequence_Fast(args[3], "headers must be a sequence of (key, value)");
+        headers_seq = as_tuple(args[3], "headers must be a sequence of (key, value) pairs");
         if (headers_seq == NULL)
             goto done;
-        header_count = PySequence_Fast_GET_SIZE(headers_seq);
+        header_count = PyTuple_GET_SIZE(headers_seq);
     }
-    body += varint_size(header_count);
+    rest += varint_size(header_count);
     if (header_count > 4) {
         views = PyMem_Malloc(sizeof(HeaderView) * (size_t)header_count);
         if (views == NULL) {
@@ -264,17 +292,16 @@ RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t narg
     }
     for (Py_ssize_t i = 0; i < header_count; i++) {
         HeaderView *h = &views[i];
-        h->seq = PySequence_Fast(PySequence_Fast_GET_ITEM(headers_seq, i),
-                                 "a header must be a (key, value) pair");
+        h->seq = as_tuple(PyTuple_GET_ITEM(headers_seq, i), "a header must be a (key, value) pair");
         if (h->seq == NULL)
             goto done;
         h->value.has_view = 0;
         views_filled = i + 1;
-        if (PySequence_Fast_GET_SIZE(h->seq) != 2) {
+        if (PyTuple_GET_SIZE(h->seq) != 2) {
             PyErr_SetString(PyExc_ValueError, "a header must be a (key, value) pair");
             goto done;
         }
-        PyObject *hkey = PySequence_Fast_GET_ITEM(h->seq, 0);
+        PyObject *hkey = PyTuple_GET_ITEM(h->seq, 0);
         if (!PyUnicode_Check(hkey)) {
             PyErr_Format(PyExc_TypeError, "a header key must be str, not %.100s",
                          Py_TYPE(hkey)->tp_name);
@@ -283,12 +310,26 @@ RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t narg
         h->key = PyUnicode_AsUTF8AndSize(hkey, &h->key_len);
         if (h->key == NULL)
             goto done;
-        if (bytes_get(PySequence_Fast_GET_ITEM(h->seq, 1), &h->value, "a header value") < 0)
+        if (bytes_get(PyTuple_GET_ITEM(h->seq, 1), &h->value, "a header value") < 0)
             goto done;
-        body += varint_size(h->key_len) + h->key_len + field_size(&h->value);
+        if (add_size(&rest, varint_size(h->key_len) + h->key_len) < 0 ||
+            add_size(&rest, field_size(&h->value)) < 0)
+            goto done;
     }
 
-    if (reserve(self, MAX_VARINT + body) < 0)
+    /* No Python code runs from here on. */
+    long long base = self->record_count == 0 ? timestamp : self->base_timestamp;
+    int64_t ts_delta;
+    if (__builtin_sub_overflow((int64_t)timestamp, (int64_t)base, &ts_delta)) {
+        PyErr_SetString(PyExc_OverflowError, "timestamp is too far from the batch's first");
+        goto done;
+    }
+    int64_t offset_delta = self->record_count;
+    Py_ssize_t body = 1 + varint_size(ts_delta) + varint_size(offset_delta);
+    if (add_size(&body, rest) < 0)
+        goto done;
+    Py_ssize_t need = body;
+    if (add_size(&need, MAX_VARINT) < 0 || reserve(self, need) < 0)
         goto done;
     char *out = self->buf + self->len;
     char *start = out;
@@ -432,6 +473,63 @@ fail:
     return NULL;
 }
 
+/* True for a class tuple.__new__ accepts and whose instances are laid out as a plain tuple's: a
+ * NamedTuple. tuple.__new__ itself decides (it refuses, say, os.stat_result, a C struct
+ * sequence whose dealloc walks fields a tuple made here would not have); 0 with TypeError. */
+static int
+is_plain_tuple_class(PyTypeObject *type)
+{
+    if (!PyType_IsSubtype(type, &PyTuple_Type) ||
+        type->tp_basicsize != PyTuple_Type.tp_basicsize ||
+        type->tp_itemsize != PyTuple_Type.tp_itemsize) {
+        PyErr_SetString(PyExc_TypeError, "record_type must be a NamedTuple class");
+        return 0;
+    }
+    PyObject *empty = PyObject_CallMethod((PyObject *)&PyTuple_Type, "__new__", "(O)", type);
+    if (empty == NULL)
+        return 0;
+    Py_DECREF(empty);
+    return 1;
+}
+
+/* An instance of record_type holding items[0..n) (their references are taken, also on
+ * failure). Up to 3.13, as tuple_subtype_new makes one: tp_alloc, then the items. From 3.14 a
+ * tuple caches its hash in a field tp_alloc leaves at 0, so tuple.__new__ itself is used. */
+static PyObject *
+make_record(PyTypeObject *record_type, PyObject **items, Py_ssize_t n)
+{
+    PyObject *record = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (items[i] == NULL)
+            goto done;
+    }
+#if PY_VERSION_HEX < 0x030E0000
+    record = record_type->tp_alloc(record_type, n);
+    if (record != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(record, i, items[i]);
+        return record;
+    }
+#else
+    PyObject *plain = PyTuple_New(n);
+    if (plain != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(plain, i, items[i]);
+        PyObject *args = PyTuple_Pack(1, plain);
+        Py_DECREF(plain);
+        if (args == NULL)
+            return NULL;
+        record = PyTuple_Type.tp_new(record_type, args, NULL);
+        Py_DECREF(args);
+        return record;
+    }
+#endif
+done:
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_XDECREF(items[i]);
+    return record;
+}
+
 /* decode_records(data, pos, count, base_offset, base_timestamp, log_append_time, record_type,
  *                leading, middle) -> (records, position after them): as
  * proto.records._decode_records, whose docstring gives the record layout. */
@@ -456,14 +554,10 @@ decode_records(PyObject *module, PyObject *args)
                         "leading takes two fields and middle one, or neither any");
         goto fail;
     }
-    /* Records are made as tuple_subtype_new makes them: tp_alloc, then the items. */
-    if (!PyType_IsSubtype(record_type, &PyTuple_Type) ||
-        record_type->tp_basicsize != PyTuple_Type.tp_basicsize) {
-        PyErr_SetString(PyExc_TypeError, "record_type must be a NamedTuple class");
+    if (!is_plain_tuple_class(record_type))
         goto fail;
-    }
-    if (pos < 0 || pos > view.len || count < 0) {
-        PyErr_SetString(PyExc_ValueError, "pos or count out of range");
+    if (pos < 0 || pos > view.len) {
+        PyErr_SetString(PyExc_ValueError, "pos out of range");
         goto fail;
     }
     records = PyList_New(0);
@@ -513,31 +607,33 @@ decode_records(PyObject *module, PyObject *args)
             Py_DECREF(headers);
             goto fail;
         }
-        PyObject *offset = PyLong_FromLongLong(base_offset + offset_delta);
-        PyObject *timestamp =
-            PyLong_FromLongLong(log_append_time ? base_timestamp : base_timestamp + ts_delta);
-        PyObject *record = record_type->tp_alloc(record_type, width);
-        if (offset == NULL || timestamp == NULL || record == NULL) {
-            Py_XDECREF(offset);
-            Py_XDECREF(timestamp);
-            Py_XDECREF(record);
+        int64_t offset_value, timestamp_value = base_timestamp;
+        if (__builtin_add_overflow((int64_t)base_offset, offset_delta, &offset_value) ||
+            (!log_append_time &&
+             __builtin_add_overflow((int64_t)base_timestamp, ts_delta, &timestamp_value))) {
+            corrupt("record at offset delta %lld is out of the 64-bit range",
+                    (long long)offset_delta);
             Py_DECREF(key);
             Py_DECREF(value);
             Py_DECREF(headers);
             goto fail;
         }
+        PyObject *items[8];
         Py_ssize_t f = 0;
         if (n_leading) {
-            PyTuple_SET_ITEM(record, f++, Py_NewRef(PyTuple_GET_ITEM(leading, 0)));
-            PyTuple_SET_ITEM(record, f++, Py_NewRef(PyTuple_GET_ITEM(leading, 1)));
+            items[f++] = Py_NewRef(PyTuple_GET_ITEM(leading, 0));
+            items[f++] = Py_NewRef(PyTuple_GET_ITEM(leading, 1));
         }
-        PyTuple_SET_ITEM(record, f++, offset);
-        PyTuple_SET_ITEM(record, f++, timestamp);
+        items[f++] = PyLong_FromLongLong(offset_value);
+        items[f++] = PyLong_FromLongLong(timestamp_value);
         if (n_middle)
-            PyTuple_SET_ITEM(record, f++, Py_NewRef(PyTuple_GET_ITEM(middle, 0)));
-        PyTuple_SET_ITEM(record, f++, key);
-        PyTuple_SET_ITEM(record, f++, value);
-        PyTuple_SET_ITEM(record, f++, headers);
+            items[f++] = Py_NewRef(PyTuple_GET_ITEM(middle, 0));
+        items[f++] = key;
+        items[f++] = value;
+        items[f++] = headers;
+        PyObject *record = make_record(record_type, items, width); /* takes the items */
+        if (record == NULL)
+            goto fail;
         int appended = PyList_Append(records, record);
         Py_DECREF(record);
         if (appended < 0)

@@ -366,6 +366,9 @@ def _varint_slow(value: int) -> bytes:
 _BY_ZIGZAG = [_varint_slow((z >> 1) ^ -(z & 1)) for z in range(_CACHE_SIZE)]
 _NULL_LENGTH = _varint_slow(-1)
 _NON_NEGATIVE_CACHE = _CACHE_SIZE // 2
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+_SAFE_BASE = 2**63 - 2**14  # a base within this takes any inline (two-byte) varint delta
 
 
 def _varint(value: int) -> bytes:
@@ -385,6 +388,8 @@ def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
         except IndexError:
             raise CorruptRecordError("varint runs past the end of the record data") from None
         pos += 1
+        if shift == 63 and b > 1:
+            raise CorruptRecordError("varint does not fit in 64 bits")
         result |= (b & 0x7F) << shift
         if not b & 0x80:
             return (result >> 1) ^ -(result & 1), pos
@@ -744,6 +749,12 @@ def _py_decode_records(
     record_cls = record_type
     read = _read_varint
     end = len(data)
+    # A record's offset and timestamp must fit in 64 bits, as in the C decoder. Checked per
+    # record only when they might not: a base near the limits, or a delta too big for the
+    # inline varints below (which sets ``check`` for the rest of the call).
+    check = not (
+        -_SAFE_BASE <= base_offset <= _SAFE_BASE and -_SAFE_BASE <= base_timestamp <= _SAFE_BASE
+    )
     try:
         for _ in range(count):
             # Each varint below is decoded inline when it takes one or two bytes (|value| < 8192):
@@ -772,6 +783,7 @@ def _py_decode_records(
                 pos += 2
             else:
                 ts_delta, pos = read(data, pos)
+                check = True
             b = data[pos]
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
@@ -782,6 +794,7 @@ def _py_decode_records(
                 pos += 2
             else:
                 offset_delta, pos = read(data, pos)
+                check = True
             b = data[pos]
             if b < 0x80:
                 klen = (b >> 1) ^ -(b & 1)
@@ -840,6 +853,13 @@ def _py_decode_records(
                     f"fields take {length + pos - record_end}"
                 )
             timestamp = base_timestamp if log_append_time else base_timestamp + ts_delta
+            if check and not (
+                _INT64_MIN <= base_offset + offset_delta <= _INT64_MAX
+                and _INT64_MIN <= timestamp <= _INT64_MAX
+            ):
+                raise CorruptRecordError(
+                    f"record at offset delta {offset_delta} is out of the 64-bit range"
+                )
             if wide:
                 append(
                     new(

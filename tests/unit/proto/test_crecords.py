@@ -148,7 +148,7 @@ def test_the_c_decoder_reads_from_pos_and_reports_where_it_stopped() -> None:
         ((b"", 0, 0, 0, 0, False, dict, (), ()), TypeError),
         ((b"", 0, 0, 0, 0, False, Record, ("t",), ()), ValueError),
         ((b"", 5, 0, 0, 0, False, Record, (), ()), ValueError),
-        ((b"", 0, -1, 0, 0, False, Record, (), ()), ValueError),
+        ((b"", 0, 0, 0, 0, False, os.stat_result, (), ()), TypeError),  # a C tuple subclass
     ],
 )
 def test_the_c_decoder_refuses_bad_arguments(args, error) -> None:
@@ -167,3 +167,64 @@ def test_records_use_the_c_code_when_it_is_built() -> None:
     header, got = records.decode_batch(builder.build(7, timestamp_type=TimestampType.CREATE_TIME))
     assert header.base_offset == 7
     assert [(r.offset, r.value) for r in got] == [(7, b"x")]
+
+
+class _ClearsOnIter:
+    """A header pair whose iteration runs Python code that changes the headers around it."""
+
+    def __init__(self, effect) -> None:
+        self.effect = effect
+
+    def __iter__(self):
+        self.effect()
+        return iter(("k", b"v"))
+
+
+def test_python_code_run_by_append_cannot_change_headers_under_it() -> None:
+    headers: list[object] = []
+    headers[:] = [_ClearsOnIter(headers.clear), ("a", b"b"), ("c", b"d")]
+    c = _crecords.RecordsBuffer()
+    c.append(0, None, b"x", headers)
+    # the headers as they were when append looked at them
+    py = PyRecordsBuffer()
+    py.append(0, None, b"x", (("k", b"v"), ("a", b"b"), ("c", b"d")))
+    assert c.records() == py.records()
+
+    pair = ["k", b"\xab" * 4096]  # the list holds the only reference to the value
+    c = _crecords.RecordsBuffer()
+    c.append(0, None, None, [pair, _ClearsOnIter(lambda: pair.__setitem__(1, None))])
+    assert c.records().count(b"\xab") == 4096
+
+
+def test_a_reentrant_append_does_not_leave_a_stale_offset_delta() -> None:
+    c = _crecords.RecordsBuffer()
+    c.append(100, None, b"outer", [_ClearsOnIter(lambda: c.append(200, None, b"inner"))])
+    got, _ = records._py_decode_records(
+        c.records(), 0, 2, 0, c.base_timestamp, False, Record, (), ()
+    )
+    assert [(r.offset, r.timestamp, r.value) for r in got] == [
+        (0, 200, b"inner"),
+        (1, 100, b"outer"),
+    ]
+
+
+def _zigzag(value: int) -> bytes:
+    return records._varint_slow(value)
+
+
+@pytest.mark.parametrize(
+    ("body", "base"),
+    [
+        # offset and timestamp deltas of 2^62 on bases of 2^62: past int64
+        (b"\x00" + _zigzag(2**62) + _zigzag(2**62) + _zigzag(-1) + _zigzag(-1) + b"\x00", 2**62),
+        # small deltas on a base at the very top
+        (b"\x00" + _zigzag(1) + _zigzag(1) + _zigzag(-1) + _zigzag(-1) + b"\x00", 2**63 - 1),
+        # a ten-byte varint with more than 64 bits
+        (b"\x00" + b"\x80" * 9 + b"\x02" + b"\x00" + _zigzag(-1) + _zigzag(-1) + b"\x00", 0),
+    ],
+)
+def test_both_decoders_refuse_offsets_and_timestamps_beyond_int64(body: bytes, base: int) -> None:
+    data = _zigzag(len(body)) + body
+    for decode in (records._py_decode_records, _crecords.decode_records):
+        with pytest.raises(CorruptRecordError):
+            decode(data, 0, 1, base, base, False, Record, (), ())
