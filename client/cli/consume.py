@@ -276,7 +276,8 @@ def _set_up(consumer: Any, args: argparse.Namespace) -> None:
         topics = sorted(t for t in consumer.topics() if pattern.fullmatch(t))
     partitions: list[TopicPartition] = []
     for topic in topics:
-        numbers = sorted(consumer.partitions_for_topic(topic))
+        # --timeout-ms bounds the wait for a topic's metadata too (a missing topic, say)
+        numbers = sorted(consumer.partitions_for_topic(topic, timeout_ms=args.timeout_ms))
         if args.partition is not None:
             if args.partition not in numbers:
                 raise UsageError(

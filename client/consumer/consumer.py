@@ -212,8 +212,11 @@ class Consumer:
     def assignment(self) -> set[TopicPartition]:
         return self._fetcher.assignment()
 
-    def partitions_for_topic(self, topic: str) -> set[int]:
-        return set(self._metadata.wait_for_topic(topic, self._metadata_timeout()))
+    def partitions_for_topic(self, topic: str, timeout_ms: int | None = None) -> set[int]:
+        """The topic's partitions, waiting for its metadata up to ``timeout_ms`` (Kafka's
+        default.api.timeout.ms, 60 s, when None)."""
+        timeout_s = self._metadata_timeout() if timeout_ms is None else timeout_ms / 1000
+        return set(self._metadata.wait_for_topic(topic, timeout_s))
 
     def topics(self) -> set[str]:
         """Every topic in the cluster."""

@@ -113,6 +113,7 @@ class FakeConsumer:
         self.batches = batches
         self.clock = clock
         self.calls: list[tuple[str, Any]] = []
+        self.metadata_timeouts: list[int | None] = []
         self.closed = False
 
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict[Any, Any]:
@@ -124,7 +125,8 @@ class FakeConsumer:
             batch = batch[:max_records]
         return {TopicPartition("t", 0): batch} if batch else {}
 
-    def partitions_for_topic(self, topic: str) -> set[int]:
+    def partitions_for_topic(self, topic: str, timeout_ms: int | None = None) -> set[int]:
+        self.metadata_timeouts.append(timeout_ms)
         if topic == "missing":
             raise error_for_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no such topic")
         return {0, 1}
@@ -223,6 +225,15 @@ def test_execute_with_a_group_subscribes() -> None:
     assert status == 0
     assert config["group.id"] == "g"
     assert consumer.calls == [("subscribe", ["t"])]
+
+
+def test_timeout_ms_bounds_the_wait_for_the_topic_metadata() -> None:
+    consumer = FakeConsumer([], [0.0])
+    run(consumer, "--topic", "t", "--timeout-ms", "3000")
+    assert consumer.metadata_timeouts == [3000]
+    consumer = FakeConsumer([[record(0)]], [0.0])
+    run(consumer, "--topic", "t", "--max-messages", "1")
+    assert consumer.metadata_timeouts == [None]  # the consumer's own default
 
 
 def test_execute_errors_are_one_line_and_exit_1() -> None:
