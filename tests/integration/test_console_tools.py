@@ -102,6 +102,15 @@ def test_produce_then_consume_keys_and_values(cluster_factory: ClusterFactory) -
     assert missing.stderr.startswith("ERROR Error when sending message to topic missing")
     assert len(missing.stderr.splitlines()) == 1
 
+    # --timeout-ms bounds the wait for a topic that does not exist (the tool's timeout is 60 s)
+    nowhere = tool(cluster, "consume", "--topic", "missing", "--timeout-ms", "1000", timeout=20)
+    assert nowhere.returncode == 1
+    assert nowhere.stderr.splitlines() == [
+        "ERROR Error processing message, terminating consumer process: REQUEST_TIMED_OUT (7): "
+        "topic missing not present in metadata after 1000 ms",
+        "Processed a total of 0 messages",
+    ]
+
 
 SUMMARY = re.compile(
     r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
