@@ -252,6 +252,11 @@ class Fetcher:
             elif leader.node_id not in self._in_flight:
                 by_node[leader].append(tp)
         for node, tps in by_node.items():
+            if all(self._caught_up(tp) for tp in tps) and self._holds_records_from(node):
+                # Only partitions with nothing new: the broker would park this fetch for
+                # fetch.max.wait.ms, and the next fetch of the node's partitions that still
+                # hold records would wait behind it. They go together once those are drained.
+                continue
             by_topic: dict[str, list[TopicPartition]] = defaultdict(list)
             for tp in tps:
                 by_topic[tp.topic].append(tp)
@@ -283,6 +288,21 @@ class Fetcher:
             future = self._pool.stream(node.address, "FetchStream").send(request, timeout=timeout)
             self._in_flight[node.node_id] = (future, {tp: self._states[tp].position for tp in tps})
             future.add_done_callback(self._on_done(node.node_id))
+
+    def _caught_up(self, tp: TopicPartition) -> bool:
+        """Fetched up to the high watermark of the last response (nothing new to fetch yet)."""
+        state = self._states[tp]
+        return state.position is not None and 0 <= state.high_watermark <= state.position
+
+    def _holds_records_from(self, node: Node) -> bool:
+        """Some partition led by ``node`` has fetched records the application has not had."""
+        return any(
+            state.fetched is not None
+            and not state.paused
+            and (leader := self._metadata.leader_for(tp)) is not None
+            and leader.node_id == node.node_id
+            for tp, state in self._states.items()
+        )
 
     def _on_done(self, node_id: int) -> Callable[[object], None]:
         def done(_: object) -> None:

@@ -1,0 +1,116 @@
+"""The consumer's fetcher against a fake leader: which Fetch requests it sends, and when."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+from client.consumer.fetcher import ConsumerRecord, FetchConfig, Fetcher
+from client.metadata import Node, TopicPartition
+from proto import minikafka_pb2 as pb
+from proto.records import encode_batch
+
+LEADER = Node(1, "127.0.0.1", 9092)
+P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
+
+
+class FakeMetadata:
+    def add_topics(self, topics: object) -> None:
+        pass
+
+    def maybe_update(self) -> None:
+        pass
+
+    def request_update(self) -> None:
+        raise AssertionError("no metadata refresh expected")
+
+    def leader_for(self, tp: TopicPartition) -> Node:
+        return LEADER
+
+
+class FakeStream:
+    """Records each Fetch; the test answers them through their futures."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[pb.FetchRequest, Future[Any]]] = []
+
+    def send(self, request: pb.FetchRequest, timeout: float) -> Future[Any]:
+        future: Future[Any] = Future()
+        self.sent.append((request, future))
+        return future
+
+
+class FakePool:
+    def __init__(self) -> None:
+        self.fetch_stream = FakeStream()
+
+    def stream(self, address: str, method: str) -> FakeStream:
+        assert (address, method) == (LEADER.address, "FetchStream")
+        return self.fetch_stream
+
+
+def fetched_partitions(request: pb.FetchRequest) -> dict[int, int]:
+    return {p.partition: p.fetch_offset for t in request.topics for p in t.partitions}
+
+
+def answer(future: Future[Any], parts: dict[int, tuple[bytes, int]]) -> None:
+    """Complete a Fetch with (records, high watermark) per partition of topic t."""
+    future.set_result(
+        pb.FetchResponse(
+            responses=[
+                pb.FetchResponse.FetchableTopicResponse(
+                    topic="t",
+                    partitions=[
+                        pb.FetchResponse.PartitionData(
+                            partition_index=p, high_watermark=hw, records=records
+                        )
+                        for p, (records, hw) in parts.items()
+                    ],
+                )
+            ]
+        )
+    )
+
+
+def fetcher_at_zero() -> tuple[Fetcher, FakeStream]:
+    pool = FakePool()
+    fetcher = Fetcher(FetchConfig(), FakeMetadata(), pool)  # type: ignore[arg-type]
+    fetcher.assign([P0, P1])
+    fetcher.seek(P0, 0)
+    fetcher.seek(P1, 0)
+    return fetcher, pool.fetch_stream
+
+
+def three_records() -> bytes:
+    return encode_batch([(1_000 + i, None, b"v%d" % i, ()) for i in range(3)])
+
+
+def test_no_fetch_of_caught_up_partitions_parks_behind_records_still_held() -> None:
+    fetcher, stream = fetcher_at_zero()
+    fetcher.send_fetches()
+    ((request, future),) = stream.sent
+    assert fetched_partitions(request) == {0: 0, 1: 0}
+    answer(future, {0: (three_records(), 3), 1: (b"", 0)})  # p1 is empty: caught up
+    fetcher.wait_for_fetches(1)
+
+    # p0 still holds its records and p1 has nothing new: a Fetch of p1 alone would be parked
+    # by the broker for fetch.max.wait.ms, and p0's next one would wait behind it.
+    fetcher.send_fetches()
+    assert len(stream.sent) == 1
+
+    records = fetcher.fetched_records(500)
+    assert [r.offset for r in records[P0]] == [0, 1, 2]
+    assert all(type(r) is ConsumerRecord for r in records[P0])
+    fetcher.send_fetches()  # p0 drained: both partitions go in one Fetch
+    assert [fetched_partitions(r) for r, _ in stream.sent[1:]] == [{0: 3, 1: 0}]
+
+
+def test_a_partition_with_new_records_is_fetched_while_another_holds_records() -> None:
+    fetcher, stream = fetcher_at_zero()
+    fetcher.send_fetches()
+    ((_, future),) = stream.sent
+    # p1 came back empty although its high watermark is 5 (the broker's size limit, say)
+    answer(future, {0: (three_records(), 3), 1: (b"", 5)})
+    fetcher.wait_for_fetches(1)
+    fetcher.send_fetches()
+    assert [fetched_partitions(r) for r, _ in stream.sent[1:]] == [{1: 0}]
