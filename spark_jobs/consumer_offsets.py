@@ -1,28 +1,19 @@
-"""Decoding ``__consumer_offsets`` records: Kafka's OffsetCommitKey / OffsetCommitValue.
+"""``__consumer_offsets`` records as Spark rows: the offset commits, for the consumer-lag job.
 
-Big-endian; ``string`` = int16 length + UTF-8 (-1 = null)::
-
-    key   version int16 (0 or 1 = an offset commit; 2 = group metadata, skipped)
-          group string, topic string, partition int32
-    value version int16, then by version
-          0: offset int64, metadata string, commit_timestamp int64
-          1: offset int64, metadata string, commit_timestamp int64, expire_timestamp int64
-          2: offset int64, metadata string, commit_timestamp int64
-          3: offset int64, leader_epoch int32, metadata string, commit_timestamp int64
-    a null value is a tombstone: the group's offset for that partition was deleted
-
-``offset_commits`` is the ``mapInArrow`` function that turns rows of the minikafka source
-(key, value, timestamp) into rows of ``COMMIT_SCHEMA``. Written here from the format (the
-broker's encoder lives in broker/, which spark_jobs does not import). Pure functions.
+The record layout (Kafka's OffsetCommitKey / OffsetCommitValue, and the group-metadata records
+skipped here) is proto.consumer_offsets'. ``offset_commits`` is the ``mapInArrow`` function that
+turns rows of the minikafka source (key, value, timestamp) into rows of ``COMMIT_SCHEMA``; a
+null value is a tombstone (the group's offset for that partition was deleted). Pure functions.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
 import pyarrow as pa
+
+from proto.consumer_offsets import OffsetKey, decode_key, decode_offset_value
 
 __all__ = ["COMMIT_SCHEMA", "OffsetCommit", "decode_commit", "offset_commits"]
 
@@ -51,34 +42,16 @@ class OffsetCommit(NamedTuple):
     commit_timestamp_ms: int | None
 
 
-def _string(buf: bytes, pos: int) -> tuple[str | None, int]:
-    (length,) = struct.unpack_from(">h", buf, pos)
-    pos += 2
-    if length < 0:
-        return None, pos
-    return buf[pos : pos + length].decode(), pos + length
-
-
 def decode_commit(key: bytes, value: bytes | None) -> OffsetCommit | None:
-    """The offset commit a record holds; None for group-metadata records."""
-    (key_version,) = struct.unpack_from(">h", key, 0)
-    if key_version not in (0, 1):
+    """The offset commit a record holds; None for group-metadata records. A record that is
+    neither raises proto.errors.CorruptRecordError."""
+    decoded = decode_key(key)
+    if not isinstance(decoded, OffsetKey):
         return None
-    group, pos = _string(key, 2)
-    topic, pos = _string(key, pos)
-    (partition,) = struct.unpack_from(">i", key, pos)
-    if group is None or topic is None:
-        raise ValueError("an offset commit key with a null group or topic")
     if value is None:
-        return OffsetCommit(group, topic, partition, None, None)
-    (value_version,) = struct.unpack_from(">h", value, 0)
-    (offset,) = struct.unpack_from(">q", value, 2)
-    pos = 10
-    if value_version >= 3:
-        pos += 4  # leader_epoch
-    _, pos = _string(value, pos)  # metadata
-    (commit_timestamp,) = struct.unpack_from(">q", value, pos)
-    return OffsetCommit(group, topic, partition, offset, commit_timestamp)
+        return OffsetCommit(*decoded, None, None)
+    committed = decode_offset_value(value)
+    return OffsetCommit(*decoded, committed.offset, committed.commit_timestamp)
 
 
 def offset_commits(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

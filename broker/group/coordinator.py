@@ -48,7 +48,7 @@ from broker.group.group_metadata import (
     MemberMetadata,
     SyncResult,
 )
-from broker.group.offsets import (
+from proto.consumer_offsets import (
     OffsetAndMetadata,
     OffsetKey,
     decode_group_metadata_value,

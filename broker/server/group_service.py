@@ -21,13 +21,13 @@ import structlog
 from broker.config import BrokerConfig
 from broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator, partition_for
 from broker.group.group_metadata import GroupState
-from broker.group.offsets import OffsetAndMetadata
 from broker.server.metadata_cache import MetadataCache
 from controller.errors import TopicAlreadyExistsError
 from controller.topics import assign_replicas
 from controller.zk_data import TopicAssignment, Versioned, random_uuid_base64
 from proto import minikafka_pb2 as pb
 from proto import minikafka_pb2_grpc as pb_grpc
+from proto.consumer_offsets import OffsetAndMetadata
 from proto.errors import ErrorCode
 
 __all__ = ["GroupService", "OffsetsTopicStore"]

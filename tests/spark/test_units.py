@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.group.offsets import OffsetAndMetadata, encode_offset_key, encode_offset_value
 from client.metadata import TopicPartition
+from proto.consumer_offsets import OffsetAndMetadata, encode_offset_key, encode_offset_value
 from proto.records import Compression, encode_batch
 from spark_jobs.consumer_offsets import decode_commit
 from spark_jobs.options import SourceOptions, SourceOptionsError, parse_source_options

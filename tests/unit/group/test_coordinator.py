@@ -16,7 +16,7 @@ from broker.group.coordinator import (
     partition_for,
 )
 from broker.group.group_metadata import GroupState, JoinResult, SyncResult
-from broker.group.offsets import OffsetAndMetadata
+from proto.consumer_offsets import OffsetAndMetadata
 from proto.errors import ErrorCode
 from proto.records import assign_offsets, iter_batch_headers
 

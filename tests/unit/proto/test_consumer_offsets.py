@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from broker.group.offsets import (
+from proto.consumer_offsets import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberRecord,
