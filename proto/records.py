@@ -594,12 +594,16 @@ class PyRecordsBuffer:
             key_length = _NULL_LENGTH
             key = b""
         else:
+            if type(key) is not bytes:  # copied now, and counted in bytes, not items
+                key = bytes(key)
             n = len(key)
             key_length = table[n << 1] if n < _NON_NEGATIVE_CACHE else _varint_slow(n)
         if value is None:
             value_length = _NULL_LENGTH
             value = b""
         else:
+            if type(value) is not bytes:
+                value = bytes(value)
             n = len(value)
             value_length = table[n << 1] if n < _NON_NEGATIVE_CACHE else _varint_slow(n)
         header_part = _encode_headers(headers) if headers else b"\x00"

@@ -3,6 +3,7 @@ same errors. Skipped where the extension was not built; CI builds it (scripts/te
 
 from __future__ import annotations
 
+import array
 import os
 
 import pytest
@@ -49,9 +50,14 @@ def test_the_c_buffer_writes_the_same_bytes_and_counters(recs) -> None:
     )
 
 
-def test_the_c_buffer_takes_any_bytes_like_key_and_value() -> None:
-    py, c = both([(5, bytearray(b"k"), memoryview(b"value"), (("h", bytearray(b"x")),))])
+def test_both_buffers_copy_any_bytes_like_key_and_value() -> None:
+    key = bytearray(b"k")
+    wide = memoryview(array.array("i", [1, 2]))  # two items, eight bytes
+    py, c = both([(5, key, wide, (("h", bytearray(b"x")),))])
+    key[0] = ord("z")  # both copied the key at append
     assert c.records() == py.records()
+    (record,), _ = records._py_decode_records(py.records(), 0, 1, 0, 5, False, Record, (), ())
+    assert (record.key, record.value) == (b"k", wide.tobytes())
 
 
 @pytest.mark.parametrize(
