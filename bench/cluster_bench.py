@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 
 from bench.local_cluster import start_cluster
-from client.admin import NewTopic
-from client.consumer.consumer import Consumer
-from client.metadata import TopicPartition
-from client.producer.producer import Producer
+from minikafka.client.admin import NewTopic
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.producer import Producer
 
 VALUE = os.urandom(100)
 

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
-from client.consumer.fetcher import ConsumerRecord
-from proto import records
+from minikafka.client.consumer.fetcher import ConsumerRecord
+from minikafka.proto import records
 
 Input = list[tuple[int, bytes | None, bytes | None, tuple[()]]]
 

@@ -40,8 +40,8 @@ from typing import TypeVar
 
 import structlog
 
-from client.admin import AdminClient, NewTopic, raise_first
-from client.producer.producer import Producer
+from minikafka.client.admin import AdminClient, NewTopic, raise_first
+from minikafka.client.producer.producer import Producer
 
 T = TypeVar("T")
 

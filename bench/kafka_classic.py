@@ -56,9 +56,9 @@ from pathlib import Path
 
 from bench.codec_bench import yardstick
 from bench.local_cluster import start_cluster
-from client.admin import LATEST, NewTopic, raise_first
-from client.cli._logging import configure_tool_logging
-from client.metadata import TopicPartition
+from minikafka.client.admin import LATEST, NewTopic, raise_first
+from minikafka.client.cli._logging import configure_tool_logging
+from minikafka.client.metadata import TopicPartition
 from tests.integration.cluster import Cluster
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -150,8 +150,8 @@ def consumer_rate(process: subprocess.Popen[str], expected: int) -> float:
 
 def latency_consumer(bootstrap: str, topic: str, records: int) -> None:
     """Child process: print one ``sequence latency_ns`` line per record it receives."""
-    from client.consumer.consumer import Consumer
-    from client.metadata import TopicPartition
+    from minikafka.client.consumer.consumer import Consumer
+    from minikafka.client.metadata import TopicPartition
 
     tp = TopicPartition(topic, 0)
     with Consumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=100) as consumer:
@@ -173,7 +173,7 @@ def latency_consumer(bootstrap: str, topic: str, records: int) -> None:
 
 
 def latency_run(bootstrap: str, topic: str, rate: int, seconds: float) -> tuple[float, ...]:
-    from client.producer.producer import Producer
+    from minikafka.client.producer.producer import Producer
 
     records = int(rate * seconds)
     padding = bytes(RECORD_SIZE - 16)

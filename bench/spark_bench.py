@@ -27,11 +27,11 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from client.admin import NewTopic
-from client.consumer.consumer import Consumer
-from client.metadata import TopicPartition
-from client.producer.producer import Producer
-from spark_jobs.segments import HIGH_WATERMARK_CHECKPOINT, read_checkpoint
+from minikafka.client.admin import NewTopic
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.producer import Producer
+from minikafka.spark.segments import HIGH_WATERMARK_CHECKPOINT, read_checkpoint
 from tests.integration.cluster import Cluster
 from tests.integration.zookeeper import ZooKeeperServer
 
@@ -129,7 +129,7 @@ def main() -> int:
             ]
             print(f"client consume:         {max(client_rates):>12,.0f} rows/s")
 
-            import spark_jobs
+            import minikafka.spark as spark_jobs
 
             os.environ["PYSPARK_PYTHON"] = sys.executable
             spark = spark_jobs.session("spark_bench", args.master)

@@ -25,9 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from broker.storage.config import LogConfig
-from broker.storage.log import Log
-from proto.records import encode_batch, iter_batch_headers
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log
+from minikafka.proto.records import encode_batch, iter_batch_headers
 
 MiB = 1 << 20
 RECORDS_PER_BATCH = 150

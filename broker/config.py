@@ -74,9 +74,9 @@ from typing import Any
 
 import structlog
 
-from broker.storage.config import LogConfig
-from controller.zk_data import EndPoint
-from proto.errors import InvalidConfigError
+from minikafka.broker.storage.config import LogConfig
+from minikafka.controller.zk_data import EndPoint
+from minikafka.proto.errors import InvalidConfigError
 
 __all__ = [
     "BrokerConfig",

@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import grpc
 
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import InvalidConfigError
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import InvalidConfigError
 
 __all__ = [
     "RETRIABLE_STATUS",

@@ -33,10 +33,10 @@ from typing import NamedTuple, TypeVar
 
 import grpc
 
-from client._channel import RETRIABLE_STATUS, ChannelPool, parse_bootstrap_servers
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError, RequestTimedOutError, error_for_code
+from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool, parse_bootstrap_servers
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError, error_for_code
 
 __all__ = [
     "EARLIEST",
@@ -637,7 +637,7 @@ class AdminClient:
         A group the coordinator does not know comes back in state ``Dead`` with no members, as
         Kafka's DescribeGroups answers; other errors (e.g. INVALID_GROUP_ID) are raised.
         """
-        from client.consumer.assignors import Assignment
+        from minikafka.client.consumer.assignors import Assignment
 
         described: dict[str, ConsumerGroupDescription] = {}
         for group_id in group_ids:

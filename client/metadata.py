@@ -22,10 +22,10 @@ from typing import NamedTuple
 
 import grpc
 
-from client._channel import RETRIABLE_STATUS, ChannelPool
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 __all__ = ["ClusterMetadata", "Node", "PartitionMetadata", "TopicPartition"]
 

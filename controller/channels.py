@@ -31,10 +31,10 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
-from controller.zk_data import BrokerRegistration, EndPoint
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
+from minikafka.controller.zk_data import BrokerRegistration, EndPoint
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
 
 __all__ = [
     "BrokerChannels",

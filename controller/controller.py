@@ -48,18 +48,18 @@ from typing import Any, NamedTuple, TypeVar
 import structlog
 from kazoo.client import KazooState
 
-from controller import election, rebalance, topics
-from controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
-from controller.config import ControllerConfig
-from controller.errors import (
+from minikafka.controller import election, rebalance, topics
+from minikafka.controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
+from minikafka.controller.config import ControllerConfig
+from minikafka.controller.errors import (
     BadZNodeVersionError,
     ControllerMovedError,
     TopicAlreadyExistsError,
     ZNodeExistsError,
 )
-from controller.request_batch import EPOCH_DURING_DELETE, RequestBatch
-from controller.state import ControllerContext, LiveBroker, PartitionReplica
-from controller.zk_data import (
+from minikafka.controller.request_batch import EPOCH_DURING_DELETE, RequestBatch
+from minikafka.controller.state import ControllerContext, LiveBroker, PartitionReplica
+from minikafka.controller.zk_data import (
     NO_LEADER,
     PartitionState,
     TopicAssignment,
@@ -67,9 +67,9 @@ from controller.zk_data import (
     Versioned,
     random_uuid_base64,
 )
-from controller.zk_store import Watch, ZkStore
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode, KafkaError
+from minikafka.controller.zk_store import Watch, ZkStore
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
     "ApiResult",

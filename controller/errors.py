@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from proto.errors import (
+from minikafka.proto.errors import (
     ErrorCode,
     InvalidTopicError,
     KafkaError,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from controller.zk_data import TopicPartition
+from minikafka.controller.zk_data import TopicPartition
 
 __all__ = ["BrokerImbalance", "imbalance_by_broker", "partitions_to_rebalance"]
 

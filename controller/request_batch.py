@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from controller.channels import BrokerChannels, ResponseCallback, inter_broker_endpoint
-from controller.state import ControllerContext
-from controller.zk_data import TopicPartition
-from proto import minikafka_pb2 as pb
+from minikafka.controller.channels import BrokerChannels, ResponseCallback, inter_broker_endpoint
+from minikafka.controller.state import ControllerContext
+from minikafka.controller.zk_data import TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
 
 __all__ = ["EPOCH_DURING_DELETE", "LEADER_DURING_DELETE", "RequestBatch"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from controller.zk_data import (
+from minikafka.controller.zk_data import (
     NO_LEADER,
     BrokerRegistration,
     PartitionState,

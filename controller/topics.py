@@ -24,12 +24,12 @@ import random
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from controller.errors import (
+from minikafka.controller.errors import (
     InvalidPartitionsError,
     InvalidReplicationFactorError,
     InvalidTopicError,
 )
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 __all__ = [
     "MAX_TOPIC_NAME_LENGTH",

@@ -62,7 +62,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from controller.errors import ZkDataError
+from minikafka.controller.errors import ZkDataError
 
 # --- paths -------------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
-from controller.errors import (
+from minikafka.controller.errors import (
     BadZNodeVersionError,
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
@@ -55,7 +55,7 @@ from controller.errors import (
     ZkStoreError,
     ZNodeExistsError,
 )
-from controller.zk_data import (
+from minikafka.controller.zk_data import (
     BROKER_IDS_PATH,
     CLUSTER_ID_PATH,
     CONTROLLER_EPOCH_PATH,

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 import grpc
 import structlog
 
-from broker.config import BrokerConfig
-from proto import minikafka_pb2, minikafka_pb2_grpc
-from proto.errors import KafkaError
+from minikafka.broker.config import BrokerConfig
+from minikafka.proto import minikafka_pb2, minikafka_pb2_grpc
+from minikafka.proto.errors import KafkaError
 
 DEFAULT_CONFIG = "/etc/minikafka/server.properties"
 _EVERY_INTERFACE = frozenset({"", "0.0.0.0", "::"})

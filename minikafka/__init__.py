@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from proto.errors import (
+from minikafka.proto.errors import (
     CorruptRecordError,
     ErrorCode,
     FencedLeaderEpochError,
@@ -52,12 +52,12 @@ from proto.errors import (
 )
 
 if TYPE_CHECKING:
-    from client.admin import AdminClient, NewTopic
-    from client.consumer.consumer import Consumer
-    from client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
-    from client.metadata import TopicPartition
-    from client.producer.future import RecordMetadata
-    from client.producer.producer import Producer
+    from minikafka.client.admin import AdminClient, NewTopic
+    from minikafka.client.consumer.consumer import Consumer
+    from minikafka.client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
+    from minikafka.client.metadata import TopicPartition
+    from minikafka.client.producer.future import RecordMetadata
+    from minikafka.client.producer.producer import Producer
 
     Admin = AdminClient
 
@@ -99,15 +99,15 @@ __all__ = [
 
 # name -> (module, attribute): what __getattr__ loads on first use.
 _LAZY: dict[str, tuple[str, str]] = {
-    "Producer": ("client.producer.producer", "Producer"),
-    "RecordMetadata": ("client.producer.future", "RecordMetadata"),
-    "Consumer": ("client.consumer.consumer", "Consumer"),
-    "ConsumerRecord": ("client.consumer.fetcher", "ConsumerRecord"),
-    "OffsetAndTimestamp": ("client.consumer.fetcher", "OffsetAndTimestamp"),
-    "TopicPartition": ("client.metadata", "TopicPartition"),
-    "AdminClient": ("client.admin", "AdminClient"),
-    "Admin": ("client.admin", "AdminClient"),
-    "NewTopic": ("client.admin", "NewTopic"),
+    "Producer": ("minikafka.client.producer.producer", "Producer"),
+    "RecordMetadata": ("minikafka.client.producer.future", "RecordMetadata"),
+    "Consumer": ("minikafka.client.consumer.consumer", "Consumer"),
+    "ConsumerRecord": ("minikafka.client.consumer.fetcher", "ConsumerRecord"),
+    "OffsetAndTimestamp": ("minikafka.client.consumer.fetcher", "OffsetAndTimestamp"),
+    "TopicPartition": ("minikafka.client.metadata", "TopicPartition"),
+    "AdminClient": ("minikafka.client.admin", "AdminClient"),
+    "Admin": ("minikafka.client.admin", "AdminClient"),
+    "NewTopic": ("minikafka.client.admin", "NewTopic"),
 }
 
 

@@ -15,23 +15,32 @@ from collections.abc import Callable, Sequence
 # subcommand -> (module, help). The module defines add_arguments(parser) and run(args) -> int.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dump-log": (
-        "broker.tools.dump_log",
+        "minikafka.broker.tools.dump_log",
         "print the batches, records and index entries of log files",
     ),
-    "broker": ("broker.server.main", "run a broker (server.properties, KAFKA_* env, --override)"),
-    "topics": ("client.cli.topics", "create, list, describe, alter and delete topics"),
+    "broker": (
+        "minikafka.broker.server.main",
+        "run a broker (server.properties, KAFKA_* env, --override)",
+    ),
+    "topics": ("minikafka.client.cli.topics", "create, list, describe, alter and delete topics"),
     "elect-leaders": (
-        "client.cli.elect_leaders",
+        "minikafka.client.cli.elect_leaders",
         "run a preferred or unclean leader election for partitions",
     ),
-    "produce": ("client.cli.produce", "produce lines of stdin as records (console producer)"),
-    "consume": ("client.cli.consume", "print records of topics to stdout (console consumer)"),
+    "produce": (
+        "minikafka.client.cli.produce",
+        "produce lines of stdin as records (console producer)",
+    ),
+    "consume": (
+        "minikafka.client.cli.consume",
+        "print records of topics to stdout (console consumer)",
+    ),
     "groups": (
-        "client.cli.groups",
+        "minikafka.client.cli.groups",
         "list, describe, reset the offsets of and delete consumer groups",
     ),
-    "perf-produce": ("client.cli.perf_produce", "producer throughput and latency test"),
-    "perf-consume": ("client.cli.perf_consume", "consumer throughput test"),
+    "perf-produce": ("minikafka.client.cli.perf_produce", "producer throughput and latency test"),
+    "perf-consume": ("minikafka.client.cli.perf_consume", "consumer throughput test"),
 }
 
 

@@ -1,4 +1,4 @@
-/* proto._crecords: the record loops of proto/records.py in C, for the client's hot paths.
+/* minikafka.proto._crecords: the record loops of proto/records.py in C, for the client's hot paths.
  *
  * Optional: proto/records.py uses it when it imports and falls back to its own Python code
  * otherwise (no compiler at install time, or MINIKAFKA_PURE_PYTHON=1). Both produce the same
@@ -390,7 +390,7 @@ static PyMemberDef RecordsBuffer_members[] = {
 };
 
 static PyTypeObject RecordsBufferType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "proto._crecords.RecordsBuffer",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "minikafka.proto._crecords.RecordsBuffer",
     .tp_basicsize = sizeof(RecordsBuffer),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "The encoded records of one batch being built.",
@@ -659,14 +659,14 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "proto._crecords",
+    PyModuleDef_HEAD_INIT, "minikafka.proto._crecords",
     "The record loops of proto.records in C (see proto/_crecords.c).", -1, module_methods,
 };
 
 PyMODINIT_FUNC
 PyInit__crecords(void)
 {
-    PyObject *errors = PyImport_ImportModule("proto.errors");
+    PyObject *errors = PyImport_ImportModule("minikafka.proto.errors");
     if (errors == NULL)
         return NULL;
     CorruptRecordError = PyObject_GetAttrString(errors, "CorruptRecordError");

@@ -48,8 +48,8 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from proto.errors import CorruptRecordError
-from proto.wire import WireReader
+from minikafka.proto.errors import CorruptRecordError
+from minikafka.proto.wire import WireReader
 
 __all__ = [
     "GROUP_METADATA_KEY_VERSION",

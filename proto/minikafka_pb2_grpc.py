@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from proto import minikafka_pb2 as proto_dot_minikafka__pb2
+from minikafka.proto import minikafka_pb2 as minikafka_dot_proto_dot_minikafka__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -18,7 +18,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in proto/minikafka_pb2_grpc.py depends on'
+        + ' but the generated code in minikafka/proto/minikafka_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -37,38 +37,38 @@ class DataStub:
         """
         self.Produce = channel.unary_unary(
                 '/minikafka.v1.Data/Produce',
-                request_serializer=proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.ProduceResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceResponse.FromString,
                 _registered_method=True)
         self.Fetch = channel.unary_unary(
                 '/minikafka.v1.Data/Fetch',
-                request_serializer=proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.FetchResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.FetchResponse.FromString,
                 _registered_method=True)
         self.ProduceStream = channel.stream_stream(
                 '/minikafka.v1.Data/ProduceStream',
-                request_serializer=proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.ProduceResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceResponse.FromString,
                 _registered_method=True)
         self.FetchStream = channel.stream_stream(
                 '/minikafka.v1.Data/FetchStream',
-                request_serializer=proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.FetchResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.FetchResponse.FromString,
                 _registered_method=True)
         self.ListOffsets = channel.unary_unary(
                 '/minikafka.v1.Data/ListOffsets',
-                request_serializer=proto_dot_minikafka__pb2.ListOffsetsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.ListOffsetsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListOffsetsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListOffsetsResponse.FromString,
                 _registered_method=True)
         self.OffsetsForLeaderEpoch = channel.unary_unary(
                 '/minikafka.v1.Data/OffsetsForLeaderEpoch',
-                request_serializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.FromString,
                 _registered_method=True)
         self.InitProducerId = channel.unary_unary(
                 '/minikafka.v1.Data/InitProducerId',
-                request_serializer=proto_dot_minikafka__pb2.InitProducerIdRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.InitProducerIdResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.InitProducerIdRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.InitProducerIdResponse.FromString,
                 _registered_method=True)
 
 
@@ -134,38 +134,38 @@ def add_DataServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Produce': grpc.unary_unary_rpc_method_handler(
                     servicer.Produce,
-                    request_deserializer=proto_dot_minikafka__pb2.ProduceRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.ProduceResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceResponse.SerializeToString,
             ),
             'Fetch': grpc.unary_unary_rpc_method_handler(
                     servicer.Fetch,
-                    request_deserializer=proto_dot_minikafka__pb2.FetchRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.FetchResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.FetchRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.FetchResponse.SerializeToString,
             ),
             'ProduceStream': grpc.stream_stream_rpc_method_handler(
                     servicer.ProduceStream,
-                    request_deserializer=proto_dot_minikafka__pb2.ProduceRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.ProduceResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ProduceResponse.SerializeToString,
             ),
             'FetchStream': grpc.stream_stream_rpc_method_handler(
                     servicer.FetchStream,
-                    request_deserializer=proto_dot_minikafka__pb2.FetchRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.FetchResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.FetchRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.FetchResponse.SerializeToString,
             ),
             'ListOffsets': grpc.unary_unary_rpc_method_handler(
                     servicer.ListOffsets,
-                    request_deserializer=proto_dot_minikafka__pb2.ListOffsetsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.ListOffsetsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListOffsetsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListOffsetsResponse.SerializeToString,
             ),
             'OffsetsForLeaderEpoch': grpc.unary_unary_rpc_method_handler(
                     servicer.OffsetsForLeaderEpoch,
-                    request_deserializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.SerializeToString,
             ),
             'InitProducerId': grpc.unary_unary_rpc_method_handler(
                     servicer.InitProducerId,
-                    request_deserializer=proto_dot_minikafka__pb2.InitProducerIdRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.InitProducerIdResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.InitProducerIdRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.InitProducerIdResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -194,8 +194,8 @@ class Data:
             request,
             target,
             '/minikafka.v1.Data/Produce',
-            proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
-            proto_dot_minikafka__pb2.ProduceResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ProduceResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -221,8 +221,8 @@ class Data:
             request,
             target,
             '/minikafka.v1.Data/Fetch',
-            proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
-            proto_dot_minikafka__pb2.FetchResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.FetchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -248,8 +248,8 @@ class Data:
             request_iterator,
             target,
             '/minikafka.v1.Data/ProduceStream',
-            proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
-            proto_dot_minikafka__pb2.ProduceResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.ProduceRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ProduceResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -275,8 +275,8 @@ class Data:
             request_iterator,
             target,
             '/minikafka.v1.Data/FetchStream',
-            proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
-            proto_dot_minikafka__pb2.FetchResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.FetchRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.FetchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -302,8 +302,8 @@ class Data:
             request,
             target,
             '/minikafka.v1.Data/ListOffsets',
-            proto_dot_minikafka__pb2.ListOffsetsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.ListOffsetsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.ListOffsetsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ListOffsetsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -329,8 +329,8 @@ class Data:
             request,
             target,
             '/minikafka.v1.Data/OffsetsForLeaderEpoch',
-            proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
-            proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.OffsetsForLeaderEpochRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.OffsetsForLeaderEpochResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -356,8 +356,8 @@ class Data:
             request,
             target,
             '/minikafka.v1.Data/InitProducerId',
-            proto_dot_minikafka__pb2.InitProducerIdRequest.SerializeToString,
-            proto_dot_minikafka__pb2.InitProducerIdResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.InitProducerIdRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.InitProducerIdResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -381,13 +381,13 @@ class MetadataStub:
         """
         self.Metadata = channel.unary_unary(
                 '/minikafka.v1.Metadata/Metadata',
-                request_serializer=proto_dot_minikafka__pb2.MetadataRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.MetadataResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.MetadataRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.MetadataResponse.FromString,
                 _registered_method=True)
         self.DescribeCluster = channel.unary_unary(
                 '/minikafka.v1.Metadata/DescribeCluster',
-                request_serializer=proto_dot_minikafka__pb2.DescribeClusterRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.DescribeClusterResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClusterRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClusterResponse.FromString,
                 _registered_method=True)
 
 
@@ -414,13 +414,13 @@ def add_MetadataServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Metadata': grpc.unary_unary_rpc_method_handler(
                     servicer.Metadata,
-                    request_deserializer=proto_dot_minikafka__pb2.MetadataRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.MetadataResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.MetadataRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.MetadataResponse.SerializeToString,
             ),
             'DescribeCluster': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeCluster,
-                    request_deserializer=proto_dot_minikafka__pb2.DescribeClusterRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.DescribeClusterResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClusterRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClusterResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -449,8 +449,8 @@ class Metadata:
             request,
             target,
             '/minikafka.v1.Metadata/Metadata',
-            proto_dot_minikafka__pb2.MetadataRequest.SerializeToString,
-            proto_dot_minikafka__pb2.MetadataResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.MetadataRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.MetadataResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -476,8 +476,8 @@ class Metadata:
             request,
             target,
             '/minikafka.v1.Metadata/DescribeCluster',
-            proto_dot_minikafka__pb2.DescribeClusterRequest.SerializeToString,
-            proto_dot_minikafka__pb2.DescribeClusterResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeClusterRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeClusterResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -503,38 +503,38 @@ class AdminStub:
         """
         self.CreateTopics = channel.unary_unary(
                 '/minikafka.v1.Admin/CreateTopics',
-                request_serializer=proto_dot_minikafka__pb2.CreateTopicsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.CreateTopicsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.CreateTopicsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.CreateTopicsResponse.FromString,
                 _registered_method=True)
         self.DeleteTopics = channel.unary_unary(
                 '/minikafka.v1.Admin/DeleteTopics',
-                request_serializer=proto_dot_minikafka__pb2.DeleteTopicsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.DeleteTopicsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteTopicsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteTopicsResponse.FromString,
                 _registered_method=True)
         self.CreatePartitions = channel.unary_unary(
                 '/minikafka.v1.Admin/CreatePartitions',
-                request_serializer=proto_dot_minikafka__pb2.CreatePartitionsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.CreatePartitionsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.CreatePartitionsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.CreatePartitionsResponse.FromString,
                 _registered_method=True)
         self.ElectLeaders = channel.unary_unary(
                 '/minikafka.v1.Admin/ElectLeaders',
-                request_serializer=proto_dot_minikafka__pb2.ElectLeadersRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.ElectLeadersResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersResponse.FromString,
                 _registered_method=True)
         self.DescribeConfigs = channel.unary_unary(
                 '/minikafka.v1.Admin/DescribeConfigs',
-                request_serializer=proto_dot_minikafka__pb2.DescribeConfigsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.DescribeConfigsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeConfigsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeConfigsResponse.FromString,
                 _registered_method=True)
         self.IncrementalAlterConfigs = channel.unary_unary(
                 '/minikafka.v1.Admin/IncrementalAlterConfigs',
-                request_serializer=proto_dot_minikafka__pb2.IncrementalAlterConfigsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.IncrementalAlterConfigsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.IncrementalAlterConfigsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.IncrementalAlterConfigsResponse.FromString,
                 _registered_method=True)
         self.DeleteRecords = channel.unary_unary(
                 '/minikafka.v1.Admin/DeleteRecords',
-                request_serializer=proto_dot_minikafka__pb2.DeleteRecordsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.DeleteRecordsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsResponse.FromString,
                 _registered_method=True)
 
 
@@ -598,38 +598,38 @@ def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'CreateTopics': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateTopics,
-                    request_deserializer=proto_dot_minikafka__pb2.CreateTopicsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.CreateTopicsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.CreateTopicsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.CreateTopicsResponse.SerializeToString,
             ),
             'DeleteTopics': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteTopics,
-                    request_deserializer=proto_dot_minikafka__pb2.DeleteTopicsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.DeleteTopicsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteTopicsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteTopicsResponse.SerializeToString,
             ),
             'CreatePartitions': grpc.unary_unary_rpc_method_handler(
                     servicer.CreatePartitions,
-                    request_deserializer=proto_dot_minikafka__pb2.CreatePartitionsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.CreatePartitionsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.CreatePartitionsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.CreatePartitionsResponse.SerializeToString,
             ),
             'ElectLeaders': grpc.unary_unary_rpc_method_handler(
                     servicer.ElectLeaders,
-                    request_deserializer=proto_dot_minikafka__pb2.ElectLeadersRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.ElectLeadersResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersResponse.SerializeToString,
             ),
             'DescribeConfigs': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeConfigs,
-                    request_deserializer=proto_dot_minikafka__pb2.DescribeConfigsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.DescribeConfigsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeConfigsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeConfigsResponse.SerializeToString,
             ),
             'IncrementalAlterConfigs': grpc.unary_unary_rpc_method_handler(
                     servicer.IncrementalAlterConfigs,
-                    request_deserializer=proto_dot_minikafka__pb2.IncrementalAlterConfigsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.IncrementalAlterConfigsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.IncrementalAlterConfigsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.IncrementalAlterConfigsResponse.SerializeToString,
             ),
             'DeleteRecords': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteRecords,
-                    request_deserializer=proto_dot_minikafka__pb2.DeleteRecordsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.DeleteRecordsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -660,8 +660,8 @@ class Admin:
             request,
             target,
             '/minikafka.v1.Admin/CreateTopics',
-            proto_dot_minikafka__pb2.CreateTopicsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.CreateTopicsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.CreateTopicsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.CreateTopicsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -687,8 +687,8 @@ class Admin:
             request,
             target,
             '/minikafka.v1.Admin/DeleteTopics',
-            proto_dot_minikafka__pb2.DeleteTopicsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.DeleteTopicsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteTopicsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteTopicsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -714,8 +714,8 @@ class Admin:
             request,
             target,
             '/minikafka.v1.Admin/CreatePartitions',
-            proto_dot_minikafka__pb2.CreatePartitionsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.CreatePartitionsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.CreatePartitionsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.CreatePartitionsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -741,8 +741,8 @@ class Admin:
             request,
             target,
             '/minikafka.v1.Admin/ElectLeaders',
-            proto_dot_minikafka__pb2.ElectLeadersRequest.SerializeToString,
-            proto_dot_minikafka__pb2.ElectLeadersResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -768,8 +768,8 @@ class Admin:
             request,
             target,
             '/minikafka.v1.Admin/DescribeConfigs',
-            proto_dot_minikafka__pb2.DescribeConfigsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.DescribeConfigsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeConfigsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -795,8 +795,8 @@ class Admin:
             request,
             target,
             '/minikafka.v1.Admin/IncrementalAlterConfigs',
-            proto_dot_minikafka__pb2.IncrementalAlterConfigsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.IncrementalAlterConfigsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.IncrementalAlterConfigsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.IncrementalAlterConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -822,8 +822,8 @@ class Admin:
             request,
             target,
             '/minikafka.v1.Admin/DeleteRecords',
-            proto_dot_minikafka__pb2.DeleteRecordsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.DeleteRecordsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -854,23 +854,23 @@ class ControlStub:
         """
         self.LeaderAndIsr = channel.unary_unary(
                 '/minikafka.v1.Control/LeaderAndIsr',
-                request_serializer=proto_dot_minikafka__pb2.LeaderAndIsrRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.LeaderAndIsrResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.LeaderAndIsrRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.LeaderAndIsrResponse.FromString,
                 _registered_method=True)
         self.UpdateMetadata = channel.unary_unary(
                 '/minikafka.v1.Control/UpdateMetadata',
-                request_serializer=proto_dot_minikafka__pb2.UpdateMetadataRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.UpdateMetadataResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.UpdateMetadataRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.UpdateMetadataResponse.FromString,
                 _registered_method=True)
         self.StopReplica = channel.unary_unary(
                 '/minikafka.v1.Control/StopReplica',
-                request_serializer=proto_dot_minikafka__pb2.StopReplicaRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.StopReplicaResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.StopReplicaRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.StopReplicaResponse.FromString,
                 _registered_method=True)
         self.ControlledShutdown = channel.unary_unary(
                 '/minikafka.v1.Control/ControlledShutdown',
-                request_serializer=proto_dot_minikafka__pb2.ControlledShutdownRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.ControlledShutdownResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownResponse.FromString,
                 _registered_method=True)
 
 
@@ -918,23 +918,23 @@ def add_ControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'LeaderAndIsr': grpc.unary_unary_rpc_method_handler(
                     servicer.LeaderAndIsr,
-                    request_deserializer=proto_dot_minikafka__pb2.LeaderAndIsrRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.LeaderAndIsrResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.LeaderAndIsrRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.LeaderAndIsrResponse.SerializeToString,
             ),
             'UpdateMetadata': grpc.unary_unary_rpc_method_handler(
                     servicer.UpdateMetadata,
-                    request_deserializer=proto_dot_minikafka__pb2.UpdateMetadataRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.UpdateMetadataResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.UpdateMetadataRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.UpdateMetadataResponse.SerializeToString,
             ),
             'StopReplica': grpc.unary_unary_rpc_method_handler(
                     servicer.StopReplica,
-                    request_deserializer=proto_dot_minikafka__pb2.StopReplicaRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.StopReplicaResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.StopReplicaRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.StopReplicaResponse.SerializeToString,
             ),
             'ControlledShutdown': grpc.unary_unary_rpc_method_handler(
                     servicer.ControlledShutdown,
-                    request_deserializer=proto_dot_minikafka__pb2.ControlledShutdownRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.ControlledShutdownResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -970,8 +970,8 @@ class Control:
             request,
             target,
             '/minikafka.v1.Control/LeaderAndIsr',
-            proto_dot_minikafka__pb2.LeaderAndIsrRequest.SerializeToString,
-            proto_dot_minikafka__pb2.LeaderAndIsrResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.LeaderAndIsrRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.LeaderAndIsrResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -997,8 +997,8 @@ class Control:
             request,
             target,
             '/minikafka.v1.Control/UpdateMetadata',
-            proto_dot_minikafka__pb2.UpdateMetadataRequest.SerializeToString,
-            proto_dot_minikafka__pb2.UpdateMetadataResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.UpdateMetadataRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.UpdateMetadataResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1024,8 +1024,8 @@ class Control:
             request,
             target,
             '/minikafka.v1.Control/StopReplica',
-            proto_dot_minikafka__pb2.StopReplicaRequest.SerializeToString,
-            proto_dot_minikafka__pb2.StopReplicaResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.StopReplicaRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.StopReplicaResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1051,8 +1051,8 @@ class Control:
             request,
             target,
             '/minikafka.v1.Control/ControlledShutdown',
-            proto_dot_minikafka__pb2.ControlledShutdownRequest.SerializeToString,
-            proto_dot_minikafka__pb2.ControlledShutdownResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1080,53 +1080,53 @@ class GroupStub:
         """
         self.FindCoordinator = channel.unary_unary(
                 '/minikafka.v1.Group/FindCoordinator',
-                request_serializer=proto_dot_minikafka__pb2.FindCoordinatorRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.FindCoordinatorResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.FindCoordinatorRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.FindCoordinatorResponse.FromString,
                 _registered_method=True)
         self.JoinGroup = channel.unary_unary(
                 '/minikafka.v1.Group/JoinGroup',
-                request_serializer=proto_dot_minikafka__pb2.JoinGroupRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.JoinGroupResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.JoinGroupRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.JoinGroupResponse.FromString,
                 _registered_method=True)
         self.SyncGroup = channel.unary_unary(
                 '/minikafka.v1.Group/SyncGroup',
-                request_serializer=proto_dot_minikafka__pb2.SyncGroupRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.SyncGroupResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.SyncGroupRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.SyncGroupResponse.FromString,
                 _registered_method=True)
         self.Heartbeat = channel.unary_unary(
                 '/minikafka.v1.Group/Heartbeat',
-                request_serializer=proto_dot_minikafka__pb2.HeartbeatRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.HeartbeatResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.HeartbeatRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.HeartbeatResponse.FromString,
                 _registered_method=True)
         self.LeaveGroup = channel.unary_unary(
                 '/minikafka.v1.Group/LeaveGroup',
-                request_serializer=proto_dot_minikafka__pb2.LeaveGroupRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.LeaveGroupResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.LeaveGroupRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.LeaveGroupResponse.FromString,
                 _registered_method=True)
         self.OffsetCommit = channel.unary_unary(
                 '/minikafka.v1.Group/OffsetCommit',
-                request_serializer=proto_dot_minikafka__pb2.OffsetCommitRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.OffsetCommitResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetCommitRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetCommitResponse.FromString,
                 _registered_method=True)
         self.OffsetFetch = channel.unary_unary(
                 '/minikafka.v1.Group/OffsetFetch',
-                request_serializer=proto_dot_minikafka__pb2.OffsetFetchRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.OffsetFetchResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetFetchRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetFetchResponse.FromString,
                 _registered_method=True)
         self.ListGroups = channel.unary_unary(
                 '/minikafka.v1.Group/ListGroups',
-                request_serializer=proto_dot_minikafka__pb2.ListGroupsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.ListGroupsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListGroupsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListGroupsResponse.FromString,
                 _registered_method=True)
         self.DescribeGroups = channel.unary_unary(
                 '/minikafka.v1.Group/DescribeGroups',
-                request_serializer=proto_dot_minikafka__pb2.DescribeGroupsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.DescribeGroupsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeGroupsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeGroupsResponse.FromString,
                 _registered_method=True)
         self.DeleteGroups = channel.unary_unary(
                 '/minikafka.v1.Group/DeleteGroups',
-                request_serializer=proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
-                response_deserializer=proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
                 _registered_method=True)
 
 
@@ -1208,53 +1208,53 @@ def add_GroupServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'FindCoordinator': grpc.unary_unary_rpc_method_handler(
                     servicer.FindCoordinator,
-                    request_deserializer=proto_dot_minikafka__pb2.FindCoordinatorRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.FindCoordinatorResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.FindCoordinatorRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.FindCoordinatorResponse.SerializeToString,
             ),
             'JoinGroup': grpc.unary_unary_rpc_method_handler(
                     servicer.JoinGroup,
-                    request_deserializer=proto_dot_minikafka__pb2.JoinGroupRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.JoinGroupResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.JoinGroupRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.JoinGroupResponse.SerializeToString,
             ),
             'SyncGroup': grpc.unary_unary_rpc_method_handler(
                     servicer.SyncGroup,
-                    request_deserializer=proto_dot_minikafka__pb2.SyncGroupRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.SyncGroupResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.SyncGroupRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.SyncGroupResponse.SerializeToString,
             ),
             'Heartbeat': grpc.unary_unary_rpc_method_handler(
                     servicer.Heartbeat,
-                    request_deserializer=proto_dot_minikafka__pb2.HeartbeatRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.HeartbeatResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.HeartbeatRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.HeartbeatResponse.SerializeToString,
             ),
             'LeaveGroup': grpc.unary_unary_rpc_method_handler(
                     servicer.LeaveGroup,
-                    request_deserializer=proto_dot_minikafka__pb2.LeaveGroupRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.LeaveGroupResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.LeaveGroupRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.LeaveGroupResponse.SerializeToString,
             ),
             'OffsetCommit': grpc.unary_unary_rpc_method_handler(
                     servicer.OffsetCommit,
-                    request_deserializer=proto_dot_minikafka__pb2.OffsetCommitRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.OffsetCommitResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetCommitRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetCommitResponse.SerializeToString,
             ),
             'OffsetFetch': grpc.unary_unary_rpc_method_handler(
                     servicer.OffsetFetch,
-                    request_deserializer=proto_dot_minikafka__pb2.OffsetFetchRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.OffsetFetchResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetFetchRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.OffsetFetchResponse.SerializeToString,
             ),
             'ListGroups': grpc.unary_unary_rpc_method_handler(
                     servicer.ListGroups,
-                    request_deserializer=proto_dot_minikafka__pb2.ListGroupsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.ListGroupsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListGroupsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListGroupsResponse.SerializeToString,
             ),
             'DescribeGroups': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeGroups,
-                    request_deserializer=proto_dot_minikafka__pb2.DescribeGroupsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.DescribeGroupsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeGroupsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeGroupsResponse.SerializeToString,
             ),
             'DeleteGroups': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteGroups,
-                    request_deserializer=proto_dot_minikafka__pb2.DeleteGroupsRequest.FromString,
-                    response_serializer=proto_dot_minikafka__pb2.DeleteGroupsResponse.SerializeToString,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1287,8 +1287,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/FindCoordinator',
-            proto_dot_minikafka__pb2.FindCoordinatorRequest.SerializeToString,
-            proto_dot_minikafka__pb2.FindCoordinatorResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.FindCoordinatorRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.FindCoordinatorResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1314,8 +1314,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/JoinGroup',
-            proto_dot_minikafka__pb2.JoinGroupRequest.SerializeToString,
-            proto_dot_minikafka__pb2.JoinGroupResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.JoinGroupRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.JoinGroupResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1341,8 +1341,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/SyncGroup',
-            proto_dot_minikafka__pb2.SyncGroupRequest.SerializeToString,
-            proto_dot_minikafka__pb2.SyncGroupResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.SyncGroupRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.SyncGroupResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1368,8 +1368,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/Heartbeat',
-            proto_dot_minikafka__pb2.HeartbeatRequest.SerializeToString,
-            proto_dot_minikafka__pb2.HeartbeatResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.HeartbeatRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.HeartbeatResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1395,8 +1395,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/LeaveGroup',
-            proto_dot_minikafka__pb2.LeaveGroupRequest.SerializeToString,
-            proto_dot_minikafka__pb2.LeaveGroupResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.LeaveGroupRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.LeaveGroupResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1422,8 +1422,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/OffsetCommit',
-            proto_dot_minikafka__pb2.OffsetCommitRequest.SerializeToString,
-            proto_dot_minikafka__pb2.OffsetCommitResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.OffsetCommitRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.OffsetCommitResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1449,8 +1449,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/OffsetFetch',
-            proto_dot_minikafka__pb2.OffsetFetchRequest.SerializeToString,
-            proto_dot_minikafka__pb2.OffsetFetchResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.OffsetFetchRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.OffsetFetchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1476,8 +1476,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/ListGroups',
-            proto_dot_minikafka__pb2.ListGroupsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.ListGroupsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.ListGroupsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ListGroupsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1503,8 +1503,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/DescribeGroups',
-            proto_dot_minikafka__pb2.DescribeGroupsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.DescribeGroupsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeGroupsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeGroupsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1530,8 +1530,8 @@ class Group:
             request,
             target,
             '/minikafka.v1.Group/DeleteGroups',
-            proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
-            proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
             options,
             channel_credentials,
             insecure,

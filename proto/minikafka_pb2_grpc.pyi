@@ -28,7 +28,7 @@ Conventions (Kafka's, except that every per-partition result also has an error_m
 
 from collections import abc as _abc
 from grpc import aio as _aio
-from proto import minikafka_pb2 as _minikafka_pb2
+from minikafka.proto import minikafka_pb2 as _minikafka_pb2
 import abc as _abc_1
 import grpc as _grpc
 import sys

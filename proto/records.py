@@ -58,7 +58,7 @@ import crc32c as _crc32c
 import lz4.frame as _lz4
 import zstandard as _zstd
 
-from proto.errors import (
+from minikafka.proto.errors import (
     CorruptRecordError,
     InvalidRecordError,
     RecordTooLargeError,
@@ -645,7 +645,7 @@ class PyRecordsBuffer:
 _crecords: ModuleType | None = None
 if not os.environ.get("MINIKAFKA_PURE_PYTHON"):
     try:
-        from proto import _crecords
+        from minikafka.proto import _crecords
     except ImportError:
         _crecords = None
 ACCELERATED = _crecords is not None

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import struct
 
-from proto.errors import KafkaError
+from minikafka.proto.errors import KafkaError
 
 __all__ = ["WireReader"]
 

@@ -4,9 +4,9 @@
 #   proto/minikafka_pb2.pyi      type stubs for them
 #   proto/minikafka_pb2_grpc.py  service stubs and servicer bases
 #   proto/minikafka_pb2_grpc.pyi type stubs for them (mypy-protobuf's protoc-gen-mypy_grpc)
-# protoc runs from the repository root with `-I.`, so the .proto is known as
-# `proto/minikafka.proto` and the generated service module imports `from proto import
-# minikafka_pb2`, which resolves to our `proto` package.
+# proto/ installs as the package minikafka.proto (setup.py), so protoc sees the .proto at
+# `minikafka/proto/minikafka.proto` in a staging tree: the messages register under that name
+# and the service module imports `from minikafka.proto import minikafka_pb2`.
 #
 #   scripts/gen-proto.sh           rewrite the checked-in files
 #   scripts/gen-proto.sh --check   generate into a temporary directory and fail (exit 1) if the
@@ -33,11 +33,17 @@ if [ ! -x "$mypy_grpc_plugin" ]; then
     exit 2
 fi
 
-generate() {  # $1: output root (the tree that holds proto/)
-    "$PYTHON" -m grpc_tools.protoc -I. \
-        --python_out="$1" --pyi_out="$1" --grpc_python_out="$1" \
-        --plugin=protoc-gen-mypy_grpc="$mypy_grpc_plugin" --mypy_grpc_out=quiet:"$1" \
-        "$source_file"
+generate() {  # $1: output folder (the generated files land in $1/proto/)
+    local stage
+    stage=$(mktemp -d)
+    mkdir -p "$stage/src/minikafka/proto" "$stage/out" "$1/proto"
+    cp "$source_file" "$stage/src/minikafka/proto/"
+    "$PYTHON" -m grpc_tools.protoc -I"$stage/src" \
+        --python_out="$stage/out" --pyi_out="$stage/out" --grpc_python_out="$stage/out" \
+        --plugin=protoc-gen-mypy_grpc="$mypy_grpc_plugin" --mypy_grpc_out=quiet:"$stage/out" \
+        "$stage/src/minikafka/proto/minikafka.proto"
+    cp "$stage"/out/minikafka/proto/* "$1/proto/"
+    rm -rf "$stage"
 }
 
 case "${1:-}" in

@@ -37,8 +37,15 @@ step "ruff"
 "$venv/bin/ruff" check .
 "$venv/bin/ruff" format --check .
 
+step "the installed layout under build/ (for mypy and import-linter)"
+scripts/link-tree.sh
+
 step "mypy"
 "$venv/bin/mypy"
+
+step "import-linter (.importlinter: which way imports go)"
+lint_imports="$(cd "$venv/bin" && pwd)/lint-imports"
+(cd build/imports && "$lint_imports" "$OLDPWD/.importlinter")
 
 if [ "$#" = 0 ]; then
     # The record codec and the client also run without proto._crecords (a machine without a

@@ -2,8 +2,7 @@
 reader and analytics jobs.
 
     from pyspark.sql import SparkSession
-    import spark_jobs
-
+    import minikafka.spark as spark_jobs
     spark = SparkSession.builder.master("local[*]").getOrCreate()
     spark_jobs.register(spark)                   # formats "minikafka" and "minikafka-segments"
     # or, with a session already active:  import spark_jobs.auto
@@ -12,8 +11,8 @@ reader and analytics jobs.
     offline = spark.read.format("minikafka-segments").option("path", "/var/lib/minikafka/logs")
               .option("subscribe", "orders").load()
 
-Jobs: ``python -m spark_jobs.topic_stats``, ``python -m spark_jobs.consumer_lag``,
-``python -m spark_jobs.windowed_counts`` (each ``--bootstrap-server … --topic …``).
+Jobs: ``python -m minikafka.spark.topic_stats``, ``python -m minikafka.spark.consumer_lag``,
+``python -m minikafka.spark.windowed_counts`` (each ``--bootstrap-server … --topic …``).
 
 Spark's Python workers must run an interpreter that has this package and pyarrow:
 ``session(...)`` sets PYSPARK_PYTHON to the current one before starting Spark.
@@ -36,8 +35,8 @@ SEGMENTS_FORMAT = "minikafka-segments"
 
 def register(spark: SparkSession) -> None:
     """Register both formats with ``spark`` (once per session is enough)."""
-    from spark_jobs.segments import SegmentsDataSource
-    from spark_jobs.source import MiniKafkaDataSource
+    from minikafka.spark.segments import SegmentsDataSource
+    from minikafka.spark.source import MiniKafkaDataSource
 
     spark.dataSource.register(MiniKafkaDataSource)
     spark.dataSource.register(SegmentsDataSource)

@@ -1,7 +1,7 @@
 """Import this module to register the formats with the active SparkSession:
 
     spark = SparkSession.builder.getOrCreate()
-    import spark_jobs.auto  # noqa: F401  -> format("minikafka"), format("minikafka-segments")
+    import minikafka.spark.auto  # noqa: F401  -> format("minikafka"), format("minikafka-segments")
 
 Handy in notebooks and ``spark-submit`` scripts that receive a session already made. Without an
 active session the import does nothing; call ``spark_jobs.register(spark)`` later.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from spark_jobs import register
+from minikafka.spark import register
 
 __all__: list[str] = []
 

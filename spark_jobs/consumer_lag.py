@@ -1,6 +1,6 @@
-"""``python -m spark_jobs.consumer_lag``: consumer-group lag now and over time.
+"""``python -m minikafka.spark.consumer_lag``: consumer-group lag now and over time.
 
-    python -m spark_jobs.consumer_lag --bootstrap-server 127.0.0.1:9092 \\
+    python -m minikafka.spark.consumer_lag --bootstrap-server 127.0.0.1:9092 \\
         [--group billing] [--topic orders] [--output /tmp/lag] [--master ...]
 
 Reads every record of ``__consumer_offsets`` with the minikafka source and decodes Kafka's
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-import spark_jobs
-from client.metadata import TopicPartition
-from spark_jobs._cli import base_parser, format_table
-from spark_jobs.consumer_offsets import COMMIT_SCHEMA, offset_commits
-from spark_jobs.planner import OffsetsClient
+import minikafka.spark as spark_jobs
+from minikafka.client.metadata import TopicPartition
+from minikafka.spark._cli import base_parser, format_table
+from minikafka.spark.consumer_offsets import COMMIT_SCHEMA, offset_commits
+from minikafka.spark.planner import OffsetsClient
 
 __all__ = ["ConsumerLag", "compute", "main"]
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-from proto.consumer_offsets import OffsetKey, decode_key, decode_offset_value
+from minikafka.proto.consumer_offsets import OffsetKey, decode_key, decode_offset_value
 
 __all__ = ["COMMIT_SCHEMA", "OffsetCommit", "decode_commit", "offset_commits"]
 

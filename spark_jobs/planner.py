@@ -21,9 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from client.consumer.consumer import Consumer
-from client.metadata import TopicPartition
-from spark_jobs.options import EARLIEST, LATEST, OffsetSpec, SourceOptions, SourceOptionsError
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.spark.options import EARLIEST, LATEST, OffsetSpec, SourceOptions, SourceOptionsError
 
 __all__ = [
     "OffsetRange",

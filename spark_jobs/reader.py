@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import structlog
 
-from client.consumer.consumer import Consumer
-from client.metadata import TopicPartition
-from proto.errors import OffsetOutOfRangeError
-from spark_jobs.planner import OffsetRange
-from spark_jobs.schema import RowBuffer
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.proto.errors import OffsetOutOfRangeError
+from minikafka.spark.planner import OffsetRange
+from minikafka.spark.schema import RowBuffer
 
 __all__ = ["DataLossError", "ReadSettings", "read_range"]
 

@@ -26,7 +26,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from proto.records import Header
+from minikafka.proto.records import Header
 
 __all__ = ["HEADERS_TYPE", "RowBuffer", "arrow_schema", "kafka_schema"]
 

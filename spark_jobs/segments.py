@@ -37,9 +37,9 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from proto.records import TimestampType, decode_batch, iter_batch_headers
-from spark_jobs.options import SourceOptionsError, get_bool, get_option
-from spark_jobs.schema import RowBuffer, kafka_schema
+from minikafka.proto.records import TimestampType, decode_batch, iter_batch_headers
+from minikafka.spark.options import SourceOptionsError, get_bool, get_option
+from minikafka.spark.schema import RowBuffer, kafka_schema
 
 __all__ = ["SegmentFile", "SegmentsDataSource", "list_segments", "read_checkpoint", "read_segment"]
 

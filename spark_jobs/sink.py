@@ -28,8 +28,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import BinaryType, IntegerType, StringType, StructType
 
-from client.producer.producer import Producer
-from spark_jobs.options import SourceOptionsError, bootstrap_servers, get_option
+from minikafka.client.producer.producer import Producer
+from minikafka.spark.options import SourceOptionsError, bootstrap_servers, get_option
 
 __all__ = ["SinkSettings", "StreamWriter", "Writer", "produce_batches", "sink_settings"]
 

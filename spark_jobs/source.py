@@ -42,9 +42,9 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from client.metadata import TopicPartition
-from spark_jobs.options import SourceOptions, get_bool, parse_source_options
-from spark_jobs.planner import (
+from minikafka.client.metadata import TopicPartition
+from minikafka.spark.options import SourceOptions, get_bool, parse_source_options
+from minikafka.spark.planner import (
     OffsetRange,
     OffsetsClient,
     offset_ranges,
@@ -52,9 +52,9 @@ from spark_jobs.planner import (
     resolve_offsets,
     split_ranges,
 )
-from spark_jobs.reader import DataLossError, ReadSettings, data_loss_message, read_range
-from spark_jobs.schema import kafka_schema
-from spark_jobs.sink import StreamWriter, Writer, sink_settings
+from minikafka.spark.reader import DataLossError, ReadSettings, data_loss_message, read_range
+from minikafka.spark.schema import kafka_schema
+from minikafka.spark.sink import StreamWriter, Writer, sink_settings
 
 __all__ = ["BatchReader", "MiniKafkaDataSource", "StreamReader"]
 

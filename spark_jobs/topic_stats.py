@@ -1,6 +1,6 @@
-"""``python -m spark_jobs.topic_stats``: what a topic holds, from a batch read of all of it.
+"""``python -m minikafka.spark.topic_stats``: what a topic holds, from a batch read of all of it.
 
-    python -m spark_jobs.topic_stats --bootstrap-server 127.0.0.1:9092 --topic orders \\
+    python -m minikafka.spark.topic_stats --bootstrap-server 127.0.0.1:9092 --topic orders \\
         [--top 10] [--output /tmp/orders-stats] [--master spark://host:7077]
 
 Prints, as tables: records and bytes (key + value) per partition with their offset ranges;
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
-import spark_jobs
-from spark_jobs._cli import base_parser, format_table
+import minikafka.spark as spark_jobs
+from minikafka.spark._cli import base_parser, format_table
 
 __all__ = ["TopicStats", "compute", "main"]
 

@@ -1,6 +1,6 @@
-"""``python -m spark_jobs.windowed_counts``: streaming tumbling-window counts per key, to a topic.
+"""``python -m minikafka.spark.windowed_counts``: streaming tumbling-window counts per key.
 
-    python -m spark_jobs.windowed_counts --bootstrap-server 127.0.0.1:9092 --topic clicks \\
+    python -m minikafka.spark.windowed_counts --bootstrap-server 127.0.0.1:9092 --topic clicks \\
         --output-topic clicks-per-minute --checkpoint /tmp/wc-checkpoint \\
         [--window "1 minute"] [--watermark "10 minutes"] [--starting-offsets earliest]
         [--max-offsets-per-trigger 100000] [--available-now] [--master ...]
@@ -24,8 +24,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-import spark_jobs
-from spark_jobs._cli import base_parser
+import minikafka.spark as spark_jobs
+from minikafka.spark._cli import base_parser
 
 __all__ = ["counts", "main", "start"]
 

@@ -40,15 +40,15 @@ from typing import Protocol
 
 import structlog
 
-from broker.config import BrokerConfig
-from broker.group.group_metadata import (
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.group.group_metadata import (
     GroupMetadata,
     GroupState,
     JoinResult,
     MemberMetadata,
     SyncResult,
 )
-from proto.consumer_offsets import (
+from minikafka.proto.consumer_offsets import (
     OffsetAndMetadata,
     OffsetKey,
     decode_group_metadata_value,
@@ -59,8 +59,8 @@ from proto.consumer_offsets import (
     encode_offset_key,
     encode_offset_value,
 )
-from proto.errors import ErrorCode
-from proto.records import decode_records, encode_batch
+from minikafka.proto.errors import ErrorCode
+from minikafka.proto.records import decode_records, encode_batch
 
 __all__ = [
     "GROUP_METADATA_TOPIC",

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 
-from proto.consumer_offsets import GroupMetadataValue, MemberRecord, OffsetAndMetadata
+from minikafka.proto.consumer_offsets import GroupMetadataValue, MemberRecord, OffsetAndMetadata
 
 __all__ = ["GroupMetadata", "GroupState", "JoinResult", "MemberMetadata", "SyncResult"]
 

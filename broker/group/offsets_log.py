@@ -8,11 +8,11 @@ Not thread-safe: the broker's event loop.
 
 from __future__ import annotations
 
-from broker.group.coordinator import GROUP_METADATA_TOPIC
-from broker.replication.replica_manager import ReplicaManager
-from broker.storage.checkpoints import TopicPartition
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode
+from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
 
 __all__ = ["ReplicaManagerOffsetsLog"]
 

@@ -4,11 +4,11 @@ Imports point one way: replication uses broker.storage, controller (ZooKeeper st
 proto; broker.server uses replication. Everything here lives on the broker's event loop.
 """
 
-from broker.replication.delayed import Purgatory
-from broker.replication.fetcher import ReplicaFetcher, ReplicaFetcherManager
-from broker.replication.partition import Partition
-from broker.replication.producer_state import ProducerIdManager, ProducerStateManager
-from broker.replication.replica_manager import (
+from minikafka.broker.replication.delayed import Purgatory
+from minikafka.broker.replication.fetcher import ReplicaFetcher, ReplicaFetcherManager
+from minikafka.broker.replication.partition import Partition
+from minikafka.broker.replication.producer_state import ProducerIdManager, ProducerStateManager
+from minikafka.broker.replication.replica_manager import (
     FOLLOWER_TRUNCATION_KEY,
     MetadataView,
     PartitionStateStore,

@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import Callable, Hashable, Iterable
 from typing import NamedTuple, TypeVar
 
-from broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.checkpoints import TopicPartition
 
 __all__ = [
     "Purgatory",

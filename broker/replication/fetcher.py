@@ -37,12 +37,12 @@ from typing import NamedTuple, Protocol
 import grpc
 import structlog
 
-from broker.replication.partition import Partition
-from broker.storage.checkpoints import TopicPartition
-from broker.storage.log import UnexpectedAppendOffsetError
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError
+from minikafka.broker.replication.partition import Partition
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.log import UnexpectedAppendOffsetError
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
     "AbstractFetcher",

@@ -46,16 +46,16 @@ from typing import NamedTuple
 
 import structlog
 
-from broker.replication.producer_state import ProducerStateManager
-from broker.storage.log import Log, LogAppendInfo, LogHooks
-from proto.errors import (
+from minikafka.broker.replication.producer_state import ProducerStateManager
+from minikafka.broker.storage.log import Log, LogAppendInfo, LogHooks
+from minikafka.proto.errors import (
     ErrorCode,
     FencedLeaderEpochError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     UnknownLeaderEpochError,
 )
-from proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, iter_batch_headers
+from minikafka.proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, iter_batch_headers
 
 __all__ = [
     "UNKNOWN_OFFSET",

@@ -72,15 +72,15 @@ from typing import ClassVar, NamedTuple
 import crc32c
 import structlog
 
-from broker.storage.checkpoints import fsync_dir
-from controller.zk_data import ProducerIdBlock
-from proto.errors import (
+from minikafka.broker.storage.checkpoints import fsync_dir
+from minikafka.controller.zk_data import ProducerIdBlock
+from minikafka.proto.errors import (
     ErrorCode,
     KafkaError,
     OutOfOrderSequenceError,
     error_for_code,
 )
-from proto.records import MAX_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
+from minikafka.proto.records import MAX_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
 
 __all__ = [
     "MAX_BATCHES_PER_PRODUCER",

@@ -31,14 +31,14 @@ from typing import Protocol
 
 import structlog
 
-from broker.config import BrokerConfig
-from broker.replication.delayed import (
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.delayed import (
     Purgatory,
     complete_when,
     high_watermark_key,
     log_end_offset_key,
 )
-from broker.replication.fetcher import (
+from minikafka.broker.replication.fetcher import (
     AbstractFetcher,
     FetchState,
     GrpcLeaderEndpoint,
@@ -46,16 +46,16 @@ from broker.replication.fetcher import (
     ReplicaFetcher,
     ReplicaFetcherManager,
 )
-from broker.replication.partition import LeaderState, Partition, PartitionRegistration
-from broker.replication.producer_state import ProducerIdManager
-from broker.storage.checkpoints import TopicPartition
-from broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from broker.storage.log_manager import LogManager
-from controller import zk_data
-from controller.errors import BadZNodeVersionError
-from controller.zk_data import PartitionState, ProducerIdBlock, Versioned
-from proto import minikafka_pb2 as pb
-from proto.errors import (
+from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
+from minikafka.broker.replication.producer_state import ProducerIdManager
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from minikafka.broker.storage.log_manager import LogManager
+from minikafka.controller import zk_data
+from minikafka.controller.errors import BadZNodeVersionError
+from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import (
     ErrorCode,
     InvalidConfigError,
     KafkaError,

@@ -33,16 +33,16 @@ from typing import Any
 import grpc
 import structlog
 
-from broker.config import BrokerConfig
-from broker.replication.replica_manager import ReplicaManager
-from broker.storage.checkpoints import TopicPartition as StorageTopicPartition
-from broker.storage.config import LogConfig
-from controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
-from controller.zk_data import TopicPartition
-from controller.zk_store import ZkStore
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import (
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.storage.checkpoints import TopicPartition as StorageTopicPartition
+from minikafka.broker.storage.config import LogConfig
+from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
+from minikafka.controller.zk_data import TopicPartition
+from minikafka.controller.zk_store import ZkStore
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import (
     ErrorCode,
     InvalidConfigError,
     InvalidRequestError,

@@ -48,27 +48,27 @@ import grpc
 import structlog
 from kazoo.protocol.states import KazooState
 
-from broker.config import BrokerConfig
-from broker.group.coordinator import GroupConfig, GroupCoordinator
-from broker.group.offsets_log import ReplicaManagerOffsetsLog
-from broker.replication.replica_manager import ReplicaManager
-from broker.server.admin_service import AdminService
-from broker.server.control_service import ControlService
-from broker.server.data_service import DataService
-from broker.server.group_service import GroupService
-from broker.server.metadata_cache import MetadataCache
-from broker.server.metadata_service import MetadataService
-from broker.storage.config import LogConfig
-from broker.storage.log_manager import LogManager
-from controller.channels import inter_broker_endpoint
-from controller.config import ControllerConfig
-from controller.controller import KafkaController
-from controller.errors import BrokerIdAlreadyRegisteredError
-from controller.zk_data import BrokerRegistration, TopicPartition
-from controller.zk_store import ZkStore
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, error_for_code
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator
+from minikafka.broker.group.offsets_log import ReplicaManagerOffsetsLog
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server.admin_service import AdminService
+from minikafka.broker.server.control_service import ControlService
+from minikafka.broker.server.data_service import DataService
+from minikafka.broker.server.group_service import GroupService
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.broker.server.metadata_service import MetadataService
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log_manager import LogManager
+from minikafka.controller.channels import inter_broker_endpoint
+from minikafka.controller.config import ControllerConfig
+from minikafka.controller.controller import KafkaController
+from minikafka.controller.errors import BrokerIdAlreadyRegisteredError
+from minikafka.controller.zk_data import BrokerRegistration, TopicPartition
+from minikafka.controller.zk_store import ZkStore
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, error_for_code
 
 __all__ = ["BrokerServer", "BrokerStartupError", "run_broker"]
 

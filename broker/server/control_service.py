@@ -20,11 +20,11 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
-from broker.replication.replica_manager import ReplicaManager
-from broker.server.metadata_cache import MetadataCache
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
 
 __all__ = ["ControlService", "ShutdownController"]
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import grpc
 
-from broker.replication.replica_manager import ReplicaManager
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 
 __all__ = ["DataService"]
 

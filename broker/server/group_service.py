@@ -18,17 +18,17 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
-from broker.config import BrokerConfig
-from broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator, partition_for
-from broker.group.group_metadata import GroupState
-from broker.server.metadata_cache import MetadataCache
-from controller.errors import TopicAlreadyExistsError
-from controller.topics import assign_replicas
-from controller.zk_data import TopicAssignment, Versioned, random_uuid_base64
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.consumer_offsets import OffsetAndMetadata
-from proto.errors import ErrorCode
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator, partition_for
+from minikafka.broker.group.group_metadata import GroupState
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.controller.errors import TopicAlreadyExistsError
+from minikafka.controller.topics import assign_replicas
+from minikafka.controller.zk_data import TopicAssignment, Versioned, random_uuid_base64
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.consumer_offsets import OffsetAndMetadata
+from minikafka.proto.errors import ErrorCode
 
 __all__ = ["GroupService", "OffsetsTopicStore"]
 

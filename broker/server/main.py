@@ -33,10 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: `minikafka --help` and the client tools must not load the broker.
-    from broker.config import BrokerConfig
-    from broker.server.broker_server import BrokerStartupError, run_broker
-    from broker.server.logging import configure_logging
-    from proto.errors import KafkaError
+    from minikafka.broker.config import BrokerConfig
+    from minikafka.broker.server.broker_server import BrokerStartupError, run_broker
+    from minikafka.broker.server.logging import configure_logging
+    from minikafka.proto.errors import KafkaError
 
     configure_logging()
     try:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.storage.checkpoints import TopicPartition
-from proto import minikafka_pb2 as pb
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
 
 __all__ = ["BrokerInfo", "MetadataCache", "PartitionInfo"]
 

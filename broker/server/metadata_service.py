@@ -17,12 +17,12 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
-from broker.config import BrokerConfig
-from broker.server.metadata_cache import BrokerInfo, MetadataCache
-from controller.topics import validate_topic_name
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.server.metadata_cache import BrokerInfo, MetadataCache
+from minikafka.controller.topics import validate_topic_name
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = ["MetadataService"]
 

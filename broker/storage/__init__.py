@@ -13,19 +13,19 @@ Layers, each in its own module (byte and text layouts in each module's docstring
 Nothing here imports grpc, kazoo, replication, server or controller code.
 """
 
-from broker.storage.checkpoints import OffsetCheckpointFile, TopicPartition
-from broker.storage.config import LogConfig
-from broker.storage.epoch_cache import EpochEntry, LeaderEpochFileCache
-from broker.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
-from broker.storage.log import (
+from minikafka.broker.storage.checkpoints import OffsetCheckpointFile, TopicPartition
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.epoch_cache import EpochEntry, LeaderEpochFileCache
+from minikafka.broker.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
+from minikafka.broker.storage.log import (
     FetchDataInfo,
     Log,
     LogAppendInfo,
     TimestampAndOffset,
     UnexpectedAppendOffsetError,
 )
-from broker.storage.log_manager import LogManager
-from broker.storage.segment import LogSegment
+from minikafka.broker.storage.log_manager import LogManager
+from minikafka.broker.storage.segment import LogSegment
 
 __all__ = [
     "CorruptIndexError",

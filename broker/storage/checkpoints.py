@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Generic, NamedTuple, TypeVar
 
-from proto.errors import KafkaStorageError
+from minikafka.proto.errors import KafkaStorageError
 
 __all__ = [
     "CHECKPOINT_VERSION",

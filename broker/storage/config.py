@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from proto.errors import InvalidConfigError
+from minikafka.proto.errors import InvalidConfigError
 
 __all__ = ["LONG_MAX", "STORAGE_KEYS", "LogConfig"]
 

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import structlog
 
-from broker.storage.checkpoints import CheckpointFile
+from minikafka.broker.storage.checkpoints import CheckpointFile
 
 __all__ = [
     "LEADER_EPOCH_CHECKPOINT",

@@ -37,7 +37,7 @@ from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
-from proto.errors import ErrorCode, KafkaError, KafkaStorageError
+from minikafka.proto.errors import ErrorCode, KafkaError, KafkaStorageError
 
 __all__ = [
     "CorruptIndexError",

@@ -38,11 +38,11 @@ from typing import ClassVar, NamedTuple
 
 import structlog
 
-from broker.storage.checkpoints import TopicPartition, fsync_dir
-from broker.storage.config import LogConfig
-from broker.storage.epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
-from broker.storage.index import NO_TIMESTAMP
-from broker.storage.segment import (
+from minikafka.broker.storage.checkpoints import TopicPartition, fsync_dir
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
+from minikafka.broker.storage.index import NO_TIMESTAMP
+from minikafka.broker.storage.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
@@ -51,14 +51,14 @@ from broker.storage.segment import (
     TimestampAndOffset,
     segment_file_name,
 )
-from proto.errors import (
+from minikafka.proto.errors import (
     ErrorCode,
     KafkaError,
     KafkaStorageError,
     OffsetOutOfRangeError,
     error_for_code,
 )
-from proto.records import BatchHeader, assign_offsets, validate_batches
+from minikafka.proto.records import BatchHeader, assign_offsets, validate_batches
 
 __all__ = [
     "EARLIEST_TIMESTAMP",

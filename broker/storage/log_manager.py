@@ -39,7 +39,7 @@ from pathlib import Path
 
 import structlog
 
-from broker.storage.checkpoints import (
+from minikafka.broker.storage.checkpoints import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
@@ -47,9 +47,9 @@ from broker.storage.checkpoints import (
     TopicPartition,
     fsync_dir,
 )
-from broker.storage.config import LogConfig
-from broker.storage.log import Log, parse_topic_partition
-from proto.errors import InvalidConfigError, KafkaStorageError
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log, parse_topic_partition
+from minikafka.proto.errors import InvalidConfigError, KafkaStorageError
 
 __all__ = [
     "CLEAN_SHUTDOWN_FILE",

@@ -28,15 +28,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from broker.storage.config import LogConfig
-from broker.storage.index import (
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.index import (
     NO_TIMESTAMP,
     CorruptIndexError,
     OffsetIndex,
     TimeIndex,
 )
-from proto.errors import CorruptRecordError, InvalidRecordError, KafkaStorageError
-from proto.records import (
+from minikafka.proto.errors import CorruptRecordError, InvalidRecordError, KafkaStorageError
+from minikafka.proto.records import (
     HEADER_SIZE,
     LOG_OVERHEAD,
     BatchHeader,

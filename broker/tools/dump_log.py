@@ -17,15 +17,15 @@ import sys
 from collections.abc import Iterator
 from typing import BinaryIO, NamedTuple, TextIO
 
-from broker.replication.producer_state import (
+from minikafka.broker.replication.producer_state import (
     SNAPSHOT_SUFFIX,
     CorruptSnapshotError,
     ProducerSnapshotEntry,
     read_snapshot,
 )
-from broker.storage.index import OffsetIndex, TimeIndex
-from proto.errors import KafkaError
-from proto.records import (
+from minikafka.broker.storage.index import OffsetIndex, TimeIndex
+from minikafka.proto.errors import KafkaError
+from minikafka.proto.records import (
     HEADER_SIZE,
     LOG_OVERHEAD,
     BatchHeader,

@@ -30,11 +30,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
-from client.cli._config import ConfigError, parse_key_values, read_properties_file
-from proto.errors import KafkaError
+from minikafka.client.cli._config import ConfigError, parse_key_values, read_properties_file
+from minikafka.proto.errors import KafkaError
 
 if TYPE_CHECKING:  # the consumer loads grpc: only when the command runs (see minikafka.cli)
-    from client.consumer.fetcher import ConsumerRecord
+    from minikafka.client.consumer.fetcher import ConsumerRecord
 
 __all__ = [
     "MessageFormatter",
@@ -260,7 +260,7 @@ def consumer_config(args: argparse.Namespace) -> dict[str, str]:
 
 def _set_up(consumer: Any, args: argparse.Namespace) -> None:
     """Subscribe (with a group) or assign partitions and position them (without one)."""
-    from client.metadata import TopicPartition
+    from minikafka.client.metadata import TopicPartition
 
     if args.group is not None:
         if args.topic is not None:
@@ -333,9 +333,9 @@ def execute(args: argparse.Namespace, make_consumer: Any, out: BinaryIO, err: Te
 
 
 def run(args: argparse.Namespace) -> int:
-    from client.cli._config import client_kwargs
-    from client.cli._logging import configure_tool_logging
-    from client.consumer.consumer import Consumer
+    from minikafka.client.cli._config import client_kwargs
+    from minikafka.client.cli._logging import configure_tool_logging
+    from minikafka.client.consumer.consumer import Consumer
 
     configure_tool_logging()
 

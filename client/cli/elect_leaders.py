@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from proto.errors import ErrorCode, KafkaError
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
-    from client.admin import ElectionType, TopicPartition
+    from minikafka.client.admin import ElectionType, TopicPartition
 
 __all__ = ["add_arguments", "execute", "format_results", "parse_partitions_file", "run"]
 
@@ -43,7 +43,7 @@ class UsageError(Exception):
 
 
 def _election_type(text: str) -> ElectionType:
-    from client.admin import ElectionType
+    from minikafka.client.admin import ElectionType
 
     try:
         return ElectionType[text.strip().upper()]
@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_partitions_file(text: str) -> list[TopicPartition]:
     """Kafka's election JSON; duplicates are an error, as in Kafka."""
-    from client.admin import TopicPartition
+    from minikafka.client.admin import TopicPartition
 
     try:
         content = json.loads(text)
@@ -93,7 +93,7 @@ def parse_partitions_file(text: str) -> list[TopicPartition]:
 
 def selected_partitions(args: argparse.Namespace) -> list[TopicPartition] | None:
     """The partitions the options name; None = all. UsageError when they do not fit together."""
-    from client.admin import TopicPartition
+    from minikafka.client.admin import TopicPartition
 
     given = (args.topic is not None, args.all_topic_partitions, args.path_to_json_file is not None)
     if sum(map(bool, given)) != 1:
@@ -167,7 +167,7 @@ def execute(args: argparse.Namespace, admin: ElectionAdmin, out: TextIO, err: Te
 
 
 def run(args: argparse.Namespace) -> int:
-    from client.admin import AdminClient
+    from minikafka.client.admin import AdminClient
 
     try:
         admin = AdminClient(args.bootstrap_server)

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from proto.errors import ErrorCode, KafkaError
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
-    from client.admin import (
+    from minikafka.client.admin import (
         ConsumerGroupDescription,
         ConsumerGroupListing,
         ListOffsetsResultInfo,
@@ -406,7 +406,7 @@ def _describe(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: Tex
 def _reset_partitions(
     args: argparse.Namespace, admin: GroupAdmin, group: str
 ) -> list[TopicPartition]:
-    from client.admin import TopicPartition
+    from minikafka.client.admin import TopicPartition
 
     if args.all_topics:
         return sorted(admin.list_consumer_group_offsets(group))
@@ -575,7 +575,7 @@ def execute(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextI
 
 
 def run(args: argparse.Namespace) -> int:
-    from client.admin import AdminClient
+    from minikafka.client.admin import AdminClient
 
     try:
         admin = AdminClient(args.bootstrap_server)

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TextIO
 
-from client.cli._config import ConfigError, parse_key_values, read_properties_file
-from proto.errors import KafkaError
+from minikafka.client.cli._config import ConfigError, parse_key_values, read_properties_file
+from minikafka.proto.errors import KafkaError
 
 __all__ = ["ConsumeResult", "add_arguments", "consume", "format_result", "run"]
 
@@ -150,7 +150,7 @@ def execute(
     out: TextIO,
     err: TextIO,
 ) -> int:
-    from client.metadata import TopicPartition
+    from minikafka.client.metadata import TopicPartition
 
     if args.messages <= 0:
         print("ERROR --messages must be positive", file=err)
@@ -205,9 +205,9 @@ def execute(
 
 
 def run(args: argparse.Namespace) -> int:
-    from client.cli._config import client_kwargs
-    from client.cli._logging import configure_tool_logging
-    from client.consumer.consumer import Consumer
+    from minikafka.client.cli._config import client_kwargs
+    from minikafka.client.cli._logging import configure_tool_logging
+    from minikafka.client.consumer.consumer import Consumer
 
     configure_tool_logging()
 

@@ -26,11 +26,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from client.cli._config import ConfigError, parse_key_values, read_properties_file
-from proto.errors import KafkaError
+from minikafka.client.cli._config import ConfigError, parse_key_values, read_properties_file
+from minikafka.proto.errors import KafkaError
 
 if TYPE_CHECKING:
-    from client.producer.future import FutureRecordMetadata, ProduceRequestResult
+    from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
 
 __all__ = ["Stats", "ThroughputThrottler", "add_arguments", "execute", "run"]
 
@@ -270,9 +270,9 @@ def producer_config(args: argparse.Namespace) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from client.cli._config import client_kwargs
-    from client.cli._logging import configure_tool_logging
-    from client.producer.producer import Producer
+    from minikafka.client.cli._config import client_kwargs
+    from minikafka.client.cli._logging import configure_tool_logging
+    from minikafka.client.producer.producer import Producer
 
     configure_tool_logging()
 

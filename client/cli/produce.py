@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, Protocol, TextIO
 
-from client.cli._config import ConfigError, parse_key_values, read_properties_file
-from proto.errors import KafkaError
+from minikafka.client.cli._config import ConfigError, parse_key_values, read_properties_file
+from minikafka.proto.errors import KafkaError
 
 if TYPE_CHECKING:  # the producer loads grpc: only when the command runs (see minikafka.cli)
-    from client.producer.future import FutureRecordMetadata
+    from minikafka.client.producer.future import FutureRecordMetadata
 
 __all__ = [
     "LineReader",
@@ -259,9 +259,9 @@ def producer_config(args: argparse.Namespace) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from client.cli._config import client_kwargs
-    from client.cli._logging import configure_tool_logging
-    from client.producer.producer import Producer
+    from minikafka.client.cli._config import client_kwargs
+    from minikafka.client.cli._logging import configure_tool_logging
+    from minikafka.client.producer.producer import Producer
 
     configure_tool_logging()
 

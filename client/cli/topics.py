@@ -28,10 +28,10 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from proto.errors import ErrorCode, InvalidConfigError, KafkaError
+from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
-    from client.admin import ConfigEntry, NewTopic, TopicDescription
+    from minikafka.client.admin import ConfigEntry, NewTopic, TopicDescription
 
 __all__ = [
     "add_arguments",
@@ -237,7 +237,7 @@ def _message(error: KafkaError) -> str:
 
 
 def _create(admin: TopicAdmin, args: argparse.Namespace, out: TextIO) -> None:
-    from client.admin import NewTopic
+    from minikafka.client.admin import NewTopic
 
     assignment = {}
     if args.replica_assignment:
@@ -316,7 +316,7 @@ def execute(args: argparse.Namespace, admin: TopicAdmin, out: TextIO, err: TextI
 
 
 def run(args: argparse.Namespace) -> int:
-    from client.admin import AdminClient
+    from minikafka.client.admin import AdminClient
 
     problem = check_args(args)
     if problem is not None:

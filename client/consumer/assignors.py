@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from proto.errors import InvalidRequestError
-from proto.wire import WireReader
+from minikafka.proto.errors import InvalidRequestError
+from minikafka.proto.wire import WireReader
 
 __all__ = [
     "ASSIGNORS",

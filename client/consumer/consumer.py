@@ -40,14 +40,14 @@ from typing import Any
 
 import structlog
 
-from client._channel import ChannelPool, parse_bootstrap_servers
-from client.consumer.coordinator import (
+from minikafka.client._channel import ChannelPool, parse_bootstrap_servers
+from minikafka.client.consumer.coordinator import (
     ConsumerCoordinator,
     ConsumerRebalanceListener,
     GroupSettings,
     OffsetAndMetadata,
 )
-from client.consumer.fetcher import (
+from minikafka.client.consumer.fetcher import (
     EARLIEST,
     LATEST,
     ConsumerRecord,
@@ -55,8 +55,8 @@ from client.consumer.fetcher import (
     Fetcher,
     OffsetAndTimestamp,
 )
-from client.metadata import ClusterMetadata, TopicPartition
-from proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
+from minikafka.client.metadata import ClusterMetadata, TopicPartition
+from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
 
 __all__ = ["Consumer", "ConsumerRebalanceListener", "OffsetAndMetadata"]
 

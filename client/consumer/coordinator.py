@@ -33,12 +33,17 @@ from typing import NamedTuple, Protocol
 import grpc
 import structlog
 
-from client._channel import RETRIABLE_STATUS, ChannelPool
-from client.consumer.assignors import ASSIGNORS, Assignment, PartitionAssignor, Subscription
-from client.metadata import ClusterMetadata, Node, TopicPartition
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
+from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.client.consumer.assignors import (
+    ASSIGNORS,
+    Assignment,
+    PartitionAssignor,
+    Subscription,
+)
+from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
 
 __all__ = [
     "ConsumerCoordinator",

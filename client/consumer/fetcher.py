@@ -21,12 +21,12 @@ from typing import Any, NamedTuple
 
 import grpc
 
-from client._channel import RETRIABLE_STATUS, ChannelPool
-from client.metadata import ClusterMetadata, Node, TopicPartition
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, error_for_code
-from proto.records import Header, RecordsReader
+from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, error_for_code
+from minikafka.proto.records import Header, RecordsReader
 
 __all__ = ["ConsumerRecord", "Fetcher", "OffsetAndTimestamp"]
 

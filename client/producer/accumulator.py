@@ -22,10 +22,10 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from client.metadata import TopicPartition
-from client.producer.future import FutureRecordMetadata, ProduceRequestResult
-from proto.errors import ErrorCode, KafkaError, error_for_code
-from proto.records import Compression, Header, RecordBatchBuilder
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.proto.records import Compression, Header, RecordBatchBuilder
 
 __all__ = ["ProducerBatch", "RecordAccumulator"]
 

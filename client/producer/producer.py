@@ -19,14 +19,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from client._channel import ChannelPool, parse_bootstrap_servers
-from client.metadata import ClusterMetadata, TopicPartition
-from client.producer.accumulator import RecordAccumulator
-from client.producer.future import FutureRecordMetadata
-from client.producer.partitioner import Partitioner, StickyPartitioner
-from client.producer.sender import Sender, SenderConfig
-from proto.errors import ErrorCode, InvalidConfigError, error_for_code
-from proto.records import Compression, Header, RecordBatchBuilder
+from minikafka.client._channel import ChannelPool, parse_bootstrap_servers
+from minikafka.client.metadata import ClusterMetadata, TopicPartition
+from minikafka.client.producer.accumulator import RecordAccumulator
+from minikafka.client.producer.future import FutureRecordMetadata
+from minikafka.client.producer.partitioner import Partitioner, StickyPartitioner
+from minikafka.client.producer.sender import Sender, SenderConfig
+from minikafka.proto.errors import ErrorCode, InvalidConfigError, error_for_code
+from minikafka.proto.records import Compression, Header, RecordBatchBuilder
 
 __all__ = ["Producer"]
 

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 import grpc
 import structlog
 
-from client._channel import RETRIABLE_STATUS, ChannelPool
-from client.metadata import ClusterMetadata, Node, TopicPartition
-from client.producer.accumulator import ProducerBatch, RecordAccumulator
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError, error_for_code
-from proto.records import MAX_PRODUCER_EPOCH
+from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
+from minikafka.client.producer.accumulator import ProducerBatch, RecordAccumulator
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.proto.records import MAX_PRODUCER_EPOCH
 
 __all__ = ["Sender", "SenderConfig"]
 

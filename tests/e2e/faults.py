@@ -22,10 +22,10 @@ from typing import TypeVar
 import grpc
 
 import minikafka
-from client.admin import TopicDescription, raise_first
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.records import encode_batch, iter_batch_headers
+from minikafka.client.admin import TopicDescription, raise_first
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.records import encode_batch, iter_batch_headers
 from tests.e2e.conftest import BROKER_IDS, ComposeCluster
 
 T = TypeVar("T")

@@ -8,8 +8,8 @@ import json
 import grpc
 import pytest
 
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from tests.e2e.conftest import BROKER_IDS, SERVICES, ComposeCluster
 
 pytestmark = pytest.mark.e2e
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 # DescribeCluster from inside a broker's container, to another broker's INTERNAL listener.
 _INTERNAL_PROBE = """
 import grpc, sys
-from proto import minikafka_pb2 as pb, minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import minikafka_pb2 as pb, minikafka_pb2_grpc as pb_grpc
 with grpc.insecure_channel(sys.argv[1]) as channel:
     r = pb_grpc.MetadataStub(channel).DescribeCluster(pb.DescribeClusterRequest(), timeout=5)
 print(*sorted(f"{b.broker_id}={b.host}:{b.port}" for b in r.brokers))

@@ -20,8 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from client.admin import TopicDescription
-from proto.errors import ErrorCode
+from minikafka.client.admin import TopicDescription
+from minikafka.proto.errors import ErrorCode
 from tests.e2e.conftest import BROKER_IDS, ComposeCluster
 from tests.e2e.faults import (
     ZK_SESSION_TIMEOUT_S,

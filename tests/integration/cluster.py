@@ -37,18 +37,18 @@ from typing import TypeVar
 
 import grpc
 
-from broker.storage.checkpoints import (
+from minikafka.broker.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     OffsetCheckpointFile,
     TopicPartition,
 )
-from client.admin import AdminClient
-from controller.zk_data import PartitionState
-from controller.zk_store import ZkStore
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
-from proto.records import Record, decode_records, encode_batch, iter_batch_headers
+from minikafka.client.admin import AdminClient
+from minikafka.controller.zk_data import PartitionState
+from minikafka.controller.zk_store import ZkStore
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
+from minikafka.proto.records import Record, decode_records, encode_batch, iter_batch_headers
 from tests.integration.zookeeper import free_port
 
 T = TypeVar("T")

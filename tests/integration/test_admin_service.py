@@ -14,15 +14,15 @@ from typing import Any
 import grpc
 import pytest
 
-from broker.config import BrokerConfig
-from broker.server.admin_service import AdminService
-from controller.config import ControllerConfig
-from controller.controller import KafkaController
-from controller.zk_data import BrokerRegistration, EndPoint
-from controller.zk_store import ZkStore
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.server.admin_service import AdminService
+from minikafka.controller.config import ControllerConfig
+from minikafka.controller.controller import KafkaController
+from minikafka.controller.zk_data import BrokerRegistration, EndPoint
+from minikafka.controller.zk_store import ZkStore
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from broker.storage.log_manager import CLEAN_SHUTDOWN_FILE
-from client.admin import NewTopic, raise_first
+from minikafka.broker.storage.log_manager import CLEAN_SHUTDOWN_FILE
+from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
 

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 
 import pytest
 
-from client.admin import NewTopic
-from client.consumer.consumer import Consumer
-from client.metadata import TopicPartition
-from client.producer.partitioner import partition_for_key
-from client.producer.producer import Producer
-from proto.errors import ErrorCode, KafkaError
+from minikafka.client.admin import NewTopic
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.partitioner import partition_for_key
+from minikafka.client.producer.producer import Producer
+from minikafka.proto.errors import ErrorCode, KafkaError
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
 

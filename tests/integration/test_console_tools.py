@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 
-from client.admin import NewTopic, raise_first
+from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
 

@@ -20,26 +20,26 @@ from typing import Any
 import grpc
 import pytest
 
-from controller.config import ControllerConfig
-from controller.controller import (
+from minikafka.controller.config import ControllerConfig
+from minikafka.controller.controller import (
     ElectionType,
     KafkaController,
     NewPartitions,
     NewTopic,
 )
-from controller.election import LeaderAndIsr
-from controller.errors import ControllerMovedError
-from controller.zk_data import (
+from minikafka.controller.election import LeaderAndIsr
+from minikafka.controller.errors import ControllerMovedError
+from minikafka.controller.zk_data import (
     BrokerRegistration,
     EndPoint,
     PartitionState,
     TopicAssignment,
     TopicPartition,
 )
-from controller.zk_store import ZkStore
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
+from minikafka.controller.zk_store import ZkStore
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 
 pytestmark = pytest.mark.integration

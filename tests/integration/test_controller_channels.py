@@ -10,11 +10,11 @@ from typing import Any
 import grpc
 import pytest
 
-from controller.channels import GrpcBrokerChannels
-from controller.zk_data import EndPoint
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
+from minikafka.controller.channels import GrpcBrokerChannels
+from minikafka.controller.zk_data import EndPoint
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
 from tests.integration.zookeeper import free_port
 
 pytestmark = pytest.mark.integration

@@ -13,9 +13,9 @@ import sys
 import threading
 import time
 
-from client.admin import NewTopic, raise_first
-from controller.zk_data import PartitionState
-from proto.errors import ErrorCode
+from minikafka.client.admin import NewTopic, raise_first
+from minikafka.controller.zk_data import PartitionState
+from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import REPO_ROOT, Cluster, ProduceResult
 from tests.integration.conftest import ClusterFactory
 

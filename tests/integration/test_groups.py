@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 import pytest
 
-from client.admin import NewTopic
-from client.consumer.consumer import Consumer
-from client.metadata import TopicPartition
-from client.producer.producer import Producer
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.client.admin import NewTopic
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.producer import Producer
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
 

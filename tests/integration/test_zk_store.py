@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import pytest
 
-from controller.errors import (
+from minikafka.controller.errors import (
     BadZNodeVersionError,
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
@@ -23,7 +23,7 @@ from controller.errors import (
     UnknownTopicOrPartitionError,
     ZNodeExistsError,
 )
-from controller.zk_data import (
+from minikafka.controller.zk_data import (
     PERSISTENT_PATHS,
     BrokerRegistration,
     EndPoint,
@@ -33,7 +33,7 @@ from controller.zk_data import (
     Versioned,
     random_uuid_base64,
 )
-from controller.zk_store import ZkStore
+from minikafka.controller.zk_store import ZkStore
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 
 pytestmark = pytest.mark.integration

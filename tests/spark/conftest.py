@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pytest
 from kazoo.client import KazooClient
 
-from client.admin import NewTopic
+from minikafka.client.admin import NewTopic
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import zookeeper_server
 from tests.integration.zookeeper import ZooKeeperServer
@@ -66,7 +66,7 @@ def spark() -> Iterator[SparkSession]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, not the host's address
     from pyspark.sql import SparkSession
 
-    import spark_jobs
+    import minikafka.spark as spark_jobs
 
     session = (
         SparkSession.builder.master("local[2]")

@@ -28,12 +28,12 @@ class _Session:
 def test_importing_auto_registers_with_the_active_session(monkeypatch: pytest.MonkeyPatch) -> None:
     session = _Session()
     monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: session))
-    sys.modules.pop("spark_jobs.auto", None)
-    importlib.import_module("spark_jobs.auto")
+    sys.modules.pop("minikafka.spark.auto", None)
+    importlib.import_module("minikafka.spark.auto")
     assert sorted(session.dataSource.registered) == ["minikafka", "minikafka-segments"]
 
 
 def test_importing_auto_without_a_session_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
-    sys.modules.pop("spark_jobs.auto", None)
-    importlib.import_module("spark_jobs.auto")
+    sys.modules.pop("minikafka.spark.auto", None)
+    importlib.import_module("minikafka.spark.auto")

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from client.consumer.consumer import Consumer
-from client.metadata import TopicPartition
-from client.producer.producer import Producer
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.producer import Producer
 from tests.integration.cluster import Cluster
 from tests.spark.conftest import TopicFactory
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from client.admin import TopicPartition
-from client.producer.producer import Producer
-from spark_jobs.segments import HIGH_WATERMARK_CHECKPOINT, read_checkpoint
+from minikafka.client.admin import TopicPartition
+from minikafka.client.producer.producer import Producer
+from minikafka.spark.segments import HIGH_WATERMARK_CHECKPOINT, read_checkpoint
 from tests.integration.cluster import Cluster
 from tests.spark.conftest import TopicFactory
 from tests.spark.test_batch import produce, read

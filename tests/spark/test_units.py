@@ -10,13 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from client.metadata import TopicPartition
-from proto.consumer_offsets import OffsetAndMetadata, encode_offset_key, encode_offset_value
-from proto.records import Compression, encode_batch
-from spark_jobs.consumer_offsets import decode_commit
-from spark_jobs.options import SourceOptions, SourceOptionsError, parse_source_options
-from spark_jobs.planner import OffsetRange, rate_limit, resolve_offsets, split_ranges
-from spark_jobs.segments import SourceFilter, list_segments, read_checkpoint, read_segment
+from minikafka.client.metadata import TopicPartition
+from minikafka.proto.consumer_offsets import (
+    OffsetAndMetadata,
+    encode_offset_key,
+    encode_offset_value,
+)
+from minikafka.proto.records import Compression, encode_batch
+from minikafka.spark.consumer_offsets import decode_commit
+from minikafka.spark.options import SourceOptions, SourceOptionsError, parse_source_options
+from minikafka.spark.planner import OffsetRange, rate_limit, resolve_offsets, split_ranges
+from minikafka.spark.segments import SourceFilter, list_segments, read_checkpoint, read_segment
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
@@ -207,8 +211,8 @@ def test_segments_are_read_between_log_start_and_high_watermark(tmp_path: Path) 
 def test_stream_offsets_admission_new_partitions_and_available_now() -> None:
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-    from spark_jobs.reader import DataLossError
-    from spark_jobs.source import StreamReader
+    from minikafka.spark.reader import DataLossError
+    from minikafka.spark.source import StreamReader
 
     fake = FakeOffsets({T0: 0, T1: 4}, {T0: 100, T1: 10})
     reader = StreamReader(SourceOptions("h:1", subscribe=("t",), max_offsets_per_trigger=50))

@@ -8,11 +8,15 @@ from typing import Any
 
 import pytest
 
-from broker.config import BrokerConfig
-from broker.server.admin_service import TOPIC_CONFIG_KEYS, AdminService, validate_topic_configs
-from broker.storage.checkpoints import TopicPartition
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode, InvalidConfigError
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.server.admin_service import (
+    TOPIC_CONFIG_KEYS,
+    AdminService,
+    validate_topic_configs,
+)
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode, InvalidConfigError
 
 
 def test_topic_config_keys_are_kafkas() -> None:

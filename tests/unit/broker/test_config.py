@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from broker.config import (
+from minikafka.broker.config import (
     BrokerConfig,
     parse_overrides,
     parse_properties,
     properties_from_environ,
     read_properties,
 )
-from broker.storage.config import LogConfig
-from controller.zk_data import EndPoint
-from proto.errors import ErrorCode, InvalidConfigError
+from minikafka.broker.storage.config import LogConfig
+from minikafka.controller.zk_data import EndPoint
+from minikafka.proto.errors import ErrorCode, InvalidConfigError
 
 REQUIRED = {"broker.id": "1", "zookeeper.connect": "zk1:2181,zk2:2181/minikafka"}
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from broker.server.logging import configure_logging, use_json
+from minikafka.broker.server.logging import configure_logging, use_json
 
 
 class Terminal(io.StringIO):

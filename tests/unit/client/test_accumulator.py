@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from client.metadata import TopicPartition
-from client.producer.accumulator import RecordAccumulator
-from proto.records import Compression, RecordBatchBuilder
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.accumulator import RecordAccumulator
+from minikafka.proto.records import Compression, RecordBatchBuilder
 
 TP = TopicPartition("t", 0)
 

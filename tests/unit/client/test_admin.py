@@ -9,10 +9,10 @@ from typing import Any
 import grpc
 import pytest
 
-from client.admin import AdminClient, ElectionType, NewTopic, TopicPartition
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError, RequestTimedOutError
+from minikafka.client.admin import AdminClient, ElectionType, NewTopic, TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError
 
 
 class FakeBroker(pb_grpc.MetadataServicer, pb_grpc.AdminServicer):

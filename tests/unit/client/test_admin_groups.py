@@ -9,7 +9,7 @@ from typing import Any
 import grpc
 import pytest
 
-from client.admin import (
+from minikafka.client.admin import (
     EARLIEST,
     LATEST,
     AdminClient,
@@ -17,10 +17,10 @@ from client.admin import (
     OffsetAndMetadata,
     TopicPartition,
 )
-from client.consumer.assignors import Assignment
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode, KafkaError
+from minikafka.client.consumer.assignors import Assignment
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 TOPIC_LEADERS = {"t": [0, 1]}  # partition -> leader
 

@@ -14,7 +14,7 @@ from kafka.protocol.consumer.metadata import (
     ConsumerProtocolSubscription,
 )
 
-from client.consumer.assignors import (
+from minikafka.client.consumer.assignors import (
     Assignment,
     RangeAssignor,
     RoundRobinAssignor,

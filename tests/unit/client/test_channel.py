@@ -13,9 +13,9 @@ from typing import Any
 import grpc
 import pytest
 
-from client._channel import ChannelPool
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.client._channel import ChannelPool
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 
 # What the fake broker does with a request, by its timeout_ms.
 ANSWER, HANG, FAIL = 0, 1, 2

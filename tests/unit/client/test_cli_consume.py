@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from client.cli import consume
-from client.cli.consume import MessageFormatter, UsageError, check_args
-from client.consumer.fetcher import ConsumerRecord
-from client.metadata import TopicPartition
 from minikafka.cli import build_parser
-from proto.errors import ErrorCode, error_for_code
+from minikafka.client.cli import consume
+from minikafka.client.cli.consume import MessageFormatter, UsageError, check_args
+from minikafka.client.consumer.fetcher import ConsumerRecord
+from minikafka.client.metadata import TopicPartition
+from minikafka.proto.errors import ErrorCode, error_for_code
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from client.admin import ElectionType, TopicPartition
-from client.cli import elect_leaders
 from minikafka.cli import build_parser
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.client.admin import ElectionType, TopicPartition
+from minikafka.client.cli import elect_leaders
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 
 def parse(*argv: str) -> argparse.Namespace:

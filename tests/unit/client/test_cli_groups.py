@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from client.admin import (
+from minikafka.cli import build_parser
+from minikafka.client.admin import (
     ConsumerGroupDescription,
     ConsumerGroupListing,
     ListOffsetsResultInfo,
@@ -20,10 +21,9 @@ from client.admin import (
     TopicDescription,
     TopicPartition,
 )
-from client.cli import groups
-from client.cli.groups import CommandError, PartitionAssignmentState, parse_datetime
-from minikafka.cli import build_parser
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.client.cli import groups
+from minikafka.client.cli.groups import CommandError, PartitionAssignmentState, parse_datetime
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 COORDINATOR = Node(1, "127.0.0.1", 9093)
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from client.cli import perf_consume, perf_produce
-from client.cli.perf_consume import HEADER, ConsumeResult, format_result
-from client.cli.perf_produce import Stats, ThroughputThrottler, percentiles
-from client.consumer.fetcher import ConsumerRecord
-from client.metadata import TopicPartition
-from client.producer.future import FutureRecordMetadata, ProduceRequestResult
 from minikafka.cli import build_parser
-from proto.errors import ErrorCode, error_for_code
+from minikafka.client.cli import perf_consume, perf_produce
+from minikafka.client.cli.perf_consume import HEADER, ConsumeResult, format_result
+from minikafka.client.cli.perf_produce import Stats, ThroughputThrottler, percentiles
+from minikafka.client.consumer.fetcher import ConsumerRecord
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
+from minikafka.proto.errors import ErrorCode, error_for_code
 
 SUMMARY = re.compile(
     r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
@@ -51,7 +51,7 @@ def test_stats_window_and_summary_lines() -> None:
 def test_throttler_sleeps_only_when_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [0.0]
     slept: list[float] = []
-    monkeypatch.setattr("client.cli.perf_produce.time.sleep", slept.append)
+    monkeypatch.setattr("minikafka.client.cli.perf_produce.time.sleep", slept.append)
     throttler = ThroughputThrottler(1000, 0.0, lambda: now[0])
     throttler.throttle(500)  # 0.5 s of budget used at t=0
     now[0] = 1.0

@@ -9,13 +9,18 @@ from typing import Any
 
 import pytest
 
-from client.cli import produce
-from client.cli._config import ConfigError, client_kwargs, parse_key_values, read_properties_file
-from client.cli.produce import LineReader, ParsedRecord, ReaderError, send_error_line
-from client.producer.future import FutureRecordMetadata, ProduceRequestResult
-from client.producer.producer import Producer
 from minikafka.cli import build_parser
-from proto.errors import ErrorCode, error_for_code
+from minikafka.client.cli import produce
+from minikafka.client.cli._config import (
+    ConfigError,
+    client_kwargs,
+    parse_key_values,
+    read_properties_file,
+)
+from minikafka.client.cli.produce import LineReader, ParsedRecord, ReaderError, send_error_line
+from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
+from minikafka.client.producer.producer import Producer
+from minikafka.proto.errors import ErrorCode, error_for_code
 
 
 def parse(*argv: str) -> argparse.Namespace:

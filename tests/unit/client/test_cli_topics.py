@@ -8,11 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 
-from client.admin import ConfigEntry, NewTopic, PartitionInfo, TopicDescription
-from client.cli import topics
 from minikafka.cli import build_parser
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.client.admin import ConfigEntry, NewTopic, PartitionInfo, TopicDescription
+from minikafka.client.cli import topics
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 
 def parse(*argv: str) -> argparse.Namespace:

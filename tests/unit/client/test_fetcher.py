@@ -5,10 +5,10 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
-from client.consumer.fetcher import ConsumerRecord, FetchConfig, Fetcher
-from client.metadata import Node, TopicPartition
-from proto import minikafka_pb2 as pb
-from proto.records import encode_batch
+from minikafka.client.consumer.fetcher import ConsumerRecord, FetchConfig, Fetcher
+from minikafka.client.metadata import Node, TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.records import encode_batch
 
 LEADER = Node(1, "127.0.0.1", 9092)
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)

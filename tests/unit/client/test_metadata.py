@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from client._channel import ChannelPool
-from client.metadata import ClusterMetadata
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.client._channel import ChannelPool
+from minikafka.client.metadata import ClusterMetadata
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 
 def test_a_failed_refresh_is_not_retried_within_retry_backoff(

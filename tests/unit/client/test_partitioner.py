@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_murmur2
 
-from client.producer.partitioner import StickyPartitioner, murmur2, partition_for_key
+from minikafka.client.producer.partitioner import StickyPartitioner, murmur2, partition_for_key
 
 
 def _kafka_partition(key: bytes, n: int) -> int:

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import minikafka
-from client.admin import AdminClient, NewTopic
-from client.consumer.consumer import Consumer
-from client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
-from client.metadata import TopicPartition
-from client.producer.future import RecordMetadata
-from client.producer.producer import Producer
-from proto import errors
+from minikafka.client.admin import AdminClient, NewTopic
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.future import RecordMetadata
+from minikafka.client.producer.producer import Producer
+from minikafka.proto import errors
 
 CLIENT_NAMES = {
     "Admin": AdminClient,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.topics import assign_new_partitions, validate_replica_assignment
-from proto.errors import ErrorCode, KafkaError
+from minikafka.controller.topics import assign_new_partitions, validate_replica_assignment
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 
 def test_a_valid_manual_assignment_keeps_the_given_order() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.election import (
+from minikafka.controller.election import (
     LeaderAndIsr,
     controlled_shutdown_leader,
     offline_leader,

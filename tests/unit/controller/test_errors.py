@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from controller import errors
-from proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.controller import errors
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 
 def test_kafka_coded_errors_are_protos_own_classes() -> None:

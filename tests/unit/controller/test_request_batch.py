@@ -6,18 +6,18 @@ from typing import Any
 
 import pytest
 
-from controller.channels import inter_broker_endpoint
-from controller.config import ControllerConfig
-from controller.request_batch import RequestBatch
-from controller.state import ControllerContext, LiveBroker
-from controller.zk_data import (
+from minikafka.controller.channels import inter_broker_endpoint
+from minikafka.controller.config import ControllerConfig
+from minikafka.controller.request_batch import RequestBatch
+from minikafka.controller.state import ControllerContext, LiveBroker
+from minikafka.controller.zk_data import (
     BrokerRegistration,
     EndPoint,
     PartitionState,
     TopicPartition,
     Versioned,
 )
-from proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2 as pb
 
 TP0 = TopicPartition("orders", 0)
 TP1 = TopicPartition("orders", 1)

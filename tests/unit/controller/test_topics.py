@@ -8,19 +8,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.errors import (
+from minikafka.controller.errors import (
     InvalidPartitionsError,
     InvalidReplicationFactorError,
     InvalidTopicError,
 )
-from controller.topics import (
+from minikafka.controller.topics import (
     assign_replicas,
     find_collision,
     has_collision_chars,
     validate_new_topic,
     validate_topic_name,
 )
-from proto.errors import ErrorCode
+from minikafka.proto.errors import ErrorCode
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller import zk_data
-from controller.errors import ZkDataError
-from controller.zk_data import (
+from minikafka.controller import zk_data
+from minikafka.controller.errors import ZkDataError
+from minikafka.controller.zk_data import (
     BrokerRegistration,
     ControllerRegistration,
     EndPoint,

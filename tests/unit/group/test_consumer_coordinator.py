@@ -12,17 +12,21 @@ from typing import Any, TypeVar
 import grpc
 import pytest
 
-from broker.config import BrokerConfig
-from broker.group.coordinator import GroupConfig, GroupCoordinator
-from broker.server.group_service import GroupService
-from broker.server.metadata_cache import MetadataCache
-from broker.server.metadata_service import MetadataService
-from client._channel import ChannelPool
-from client.consumer.coordinator import ConsumerCoordinator, GroupSettings, OffsetAndMetadata
-from client.metadata import ClusterMetadata, TopicPartition
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import InvalidConfigError
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator
+from minikafka.broker.server.group_service import GroupService
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.broker.server.metadata_service import MetadataService
+from minikafka.client._channel import ChannelPool
+from minikafka.client.consumer.coordinator import (
+    ConsumerCoordinator,
+    GroupSettings,
+    OffsetAndMetadata,
+)
+from minikafka.client.metadata import ClusterMetadata, TopicPartition
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import InvalidConfigError
 from tests.unit.group.test_coordinator import FakeOffsetsLog
 from tests.unit.group.test_group_service import FakeZk
 

@@ -9,16 +9,16 @@ from typing import Any, TypeVar
 
 import pytest
 
-from broker.group.coordinator import (
+from minikafka.broker.group.coordinator import (
     GroupConfig,
     GroupCoordinator,
     java_string_hashcode,
     partition_for,
 )
-from broker.group.group_metadata import GroupState, JoinResult, SyncResult
-from proto.consumer_offsets import OffsetAndMetadata
-from proto.errors import ErrorCode
-from proto.records import assign_offsets, iter_batch_headers
+from minikafka.broker.group.group_metadata import GroupState, JoinResult, SyncResult
+from minikafka.proto.consumer_offsets import OffsetAndMetadata
+from minikafka.proto.errors import ErrorCode
+from minikafka.proto.records import assign_offsets, iter_batch_headers
 
 T = TypeVar("T")
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from broker.config import BrokerConfig
-from broker.group.coordinator import GroupConfig, GroupCoordinator, partition_for
-from broker.server.group_service import GroupService
-from broker.server.metadata_cache import MetadataCache
-from controller.zk_data import TopicAssignment, Versioned
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator, partition_for
+from minikafka.broker.server.group_service import GroupService
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.controller.zk_data import TopicAssignment, Versioned
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
 from tests.unit.group.test_coordinator import FakeOffsetsLog, FakeTimers, run
 
 

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from proto.consumer_offsets import (
+from minikafka.proto.consumer_offsets import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberRecord,
@@ -20,7 +20,7 @@ from proto.consumer_offsets import (
     encode_offset_key,
     encode_offset_value,
 )
-from proto.errors import CorruptRecordError
+from minikafka.proto.errors import CorruptRecordError
 
 
 def test_offset_commit_key_v1_layout() -> None:

@@ -10,16 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from client.consumer.fetcher import ConsumerRecord
-from proto import records
-from proto.errors import CorruptRecordError
-from proto.records import PyRecordsBuffer, Record, TimestampType
-from proto.records import _varint_slow as _varint  # zig-zag varint of any int64
+from minikafka.client.consumer.fetcher import ConsumerRecord
+from minikafka.proto import records
+from minikafka.proto.errors import CorruptRecordError
+from minikafka.proto.records import PyRecordsBuffer, Record, TimestampType
+from minikafka.proto.records import _varint_slow as _varint  # zig-zag varint of any int64
 
 if os.environ.get("CI") == "true" and not os.environ.get("MINIKAFKA_PURE_PYTHON"):
-    from proto import _crecords  # CI must have built it: a failed build is a failure there
+    from minikafka.proto import (
+        _crecords,  # CI must have built it: a failed build is a failure there
+    )
 else:
-    _crecords = pytest.importorskip("proto._crecords")
+    _crecords = pytest.importorskip("minikafka.proto._crecords")
 
 INT64 = st.integers(min_value=-(2**62), max_value=2**62)
 header_st = st.tuples(st.text(max_size=20), st.none() | st.binary(max_size=300))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto import records
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import records
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "scripts" / "gen-proto.sh"
@@ -120,8 +120,9 @@ def test_check_fails_on_stale_code(tmp_path: Path) -> None:
 
 
 def test_grpc_module_imports_our_messages_module() -> None:
-    # protoc ran with -I. from the repository root, so the import is `from proto import ...`.
-    assert getattr(pb_grpc, "proto_dot_minikafka__pb2") is pb  # noqa: B009 (not in the stub)
+    # protoc saw the file as minikafka/proto/minikafka.proto, so the service module imports
+    # `from minikafka.proto import minikafka_pb2`: our module, not a top-level `proto`.
+    assert getattr(pb_grpc, "minikafka_dot_proto_dot_minikafka__pb2") is pb  # noqa: B009
     assert pb.DESCRIPTOR.package == "minikafka.v1"
 
 

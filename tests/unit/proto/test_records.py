@@ -10,16 +10,16 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
-from client.consumer.fetcher import ConsumerRecord
-from proto import records
-from proto.errors import (
+from minikafka.client.consumer.fetcher import ConsumerRecord
+from minikafka.proto import records
+from minikafka.proto.errors import (
     CorruptRecordError,
     ErrorCode,
     InvalidRecordError,
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
 )
-from proto.records import Compression
+from minikafka.proto.records import Compression
 
 ALL_CODECS = list(Compression)
 

@@ -6,8 +6,8 @@ import struct
 
 import pytest
 
-from proto.errors import CorruptRecordError, InvalidRequestError
-from proto.wire import WireReader
+from minikafka.proto.errors import CorruptRecordError, InvalidRequestError
+from minikafka.proto.wire import WireReader
 
 
 def test_reads_each_primitive_in_order() -> None:

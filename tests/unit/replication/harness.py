@@ -16,17 +16,17 @@ from typing import Any
 
 import grpc
 
-from broker.config import BrokerConfig
-from broker.replication.replica_manager import ReplicaManager
-from broker.server.data_service import DataService
-from broker.storage.checkpoints import TopicPartition
-from broker.storage.log_manager import LogManager
-from controller import zk_data
-from controller.errors import BadZNodeVersionError
-from controller.zk_data import PartitionState, ProducerIdBlock, Versioned
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.records import decode_records, encode_batch
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server.data_service import DataService
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.log_manager import LogManager
+from minikafka.controller import zk_data
+from minikafka.controller.errors import BadZNodeVersionError
+from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.records import decode_records, encode_batch
 
 TOPIC = "t"
 TP = TopicPartition(TOPIC, 0)

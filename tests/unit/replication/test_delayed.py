@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from broker.replication.delayed import (
+from minikafka.broker.replication.delayed import (
     Purgatory,
     complete_when,
     high_watermark_key,
     log_end_offset_key,
 )
-from broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.checkpoints import TopicPartition
 
 TP = TopicPartition("t", 0)
 

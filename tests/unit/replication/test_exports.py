@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import broker.replication
+from minikafka.broker import replication
 
 
 def test_public_names() -> None:
-    assert sorted(broker.replication.__all__) == [
+    assert sorted(replication.__all__) == [
         "FOLLOWER_TRUNCATION_KEY",
         "MetadataView",
         "Partition",
@@ -18,7 +18,7 @@ def test_public_names() -> None:
         "ReplicaFetcherManager",
         "ReplicaManager",
     ]
-    for name in broker.replication.__all__:
-        value = getattr(broker.replication, name)
+    for name in replication.__all__:
+        value = getattr(replication, name)
         if not isinstance(value, str):
-            assert value.__module__.startswith("broker.replication.")
+            assert value.__module__.startswith("minikafka.broker.replication.")

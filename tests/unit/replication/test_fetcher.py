@@ -5,19 +5,19 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from broker.replication.fetcher import (
+from minikafka.broker.replication.fetcher import (
     FetchState,
     PartitionFetchState,
     ReplicaFetcher,
     truncation_offset,
 )
-from broker.replication.partition import Partition, PartitionRegistration
-from broker.storage.checkpoints import TopicPartition
-from broker.storage.config import LogConfig
-from broker.storage.log import Log
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode
-from proto.records import decode_records, encode_batch
+from minikafka.broker.replication.partition import Partition, PartitionRegistration
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
+from minikafka.proto.records import decode_records, encode_batch
 
 TP = TopicPartition("t", 0)
 

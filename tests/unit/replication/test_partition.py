@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from broker.replication.partition import Partition, PartitionRegistration
-from broker.storage.config import LogConfig
-from broker.storage.log import Log
-from proto.errors import (
+from minikafka.broker.replication.partition import Partition, PartitionRegistration
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log
+from minikafka.proto.errors import (
     FencedLeaderEpochError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     UnknownLeaderEpochError,
 )
-from proto.records import encode_batch
+from minikafka.proto.records import encode_batch
 from tests.unit.replication.harness import records
 
 

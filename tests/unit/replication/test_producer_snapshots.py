@@ -11,8 +11,8 @@ import crc32c
 import pytest
 from structlog.testing import capture_logs
 
-from broker.replication.partition import Partition, PartitionRegistration
-from broker.replication.producer_state import (
+from minikafka.broker.replication.partition import Partition, PartitionRegistration
+from minikafka.broker.replication.producer_state import (
     CorruptSnapshotError,
     ProducerSnapshotEntry,
     ProducerStateManager,
@@ -23,11 +23,11 @@ from broker.replication.producer_state import (
     snapshot_file_name,
     write_snapshot,
 )
-from broker.storage.config import LogConfig
-from broker.storage.log import Log
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log
 from minikafka.cli import main
-from proto.errors import ErrorCode, KafkaError, OutOfOrderSequenceError
-from proto.records import encode_batch
+from minikafka.proto.errors import ErrorCode, KafkaError, OutOfOrderSequenceError
+from minikafka.proto.records import encode_batch
 from tests.unit.storage.helpers import T0
 
 # A few batches per segment, so that producing a dozen batches rolls several times.

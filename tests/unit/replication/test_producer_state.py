@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from broker.replication.producer_state import ProducerStateManager
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode, OutOfOrderSequenceError
-from proto.records import BatchHeader, encode_batch, read_header
+from minikafka.broker.replication.producer_state import ProducerStateManager
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode, OutOfOrderSequenceError
+from minikafka.proto.records import BatchHeader, encode_batch, read_header
 from tests.unit.replication.harness import Cluster, produce_request, run, wait_until
 from tests.unit.storage.helpers import T0
 

@@ -6,8 +6,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from controller.zk_data import PartitionState
-from proto.errors import ErrorCode
+from minikafka.controller.zk_data import PartitionState
+from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import (
     Cluster,
     consume,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker.storage.config import LogConfig
-from proto import minikafka_pb2 as pb
-from proto.errors import ErrorCode
+from minikafka.broker.storage.config import LogConfig
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import (
     TP,
     Cluster,

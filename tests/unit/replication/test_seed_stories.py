@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from broker.replication.replica_manager import FOLLOWER_TRUNCATION_KEY
-from proto.errors import ErrorCode
+from minikafka.broker.replication.replica_manager import FOLLOWER_TRUNCATION_KEY
+from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import Cluster, produce, run, wait_until
 
 A, B = 1, 2

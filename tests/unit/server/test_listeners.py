@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from broker.server.metadata_cache import MetadataCache
-from broker.server.metadata_service import MetadataService
-from proto import minikafka_pb2 as pb
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.broker.server.metadata_service import MetadataService
+from minikafka.proto import minikafka_pb2 as pb
 from tests.unit.replication.harness import broker_config
 
 

@@ -14,16 +14,16 @@ from typing import Any, NamedTuple
 
 import grpc
 
-from broker.replication.replica_manager import ReplicaManager
-from broker.server.control_service import ControlService
-from broker.server.data_service import DataService
-from broker.server.metadata_cache import MetadataCache
-from broker.server.metadata_service import MetadataService
-from broker.storage.checkpoints import TopicPartition
-from broker.storage.log_manager import LogManager
-from proto import minikafka_pb2 as pb
-from proto import minikafka_pb2_grpc as pb_grpc
-from proto.errors import ErrorCode
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server.control_service import ControlService
+from minikafka.broker.server.data_service import DataService
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.broker.server.metadata_service import MetadataService
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.log_manager import LogManager
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import FakeZk, broker_config, records, values_of
 
 

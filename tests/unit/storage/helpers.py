@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from broker.storage.config import LogConfig
-from broker.storage.log import Log
-from proto.records import decode_records, encode_batch, iter_batch_headers
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log
+from minikafka.proto.records import decode_records, encode_batch, iter_batch_headers
 
 T0 = 1_700_000_000_000  # a realistic record timestamp (ms)
 

@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage.checkpoints import CheckpointFile, OffsetCheckpointFile, TopicPartition
-from proto.errors import KafkaStorageError
+from minikafka.broker.storage.checkpoints import (
+    CheckpointFile,
+    OffsetCheckpointFile,
+    TopicPartition,
+)
+from minikafka.proto.errors import KafkaStorageError
 
 
 def test_offset_checkpoint_format(tmp_path: Path) -> None:

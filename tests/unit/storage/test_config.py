@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from broker.storage.config import LONG_MAX, STORAGE_KEYS, LogConfig
-from proto.errors import InvalidConfigError
+from minikafka.broker.storage.config import LONG_MAX, STORAGE_KEYS, LogConfig
+from minikafka.proto.errors import InvalidConfigError
 
 
 def test_defaults_are_kafkas() -> None:

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage.epoch_cache import (
+from minikafka.broker.storage.epoch_cache import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
     EpochEntry,
     LeaderEpochFileCache,
 )
-from proto.errors import KafkaStorageError
+from minikafka.proto.errors import KafkaStorageError
 
 UNDEFINED = (UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET)
 

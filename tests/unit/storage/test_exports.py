@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import broker.storage
+from minikafka.broker import storage
 
 
 def test_public_names() -> None:
-    assert sorted(broker.storage.__all__) == [
+    assert sorted(storage.__all__) == [
         "CorruptIndexError",
         "EpochEntry",
         "FetchDataInfo",
@@ -23,5 +23,5 @@ def test_public_names() -> None:
         "TopicPartition",
         "UnexpectedAppendOffsetError",
     ]
-    for name in broker.storage.__all__:
-        assert getattr(broker.storage, name).__module__.startswith("broker.storage.")
+    for name in storage.__all__:
+        assert getattr(storage, name).__module__.startswith("minikafka.broker.storage.")

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage.index import (
+from minikafka.broker.storage.index import (
     CorruptIndexError,
     OffsetIndex,
     OffsetPosition,
     TimeIndex,
     TimestampOffset,
 )
-from proto.errors import KafkaStorageError
+from minikafka.proto.errors import KafkaStorageError
 
 BASE = 1000
 

@@ -9,9 +9,9 @@ import pytest
 from kafka.record.memory_records import MemoryRecords
 from structlog.testing import capture_logs
 
-from broker.storage.config import LogConfig
-from broker.storage.epoch_cache import EpochEntry
-from broker.storage.log import (
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.epoch_cache import EpochEntry
+from minikafka.broker.storage.log import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
@@ -19,14 +19,14 @@ from broker.storage.log import (
     UnexpectedAppendOffsetError,
     parse_topic_partition,
 )
-from proto.errors import (
+from minikafka.proto.errors import (
     ErrorCode,
     KafkaError,
     KafkaStorageError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
 )
-from proto.records import iter_batch_headers
+from minikafka.proto.records import iter_batch_headers
 from tests.unit.storage.helpers import (
     T0,
     Clock,

@@ -9,10 +9,14 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from broker.storage.checkpoints import TopicPartition
-from broker.storage.config import LogConfig
-from broker.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager, read_meta_properties
-from proto.errors import InvalidConfigError, KafkaStorageError
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log_manager import (
+    CLEAN_SHUTDOWN_FILE,
+    LogManager,
+    read_meta_properties,
+)
+from minikafka.proto.errors import InvalidConfigError, KafkaStorageError
 from tests.unit.storage.helpers import T0, Clock, batch, read_all, segment_files, small_config
 
 

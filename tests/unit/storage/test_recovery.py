@@ -7,8 +7,8 @@ from pathlib import Path
 
 from structlog.testing import capture_logs
 
-from broker.storage.epoch_cache import EpochEntry
-from broker.storage.log import Log
+from minikafka.broker.storage.epoch_cache import EpochEntry
+from minikafka.broker.storage.log import Log
 from tests.unit.storage.helpers import (
     Clock,
     batch,

@@ -15,10 +15,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broker.storage.config import LogConfig
-from broker.storage.log import Log
-from broker.storage.segment import LogSegment
-from proto.records import iter_batch_headers, read_header
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log
+from minikafka.broker.storage.segment import LogSegment
+from minikafka.proto.records import iter_batch_headers, read_header
 from tests.unit.storage.helpers import T0, Clock, batch, read_all
 
 # Bytes 12..15 of a batch hold partitionLeaderEpoch: neither the CRC nor the offset sequence

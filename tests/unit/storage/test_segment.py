@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage.config import LogConfig
-from broker.storage.index import OffsetIndex, TimeIndex
-from broker.storage.segment import LogSegment
-from proto.records import validate_batches
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.index import OffsetIndex, TimeIndex
+from minikafka.broker.storage.segment import LogSegment
+from minikafka.proto.records import validate_batches
 from tests.unit.storage.helpers import T0, Clock, batch, batch_bases, offsets_of
 
 CONFIG = LogConfig(index_interval_bytes=150)

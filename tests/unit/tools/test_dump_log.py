@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from broker.storage.config import LogConfig
-from broker.storage.log import Log
+from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import Log
 from minikafka.cli import main
-from proto.records import encode_batch
+from minikafka.proto.records import encode_batch
 from tests.unit.storage.helpers import T0, Clock
 
 SEGMENT = "00000000000000000000"
