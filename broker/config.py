@@ -122,6 +122,11 @@ class BrokerConfig:
         default_factory=lambda: _DEFAULT_PROTOCOL_MAP, hash=False
     )
     inter_broker_listener_name: str = "PLAINTEXT"
+    # The Kafka-protocol front door (broker/server/kafka): none unless set.
+    kafka_listeners: tuple[EndPoint, ...] = ()
+    kafka_advertised_listeners: tuple[EndPoint, ...] = ()
+    socket_request_max_bytes: int = 104_857_600
+    connections_max_idle_ms: int = 600_000
     broker_rack: str | None = None
     log_dirs: tuple[Path, ...] = (Path("/tmp/kafka-logs"),)
     zookeeper_session_timeout_ms: int = 18_000
@@ -186,6 +191,7 @@ class BrokerConfig:
             "advertised_listeners", self._resolve_listeners("advertised.listeners", advertised)
         )
         self._check_advertised()
+        self._resolve_kafka_listeners()
         self._check_replica_fetch_timing()
 
     def _set(self, name: str, value: object) -> None:
@@ -202,7 +208,7 @@ class BrokerConfig:
                 f"invalid value {text!r} for configuration {key}: "
                 "each listener must have a different name"
             )
-        if key == "listeners":
+        if key in ("listeners", "kafka.listeners"):
             ports = [e.port for e in endpoints if e.port != 0]
             if len(set(ports)) != len(ports):
                 raise InvalidConfigError(
@@ -249,6 +255,53 @@ class BrokerConfig:
                 f"advertised.listeners ({', '.join(sorted(advertised_names))})"
             )
 
+    def _resolve_kafka_listeners(self) -> None:
+        """kafka.listeners and kafka.advertised.listeners follow the rules of listeners and
+        advertised.listeners, and their names and ports differ from those of the gRPC
+        listeners: both kinds are registered side by side in /brokers/ids/<id>."""
+        if not self.kafka_listeners:
+            if self.kafka_advertised_listeners:
+                raise InvalidConfigError(
+                    "invalid value for configuration kafka.advertised.listeners: "
+                    "kafka.listeners is empty"
+                )
+            return
+        listeners = self._resolve_listeners("kafka.listeners", self.kafka_listeners)
+        advertised = self._resolve_listeners(
+            "kafka.advertised.listeners",
+            _with_hostname(self.kafka_advertised_listeners or self.kafka_listeners),
+        )
+        text = _format(listeners)
+        grpc_names = {e.listener_name for e in self.listeners}
+        clash = sorted({e.listener_name for e in listeners} & grpc_names)
+        if clash:
+            raise InvalidConfigError(
+                f"invalid value {text!r} for configuration kafka.listeners: listener "
+                f"{clash[0]} is also in listeners; each listener must have a different name"
+            )
+        grpc_ports = {e.port for e in self.listeners if e.port != 0}
+        taken = sorted({e.port for e in listeners if e.port != 0} & grpc_ports)
+        if taken:
+            raise InvalidConfigError(
+                f"invalid value {text!r} for configuration kafka.listeners: port {taken[0]} "
+                "is also in listeners; each listener must have a different port"
+            )
+        for endpoint in advertised:
+            if endpoint.host in _UNROUTABLE_HOSTS:
+                raise InvalidConfigError(
+                    f"invalid value {_format(advertised)!r} for configuration "
+                    f"kafka.advertised.listeners: cannot advertise the non-routable address "
+                    f"{endpoint.host}"
+                )
+        if not {e.listener_name for e in advertised} <= {e.listener_name for e in listeners}:
+            raise InvalidConfigError(
+                f"invalid value {_format(advertised)!r} for configuration "
+                "kafka.advertised.listeners: its listener names must be among those of "
+                "kafka.listeners"
+            )
+        self._set("kafka_listeners", listeners)
+        self._set("kafka_advertised_listeners", advertised)
+
     def _check_replica_fetch_timing(self) -> None:
         # Kafka's rules: a fetch parked on the leader for the full wait must neither time out
         # its socket nor make the follower look lagging.
@@ -279,6 +332,17 @@ class BrokerConfig:
     def bind_addresses(self) -> tuple[str, ...]:
         """``host:port`` for the server to bind, one per listener (empty host: every interface)."""
         return tuple(_bind_address(e) for e in self.listeners)
+
+    @property
+    def kafka_bind_addresses(self) -> tuple[str, ...]:
+        """``host:port`` to bind, one per Kafka-protocol listener."""
+        return tuple(_bind_address(e) for e in self.kafka_listeners)
+
+    @property
+    def registered_endpoints(self) -> tuple[EndPoint, ...]:
+        """What /brokers/ids/<id> lists: the gRPC endpoints first (the first PLAINTEXT one is
+        the znode's host and port, and a listener-less lookup's answer), then the Kafka ones."""
+        return self.advertised_listeners + self.kafka_advertised_listeners
 
     @property
     def message_max_bytes(self) -> int:
@@ -480,6 +544,10 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec("listeners", "listeners", _endpoints),
     _Spec("advertised.listeners", "advertised_listeners", _endpoints),
     _Spec("inter.broker.listener.name", "inter_broker_listener_name", _upper),
+    _Spec("kafka.listeners", "kafka_listeners", _endpoints),
+    _Spec("kafka.advertised.listeners", "kafka_advertised_listeners", _endpoints),
+    _Spec("socket.request.max.bytes", "socket_request_max_bytes", _INT, minimum=1),
+    _Spec("connections.max.idle.ms", "connections_max_idle_ms", _LONG, minimum=1),
     _Spec("broker.rack", "broker_rack", _optional_string),
     _Spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
     _Spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),
@@ -574,7 +642,6 @@ _KAFKA_KEYS_NOT_USED = frozenset(
         "num.io.threads",
         "socket.send.buffer.bytes",
         "socket.receive.buffer.bytes",
-        "socket.request.max.bytes",
         "num.recovery.threads.per.data.dir",
         "num.replica.fetchers",
         "transaction.state.log.replication.factor",

@@ -56,6 +56,8 @@ from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.group_service import GroupService
+from minikafka.broker.server.kafka.broker import KafkaBroker
+from minikafka.broker.server.kafka.listener import KafkaListeners
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.broker.storage.config import LogConfig
@@ -106,6 +108,7 @@ class BrokerServer:
         self._controller: KafkaController | None = None
         self._group_coordinator: GroupCoordinator | None = None
         self._servers: list[grpc.aio.Server] = []
+        self._kafka_listeners: KafkaListeners | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._broker_epoch = -1
         self._registered_session: int | None = None
@@ -171,6 +174,22 @@ class BrokerServer:
         self._servers = self._grpc_servers()
         for server in self._servers:
             await server.start()
+        kafka_bound: list[str] = []
+        if config.kafka_listeners:
+            self._kafka_listeners = KafkaListeners(
+                KafkaBroker(
+                    config,
+                    self._replica_manager,
+                    self._metadata_cache,
+                    self._controller,
+                    self._zk,
+                    self._group_coordinator,
+                )
+            )
+            try:
+                kafka_bound = await self._kafka_listeners.start()
+            except OSError as exc:
+                raise BrokerStartupError(f"cannot listen on kafka.listeners: {exc}") from None
         await self._replica_manager.startup()
 
         self._zk.client.add_listener(self._on_zk_state)
@@ -183,6 +202,10 @@ class BrokerServer:
             "broker_started",
             listeners=[e.connection_string for e in config.listeners],
             advertised_listeners=[e.connection_string for e in config.advertised_listeners],
+            kafka_listeners=kafka_bound,
+            kafka_advertised_listeners=[
+                e.connection_string for e in config.kafka_advertised_listeners
+            ],
             broker_epoch=self._broker_epoch,
             cluster_id=self.cluster_id,
         )
@@ -266,7 +289,7 @@ class BrokerServer:
 
     async def _register(self) -> None:
         registration = BrokerRegistration(
-            self.broker_id, self.config.advertised_listeners, rack=self.config.broker_rack
+            self.broker_id, self.config.registered_endpoints, rack=self.config.broker_rack
         )
         try:
             epoch = await asyncio.to_thread(self.zk.register_broker, registration)
@@ -471,6 +494,8 @@ class BrokerServer:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         steps: list[tuple[str, Callable[[], Awaitable[Any]]]] = []
+        if self._kafka_listeners is not None:
+            steps.append(("kafka_listeners_stopped", self._kafka_listeners.stop))
         for server in self._servers:
             steps.append(("grpc_server_stopped", partial(server.stop, _STOP_GRACE_S)))
         if self._group_coordinator is not None:

@@ -12,6 +12,7 @@
     cluster.replica_state(1, "t", 0)                   # LEO, HW and batch bytes read from disk
     cluster.close()                                    # kills whatever still runs
 
+Each broker also serves the Kafka protocol on ``kafka_port`` (``kafka_bootstrap_servers``).
 Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.properties``,
 ``logs/`` (its log.dirs) and ``broker.log`` (the process's stdout and stderr, JSON log lines).
 Timeouts are short so that failover happens within seconds: zookeeper.session.timeout.ms 6000,
@@ -125,15 +126,20 @@ class ReplicaState:
 class BrokerProcess:
     """One ``python -m minikafka broker`` process and its files."""
 
-    def __init__(self, broker_id: int, root: Path, port: int) -> None:
+    def __init__(self, broker_id: int, root: Path, port: int, kafka_port: int) -> None:
         self.broker_id = broker_id
         self.root = root
         self.port = port
+        self.kafka_port = kafka_port  # the Kafka-protocol listener (kafka.listeners)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def kafka_address(self) -> str:
+        return f"127.0.0.1:{self.kafka_port}"
 
     @property
     def config_file(self) -> Path:
@@ -190,7 +196,7 @@ class Cluster:
         for broker_id in range(first_id, first_id + n_brokers):
             root = tmp_path / f"broker-{broker_id}"
             root.mkdir(parents=True, exist_ok=True)
-            self.brokers[broker_id] = BrokerProcess(broker_id, root, free_port())
+            self.brokers[broker_id] = BrokerProcess(broker_id, root, free_port(), free_port())
         self._zk: ZkStore | None = None
         self._admins: list[AdminClient] = []
         self._channels: dict[str, grpc.Channel] = {}
@@ -202,6 +208,8 @@ class Cluster:
         props = {
             "broker.id": str(broker_id),
             "listeners": f"PLAINTEXT://127.0.0.1:{broker.port}",
+            "kafka.listeners": f"KAFKA://127.0.0.1:{broker.kafka_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT",
             "log.dirs": str(broker.log_dir),
             "zookeeper.connect": self.zk_connect,
             "num.partitions": "1",
@@ -423,6 +431,11 @@ class Cluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(self.brokers[i].address for i in sorted(self.brokers))
+
+    @property
+    def kafka_bootstrap_servers(self) -> str:
+        """The brokers' Kafka-protocol listeners, for kafka-python and confluent-kafka."""
+        return ",".join(self.brokers[i].kafka_address for i in sorted(self.brokers))
 
     def admin(self, request_timeout_ms: int = 20_000) -> AdminClient:
         admin = AdminClient(self.bootstrap_servers, request_timeout_ms=request_timeout_ms)

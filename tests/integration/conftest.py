@@ -63,6 +63,11 @@ def zk_connect(zookeeper_server: ZooKeeperServer) -> str:
 
     The chroot znode is created here: kazoo warns when it connects under a missing chroot.
     """
+    return fresh_chroot(zookeeper_server)
+
+
+def fresh_chroot(zookeeper_server: ZooKeeperServer) -> str:
+    """A new chroot on the shared server (for fixtures of a wider scope than ``zk_connect``)."""
     if not zookeeper_server.running:
         # an earlier test stopped or killed the shared server and did not bring it back
         zookeeper_server.start()

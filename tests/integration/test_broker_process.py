@@ -29,7 +29,16 @@ def test_start_register_and_stop(cluster_factory: ClusterFactory) -> None:
     broker = cluster.brokers[0]
 
     registration = json.loads(cluster.zk.client.get("/brokers/ids/0")[0])
-    assert registration["endpoints"] == [f"PLAINTEXT://127.0.0.1:{broker.port}"]
+    # The gRPC listener first (its host and port are the znode's), then the Kafka-protocol one.
+    assert registration["endpoints"] == [
+        f"PLAINTEXT://127.0.0.1:{broker.port}",
+        f"KAFKA://127.0.0.1:{broker.kafka_port}",
+    ]
+    assert registration["listener_security_protocol_map"] == {
+        "PLAINTEXT": "PLAINTEXT",
+        "KAFKA": "PLAINTEXT",
+    }
+    assert (registration["host"], registration["port"]) == ("127.0.0.1", broker.port)
     assert registration["version"] == 5
     (started,) = broker.log_events("broker_started")
     assert started["broker_id"] == 0

@@ -533,3 +533,102 @@ def test_describe() -> None:
     assert described["message.max.bytes"] == ("1048588", True)
     assert "mystery" not in described
     assert list(described) == sorted(described)
+
+
+# --- the Kafka-protocol listeners ---------------------------------------------------------------
+
+
+def test_no_kafka_listener_by_default() -> None:
+    config = from_props({})
+    assert config.kafka_listeners == ()
+    assert config.kafka_advertised_listeners == ()
+    assert config.registered_endpoints == config.advertised_listeners
+    assert config.socket_request_max_bytes == 104_857_600
+    assert config.connections_max_idle_ms == 600_000
+
+
+def test_kafka_listeners_are_registered_after_the_grpc_ones() -> None:
+    config = from_props(
+        {
+            "listeners": "PLAINTEXT://:9092",
+            "kafka.listeners": "KAFKA://:19092",
+            "kafka.advertised.listeners": "KAFKA://127.0.0.1:19092",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT",
+        }
+    )
+    assert config.kafka_listeners == (EndPoint("KAFKA", "", 19092, "PLAINTEXT"),)
+    assert config.kafka_bind_addresses == ("0.0.0.0:19092",)
+    assert [e.connection_string for e in config.registered_endpoints] == [
+        "PLAINTEXT://broker1.example.com:9092",
+        "KAFKA://127.0.0.1:19092",
+    ]
+
+
+def test_kafka_advertised_listeners_default_to_kafka_listeners_with_the_hostname() -> None:
+    config = from_props(
+        {
+            "kafka.listeners": "KAFKA://:19092",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT",
+        }
+    )
+    assert config.kafka_advertised_listeners == (
+        EndPoint("KAFKA", "broker1.example.com", 19092, "PLAINTEXT"),
+    )
+
+
+def test_kafka_listeners_from_the_environment() -> None:
+    props = properties_from_environ(
+        {"KAFKA_KAFKA_LISTENERS": "KAFKA://:19092", "KAFKA_SOCKET_REQUEST_MAX_BYTES": "1000"}
+    )
+    assert props == {"kafka.listeners": "KAFKA://:19092", "socket.request.max.bytes": "1000"}
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        (
+            {"kafka.listeners": "PLAINTEXT://:19092"},
+            "listener PLAINTEXT is also in listeners",
+        ),
+        (
+            {
+                "kafka.listeners": "KAFKA://:9092",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT",
+            },
+            "port 9092 is also in listeners",
+        ),
+        ({"kafka.listeners": "KAFKA://:19092"}, "KAFKA is not in listener.security.protocol.map"),
+        (
+            {
+                "kafka.listeners": "KAFKA://:19092",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:SASL_PLAINTEXT",
+            },
+            "only PLAINTEXT is supported",
+        ),
+        (
+            {"kafka.advertised.listeners": "KAFKA://h:19092"},
+            "kafka.listeners is empty",
+        ),
+        (
+            {
+                "kafka.listeners": "KAFKA://:19092",
+                "kafka.advertised.listeners": "OTHER://h:19092",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT,"
+                "OTHER:PLAINTEXT",
+            },
+            "must be among those of kafka.listeners",
+        ),
+        (
+            {
+                "kafka.listeners": "KAFKA://:19092",
+                "kafka.advertised.listeners": "KAFKA://0.0.0.0:19092",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT",
+            },
+            "non-routable address 0.0.0.0",
+        ),
+        ({"socket.request.max.bytes": "0"}, "must be at least 1"),
+    ],
+)
+def test_bad_kafka_listeners(props: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=re.escape(message)):
+        from_props(props)

@@ -1,0 +1,276 @@
+"""The Kafka-protocol front door against the gRPC one, for the same work in the same run.
+
+    python -m bench.kafka_protocol_bench [--records 1000000] [--rounds 3]
+
+A local 3-broker cluster (ZooKeeper and brokers on 127.0.0.1, as bench.kafka_classic), 100-byte
+records, topics of 6 partitions. Each round runs, one client process at a time:
+
+- produce RF3 acks=all (batch.size 64000), then RF1 acks=1 (batch.size 8196), each with
+  minikafka's `perf-produce` over gRPC and with confluent-kafka's Producer (librdkafka, C) over
+  the Kafka protocol, on topics of their own;
+- consume all of the RF3 topic with `perf-consume` over gRPC and with confluent-kafka's Consumer.
+
+Beside each rate it prints the CPU time each process used (from /proc: user + system), in
+cores: the client's and each broker's, so the run says whether the broker or the client is the
+bottleneck. The medians and ranges over the rounds, and the machine yardstick (kafka-python's
+encoder, bench.codec_bench), end the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.codec_bench import yardstick
+from bench.kafka_classic import (
+    RECORD_SIZE,
+    REPO_ROOT,
+    consumer_rate,
+    producer_rate,
+    start_consumer,
+    start_producer,
+    wait_replicated,
+)
+from bench.local_cluster import start_cluster
+from minikafka.client.admin import NewTopic, raise_first
+from tests.integration.cluster import Cluster
+
+PARTITIONS = 6
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
+
+
+@dataclass
+class Result:
+    rates: dict[str, list[float]] = field(default_factory=dict)
+    cpu: dict[str, list[str]] = field(default_factory=dict)
+
+
+# --- the confluent-kafka clients, as child processes ---------------------------------------------
+
+
+def kafka_produce(bootstrap: str, topic: str, records: int, acks: str, batch_size: int) -> None:
+    """Child process: send ``records`` 100-byte records; print records/s over the whole run."""
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": acks,
+            "batch.size": batch_size,
+            "linger.ms": 5,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 65536,
+            "enable.idempotence": acks == "all",
+        }
+    )
+    value = b"x" * RECORD_SIZE
+    failed = 0
+
+    def on_delivery(err: object, msg: object) -> None:
+        nonlocal failed
+        if err is not None:
+            failed += 1
+
+    start = time.perf_counter()
+    for _ in range(records):
+        while True:
+            try:
+                producer.produce(topic, value, on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        producer.poll(0)
+    producer.flush(300)
+    elapsed = time.perf_counter() - start
+    if failed:
+        raise SystemExit(f"{failed} records failed")
+    print(f"{records / elapsed:.1f}", flush=True)
+
+
+def kafka_consume(bootstrap: str, topic: str, records: int) -> None:
+    """Child process: read ``records`` records of the topic from the start; print records/s."""
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-{os.getpid()}",
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "fetch.max.bytes": 52428800,
+        }
+    )
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    seen = 0
+    start = time.perf_counter()
+    deadline = start + 300
+    while seen < records and time.perf_counter() < deadline:
+        for message in consumer.consume(10000, 1.0):
+            if message.error() is None:
+                seen += 1
+    elapsed = time.perf_counter() - start
+    consumer.close()
+    if seen != records:
+        raise SystemExit(f"read {seen} of {records} records")
+    print(f"{records / elapsed:.1f}", flush=True)
+
+
+def _child(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.kafka_protocol_bench", *argv],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _child_rate(process: subprocess.Popen[str], what: str) -> float:
+    out, err = process.communicate(timeout=900)
+    if process.returncode != 0:
+        raise RuntimeError(f"{what} failed ({process.returncode}): {err.strip()[-500:]}")
+    return float(out.strip().splitlines()[-1])
+
+
+# --- a round -----------------------------------------------------------------------------------
+
+
+def _measured(
+    cluster: Cluster, start: Callable[[], subprocess.Popen[str]], rate: Callable[..., float]
+) -> tuple[float, str]:
+    """Run one client process; its rate and the CPU (in cores) of it and of each broker."""
+    brokers = {
+        b.broker_id: b.process.pid for b in cluster.brokers.values() if b.process is not None
+    }
+    before = {i: _cpu_seconds(pid) for i, pid in brokers.items()}
+    began = time.perf_counter()
+    process = start()
+    client_cpu = 0.0
+    # The client's CPU is read just before it exits: poll its /proc entry while it runs.
+    while process.poll() is None:
+        try:
+            client_cpu = _cpu_seconds(process.pid)
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        time.sleep(0.05)
+    result = rate(process)
+    wall = time.perf_counter() - began
+    after = {i: _cpu_seconds(pid) for i, pid in brokers.items()}
+    cores = ", ".join(f"broker {i} {(after[i] - before[i]) / wall:.2f}" for i in sorted(brokers))
+    return result, f"client {client_cpu / wall:.2f}, {cores}"
+
+
+def _create(cluster: Cluster, name: str, replication_factor: int) -> None:
+    with cluster.admin() as admin:
+        raise_first(admin.create_topics([NewTopic(name, PARTITIONS, replication_factor)]))
+    for partition in range(PARTITIONS):
+        cluster.wait_for(
+            lambda p=partition: cluster.leader(name, p) >= 0,  # type: ignore[misc]
+            30,
+            f"a leader for {name}-{partition}",
+        )
+
+
+def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> None:
+    grpc_bootstrap = cluster.bootstrap_servers
+    kafka_bootstrap = cluster.kafka_bootstrap_servers
+
+    def note(name: str, rate: float, cpu: str) -> None:
+        result.rates.setdefault(name, []).append(rate)
+        result.cpu.setdefault(name, []).append(cpu)
+        print(f"  {name}: {rate:,.0f} records/s (CPU cores: {cpu})", file=sys.stderr, flush=True)
+
+    for acks, rf, batch_size in (("all", 3, 64000), ("1", 1, 8196)):
+        label = f"RF{rf} acks={acks}"
+        grpc_topic, kafka_topic = f"g-rf{rf}-{round_no}", f"k-rf{rf}-{round_no}"
+        _create(cluster, grpc_topic, rf)
+        _create(cluster, kafka_topic, rf)
+        rate, cpu = _measured(
+            cluster,
+            lambda t=grpc_topic, a=acks, b=batch_size: start_producer(  # type: ignore[misc]
+                grpc_bootstrap, t, records, a, b
+            ),
+            producer_rate,
+        )
+        note(f"produce {label}, gRPC (minikafka perf-produce)", rate, cpu)
+        rate, cpu = _measured(
+            cluster,
+            lambda t=kafka_topic, a=acks, b=batch_size: _child(  # type: ignore[misc]
+                "--produce", kafka_bootstrap, t, str(records), a, str(b)
+            ),
+            lambda p: _child_rate(p, "confluent-kafka producer"),
+        )
+        note(f"produce {label}, Kafka protocol (confluent-kafka)", rate, cpu)
+
+    wait_replicated(cluster, {f"g-rf3-{round_no}": records, f"k-rf3-{round_no}": records})
+    topic = f"k-rf3-{round_no}"
+    rate, cpu = _measured(
+        cluster,
+        lambda: start_consumer(grpc_bootstrap, topic, records),
+        lambda p: consumer_rate(p, records),
+    )
+    note("consume, gRPC (minikafka perf-consume)", rate, cpu)
+    rate, cpu = _measured(
+        cluster,
+        lambda: _child("--consume", kafka_bootstrap, topic, str(records)),
+        lambda p: _child_rate(p, "confluent-kafka consumer"),
+    )
+    note("consume, Kafka protocol (confluent-kafka)", rate, cpu)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--produce", nargs=5, metavar=("BOOTSTRAP", "TOPIC", "N", "ACKS", "BATCH"))
+    parser.add_argument("--consume", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "N"))
+    args = parser.parse_args()
+    if args.produce:
+        bootstrap, topic, n, acks, batch = args.produce
+        kafka_produce(bootstrap, topic, int(n), acks, int(batch))
+        return
+    if args.consume:
+        bootstrap, topic, n = args.consume
+        kafka_consume(bootstrap, topic, int(n))
+        return
+
+    machine = yardstick()
+    result = Result()
+    root = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-"))
+    zookeeper, cluster = start_cluster(root)
+    try:
+        for round_no in range(args.rounds):
+            print(f"round {round_no + 1} of {args.rounds}", file=sys.stderr, flush=True)
+            run_round(cluster, args.records, round_no, result)
+    finally:
+        cluster.close()
+        zookeeper.stop()
+    print(f"\n{args.records:,} records of {RECORD_SIZE} bytes, {args.rounds} rounds, "
+          f"{time.strftime('%Y-%m-%d')}; machine yardstick (kafka-python encoder): "
+          f"{machine:,.0f} records/s")  # fmt: skip
+    print("| test | median records/s | range | CPU cores of the median run |")
+    print("|---|---:|---|---|")
+    for name, rates in result.rates.items():
+        median = statistics.median(rates)
+        at = min(range(len(rates)), key=lambda i: abs(rates[i] - median))
+        print(
+            f"| {name} | {median:,.0f} | {min(rates):,.0f} to {max(rates):,.0f} "
+            f"| {result.cpu[name][at]} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""One client connection on a Kafka listener: frames in, handlers, frames out.
+
+A frame is ``size:int32`` then ``size`` bytes: the request header (api_key:int16,
+api_version:int16, correlation_id:int32, client_id:nullable string, then tagged fields in
+flexible versions) and the request body. A response is ``size:int32``, the response header
+(correlation_id:int32, then tagged fields in flexible versions; ApiVersions always uses the
+plain header so that any client can read it) and the body.
+
+As Kafka's SocketServer: requests on one connection are answered in the order they came; a size
+above ``socket.request.max.bytes`` (or below a header's) closes the connection without reading
+it; an unknown API key, an unsupported version (except ApiVersions, which answers
+UNSUPPORTED_VERSION with the supported ranges) or a request that does not decode closes the
+connection; a connection with no request for ``connections.max.idle.ms`` is closed. Each close
+is one log line saying why. Nothing here touches stored data.
+
+Runs on the broker's event loop; one reader and one writer task per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import struct
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from minikafka.broker.server.kafka import registry
+from minikafka.broker.server.kafka.schema import (
+    Entity,
+    build,
+    read_entity,
+    request_class,
+    response_class,
+    write_entity,
+)
+
+if TYPE_CHECKING:
+    from minikafka.broker.server.kafka.broker import KafkaBroker
+
+__all__ = ["KafkaConnection"]
+
+_log = structlog.get_logger(__name__)
+
+API_VERSIONS = 18
+UNSUPPORTED_VERSION = 35
+_HEADER_MIN = 10  # api_key, api_version, correlation_id, client_id's length
+_MAX_IN_FLIGHT = 100  # requests read ahead of their answers (pipelined produce)
+_SIZE = struct.Struct(">i")
+_HEAD = struct.Struct(">hhi")
+
+
+class _Closed(Exception):
+    """The connection is to be closed; ``reason`` goes to the log."""
+
+    def __init__(self, reason: str, **details: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+
+class KafkaConnection:
+    """Serves one accepted socket until the client leaves or breaks the protocol."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        broker: KafkaBroker,
+        listener: str,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._broker = broker
+        self._listener = listener
+        peer = writer.get_extra_info("peername") or ("", 0)
+        self._host, self._port = str(peer[0]), int(peer[1])
+        self._max_bytes = broker.config.socket_request_max_bytes
+        self._idle_s = broker.config.connections_max_idle_ms / 1000
+        # Answers to come, in request order; None ends the writer.
+        self._answers: asyncio.Queue[tuple[registry.Request, Awaitable[Entity | None]] | None]
+        self._answers = asyncio.Queue(maxsize=_MAX_IN_FLIGHT)
+        self._written = asyncio.Event()  # set whenever the writer has nothing left
+
+    async def serve(self) -> None:
+        writer_task = asyncio.ensure_future(self._write_answers())
+        # A failed answer closes the connection at once: the reader may be waiting for a
+        # request the client will not send before it has its answer.
+        writer_task.add_done_callback(self._writer_ended)
+        self._written.set()
+        reason: _Closed | None = None
+        try:
+            await self._read_requests(writer_task)
+        except _Closed as closed:
+            reason = closed
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass  # the client went away, or the writer failed (its reason is below)
+        finally:
+            if reason is None and writer_task.done() and not writer_task.cancelled():
+                failure = writer_task.exception()
+                if isinstance(failure, _Closed):
+                    reason = failure
+            if not writer_task.done():
+                if reason is None:
+                    await self._answers.put(None)
+                    with contextlib.suppress(Exception):
+                        await writer_task
+                else:
+                    writer_task.cancel()
+            if reason is not None:
+                _log.warning(
+                    "kafka.connection_closed",
+                    reason=reason.reason,
+                    listener=self._listener,
+                    client=f"{self._host}:{self._port}",
+                    **reason.details,
+                )
+            self._writer.close()
+            with contextlib.suppress(Exception):
+                await self._writer.wait_closed()
+
+    async def _read_requests(self, writer_task: asyncio.Future[None]) -> None:
+        while True:
+            frame = await self._read_frame(writer_task)
+            if frame is None:
+                return
+            request, handler = self._decode(frame)
+            if handler is None:  # answered without a handler (ApiVersions out of range)
+                continue
+            try:
+                if handler.pipelined:
+                    answer = handler.handle(request, self._broker)
+                else:
+                    await self._wait_written(writer_task)
+                    answer = _done(await handler.handle(request, self._broker))
+            except Exception as exc:
+                _log.exception(
+                    "kafka.handler_failed", api=handler.name, api_version=request.api_version
+                )
+                raise _Closed("handler failed", api=handler.name, error=str(exc)) from None
+            self._written.clear()
+            await self._answers.put((request, answer))
+
+    async def _read_frame(self, writer_task: asyncio.Future[None]) -> bytes | None:
+        try:
+            head = await asyncio.wait_for(self._reader.readexactly(4), self._idle_s)
+        except TimeoutError:
+            raise _Closed("idle", idle_ms=self._broker.config.connections_max_idle_ms) from None
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                raise _Closed("truncated size prefix") from None
+            return None  # a clean close between requests
+        if writer_task.done():
+            writer_task.result()  # the writer failed: raise what it raised
+        (size,) = _SIZE.unpack(head)
+        if size < _HEADER_MIN or size > self._max_bytes:
+            raise _Closed(
+                "invalid request size", size=size, socket_request_max_bytes=self._max_bytes
+            )
+        try:
+            return await asyncio.wait_for(self._reader.readexactly(size), self._idle_s)
+        except TimeoutError:
+            raise _Closed("truncated request", size=size) from None
+        except asyncio.IncompleteReadError as exc:
+            raise _Closed("truncated request", size=size, read=len(exc.partial)) from None
+
+    def _decode(self, frame: bytes) -> tuple[registry.Request, registry.Handler | None]:
+        api_key, api_version, correlation_id = _HEAD.unpack_from(frame)
+        handler = registry.HANDLERS.get(api_key)
+        if handler is None:
+            raise _Closed("unknown API key", api_key=api_key, api_version=api_version)
+        if not handler.min_version <= api_version <= handler.max_version:
+            if api_key == API_VERSIONS:
+                # Kafka answers in ApiVersions v0's layout so that the client can pick again.
+                self._answer_unsupported_api_versions(correlation_id, api_version)
+                request = registry.Request(
+                    api_key, api_version, correlation_id, None, self._host, self._port,
+                    self._listener, None,
+                )  # fmt: skip
+                return request, None
+            raise _Closed(
+                "unsupported version",
+                api_key=api_key,
+                api=handler.name,
+                api_version=api_version,
+                supported=f"{handler.min_version}-{handler.max_version}",
+            )
+        cls = request_class(api_key, api_version)
+        try:
+            header, offset = read_entity(cls.__header_schema__, frame, 0)
+            body, size = read_entity(cls, frame, offset)
+        except Exception as exc:  # kio's reader: any malformed or truncated input
+            raise _Closed(
+                "malformed request",
+                api=handler.name,
+                api_version=api_version,
+                error=f"{type(exc).__name__}: {exc}",
+            ) from None
+        if offset + size != len(frame):
+            raise _Closed(
+                "malformed request",
+                api=handler.name,
+                api_version=api_version,
+                error=f"{len(frame) - offset - size} bytes after the request",
+            )
+        request = registry.Request(
+            api_key=api_key,
+            api_version=api_version,
+            correlation_id=correlation_id,
+            client_id=header.client_id,
+            client_host=self._host,
+            client_port=self._port,
+            listener=self._listener,
+            body=body,
+        )
+        return request, handler
+
+    def _answer_unsupported_api_versions(self, correlation_id: int, api_version: int) -> None:
+        from minikafka.broker.server.kafka.handlers.api_versions import supported_api_keys
+
+        cls = response_class(API_VERSIONS, 0)
+        body = build(cls, {"error_code": UNSUPPORTED_VERSION, "api_keys": supported_api_keys()})
+        self._written.clear()
+        self._answers.put_nowait(
+            (
+                registry.Request(
+                    API_VERSIONS,
+                    0,
+                    correlation_id,
+                    None,
+                    self._host,
+                    self._port,
+                    self._listener,
+                    None,
+                ),
+                _done(body),
+            )
+        )
+
+    async def _wait_written(self, writer_task: asyncio.Future[None]) -> None:
+        """Until every earlier request is answered (a non-pipelined request runs after them)."""
+        while not self._written.is_set():
+            waiter: asyncio.Future[Any] = asyncio.ensure_future(self._written.wait())
+            pending: set[asyncio.Future[Any]] = {waiter, writer_task}
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if writer_task.done():
+                waiter.cancel()
+                writer_task.result()
+                raise ConnectionError("writer ended")
+
+    def _writer_ended(self, task: asyncio.Future[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._writer.transport.abort()
+
+    async def _write_answers(self) -> None:
+        while True:
+            item = await self._answers.get()
+            if item is None:
+                return
+            request, answer = item
+            try:
+                response = await answer
+            except Exception as exc:
+                api = registry.HANDLERS[request.api_key].name
+                _log.exception("kafka.handler_failed", api=api, api_version=request.api_version)
+                raise _Closed("handler failed", api=api, error=str(exc)) from None
+            if response is not None:
+                self._writer.write(_frame(request, response))
+                await self._writer.drain()
+            if self._answers.empty():
+                self._written.set()
+
+
+async def _done(value: Entity | None) -> Entity | None:
+    return value
+
+
+def _frame(request: registry.Request, response: Entity) -> bytes:
+    cls = type(response)
+    buffer = io.BytesIO()
+    buffer.write(b"\0\0\0\0")
+    header_cls = cls.__header_schema__
+    write_entity(header_cls, buffer, build(header_cls, {"correlation_id": request.correlation_id}))
+    write_entity(cls, buffer, response)
+    data = buffer.getbuffer()
+    _SIZE.pack_into(data, 0, len(data) - 4)
+    return bytes(data)

@@ -1,0 +1,43 @@
+"""One module per Kafka API family; importing this package registers every handler.
+
+api_versions   ApiVersions
+metadata       Metadata, DescribeCluster
+produce        Produce
+fetch          Fetch
+offsets        ListOffsets, OffsetsForLeaderEpoch, DeleteRecords
+producer_ids   InitProducerId
+groups         FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+               DescribeGroups, ListGroups, DeleteGroups
+group_offsets  OffsetCommit, OffsetFetch
+topics         CreateTopics, DeleteTopics, CreatePartitions
+sasl           SaslHandshake, SaslAuthenticate (refused: PLAINTEXT only)
+configs        DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
+"""
+
+from minikafka.broker.server.kafka.handlers import (
+    api_versions,
+    configs,
+    fetch,
+    group_offsets,
+    groups,
+    metadata,
+    offsets,
+    produce,
+    producer_ids,
+    sasl,
+    topics,
+)
+
+__all__ = [
+    "api_versions",
+    "configs",
+    "fetch",
+    "group_offsets",
+    "groups",
+    "metadata",
+    "offsets",
+    "produce",
+    "producer_ids",
+    "sasl",
+    "topics",
+]

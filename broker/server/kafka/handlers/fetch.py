@@ -1,0 +1,137 @@
+"""Fetch (key 1), versions 4-12, for consumers: the servicer's Fetch, records as the core
+returns them (slices of the segment files, never decoded here).
+
+``max_wait_ms``, ``min_bytes``, ``max_bytes`` and ``partition_max_bytes`` go to the core's
+long-poll as they are; the first batch comes back even when larger than the limits, as in
+Kafka. There are no transactions, so READ_COMMITTED reads what READ_UNCOMMITTED reads (up to
+the high watermark), ``last_stable_offset`` is the high watermark and no transaction is ever
+aborted (``aborted_transactions`` is empty for READ_COMMITTED, null otherwise, as Kafka sends).
+
+Fetch sessions (KIP-227) are declined the way Kafka declines them when its session cache is
+full: every response has ``session_id`` 0, which tells the client to keep sending full fetch
+requests (kafka-python's FetchSessionHandler goes back to a full fetch on session id 0;
+librdkafka never opens a session). An incremental fetch (``session_epoch`` > 0) names a session
+this broker never created: FETCH_SESSION_ID_NOT_FOUND, after which clients send a full fetch.
+``forgotten_topics_data`` only means something inside a session and is ignored.
+
+Not supported:
+- replication over this listener: followers fetch over the inter-broker gRPC listener. A fetch
+  with ``replica_id`` >= 0 gets TOPIC_AUTHORIZATION_FAILED on every partition, what Kafka
+  answers a follower fetch from a principal without ClusterAction.
+- reading from followers (KIP-392): ``rack_id`` is ignored and ``preferred_read_replica`` is -1.
+- Fetch v13+ names topics by id (KIP-516); ApiVersions caps the version at 12.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.registry import Request, handler
+from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
+
+_MS = datetime.timedelta(milliseconds=1)
+_READ_COMMITTED = 1
+_NO_SESSION = 0
+_FINAL_EPOCH = -1  # a full fetch outside any session (KIP-227's FetchMetadata)
+
+
+@handler(api_key=1, min_version=4, max_version=12)
+async def fetch(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    if getattr(body, "session_epoch", _FINAL_EPOCH) > 0:
+        return request.response(
+            {
+                "throttle_time": 0,
+                "error_code": ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+                "session_id": _NO_SESSION,
+                "responses": [],
+            }
+        )
+    if body.replica_id >= 0:
+        return _refuse_replica(request)
+    answer = await broker.data.Fetch(
+        pb.FetchRequest(
+            replica_id=body.replica_id,
+            replica_epoch=-1,
+            max_wait_ms=body.max_wait // _MS,
+            min_bytes=body.min_bytes,
+            max_bytes=body.max_bytes,
+            topics=[
+                pb.FetchRequest.FetchTopic(
+                    topic=topic.topic,
+                    partitions=[
+                        pb.FetchRequest.FetchPartition(
+                            partition=p.partition,
+                            current_leader_epoch=getattr(p, "current_leader_epoch", -1),
+                            fetch_offset=p.fetch_offset,
+                            last_fetched_epoch=getattr(p, "last_fetched_epoch", -1),
+                            log_start_offset=getattr(p, "log_start_offset", -1),
+                            partition_max_bytes=p.partition_max_bytes,
+                        )
+                        for p in topic.partitions
+                    ],
+                )
+                for topic in body.topics
+            ],
+        ),
+        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+    )
+    aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": answer.error_code,
+            "session_id": _NO_SESSION,
+            "responses": [
+                {
+                    "topic": topic.topic,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "error_code": p.error_code,
+                            "high_watermark": p.high_watermark,
+                            "last_stable_offset": p.last_stable_offset,
+                            "log_start_offset": p.log_start_offset,
+                            "aborted_transactions": aborted,
+                            "preferred_read_replica": -1,
+                            "records": p.records,
+                        }
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in answer.responses
+            ],
+        }
+    )
+
+
+def _refuse_replica(request: Request) -> Entity:
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": ErrorCode.NONE,
+            "session_id": _NO_SESSION,
+            "responses": [
+                {
+                    "topic": topic.topic,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition,
+                            "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                            "high_watermark": -1,
+                            "last_stable_offset": -1,
+                            "log_start_offset": -1,
+                            "preferred_read_replica": -1,
+                            "records": b"",
+                        }
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in request.body.topics
+            ],
+        }
+    )

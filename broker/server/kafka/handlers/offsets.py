@@ -1,0 +1,166 @@
+"""ListOffsets (key 2, versions 1-7), OffsetsForLeaderEpoch (key 23, versions 2-4) and
+DeleteRecords (key 21, versions 0-2), through the servicers the gRPC door uses.
+
+ListOffsets: timestamp -1 is the latest offset (the high watermark for a consumer, the log end
+offset for a replica), -2 the log start offset, -3 the offset of the record with the largest
+timestamp (KIP-734, v7+); any other timestamp is a seek by time: the first offset whose record
+timestamp is at or after it, below the high watermark (offset -1 when there is none). There are
+no transactions, so READ_COMMITTED's latest offset (the last stable offset) is the high
+watermark too. ``current_leader_epoch`` (v4+) fences as in Kafka (FENCED_LEADER_EPOCH,
+UNKNOWN_LEADER_EPOCH). Versions 8+ add timestamps of tiered storage (KIP-405), which is not
+implemented: ApiVersions caps ListOffsets at 7.
+
+OffsetsForLeaderEpoch: the end offset of the requested epoch on the leader (what librdkafka and
+the Java consumer ask after a leader change, KIP-320). Kafka answers it from the leader only;
+v2 has no ``replica_id``, so it is asked as a consumer (-1), not as Kafka's debugging replica.
+
+DeleteRecords: AdminService.DeleteRecords, sent by the client to each partition's leader; the
+offset -1 means the high watermark. The answer does not wait for the followers' log start
+offsets (they follow through their fetches), so ``timeout_ms`` has nothing to wait for.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.registry import Request, handler
+from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto import minikafka_pb2 as pb
+
+_MS = datetime.timedelta(milliseconds=1)
+_CONSUMER_REPLICA_ID = -1
+
+
+@handler(api_key=2, min_version=1, max_version=7)
+async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    answer = await broker.data.ListOffsets(
+        pb.ListOffsetsRequest(
+            replica_id=body.replica_id,
+            topics=[
+                pb.ListOffsetsRequest.ListOffsetsTopic(
+                    name=topic.name,
+                    partitions=[
+                        pb.ListOffsetsRequest.ListOffsetsPartition(
+                            partition_index=p.partition_index,
+                            current_leader_epoch=getattr(p, "current_leader_epoch", -1),
+                            timestamp=p.timestamp,
+                        )
+                        for p in topic.partitions
+                    ],
+                )
+                for topic in body.topics
+            ],
+        ),
+        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "name": topic.name,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "error_code": p.error_code,
+                            "timestamp": p.timestamp,
+                            "offset": p.offset,
+                            "leader_epoch": p.leader_epoch,
+                        }
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in answer.topics
+            ],
+        }
+    )
+
+
+@handler(api_key=23, min_version=2, max_version=4)
+async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    replica_id = body.replica_id if request.api_version >= 3 else _CONSUMER_REPLICA_ID
+    answer = await broker.data.OffsetsForLeaderEpoch(
+        pb.OffsetsForLeaderEpochRequest(
+            replica_id=replica_id,
+            topics=[
+                pb.OffsetsForLeaderEpochRequest.OffsetForLeaderTopic(
+                    topic=topic.topic,
+                    partitions=[
+                        pb.OffsetsForLeaderEpochRequest.OffsetForLeaderPartition(
+                            partition=p.partition,
+                            current_leader_epoch=p.current_leader_epoch,
+                            leader_epoch=p.leader_epoch,
+                        )
+                        for p in topic.partitions
+                    ],
+                )
+                for topic in body.topics
+            ],
+        ),
+        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "topic": topic.topic,
+                    "partitions": [
+                        {
+                            "error_code": p.error_code,
+                            "partition": p.partition,
+                            "leader_epoch": p.leader_epoch,
+                            "end_offset": p.end_offset,
+                        }
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in answer.topics
+            ],
+        }
+    )
+
+
+@handler(api_key=21, min_version=0, max_version=2)
+async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    answer = await broker.admin.DeleteRecords(
+        pb.DeleteRecordsRequest(
+            topics=[
+                pb.DeleteRecordsRequest.DeleteRecordsTopic(
+                    name=topic.name,
+                    partitions=[
+                        pb.DeleteRecordsRequest.DeleteRecordsPartition(
+                            partition_index=p.partition_index, offset=p.offset
+                        )
+                        for p in topic.partitions
+                    ],
+                )
+                for topic in body.topics
+            ],
+            timeout_ms=body.timeout // _MS,
+        ),
+        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "topics": [
+                {
+                    "name": topic.name,
+                    "partitions": [
+                        {
+                            "partition_index": p.partition_index,
+                            "low_watermark": p.low_watermark,
+                            "error_code": p.error_code,
+                        }
+                        for p in topic.partitions
+                    ],
+                }
+                for topic in answer.topics
+            ],
+        }
+    )

@@ -1,0 +1,124 @@
+"""Produce (key 0), versions 3-12: record batches appended by the same path as gRPC's
+ProduceStream.
+
+The request's RecordBatch v2 bytes go to ``ReplicaManager.append_to_leaders`` as they came (the
+leader validates them and patches offsets and epochs into the headers; nothing here decodes a
+record), so a batch with a bad CRC gets CORRUPT_MESSAGE exactly as over gRPC.
+
+Pipelined, like the gRPC produce stream: the append happens when the request is read, in
+arrival order, and the answer (``ReplicaManager.produce_response``: for acks=all, once the ISR
+has the append or ``timeout_ms`` passed) is awaited while the connection reads the next
+requests, so a client may keep several produce requests in flight on one connection. With
+acks=0 Kafka sends no response, and neither do we.
+
+Not supported:
+- transactions: a request with a ``transactional_id`` appends nothing and every partition gets
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
+  transactional id (InitProducerId refuses transactional ids the same way).
+- acks=0 errors are not reported: Kafka closes the connection after a failed acks=0 append to
+  make the client refresh its metadata; here the client learns of a leader change at its next
+  metadata refresh.
+- Produce v13+ names topics by id (KIP-516); ApiVersions caps the version at 12.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import Awaitable
+
+from minikafka.broker.server.kafka.broker import KafkaBroker
+from minikafka.broker.server.kafka.registry import Request, handler
+from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
+
+_MS = datetime.timedelta(milliseconds=1)
+
+
+@handler(api_key=0, min_version=3, max_version=12, pipelined=True)
+def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
+    body = request.body
+    if body.transactional_id is not None:
+        return _answered(_refuse_transactional(request))
+    produce_request = pb.ProduceRequest(
+        acks=body.acks,
+        timeout_ms=body.timeout // _MS,
+        topic_data=[
+            pb.ProduceRequest.TopicProduceData(
+                name=topic.name,
+                partition_data=[
+                    pb.ProduceRequest.PartitionProduceData(
+                        index=data.index, records=data.records or b""
+                    )
+                    for data in topic.partition_data
+                ],
+            )
+            for topic in body.topic_data
+        ],
+    )
+    replica_manager = broker.replica_manager
+    statuses = replica_manager.append_to_leaders(produce_request)  # now, in arrival order
+    if body.acks == 0:
+        return _answered(None)
+    # A task, started at once as ProduceStream does: acks=all's timeout runs from arrival.
+    return asyncio.ensure_future(
+        _respond(request, replica_manager.produce_response(produce_request, statuses))
+    )
+
+
+async def _respond(request: Request, answer: Awaitable[pb.ProduceResponse]) -> Entity:
+    response = await answer
+    return request.response(
+        {
+            "throttle_time": 0,
+            "responses": [
+                {
+                    "name": topic.name,
+                    "partition_responses": [
+                        {
+                            "index": p.index,
+                            "error_code": p.error_code,
+                            "base_offset": p.base_offset,
+                            "log_start_offset": p.log_start_offset,
+                            "error_message": p.error_message or None,
+                        }
+                        for p in topic.partition_responses
+                    ],
+                }
+                for topic in response.responses
+            ],
+        }
+    )
+
+
+def _refuse_transactional(request: Request) -> Entity | None:
+    if request.body.acks == 0:
+        return None
+    return request.response(
+        {
+            "throttle_time": 0,
+            "responses": [
+                {
+                    "name": topic.name,
+                    "partition_responses": [
+                        {
+                            "index": data.index,
+                            "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                            "base_offset": -1,
+                            "log_start_offset": -1,
+                            "error_message": "transactions are not supported",
+                        }
+                        for data in topic.partition_data
+                    ],
+                }
+                for topic in request.body.topic_data
+            ],
+        }
+    )
+
+
+def _answered(response: Entity | None) -> asyncio.Future[Entity | None]:
+    answer: asyncio.Future[Entity | None] = asyncio.get_running_loop().create_future()
+    answer.set_result(response)
+    return answer

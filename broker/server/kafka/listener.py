@@ -1,0 +1,67 @@
+"""The Kafka-protocol listeners of one broker (``kafka.listeners``): an asyncio TCP server per
+listener, a KafkaConnection per accepted socket.
+
+Runs on the broker's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+
+import structlog
+
+from minikafka.broker.server.kafka import handlers  # noqa: F401  (fills the registry)
+from minikafka.broker.server.kafka.broker import KafkaBroker
+from minikafka.broker.server.kafka.connection import KafkaConnection
+
+__all__ = ["KafkaListeners"]
+
+_log = structlog.get_logger(__name__)
+
+
+class KafkaListeners:
+    def __init__(self, broker: KafkaBroker) -> None:
+        self._broker = broker
+        self._servers: list[asyncio.Server] = []
+        self._connections: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> list[str]:
+        """Bind every Kafka listener; the addresses actually bound (``NAME://host:port``)."""
+        config = self._broker.config
+        bound: list[str] = []
+        for endpoint, address in zip(
+            config.kafka_listeners, config.kafka_bind_addresses, strict=True
+        ):
+            host = address.rsplit(":", 1)[0].strip("[]")
+            server = await asyncio.start_server(
+                functools.partial(self._accept, name=endpoint.listener_name),
+                host=host,
+                port=endpoint.port,
+                reuse_address=True,
+                limit=1 << 20,
+            )
+            self._servers.append(server)
+            for sock in server.sockets:
+                sock_host, sock_port = sock.getsockname()[:2]
+                bound.append(f"{endpoint.listener_name}://{sock_host}:{sock_port}")
+        return bound
+
+    def _accept(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str
+    ) -> None:
+        connection = KafkaConnection(reader, writer, self._broker, name)
+        task = asyncio.ensure_future(connection.serve())
+        self._connections.add(task)
+        task.add_done_callback(self._connections.discard)
+
+    async def stop(self) -> None:
+        for server in self._servers:
+            server.close()
+        for task in list(self._connections):
+            task.cancel()
+        for server in self._servers:
+            await server.wait_closed()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        self._servers.clear()
