@@ -10,7 +10,8 @@
   INVALID_REQUEST, topic configs must be known keys with valid values (INVALID_CONFIG).
 - DescribeConfigs answers from ZooKeeper (``/config/topics/<t>``) and this broker's config;
   IncrementalAlterConfigs writes topic overrides to ZooKeeper. Both work on any broker. Broker
-  configs are static (server.properties): they can be described, not altered.
+  configs are static (server.properties): they can be described, not altered. ``alter_configs``
+  with ``replace`` is the same path for Kafka's older AlterConfigs (Kafka front door only).
 - DeleteRecords moves the log start offset of partitions this broker leads (Kafka's leader
   side); followers catch up through the log start offset in fetch responses.
 
@@ -38,6 +39,7 @@ from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.storage.checkpoints import TopicPartition as StorageTopicPartition
 from minikafka.broker.storage.config import LogConfig
 from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
+from minikafka.controller.topics import validate_topic_name
 from minikafka.controller.zk_data import TopicPartition
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
@@ -50,14 +52,14 @@ from minikafka.proto.errors import (
     error_for_code,
 )
 
-__all__ = ["TOPIC_CONFIG_KEYS", "AdminService", "validate_topic_configs"]
+__all__ = ["TOPIC_CONFIG_KEYS", "TOPIC_TO_BROKER_KEY", "AdminService", "validate_topic_configs"]
 
 _Context = grpc.aio.ServicerContext[Any, Any]
 
 log = structlog.get_logger(__name__)
 
-# topic key -> the broker key whose value is the topic's default
-_TOPIC_TO_BROKER_KEY = {
+# topic key -> the broker key whose value is the topic's default (Kafka's synonyms)
+TOPIC_TO_BROKER_KEY = {
     "cleanup.policy": "log.cleanup.policy",
     "flush.messages": "log.flush.interval.messages",
     "flush.ms": "log.flush.interval.ms",
@@ -71,7 +73,7 @@ _TOPIC_TO_BROKER_KEY = {
     "segment.ms": "log.roll.ms",
     "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
-TOPIC_CONFIG_KEYS = frozenset(_TOPIC_TO_BROKER_KEY)
+TOPIC_CONFIG_KEYS = frozenset(TOPIC_TO_BROKER_KEY)
 _LIST_KEYS = frozenset({"cleanup.policy"})
 _STORAGE_TOPIC_KEYS = frozenset(LogConfig().to_properties())
 
@@ -193,7 +195,9 @@ class AdminService(pb_grpc.AdminServicer):
     ) -> pb.DeleteTopicsResponse:
         names = list(dict.fromkeys(request.topic_names))
         duplicates = _duplicates(request.topic_names)
-        wanted = [n for n in names if n not in duplicates]
+        # A name no topic can have is not looked up: "" or ".." would name other znodes.
+        invalid = {n for n in names if not _is_valid_topic_name(n)}
+        wanted = [n for n in names if n not in duplicates and n not in invalid]
         topic_ids: dict[str, str] = {}
         for name in wanted:
             read = await asyncio.to_thread(self._zk.get_topic, name)
@@ -209,6 +213,10 @@ class AdminService(pb_grpc.AdminServicer):
             if name in duplicates:
                 result.error_code = ErrorCode.INVALID_REQUEST
                 result.error_message = "Duplicate topic in the request."
+                continue
+            if name in invalid:
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                result.error_message = f"topic {name!r} does not exist"
                 continue
             error, message = outcome[name]
             # Kafka answers once the deletion completed, or REQUEST_TIMED_OUT.
@@ -234,10 +242,11 @@ class AdminService(pb_grpc.AdminServicer):
         self, request: pb.CreatePartitionsRequest, context: _Context
     ) -> pb.CreatePartitionsResponse:
         duplicates = _duplicates(t.name for t in request.topics)
+        invalid = {t.name for t in request.topics if not _is_valid_topic_name(t.name)}
         wanted = {
             t.name: NewPartitions(t.count, [list(a.broker_ids) for a in t.assignments] or None)
             for t in request.topics
-            if t.name not in duplicates
+            if t.name not in duplicates and t.name not in invalid
         }
         outcome = (
             await asyncio.wrap_future(
@@ -253,6 +262,12 @@ class AdminService(pb_grpc.AdminServicer):
                     name=topic.name,
                     error_code=ErrorCode.INVALID_REQUEST,
                     error_message="Duplicate topic in the request.",
+                )
+            elif topic.name in invalid:
+                response.results.add(
+                    name=topic.name,
+                    error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    error_message=f"Topic '{topic.name}' not found.",
                 )
             else:
                 error, message = outcome[topic.name]
@@ -304,6 +319,12 @@ class AdminService(pb_grpc.AdminServicer):
             keys = tuple(resource.configuration_keys)
             if resource.resource_type == _TOPIC:
                 topic = resource.resource_name
+                try:
+                    validate_topic_name(topic)
+                except KafkaError as exc:
+                    result.error_code = exc.code
+                    result.error_message = exc.message
+                    continue
                 if await asyncio.to_thread(self._zk.get_topic, topic) is None:
                     result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                     result.error_message = f"Topic '{topic}' does not exist."
@@ -339,7 +360,7 @@ class AdminService(pb_grpc.AdminServicer):
         wanted = set(keys)
         broker = self._config.describe()
         entries = []
-        for key, broker_key in sorted(_TOPIC_TO_BROKER_KEY.items()):
+        for key, broker_key in sorted(TOPIC_TO_BROKER_KEY.items()):
             if wanted and key not in wanted:
                 continue
             if key in overrides:
@@ -364,6 +385,15 @@ class AdminService(pb_grpc.AdminServicer):
     async def IncrementalAlterConfigs(
         self, request: pb.IncrementalAlterConfigsRequest, context: _Context
     ) -> pb.IncrementalAlterConfigsResponse:
+        return await self.alter_configs(request)
+
+    async def alter_configs(
+        self, request: pb.IncrementalAlterConfigsRequest, *, replace: bool = False
+    ) -> pb.IncrementalAlterConfigsResponse:
+        """IncrementalAlterConfigs; with ``replace`` the operations apply to an empty set of
+        overrides rather than the topic's current ones. That is Kafka's older AlterConfigs
+        (the Kafka front door's), which sets a topic's whole override set: keys it leaves out
+        go back to their defaults."""
         response = pb.IncrementalAlterConfigsResponse()
         for resource in request.resources:
             result = response.responses.add(
@@ -377,7 +407,7 @@ class AdminService(pb_grpc.AdminServicer):
                 )
                 continue
             try:
-                await self._alter_topic_config(resource, request.validate_only)
+                await self._alter_topic_config(resource, request.validate_only, replace)
             except KafkaError as exc:
                 result.error_code = exc.code
                 result.error_message = exc.message
@@ -387,8 +417,10 @@ class AdminService(pb_grpc.AdminServicer):
         self,
         resource: pb.IncrementalAlterConfigsRequest.AlterConfigsResource,
         validate_only: bool,
+        replace: bool,
     ) -> None:
         topic = resource.resource_name
+        validate_topic_name(topic)  # INVALID_TOPIC_EXCEPTION
         if await asyncio.to_thread(self._zk.get_topic, topic) is None:
             raise error_for_code(
                 ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{topic}' does not exist."
@@ -398,7 +430,7 @@ class AdminService(pb_grpc.AdminServicer):
             raise InvalidRequestError(
                 f"Error due to duplicate config keys: {sorted(_duplicates(names))}"
             )
-        config = dict(await asyncio.to_thread(self._zk.get_topic_config, topic))
+        config = {} if replace else dict(await asyncio.to_thread(self._zk.get_topic_config, topic))
         defaults = {k: v for k, (v, _) in self._config.describe().items()}
         for op in resource.configs:
             if op.name not in TOPIC_CONFIG_KEYS:
@@ -420,7 +452,7 @@ class AdminService(pb_grpc.AdminServicer):
                     )
                 current = config.get(op.name)
                 if current is None:
-                    current = defaults.get(_TOPIC_TO_BROKER_KEY[op.name]) or ""
+                    current = defaults.get(TOPIC_TO_BROKER_KEY[op.name]) or ""
                 items = [i.strip() for i in current.split(",") if i.strip()]
                 given = [i.strip() for i in op.value.split(",") if i.strip()]
                 if kind == pb.ConfigOperation.CONFIG_OPERATION_APPEND:
@@ -484,6 +516,14 @@ class AdminService(pb_grpc.AdminServicer):
             log_start_offset=log_.log_start_offset,
         )
         return int(log_.log_start_offset), ErrorCode.NONE, ""
+
+
+def _is_valid_topic_name(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        return False
+    return True
 
 
 def _unique(items: Iterable[Any]) -> list[Any]:

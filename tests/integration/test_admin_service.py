@@ -382,3 +382,104 @@ def test_describe_and_alter_topic_configs(nodes: list[Node]) -> None:
         "cleanup.policy": "delete,compact",
         "min.insync.replicas": "2",
     }
+
+
+def test_names_no_topic_can_have_are_answered_without_a_lookup(nodes: list[Node]) -> None:
+    # "" and ".." would name /brokers/topics itself or its parent in ZooKeeper.
+    names = ["", "..", "a/b"]
+    topic_type = pb.ConfigResourceType.CONFIG_RESOURCE_TYPE_TOPIC
+    Alter = pb.IncrementalAlterConfigsRequest
+
+    async def scenario(stub: pb_grpc.AdminAsyncStub) -> None:
+        described = await stub.DescribeConfigs(
+            pb.DescribeConfigsRequest(
+                resources=[
+                    pb.DescribeConfigsRequest.DescribeConfigsResource(
+                        resource_type=topic_type, resource_name=name
+                    )
+                    for name in names
+                ]
+            )
+        )
+        assert [r.error_code for r in described.results] == [ErrorCode.INVALID_TOPIC_EXCEPTION] * 3
+        altered = await stub.IncrementalAlterConfigs(
+            Alter(
+                resources=[
+                    Alter.AlterConfigsResource(
+                        resource_type=topic_type,
+                        resource_name=name,
+                        configs=[Alter.AlterableConfig(name="retention.ms", value="1")],
+                    )
+                    for name in names
+                ]
+            )
+        )
+        assert [r.error_code for r in altered.responses] == [ErrorCode.INVALID_TOPIC_EXCEPTION] * 3
+        deleted = await stub.DeleteTopics(pb.DeleteTopicsRequest(topic_names=names))
+        assert [r.error_code for r in deleted.responses] == [
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        ] * 3
+        grown = await stub.CreatePartitions(
+            pb.CreatePartitionsRequest(
+                topics=[
+                    pb.CreatePartitionsRequest.CreatePartitionsTopic(name=name, count=2)
+                    for name in names
+                ]
+            )
+        )
+        assert [r.error_code for r in grown.results] == [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION] * 3
+
+    run(nodes[0], scenario)
+    assert nodes[0].zk.get_topics_marked_for_deletion() == []
+
+
+def test_alter_configs_in_replace_mode_sets_the_whole_override_set(nodes: list[Node]) -> None:
+    # The path of Kafka's older AlterConfigs (served on the Kafka listener only).
+    service = AdminService(nodes[0].config, nodes[0].controller, nodes[0].zk)
+    Alter = pb.IncrementalAlterConfigsRequest
+    SET = pb.ConfigOperation.CONFIG_OPERATION_SET
+
+    def request(validate_only: bool = False, **configs: str) -> pb.IncrementalAlterConfigsRequest:
+        return Alter(
+            resources=[
+                Alter.AlterConfigsResource(
+                    resource_type=pb.ConfigResourceType.CONFIG_RESOURCE_TYPE_TOPIC,
+                    resource_name="r",
+                    configs=[
+                        Alter.AlterableConfig(
+                            name=k.replace("_", "."), config_operation=SET, value=v
+                        )
+                        for k, v in configs.items()
+                    ],
+                )
+            ],
+            validate_only=validate_only,
+        )
+
+    async def scenario() -> None:
+        await service.CreateTopics(
+            pb.CreateTopicsRequest(
+                topics=[
+                    pb.CreateTopicsRequest.CreatableTopic(
+                        name="r",
+                        num_partitions=1,
+                        replication_factor=1,
+                        configs={"retention.ms": "60000", "segment.bytes": "1048576"},
+                    )
+                ]
+            ),
+            None,  # type: ignore[arg-type]
+        )
+        answer = await service.alter_configs(request(flush_messages="10"), replace=True)
+        assert answer.responses[0].error_code == ErrorCode.NONE
+        assert nodes[0].zk.get_topic_config("r") == {"flush.messages": "10"}
+        answer = await service.alter_configs(request(segment_ms="x"), replace=True)
+        assert answer.responses[0].error_code == ErrorCode.INVALID_CONFIG
+        answer = await service.alter_configs(request(True, segment_ms="1000"), replace=True)
+        assert answer.responses[0].error_code == ErrorCode.NONE
+        assert nodes[0].zk.get_topic_config("r") == {"flush.messages": "10"}
+        answer = await service.alter_configs(request(), replace=True)
+        assert answer.responses[0].error_code == ErrorCode.NONE
+        assert nodes[0].zk.get_topic_config("r") == {}
+
+    asyncio.run(scenario())

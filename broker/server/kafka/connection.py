@@ -190,7 +190,7 @@ class KafkaConnection:
         cls = request_class(api_key, api_version)
         try:
             header, offset = read_entity(cls.__header_schema__, frame, 0)
-            body, size = read_entity(cls, frame, offset)
+            body, _ = read_entity(cls, frame, offset)
         except Exception as exc:  # kio's reader: any malformed or truncated input
             raise _Closed(
                 "malformed request",
@@ -198,13 +198,8 @@ class KafkaConnection:
                 api_version=api_version,
                 error=f"{type(exc).__name__}: {exc}",
             ) from None
-        if offset + size != len(frame):
-            raise _Closed(
-                "malformed request",
-                api=handler.name,
-                api_version=api_version,
-                error=f"{len(frame) - offset - size} bytes after the request",
-            )
+        # Bytes after the request are ignored, as Kafka does: librdkafka 2.x sends Metadata
+        # v12 for every topic with three of them.
         request = registry.Request(
             api_key=api_key,
             api_version=api_version,

@@ -1,1 +1,258 @@
-"""(to be written)"""
+"""DescribeConfigs (key 32), AlterConfigs (key 33) and IncrementalAlterConfigs (key 44), answered
+by the AdminService methods the gRPC door calls; any broker answers them.
+
+Resources: TOPIC (2) and BROKER (4). Any other type (BROKER_LOGGER 8, CLIENT_METRICS, GROUP)
+is INVALID_REQUEST "Unsupported resource type", Kafka's answer for a type it does not serve.
+A topic resource of a missing topic is UNKNOWN_TOPIC_OR_PARTITION.
+
+Versions:
+- DescribeConfigs 1-4. Null or empty ``configuration_keys`` means every key. Topic keys are the
+  ones this broker acts on (see admin_service), each with its source (DYNAMIC_TOPIC_CONFIG for
+  an override, STATIC_BROKER_CONFIG or DEFAULT_CONFIG for the broker key that gives its
+  default); broker keys are server.properties', read-only (static). ``include_synonyms``
+  lists, highest precedence first, the topic override and the broker key with the value it
+  has (a Kafka default beneath a value set in server.properties is not listed). ``config_type``
+  (v3+) is the key's type in Kafka's ConfigDef (UNKNOWN for keys Kafka lacks). Nothing is
+  sensitive. ``include_documentation`` is accepted, but documentation is always null.
+- AlterConfigs 0-2 sets a topic's whole override set: keys it leaves out go back to their
+  defaults, and a key sent with a null value counts as left out (as in Kafka). It runs the
+  servicer's incremental path in replace mode, so validation is the same.
+- IncrementalAlterConfigs 0-1: SET, DELETE, and APPEND/SUBTRACT for list keys
+  (``cleanup.policy``; other keys INVALID_CONFIG); an unknown operation, or SET without a
+  value, is INVALID_REQUEST. Unknown keys and bad values are INVALID_CONFIG.
+Broker configs are static here (server.properties): altering a BROKER resource by either API is
+INVALID_REQUEST, as over gRPC. ``validate_only`` checks without writing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from minikafka.broker.server.admin_service import TOPIC_TO_BROKER_KEY
+from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.registry import Request, handler
+from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto import minikafka_pb2 as pb
+
+_TOPIC = pb.ConfigResourceType.CONFIG_RESOURCE_TYPE_TOPIC
+_DYNAMIC_TOPIC_CONFIG = pb.ConfigSource.CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG
+_STATIC_BROKER_CONFIG = pb.ConfigSource.CONFIG_SOURCE_STATIC_BROKER_CONFIG
+_DEFAULT_CONFIG = pb.ConfigSource.CONFIG_SOURCE_DEFAULT_CONFIG
+
+# Kafka's DescribeConfigsResponse.ConfigType (the ConfigDef type of each key).
+_BOOLEAN, _STRING, _INT, _SHORT, _LONG, _LIST = 1, 2, 3, 4, 5, 7
+CONFIG_TYPES: Mapping[str, int] = {
+    # topic keys
+    "cleanup.policy": _LIST,
+    "flush.messages": _LONG,
+    "flush.ms": _LONG,
+    "index.interval.bytes": _INT,
+    "max.message.bytes": _INT,
+    "min.insync.replicas": _INT,
+    "retention.bytes": _LONG,
+    "retention.ms": _LONG,
+    "segment.bytes": _INT,
+    "segment.index.bytes": _INT,
+    "segment.ms": _LONG,
+    "unclean.leader.election.enable": _BOOLEAN,
+    # broker keys
+    "advertised.listeners": _STRING,
+    "auto.create.topics.enable": _BOOLEAN,
+    "auto.leader.rebalance.enable": _BOOLEAN,
+    "broker.id": _INT,
+    "broker.rack": _STRING,
+    "connections.max.idle.ms": _LONG,
+    "controlled.shutdown.enable": _BOOLEAN,
+    "controlled.shutdown.max.retries": _INT,
+    "controlled.shutdown.retry.backoff.ms": _LONG,
+    "default.replication.factor": _INT,
+    "delete.topic.enable": _BOOLEAN,
+    "group.initial.rebalance.delay.ms": _INT,
+    "inter.broker.listener.name": _STRING,
+    "kafka.advertised.listeners": _STRING,  # this project's; typed as Kafka types listeners
+    "kafka.listeners": _STRING,
+    "leader.imbalance.check.interval.seconds": _LONG,
+    "leader.imbalance.per.broker.percentage": _INT,
+    "listener.security.protocol.map": _STRING,
+    "listeners": _STRING,
+    "log.cleanup.policy": _LIST,
+    "log.dirs": _STRING,
+    "log.flush.interval.messages": _LONG,
+    "log.flush.interval.ms": _LONG,
+    "log.flush.offset.checkpoint.interval.ms": _INT,
+    "log.index.interval.bytes": _INT,
+    "log.index.size.max.bytes": _INT,
+    "log.retention.bytes": _LONG,
+    "log.retention.check.interval.ms": _LONG,
+    "log.retention.ms": _LONG,
+    "log.roll.ms": _LONG,
+    "log.segment.bytes": _INT,
+    "message.max.bytes": _INT,
+    "num.partitions": _INT,
+    "offsets.topic.num.partitions": _INT,
+    "offsets.topic.replication.factor": _SHORT,
+    "producer.id.expiration.check.interval.ms": _INT,
+    "producer.id.expiration.ms": _INT,
+    "replica.fetch.max.bytes": _INT,
+    "replica.fetch.min.bytes": _INT,
+    "replica.fetch.wait.max.ms": _INT,
+    "replica.high.watermark.checkpoint.interval.ms": _LONG,
+    "replica.lag.time.max.ms": _LONG,
+    "replica.socket.timeout.ms": _INT,
+    "request.timeout.ms": _INT,
+    "socket.request.max.bytes": _INT,
+    "zookeeper.connect": _STRING,
+    "zookeeper.connection.timeout.ms": _INT,
+    "zookeeper.session.timeout.ms": _INT,
+}
+_UNKNOWN_TYPE = 0
+
+
+def _context(request: Request) -> Any:
+    return PeerContext(request.client_host, request.client_port)
+
+
+@handler(api_key=32, min_version=1, max_version=4)
+async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    answer = await broker.admin.DescribeConfigs(
+        pb.DescribeConfigsRequest(
+            resources=[
+                pb.DescribeConfigsRequest.DescribeConfigsResource(
+                    resource_type=r.resource_type,
+                    resource_name=r.resource_name,
+                    configuration_keys=list(r.configuration_keys or ()),
+                )
+                for r in body.resources
+            ]
+        ),
+        _context(request),
+    )
+    broker_values = broker.config.describe() if body.include_synonyms else {}
+    results = []
+    for result in answer.results:
+        configs = []
+        for entry in result.configs:
+            value = entry.value if entry.HasField("value") else None
+            synonyms = (
+                _synonyms(
+                    result.resource_type, entry.name, value, entry.config_source, broker_values
+                )
+                if body.include_synonyms
+                else []
+            )
+            configs.append(
+                {
+                    "name": entry.name,
+                    "value": value,
+                    "read_only": entry.read_only,
+                    "config_source": int(entry.config_source),
+                    "is_sensitive": entry.is_sensitive,
+                    "synonyms": synonyms,
+                    "config_type": CONFIG_TYPES.get(entry.name, _UNKNOWN_TYPE),
+                    "documentation": None,
+                }
+            )
+        results.append(
+            {
+                "error_code": result.error_code,
+                "error_message": result.error_message or None,
+                "resource_type": int(result.resource_type),
+                "resource_name": result.resource_name,
+                "configs": configs,
+            }
+        )
+    return request.response({"throttle_time": 0, "results": results})
+
+
+def _synonyms(
+    resource_type: int,
+    name: str,
+    value: str | None,
+    source: int,
+    broker_values: Mapping[str, tuple[str | None, bool]],
+) -> list[dict[str, Any]]:
+    """Kafka's synonyms of one key, highest precedence first: the topic's override, then the
+    broker key that gives the topic its default, with the value the broker has."""
+    synonyms = []
+    broker_key = name
+    if resource_type == _TOPIC:
+        if source == _DYNAMIC_TOPIC_CONFIG:
+            synonyms.append({"name": name, "value": value, "source": int(source)})
+        broker_key = TOPIC_TO_BROKER_KEY.get(name, "")
+    if broker_key in broker_values:
+        broker_value, is_default = broker_values[broker_key]
+        synonyms.append(
+            {
+                "name": broker_key,
+                "value": broker_value,
+                "source": int(_DEFAULT_CONFIG if is_default else _STATIC_BROKER_CONFIG),
+            }
+        )
+    return synonyms
+
+
+@handler(api_key=33, min_version=0, max_version=2)
+async def alter_configs(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    # Every key given becomes a SET on an empty override set; null values are left out, as
+    # Kafka drops them before it replaces the topic's config.
+    resources = [
+        pb.IncrementalAlterConfigsRequest.AlterConfigsResource(
+            resource_type=r.resource_type,
+            resource_name=r.resource_name,
+            configs=[
+                pb.IncrementalAlterConfigsRequest.AlterableConfig(
+                    name=c.name,
+                    config_operation=pb.ConfigOperation.CONFIG_OPERATION_SET,
+                    value=c.value,
+                )
+                for c in r.configs
+                if c.value is not None
+            ],
+        )
+        for r in body.resources
+    ]
+    answer = await broker.admin.alter_configs(
+        pb.IncrementalAlterConfigsRequest(resources=resources, validate_only=body.validate_only),
+        replace=True,
+    )
+    return request.response({"throttle_time": 0, "responses": _alter_results(answer)})
+
+
+@handler(api_key=44, min_version=0, max_version=1)
+async def incremental_alter_configs(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    answer = await broker.admin.IncrementalAlterConfigs(
+        pb.IncrementalAlterConfigsRequest(
+            resources=[
+                pb.IncrementalAlterConfigsRequest.AlterConfigsResource(
+                    resource_type=r.resource_type,
+                    resource_name=r.resource_name,
+                    configs=[
+                        pb.IncrementalAlterConfigsRequest.AlterableConfig(
+                            name=c.name, config_operation=c.config_operation, value=c.value
+                        )
+                        for c in r.configs
+                    ],
+                )
+                for r in body.resources
+            ],
+            validate_only=body.validate_only,
+        ),
+        _context(request),
+    )
+    return request.response({"throttle_time": 0, "responses": _alter_results(answer)})
+
+
+def _alter_results(answer: pb.IncrementalAlterConfigsResponse) -> list[dict[str, Any]]:
+    return [
+        {
+            "error_code": r.error_code,
+            "error_message": r.error_message or None,
+            "resource_type": int(r.resource_type),
+            "resource_name": r.resource_name,
+        }
+        for r in answer.responses
+    ]

@@ -1,1 +1,221 @@
-"""(to be written)"""
+"""CreateTopics (key 19), DeleteTopics (key 20) and CreatePartitions (key 37): the controller's
+requests, answered by the AdminService methods the gRPC door calls.
+
+Kafka clients send these to the controller named in Metadata's ``controller_id``; any other
+broker answers NOT_CONTROLLER per topic, and the client looks the controller up again. Name
+checks, duplicate topics (INVALID_REQUEST), config validation (INVALID_CONFIG), internal topics
+and the waits are the servicer's, so both doors answer alike.
+
+Versions:
+- CreateTopics 2-7. ``num_partitions`` and ``replication_factor`` -1 mean num.partitions and
+  default.replication.factor (sent by clients from v4); a manual assignment needs both at -1
+  (else INVALID_REQUEST). ``validate_only`` checks without creating. The answer comes once the
+  controller has written the topic and elected its leaders; brokers learn of it through
+  UpdateMetadata right after, so a Metadata request may not know the topic for a moment (Kafka's
+  clients wait for it). From v5 the answer carries the topic's partition count, replication
+  factor and effective configs (overrides and broker defaults, with their sources), also for
+  ``validate_only``; v7 adds the topic id. A config given without a value is INVALID_CONFIG, as
+  in Kafka (the gRPC door cannot send one).
+- DeleteTopics 1-6. ``timeout_ms`` > 0 waits for the deletion to complete, else
+  REQUEST_TIMED_OUT; <= 0 answers at once. v6 names a topic by name or by topic id: an id this
+  broker's metadata does not know is UNKNOWN_TOPIC_ID, both a name and an id INVALID_REQUEST.
+- CreatePartitions 0-3: the new total count and, optionally, the replicas of each new
+  partition; ``validate_only``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections import Counter
+from typing import Any
+
+from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.handlers.topic_ids import ZERO, to_uuid
+from minikafka.broker.server.kafka.registry import Request, handler
+from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
+
+_ONE_MS = datetime.timedelta(milliseconds=1)
+
+
+def _millis(value: datetime.timedelta) -> int:
+    return value // _ONE_MS
+
+
+def _context(request: Request) -> Any:
+    return PeerContext(request.client_host, request.client_port)
+
+
+@handler(api_key=19, min_version=2, max_version=7)
+async def create_topics(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    counts = Counter(t.name for t in body.topics)
+    refused: dict[str, str] = {}
+    creatable = []
+    for topic in body.topics:
+        nulls = [c.name for c in topic.configs if c.value is None]
+        # A topic named twice goes on: the servicer answers INVALID_REQUEST for the pair.
+        if nulls and counts[topic.name] == 1:
+            refused[topic.name] = f"Null value not supported for topic configs: {','.join(nulls)}"
+            continue
+        creatable.append(
+            pb.CreateTopicsRequest.CreatableTopic(
+                name=topic.name,
+                num_partitions=topic.num_partitions,
+                replication_factor=topic.replication_factor,
+                assignments=[
+                    pb.CreateTopicsRequest.CreatableReplicaAssignment(
+                        partition_index=a.partition_index, broker_ids=list(a.broker_ids)
+                    )
+                    for a in topic.assignments
+                ],
+                configs={c.name: c.value for c in topic.configs if c.value is not None},
+            )
+        )
+    answer = pb.CreateTopicsResponse()
+    if creatable:
+        answer = await broker.admin.CreateTopics(
+            pb.CreateTopicsRequest(
+                topics=creatable,
+                timeout_ms=_millis(body.timeout),
+                validate_only=body.validate_only,
+            ),
+            _context(request),
+        )
+    by_name = {t.name: t for t in answer.topics}
+    results = []
+    for name in dict.fromkeys(t.name for t in body.topics):
+        if name in refused:
+            results.append(
+                {
+                    "name": name,
+                    "topic_id": ZERO,
+                    "error_code": ErrorCode.INVALID_CONFIG,
+                    "error_message": refused[name],
+                    "num_partitions": -1,
+                    "replication_factor": -1,
+                    "configs": [],
+                }
+            )
+            continue
+        result = by_name[name]
+        results.append(
+            {
+                "name": name,
+                "topic_id": to_uuid(result.topic_id),
+                "error_code": result.error_code,
+                "error_message": result.error_message or None,
+                "num_partitions": result.num_partitions,
+                "replication_factor": result.replication_factor,
+                "configs": [
+                    {
+                        "name": c.name,
+                        "value": c.value if c.HasField("value") else None,
+                        "read_only": c.read_only,
+                        "config_source": int(c.config_source),
+                        "is_sensitive": c.is_sensitive,
+                    }
+                    for c in result.configs
+                ],
+            }
+        )
+    return request.response({"throttle_time": 0, "topics": results})
+
+
+@handler(api_key=20, min_version=1, max_version=6)
+async def delete_topics(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    if request.api_version < 6:
+        wanted: list[tuple[str | None, uuid.UUID]] = [(name, ZERO) for name in body.topic_names]
+    else:
+        wanted = [(t.name, t.topic_id or ZERO) for t in body.topics]
+    names_by_id = _names_by_topic_id(broker) if any(i != ZERO for _, i in wanted) else {}
+
+    results: dict[tuple[str | None, uuid.UUID], dict[str, Any]] = {}
+    to_delete: list[str] = []
+    for name, topic_id in wanted:
+        result: dict[str, Any] = {"name": name, "topic_id": topic_id}
+        if name is not None and topic_id != ZERO:
+            result["error_code"] = ErrorCode.INVALID_REQUEST
+            result["error_message"] = "Topic name and topic ID can not both be specified."
+        elif topic_id != ZERO:
+            result["name"] = names_by_id.get(topic_id)
+            if result["name"] is None:
+                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_ID
+                result["error_message"] = f"Topic id {topic_id} does not exist."
+        elif name is None:
+            result["error_code"] = ErrorCode.INVALID_REQUEST
+            result["error_message"] = "Topic name or topic ID must be specified."
+        if "error_code" not in result:
+            # Repeats go too: the servicer answers INVALID_REQUEST for a topic named twice.
+            to_delete.append(result["name"])
+        results.setdefault((name, topic_id), result)
+
+    answer = pb.DeleteTopicsResponse()
+    if to_delete:
+        answer = await broker.admin.DeleteTopics(
+            pb.DeleteTopicsRequest(topic_names=to_delete, timeout_ms=_millis(body.timeout)),
+            _context(request),
+        )
+    by_name = {r.name: r for r in answer.responses}
+    for result in results.values():
+        if "error_code" in result:
+            continue
+        outcome = by_name[result["name"]]
+        if result["topic_id"] == ZERO:
+            result["topic_id"] = to_uuid(outcome.topic_id)
+        result["error_code"] = outcome.error_code
+        result["error_message"] = outcome.error_message or None
+    return request.response({"throttle_time": 0, "responses": list(results.values())})
+
+
+def _names_by_topic_id(broker: KafkaBroker) -> dict[uuid.UUID, str]:
+    """Topic id -> name from this broker's metadata, as Kafka resolves DeleteTopics' ids."""
+    cache = broker.metadata_cache
+    names = {}
+    for topic in cache.topics():
+        partitions = cache.partitions_of(topic)
+        if partitions:
+            names[to_uuid(partitions[0].topic_id)] = topic
+    names.pop(ZERO, None)
+    return names
+
+
+@handler(api_key=37, min_version=0, max_version=3)
+async def create_partitions(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    answer = await broker.admin.CreatePartitions(
+        pb.CreatePartitionsRequest(
+            topics=[
+                pb.CreatePartitionsRequest.CreatePartitionsTopic(
+                    name=t.name,
+                    count=t.count,
+                    assignments=[
+                        pb.CreatePartitionsRequest.CreatePartitionsAssignment(
+                            broker_ids=list(a.broker_ids)
+                        )
+                        for a in t.assignments or ()
+                    ],
+                )
+                for t in body.topics
+            ],
+            timeout_ms=_millis(body.timeout),
+            validate_only=body.validate_only,
+        ),
+        _context(request),
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "results": [
+                {
+                    "name": r.name,
+                    "error_code": r.error_code,
+                    "error_message": r.error_message or None,
+                }
+                for r in answer.results
+            ],
+        }
+    )
