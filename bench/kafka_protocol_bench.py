@@ -5,10 +5,15 @@
 A local 3-broker cluster (ZooKeeper and brokers on 127.0.0.1, as bench.kafka_classic), 100-byte
 records, topics of 6 partitions. Each round runs, one client process at a time:
 
-- produce RF3 acks=all (batch.size 64000), then RF1 acks=1 (batch.size 8196), each with
-  minikafka's `perf-produce` over gRPC and with confluent-kafka's Producer (librdkafka, C) over
-  the Kafka protocol, on topics of their own;
-- consume all of the RF3 topic with `perf-consume` over gRPC and with confluent-kafka's Consumer.
+- produce RF3 acks=all, then RF1 acks=1, each with minikafka's `perf-produce` over gRPC and
+  with confluent-kafka's Producer (librdkafka, C) over the Kafka protocol, on topics of their
+  own, both with librdkafka's default batch.size (1,000,000 bytes) and linger.ms 5;
+- consume all of the RF3 topic with `perf-consume` over gRPC and with confluent-kafka's Consumer
+  (its local queue made deep enough that it never pauses fetching for fetch.queue.backoff.ms).
+
+Where kcat is installed (Debian's package), the same produce and consume runs also go through
+kcat: librdkafka with no Python in the client, which shows what the brokers take when the
+client costs little.
 
 Beside each rate it prints the CPU time each process used (from /proc: user + system), in
 cores: the client's and each broker's, so the run says whether the broker or the client is the
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.codec_bench import yardstick
 from bench.kafka_classic import (
@@ -36,7 +43,6 @@ from bench.kafka_classic import (
     consumer_rate,
     producer_rate,
     start_consumer,
-    start_producer,
     wait_replicated,
 )
 from bench.local_cluster import start_cluster
@@ -44,6 +50,8 @@ from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import Cluster
 
 PARTITIONS = 6
+BATCH_SIZE = 1_000_000  # librdkafka's default batch.size
+LINGER_MS = 5
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -70,9 +78,9 @@ def kafka_produce(bootstrap: str, topic: str, records: int, acks: str, batch_siz
             "bootstrap.servers": bootstrap,
             "acks": acks,
             "batch.size": batch_size,
-            "linger.ms": 5,
-            "queue.buffering.max.messages": 1_000_000,
-            "queue.buffering.max.kbytes": 65536,
+            "linger.ms": LINGER_MS,
+            "queue.buffering.max.messages": 2_000_000,
+            "queue.buffering.max.kbytes": 1_048_576,
             "enable.idempotence": acks == "all",
         }
     )
@@ -111,6 +119,11 @@ def kafka_consume(bootstrap: str, topic: str, records: int) -> None:
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
             "fetch.max.bytes": 52428800,
+            # librdkafka stops fetching for fetch.queue.backoff.ms (1 s) once a partition has
+            # queued.min.messages waiting for the application: a client-side pause, not the
+            # broker's, so keep the queue deep enough for the whole run.
+            "queued.min.messages": 10_000_000,
+            "queued.max.messages.kbytes": 2_097_151,
         }
     )
     consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
@@ -126,6 +139,68 @@ def kafka_consume(bootstrap: str, topic: str, records: int) -> None:
     if seen != records:
         raise SystemExit(f"read {seen} of {records} records")
     print(f"{records / elapsed:.1f}", flush=True)
+
+
+def grpc_produce(bootstrap: str, topic: str, records: int, acks: str) -> subprocess.Popen[str]:
+    """minikafka's perf-produce, with the producer settings the Kafka client gets."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "minikafka", "perf-produce", "--topic", topic,
+         "--num-records", str(records), "--record-size", str(RECORD_SIZE), "--throughput", "-1",
+         "--producer-props", f"bootstrap.servers={bootstrap}", f"acks={acks}",
+         f"batch.size={BATCH_SIZE}", f"linger.ms={LINGER_MS}", "buffer.memory=268435456"],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _records_file(records: int) -> Path:
+    """``records`` lines of 99 bytes plus the newline: kcat's producer input."""
+    path = Path(tempfile.gettempdir()) / f"kafka-protocol-bench-{records}.txt"
+    if not path.exists() or path.stat().st_size != records * RECORD_SIZE:
+        line = b"x" * (RECORD_SIZE - 1) + b"\n"
+        with path.open("wb") as out:
+            for _ in range(records // 10_000):
+                out.write(line * 10_000)
+            out.write(line * (records % 10_000))
+    return path
+
+
+@dataclass
+class Timed:
+    """A process whose rate is ``records`` over its wall time (kcat prints no rate)."""
+
+    process: subprocess.Popen[str]
+    records: int
+    started: float
+
+    def rate(self) -> float:
+        _, err = self.process.communicate(timeout=900)
+        if self.process.returncode != 0:
+            raise RuntimeError(f"kcat failed ({self.process.returncode}): {err.strip()[-500:]}")
+        return self.records / (time.perf_counter() - self.started)
+
+
+def kcat_produce(bootstrap: str, topic: str, records: int, acks: str) -> Timed:
+    source = _records_file(records).open("rb")
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        ["kcat", "-P", "-b", bootstrap, "-t", topic, "-X", f"acks={acks}",
+         "-X", f"enable.idempotence={'true' if acks == 'all' else 'false'}",
+         "-X", f"batch.size={BATCH_SIZE}", "-X", f"linger.ms={LINGER_MS}",
+         "-X", "queue.buffering.max.kbytes=1048576", "-X", "queue.buffering.max.messages=2000000"],
+        stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    source.close()
+    return Timed(process, records, started)
+
+
+def kcat_consume(bootstrap: str, topic: str, records: int) -> Timed:
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        ["kcat", "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q",
+         "-c", str(records), "-f", "", "-X", "queued.min.messages=10000000"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    return Timed(process, records, started)
 
 
 def _child(*argv: str) -> subprocess.Popen[str]:
@@ -149,7 +224,7 @@ def _child_rate(process: subprocess.Popen[str], what: str) -> float:
 
 
 def _measured(
-    cluster: Cluster, start: Callable[[], subprocess.Popen[str]], rate: Callable[..., float]
+    cluster: Cluster, start: Callable[[], Any], rate: Callable[..., float]
 ) -> tuple[float, str]:
     """Run one client process; its rate and the CPU (in cores) of it and of each broker."""
     brokers = {
@@ -157,7 +232,8 @@ def _measured(
     }
     before = {i: _cpu_seconds(pid) for i, pid in brokers.items()}
     began = time.perf_counter()
-    process = start()
+    started = start()
+    process = started.process if isinstance(started, Timed) else started
     client_cpu = 0.0
     # The client's CPU is read just before it exits: poll its /proc entry while it runs.
     while process.poll() is None:
@@ -166,7 +242,7 @@ def _measured(
         except (FileNotFoundError, ProcessLookupError):
             break
         time.sleep(0.05)
-    result = rate(process)
+    result = rate(started)
     wall = time.perf_counter() - began
     after = {i: _cpu_seconds(pid) for i, pid in brokers.items()}
     cores = ", ".join(f"broker {i} {(after[i] - before[i]) / wall:.2f}" for i in sorted(brokers))
@@ -193,15 +269,16 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
         result.cpu.setdefault(name, []).append(cpu)
         print(f"  {name}: {rate:,.0f} records/s (CPU cores: {cpu})", file=sys.stderr, flush=True)
 
-    for acks, rf, batch_size in (("all", 3, 64000), ("1", 1, 8196)):
+    for acks, rf in (("all", 3), ("1", 1)):
+        batch_size = BATCH_SIZE
         label = f"RF{rf} acks={acks}"
         grpc_topic, kafka_topic = f"g-rf{rf}-{round_no}", f"k-rf{rf}-{round_no}"
         _create(cluster, grpc_topic, rf)
         _create(cluster, kafka_topic, rf)
         rate, cpu = _measured(
             cluster,
-            lambda t=grpc_topic, a=acks, b=batch_size: start_producer(  # type: ignore[misc]
-                grpc_bootstrap, t, records, a, b
+            lambda t=grpc_topic, a=acks: grpc_produce(  # type: ignore[misc]
+                grpc_bootstrap, t, records, a
             ),
             producer_rate,
         )
@@ -214,6 +291,17 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
             lambda p: _child_rate(p, "confluent-kafka producer"),
         )
         note(f"produce {label}, Kafka protocol (confluent-kafka)", rate, cpu)
+        if shutil.which("kcat"):
+            kcat_topic = f"c-rf{rf}-{round_no}"
+            _create(cluster, kcat_topic, rf)
+            rate, cpu = _measured(
+                cluster,
+                lambda t=kcat_topic, a=acks: kcat_produce(  # type: ignore[misc]
+                    kafka_bootstrap, t, records, a
+                ),
+                Timed.rate,
+            )
+            note(f"produce {label}, Kafka protocol (kcat)", rate, cpu)
 
     wait_replicated(cluster, {f"g-rf3-{round_no}": records, f"k-rf3-{round_no}": records})
     topic = f"k-rf3-{round_no}"
@@ -229,6 +317,11 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
         lambda p: _child_rate(p, "confluent-kafka consumer"),
     )
     note("consume, Kafka protocol (confluent-kafka)", rate, cpu)
+    if shutil.which("kcat"):
+        rate, cpu = _measured(
+            cluster, lambda: kcat_consume(kafka_bootstrap, topic, records), Timed.rate
+        )
+        note("consume, Kafka protocol (kcat)", rate, cpu)
 
 
 def main() -> None:
