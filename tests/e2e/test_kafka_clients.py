@@ -31,6 +31,7 @@ def _create_topic(topic: str) -> AdminClient:
         operation_timeout=30,
     )
     futures[topic].result(30)
+
     def led() -> bool:
         partitions = admin.list_topics(topic, timeout=5).topics[topic].partitions.values()
         return all(p.leader >= 0 for p in partitions)

@@ -1,1 +1,389 @@
-"""(to be written)"""
+"""Consumer group membership and administration on the Kafka listener, through the GroupService
+the gRPC door uses (so a group may mix minikafka's gRPC consumers and Kafka clients):
+
+    FindCoordinator (10) v0-4   JoinGroup (11) v0-4    Heartbeat (12) v0-4
+    LeaveGroup (13) v0-5        SyncGroup (14) v0-5    DescribeGroups (15) v0-5
+    ListGroups (16) v0-5        DeleteGroups (42) v0-2
+
+The coordinator runs Kafka's classic (eager) group protocol; the bytes of subscriptions and
+assignments pass through untouched. A broker without a group coordinator answers
+COORDINATOR_NOT_AVAILABLE to all of these.
+
+What differs from Kafka, and what a client sees:
+
+* FindCoordinator serves key_type 0 (group) only. Transactions are not supported: key_type 1
+  gets INVALID_REQUEST, Kafka's answer for a coordinator type it has no coordinator for (a
+  transactional producer fails at once rather than retrying COORDINATOR_NOT_AVAILABLE until
+  max.block.ms). v4 answers each key of ``coordinator_keys`` on its own.
+* JoinGroup stops at v4: static membership (KIP-345, ``group_instance_id`` from v5) is not
+  implemented by the coordinator, so a client sees a broker older than 2.3. A consumer
+  configured with ``group.instance.id`` then joins as a dynamic member (librdkafka logs that
+  the setting takes no effect, kafka-python drops it) or fails (the Java consumer's
+  UnsupportedVersionException). For v0-v3, which predate KIP-394, a first join gets its
+  member id and joins in the same request, as Kafka does; from v4 it gets MEMBER_ID_REQUIRED
+  with the id and joins again. ``group_instance_id`` in the other APIs (SyncGroup v3+,
+  Heartbeat v3+, LeaveGroup v3+) is ignored, as Kafka does while no static member is
+  registered: a member is known by its member id.
+* ListGroups v5 ``types_filter``: every group here is of type ``classic``.
+* DescribeGroups reports the authorized operations of a broker without an authorizer (every
+  operation on a group: READ, DELETE, DESCRIBE) when asked to (v3+).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.registry import Request, handler
+from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import ErrorCode
+
+__all__ = [
+    "delete_groups",
+    "describe_groups",
+    "find_coordinator",
+    "heartbeat",
+    "join_group",
+    "leave_group",
+    "list_groups",
+    "sync_group",
+]
+
+_NO_COORDINATOR = ErrorCode.COORDINATOR_NOT_AVAILABLE
+_FIRST_MEMBER_ID_REQUIRED_VERSION = 4  # KIP-394
+_FIRST_BATCHED_LEAVE_VERSION = 3  # KIP-345
+_AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
+# Kafka's AclOperation codes READ (3), DELETE (6), DESCRIBE (8) as a bit field: what a group
+# allows when no authorizer is configured (KIP-430).
+_GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+_CLASSIC = "classic"  # KIP-848's name for the group protocol served here
+
+
+def context(request: Request) -> Any:
+    """What the servicers read of a gRPC context (the peer), for a Kafka client.
+
+    Typed Any: the servicers are annotated with grpc.aio's context, which PeerContext mimics.
+    """
+    return PeerContext(request.client_host, request.client_port)
+
+
+def _millis(value: datetime.timedelta) -> int:
+    return value // datetime.timedelta(milliseconds=1)
+
+
+# --- FindCoordinator ---------------------------------------------------------------------------
+
+
+@handler(api_key=10, min_version=0, max_version=4)
+async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    batched = request.api_version >= 4
+    keys = list(body.coordinator_keys) if batched else [body.key]
+    key_type = int(getattr(body, "key_type", 0))  # v0 knows groups only
+    service = broker.group(request.listener)
+    coordinators = []
+    for key in keys:
+        if service is None:
+            answer = pb.FindCoordinatorResponse(
+                error_code=_NO_COORDINATOR,
+                error_message="this broker has no group coordinator",
+                node_id=-1,
+                port=-1,
+            )
+        else:
+            answer = await service.FindCoordinator(
+                pb.FindCoordinatorRequest(key=key, key_type=key_type), context(request)
+            )
+        coordinators.append(
+            {
+                "key": key,
+                "node_id": answer.node_id,
+                "host": answer.host,
+                "port": answer.port,
+                "error_code": answer.error_code,
+                "error_message": answer.error_message or None,
+            }
+        )
+    if batched:
+        return request.response({"throttle_time": 0, "coordinators": coordinators})
+    return request.response({"throttle_time": 0, **coordinators[0]})
+
+
+# --- JoinGroup and SyncGroup -------------------------------------------------------------------
+
+
+@handler(api_key=11, min_version=0, max_version=4)
+async def join_group(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    service = broker.group(request.listener)
+    if service is None:
+        return _join_error(request, _NO_COORDINATOR, body.member_id)
+    # v0 has no rebalance timeout (kio's default -1): the coordinator then uses the session
+    # timeout, as Kafka does.
+    rebalance_timeout = getattr(body, "rebalance_timeout", None)
+    join = pb.JoinGroupRequest(
+        group_id=body.group_id,
+        session_timeout_ms=_millis(body.session_timeout),
+        rebalance_timeout_ms=-1 if rebalance_timeout is None else _millis(rebalance_timeout),
+        member_id=body.member_id,
+        protocol_type=body.protocol_type,
+        protocols=[
+            pb.JoinGroupRequest.JoinGroupRequestProtocol(name=p.name, metadata=p.metadata)
+            for p in body.protocols
+        ],
+        client_id=request.client_id or "",
+    )
+    answer = await service.JoinGroup(join, context(request))
+    if (
+        answer.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        and request.api_version < _FIRST_MEMBER_ID_REQUIRED_VERSION
+    ):
+        # The client cannot know MEMBER_ID_REQUIRED: join with the id it was just given.
+        join.member_id = answer.member_id
+        answer = await service.JoinGroup(join, context(request))
+    if answer.error_code != ErrorCode.NONE:  # MEMBER_ID_REQUIRED included: the id goes back
+        return _join_error(request, answer.error_code, answer.member_id or body.member_id)
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": ErrorCode.NONE,
+            "generation_id": answer.generation_id,
+            "protocol_type": answer.protocol_type or None,
+            "protocol_name": answer.protocol_name,
+            "leader": answer.leader,
+            "member_id": answer.member_id,
+            "members": [
+                {
+                    "member_id": m.member_id,
+                    "group_instance_id": (
+                        m.group_instance_id if m.HasField("group_instance_id") else None
+                    ),
+                    "metadata": m.metadata,
+                }
+                for m in answer.members
+            ],
+        }
+    )
+
+
+def _join_error(request: Request, code: int, member_id: str) -> Entity:
+    """Kafka's JoinGroup error answer: no generation, no protocol, no leader."""
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": code,
+            "generation_id": -1,
+            "protocol_name": "",
+            "leader": "",
+            "member_id": member_id,
+            "members": [],
+        }
+    )
+
+
+@handler(api_key=14, min_version=0, max_version=5)
+async def sync_group(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    service = broker.group(request.listener)
+    if service is None:
+        return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
+    answer = await service.SyncGroup(
+        pb.SyncGroupRequest(
+            group_id=body.group_id,
+            generation_id=body.generation_id,
+            member_id=body.member_id,
+            # v5: the client's view of the group's protocol, checked by the coordinator.
+            protocol_type=getattr(body, "protocol_type", None) or "",
+            protocol_name=getattr(body, "protocol_name", None) or "",
+            assignments=[
+                pb.SyncGroupRequest.SyncGroupRequestAssignment(
+                    member_id=a.member_id, assignment=a.assignment
+                )
+                for a in body.assignments
+            ],
+        ),
+        context(request),
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": answer.error_code,
+            "protocol_type": answer.protocol_type or None,
+            "protocol_name": answer.protocol_name or None,
+            "assignment": answer.assignment,
+        }
+    )
+
+
+# --- Heartbeat and LeaveGroup ------------------------------------------------------------------
+
+
+@handler(api_key=12, min_version=0, max_version=4)
+async def heartbeat(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    service = broker.group(request.listener)
+    if service is None:
+        return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
+    answer = await service.Heartbeat(
+        pb.HeartbeatRequest(
+            group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id
+        ),
+        context(request),
+    )
+    return request.response({"throttle_time": 0, "error_code": answer.error_code})
+
+
+@handler(api_key=13, min_version=0, max_version=5)
+async def leave_group(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    batched = request.api_version >= _FIRST_BATCHED_LEAVE_VERSION
+    leaving = (
+        [
+            (m.member_id, m.group_instance_id, getattr(m, "reason", None) or "")  # reason: v5
+            for m in body.members
+        ]
+        if batched
+        else [(body.member_id, None, "")]
+    )
+    service = broker.group(request.listener)
+    if service is None:
+        return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
+    answer = await service.LeaveGroup(
+        pb.LeaveGroupRequest(
+            group_id=body.group_id,
+            members=[
+                pb.LeaveGroupRequest.MemberIdentity(
+                    member_id=member_id, group_instance_id=instance_id, reason=reason
+                )
+                for member_id, instance_id, reason in leaving
+            ],
+        ),
+        context(request),
+    )
+    if not batched:
+        # One member: its error is the answer's (Kafka's LeaveGroupResponse before v3).
+        code = answer.error_code or next((m.error_code for m in answer.members), 0)
+        return request.response({"throttle_time": 0, "error_code": code})
+    instance_ids = {member_id: instance_id for member_id, instance_id, _ in leaving}
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": answer.error_code,
+            "members": [
+                {
+                    "member_id": m.member_id,
+                    "group_instance_id": instance_ids.get(m.member_id),
+                    "error_code": m.error_code,
+                }
+                for m in answer.members
+            ],
+        }
+    )
+
+
+# --- DescribeGroups, ListGroups, DeleteGroups --------------------------------------------------
+
+
+@handler(api_key=15, min_version=0, max_version=5)
+async def describe_groups(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    operations = (
+        _GROUP_OPERATIONS
+        if getattr(body, "include_authorized_operations", False)
+        else _AUTHORIZED_OPERATIONS_OMITTED
+    )
+    service = broker.group(request.listener)
+    if service is None:
+        groups = [
+            {"error_code": _NO_COORDINATOR, "group_id": g, "authorized_operations": operations}
+            for g in body.groups
+        ]
+        return request.response({"throttle_time": 0, "groups": groups})
+    answer = await service.DescribeGroups(
+        pb.DescribeGroupsRequest(groups=list(body.groups)), context(request)
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "groups": [
+                {
+                    "error_code": g.error_code,
+                    "group_id": g.group_id,
+                    "group_state": g.group_state,
+                    "protocol_type": g.protocol_type,
+                    "protocol_data": g.protocol_data,
+                    "members": [
+                        {
+                            "member_id": m.member_id,
+                            "group_instance_id": (
+                                m.group_instance_id if m.HasField("group_instance_id") else None
+                            ),
+                            "client_id": m.client_id,
+                            "client_host": m.client_host,
+                            "member_metadata": m.member_metadata,
+                            "member_assignment": m.member_assignment,
+                        }
+                        for m in g.members
+                    ],
+                    "authorized_operations": (
+                        operations
+                        if g.error_code == ErrorCode.NONE
+                        else _AUTHORIZED_OPERATIONS_OMITTED
+                    ),
+                }
+                for g in answer.groups
+            ],
+        }
+    )
+
+
+@handler(api_key=16, min_version=0, max_version=5)
+async def list_groups(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    service = broker.group(request.listener)
+    if service is None:
+        return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
+    types = {t.lower() for t in getattr(body, "types_filter", ())}
+    if types and _CLASSIC not in types:
+        return request.response({"throttle_time": 0, "error_code": 0, "groups": []})
+    answer = await service.ListGroups(
+        pb.ListGroupsRequest(states_filter=list(getattr(body, "states_filter", ()))),
+        context(request),
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": answer.error_code,
+            "groups": [
+                {
+                    "group_id": g.group_id,
+                    "protocol_type": g.protocol_type,
+                    "group_state": g.group_state,
+                    "group_type": _CLASSIC,
+                }
+                for g in answer.groups
+            ],
+        }
+    )
+
+
+@handler(api_key=42, min_version=0, max_version=2)
+async def delete_groups(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    service = broker.group(request.listener)
+    if service is None:
+        results = [{"group_id": g, "error_code": _NO_COORDINATOR} for g in body.groups_names]
+        return request.response({"throttle_time": 0, "results": results})
+    answer = await service.DeleteGroups(
+        pb.DeleteGroupsRequest(groups_names=list(body.groups_names)), context(request)
+    )
+    return request.response(
+        {
+            "throttle_time": 0,
+            "results": [
+                {"group_id": r.group_id, "error_code": r.error_code} for r in answer.results
+            ],
+        }
+    )
