@@ -34,7 +34,7 @@ def _create_topic(topic: str) -> AdminClient:
 
     def led() -> bool:
         partitions = admin.list_topics(topic, timeout=5).topics[topic].partitions.values()
-        return all(p.leader >= 0 for p in partitions)
+        return len(partitions) == PARTITIONS and all(p.leader >= 0 for p in partitions)
 
     wait_for(led, 30, f"leaders for {topic}")
     return admin

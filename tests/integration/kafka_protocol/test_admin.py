@@ -9,9 +9,6 @@ what is being checked), the request goes raw: kio's types, one socket, one frame
 
 from __future__ import annotations
 
-import io
-import socket
-import struct
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -25,17 +22,13 @@ from kafka.admin import AlterConfigOp, ConfigResource
 
 from minikafka.broker.server.kafka.schema import (
     Entity,
-    build,
-    read_entity,
-    request_class,
-    response_class,
-    write_entity,
 )
 from minikafka.client.admin import NewTopic as GrpcNewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_protocol.raw import RawKafka
 
 pytestmark = pytest.mark.integration
 
@@ -76,39 +69,8 @@ def ck_admin(cluster: Cluster) -> ck.AdminClient:
 
 def raw(address: str, api_key: int, version: int, values: Mapping[str, Any]) -> Entity:
     """One request on a fresh connection to ``address``; the decoded response."""
-    cls = request_class(api_key, version)
-    header_cls = cls.__header_schema__
-    buffer = io.BytesIO()
-    buffer.write(b"\0\0\0\0")
-    header = {
-        "request_api_key": api_key,
-        "request_api_version": version,
-        "correlation_id": 1,
-        "client_id": "test-admin-raw",
-    }
-    write_entity(header_cls, buffer, build(header_cls, header))
-    write_entity(cls, buffer, build(cls, values))
-    frame = bytearray(buffer.getvalue())
-    struct.pack_into(">i", frame, 0, len(frame) - 4)
-    host, port = address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=15) as sock:
-        sock.sendall(frame)
-        (size,) = struct.unpack(">i", _read(sock, 4))
-        answer = _read(sock, size)
-    response_cls = response_class(api_key, version)
-    _, offset = read_entity(response_cls.__header_schema__, answer, 0)
-    body, _ = read_entity(response_cls, answer, offset)
-    return body
-
-
-def _read(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError(f"connection closed after {len(data)} of {n} bytes")
-        data += chunk
-    return data
+    with RawKafka(address, timeout_s=15) as connection:
+        return connection.call(api_key, version, values)
 
 
 def controller_address(cluster: Cluster) -> str:

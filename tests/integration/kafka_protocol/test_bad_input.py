@@ -7,7 +7,6 @@ broker uses) so that only the part under test is wrong.
 
 from __future__ import annotations
 
-import io
 import os
 import socket
 import struct
@@ -16,12 +15,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
+from kio.index import load_response_schema
+from kio.serial import entity_reader
 
 from minikafka.client.admin import NewTopic
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import fresh_chroot
+from tests.integration.kafka_protocol.raw import encode_request, read_frame
 from tests.integration.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.integration
@@ -61,40 +61,6 @@ def _connect(cluster: Cluster) -> socket.socket:
     return sock
 
 
-def _request(api_key: int, version: int, body: dict[str, Any], correlation_id: int = 7) -> bytes:
-    cls = load_request_schema(api_key, version)
-    header_cls = cls.__header_schema__
-    buffer = io.BytesIO()
-    header_fields = {
-        "request_api_key": api_key,
-        "request_api_version": version,
-        "correlation_id": correlation_id,
-        "client_id": "bad-input-test",
-    }
-    names = {f for f in header_cls.__dataclass_fields__}
-    entity_writer(header_cls)(
-        buffer, header_cls(**{k: v for k, v in header_fields.items() if k in names})
-    )
-    entity_writer(cls)(buffer, cls(**body))
-    payload = buffer.getvalue()
-    return struct.pack(">i", len(payload)) + payload
-
-
-def _read_response(sock: socket.socket) -> bytes:
-    size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
-    return _recv_exactly(sock, size)
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError(f"closed after {len(data)} of {size} bytes")
-        data += chunk
-    return data
-
-
 def _closed_by_broker(sock: socket.socket, timeout_s: float = 10.0) -> bool:
     """True when the broker closes the connection (EOF or reset) within the timeout."""
     sock.settimeout(timeout_s)
@@ -113,8 +79,8 @@ def _api_versions(sock: socket.socket, version: int = 3) -> Any:
     body: dict[str, Any] = {}
     if version >= 3:
         body = {"client_software_name": "test", "client_software_version": "1"}
-    sock.sendall(_request(18, version, body))
-    data = _read_response(sock)
+    sock.sendall(encode_request(18, version, body, correlation_id=7))
+    data = read_frame(sock)
     assert struct.unpack(">i", data[:4])[0] == 7  # correlation id
     response, _ = entity_reader(load_response_schema(18, version))(data, 4)
     return response
@@ -162,7 +128,7 @@ def test_api_versions_of_an_unknown_version_answers_unsupported_version(cluster:
         # A version from the future: the body cannot be read, so only the header is sent.
         header = struct.pack(">hhih", 18, 99, 7, -1)
         sock.sendall(struct.pack(">i", len(header)) + header)
-        data = _read_response(sock)
+        data = read_frame(sock)
         response, _ = entity_reader(load_response_schema(18, 0))(data, 4)
         assert response.error_code == 35  # UNSUPPORTED_VERSION
         assert any(k.api_key == 18 for k in response.api_keys)
@@ -236,8 +202,8 @@ def test_a_client_that_leaves_mid_request_changes_nothing(cluster: Cluster) -> N
 
 def test_sasl_is_refused_as_kafka_does(cluster: Cluster) -> None:
     with _connect(cluster) as sock:
-        sock.sendall(_request(17, 1, {"mechanism": "PLAIN"}))
-        data = _read_response(sock)
+        sock.sendall(encode_request(17, 1, {"mechanism": "PLAIN"}))
+        data = read_frame(sock)
         response, _ = entity_reader(load_response_schema(17, 1))(data, 4)
         assert response.error_code == 34  # ILLEGAL_SASL_STATE
         assert response.mechanisms == ()

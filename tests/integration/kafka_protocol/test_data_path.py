@@ -5,9 +5,6 @@ between the two front doors byte for byte."""
 from __future__ import annotations
 
 import datetime
-import io
-import socket
-import struct
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -19,9 +16,7 @@ import kafka
 import pytest
 from confluent_kafka.admin import AdminClient
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from kio.index import load_request_schema, load_response_schema
-from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import i16, i32
+from kio.index import load_request_schema
 
 import minikafka
 from minikafka.client.admin import NewTopic
@@ -31,6 +26,7 @@ from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_protocol.raw import RawKafka
 
 pytestmark = pytest.mark.integration
 
@@ -475,61 +471,6 @@ def test_delete_records_with_both_admin_clients(cluster_factory: ClusterFactory)
 # --- raw frames: what no well-behaved client sends ----------------------------------------------
 
 
-class _RawConnection:
-    """One socket to a broker's Kafka listener; requests are kio entities, encoded by kio."""
-
-    def __init__(self, address: str) -> None:
-        host, port = address.rsplit(":", 1)
-        self._socket = socket.create_connection((host, int(port)), timeout=10)
-        self._correlation_id = 0
-
-    def close(self) -> None:
-        self._socket.close()
-
-    def call(self, api_key: int, version: int, **fields: Any) -> Any:
-        """Send a request and read its response."""
-        return self.receive(api_key, version, self.send(api_key, version, **fields))
-
-    def send(self, api_key: int, version: int, **fields: Any) -> int:
-        """Send a request without reading anything; its correlation id."""
-        request_cls = load_request_schema(api_key, version)
-        header_cls = request_cls.__header_schema__
-        self._correlation_id += 1
-        buffer = io.BytesIO()
-        entity_writer(header_cls)(
-            buffer,
-            header_cls(
-                request_api_key=i16(api_key),
-                request_api_version=i16(version),
-                correlation_id=i32(self._correlation_id),
-                client_id="raw",
-            ),
-        )
-        entity_writer(request_cls)(buffer, request_cls(**fields))
-        payload = buffer.getvalue()
-        self._socket.sendall(struct.pack(">i", len(payload)) + payload)
-        return self._correlation_id
-
-    def receive(self, api_key: int, version: int, correlation_id: int) -> Any:
-        """The next response, which must answer ``correlation_id``."""
-        (size,) = struct.unpack(">i", self._read(4))
-        frame = self._read(size)
-        response_cls = load_response_schema(api_key, version)
-        header, offset = entity_reader(response_cls.__header_schema__)(frame, 0)
-        assert header.correlation_id == correlation_id
-        body, _ = entity_reader(response_cls)(frame, offset)
-        return body
-
-    def _read(self, size: int) -> bytes:
-        data = b""
-        while len(data) < size:
-            chunk = self._socket.recv(size - len(data))
-            if not chunk:
-                raise ConnectionError("the broker closed the connection")
-            data += chunk
-        return data
-
-
 def _batch(values: Iterable[bytes]) -> bytes:
     """A RecordBatch v2 built by kafka-python's encoder, not ours."""
     builder = DefaultRecordBatchBuilder(
@@ -567,18 +508,18 @@ def _produce_fields(
 def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) -> None:
     cluster = _cluster(cluster_factory, "raw")
     leader = cluster.brokers[cluster.leader("raw", 0)]
-    connection = _RawConnection(leader.kafka_address)
+    connection = RawKafka(leader.kafka_address)
     try:
         good = _batch([b"a", b"b"])
-        answer = connection.call(0, 8, **_produce_fields("raw", good))
+        answer = connection.call(0, 8, _produce_fields("raw", good))
         [partition] = answer.responses[0].partition_responses
         assert (partition.error_code, partition.base_offset) == (ErrorCode.NONE, 0)
 
         # Pipelined: three requests sent before any answer is read are appended and answered
         # in order; acks=0 gets no answer at all.
-        sent = [connection.send(0, 8, **_produce_fields("raw", good)) for _ in range(2)]
-        connection.send(0, 8, **_produce_fields("raw", good, acks=0))
-        sent.append(connection.send(0, 8, **_produce_fields("raw", good)))
+        sent = [connection.send(0, 8, _produce_fields("raw", good)) for _ in range(2)]
+        connection.send(0, 8, _produce_fields("raw", good, acks=0))
+        sent.append(connection.send(0, 8, _produce_fields("raw", good)))
         offsets = [
             connection.receive(0, 8, correlation_id).responses[0].partition_responses[0].base_offset
             for correlation_id in sent
@@ -588,7 +529,7 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
         # One flipped bit in the last record's value: the CRC no longer matches.
         corrupt = bytearray(good)
         corrupt[-2] ^= 0x01
-        answer = connection.call(0, 8, **_produce_fields("raw", bytes(corrupt)))
+        answer = connection.call(0, 8, _produce_fields("raw", bytes(corrupt)))
         [partition] = answer.responses[0].partition_responses
         assert partition.error_code == ErrorCode.CORRUPT_MESSAGE
         assert partition.base_offset == -1
@@ -613,15 +554,15 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
         )
 
         # Transactions are not supported: refused as an unauthorised transactional id would be.
-        answer = connection.call(0, 8, **_produce_fields("raw", good, transactional_id="tx"))
+        answer = connection.call(0, 8, _produce_fields("raw", good, transactional_id="tx"))
         [partition] = answer.responses[0].partition_responses
         assert partition.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         answer = connection.call(
-            22, 4, transactional_id="tx", transaction_timeout=datetime.timedelta(seconds=60)
+            22, 4, {"transactional_id": "tx", "transaction_timeout": datetime.timedelta(seconds=60)}
         )
         assert answer.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         answer = connection.call(
-            22, 4, transactional_id=None, transaction_timeout=datetime.timedelta(seconds=60)
+            22, 4, {"transactional_id": None, "transaction_timeout": datetime.timedelta(seconds=60)}
         )
         assert answer.error_code == ErrorCode.NONE and answer.producer_id >= 0
         assert answer.producer_epoch == 0
@@ -644,7 +585,7 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
             "forgotten_topics_data": (),
         }
         # A full fetch: records, and session id 0 (no session was created).
-        answer = connection.call(1, 11, session_id=0, session_epoch=0, **fetch_fields)
+        answer = connection.call(1, 11, {**fetch_fields, "session_id": 0, "session_epoch": 0})
         assert (answer.error_code, answer.session_id) == (ErrorCode.NONE, 0)
         [partition] = answer.responses[0].partitions
         assert (partition.error_code, partition.high_watermark) == (ErrorCode.NONE, 10)
@@ -654,10 +595,10 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
         assert partition.records[16 : len(good)] == good[16:]
         assert len(partition.records) == 5 * len(good)
         # An incremental fetch names a session this broker never created.
-        answer = connection.call(1, 11, session_id=7, session_epoch=1, **fetch_fields)
+        answer = connection.call(1, 11, {**fetch_fields, "session_id": 7, "session_epoch": 1})
         assert answer.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
         # Replication is not served on the Kafka listener.
-        answer = connection.call(1, 11, replica_id=1, **fetch_fields)
+        answer = connection.call(1, 11, {**fetch_fields, "replica_id": 1})
         [partition] = answer.responses[0].partitions
         assert partition.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
         assert partition.records in (b"", None)

@@ -8,13 +8,10 @@ door only for what consumers use: the group APIs, Metadata, ListOffsets and Fetc
 
 from __future__ import annotations
 
-import io
-import socket
-import struct
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import confluent_kafka
@@ -27,11 +24,6 @@ import pytest
 from minikafka.broker.group.coordinator import partition_for
 from minikafka.broker.server.kafka.schema import (
     Entity,
-    build,
-    read_entity,
-    request_class,
-    response_class,
-    write_entity,
 )
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer as MiniConsumer
@@ -40,6 +32,7 @@ from minikafka.client.producer.producer import Producer as MiniProducer
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_protocol.raw import RawKafka
 
 pytestmark = pytest.mark.integration
 
@@ -494,49 +487,6 @@ def test_kafka_python_admin_lists_describes_removes_members_and_deletes_groups(
 
 
 # --- versions, through a raw connection --------------------------------------------------------
-
-
-class RawKafka:
-    """One Kafka-protocol connection sending kio requests of a chosen version."""
-
-    def __init__(self, address: str) -> None:
-        host, port = address.rsplit(":", 1)
-        self._sock = socket.create_connection((host, int(port)), timeout=20)
-        self._correlation_id = 0
-
-    def call(self, api_key: int, version: int, body: Mapping[str, Any]) -> Entity:
-        cls = request_class(api_key, version)
-        self._correlation_id += 1
-        header_cls = cls.__header_schema__
-        header = {
-            "request_api_key": api_key,
-            "request_api_version": version,
-            "correlation_id": self._correlation_id,
-            "client_id": "raw",
-        }
-        buffer = io.BytesIO()
-        write_entity(header_cls, buffer, build(header_cls, header))
-        write_entity(cls, buffer, build(cls, body))
-        data = buffer.getvalue()
-        self._sock.sendall(struct.pack(">i", len(data)) + data)
-        (size,) = struct.unpack(">i", self._read(4))
-        frame = self._read(size)
-        response_cls = response_class(api_key, version)
-        response_header, offset = read_entity(response_cls.__header_schema__, frame, 0)
-        assert response_header.correlation_id == self._correlation_id
-        response, _ = read_entity(response_cls, frame, offset)
-        return response
-
-    def _read(self, size: int) -> bytes:
-        data = b""
-        while len(data) < size:
-            chunk = self._sock.recv(size - len(data))
-            assert chunk, "the broker closed the connection"
-            data += chunk
-        return data
-
-    def close(self) -> None:
-        self._sock.close()
 
 
 @pytest.fixture
