@@ -11,14 +11,15 @@
 #                                 behaving like the official image: standalone on 2181, data in
 #                                 /data, started by the default CMD (docker/zookeeper/)
 #    debootstrap, chroot and apt-get run on the host (they need root, or sudo without a password)
-#    against deb.debian.org; `docker import` turns each rootfs into an image. Nothing runs inside
+#    against the host's own Debian mirror (its apt sources); `docker import` turns each rootfs into an image. Nothing runs inside
 #    `docker build`, so no network is needed there.
 # 2. A wheelhouse, docker/wheels/ (git-ignored): the project's dependencies as wheels for the
 #    image's CPython 3.11, downloaded on the host with pip. docker/Dockerfile installs from it
 #    with --no-index when it holds wheels, and from PyPI otherwise.
 #
 # Idempotent: an image that exists is kept, and the wheelhouse is kept while pyproject.toml's
-# dependencies are unchanged. Environment: DEBIAN_MIRROR (http://deb.debian.org/debian), PYTHON
+# dependencies are unchanged. Environment: DEBIAN_MIRROR (default: the first Debian URI of the
+# host's apt sources), PYTHON
 # (the interpreter whose pip downloads the wheels: .venv/bin/python, else python3),
 # MINIKAFKA_NO_PULL=1 (build stand-ins without trying to pull).
 set -euo pipefail
@@ -27,7 +28,14 @@ cd "$(dirname "$0")/.."
 readonly PYTHON_IMAGE=python:3.11-slim-bookworm
 readonly ZOOKEEPER_IMAGE=zookeeper:3.8
 readonly SUITE=bookworm
-readonly MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+host_mirror() {  # the first Debian archive the host's apt sources name (not its security one)
+    {
+        grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}'
+        grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}'
+    } | grep -v -- '-security' | head -n 1
+}
+MIRROR=${DEBIAN_MIRROR:-$(host_mirror)}
+readonly MIRROR
 readonly WHEELHOUSE=docker/wheels
 readonly STAND_IN_LABEL=io.minikafka.offline-stand-in
 
@@ -80,7 +88,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Debian bookworm with python3 and venv, from deb.debian.org: the common rootfs of both images.
+# Debian bookworm with python3 and venv, from the host's mirror: the common rootfs of both images.
 make_base_rootfs() {
     local root=$1
     command -v debootstrap >/dev/null || $sudo apt-get install -y -q debootstrap >/dev/null ||
@@ -155,6 +163,10 @@ build_zookeeper_image() {
 
 build_images() {
     local want_python=$1 want_zookeeper=$2
+    if [ -z "$MIRROR" ]; then
+        echo "no Debian mirror in the host's apt sources: set DEBIAN_MIRROR" >&2
+        exit 1
+    fi
     workdir=$(mktemp -d "${TMPDIR:-/var/tmp}/minikafka-images.XXXXXX")
     step "debootstrap $SUITE from $MIRROR"
     make_base_rootfs "$workdir/base"
