@@ -120,9 +120,10 @@ class GroupService(pb_grpc.GroupServicer):
             return unavailable(f"{GROUP_METADATA_TOPIC}-{index} has no leader")
         host, port = broker.host, broker.port
         if self._listener is not None:
-            found = self._cache.get_alive_broker_endpoint(broker.broker_id, self._listener)
-            if found is not None:
-                host, port = found
+            found = self._cache.get_listener_endpoint(broker.broker_id, self._listener)
+            if found is None:  # as Kafka: never send a client to another listener's port
+                return unavailable(f"the coordinator has no {self._listener} listener")
+            host, port = found
         return pb.FindCoordinatorResponse(
             error_code=ErrorCode.NONE, node_id=broker.broker_id, host=host, port=port
         )

@@ -136,6 +136,17 @@ class MetadataCache:
                 return endpoint.host, endpoint.port
         return broker.host, broker.port
 
+    def get_listener_endpoint(self, broker_id: int, listener_name: str) -> tuple[str, int] | None:
+        """The live broker's (host, port) on ``listener_name``; None when it is not alive or
+        has no such listener (Kafka leaves it out of Metadata on that listener)."""
+        broker = self._brokers.get(broker_id)
+        if broker is None:
+            return None
+        for endpoint in broker.endpoints:
+            if endpoint.listener == listener_name:
+                return endpoint.host, endpoint.port
+        return None
+
     # --- partitions ---------------------------------------------------------------------------
 
     def topics(self) -> list[str]:

@@ -55,11 +55,13 @@ class MetadataService(pb_grpc.MetadataServicer):
         # it (a client on EXTERNAL gets EXTERNAL addresses); None = each broker's first one.
         self._listener = listener
 
-    def _endpoint(self, broker: BrokerInfo) -> tuple[str, int]:
+    def _endpoint(self, broker: BrokerInfo) -> tuple[str, int] | None:
+        """The broker's endpoint on this servicer's listener; None when it has none, and then,
+        as in Kafka, it is left out of the answer (a client must never be sent to a port that
+        speaks another protocol, nor to another network's names)."""
         if self._listener is None:
             return broker.host, broker.port
-        found = self._cache.get_alive_broker_endpoint(broker.broker_id, self._listener)
-        return found if found is not None else (broker.host, broker.port)
+        return self._cache.get_listener_endpoint(broker.broker_id, self._listener)
 
     async def _cluster_id(self) -> str:
         if self._cache.cluster_id is None and self._zk is not None:
@@ -74,8 +76,13 @@ class MetadataService(pb_grpc.MetadataServicer):
         response = pb.MetadataResponse(
             cluster_id=await self._cluster_id(), controller_id=cache.controller_id
         )
+        listed: set[int] = set()
         for broker in cache.alive_brokers():
-            host, port = self._endpoint(broker)
+            endpoint = self._endpoint(broker)
+            if endpoint is None:
+                continue
+            listed.add(broker.broker_id)
+            host, port = endpoint
             entry = response.brokers.add(node_id=broker.broker_id, host=host, port=port)
             if broker.rack is not None:
                 entry.rack = broker.rack
@@ -105,6 +112,9 @@ class MetadataService(pb_grpc.MetadataServicer):
                 if info.leader < 0 or not cache.is_alive(info.leader):
                     partition.error_code = ErrorCode.LEADER_NOT_AVAILABLE
                     partition.leader_id = -1
+                elif info.leader not in listed:  # alive, but not on this listener
+                    partition.error_code = ErrorCode.LISTENER_NOT_FOUND
+                    partition.leader_id = -1
         return response
 
     async def DescribeCluster(
@@ -115,7 +125,10 @@ class MetadataService(pb_grpc.MetadataServicer):
             cluster_id=await self._cluster_id(), controller_id=cache.controller_id
         )
         for broker in cache.alive_brokers():
-            host, port = self._endpoint(broker)
+            endpoint = self._endpoint(broker)
+            if endpoint is None:
+                continue
+            host, port = endpoint
             entry = response.brokers.add(broker_id=broker.broker_id, host=host, port=port)
             if broker.rack is not None:
                 entry.rack = broker.rack

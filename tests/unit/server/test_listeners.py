@@ -40,5 +40,35 @@ def test_each_listener_sees_its_own_endpoints() -> None:
     assert _brokers("INTERNAL") == [(1, "broker1", 29092), (2, "broker2", 29092)]
 
 
-def test_an_unknown_listener_falls_back_to_the_first_endpoint() -> None:
-    assert _brokers("OTHER") == [(1, "broker1", 29092), (2, "broker2", 29092)]
+def test_brokers_without_the_listener_are_left_out() -> None:
+    # As Kafka: a client is never sent to another listener's port (another protocol, or
+    # another network's names).
+    assert _brokers("OTHER") == []
+
+
+def test_a_leader_without_the_listener_is_listener_not_found() -> None:
+    cache = _cache()
+    request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=2)
+    for broker_id in (1, 2):
+        broker = request.live_brokers.add(id=broker_id, host=f"broker{broker_id}", port=29092)
+        broker.endpoints.add(listener="INTERNAL", host=f"broker{broker_id}", port=29092)
+        if broker_id == 1:  # broker 2 has no EXTERNAL listener
+            broker.endpoints.add(listener="EXTERNAL", host="127.0.0.1", port=9092)
+    for partition, leader in ((0, 1), (1, 2)):
+        request.partition_states.add(
+            topic_name="t",
+            partition_index=partition,
+            controller_epoch=2,
+            leader=leader,
+            leader_epoch=0,
+            isr=[1, 2],
+            replicas=[1, 2],
+        )
+    cache.update(request)
+    service = MetadataService(broker_config(1, Path("/nonexistent")), cache, listener="EXTERNAL")
+    context: Any = None
+    metadata = asyncio.run(service.Metadata(pb.MetadataRequest(), context))
+    assert [b.node_id for b in metadata.brokers] == [1]
+    (topic,) = metadata.topics
+    errors = {p.partition_index: (p.error_code, p.leader_id) for p in topic.partitions}
+    assert errors == {0: (0, 1), 1: (72, -1)}  # LISTENER_NOT_FOUND
