@@ -29,10 +29,14 @@ readonly PYTHON_IMAGE=python:3.11-slim-bookworm
 readonly ZOOKEEPER_IMAGE=zookeeper:3.8
 readonly SUITE=bookworm
 host_mirror() {  # the first Debian archive the host's apt sources name (not its security one)
-    {
-        grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}'
-        grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}'
-    } | grep -v -- '-security' | head -n 1
+    # Either file kind may be missing: grep's exit status must not end the script (pipefail).
+    local uris
+    uris=$(
+        cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '$1 == "URIs:" {print $2}'
+        cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+            awk '$1 == "deb" {print $2}'
+    ) || true
+    printf '%s\n' "$uris" | awk '!/-security/ && NF {print; exit}'
 }
 MIRROR=${DEBIAN_MIRROR:-$(host_mirror)}
 readonly MIRROR

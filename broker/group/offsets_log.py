@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.replication.requests import ProducePartition, ProduceRequest
 from minikafka.broker.storage.checkpoints import TopicPartition
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["ReplicaManagerOffsetsLog"]
@@ -30,22 +30,11 @@ class ReplicaManagerOffsetsLog:
         return hosted.leader_epoch
 
     async def append(self, partition: int, records: bytes, timeout_ms: int) -> tuple[int, int]:
-        request = pb.ProduceRequest(
-            acks=-1,
-            timeout_ms=timeout_ms,
-            topic_data=[
-                pb.ProduceRequest.TopicProduceData(
-                    name=GROUP_METADATA_TOPIC,
-                    partition_data=[
-                        pb.ProduceRequest.PartitionProduceData(index=partition, records=records)
-                    ],
-                )
-            ],
+        request = ProduceRequest(
+            -1, timeout_ms, [ProducePartition(GROUP_METADATA_TOPIC, partition, records)]
         )
-        response = await self._replica_manager.append_records(request)
-        for topic in response.responses:
-            for result in topic.partition_responses:
-                return result.error_code, result.base_offset
+        for result in await self._replica_manager.append_records(request):
+            return result.error_code, result.base_offset
         return ErrorCode.UNKNOWN_SERVER_ERROR, -1
 
     def read(self, partition: int, start: int, max_bytes: int) -> tuple[bytes, int]:

@@ -350,7 +350,9 @@ class Partition:
 
     # --- leader: appends ------------------------------------------------------------------
 
-    def append_records_to_leader(self, data: bytes, required_acks: int) -> LogAppendInfo:
+    def append_records_to_leader(
+        self, data: bytes | memoryview, required_acks: int
+    ) -> LogAppendInfo:
         """Validate and append a produce request's batches (raises a KafkaError on refusal)."""
         state = self.state
         if not isinstance(state, LeaderState):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -48,6 +48,20 @@ from minikafka.broker.replication.fetcher import (
 )
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import ProducerIdManager
+from minikafka.broker.replication.requests import (
+    EpochEndOffset,
+    FetchPartition,
+    FetchPartitionResult,
+    FetchRequest,
+    InitProducerIdRequest,
+    InitProducerIdResult,
+    ListOffsetsPartitionResult,
+    ListOffsetsRequest,
+    OffsetsForLeaderEpochRequest,
+    ProducePartitionResult,
+    ProduceRequest,
+    Records,
+)
 from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from minikafka.broker.storage.log_manager import LogManager
@@ -145,7 +159,7 @@ ProduceStatuses = dict[tuple[str, int], _ProduceStatus]
 
 @dataclass
 class _FetchRead:
-    responses: list[tuple[str, pb.FetchResponse.PartitionData]]
+    responses: list[FetchPartitionResult]
     bytes: int
     errors: bool
 
@@ -525,53 +539,47 @@ class ReplicaManager:
 
     # --- Produce ------------------------------------------------------------------------------
 
-    async def append_records(self, request: pb.ProduceRequest) -> pb.ProduceResponse:
+    async def append_records(self, request: ProduceRequest) -> list[ProducePartitionResult]:
         return await self.produce_response(request, self.append_to_leaders(request))
 
-    def append_to_leaders(self, request: pb.ProduceRequest) -> ProduceStatuses:
+    def append_to_leaders(self, request: ProduceRequest) -> ProduceStatuses:
         """Append a Produce request's batches, now (no await): a caller that calls this in the
         order requests arrived appends them in that order. ``produce_response`` answers."""
         acks = request.acks
         statuses: ProduceStatuses = {}
-        for topic_data in request.topic_data:
-            for data in topic_data.partition_data:
-                key = (topic_data.name, data.index)
-                if acks not in (0, 1, -1):
-                    statuses[key] = _ProduceStatus(
-                        ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}"
-                    )
-                    continue
-                statuses[key] = self._append_to_leader(TopicPartition(*key), data.records, acks)
+        for data in request.partitions:
+            key = (data.topic, data.partition)
+            if acks not in (0, 1, -1):
+                statuses[key] = _ProduceStatus(
+                    ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}"
+                )
+                continue
+            statuses[key] = self._append_to_leader(TopicPartition(*key), data.records, acks)
         return statuses
 
     async def produce_response(
-        self, request: pb.ProduceRequest, statuses: ProduceStatuses
-    ) -> pb.ProduceResponse:
-        """The answer to an appended request: for acks=all, once the ISR has the appends (or
-        the request's timeout passes)."""
+        self, request: ProduceRequest, statuses: ProduceStatuses
+    ) -> list[ProducePartitionResult]:
+        """The answer to an appended request, one result per partition (none for acks=0): for
+        acks=all, once the ISR has the appends (or the request's timeout passes)."""
         acks = request.acks
         if acks == 0:
-            return pb.ProduceResponse()
+            return []
         if acks == -1:
             await self._await_replication(statuses, request.timeout_ms)
-        response = pb.ProduceResponse()
-        by_topic: dict[str, pb.ProduceResponse.TopicProduceResponse] = {}
-        for (topic, index), status in statuses.items():
-            topic_response = by_topic.get(topic)
-            if topic_response is None:
-                topic_response = response.responses.add(name=topic)
-                by_topic[topic] = topic_response
-            topic_response.partition_responses.add(
-                index=index,
-                error_code=status.code,
-                error_message=status.message,
-                base_offset=status.base_offset,
-                log_append_time_ms=-1,
-                log_start_offset=status.log_start_offset,
+        return [
+            ProducePartitionResult(
+                topic,
+                index,
+                status.code,
+                status.message,
+                status.base_offset,
+                status.log_start_offset,
             )
-        return response
+            for (topic, index), status in statuses.items()
+        ]
 
-    def _append_to_leader(self, tp: TopicPartition, records: bytes, acks: int) -> _ProduceStatus:
+    def _append_to_leader(self, tp: TopicPartition, records: Records, acks: int) -> _ProduceStatus:
         partition = self._partitions.get(tp)
         if partition is None or partition.state is None:
             if partition is None and not self._metadata.contains_partition(*tp):
@@ -638,11 +646,12 @@ class ReplicaManager:
 
     # --- Fetch --------------------------------------------------------------------------------
 
-    async def fetch_messages(self, request: pb.FetchRequest) -> pb.FetchResponse:
+    async def fetch_messages(self, request: FetchRequest) -> list[FetchPartitionResult]:
+        """One result per requested partition, in request order."""
         from_follower = request.replica_id >= 0
         if from_follower:
             self._update_followers(request)
-        requested = [(topic.topic, fp) for topic in request.topics for fp in topic.partitions]
+        requested = request.partitions
 
         def read() -> _FetchRead:
             return self._read(requested, request.replica_id, request.max_bytes)
@@ -652,9 +661,9 @@ class ReplicaManager:
             loop = asyncio.get_running_loop()
             keys = [
                 (log_end_offset_key if from_follower else high_watermark_key)(
-                    TopicPartition(topic, fp.partition)
+                    TopicPartition(fp.topic, fp.partition)
                 )
-                for topic, fp in requested
+                for fp in requested
             ]
 
             def check() -> _FetchRead | None:
@@ -668,47 +677,36 @@ class ReplicaManager:
             )
         if result is None:
             result = read()
-        response = pb.FetchResponse()
-        by_topic: dict[str, pb.FetchResponse.FetchableTopicResponse] = {}
-        for topic, data in result.responses:
-            topic_response = by_topic.get(topic)
-            if topic_response is None:
-                topic_response = response.responses.add(topic=topic)
-                by_topic[topic] = topic_response
-            topic_response.partitions.append(data)
-        return response
+        return result.responses
 
-    def _update_followers(self, request: pb.FetchRequest) -> None:
+    def _update_followers(self, request: FetchRequest) -> None:
         """A follower's fetch offset is its LEO: record it, move the HW, maybe expand the ISR."""
         now = self._time_ms()
         replica_id = request.replica_id
-        for topic in request.topics:
-            for fp in topic.partitions:
-                tp = TopicPartition(topic.topic, fp.partition)
-                partition = self._partitions.get(tp)
-                if partition is None or not partition.is_leader:
-                    continue
-                if fp.current_leader_epoch not in (-1, partition.leader_epoch):
-                    continue
-                log = partition.log
-                if not log.log_start_offset <= fp.fetch_offset <= log.log_end_offset:
-                    continue
-                if self._diverging_epoch(partition, fp) is not None:
-                    continue
-                if not partition.update_follower_fetch_state(
-                    replica_id, fp.fetch_offset, fp.log_start_offset, now, log.log_end_offset
-                ):
-                    continue
-                if partition.maybe_increment_high_watermark():
-                    self.purgatory.notify(high_watermark_key(tp))
-                new_isr = partition.isr_to_expand(replica_id)
-                if new_isr is not None:
-                    self._start_isr_write(partition, new_isr, "expand")
+        for fp in request.partitions:
+            tp = TopicPartition(fp.topic, fp.partition)
+            partition = self._partitions.get(tp)
+            if partition is None or not partition.is_leader:
+                continue
+            if fp.current_leader_epoch not in (-1, partition.leader_epoch):
+                continue
+            log = partition.log
+            if not log.log_start_offset <= fp.fetch_offset <= log.log_end_offset:
+                continue
+            if self._diverging_epoch(partition, fp) is not None:
+                continue
+            if not partition.update_follower_fetch_state(
+                replica_id, fp.fetch_offset, fp.log_start_offset, now, log.log_end_offset
+            ):
+                continue
+            if partition.maybe_increment_high_watermark():
+                self.purgatory.notify(high_watermark_key(tp))
+            new_isr = partition.isr_to_expand(replica_id)
+            if new_isr is not None:
+                self._start_isr_write(partition, new_isr, "expand")
 
     @staticmethod
-    def _diverging_epoch(
-        partition: Partition, fp: pb.FetchRequest.FetchPartition
-    ) -> tuple[int, int] | None:
+    def _diverging_epoch(partition: Partition, fp: FetchPartition) -> tuple[int, int] | None:
         """KIP-320: the follower's last fetched epoch ends before its fetch offset here."""
         if fp.last_fetched_epoch < 0:
             return None
@@ -720,151 +718,142 @@ class ReplicaManager:
         return None
 
     def _read(
-        self,
-        requested: list[tuple[str, pb.FetchRequest.FetchPartition]],
-        replica_id: int,
-        max_bytes: int,
+        self, requested: Sequence[FetchPartition], replica_id: int, max_bytes: int
     ) -> _FetchRead:
         from_follower = replica_id >= 0
         remaining = max_bytes if max_bytes > 0 else _DEFAULT_FETCH_MAX_BYTES
         min_one_message = True
         total = 0
         errors = False
-        responses: list[tuple[str, pb.FetchResponse.PartitionData]] = []
-        for topic, fp in requested:
-            tp = TopicPartition(topic, fp.partition)
-            data = pb.FetchResponse.PartitionData(
-                partition_index=fp.partition,
-                high_watermark=-1,
-                last_stable_offset=-1,
-                log_start_offset=-1,
-            )
-            partition = self._partitions.get(tp)
+        responses: list[FetchPartitionResult] = []
+        for fp in requested:
+            tp = TopicPartition(fp.topic, fp.partition)
+            # Known before an error (say OFFSET_OUT_OF_RANGE) is still answered with it.
+            high_watermark = log_start_offset = -1
             try:
                 partition = self._hosted(tp)
                 partition.check_leader_epoch(fp.current_leader_epoch, require_leader=True)
                 log = partition.log
-                data.high_watermark = partition.high_watermark
-                data.last_stable_offset = partition.high_watermark
-                data.log_start_offset = log.log_start_offset
+                high_watermark = partition.high_watermark
+                log_start_offset = log.log_start_offset
                 diverging = self._diverging_epoch(partition, fp) if from_follower else None
-                if diverging is not None:
-                    data.diverging_epoch.epoch, data.diverging_epoch.end_offset = diverging
-                else:
+                records = b""
+                if diverging is None:
                     limit = (
                         fp.partition_max_bytes
                         if fp.partition_max_bytes > 0
-                        else (_DEFAULT_PARTITION_MAX_BYTES)
+                        else _DEFAULT_PARTITION_MAX_BYTES
                     )
-                    info = log.read(
+                    records = log.read(
                         fp.fetch_offset,
                         min(limit, remaining),
-                        None if from_follower else partition.high_watermark,
+                        None if from_follower else high_watermark,
                         min_one_message,
-                    )
-                    data.records = info.records
-                    if info.records:
+                    ).records
+                    if records:
                         min_one_message = False
-                        remaining = max(remaining - len(info.records), 0)
-                        total += len(info.records)
+                        remaining = max(remaining - len(records), 0)
+                        total += len(records)
+                responses.append(
+                    FetchPartitionResult(
+                        fp.topic,
+                        fp.partition,
+                        ErrorCode.NONE,
+                        "",
+                        high_watermark,
+                        high_watermark,
+                        log_start_offset,
+                        records,
+                        diverging,
+                    )
+                )
             except KafkaError as exc:
-                data.error_code = exc.code
-                data.error_message = exc.message
+                responses.append(
+                    FetchPartitionResult(
+                        fp.topic,
+                        fp.partition,
+                        exc.code,
+                        exc.message,
+                        high_watermark,
+                        high_watermark,
+                        log_start_offset,
+                    )
+                )
                 errors = True
-            responses.append((topic, data))
         return _FetchRead(responses, total, errors)
 
     # --- InitProducerId ---------------------------------------------------------------------
 
-    async def init_producer_id(
-        self, request: pb.InitProducerIdRequest
-    ) -> pb.InitProducerIdResponse:
+    async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResult:
         """An id and epoch for an idempotent producer (transactions are not supported)."""
-        if request.HasField("transactional_id"):
-            return pb.InitProducerIdResponse(
-                error_code=ErrorCode.INVALID_REQUEST,
-                error_message="transactions are not supported",
-                producer_id=-1,
-                producer_epoch=-1,
-            )
+        if request.transactional_id is not None:
+            return InitProducerIdResult(ErrorCode.INVALID_REQUEST, "transactions are not supported")
         try:
             producer_id, epoch = await self.producer_ids.init_producer_id(
                 request.producer_id, request.producer_epoch
             )
         except KafkaError as exc:
-            return pb.InitProducerIdResponse(
-                error_code=exc.code, error_message=exc.message, producer_id=-1, producer_epoch=-1
-            )
-        return pb.InitProducerIdResponse(producer_id=producer_id, producer_epoch=epoch)
+            return InitProducerIdResult(exc.code, exc.message)
+        return InitProducerIdResult(ErrorCode.NONE, "", producer_id, epoch)
 
     # --- ListOffsets and OffsetsForLeaderEpoch ------------------------------------------------
 
-    async def list_offsets(self, request: pb.ListOffsetsRequest) -> pb.ListOffsetsResponse:
-        response = pb.ListOffsetsResponse()
+    async def list_offsets(self, request: ListOffsetsRequest) -> list[ListOffsetsPartitionResult]:
+        """One result per requested partition, in request order."""
         consumer = request.replica_id == _CONSUMER_REPLICA_ID
-        for topic in request.topics:
-            topic_response = response.topics.add(name=topic.name)
-            for lp in topic.partitions:
-                result = topic_response.partitions.add(
-                    partition_index=lp.partition_index, timestamp=-1, offset=-1, leader_epoch=-1
+        require_leader = request.replica_id != _DEBUGGING_REPLICA_ID
+        results: list[ListOffsetsPartitionResult] = []
+        for lp in request.partitions:
+            timestamp = offset = leader_epoch = -1
+            code, message = ErrorCode.NONE, ""
+            try:
+                partition = self._hosted(TopicPartition(lp.topic, lp.partition))
+                partition.check_leader_epoch(lp.current_leader_epoch, require_leader=require_leader)
+                log = partition.log
+                cache = log.leader_epoch_cache
+                if lp.timestamp == LATEST_TIMESTAMP:
+                    offset = partition.high_watermark if consumer else log.log_end_offset
+                    epoch = cache.epoch_for_offset(max(offset - 1, 0))
+                    leader_epoch = -1 if epoch is None else epoch
+                elif lp.timestamp == EARLIEST_TIMESTAMP:
+                    offset = log.log_start_offset
+                    epoch = cache.epoch_for_offset(log.log_start_offset)
+                    leader_epoch = -1 if epoch is None else epoch
+                else:
+                    found = log.fetch_offset_by_timestamp(lp.timestamp)
+                    if found is not None and (
+                        not consumer or found.offset < partition.high_watermark
+                    ):
+                        timestamp = found.timestamp
+                        offset = found.offset
+                        leader_epoch = -1 if found.leader_epoch is None else found.leader_epoch
+            except KafkaError as exc:
+                code, message = exc.code, exc.message
+            results.append(
+                ListOffsetsPartitionResult(
+                    lp.topic, lp.partition, code, message, timestamp, offset, leader_epoch
                 )
-                tp = TopicPartition(topic.name, lp.partition_index)
-                try:
-                    partition = self._hosted(tp)
-                    partition.check_leader_epoch(
-                        lp.current_leader_epoch,
-                        require_leader=request.replica_id != _DEBUGGING_REPLICA_ID,
-                    )
-                    log = partition.log
-                    cache = log.leader_epoch_cache
-                    if lp.timestamp == LATEST_TIMESTAMP:
-                        offset = partition.high_watermark if consumer else log.log_end_offset
-                        result.offset = offset
-                        epoch = cache.epoch_for_offset(max(offset - 1, 0))
-                        result.leader_epoch = -1 if epoch is None else epoch
-                    elif lp.timestamp == EARLIEST_TIMESTAMP:
-                        result.offset = log.log_start_offset
-                        epoch = cache.epoch_for_offset(log.log_start_offset)
-                        result.leader_epoch = -1 if epoch is None else epoch
-                    else:
-                        found = log.fetch_offset_by_timestamp(lp.timestamp)
-                        if found is not None and (
-                            not consumer or found.offset < partition.high_watermark
-                        ):
-                            result.timestamp = found.timestamp
-                            result.offset = found.offset
-                            result.leader_epoch = (
-                                -1 if found.leader_epoch is None else found.leader_epoch
-                            )
-                except KafkaError as exc:
-                    result.error_code = exc.code
-                    result.error_message = exc.message
-        return response
+            )
+        return results
 
     async def offsets_for_leader_epoch(
-        self, request: pb.OffsetsForLeaderEpochRequest
-    ) -> pb.OffsetsForLeaderEpochResponse:
-        response = pb.OffsetsForLeaderEpochResponse()
-        for topic in request.topics:
-            topic_result = response.topics.add(topic=topic.topic)
-            for op in topic.partitions:
-                result = topic_result.partitions.add(
-                    partition=op.partition, leader_epoch=-1, end_offset=-1
+        self, request: OffsetsForLeaderEpochRequest
+    ) -> list[EpochEndOffset]:
+        """One result per requested partition, in request order."""
+        require_leader = request.replica_id != _DEBUGGING_REPLICA_ID
+        results: list[EpochEndOffset] = []
+        for op in request.partitions:
+            try:
+                partition = self._hosted(TopicPartition(op.topic, op.partition))
+                partition.check_leader_epoch(op.current_leader_epoch, require_leader=require_leader)
+                epoch, end_offset = partition.log.end_offset_for_epoch(op.leader_epoch)
+            except KafkaError as exc:
+                results.append(EpochEndOffset(op.topic, op.partition, exc.code, exc.message))
+            else:
+                results.append(
+                    EpochEndOffset(op.topic, op.partition, ErrorCode.NONE, "", epoch, end_offset)
                 )
-                tp = TopicPartition(topic.topic, op.partition)
-                try:
-                    partition = self._hosted(tp)
-                    partition.check_leader_epoch(
-                        op.current_leader_epoch,
-                        require_leader=request.replica_id != _DEBUGGING_REPLICA_ID,
-                    )
-                    result.leader_epoch, result.end_offset = partition.log.end_offset_for_epoch(
-                        op.leader_epoch
-                    )
-                except KafkaError as exc:
-                    result.error_code = exc.code
-                    result.error_message = exc.message
-        return response
+        return results
 
     def _hosted(self, tp: TopicPartition) -> Partition:
         partition = self._partitions.get(tp)

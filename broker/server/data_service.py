@@ -1,7 +1,8 @@
 """The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, InitProducerId.
 
-A thin gRPC face on the ReplicaManager, which does the work and puts Kafka's error codes in the
-responses. Runs on the broker's event loop (grpc.aio).
+A thin gRPC face on the ReplicaManager, which does the work and answers with Kafka's error codes;
+grpc_adapters.py turns the messages into the ReplicaManager's values and back. Runs on the
+broker's event loop (grpc.aio).
 
 Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``; the proto says how
 they are answered). A produce stream appends each request as soon as it is read, while earlier
@@ -16,7 +17,9 @@ from typing import Any
 
 import grpc
 
-from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
+from minikafka.broker.replication.requests import ProduceRequest
+from minikafka.broker.server import grpc_adapters as adapt
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 
@@ -32,10 +35,12 @@ class DataService(pb_grpc.DataServicer):
         self._replica_manager = replica_manager
 
     async def Produce(self, request: pb.ProduceRequest, context: _Context) -> pb.ProduceResponse:
-        return await self._replica_manager.append_records(request)
+        results = await self._replica_manager.append_records(adapt.produce_request(request))
+        return adapt.produce_response(results)
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
-        return await self._replica_manager.fetch_messages(request)
+        results = await self._replica_manager.fetch_messages(adapt.fetch_request(request))
+        return adapt.fetch_response(results)
 
     async def ProduceStream(
         self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
@@ -46,10 +51,11 @@ class DataService(pb_grpc.DataServicer):
 
         async def read() -> None:
             try:
-                async for request in requests:
+                async for message in requests:
+                    request = adapt.produce_request(message)
                     statuses = replica_manager.append_to_leaders(request)  # in arrival order
                     answers.put_nowait(
-                        asyncio.ensure_future(replica_manager.produce_response(request, statuses))
+                        asyncio.ensure_future(_answer(replica_manager, request, statuses))
                     )
             finally:
                 answers.put_nowait(None)
@@ -70,19 +76,32 @@ class DataService(pb_grpc.DataServicer):
         self, requests: AsyncIterator[pb.FetchRequest], context: _Context
     ) -> AsyncIterator[pb.FetchResponse]:
         async for request in requests:
-            yield await self._replica_manager.fetch_messages(request)
+            yield await self.Fetch(request, context)
 
     async def ListOffsets(
         self, request: pb.ListOffsetsRequest, context: _Context
     ) -> pb.ListOffsetsResponse:
-        return await self._replica_manager.list_offsets(request)
+        results = await self._replica_manager.list_offsets(adapt.list_offsets_request(request))
+        return adapt.list_offsets_response(request, results)
 
     async def OffsetsForLeaderEpoch(
         self, request: pb.OffsetsForLeaderEpochRequest, context: _Context
     ) -> pb.OffsetsForLeaderEpochResponse:
-        return await self._replica_manager.offsets_for_leader_epoch(request)
+        results = await self._replica_manager.offsets_for_leader_epoch(
+            adapt.offsets_for_leader_epoch_request(request)
+        )
+        return adapt.offsets_for_leader_epoch_response(request, results)
 
     async def InitProducerId(
         self, request: pb.InitProducerIdRequest, context: _Context
     ) -> pb.InitProducerIdResponse:
-        return await self._replica_manager.init_producer_id(request)
+        result = await self._replica_manager.init_producer_id(
+            adapt.init_producer_id_request(request)
+        )
+        return adapt.init_producer_id_response(result)
+
+
+async def _answer(
+    replica_manager: ReplicaManager, request: ProduceRequest, statuses: ProduceStatuses
+) -> pb.ProduceResponse:
+    return adapt.produce_response(await replica_manager.produce_response(request, statuses))

@@ -1,9 +1,10 @@
 """What the Kafka-protocol handlers call: the same core the gRPC servicers serve.
 
-The handlers decode Kafka's messages and call the ReplicaManager, the GroupCoordinator and the
-controller's admin paths through the servicers the gRPC front door uses (built here once per
-Kafka listener, so Metadata and FindCoordinator answer with that listener's endpoints), so
-neither front door holds logic the other lacks.
+The handlers decode Kafka's messages and call the ReplicaManager's data path directly, with the
+values of broker/replication/requests.py that the gRPC DataService passes too; the
+GroupCoordinator and the controller's admin paths they reach through the servicers the gRPC
+front door uses (built here once per Kafka listener, so Metadata and FindCoordinator answer with
+that listener's endpoints). Neither front door holds logic the other lacks.
 
 Lives on the broker's event loop.
 """
@@ -17,7 +18,6 @@ from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.admin_service import AdminService
-from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
@@ -48,7 +48,6 @@ class KafkaBroker:
     _per_listener: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.data = DataService(self.replica_manager)
         self.admin = AdminService(self.config, self.controller, self.zk, self.replica_manager)
 
     def metadata(self, listener: str) -> MetadataService:

@@ -18,6 +18,14 @@ import grpc
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.replication.requests import (
+    FetchPartition,
+    FetchPartitionResult,
+    FetchRequest,
+    ProducePartition,
+    ProducePartitionResult,
+    ProduceRequest,
+)
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log_manager import LogManager
@@ -298,19 +306,17 @@ def records(*values: bytes) -> bytes:
 
 def produce_request(
     data: bytes, *, acks: int = -1, timeout_ms: int = 5_000, topic: str = TOPIC, partition: int = 0
-) -> pb.ProduceRequest:
-    request = pb.ProduceRequest(acks=acks, timeout_ms=timeout_ms)
-    request.topic_data.add(name=topic).partition_data.add(index=partition, records=data)
-    return request
+) -> ProduceRequest:
+    return ProduceRequest(acks, timeout_ms, [ProducePartition(topic, partition, data)])
 
 
 async def produce(
     node: Node, *values: bytes, acks: int = -1, timeout_ms: int = 5_000
-) -> pb.ProduceResponse.PartitionProduceResponse:
-    response = await node.replica_manager.append_records(
+) -> ProducePartitionResult:
+    results = await node.replica_manager.append_records(
         produce_request(records(*values), acks=acks, timeout_ms=timeout_ms)
     )
-    return response.responses[0].partition_responses[0]
+    return results[0]
 
 
 def fetch_request(
@@ -319,27 +325,35 @@ def fetch_request(
     replica_id: int = -1,
     max_wait_ms: int = 0,
     min_bytes: int = 1,
+    max_bytes: int = 1 << 20,
     current_leader_epoch: int = -1,
+    last_fetched_epoch: int = -1,
+    partition_max_bytes: int = 1 << 20,
     topic: str = TOPIC,
     partition: int = 0,
-) -> pb.FetchRequest:
-    request = pb.FetchRequest(
-        replica_id=replica_id, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20
+) -> FetchRequest:
+    return FetchRequest(
+        replica_id,
+        max_wait_ms,
+        min_bytes,
+        max_bytes,
+        [
+            FetchPartition(
+                topic,
+                partition,
+                offset,
+                current_leader_epoch=current_leader_epoch,
+                last_fetched_epoch=last_fetched_epoch,
+                log_start_offset=-1,
+                partition_max_bytes=partition_max_bytes,
+            )
+        ],
     )
-    request.topics.add(topic=topic).partitions.add(
-        partition=partition,
-        fetch_offset=offset,
-        current_leader_epoch=current_leader_epoch,
-        last_fetched_epoch=-1,
-        log_start_offset=-1,
-        partition_max_bytes=1 << 20,
-    )
-    return request
 
 
-async def consume(node: Node, offset: int = 0, **kwargs: Any) -> pb.FetchResponse.PartitionData:
-    response = await node.replica_manager.fetch_messages(fetch_request(offset, **kwargs))
-    return response.responses[0].partitions[0]
+async def consume(node: Node, offset: int = 0, **kwargs: Any) -> FetchPartitionResult:
+    results = await node.replica_manager.fetch_messages(fetch_request(offset, **kwargs))
+    return results[0]
 
 
 def values_of(data: bytes) -> list[bytes | None]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from minikafka.broker.replication.producer_state import ProducerStateManager
-from minikafka.proto import minikafka_pb2 as pb
+from minikafka.broker.replication.requests import InitProducerIdRequest
 from minikafka.proto.errors import ErrorCode, OutOfOrderSequenceError
 from minikafka.proto.records import BatchHeader, encode_batch, read_header
 from tests.unit.replication.harness import Cluster, produce_request, run, wait_until
@@ -27,8 +27,7 @@ def idempotent(value: bytes, producer_id: int, epoch: int, sequence: int, count:
 
 
 async def send(cluster: Cluster, broker: int, data: bytes) -> tuple[int, int]:
-    response = await cluster[broker].replica_manager.append_records(produce_request(data))
-    result = response.responses[0].partition_responses[0]
+    [result] = await cluster[broker].replica_manager.append_records(produce_request(data))
     return result.error_code, result.base_offset
 
 
@@ -38,7 +37,7 @@ def test_init_producer_id_hands_out_ids_and_bumps_epochs(tmp_path: Path) -> None
         await cluster.start()
         try:
             rm1, rm2 = cluster[1].replica_manager, cluster[2].replica_manager
-            new = pb.InitProducerIdRequest(producer_id=-1, producer_epoch=-1)
+            new = InitProducerIdRequest()
             first = await rm1.init_producer_id(new)
             second = await rm1.init_producer_id(new)
             other = await rm2.init_producer_id(new)
@@ -46,12 +45,10 @@ def test_init_producer_id_hands_out_ids_and_bumps_epochs(tmp_path: Path) -> None
             assert second.producer_id == 1
             assert other.producer_id == 10  # another broker's block
             bumped = await rm1.init_producer_id(
-                pb.InitProducerIdRequest(producer_id=0, producer_epoch=0)
+                InitProducerIdRequest(producer_id=0, producer_epoch=0)
             )
             assert (bumped.producer_id, bumped.producer_epoch) == (0, 1)
-            transactional = await rm1.init_producer_id(
-                pb.InitProducerIdRequest(transactional_id="tx", producer_id=-1, producer_epoch=-1)
-            )
+            transactional = await rm1.init_producer_id(InitProducerIdRequest(transactional_id="tx"))
             assert transactional.error_code == ErrorCode.INVALID_REQUEST
         finally:
             await cluster.stop()

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from minikafka.broker.replication.requests import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    OffsetForLeaderPartition,
+    OffsetsForLeaderEpochRequest,
+)
 from minikafka.broker.storage.config import LogConfig
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
@@ -22,10 +28,10 @@ from tests.unit.replication.harness import (
 
 
 async def _produce_raw(cluster: Cluster, broker: int, data: bytes, *, acks: int = -1) -> int:
-    response = await cluster[broker].replica_manager.append_records(
+    [result] = await cluster[broker].replica_manager.append_records(
         produce_request(data, acks=acks)
     )
-    return response.responses[0].partition_responses[0].error_code
+    return result.error_code
 
 
 def test_invalid_produce_requests_store_nothing(tmp_path: Path) -> None:
@@ -63,16 +69,16 @@ def test_produce_to_unknown_or_unled_partitions(tmp_path: Path) -> None:
         try:
             await cluster.elect(1, 1, [1, 2], [1, 2])
             rm = cluster[1].replica_manager
-            unknown = await rm.append_records(produce_request(records(b"a"), topic="nope"))
-            code = unknown.responses[0].partition_responses[0].error_code
+            [unknown] = await rm.append_records(produce_request(records(b"a"), topic="nope"))
+            code = unknown.error_code
             assert code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             # broker 2 is a follower: it refuses produce and consumer fetches
             assert await _produce_raw(cluster, 2, records(b"a")) == ErrorCode.NOT_LEADER_OR_FOLLOWER
             assert (await consume(cluster[2], 0)).error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
             # a partition the metadata knows but this broker does not host
             cluster[1].metadata.partitions.add(("t", 7))
-            hosted_elsewhere = await rm.append_records(produce_request(records(b"a"), partition=7))
-            code = hosted_elsewhere.responses[0].partition_responses[0].error_code
+            [elsewhere] = await rm.append_records(produce_request(records(b"a"), partition=7))
+            code = elsewhere.error_code
             assert code == ErrorCode.NOT_LEADER_OR_FOLLOWER
             assert cluster[2].log().log_end_offset == 0
         finally:
@@ -139,10 +145,10 @@ def test_fetch_fencing_and_offset_range(tmp_path: Path) -> None:
             out_of_range = await consume(cluster[1], 3)
             assert out_of_range.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
             assert (await consume(cluster[1], 2)).records == b""
-            unknown_topic = await cluster[1].replica_manager.fetch_messages(
+            [unknown_topic] = await cluster[1].replica_manager.fetch_messages(
                 fetch_request(0, topic="nope")
             )
-            code = unknown_topic.responses[0].partitions[0].error_code
+            code = unknown_topic.error_code
             assert code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         finally:
             await cluster.stop()
@@ -158,14 +164,12 @@ def test_fetch_respects_max_bytes_but_returns_one_batch(tmp_path: Path) -> None:
             await cluster.elect(1, 1, [1], [1])
             for value in (b"a" * 100, b"b" * 100, b"c" * 100):
                 await produce(cluster[1], value)
-            request = fetch_request(0)
-            request.max_bytes = 10
-            response = await cluster[1].replica_manager.fetch_messages(request)
-            assert values_of(response.responses[0].partitions[0].records) == [b"a" * 100]
-            request = fetch_request(0)
-            request.topics[0].partitions[0].partition_max_bytes = 350  # two 170-byte batches
-            response = await cluster[1].replica_manager.fetch_messages(request)
-            assert len(values_of(response.responses[0].partitions[0].records)) == 2
+            rm = cluster[1].replica_manager
+            [data] = await rm.fetch_messages(fetch_request(0, max_bytes=10))
+            assert values_of(data.records) == [b"a" * 100]
+            # two 170-byte batches
+            [data] = await rm.fetch_messages(fetch_request(0, partition_max_bytes=350))
+            assert len(values_of(data.records)) == 2
         finally:
             await cluster.stop()
 
@@ -183,12 +187,10 @@ def test_list_offsets(tmp_path: Path) -> None:
             await produce(cluster[1], b"c", acks=1)  # LEO 3, HW stays 2
 
             async def list_offset(timestamp: int, replica_id: int = -1) -> tuple[int, int, int]:
-                request = pb.ListOffsetsRequest(replica_id=replica_id)
-                request.topics.add(name="t").partitions.add(
-                    partition_index=0, current_leader_epoch=-1, timestamp=timestamp
+                request = ListOffsetsRequest(
+                    replica_id, [ListOffsetsPartition("t", 0, timestamp, current_leader_epoch=-1)]
                 )
-                response = await cluster[1].replica_manager.list_offsets(request)
-                result = response.topics[0].partitions[0]
+                [result] = await cluster[1].replica_manager.list_offsets(request)
                 return result.error_code, result.offset, result.leader_epoch
 
             assert await list_offset(-2) == (ErrorCode.NONE, 0, 1)
@@ -218,12 +220,10 @@ def test_offsets_for_leader_epoch_and_diverging_epoch(tmp_path: Path) -> None:
             await produce(cluster[1], b"c")  # epoch 3: offset 2
 
             async def end_offset(epoch: int, current: int = -1) -> tuple[int, int, int]:
-                request = pb.OffsetsForLeaderEpochRequest(replica_id=2)
-                request.topics.add(topic="t").partitions.add(
-                    partition=0, current_leader_epoch=current, leader_epoch=epoch
+                request = OffsetsForLeaderEpochRequest(
+                    2, [OffsetForLeaderPartition("t", 0, epoch, current_leader_epoch=current)]
                 )
-                response = await cluster[1].replica_manager.offsets_for_leader_epoch(request)
-                result = response.topics[0].partitions[0]
+                [result] = await cluster[1].replica_manager.offsets_for_leader_epoch(request)
                 return result.error_code, result.leader_epoch, result.end_offset
 
             assert await end_offset(1) == (ErrorCode.NONE, 1, 2)
@@ -232,12 +232,10 @@ def test_offsets_for_leader_epoch_and_diverging_epoch(tmp_path: Path) -> None:
             assert (await end_offset(3, current=2))[0] == ErrorCode.FENCED_LEADER_EPOCH
 
             # KIP-320: a follower at offset 3 whose last batch is of epoch 2 diverged at 2
-            request = fetch_request(3, replica_id=2)
-            request.topics[0].partitions[0].last_fetched_epoch = 2
-            response = await cluster[1].replica_manager.fetch_messages(request)
-            data = response.responses[0].partitions[0]
+            request = fetch_request(3, replica_id=2, last_fetched_epoch=2)
+            [data] = await cluster[1].replica_manager.fetch_messages(request)
             assert data.error_code == ErrorCode.NONE and data.records == b""
-            assert (data.diverging_epoch.epoch, data.diverging_epoch.end_offset) == (1, 2)
+            assert data.diverging_epoch == (1, 2)
         finally:
             await cluster.stop()
 

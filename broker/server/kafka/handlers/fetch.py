@@ -1,5 +1,5 @@
-"""Fetch (key 1), versions 4-12, for consumers: the servicer's Fetch, records as the core
-returns them (slices of the segment files, never decoded here).
+"""Fetch (key 1), versions 4-12, for consumers: ``ReplicaManager.fetch_messages``, records as
+the core returns them (slices of the segment files, never decoded or copied here).
 
 ``max_wait_ms``, ``min_bytes``, ``max_bytes`` and ``partition_max_bytes`` go to the core's
 long-poll as they are; the first batch comes back even when larger than the limits, as in
@@ -27,10 +27,10 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.replication.requests import FetchPartition, FetchRequest
+from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)
@@ -53,57 +53,49 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
         )
     if body.replica_id >= 0:
         return _refuse_replica(request)
-    answer = await broker.data.Fetch(
-        pb.FetchRequest(
-            replica_id=body.replica_id,
-            replica_epoch=-1,
-            max_wait_ms=body.max_wait // _MS,
-            min_bytes=body.min_bytes,
-            max_bytes=body.max_bytes,
-            topics=[
-                pb.FetchRequest.FetchTopic(
-                    topic=topic.topic,
-                    partitions=[
-                        pb.FetchRequest.FetchPartition(
-                            partition=p.partition,
-                            current_leader_epoch=getattr(p, "current_leader_epoch", -1),
-                            fetch_offset=p.fetch_offset,
-                            last_fetched_epoch=getattr(p, "last_fetched_epoch", -1),
-                            log_start_offset=getattr(p, "log_start_offset", -1),
-                            partition_max_bytes=p.partition_max_bytes,
-                        )
-                        for p in topic.partitions
-                    ],
+    results = await broker.replica_manager.fetch_messages(
+        FetchRequest(
+            body.replica_id,
+            body.max_wait // _MS,
+            body.min_bytes,
+            body.max_bytes,
+            [
+                FetchPartition(
+                    topic.topic,
+                    p.partition,
+                    p.fetch_offset,
+                    getattr(p, "current_leader_epoch", -1),
+                    getattr(p, "last_fetched_epoch", -1),
+                    getattr(p, "log_start_offset", -1),
+                    p.partition_max_bytes,
                 )
                 for topic in body.topics
+                for p in topic.partitions
             ],
-        ),
-        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+        )
     )
     aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        by_topic.setdefault(result.topic, []).append(
+            {
+                "partition_index": result.partition,
+                "error_code": result.error_code,
+                "high_watermark": result.high_watermark,
+                "last_stable_offset": result.last_stable_offset,
+                "log_start_offset": result.log_start_offset,
+                "aborted_transactions": aborted,
+                "preferred_read_replica": -1,
+                "records": result.records,
+            }
+        )
     return request.response(
         {
             "throttle_time": 0,
-            "error_code": answer.error_code,
+            "error_code": ErrorCode.NONE,
             "session_id": _NO_SESSION,
             "responses": [
-                {
-                    "topic": topic.topic,
-                    "partitions": [
-                        {
-                            "partition_index": p.partition_index,
-                            "error_code": p.error_code,
-                            "high_watermark": p.high_watermark,
-                            "last_stable_offset": p.last_stable_offset,
-                            "log_start_offset": p.log_start_offset,
-                            "aborted_transactions": aborted,
-                            "preferred_read_replica": -1,
-                            "records": p.records,
-                        }
-                        for p in topic.partitions
-                    ],
-                }
-                for topic in answer.responses
+                {"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()
             ],
         }
     )

@@ -1,5 +1,6 @@
 """ListOffsets (key 2, versions 1-7), OffsetsForLeaderEpoch (key 23, versions 2-4) and
-DeleteRecords (key 21, versions 0-2), through the servicers the gRPC door uses.
+DeleteRecords (key 21, versions 0-2): the first two straight to the ReplicaManager, DeleteRecords
+through the AdminService the gRPC door uses.
 
 ListOffsets: timestamp -1 is the latest offset (the high watermark for a consumer, the log end
 offset for a replica), -2 the log start offset, -3 the offset of the record with the largest
@@ -22,7 +23,14 @@ offsets (they follow through their fetches), so ``timeout_ms`` has nothing to wa
 from __future__ import annotations
 
 import datetime
+import itertools
 
+from minikafka.broker.replication.requests import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    OffsetForLeaderPartition,
+    OffsetsForLeaderEpochRequest,
+)
 from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
@@ -35,26 +43,24 @@ _CONSUMER_REPLICA_ID = -1
 @handler(api_key=2, min_version=1, max_version=7)
 async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    answer = await broker.data.ListOffsets(
-        pb.ListOffsetsRequest(
-            replica_id=body.replica_id,
-            topics=[
-                pb.ListOffsetsRequest.ListOffsetsTopic(
-                    name=topic.name,
-                    partitions=[
-                        pb.ListOffsetsRequest.ListOffsetsPartition(
-                            partition_index=p.partition_index,
-                            current_leader_epoch=getattr(p, "current_leader_epoch", -1),
-                            timestamp=p.timestamp,
-                        )
-                        for p in topic.partitions
-                    ],
-                )
-                for topic in body.topics
-            ],
-        ),
-        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+    results = iter(
+        await broker.replica_manager.list_offsets(
+            ListOffsetsRequest(
+                body.replica_id,
+                [
+                    ListOffsetsPartition(
+                        topic.name,
+                        p.partition_index,
+                        p.timestamp,
+                        getattr(p, "current_leader_epoch", -1),
+                    )
+                    for topic in body.topics
+                    for p in topic.partitions
+                ],
+            )
+        )
     )
+    # One result per partition in request order: answered in the request's topic layout.
     return request.response(
         {
             "throttle_time": 0,
@@ -63,16 +69,16 @@ async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
                     "name": topic.name,
                     "partitions": [
                         {
-                            "partition_index": p.partition_index,
-                            "error_code": p.error_code,
-                            "timestamp": p.timestamp,
-                            "offset": p.offset,
-                            "leader_epoch": p.leader_epoch,
+                            "partition_index": r.partition,
+                            "error_code": r.error_code,
+                            "timestamp": r.timestamp,
+                            "offset": r.offset,
+                            "leader_epoch": r.leader_epoch,
                         }
-                        for p in topic.partitions
+                        for r in itertools.islice(results, len(topic.partitions))
                     ],
                 }
-                for topic in answer.topics
+                for topic in body.topics
             ],
         }
     )
@@ -82,25 +88,19 @@ async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
 async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     replica_id = body.replica_id if request.api_version >= 3 else _CONSUMER_REPLICA_ID
-    answer = await broker.data.OffsetsForLeaderEpoch(
-        pb.OffsetsForLeaderEpochRequest(
-            replica_id=replica_id,
-            topics=[
-                pb.OffsetsForLeaderEpochRequest.OffsetForLeaderTopic(
-                    topic=topic.topic,
-                    partitions=[
-                        pb.OffsetsForLeaderEpochRequest.OffsetForLeaderPartition(
-                            partition=p.partition,
-                            current_leader_epoch=p.current_leader_epoch,
-                            leader_epoch=p.leader_epoch,
-                        )
-                        for p in topic.partitions
-                    ],
-                )
-                for topic in body.topics
-            ],
-        ),
-        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+    results = iter(
+        await broker.replica_manager.offsets_for_leader_epoch(
+            OffsetsForLeaderEpochRequest(
+                replica_id,
+                [
+                    OffsetForLeaderPartition(
+                        topic.topic, p.partition, p.leader_epoch, p.current_leader_epoch
+                    )
+                    for topic in body.topics
+                    for p in topic.partitions
+                ],
+            )
+        )
     )
     return request.response(
         {
@@ -110,15 +110,15 @@ async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Enti
                     "topic": topic.topic,
                     "partitions": [
                         {
-                            "error_code": p.error_code,
-                            "partition": p.partition,
-                            "leader_epoch": p.leader_epoch,
-                            "end_offset": p.end_offset,
+                            "error_code": r.error_code,
+                            "partition": r.partition,
+                            "leader_epoch": r.leader_epoch,
+                            "end_offset": r.end_offset,
                         }
-                        for p in topic.partitions
+                        for r in itertools.islice(results, len(topic.partitions))
                     ],
                 }
-                for topic in answer.topics
+                for topic in body.topics
             ],
         }
     )

@@ -26,11 +26,16 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Awaitable
+from typing import Any
 
+from minikafka.broker.replication.requests import (
+    ProducePartition,
+    ProducePartitionResult,
+    ProduceRequest,
+)
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)
@@ -41,20 +46,13 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
     body = request.body
     if body.transactional_id is not None:
         return _answered(_refuse_transactional(request))
-    produce_request = pb.ProduceRequest(
-        acks=body.acks,
-        timeout_ms=body.timeout // _MS,
-        topic_data=[
-            pb.ProduceRequest.TopicProduceData(
-                name=topic.name,
-                partition_data=[
-                    pb.ProduceRequest.PartitionProduceData(
-                        index=data.index, records=data.records or b""
-                    )
-                    for data in topic.partition_data
-                ],
-            )
+    produce_request = ProduceRequest(
+        body.acks,
+        body.timeout // _MS,
+        [
+            ProducePartition(topic.name, data.index, data.records or b"")
             for topic in body.topic_data
+            for data in topic.partition_data
         ],
     )
     replica_manager = broker.replica_manager
@@ -67,26 +65,24 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
     )
 
 
-async def _respond(request: Request, answer: Awaitable[pb.ProduceResponse]) -> Entity:
-    response = await answer
+async def _respond(request: Request, answer: Awaitable[list[ProducePartitionResult]]) -> Entity:
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for result in await answer:
+        by_topic.setdefault(result.topic, []).append(
+            {
+                "index": result.partition,
+                "error_code": result.error_code,
+                "base_offset": result.base_offset,
+                "log_start_offset": result.log_start_offset,
+                "error_message": result.error_message or None,
+            }
+        )
     return request.response(
         {
             "throttle_time": 0,
             "responses": [
-                {
-                    "name": topic.name,
-                    "partition_responses": [
-                        {
-                            "index": p.index,
-                            "error_code": p.error_code,
-                            "base_offset": p.base_offset,
-                            "log_start_offset": p.log_start_offset,
-                            "error_message": p.error_message or None,
-                        }
-                        for p in topic.partition_responses
-                    ],
-                }
-                for topic in response.responses
+                {"name": name, "partition_responses": partitions}
+                for name, partitions in by_topic.items()
             ],
         }
     )

@@ -1,5 +1,5 @@
 """InitProducerId (key 22), versions 0-5: a producer id and epoch for an idempotent producer,
-from the servicer the gRPC door uses (ids come from blocks claimed in ZooKeeper's
+from ``ReplicaManager.init_producer_id`` as over gRPC (ids come from blocks claimed in ZooKeeper's
 ``/latest_producer_id_block``). Any broker answers. From v3 a producer that holds an id may send
 it back with its epoch to get the next epoch of the same id (KIP-360).
 
@@ -14,26 +14,23 @@ from __future__ import annotations
 
 import datetime
 
-from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.replication.requests import InitProducerIdRequest
+from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
 
 @handler(api_key=22, min_version=0, max_version=5)
 async def init_producer_id(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    init = pb.InitProducerIdRequest(
-        transaction_timeout_ms=body.transaction_timeout // datetime.timedelta(milliseconds=1),
-        producer_id=getattr(body, "producer_id", -1),
-        producer_epoch=getattr(body, "producer_epoch", -1),
-    )
-    if body.transactional_id is not None:
-        init.transactional_id = body.transactional_id
-    answer = await broker.data.InitProducerId(
-        init,
-        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+    answer = await broker.replica_manager.init_producer_id(
+        InitProducerIdRequest(
+            body.transactional_id,
+            body.transaction_timeout // datetime.timedelta(milliseconds=1),
+            getattr(body, "producer_id", -1),
+            getattr(body, "producer_epoch", -1),
+        )
     )
     error_code = answer.error_code
     if body.transactional_id is not None and error_code == ErrorCode.INVALID_REQUEST:

@@ -1,0 +1,200 @@
+"""What the ReplicaManager's data path takes and returns: plain values, not any wire's messages.
+
+Kafka's ReplicaManager works on per-partition maps (appendRecords, fetchMessages) and each
+front door (KafkaApis there; the gRPC servicer and the Kafka-protocol handlers here) adapts its
+own messages to them. These are those values, one per request and one per partition answer,
+flat rather than nested by topic: a front door regroups the answers the way its wire wants.
+
+Records are ``bytes`` (or a ``memoryview`` of them) exactly as they came off a socket or out of
+a segment: nothing here decodes or copies them. Offsets and epochs use Kafka's sentinels: -1 for
+"none" or "unknown". Error codes are Kafka's (``ErrorCode``), 0 for none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "EpochEndOffset",
+    "FetchPartition",
+    "FetchPartitionResult",
+    "FetchRequest",
+    "InitProducerIdRequest",
+    "InitProducerIdResult",
+    "ListOffsetsPartition",
+    "ListOffsetsPartitionResult",
+    "ListOffsetsRequest",
+    "OffsetForLeaderPartition",
+    "OffsetsForLeaderEpochRequest",
+    "ProducePartition",
+    "ProducePartitionResult",
+    "ProduceRequest",
+    "Records",
+]
+
+Records = bytes | memoryview
+
+
+# --- Produce ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartition:
+    """One partition's RecordBatch v2 bytes, appended as they are (the leader validates them)."""
+
+    topic: str
+    partition: int
+    records: Records
+
+
+@dataclass(frozen=True, slots=True)
+class ProduceRequest:
+    """``acks`` is 0, 1 or -1 (all); ``timeout_ms`` bounds the wait for the ISR with acks=-1."""
+
+    acks: int
+    timeout_ms: int
+    partitions: Sequence[ProducePartition]
+
+
+@dataclass(frozen=True, slots=True)
+class ProducePartitionResult:
+    """One partition's answer: the offset of the first appended record, or an error."""
+
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str = ""
+    base_offset: int = -1
+    log_start_offset: int = -1
+
+
+# --- Fetch ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartition:
+    """One partition of a Fetch. ``last_fetched_epoch`` (KIP-320) and ``log_start_offset`` mean
+    something only from a follower; ``partition_max_bytes`` 0 is the broker default (1 MiB)."""
+
+    topic: str
+    partition: int
+    fetch_offset: int
+    current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+    log_start_offset: int = -1
+    partition_max_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FetchRequest:
+    """``replica_id`` is -1 for a consumer and the broker id for a follower, whose fetch offset
+    is its LEO. The answer waits up to ``max_wait_ms`` for ``min_bytes``; ``max_bytes`` 0 is
+    the broker default (50 MiB)."""
+
+    replica_id: int
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    partitions: Sequence[FetchPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPartitionResult:
+    """Whole batches from the one holding the fetch offset (a slice of a segment file), or an
+    error. ``diverging_epoch`` is (epoch, end_offset) when a follower's log diverged from the
+    leader's (KIP-320); ``records`` is then empty."""
+
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str = ""
+    high_watermark: int = -1
+    last_stable_offset: int = -1  # no transactions: the high watermark
+    log_start_offset: int = -1
+    records: Records = b""
+    diverging_epoch: tuple[int, int] | None = None
+
+
+# --- ListOffsets ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsPartition:
+    """``timestamp``: -1 latest, -2 earliest, -3 the largest timestamp, else a time in ms."""
+
+    topic: str
+    partition: int
+    timestamp: int
+    current_leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsRequest:
+    """``replica_id`` -1 is a consumer (sees up to the HW), -2 Kafka's debugging replica (may
+    ask a follower), a broker id a replica (sees up to the LEO)."""
+
+    replica_id: int
+    partitions: Sequence[ListOffsetsPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class ListOffsetsPartitionResult:
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str = ""
+    timestamp: int = -1
+    offset: int = -1
+    leader_epoch: int = -1
+
+
+# --- OffsetsForLeaderEpoch --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetForLeaderPartition:
+    topic: str
+    partition: int
+    leader_epoch: int
+    current_leader_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsForLeaderEpochRequest:
+    replica_id: int
+    partitions: Sequence[OffsetForLeaderPartition]
+
+
+@dataclass(frozen=True, slots=True)
+class EpochEndOffset:
+    """The largest epoch at or below the one asked for, and the offset where it ends."""
+
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str = ""
+    leader_epoch: int = -1
+    end_offset: int = -1
+
+
+# --- InitProducerId ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class InitProducerIdRequest:
+    """A new id (``producer_id`` -1), or the next epoch of the id held (KIP-360). A
+    ``transactional_id`` (transactions) is refused."""
+
+    transactional_id: str | None = None
+    transaction_timeout_ms: int = -1
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class InitProducerIdResult:
+    error_code: int
+    error_message: str = ""
+    producer_id: int = -1
+    producer_epoch: int = -1

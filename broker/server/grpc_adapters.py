@@ -1,0 +1,204 @@
+"""The Data RPCs' protobuf messages to and from the ReplicaManager's values (replication/requests).
+
+Requests are flattened to one value per partition; answers are put back the way each response
+message has always been shaped: Produce and Fetch answers grouped by topic in the order topics
+first appear, ListOffsets and OffsetsForLeaderEpoch answers in the request's own topic layout.
+Record bytes are handed over as they are (one copy into or out of protobuf, as before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from minikafka.broker.replication.requests import (
+    EpochEndOffset,
+    FetchPartition,
+    FetchPartitionResult,
+    FetchRequest,
+    InitProducerIdRequest,
+    InitProducerIdResult,
+    ListOffsetsPartition,
+    ListOffsetsPartitionResult,
+    ListOffsetsRequest,
+    OffsetForLeaderPartition,
+    OffsetsForLeaderEpochRequest,
+    ProducePartition,
+    ProducePartitionResult,
+    ProduceRequest,
+)
+from minikafka.proto import minikafka_pb2 as pb
+
+__all__ = [
+    "fetch_request",
+    "fetch_response",
+    "init_producer_id_request",
+    "init_producer_id_response",
+    "list_offsets_request",
+    "list_offsets_response",
+    "offsets_for_leader_epoch_request",
+    "offsets_for_leader_epoch_response",
+    "produce_request",
+    "produce_response",
+]
+
+
+def produce_request(request: pb.ProduceRequest) -> ProduceRequest:
+    return ProduceRequest(
+        request.acks,
+        request.timeout_ms,
+        [
+            ProducePartition(topic.name, data.index, data.records)
+            for topic in request.topic_data
+            for data in topic.partition_data
+        ],
+    )
+
+
+def produce_response(results: Iterable[ProducePartitionResult]) -> pb.ProduceResponse:
+    response = pb.ProduceResponse()
+    by_topic: dict[str, pb.ProduceResponse.TopicProduceResponse] = {}
+    for result in results:
+        topic_response = by_topic.get(result.topic)
+        if topic_response is None:
+            topic_response = response.responses.add(name=result.topic)
+            by_topic[result.topic] = topic_response
+        topic_response.partition_responses.add(
+            index=result.partition,
+            error_code=result.error_code,
+            error_message=result.error_message,
+            base_offset=result.base_offset,
+            log_append_time_ms=-1,
+            log_start_offset=result.log_start_offset,
+        )
+    return response
+
+
+def fetch_request(request: pb.FetchRequest) -> FetchRequest:
+    return FetchRequest(
+        request.replica_id,
+        request.max_wait_ms,
+        request.min_bytes,
+        request.max_bytes,
+        [
+            FetchPartition(
+                topic.topic,
+                fp.partition,
+                fp.fetch_offset,
+                fp.current_leader_epoch,
+                fp.last_fetched_epoch,
+                fp.log_start_offset,
+                fp.partition_max_bytes,
+            )
+            for topic in request.topics
+            for fp in topic.partitions
+        ],
+    )
+
+
+def fetch_response(results: Iterable[FetchPartitionResult]) -> pb.FetchResponse:
+    response = pb.FetchResponse()
+    by_topic: dict[str, pb.FetchResponse.FetchableTopicResponse] = {}
+    for result in results:
+        topic_response = by_topic.get(result.topic)
+        if topic_response is None:
+            topic_response = response.responses.add(topic=result.topic)
+            by_topic[result.topic] = topic_response
+        data = topic_response.partitions.add(
+            partition_index=result.partition,
+            error_code=result.error_code,
+            error_message=result.error_message,
+            high_watermark=result.high_watermark,
+            last_stable_offset=result.last_stable_offset,
+            log_start_offset=result.log_start_offset,
+            records=result.records,
+        )
+        if result.diverging_epoch is not None:
+            data.diverging_epoch.epoch, data.diverging_epoch.end_offset = result.diverging_epoch
+    return response
+
+
+def list_offsets_request(request: pb.ListOffsetsRequest) -> ListOffsetsRequest:
+    return ListOffsetsRequest(
+        request.replica_id,
+        [
+            ListOffsetsPartition(
+                topic.name, lp.partition_index, lp.timestamp, lp.current_leader_epoch
+            )
+            for topic in request.topics
+            for lp in topic.partitions
+        ],
+    )
+
+
+def list_offsets_response(
+    request: pb.ListOffsetsRequest, results: Iterable[ListOffsetsPartitionResult]
+) -> pb.ListOffsetsResponse:
+    """``results`` are in request order, one per partition: laid out as the request's topics."""
+    response = pb.ListOffsetsResponse()
+    answers = iter(results)
+    for topic in request.topics:
+        topic_response = response.topics.add(name=topic.name)
+        for _ in topic.partitions:
+            result = next(answers)
+            topic_response.partitions.add(
+                partition_index=result.partition,
+                error_code=result.error_code,
+                error_message=result.error_message,
+                timestamp=result.timestamp,
+                offset=result.offset,
+                leader_epoch=result.leader_epoch,
+            )
+    return response
+
+
+def offsets_for_leader_epoch_request(
+    request: pb.OffsetsForLeaderEpochRequest,
+) -> OffsetsForLeaderEpochRequest:
+    return OffsetsForLeaderEpochRequest(
+        request.replica_id,
+        [
+            OffsetForLeaderPartition(
+                topic.topic, op.partition, op.leader_epoch, op.current_leader_epoch
+            )
+            for topic in request.topics
+            for op in topic.partitions
+        ],
+    )
+
+
+def offsets_for_leader_epoch_response(
+    request: pb.OffsetsForLeaderEpochRequest, results: Iterable[EpochEndOffset]
+) -> pb.OffsetsForLeaderEpochResponse:
+    """``results`` are in request order, one per partition: laid out as the request's topics."""
+    response = pb.OffsetsForLeaderEpochResponse()
+    answers = iter(results)
+    for topic in request.topics:
+        topic_response = response.topics.add(topic=topic.topic)
+        for _ in topic.partitions:
+            result = next(answers)
+            topic_response.partitions.add(
+                partition=result.partition,
+                error_code=result.error_code,
+                error_message=result.error_message,
+                leader_epoch=result.leader_epoch,
+                end_offset=result.end_offset,
+            )
+    return response
+
+
+def init_producer_id_request(request: pb.InitProducerIdRequest) -> InitProducerIdRequest:
+    return InitProducerIdRequest(
+        request.transactional_id if request.HasField("transactional_id") else None,
+        request.transaction_timeout_ms,
+        request.producer_id,
+        request.producer_epoch,
+    )
+
+
+def init_producer_id_response(result: InitProducerIdResult) -> pb.InitProducerIdResponse:
+    return pb.InitProducerIdResponse(
+        error_code=result.error_code,
+        error_message=result.error_message,
+        producer_id=result.producer_id,
+        producer_epoch=result.producer_epoch,
+    )

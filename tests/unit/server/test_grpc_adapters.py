@@ -1,0 +1,75 @@
+"""The Data RPCs' messages to the ReplicaManager's values and back keep each message's shape."""
+
+from __future__ import annotations
+
+from minikafka.broker.replication.requests import (
+    FetchPartitionResult,
+    ListOffsetsPartitionResult,
+    ProducePartitionResult,
+)
+from minikafka.broker.server import grpc_adapters as adapt
+from minikafka.proto import minikafka_pb2 as pb
+
+
+def test_produce_request_is_flattened_and_answers_grouped_by_topic() -> None:
+    request = pb.ProduceRequest(acks=-1, timeout_ms=100)
+    request.topic_data.add(name="a").partition_data.add(index=0, records=b"x")
+    request.topic_data.add(name="b").partition_data.add(index=1, records=b"y")
+    values = adapt.produce_request(request)
+    assert (values.acks, values.timeout_ms) == (-1, 100)
+    assert [(p.topic, p.partition, p.records) for p in values.partitions] == [
+        ("a", 0, b"x"),
+        ("b", 1, b"y"),
+    ]
+    response = adapt.produce_response(
+        [
+            ProducePartitionResult("a", 0, 0, "", 5, 0),
+            ProducePartitionResult("b", 1, 6, "not leader"),
+            ProducePartitionResult("a", 2, 0, "", 9, 0),
+        ]
+    )
+    assert [(t.name, [p.index for p in t.partition_responses]) for t in response.responses] == [
+        ("a", [0, 2]),
+        ("b", [1]),
+    ]
+    first = response.responses[0].partition_responses[0]
+    assert (first.base_offset, first.log_append_time_ms) == (5, -1)
+
+
+def test_fetch_response_sets_diverging_epoch_only_when_there_is_one() -> None:
+    response = adapt.fetch_response(
+        [
+            FetchPartitionResult("t", 0, 0, "", 3, 3, 0, b"batch"),
+            FetchPartitionResult("t", 1, 0, "", 3, 3, 0, b"", (1, 2)),
+        ]
+    )
+    plain, diverged = response.responses[0].partitions
+    assert plain.records == b"batch" and not plain.HasField("diverging_epoch")
+    assert (diverged.diverging_epoch.epoch, diverged.diverging_epoch.end_offset) == (1, 2)
+
+
+def test_list_offsets_answers_in_the_request_layout() -> None:
+    request = pb.ListOffsetsRequest(replica_id=-1)
+    request.topics.add(name="t").partitions.add(partition_index=0, timestamp=-1)
+    request.topics.add(name="empty")
+    request.topics.add(name="t").partitions.add(partition_index=1, timestamp=-2)
+    values = adapt.list_offsets_request(request)
+    assert [(p.topic, p.partition, p.timestamp) for p in values.partitions] == [
+        ("t", 0, -1),
+        ("t", 1, -2),
+    ]
+    response = adapt.list_offsets_response(
+        request,
+        [ListOffsetsPartitionResult("t", 0, 0, offset=7), ListOffsetsPartitionResult("t", 1, 0)],
+    )
+    assert [(t.name, [p.offset for p in t.partitions]) for t in response.topics] == [
+        ("t", [7]),
+        ("empty", []),
+        ("t", [-1]),
+    ]
+
+
+def test_init_producer_id_request_keeps_an_empty_transactional_id() -> None:
+    assert adapt.init_producer_id_request(pb.InitProducerIdRequest()).transactional_id is None
+    empty = pb.InitProducerIdRequest(transactional_id="")
+    assert adapt.init_producer_id_request(empty).transactional_id == ""
