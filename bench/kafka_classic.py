@@ -95,9 +95,10 @@ class Row:
 # --- the tools, as processes -------------------------------------------------------------------
 
 
-def _minikafka(*argv: str) -> subprocess.Popen[str]:
+def python_module(module: str, *argv: str) -> subprocess.Popen[str]:
+    """``python -m module argv`` from the repository, its output piped back as text."""
     return subprocess.Popen(
-        [sys.executable, "-m", "minikafka", *argv],
+        [sys.executable, "-m", module, *argv],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -115,7 +116,8 @@ def _finish(process: subprocess.Popen[str], what: str) -> str:
 def start_producer(
     bootstrap: str, topic: str, records: int, acks: str, batch_size: int
 ) -> subprocess.Popen[str]:
-    return _minikafka(
+    return python_module(
+        "minikafka",
         "perf-produce", "--topic", topic, "--num-records", str(records),
         "--record-size", str(RECORD_SIZE), "--throughput", "-1", "--producer-props",
         f"bootstrap.servers={bootstrap}", f"acks={acks}", f"batch.size={batch_size}",
@@ -132,7 +134,8 @@ def producer_rate(process: subprocess.Popen[str]) -> float:
 
 
 def start_consumer(bootstrap: str, topic: str, records: int) -> subprocess.Popen[str]:
-    return _minikafka(
+    return python_module(
+        "minikafka",
         "perf-consume", "--bootstrap-server", bootstrap, "--topic", topic,
         "--messages", str(records), "--hide-header", "--timeout", "30000",
     )  # fmt: skip

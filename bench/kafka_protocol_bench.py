@@ -39,9 +39,9 @@ from typing import Any
 from bench.codec_bench import yardstick
 from bench.kafka_classic import (
     RECORD_SIZE,
-    REPO_ROOT,
     consumer_rate,
     producer_rate,
+    python_module,
     start_consumer,
     wait_replicated,
 )
@@ -143,12 +143,11 @@ def kafka_consume(bootstrap: str, topic: str, records: int) -> None:
 
 def grpc_produce(bootstrap: str, topic: str, records: int, acks: str) -> subprocess.Popen[str]:
     """minikafka's perf-produce, with the producer settings the Kafka client gets."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "minikafka", "perf-produce", "--topic", topic,
-         "--num-records", str(records), "--record-size", str(RECORD_SIZE), "--throughput", "-1",
-         "--producer-props", f"bootstrap.servers={bootstrap}", f"acks={acks}",
-         f"batch.size={BATCH_SIZE}", f"linger.ms={LINGER_MS}", "buffer.memory=268435456"],
-        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    return python_module(
+        "minikafka", "perf-produce", "--topic", topic, "--num-records", str(records),
+        "--record-size", str(RECORD_SIZE), "--throughput", "-1", "--producer-props",
+        f"bootstrap.servers={bootstrap}", f"acks={acks}", f"batch.size={BATCH_SIZE}",
+        f"linger.ms={LINGER_MS}", "buffer.memory=268435456",
     )  # fmt: skip
 
 
@@ -204,13 +203,7 @@ def kcat_consume(bootstrap: str, topic: str, records: int) -> Timed:
 
 
 def _child(*argv: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "bench.kafka_protocol_bench", *argv],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return python_module("bench.kafka_protocol_bench", *argv)
 
 
 def _child_rate(process: subprocess.Popen[str], what: str) -> float:
