@@ -135,6 +135,8 @@ class KafkaConnection:
                 else:
                     await self._wait_written(writer_task)
                     answer = _done(await handler.handle(request, self._broker))
+            except registry.CloseConnection as close:
+                raise _Closed(close.reason, api=handler.name, **close.details) from None
             except Exception as exc:
                 _log.exception(
                     "kafka.handler_failed", api=handler.name, api_version=request.api_version
@@ -257,6 +259,9 @@ class KafkaConnection:
             request, answer = item
             try:
                 response = await answer
+            except registry.CloseConnection as close:
+                api = registry.HANDLERS[request.api_key].name
+                raise _Closed(close.reason, api=api, **close.details) from None
             except Exception as exc:
                 api = registry.HANDLERS[request.api_key].name
                 _log.exception("kafka.handler_failed", api=api, api_version=request.api_version)

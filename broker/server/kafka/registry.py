@@ -25,7 +25,18 @@ from minikafka.broker.server.kafka.schema import Entity, build, response_class
 if TYPE_CHECKING:
     from minikafka.broker.server.kafka.broker import KafkaBroker
 
-__all__ = ["HANDLERS", "Handler", "Request", "handler"]
+__all__ = ["HANDLERS", "CloseConnection", "Handler", "Request", "handler"]
+
+
+class CloseConnection(Exception):
+    """Raised by a handler, or by the answer it returned, to close the connection once the
+    answers before it are out, as Kafka does after a failed acks=0 produce (the client then
+    refreshes its metadata); ``reason`` and ``details`` go to the log line."""
+
+    def __init__(self, reason: str, **details: object) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
 
 
 @dataclass(frozen=True)

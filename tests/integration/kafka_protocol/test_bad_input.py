@@ -19,6 +19,7 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from minikafka.client.admin import NewTopic
+from minikafka.proto.records import encode_batch
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import fresh_chroot
 from tests.integration.kafka_protocol.raw import encode_request, read_frame
@@ -103,13 +104,13 @@ def _closed_events(cluster: Cluster, reason: str) -> list[dict[str, object]]:
 
 
 def _wait_logged(cluster: Cluster, reason: str, before: int) -> dict[str, object]:
-    found = cluster.wait_for(
-        lambda: (events := _closed_events(cluster, reason))[before:] and events[-1],
-        10,
-        f"a kafka.connection_closed log line with reason {reason!r}",
+    def logged() -> dict[str, object] | None:
+        events = _closed_events(cluster, reason)
+        return events[-1] if len(events) > before else None
+
+    return cluster.wait_for(
+        logged, 10, f"a kafka.connection_closed log line with reason {reason!r}"
     )
-    assert isinstance(found, dict)
-    return found
 
 
 def test_api_versions_advertises_what_is_implemented(cluster: Cluster) -> None:
@@ -207,3 +208,22 @@ def test_sasl_is_refused_as_kafka_does(cluster: Cluster) -> None:
         response, _ = entity_reader(load_response_schema(17, 1))(data, 4)
         assert response.error_code == 34  # ILLEGAL_SASL_STATE
         assert response.mechanisms == ()
+
+
+def test_a_failed_acks_0_produce_closes_the_connection(cluster: Cluster) -> None:
+    # No answer can carry the error, so Kafka closes the connection: the client then asks for
+    # metadata again.
+    before = len(_closed_events(cluster, "acks=0 produce failed"))
+    batch = encode_batch([(1_700_000_000_000, None, b"lost", ())])
+    request = {
+        "transactional_id": None,
+        "acks": 0,
+        "timeout": 5000,
+        "topic_data": [{"name": "missing", "partition_data": [{"index": 0, "records": batch}]}],
+    }
+    with _connect(cluster) as sock:
+        sock.sendall(encode_request(0, 8, request))
+        assert _closed_by_broker(sock)
+    event = _wait_logged(cluster, "acks=0 produce failed", before)
+    assert (event["topic"], event["error"]) == ("missing", "UNKNOWN_TOPIC_OR_PARTITION")
+    _assert_healthy(cluster)

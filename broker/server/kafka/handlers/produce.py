@@ -9,15 +9,13 @@ Pipelined, like the gRPC produce stream: the append happens when the request is 
 arrival order, and the answer (``ReplicaManager.produce_response``: for acks=all, once the ISR
 has the append or ``timeout_ms`` passed) is awaited while the connection reads the next
 requests, so a client may keep several produce requests in flight on one connection. With
-acks=0 Kafka sends no response, and neither do we.
+acks=0 Kafka sends no response, and neither do we; when such an append fails the connection is
+closed, as Kafka does, so that the client refreshes its metadata.
 
 Not supported:
 - transactions: a request with a ``transactional_id`` appends nothing and every partition gets
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
   transactional id (InitProducerId refuses transactional ids the same way).
-- acks=0 errors are not reported: Kafka closes the connection after a failed acks=0 append to
-  make the client refresh its metadata; here the client learns of a leader change at its next
-  metadata refresh.
 - Produce v13+ names topics by id (KIP-516); ApiVersions caps the version at 12.
 """
 
@@ -34,7 +32,7 @@ from minikafka.broker.replication.requests import (
     ProduceRequest,
 )
 from minikafka.broker.server.kafka.broker import KafkaBroker
-from minikafka.broker.server.kafka.registry import Request, handler
+from minikafka.broker.server.kafka.registry import CloseConnection, Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto.errors import ErrorCode
 
@@ -58,6 +56,22 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
     replica_manager = broker.replica_manager
     statuses = replica_manager.append_to_leaders(produce_request)  # now, in arrival order
     if body.acks == 0:
+        failed = [(key, status.code) for key, status in statuses.items() if status.code]
+        if failed:
+            # As Kafka: no answer to carry the error, so the connection closes (after the
+            # answers before it) and the client refreshes its metadata.
+            (topic, partition), code = failed[0]
+            closing: asyncio.Future[Entity | None] = asyncio.get_running_loop().create_future()
+            closing.set_exception(
+                CloseConnection(
+                    "acks=0 produce failed",
+                    topic=topic,
+                    partition=partition,
+                    error=ErrorCode(code).name,
+                    failed_partitions=len(failed),
+                )
+            )
+            return closing
         return _answered(None)
     # A task, started at once as ProduceStream does: acks=all's timeout runs from arrival.
     return asyncio.ensure_future(
