@@ -33,7 +33,6 @@ from minikafka.broker.server.kafka.schema import (
     build,
     read_entity,
     request_class,
-    response_class,
     write_entity,
 )
 
@@ -127,7 +126,12 @@ class KafkaConnection:
             if frame is None:
                 return
             request, handler = self._decode(frame)
-            if handler is None:  # answered without a handler (ApiVersions out of range)
+            if handler is None:  # ApiVersions of a version not served
+                unsupported = request.response(
+                    {"error_code": UNSUPPORTED_VERSION, "api_keys": registry.supported_api_keys()}
+                )
+                self._written.clear()
+                await self._answers.put((request, _done(unsupported)))
                 continue
             try:
                 if handler.pipelined:
@@ -169,19 +173,16 @@ class KafkaConnection:
             raise _Closed("truncated request", size=size, read=len(exc.partial)) from None
 
     def _decode(self, frame: bytes) -> tuple[registry.Request, registry.Handler | None]:
+        """The request and its handler; no handler for an ApiVersions of a version this broker
+        does not serve, which is answered in ApiVersions v0's layout (the request says v0) so
+        that the client can pick again, as Kafka does."""
         api_key, api_version, correlation_id = _HEAD.unpack_from(frame)
         handler = registry.HANDLERS.get(api_key)
         if handler is None:
             raise _Closed("unknown API key", api_key=api_key, api_version=api_version)
         if not handler.min_version <= api_version <= handler.max_version:
             if api_key == API_VERSIONS:
-                # Kafka answers in ApiVersions v0's layout so that the client can pick again.
-                self._answer_unsupported_api_versions(correlation_id, api_version)
-                request = registry.Request(
-                    api_key, api_version, correlation_id, None, self._host, self._port,
-                    self._listener, None,
-                )  # fmt: skip
-                return request, None
+                return self._request(API_VERSIONS, 0, correlation_id, None, None), None
             raise _Closed(
                 "unsupported version",
                 api_key=api_key,
@@ -202,38 +203,20 @@ class KafkaConnection:
             ) from None
         # Bytes after the request are ignored, as Kafka does: librdkafka 2.x sends Metadata
         # v12 for every topic with three of them.
-        request = registry.Request(
+        return self._request(api_key, api_version, correlation_id, header.client_id, body), handler
+
+    def _request(
+        self, api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: Any
+    ) -> registry.Request:
+        return registry.Request(
             api_key=api_key,
             api_version=api_version,
             correlation_id=correlation_id,
-            client_id=header.client_id,
+            client_id=client_id,
             client_host=self._host,
             client_port=self._port,
             listener=self._listener,
             body=body,
-        )
-        return request, handler
-
-    def _answer_unsupported_api_versions(self, correlation_id: int, api_version: int) -> None:
-        from minikafka.broker.server.kafka.handlers.api_versions import supported_api_keys
-
-        cls = response_class(API_VERSIONS, 0)
-        body = build(cls, {"error_code": UNSUPPORTED_VERSION, "api_keys": supported_api_keys()})
-        self._written.clear()
-        self._answers.put_nowait(
-            (
-                registry.Request(
-                    API_VERSIONS,
-                    0,
-                    correlation_id,
-                    None,
-                    self._host,
-                    self._port,
-                    self._listener,
-                    None,
-                ),
-                _done(body),
-            )
         )
 
     async def _wait_written(self, writer_task: asyncio.Future[None]) -> None:
@@ -277,7 +260,9 @@ async def _done(value: Entity | None) -> Entity | None:
     return value
 
 
-def _frame(request: registry.Request, response: Entity) -> bytes:
+def _frame(request: registry.Request, response: Entity) -> memoryview:
+    """The response's bytes, size first. A view of the one buffer they are written to: a fetch
+    answer's records are copied once, into it, and never again."""
     cls = type(response)
     buffer = io.BytesIO()
     buffer.write(b"\0\0\0\0")
@@ -286,4 +271,4 @@ def _frame(request: registry.Request, response: Entity) -> bytes:
     write_entity(cls, buffer, response)
     data = buffer.getbuffer()
     _SIZE.pack_into(data, 0, len(data) - 4)
-    return bytes(data)
+    return data

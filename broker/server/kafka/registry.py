@@ -25,7 +25,7 @@ from minikafka.broker.server.kafka.schema import Entity, build, response_class
 if TYPE_CHECKING:
     from minikafka.broker.server.kafka.broker import KafkaBroker
 
-__all__ = ["HANDLERS", "CloseConnection", "Handler", "Request", "handler"]
+__all__ = ["HANDLERS", "CloseConnection", "Handler", "Request", "handler", "supported_api_keys"]
 
 
 class CloseConnection(Exception):
@@ -71,6 +71,14 @@ class Handler:
 
 
 HANDLERS: dict[int, Handler] = {}
+
+
+def supported_api_keys() -> list[dict[str, Any]]:
+    """What ApiVersions answers: every registered API and its version range."""
+    return [
+        {"api_key": h.api_key, "min_version": h.min_version, "max_version": h.max_version}
+        for h in sorted(HANDLERS.values(), key=lambda h: h.api_key)
+    ]
 
 
 def handler(

@@ -127,7 +127,9 @@ def _converter(field: dataclasses.Field[Any], hint: Any) -> Callable[[Any], Any]
             None if v in (None, "") else v if isinstance(v, uuid.UUID) else uuid.UUID(str(v))
         )
     if kafka_type == "records":
-        return lambda v: None if v is None else bytes(v)
+        # bytes or a memoryview of a segment read, as they are: kio's writer takes any buffer,
+        # and a copy here would copy every fetched record once more.
+        return lambda v: v
     nested, many = _nested(hint)
     if nested is not None:
         if many:
