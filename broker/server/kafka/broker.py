@@ -19,12 +19,13 @@ from minikafka.broker.group.coordinator import GroupCoordinator
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.group_service import GroupService
+from minikafka.broker.server.kafka.registry import Request
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.controller.controller import KafkaController
 from minikafka.controller.zk_store import ZkStore
 
-__all__ = ["KafkaBroker", "PeerContext"]
+__all__ = ["KafkaBroker", "PeerContext", "peer_context"]
 
 
 class PeerContext:
@@ -35,6 +36,14 @@ class PeerContext:
 
     def peer(self) -> str:
         return self._peer
+
+
+def peer_context(request: Request) -> Any:
+    """The context a servicer gets for a Kafka request: only its peer.
+
+    Typed Any: the servicers are annotated with grpc.aio's context, which PeerContext mimics.
+    """
+    return PeerContext(request.client_host, request.client_port)
 
 
 @dataclass

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from minikafka.broker.server.admin_service import TOPIC_TO_BROKER_KEY
-from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto import minikafka_pb2 as pb
@@ -109,10 +109,6 @@ CONFIG_TYPES: Mapping[str, int] = {
 _UNKNOWN_TYPE = 0
 
 
-def _context(request: Request) -> Any:
-    return PeerContext(request.client_host, request.client_port)
-
-
 @handler(api_key=32, min_version=1, max_version=4)
 async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
@@ -127,7 +123,7 @@ async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
                 for r in body.resources
             ]
         ),
-        _context(request),
+        peer_context(request),
     )
     broker_values = broker.config.describe() if body.include_synonyms else {}
     results = []
@@ -241,7 +237,7 @@ async def incremental_alter_configs(request: Request, broker: KafkaBroker) -> En
             ],
             validate_only=body.validate_only,
         ),
-        _context(request),
+        peer_context(request),
     )
     return request.response({"throttle_time": 0, "responses": _alter_results(answer)})
 

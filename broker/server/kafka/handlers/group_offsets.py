@@ -24,8 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from minikafka.broker.server.group_service import GroupService
-from minikafka.broker.server.kafka.broker import KafkaBroker
-from minikafka.broker.server.kafka.handlers.groups import context
+from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto import minikafka_pb2 as pb
@@ -73,7 +72,7 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
             )
             if p.committed_metadata is not None:
                 partition.committed_metadata = p.committed_metadata
-    answer = await service.OffsetCommit(commit, context(request))
+    answer = await service.OffsetCommit(commit, peer_context(request))
     return request.response(
         {
             "throttle_time": 0,
@@ -131,7 +130,7 @@ async def _fetch_group(
     )
     for topic in topics or ():
         fetch.topics.add(name=topic.name, partition_indexes=list(topic.partition_indexes))
-    answer = await service.OffsetFetch(fetch, context(request))
+    answer = await service.OffsetFetch(fetch, peer_context(request))
     return {
         "group_id": group_id,
         "error_code": answer.error_code,

@@ -32,9 +32,8 @@ What differs from Kafka, and what a client sees:
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
-from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto import minikafka_pb2 as pb
@@ -59,14 +58,6 @@ _AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 # allows when no authorizer is configured (KIP-430).
 _GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 _CLASSIC = "classic"  # KIP-848's name for the group protocol served here
-
-
-def context(request: Request) -> Any:
-    """What the servicers read of a gRPC context (the peer), for a Kafka client.
-
-    Typed Any: the servicers are annotated with grpc.aio's context, which PeerContext mimics.
-    """
-    return PeerContext(request.client_host, request.client_port)
 
 
 def _millis(value: datetime.timedelta) -> int:
@@ -94,7 +85,7 @@ async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
             )
         else:
             answer = await service.FindCoordinator(
-                pb.FindCoordinatorRequest(key=key, key_type=key_type), context(request)
+                pb.FindCoordinatorRequest(key=key, key_type=key_type), peer_context(request)
             )
         coordinators.append(
             {
@@ -135,14 +126,14 @@ async def join_group(request: Request, broker: KafkaBroker) -> Entity:
         ],
         client_id=request.client_id or "",
     )
-    answer = await service.JoinGroup(join, context(request))
+    answer = await service.JoinGroup(join, peer_context(request))
     if (
         answer.error_code == ErrorCode.MEMBER_ID_REQUIRED
         and request.api_version < _FIRST_MEMBER_ID_REQUIRED_VERSION
     ):
         # The client cannot know MEMBER_ID_REQUIRED: join with the id it was just given.
         join.member_id = answer.member_id
-        answer = await service.JoinGroup(join, context(request))
+        answer = await service.JoinGroup(join, peer_context(request))
     if answer.error_code != ErrorCode.NONE:  # MEMBER_ID_REQUIRED included: the id goes back
         return _join_error(request, answer.error_code, answer.member_id or body.member_id)
     return request.response(
@@ -204,7 +195,7 @@ async def sync_group(request: Request, broker: KafkaBroker) -> Entity:
                 for a in body.assignments
             ],
         ),
-        context(request),
+        peer_context(request),
     )
     return request.response(
         {
@@ -230,7 +221,7 @@ async def heartbeat(request: Request, broker: KafkaBroker) -> Entity:
         pb.HeartbeatRequest(
             group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id
         ),
-        context(request),
+        peer_context(request),
     )
     return request.response({"throttle_time": 0, "error_code": answer.error_code})
 
@@ -260,7 +251,7 @@ async def leave_group(request: Request, broker: KafkaBroker) -> Entity:
                 for member_id, instance_id, reason in leaving
             ],
         ),
-        context(request),
+        peer_context(request),
     )
     if not batched:
         # One member: its error is the answer's (Kafka's LeaveGroupResponse before v3).
@@ -302,7 +293,7 @@ async def describe_groups(request: Request, broker: KafkaBroker) -> Entity:
         ]
         return request.response({"throttle_time": 0, "groups": groups})
     answer = await service.DescribeGroups(
-        pb.DescribeGroupsRequest(groups=list(body.groups)), context(request)
+        pb.DescribeGroupsRequest(groups=list(body.groups)), peer_context(request)
     )
     return request.response(
         {
@@ -350,7 +341,7 @@ async def list_groups(request: Request, broker: KafkaBroker) -> Entity:
         return request.response({"throttle_time": 0, "error_code": 0, "groups": []})
     answer = await service.ListGroups(
         pb.ListGroupsRequest(states_filter=list(getattr(body, "states_filter", ()))),
-        context(request),
+        peer_context(request),
     )
     return request.response(
         {
@@ -377,7 +368,7 @@ async def delete_groups(request: Request, broker: KafkaBroker) -> Entity:
         results = [{"group_id": g, "error_code": _NO_COORDINATOR} for g in body.groups_names]
         return request.response({"throttle_time": 0, "results": results})
     answer = await service.DeleteGroups(
-        pb.DeleteGroupsRequest(groups_names=list(body.groups_names)), context(request)
+        pb.DeleteGroupsRequest(groups_names=list(body.groups_names)), peer_context(request)
     )
     return request.response(
         {

@@ -7,7 +7,7 @@ from v1 on asks for none. ``allow_auto_topic_creation`` is not acted on, as over
 
 from __future__ import annotations
 
-from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
 from minikafka.broker.server.kafka.handlers.topic_ids import to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
@@ -21,10 +21,10 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
     every = requested is None or (request.api_version == 0 and not requested)
     names = [] if every else [t.name for t in requested if t.name is not None]
     service = broker.metadata(request.listener)
-    context = PeerContext(request.client_host, request.client_port)
+    context = peer_context(request)
     answer = await service.Metadata(
         pb.MetadataRequest(topics=[pb.MetadataRequest.MetadataRequestTopic(name=n) for n in names]),
-        context,  # type: ignore[arg-type]
+        context,
     )
     topics = []
     if every or names:
@@ -73,8 +73,8 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=60, min_version=0, max_version=1)
 async def describe_cluster(request: Request, broker: KafkaBroker) -> Entity:
     service = broker.metadata(request.listener)
-    context = PeerContext(request.client_host, request.client_port)
-    answer = await service.DescribeCluster(pb.DescribeClusterRequest(), context)  # type: ignore[arg-type]
+    context = peer_context(request)
+    answer = await service.DescribeCluster(pb.DescribeClusterRequest(), context)
     return request.response(
         {
             "throttle_time": 0,

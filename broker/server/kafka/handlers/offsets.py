@@ -31,7 +31,7 @@ from minikafka.broker.replication.requests import (
     OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
 )
-from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto import minikafka_pb2 as pb
@@ -143,7 +143,7 @@ async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
             ],
             timeout_ms=body.timeout // _MS,
         ),
-        PeerContext(request.client_host, request.client_port),  # type: ignore[arg-type]
+        peer_context(request),
     )
     return request.response(
         {

@@ -30,7 +30,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from minikafka.broker.server.kafka.broker import KafkaBroker, PeerContext
+from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
 from minikafka.broker.server.kafka.handlers.topic_ids import ZERO, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
@@ -42,10 +42,6 @@ _ONE_MS = datetime.timedelta(milliseconds=1)
 
 def _millis(value: datetime.timedelta) -> int:
     return value // _ONE_MS
-
-
-def _context(request: Request) -> Any:
-    return PeerContext(request.client_host, request.client_port)
 
 
 @handler(api_key=19, min_version=2, max_version=7)
@@ -82,7 +78,7 @@ async def create_topics(request: Request, broker: KafkaBroker) -> Entity:
                 timeout_ms=_millis(body.timeout),
                 validate_only=body.validate_only,
             ),
-            _context(request),
+            peer_context(request),
         )
     by_name = {t.name: t for t in answer.topics}
     results = []
@@ -157,7 +153,7 @@ async def delete_topics(request: Request, broker: KafkaBroker) -> Entity:
     if to_delete:
         answer = await broker.admin.DeleteTopics(
             pb.DeleteTopicsRequest(topic_names=to_delete, timeout_ms=_millis(body.timeout)),
-            _context(request),
+            peer_context(request),
         )
     by_name = {r.name: r for r in answer.responses}
     for result in results.values():
@@ -204,7 +200,7 @@ async def create_partitions(request: Request, broker: KafkaBroker) -> Entity:
             timeout_ms=_millis(body.timeout),
             validate_only=body.validate_only,
         ),
-        _context(request),
+        peer_context(request),
     )
     return request.response(
         {
