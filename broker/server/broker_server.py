@@ -54,6 +54,10 @@ from minikafka.broker.group.offsets_log import ReplicaManagerOffsetsLog
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.control_service import ControlService
+from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.groups import GroupApi
+from minikafka.broker.server.core.metadata import MetadataApi
+from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.kafka.broker import KafkaBroker
@@ -107,6 +111,9 @@ class BrokerServer:
         self._replica_manager: ReplicaManager | None = None
         self._controller: KafkaController | None = None
         self._group_coordinator: GroupCoordinator | None = None
+        self._topic_admin: TopicAdmin | None = None
+        self._metadata_api: MetadataApi | None = None
+        self._group_api: GroupApi | None = None
         self._servers: list[grpc.aio.Server] = []
         self._kafka_listeners: KafkaListeners | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -171,6 +178,10 @@ class BrokerServer:
             call_later=lambda delay, callback: loop.call_later(delay, callback),
         )
         self._replica_manager.add_leadership_listener(self._group_coordinator.on_leadership_change)
+        topic_creator = TopicCreator(config, self._zk)
+        self._metadata_api = MetadataApi(config, self._metadata_cache, self._zk, topic_creator)
+        self._group_api = GroupApi(self._group_coordinator, self._metadata_cache, topic_creator)
+        self._topic_admin = TopicAdmin(config, self._controller, self._zk, self._replica_manager)
         self._servers = self._grpc_servers()
         for server in self._servers:
             await server.start()
@@ -181,9 +192,9 @@ class BrokerServer:
                     config,
                     self._replica_manager,
                     self._metadata_cache,
-                    self._controller,
-                    self._zk,
-                    self._group_coordinator,
+                    self._metadata_api,
+                    self._group_api,
+                    self._topic_admin,
                 )
             )
             try:
@@ -260,30 +271,22 @@ class BrokerServer:
     def _grpc_server(self, listener: str) -> grpc.aio.Server:
         assert self._replica_manager is not None and self._metadata_cache is not None
         assert self._controller is not None and self._zk is not None
+        assert self._metadata_api is not None
         server = grpc.aio.server(options=_SERVER_OPTIONS)
         pb_grpc.add_DataServicer_to_server(DataService(self._replica_manager), server)
         pb_grpc.add_MetadataServicer_to_server(
-            MetadataService(self.config, self._metadata_cache, self._zk, listener=listener),
+            MetadataService(self._metadata_api, listener=listener),
             server,
         )
-        pb_grpc.add_AdminServicer_to_server(
-            AdminService(self.config, self._controller, self._zk, self._replica_manager),
-            server,
-        )
+        assert self._topic_admin is not None
+        pb_grpc.add_AdminServicer_to_server(AdminService(self._topic_admin), server)
         pb_grpc.add_ControlServicer_to_server(
             ControlService(self._replica_manager, self._metadata_cache, self._controller),
             server,
         )
-        if self._group_coordinator is not None:
+        if self._group_api is not None:
             pb_grpc.add_GroupServicer_to_server(
-                GroupService(
-                    self.config,
-                    self._group_coordinator,
-                    self._metadata_cache,
-                    self._zk,
-                    listener=listener,
-                ),
-                server,
+                GroupService(self._group_api, listener=listener), server
             )
         return server
 

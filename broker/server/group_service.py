@@ -1,59 +1,24 @@
-"""The Group RPC family: FindCoordinator, JoinGroup ... DeleteGroups, on the GroupCoordinator.
+"""The Group RPC family over gRPC: FindCoordinator, JoinGroup ... DeleteGroups, adapted to the
+core's GroupApi (broker/server/core/groups.py) and the GroupCoordinator it holds.
 
-FindCoordinator creates ``__consumer_offsets`` on first use, as Kafka's broker does in
-ZooKeeper mode (AdminZkClient): ``offsets.topic.num.partitions`` partitions,
-``offsets.topic.replication.factor`` replicas capped by the live brokers, placed by the usual
-assignment rule, with ``cleanup.policy=compact``; the controller sees the new znode and elects
-leaders. Until a leader is known it answers COORDINATOR_NOT_AVAILABLE. The coordinator of a
-group is the leader of partition ``abs(java_hash(group)) % partitions``.
-
-Runs on the broker's event loop (grpc.aio); ZooKeeper calls go to the executor.
+Runs on the broker's event loop (grpc.aio).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, Protocol
+from typing import Any
 
 import grpc
-import structlog
 
-from minikafka.broker.config import BrokerConfig
-from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator, partition_for
-from minikafka.broker.group.group_metadata import GroupState
-from minikafka.broker.server.metadata_cache import MetadataCache
-from minikafka.controller.errors import TopicAlreadyExistsError
-from minikafka.controller.topics import assign_replicas
-from minikafka.controller.zk_data import TopicAssignment, Versioned, random_uuid_base64
+from minikafka.broker.server.core.groups import GroupApi
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.consumer_offsets import OffsetAndMetadata
 from minikafka.proto.errors import ErrorCode
 
-__all__ = ["GroupService", "OffsetsTopicStore"]
+__all__ = ["GroupService"]
 
 _Context = grpc.aio.ServicerContext[Any, Any]
-
-_log = structlog.get_logger(__name__)
-
-# Kafka's fixed configs of the offsets topic (GroupMetadataManager.offsetsTopicConfigs).
-OFFSETS_TOPIC_CONFIGS = {
-    "cleanup.policy": "compact",
-    "compression.type": "producer",
-    "segment.bytes": "104857600",
-}
-
-
-class OffsetsTopicStore(Protocol):
-    """The ZooKeeper calls FindCoordinator makes (ZkStore satisfies it)."""
-
-    def get_topic(self, topic: str) -> Versioned[TopicAssignment] | None: ...
-
-    def get_live_broker_ids(self) -> list[int]: ...
-
-    def create_topic(
-        self, assignment: TopicAssignment, config: dict[str, str] | None = None
-    ) -> None: ...
 
 
 def _client_host(context: _Context) -> str:
@@ -64,103 +29,26 @@ def _client_host(context: _Context) -> str:
 
 
 class GroupService(pb_grpc.GroupServicer):
-    """Consumer groups and committed offsets."""
+    """Consumer groups and committed offsets for gRPC clients on one listener."""
 
-    def __init__(
-        self,
-        config: BrokerConfig,
-        coordinator: GroupCoordinator,
-        metadata_cache: MetadataCache,
-        zk: OffsetsTopicStore,
-        *,
-        listener: str | None = None,
-    ) -> None:
+    def __init__(self, api: GroupApi, *, listener: str | None = None) -> None:
+        self._api = api
+        self._coordinator = api.coordinator
         self._listener = listener  # coordinators are named by their endpoint on this listener
-        self._config = config
-        self._coordinator = coordinator
-        self._cache = metadata_cache
-        self._zk = zk
-        self._creating: asyncio.Task[None] | None = None
-
-    # --- FindCoordinator ----------------------------------------------------------------------
 
     async def FindCoordinator(
         self, request: pb.FindCoordinatorRequest, context: _Context
     ) -> pb.FindCoordinatorResponse:
-        def unavailable(message: str) -> pb.FindCoordinatorResponse:
-            return pb.FindCoordinatorResponse(
-                error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                error_message=message,
-                node_id=-1,
-                port=-1,
-            )
-
-        if request.key_type != 0:
-            return pb.FindCoordinatorResponse(
-                error_code=ErrorCode.INVALID_REQUEST,
-                error_message="transactions are not supported: only key_type 0 (group)",
-                node_id=-1,
-                port=-1,
-            )
-        if not request.key:
-            return pb.FindCoordinatorResponse(
-                error_code=ErrorCode.INVALID_GROUP_ID,
-                error_message="the group id is empty",
-                node_id=-1,
-                port=-1,
-            )
-        partitions = self._cache.partitions_of(GROUP_METADATA_TOPIC)
-        if not partitions:
-            await self._ensure_offsets_topic()
-            return unavailable(f"{GROUP_METADATA_TOPIC} is being created")
-        index = partition_for(request.key, len(partitions))
-        info = partitions[index]
-        broker = self._cache.get_alive_broker(info.leader) if info.leader >= 0 else None
-        if broker is None:
-            return unavailable(f"{GROUP_METADATA_TOPIC}-{index} has no leader")
-        host, port = broker.host, broker.port
-        if self._listener is not None:
-            found = self._cache.get_listener_endpoint(broker.broker_id, self._listener)
-            if found is None:  # as Kafka: never send a client to another listener's port
-                return unavailable(f"the coordinator has no {self._listener} listener")
-            host, port = found
-        return pb.FindCoordinatorResponse(
-            error_code=ErrorCode.NONE, node_id=broker.broker_id, host=host, port=port
+        found = await self._api.find_coordinator(
+            request.key, request.key_type, listener=self._listener
         )
-
-    async def _ensure_offsets_topic(self) -> None:
-        if self._creating is None or self._creating.done():
-            self._creating = asyncio.get_running_loop().create_task(self._create_offsets_topic())
-        try:
-            await asyncio.shield(self._creating)
-        except Exception as exc:  # the client retries FindCoordinator; so do we, then
-            _log.warning("offsets_topic.create_failed", error=str(exc))
-
-    async def _create_offsets_topic(self) -> None:
-        def create() -> None:
-            if self._zk.get_topic(GROUP_METADATA_TOPIC) is not None:
-                return
-            live = self._zk.get_live_broker_ids()
-            if not live:
-                raise RuntimeError("no live brokers")
-            replication = min(self._config.offsets_topic_replication_factor, len(live))
-            partitions = self._config.offsets_topic_num_partitions
-            assignment = assign_replicas(partitions, replication, live)
-            try:
-                self._zk.create_topic(
-                    TopicAssignment(GROUP_METADATA_TOPIC, random_uuid_base64(), assignment),
-                    dict(OFFSETS_TOPIC_CONFIGS),
-                )
-            except TopicAlreadyExistsError:
-                return
-            _log.info(
-                "offsets_topic.created",
-                topic=GROUP_METADATA_TOPIC,
-                partitions=partitions,
-                replication_factor=replication,
-            )
-
-        await asyncio.to_thread(create)
+        return pb.FindCoordinatorResponse(
+            error_code=found.error,
+            error_message=found.error_message,
+            node_id=found.node_id,
+            host=found.host,
+            port=found.port,
+        )
 
     # --- membership ---------------------------------------------------------------------------
 
@@ -300,29 +188,24 @@ class GroupService(pb_grpc.GroupServicer):
         self, request: pb.DescribeGroupsRequest, context: _Context
     ) -> pb.DescribeGroupsResponse:
         response = pb.DescribeGroupsResponse()
-        for group_id in request.groups:
-            code, group = self._coordinator.describe_group(group_id)
-            described = response.groups.add(error_code=code, group_id=group_id)
-            if code != ErrorCode.NONE:
-                continue
-            if group is None:
-                described.group_state = GroupState.DEAD.value
-                continue
-            described.group_state = group.state.value
-            described.protocol_type = group.protocol_type or ""
-            stable = group.is_(GroupState.STABLE)
-            described.protocol_data = (group.protocol_name or "") if stable else ""
-            for member in group.members.values():
+        for group in self._api.describe_groups(request.groups):
+            described = response.groups.add(
+                error_code=group.error,
+                group_id=group.group_id,
+                group_state=group.state,
+                protocol_type=group.protocol_type,
+                protocol_data=group.protocol_data,
+            )
+            for member in group.members:
                 entry = described.members.add(
                     member_id=member.member_id,
                     client_id=member.client_id,
                     client_host=member.client_host,
+                    member_metadata=member.metadata,
+                    member_assignment=member.assignment,
                 )
                 if member.group_instance_id is not None:
                     entry.group_instance_id = member.group_instance_id
-                if stable and group.protocol_name is not None:
-                    entry.member_metadata = member.metadata(group.protocol_name)
-                    entry.member_assignment = member.assignment
         return response
 
     async def DeleteGroups(

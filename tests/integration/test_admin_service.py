@@ -16,8 +16,15 @@ import pytest
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.server.admin_service import AdminService
+from minikafka.broker.server.core.admin import (
+    AlterableConfig,
+    AlterConfigsResource,
+    ConfigOperation,
+    ConfigResourceType,
+    TopicAdmin,
+)
 from minikafka.controller.config import ControllerConfig
-from minikafka.controller.controller import KafkaController
+from minikafka.controller.controller import KafkaController, NewTopic
 from minikafka.controller.zk_data import BrokerRegistration, EndPoint
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
@@ -96,7 +103,9 @@ def nodes(zk_connect: str) -> Iterator[list[Node]]:
 
 async def _serve(node: Node) -> AsyncIterator[pb_grpc.AdminAsyncStub]:
     server = grpc.aio.server()
-    pb_grpc.add_AdminServicer_to_server(AdminService(node.config, node.controller, node.zk), server)
+    pb_grpc.add_AdminServicer_to_server(
+        AdminService(TopicAdmin(node.config, node.controller, node.zk)), server
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
@@ -434,52 +443,35 @@ def test_names_no_topic_can_have_are_answered_without_a_lookup(nodes: list[Node]
 
 
 def test_alter_configs_in_replace_mode_sets_the_whole_override_set(nodes: list[Node]) -> None:
-    # The path of Kafka's older AlterConfigs (served on the Kafka listener only).
-    service = AdminService(nodes[0].config, nodes[0].controller, nodes[0].zk)
-    Alter = pb.IncrementalAlterConfigsRequest
-    SET = pb.ConfigOperation.CONFIG_OPERATION_SET
+    # The path of Kafka's older AlterConfigs (served on the Kafka listener only), on the core.
+    admin = TopicAdmin(nodes[0].config, nodes[0].controller, nodes[0].zk)
 
-    def request(validate_only: bool = False, **configs: str) -> pb.IncrementalAlterConfigsRequest:
-        return Alter(
-            resources=[
-                Alter.AlterConfigsResource(
-                    resource_type=pb.ConfigResourceType.CONFIG_RESOURCE_TYPE_TOPIC,
-                    resource_name="r",
-                    configs=[
-                        Alter.AlterableConfig(
-                            name=k.replace("_", "."), config_operation=SET, value=v
-                        )
-                        for k, v in configs.items()
-                    ],
-                )
-            ],
-            validate_only=validate_only,
-        )
+    def resources(**configs: str) -> list[AlterConfigsResource]:
+        return [
+            AlterConfigsResource(
+                ConfigResourceType.TOPIC,
+                "r",
+                [
+                    AlterableConfig(k.replace("_", "."), ConfigOperation.SET, v)
+                    for k, v in configs.items()
+                ],
+            )
+        ]
 
     async def scenario() -> None:
-        await service.CreateTopics(
-            pb.CreateTopicsRequest(
-                topics=[
-                    pb.CreateTopicsRequest.CreatableTopic(
-                        name="r",
-                        num_partitions=1,
-                        replication_factor=1,
-                        configs={"retention.ms": "60000", "segment.bytes": "1048576"},
-                    )
-                ]
-            ),
-            None,  # type: ignore[arg-type]
+        await admin.create_topics(
+            [NewTopic("r", 1, 1, None, {"retention.ms": "60000", "segment.bytes": "1048576"})]
         )
-        answer = await service.alter_configs(request(flush_messages="10"), replace=True)
-        assert answer.responses[0].error_code == ErrorCode.NONE
+        answer = await admin.alter_configs(resources(flush_messages="10"))
+        assert answer[0].error_code == ErrorCode.NONE
         assert nodes[0].zk.get_topic_config("r") == {"flush.messages": "10"}
-        answer = await service.alter_configs(request(segment_ms="x"), replace=True)
-        assert answer.responses[0].error_code == ErrorCode.INVALID_CONFIG
-        answer = await service.alter_configs(request(True, segment_ms="1000"), replace=True)
-        assert answer.responses[0].error_code == ErrorCode.NONE
+        answer = await admin.alter_configs(resources(segment_ms="x"))
+        assert answer[0].error_code == ErrorCode.INVALID_CONFIG
+        answer = await admin.alter_configs(resources(segment_ms="1000"), validate_only=True)
+        assert answer[0].error_code == ErrorCode.NONE
         assert nodes[0].zk.get_topic_config("r") == {"flush.messages": "10"}
-        answer = await service.alter_configs(request(), replace=True)
-        assert answer.responses[0].error_code == ErrorCode.NONE
+        answer = await admin.alter_configs(resources())
+        assert answer[0].error_code == ErrorCode.NONE
         assert nodes[0].zk.get_topic_config("r") == {}
 
     asyncio.run(scenario())

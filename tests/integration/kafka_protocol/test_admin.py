@@ -63,6 +63,11 @@ def ck_admin(cluster: Cluster) -> ck.AdminClient:
             "bootstrap.servers": cluster.kafka_bootstrap_servers,
             "client.id": "test-admin-confluent",
             "socket.timeout.ms": 10_000,
+            # librdkafka's admin client is a producer, and a producer's Metadata asks the broker
+            # to create a missing topic: a probe for a deleted or validate-only topic would
+            # create it (on Kafka too). librdkafka warns that this is a consumer property, and
+            # honours it.
+            "allow.auto.create.topics": False,
         }
     )
 
@@ -695,9 +700,6 @@ def test_records_produced_over_kafka_to_a_topic_created_over_grpc(
     configs = kp_admin.describe_configs([ConfigResource("TOPIC", "made-over-grpc")])
     assert configs["topic"]["made-over-grpc"]["retention.ms"]["value"] == "90000"
 
-    versions = raw(cluster.kafka_bootstrap_servers.split(",")[0], API_VERSIONS, 0, {})
-    if 0 not in {k.api_key for k in versions.api_keys}:
-        pytest.skip("this build's Kafka listener does not serve Produce yet")
     producer = confluent_kafka.Producer(
         {"bootstrap.servers": cluster.kafka_bootstrap_servers, "acks": "all", "linger.ms": 0}
     )
@@ -706,3 +708,98 @@ def test_records_produced_over_kafka_to_a_topic_created_over_grpc(
     assert producer.flush(15) == 0
     values = [r.value for p in (0, 1) for r in cluster.fetch_all("made-over-grpc", p)]
     assert sorted(values) == sorted(f"v{i}".encode() for i in range(10))
+
+
+# --- auto topic creation ------------------------------------------------------------------------
+
+METADATA = 3
+
+
+def metadata_v9(address: str, topic: str, allow_auto_topic_creation: bool) -> Any:
+    """The one topic's entry of a Metadata v9 answer."""
+    answer = raw(
+        address,
+        METADATA,
+        9,
+        {
+            "topics": [{"name": topic}],
+            "allow_auto_topic_creation": allow_auto_topic_creation,
+            "include_cluster_authorized_operations": False,
+            "include_topic_authorized_operations": False,
+        },
+    )
+    (entry,) = answer.topics
+    return entry
+
+
+def test_metadata_creates_a_missing_topic_when_the_client_and_the_broker_allow_it(
+    cluster: Cluster, ck_admin: ck.AdminClient
+) -> None:
+    address = cluster.kafka_bootstrap_servers.split(",")[0]
+    # The client does not allow it: nothing is created.
+    assert metadata_v9(address, "not-asked-for", False).error_code == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    )
+    assert cluster.zk.get_topic("not-asked-for") is None
+    # It does: created with num.partitions and default.replication.factor, and the first answer
+    # is LEADER_NOT_AVAILABLE until the controller has elected leaders (Kafka's answer).
+    assert metadata_v9(address, "asked-for", True).error_code == ErrorCode.LEADER_NOT_AVAILABLE
+    created = cluster.zk.get_topic("asked-for")
+    assert created is not None
+    assert {len(replicas) for replicas in created.value.partitions.values()} == {3}
+    assert len(created.value.partitions) == 1
+    ck_wait_for_topic(ck_admin, "asked-for", 1)
+    # A name no topic may have is refused, never created.
+    assert metadata_v9(address, "bad/name", True).error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+
+    # A producer writes to a topic nobody created (kafka-python's and librdkafka's producers
+    # both ask for creation), and every record is there.
+    producer = kafka.KafkaProducer(
+        bootstrap_servers=cluster.kafka_bootstrap_servers, acks="all", max_block_ms=20_000
+    )
+    try:
+        for i in range(5):
+            producer.send("written-first", value=f"kp{i}".encode()).get(timeout=20)
+    finally:
+        producer.close()
+    ck_producer = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "acks": "all", "linger.ms": 0}
+    )
+    for i in range(5):
+        ck_producer.produce("written-first-ck", value=f"ck{i}".encode())
+    assert ck_producer.flush(20) == 0
+    assert [r.value for r in cluster.fetch_all("written-first", 0)] == [
+        f"kp{i}".encode() for i in range(5)
+    ]
+    assert [r.value for r in cluster.fetch_all("written-first-ck", 0)] == [
+        f"ck{i}".encode() for i in range(5)
+    ]
+
+
+def test_no_topic_is_created_when_the_broker_disables_it(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(
+        n_brokers=1,
+        overrides={"auto.create.topics.enable": "false", "default.replication.factor": "1"},
+    )
+    address = cluster.kafka_bootstrap_servers
+    entry = metadata_v9(address, "never-made", True)
+    assert entry.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert cluster.zk.get_topic("never-made") is None
+    # The internal topic is the exception, as in Kafka: asking for it creates it.
+    assert metadata_v9(address, "__consumer_offsets", False).error_code == (
+        ErrorCode.LEADER_NOT_AVAILABLE
+    )
+    offsets = cluster.zk.get_topic("__consumer_offsets")
+    assert offsets is not None
+    assert cluster.zk.get_topic_config("__consumer_offsets")["cleanup.policy"] == "compact"
+
+
+def test_a_replication_factor_larger_than_the_live_brokers_is_refused(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1, overrides={"default.replication.factor": "2"})
+    entry = metadata_v9(cluster.kafka_bootstrap_servers, "too-wide", True)
+    assert entry.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert cluster.zk.get_topic("too-wide") is None

@@ -1,4 +1,5 @@
-"""AdminService pieces that need no ZooKeeper: topic config checks and DeleteRecords."""
+"""Topic admin pieces that need no ZooKeeper: topic config checks, and DeleteRecords through
+the gRPC AdminService onto TopicAdmin."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 import pytest
 
 from minikafka.broker.config import BrokerConfig
-from minikafka.broker.server.admin_service import (
+from minikafka.broker.server.admin_service import AdminService
+from minikafka.broker.server.core.admin import (
     TOPIC_CONFIG_KEYS,
-    AdminService,
+    TopicAdmin,
     validate_topic_configs,
 )
 from minikafka.broker.storage.checkpoints import TopicPartition
@@ -90,10 +92,12 @@ def test_delete_records_on_the_leader() -> None:
         }
     )
     service = AdminService(
-        BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
-        controller=None,  # type: ignore[arg-type]
-        zk=None,  # type: ignore[arg-type]
-        replica_manager=manager,  # type: ignore[arg-type]
+        TopicAdmin(
+            BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
+            controller=None,  # type: ignore[arg-type]
+            zk=None,  # type: ignore[arg-type]
+            replica_manager=manager,  # type: ignore[arg-type]
+        )
     )
     P = pb.DeleteRecordsRequest.DeleteRecordsPartition
     request = pb.DeleteRecordsRequest(

@@ -14,6 +14,9 @@ import pytest
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator
+from minikafka.broker.server.core.groups import GroupApi
+from minikafka.broker.server.core.metadata import MetadataApi
+from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
@@ -60,10 +63,13 @@ class Broker:
 
     async def _start(self, config: BrokerConfig) -> int:
         self.server = grpc.aio.server()
+        creator = TopicCreator(config, FakeZk())
         pb_grpc.add_GroupServicer_to_server(
-            GroupService(config, self.coordinator, self.cache, FakeZk()), self.server
+            GroupService(GroupApi(self.coordinator, self.cache, creator)), self.server
         )
-        pb_grpc.add_MetadataServicer_to_server(MetadataService(config, self.cache), self.server)
+        pb_grpc.add_MetadataServicer_to_server(
+            MetadataService(MetadataApi(config, self.cache)), self.server
+        )
         port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
         request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=-1)

@@ -8,6 +8,8 @@ from typing import Any
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator, partition_for
+from minikafka.broker.server.core.groups import GroupApi
+from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.controller.zk_data import TopicAssignment, Versioned
@@ -23,6 +25,9 @@ class FakeZk:
     def get_topic(self, topic: str) -> Versioned[TopicAssignment] | None:
         found = self.topics.get(topic)
         return None if found is None else Versioned(found[0], 0)
+
+    def get_all_topics(self) -> list[str]:
+        return list(self.topics)
 
     def get_live_broker_ids(self) -> list[int]:
         return [1, 2]
@@ -92,7 +97,7 @@ def test_find_coordinator_creates_the_offsets_topic_then_answers_its_leader(tmp_
             call_later=timers.call_later,
             time_ms=lambda: timers.now_ms,
         )
-        service = GroupService(config, coordinator, cache, zk)
+        service = GroupService(GroupApi(coordinator, cache, TopicCreator(config, zk)))
         context: Any = FakeContext()
         request = pb.FindCoordinatorRequest(key="billing")
         response = await service.FindCoordinator(request, context)

@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.proto import minikafka_pb2 as pb
@@ -25,7 +26,8 @@ def _cache() -> MetadataCache:
 
 
 def _brokers(listener: str | None) -> list[tuple[int, str, int]]:
-    service = MetadataService(broker_config(1, Path("/nonexistent")), _cache(), listener=listener)
+    api = MetadataApi(broker_config(1, Path("/nonexistent")), _cache())
+    service = MetadataService(api, listener=listener)
     context: Any = None
     metadata = asyncio.run(service.Metadata(pb.MetadataRequest(), context))
     cluster = asyncio.run(service.DescribeCluster(pb.DescribeClusterRequest(), context))
@@ -65,7 +67,8 @@ def test_a_leader_without_the_listener_is_listener_not_found() -> None:
             replicas=[1, 2],
         )
     cache.update(request)
-    service = MetadataService(broker_config(1, Path("/nonexistent")), cache, listener="EXTERNAL")
+    api = MetadataApi(broker_config(1, Path("/nonexistent")), cache)
+    service = MetadataService(api, listener="EXTERNAL")
     context: Any = None
     metadata = asyncio.run(service.Metadata(pb.MetadataRequest(), context))
     assert [b.node_id for b in metadata.brokers] == [1]

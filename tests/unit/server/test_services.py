@@ -16,6 +16,7 @@ import grpc
 
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.control_service import ControlService
+from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
@@ -72,7 +73,7 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
     rm = ReplicaManager(config, log_manager, FakeZk(), cache, broker_epoch=lambda: 10)
     server = grpc.aio.server()
     pb_grpc.add_DataServicer_to_server(DataService(rm), server)
-    pb_grpc.add_MetadataServicer_to_server(MetadataService(config, cache), server)
+    pb_grpc.add_MetadataServicer_to_server(MetadataService(MetadataApi(config, cache)), server)
     pb_grpc.add_ControlServicer_to_server(ControlService(rm, cache, controller), server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

@@ -1,5 +1,6 @@
 """DescribeConfigs (key 32), AlterConfigs (key 33) and IncrementalAlterConfigs (key 44), answered
-by the AdminService methods the gRPC door calls; any broker answers them.
+by the TopicAdmin calls (broker/server/core/admin.py) the gRPC door makes; any broker answers
+them.
 
 Resources: TOPIC (2) and BROKER (4). Any other type (BROKER_LOGGER 8, CLIENT_METRICS, GROUP)
 is INVALID_REQUEST "Unsupported resource type", Kafka's answer for a type it does not serve.
@@ -7,7 +8,7 @@ A topic resource of a missing topic is UNKNOWN_TOPIC_OR_PARTITION.
 
 Versions:
 - DescribeConfigs 1-4. Null or empty ``configuration_keys`` means every key. Topic keys are the
-  ones this broker acts on (see admin_service), each with its source (DYNAMIC_TOPIC_CONFIG for
+  ones this broker acts on (see core/admin.py), each with its source (DYNAMIC_TOPIC_CONFIG for
   an override, STATIC_BROKER_CONFIG or DEFAULT_CONFIG for the broker key that gives its
   default); broker keys are server.properties', read-only (static). ``include_synonyms``
   lists, highest precedence first, the topic override and the broker key with the value it
@@ -15,8 +16,8 @@ Versions:
   (v3+) is the key's type in Kafka's ConfigDef (UNKNOWN for keys Kafka lacks). Nothing is
   sensitive. ``include_documentation`` is accepted, but documentation is always null.
 - AlterConfigs 0-2 sets a topic's whole override set: keys it leaves out go back to their
-  defaults, and a key sent with a null value counts as left out (as in Kafka). It runs the
-  servicer's incremental path in replace mode, so validation is the same.
+  defaults, and a key sent with a null value counts as left out (as in Kafka). It runs
+  TopicAdmin's incremental path in replace mode (``alter_configs``), so validation is the same.
 - IncrementalAlterConfigs 0-1: SET, DELETE, and APPEND/SUBTRACT for list keys
   (``cleanup.policy``; other keys INVALID_CONFIG); an unknown operation, or SET without a
   value, is INVALID_REQUEST. Unknown keys and bad values are INVALID_CONFIG.
@@ -29,16 +30,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from minikafka.broker.server.admin_service import TOPIC_TO_BROKER_KEY
-from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
+from minikafka.broker.server.core.admin import (
+    TOPIC_TO_BROKER_KEY,
+    AlterableConfig,
+    AlterConfigsResource,
+    AlterConfigsResult,
+    ConfigOperation,
+    ConfigResource,
+    ConfigResourceType,
+    ConfigSource,
+)
+from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
-
-_TOPIC = pb.ConfigResourceType.CONFIG_RESOURCE_TYPE_TOPIC
-_DYNAMIC_TOPIC_CONFIG = pb.ConfigSource.CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG
-_STATIC_BROKER_CONFIG = pb.ConfigSource.CONFIG_SOURCE_STATIC_BROKER_CONFIG
-_DEFAULT_CONFIG = pb.ConfigSource.CONFIG_SOURCE_DEFAULT_CONFIG
 
 # Kafka's DescribeConfigsResponse.ConfigType (the ConfigDef type of each key).
 _BOOLEAN, _STRING, _INT, _SHORT, _LONG, _LIST = 1, 2, 3, 4, 5, 7
@@ -112,28 +116,20 @@ _UNKNOWN_TYPE = 0
 @handler(api_key=32, min_version=1, max_version=4)
 async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    answer = await broker.admin.DescribeConfigs(
-        pb.DescribeConfigsRequest(
-            resources=[
-                pb.DescribeConfigsRequest.DescribeConfigsResource(
-                    resource_type=r.resource_type,
-                    resource_name=r.resource_name,
-                    configuration_keys=list(r.configuration_keys or ()),
-                )
-                for r in body.resources
-            ]
-        ),
-        peer_context(request),
+    answer = await broker.admin.describe_configs(
+        [
+            ConfigResource(r.resource_type, r.resource_name, tuple(r.configuration_keys or ()))
+            for r in body.resources
+        ]
     )
     broker_values = broker.config.describe() if body.include_synonyms else {}
     results = []
-    for result in answer.results:
+    for result in answer:
         configs = []
         for entry in result.configs:
-            value = entry.value if entry.HasField("value") else None
             synonyms = (
                 _synonyms(
-                    result.resource_type, entry.name, value, entry.config_source, broker_values
+                    result.resource_type, entry.name, entry.value, entry.source, broker_values
                 )
                 if body.include_synonyms
                 else []
@@ -141,9 +137,9 @@ async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
             configs.append(
                 {
                     "name": entry.name,
-                    "value": value,
+                    "value": entry.value,
                     "read_only": entry.read_only,
-                    "config_source": int(entry.config_source),
+                    "config_source": int(entry.source),
                     "is_sensitive": entry.is_sensitive,
                     "synonyms": synonyms,
                     "config_type": CONFIG_TYPES.get(entry.name, _UNKNOWN_TYPE),
@@ -154,7 +150,7 @@ async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
             {
                 "error_code": result.error_code,
                 "error_message": result.error_message or None,
-                "resource_type": int(result.resource_type),
+                "resource_type": result.resource_type,
                 "resource_name": result.resource_name,
                 "configs": configs,
             }
@@ -166,15 +162,15 @@ def _synonyms(
     resource_type: int,
     name: str,
     value: str | None,
-    source: int,
+    source: ConfigSource,
     broker_values: Mapping[str, tuple[str | None, bool]],
 ) -> list[dict[str, Any]]:
     """Kafka's synonyms of one key, highest precedence first: the topic's override, then the
     broker key that gives the topic its default, with the value the broker has."""
     synonyms = []
     broker_key = name
-    if resource_type == _TOPIC:
-        if source == _DYNAMIC_TOPIC_CONFIG:
+    if resource_type == ConfigResourceType.TOPIC:
+        if source == ConfigSource.DYNAMIC_TOPIC_CONFIG:
             synonyms.append({"name": name, "value": value, "source": int(source)})
         broker_key = TOPIC_TO_BROKER_KEY.get(name, "")
     if broker_key in broker_values:
@@ -183,7 +179,9 @@ def _synonyms(
             {
                 "name": broker_key,
                 "value": broker_value,
-                "source": int(_DEFAULT_CONFIG if is_default else _STATIC_BROKER_CONFIG),
+                "source": int(
+                    ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.STATIC_BROKER_CONFIG
+                ),
             }
         )
     return synonyms
@@ -194,25 +192,20 @@ async def alter_configs(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     # Every key given becomes a SET on an empty override set; null values are left out, as
     # Kafka drops them before it replaces the topic's config.
-    resources = [
-        pb.IncrementalAlterConfigsRequest.AlterConfigsResource(
-            resource_type=r.resource_type,
-            resource_name=r.resource_name,
-            configs=[
-                pb.IncrementalAlterConfigsRequest.AlterableConfig(
-                    name=c.name,
-                    config_operation=pb.ConfigOperation.CONFIG_OPERATION_SET,
-                    value=c.value,
-                )
-                for c in r.configs
-                if c.value is not None
-            ],
-        )
-        for r in body.resources
-    ]
     answer = await broker.admin.alter_configs(
-        pb.IncrementalAlterConfigsRequest(resources=resources, validate_only=body.validate_only),
-        replace=True,
+        [
+            AlterConfigsResource(
+                r.resource_type,
+                r.resource_name,
+                [
+                    AlterableConfig(c.name, ConfigOperation.SET, c.value)
+                    for c in r.configs
+                    if c.value is not None
+                ],
+            )
+            for r in body.resources
+        ],
+        validate_only=body.validate_only,
     )
     return request.response({"throttle_time": 0, "responses": _alter_results(answer)})
 
@@ -220,35 +213,27 @@ async def alter_configs(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=44, min_version=0, max_version=1)
 async def incremental_alter_configs(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    answer = await broker.admin.IncrementalAlterConfigs(
-        pb.IncrementalAlterConfigsRequest(
-            resources=[
-                pb.IncrementalAlterConfigsRequest.AlterConfigsResource(
-                    resource_type=r.resource_type,
-                    resource_name=r.resource_name,
-                    configs=[
-                        pb.IncrementalAlterConfigsRequest.AlterableConfig(
-                            name=c.name, config_operation=c.config_operation, value=c.value
-                        )
-                        for c in r.configs
-                    ],
-                )
-                for r in body.resources
-            ],
-            validate_only=body.validate_only,
-        ),
-        peer_context(request),
+    answer = await broker.admin.incremental_alter_configs(
+        [
+            AlterConfigsResource(
+                r.resource_type,
+                r.resource_name,
+                [AlterableConfig(c.name, c.config_operation, c.value) for c in r.configs],
+            )
+            for r in body.resources
+        ],
+        validate_only=body.validate_only,
     )
     return request.response({"throttle_time": 0, "responses": _alter_results(answer)})
 
 
-def _alter_results(answer: pb.IncrementalAlterConfigsResponse) -> list[dict[str, Any]]:
+def _alter_results(answer: list[AlterConfigsResult]) -> list[dict[str, Any]]:
     return [
         {
             "error_code": r.error_code,
             "error_message": r.error_message or None,
-            "resource_type": int(r.resource_type),
+            "resource_type": r.resource_type,
             "resource_name": r.resource_name,
         }
-        for r in answer.responses
+        for r in answer
     ]

@@ -1,5 +1,5 @@
-"""OffsetCommit (8) v2-8 and OffsetFetch (9) v1-8 on the Kafka listener, through the GroupService
-the gRPC door uses: the offsets are the same records in ``__consumer_offsets`` whichever door
+"""OffsetCommit (8) v2-8 and OffsetFetch (9) v1-8 on the Kafka listener, on the GroupCoordinator
+the gRPC door uses too: the offsets are the same records in ``__consumer_offsets`` whichever door
 committed them, so a Kafka client resumes where a minikafka consumer of its group stopped, and
 the reverse.
 
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from minikafka.broker.server.group_service import GroupService
-from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
+from minikafka.broker.server.core.groups import GroupApi
+from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.consumer_offsets import OffsetAndMetadata
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["offset_commit", "offset_fetch"]
@@ -40,8 +40,7 @@ _FIRST_BATCHED_VERSION = 8
 @handler(api_key=8, min_version=2, max_version=8)
 async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         return request.response(
             {
                 "throttle_time": 0,
@@ -57,35 +56,25 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
                 ],
             }
         )
-    commit = pb.OffsetCommitRequest(
-        group_id=body.group_id,
-        generation_id=body.generation_id_or_member_epoch,
-        member_id=body.member_id,
+    offsets = {
+        (topic.name, p.partition_index): OffsetAndMetadata(
+            p.committed_offset,
+            getattr(p, "committed_leader_epoch", -1),  # v6+
+            p.committed_metadata or "",
+        )
+        for topic in body.topics
+        for p in topic.partitions
+    }
+    results = await broker.groups.coordinator.commit_offsets(
+        body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
     )
-    for topic in body.topics:
-        entry = commit.topics.add(name=topic.name)
-        for p in topic.partitions:
-            partition = entry.partitions.add(
-                partition_index=p.partition_index,
-                committed_offset=p.committed_offset,
-                committed_leader_epoch=getattr(p, "committed_leader_epoch", -1),  # v6+
-            )
-            if p.committed_metadata is not None:
-                partition.committed_metadata = p.committed_metadata
-    answer = await service.OffsetCommit(commit, peer_context(request))
+    by_topic: dict[str, list[dict[str, int]]] = {}
+    for (topic, partition), code in results.items():
+        by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": code})
     return request.response(
         {
             "throttle_time": 0,
-            "topics": [
-                {
-                    "name": t.name,
-                    "partitions": [
-                        {"partition_index": p.partition_index, "error_code": p.error_code}
-                        for p in t.partitions
-                    ],
-                }
-                for t in answer.topics
-            ],
+            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
         }
     )
 
@@ -93,16 +82,11 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=9, min_version=1, max_version=8)
 async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    service = broker.group(request.listener)
+    # require_stable (v7+) needs nothing here: see the module docstring.
     if request.api_version >= _FIRST_BATCHED_VERSION:
-        groups = [
-            await _fetch_group(service, request, g.group_id, g.topics, body.require_stable)
-            for g in body.groups
-        ]
+        groups = [_fetch_group(broker.groups, g.group_id, g.topics) for g in body.groups]
         return request.response({"throttle_time": 0, "groups": groups})
-    answer = await _fetch_group(
-        service, request, body.group_id, body.topics, getattr(body, "require_stable", False)
-    )
+    answer = _fetch_group(broker.groups, body.group_id, body.topics)
     if request.api_version < _FIRST_TOP_LEVEL_ERROR_VERSION and answer["error_code"]:
         # v1 has no group-level error: each requested partition carries it.
         answer["topics"] = [
@@ -115,41 +99,24 @@ async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
     return request.response({"throttle_time": 0, **answer})
 
 
-async def _fetch_group(
-    service: GroupService | None,
-    request: Request,
-    group_id: str,
-    topics: Any,
-    require_stable: bool,
-) -> dict[str, Any]:
+def _fetch_group(groups: GroupApi | None, group_id: str, topics: Any) -> dict[str, Any]:
     """One group's committed offsets as the response's values (v8's group entry)."""
-    if service is None:
+    if groups is None:
         return {"group_id": group_id, "error_code": _NO_COORDINATOR, "topics": []}
-    fetch = pb.OffsetFetchRequest(
-        group_id=group_id, all_topics=topics is None, require_stable=require_stable
-    )
-    for topic in topics or ():
-        fetch.topics.add(name=topic.name, partition_indexes=list(topic.partition_indexes))
-    answer = await service.OffsetFetch(fetch, peer_context(request))
+    wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
+    code, offsets = groups.coordinator.fetch_offsets(group_id, wanted)
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for (topic, partition), committed in sorted(offsets.items()):
+        entry = _no_offset(partition, ErrorCode.NONE)
+        if committed is not None:
+            entry["committed_offset"] = committed.offset
+            entry["committed_leader_epoch"] = committed.leader_epoch
+            entry["metadata"] = committed.metadata
+        by_topic.setdefault(topic, []).append(entry)
     return {
         "group_id": group_id,
-        "error_code": answer.error_code,
-        "topics": [
-            {
-                "name": t.name,
-                "partitions": [
-                    {
-                        "partition_index": p.partition_index,
-                        "committed_offset": p.committed_offset,
-                        "committed_leader_epoch": p.committed_leader_epoch,
-                        "metadata": p.metadata if p.HasField("metadata") else "",
-                        "error_code": p.error_code,
-                    }
-                    for p in t.partitions
-                ],
-            }
-            for t in answer.topics
-        ],
+        "error_code": code,
+        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
     }
 
 

@@ -1,5 +1,6 @@
-"""Consumer group membership and administration on the Kafka listener, through the GroupService
-the gRPC door uses (so a group may mix minikafka's gRPC consumers and Kafka clients):
+"""Consumer group membership and administration on the Kafka listener, on the core's GroupApi
+and GroupCoordinator that the gRPC door adapts too (so a group may mix minikafka's gRPC
+consumers and Kafka clients):
 
     FindCoordinator (10) v0-4   JoinGroup (11) v0-4    Heartbeat (12) v0-4
     LeaveGroup (13) v0-5        SyncGroup (14) v0-5    DescribeGroups (15) v0-5
@@ -32,11 +33,12 @@ What differs from Kafka, and what a client sees:
 from __future__ import annotations
 
 import datetime
+import functools
 
-from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
+from minikafka.broker.server.core.groups import FoundCoordinator
+from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
 __all__ = [
@@ -73,28 +75,22 @@ async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
     batched = request.api_version >= 4
     keys = list(body.coordinator_keys) if batched else [body.key]
     key_type = int(getattr(body, "key_type", 0))  # v0 knows groups only
-    service = broker.group(request.listener)
+    groups = broker.groups
     coordinators = []
     for key in keys:
-        if service is None:
-            answer = pb.FindCoordinatorResponse(
-                error_code=_NO_COORDINATOR,
-                error_message="this broker has no group coordinator",
-                node_id=-1,
-                port=-1,
-            )
-        else:
-            answer = await service.FindCoordinator(
-                pb.FindCoordinatorRequest(key=key, key_type=key_type), peer_context(request)
-            )
+        found = (
+            FoundCoordinator(_NO_COORDINATOR, "this broker has no group coordinator")
+            if groups is None
+            else await groups.find_coordinator(key, key_type, listener=request.listener)
+        )
         coordinators.append(
             {
                 "key": key,
-                "node_id": answer.node_id,
-                "host": answer.host,
-                "port": answer.port,
-                "error_code": answer.error_code,
-                "error_message": answer.error_message or None,
+                "node_id": found.node_id,
+                "host": found.host,
+                "port": found.port,
+                "error_code": found.error,
+                "error_message": found.error_message or None,
             }
         )
     if batched:
@@ -108,34 +104,30 @@ async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=11, min_version=0, max_version=4)
 async def join_group(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         return _join_error(request, _NO_COORDINATOR, body.member_id)
     # v0 has no rebalance timeout (kio's default -1): the coordinator then uses the session
     # timeout, as Kafka does.
     rebalance_timeout = getattr(body, "rebalance_timeout", None)
-    join = pb.JoinGroupRequest(
-        group_id=body.group_id,
+    join = functools.partial(
+        broker.groups.coordinator.join_group,
+        body.group_id,
+        client_id=request.client_id or "",
+        client_host=f"/{request.client_host}",
         session_timeout_ms=_millis(body.session_timeout),
         rebalance_timeout_ms=-1 if rebalance_timeout is None else _millis(rebalance_timeout),
-        member_id=body.member_id,
         protocol_type=body.protocol_type,
-        protocols=[
-            pb.JoinGroupRequest.JoinGroupRequestProtocol(name=p.name, metadata=p.metadata)
-            for p in body.protocols
-        ],
-        client_id=request.client_id or "",
+        protocols=[(p.name, p.metadata) for p in body.protocols],
     )
-    answer = await service.JoinGroup(join, peer_context(request))
+    answer = await join(body.member_id)
     if (
-        answer.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        answer.error == ErrorCode.MEMBER_ID_REQUIRED
         and request.api_version < _FIRST_MEMBER_ID_REQUIRED_VERSION
     ):
         # The client cannot know MEMBER_ID_REQUIRED: join with the id it was just given.
-        join.member_id = answer.member_id
-        answer = await service.JoinGroup(join, peer_context(request))
-    if answer.error_code != ErrorCode.NONE:  # MEMBER_ID_REQUIRED included: the id goes back
-        return _join_error(request, answer.error_code, answer.member_id or body.member_id)
+        answer = await join(answer.member_id)
+    if answer.error != ErrorCode.NONE:  # MEMBER_ID_REQUIRED included: the id goes back
+        return _join_error(request, answer.error, answer.member_id or body.member_id)
     return request.response(
         {
             "throttle_time": 0,
@@ -146,14 +138,8 @@ async def join_group(request: Request, broker: KafkaBroker) -> Entity:
             "leader": answer.leader,
             "member_id": answer.member_id,
             "members": [
-                {
-                    "member_id": m.member_id,
-                    "group_instance_id": (
-                        m.group_instance_id if m.HasField("group_instance_id") else None
-                    ),
-                    "metadata": m.metadata,
-                }
-                for m in answer.members
+                {"member_id": member_id, "group_instance_id": instance_id, "metadata": metadata}
+                for member_id, instance_id, metadata in answer.members
             ],
         }
     )
@@ -177,30 +163,21 @@ def _join_error(request: Request, code: int, member_id: str) -> Entity:
 @handler(api_key=14, min_version=0, max_version=5)
 async def sync_group(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
-    answer = await service.SyncGroup(
-        pb.SyncGroupRequest(
-            group_id=body.group_id,
-            generation_id=body.generation_id,
-            member_id=body.member_id,
-            # v5: the client's view of the group's protocol, checked by the coordinator.
-            protocol_type=getattr(body, "protocol_type", None) or "",
-            protocol_name=getattr(body, "protocol_name", None) or "",
-            assignments=[
-                pb.SyncGroupRequest.SyncGroupRequestAssignment(
-                    member_id=a.member_id, assignment=a.assignment
-                )
-                for a in body.assignments
-            ],
-        ),
-        peer_context(request),
+    answer = await broker.groups.coordinator.sync_group(
+        body.group_id,
+        body.generation_id,
+        body.member_id,
+        {a.member_id: a.assignment for a in body.assignments},
+        # v5: the client's view of the group's protocol, checked by the coordinator.
+        protocol_type=getattr(body, "protocol_type", None) or "",
+        protocol_name=getattr(body, "protocol_name", None) or "",
     )
     return request.response(
         {
             "throttle_time": 0,
-            "error_code": answer.error_code,
+            "error_code": answer.error,
             "protocol_type": answer.protocol_type or None,
             "protocol_name": answer.protocol_name or None,
             "assignment": answer.assignment,
@@ -214,16 +191,10 @@ async def sync_group(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=12, min_version=0, max_version=4)
 async def heartbeat(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
-    answer = await service.Heartbeat(
-        pb.HeartbeatRequest(
-            group_id=body.group_id, generation_id=body.generation_id, member_id=body.member_id
-        ),
-        peer_context(request),
-    )
-    return request.response({"throttle_time": 0, "error_code": answer.error_code})
+    code = broker.groups.coordinator.heartbeat(body.group_id, body.member_id, body.generation_id)
+    return request.response({"throttle_time": 0, "error_code": code})
 
 
 @handler(api_key=13, min_version=0, max_version=5)
@@ -238,37 +209,28 @@ async def leave_group(request: Request, broker: KafkaBroker) -> Entity:
         if batched
         else [(body.member_id, None, "")]
     )
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
-    answer = await service.LeaveGroup(
-        pb.LeaveGroupRequest(
-            group_id=body.group_id,
-            members=[
-                pb.LeaveGroupRequest.MemberIdentity(
-                    member_id=member_id, group_instance_id=instance_id, reason=reason
-                )
-                for member_id, instance_id, reason in leaving
-            ],
-        ),
-        peer_context(request),
+    code, results = broker.groups.coordinator.leave_group(
+        body.group_id, [member_id for member_id, _, _ in leaving]
     )
     if not batched:
         # One member: its error is the answer's (Kafka's LeaveGroupResponse before v3).
-        code = answer.error_code or next((m.error_code for m in answer.members), 0)
-        return request.response({"throttle_time": 0, "error_code": code})
+        return request.response(
+            {"throttle_time": 0, "error_code": code or next((c for _, c in results), 0)}
+        )
     instance_ids = {member_id: instance_id for member_id, instance_id, _ in leaving}
     return request.response(
         {
             "throttle_time": 0,
-            "error_code": answer.error_code,
+            "error_code": code,
             "members": [
                 {
-                    "member_id": m.member_id,
-                    "group_instance_id": instance_ids.get(m.member_id),
-                    "error_code": m.error_code,
+                    "member_id": member_id,
+                    "group_instance_id": instance_ids.get(member_id),
+                    "error_code": member_code,
                 }
-                for m in answer.members
+                for member_id, member_code in results
             ],
         }
     )
@@ -285,46 +247,38 @@ async def describe_groups(request: Request, broker: KafkaBroker) -> Entity:
         if getattr(body, "include_authorized_operations", False)
         else _AUTHORIZED_OPERATIONS_OMITTED
     )
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         groups = [
             {"error_code": _NO_COORDINATOR, "group_id": g, "authorized_operations": operations}
             for g in body.groups
         ]
         return request.response({"throttle_time": 0, "groups": groups})
-    answer = await service.DescribeGroups(
-        pb.DescribeGroupsRequest(groups=list(body.groups)), peer_context(request)
-    )
     return request.response(
         {
             "throttle_time": 0,
             "groups": [
                 {
-                    "error_code": g.error_code,
+                    "error_code": g.error,
                     "group_id": g.group_id,
-                    "group_state": g.group_state,
+                    "group_state": g.state,
                     "protocol_type": g.protocol_type,
                     "protocol_data": g.protocol_data,
                     "members": [
                         {
                             "member_id": m.member_id,
-                            "group_instance_id": (
-                                m.group_instance_id if m.HasField("group_instance_id") else None
-                            ),
+                            "group_instance_id": m.group_instance_id,
                             "client_id": m.client_id,
                             "client_host": m.client_host,
-                            "member_metadata": m.member_metadata,
-                            "member_assignment": m.member_assignment,
+                            "member_metadata": m.metadata,
+                            "member_assignment": m.assignment,
                         }
                         for m in g.members
                     ],
                     "authorized_operations": (
-                        operations
-                        if g.error_code == ErrorCode.NONE
-                        else _AUTHORIZED_OPERATIONS_OMITTED
+                        operations if g.error == ErrorCode.NONE else _AUTHORIZED_OPERATIONS_OMITTED
                     ),
                 }
-                for g in answer.groups
+                for g in broker.groups.describe_groups(body.groups)
             ],
         }
     )
@@ -333,28 +287,24 @@ async def describe_groups(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=16, min_version=0, max_version=5)
 async def list_groups(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
     types = {t.lower() for t in getattr(body, "types_filter", ())}
     if types and _CLASSIC not in types:
         return request.response({"throttle_time": 0, "error_code": 0, "groups": []})
-    answer = await service.ListGroups(
-        pb.ListGroupsRequest(states_filter=list(getattr(body, "states_filter", ()))),
-        peer_context(request),
-    )
+    code, groups = broker.groups.coordinator.list_groups(list(getattr(body, "states_filter", ())))
     return request.response(
         {
             "throttle_time": 0,
-            "error_code": answer.error_code,
+            "error_code": code,
             "groups": [
                 {
-                    "group_id": g.group_id,
-                    "protocol_type": g.protocol_type,
-                    "group_state": g.group_state,
+                    "group_id": group_id,
+                    "protocol_type": protocol_type,
+                    "group_state": state,
                     "group_type": _CLASSIC,
                 }
-                for g in answer.groups
+                for group_id, protocol_type, state in groups
             ],
         }
     )
@@ -363,18 +313,15 @@ async def list_groups(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=42, min_version=0, max_version=2)
 async def delete_groups(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    service = broker.group(request.listener)
-    if service is None:
+    if broker.groups is None:
         results = [{"group_id": g, "error_code": _NO_COORDINATOR} for g in body.groups_names]
         return request.response({"throttle_time": 0, "results": results})
-    answer = await service.DeleteGroups(
-        pb.DeleteGroupsRequest(groups_names=list(body.groups_names)), peer_context(request)
-    )
+    deleted = await broker.groups.coordinator.delete_groups(body.groups_names)
     return request.response(
         {
             "throttle_time": 0,
             "results": [
-                {"group_id": r.group_id, "error_code": r.error_code} for r in answer.results
+                {"group_id": group_id, "error_code": code} for group_id, code in deleted.items()
             ],
         }
     )

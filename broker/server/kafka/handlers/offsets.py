@@ -1,6 +1,6 @@
 """ListOffsets (key 2, versions 1-7), OffsetsForLeaderEpoch (key 23, versions 2-4) and
 DeleteRecords (key 21, versions 0-2): the first two straight to the ReplicaManager, DeleteRecords
-through the AdminService the gRPC door uses.
+to TopicAdmin (broker/server/core/admin.py), as the gRPC door does.
 
 ListOffsets: timestamp -1 is the latest offset (the high watermark for a consumer, the log end
 offset for a replica), -2 the log start offset, -3 the offset of the record with the largest
@@ -15,14 +15,13 @@ OffsetsForLeaderEpoch: the end offset of the requested epoch on the leader (what
 the Java consumer ask after a leader change, KIP-320). Kafka answers it from the leader only;
 v2 has no ``replica_id``, so it is asked as a consumer (-1), not as Kafka's debugging replica.
 
-DeleteRecords: AdminService.DeleteRecords, sent by the client to each partition's leader; the
+DeleteRecords: TopicAdmin.delete_records, sent by the client to each partition's leader; the
 offset -1 means the high watermark. The answer does not wait for the followers' log start
 offsets (they follow through their fetches), so ``timeout_ms`` has nothing to wait for.
 """
 
 from __future__ import annotations
 
-import datetime
 import itertools
 
 from minikafka.broker.replication.requests import (
@@ -31,12 +30,11 @@ from minikafka.broker.replication.requests import (
     OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
 )
-from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
+from minikafka.broker.server.core.admin import DeleteRecordsPartition
+from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
 
-_MS = datetime.timedelta(milliseconds=1)
 _CONSUMER_REPLICA_ID = -1
 
 
@@ -127,23 +125,14 @@ async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Enti
 @handler(api_key=21, min_version=0, max_version=2)
 async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    answer = await broker.admin.DeleteRecords(
-        pb.DeleteRecordsRequest(
-            topics=[
-                pb.DeleteRecordsRequest.DeleteRecordsTopic(
-                    name=topic.name,
-                    partitions=[
-                        pb.DeleteRecordsRequest.DeleteRecordsPartition(
-                            partition_index=p.partition_index, offset=p.offset
-                        )
-                        for p in topic.partitions
-                    ],
-                )
+    results = iter(
+        await broker.admin.delete_records(
+            [
+                DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
                 for topic in body.topics
-            ],
-            timeout_ms=body.timeout // _MS,
-        ),
-        peer_context(request),
+                for p in topic.partitions
+            ]
+        )
     )
     return request.response(
         {
@@ -153,14 +142,14 @@ async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
                     "name": topic.name,
                     "partitions": [
                         {
-                            "partition_index": p.partition_index,
-                            "low_watermark": p.low_watermark,
-                            "error_code": p.error_code,
+                            "partition_index": r.partition,
+                            "low_watermark": r.low_watermark,
+                            "error_code": r.error_code,
                         }
-                        for p in topic.partitions
+                        for r in itertools.islice(results, len(topic.partitions))
                     ],
                 }
-                for topic in answer.topics
+                for topic in body.topics
             ],
         }
     )

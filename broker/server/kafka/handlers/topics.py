@@ -1,10 +1,10 @@
 """CreateTopics (key 19), DeleteTopics (key 20) and CreatePartitions (key 37): the controller's
-requests, answered by the AdminService methods the gRPC door calls.
+requests, answered by the TopicAdmin calls (broker/server/core/admin.py) the gRPC door makes.
 
 Kafka clients send these to the controller named in Metadata's ``controller_id``; any other
 broker answers NOT_CONTROLLER per topic, and the client looks the controller up again. Name
 checks, duplicate topics (INVALID_REQUEST), config validation (INVALID_CONFIG), internal topics
-and the waits are the servicer's, so both doors answer alike.
+and the waits are TopicAdmin's, so both doors answer alike.
 
 Versions:
 - CreateTopics 2-7. ``num_partitions`` and ``replication_factor`` -1 mean num.partitions and
@@ -30,11 +30,12 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from minikafka.broker.server.kafka.broker import KafkaBroker, peer_context
+from minikafka.broker.server.core.admin import CreatePartitionsTopic
+from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.handlers.topic_ids import ZERO, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto import minikafka_pb2 as pb
+from minikafka.controller.controller import NewTopic
 from minikafka.proto.errors import ErrorCode
 
 _ONE_MS = datetime.timedelta(milliseconds=1)
@@ -52,35 +53,25 @@ async def create_topics(request: Request, broker: KafkaBroker) -> Entity:
     creatable = []
     for topic in body.topics:
         nulls = [c.name for c in topic.configs if c.value is None]
-        # A topic named twice goes on: the servicer answers INVALID_REQUEST for the pair.
+        # A topic named twice goes on: TopicAdmin answers INVALID_REQUEST for the pair.
         if nulls and counts[topic.name] == 1:
             refused[topic.name] = f"Null value not supported for topic configs: {','.join(nulls)}"
             continue
         creatable.append(
-            pb.CreateTopicsRequest.CreatableTopic(
-                name=topic.name,
-                num_partitions=topic.num_partitions,
-                replication_factor=topic.replication_factor,
-                assignments=[
-                    pb.CreateTopicsRequest.CreatableReplicaAssignment(
-                        partition_index=a.partition_index, broker_ids=list(a.broker_ids)
-                    )
-                    for a in topic.assignments
-                ],
-                configs={c.name: c.value for c in topic.configs if c.value is not None},
+            NewTopic(
+                topic.name,
+                topic.num_partitions,
+                topic.replication_factor,
+                {a.partition_index: list(a.broker_ids) for a in topic.assignments} or None,
+                {c.name: c.value for c in topic.configs if c.value is not None},
             )
         )
-    answer = pb.CreateTopicsResponse()
-    if creatable:
-        answer = await broker.admin.CreateTopics(
-            pb.CreateTopicsRequest(
-                topics=creatable,
-                timeout_ms=_millis(body.timeout),
-                validate_only=body.validate_only,
-            ),
-            peer_context(request),
-        )
-    by_name = {t.name: t for t in answer.topics}
+    answer = (
+        await broker.admin.create_topics(creatable, validate_only=body.validate_only)
+        if creatable
+        else []
+    )
+    by_name = {t.name: t for t in answer}
     results = []
     for name in dict.fromkeys(t.name for t in body.topics):
         if name in refused:
@@ -108,9 +99,9 @@ async def create_topics(request: Request, broker: KafkaBroker) -> Entity:
                 "configs": [
                     {
                         "name": c.name,
-                        "value": c.value if c.HasField("value") else None,
+                        "value": c.value,
                         "read_only": c.read_only,
-                        "config_source": int(c.config_source),
+                        "config_source": int(c.source),
                         "is_sensitive": c.is_sensitive,
                     }
                     for c in result.configs
@@ -145,17 +136,16 @@ async def delete_topics(request: Request, broker: KafkaBroker) -> Entity:
             result["error_code"] = ErrorCode.INVALID_REQUEST
             result["error_message"] = "Topic name or topic ID must be specified."
         if "error_code" not in result:
-            # Repeats go too: the servicer answers INVALID_REQUEST for a topic named twice.
+            # Repeats go too: TopicAdmin answers INVALID_REQUEST for a topic named twice.
             to_delete.append(result["name"])
         results.setdefault((name, topic_id), result)
 
-    answer = pb.DeleteTopicsResponse()
-    if to_delete:
-        answer = await broker.admin.DeleteTopics(
-            pb.DeleteTopicsRequest(topic_names=to_delete, timeout_ms=_millis(body.timeout)),
-            peer_context(request),
-        )
-    by_name = {r.name: r for r in answer.responses}
+    answer = (
+        await broker.admin.delete_topics(to_delete, timeout_ms=_millis(body.timeout))
+        if to_delete
+        else []
+    )
+    by_name = {r.name: r for r in answer}
     for result in results.values():
         if "error_code" in result:
             continue
@@ -182,25 +172,14 @@ def _names_by_topic_id(broker: KafkaBroker) -> dict[uuid.UUID, str]:
 @handler(api_key=37, min_version=0, max_version=3)
 async def create_partitions(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    answer = await broker.admin.CreatePartitions(
-        pb.CreatePartitionsRequest(
-            topics=[
-                pb.CreatePartitionsRequest.CreatePartitionsTopic(
-                    name=t.name,
-                    count=t.count,
-                    assignments=[
-                        pb.CreatePartitionsRequest.CreatePartitionsAssignment(
-                            broker_ids=list(a.broker_ids)
-                        )
-                        for a in t.assignments or ()
-                    ],
-                )
-                for t in body.topics
-            ],
-            timeout_ms=_millis(body.timeout),
-            validate_only=body.validate_only,
-        ),
-        peer_context(request),
+    answer = await broker.admin.create_partitions(
+        [
+            CreatePartitionsTopic(
+                t.name, t.count, [list(a.broker_ids) for a in t.assignments or ()] or None
+            )
+            for t in body.topics
+        ],
+        validate_only=body.validate_only,
     )
     return request.response(
         {
@@ -211,7 +190,7 @@ async def create_partitions(request: Request, broker: KafkaBroker) -> Entity:
                     "error_code": r.error_code,
                     "error_message": r.error_message or None,
                 }
-                for r in answer.results
+                for r in answer
             ],
         }
     )

@@ -1,0 +1,710 @@
+"""Topic administration on plain values: topics, partitions, leader elections, configs, records.
+
+    TopicAdmin(config: BrokerConfig, controller: KafkaController, zk: ZkStore,
+               replica_manager: ReplicaManager | None = None)
+
+Both front doors call it: the gRPC ``AdminService`` (broker/server/admin_service.py) and the
+Kafka listener's handlers (broker/server/kafka/handlers/topics.py, configs.py, offsets.py). Each
+turns its own messages into the values below and encodes what comes back, so the checks, the
+waits and the errors are written once.
+
+- ``create_topics``, ``delete_topics``, ``create_partitions``, ``elect_leaders`` are the
+  controller's: they go to ``controller`` (this broker's KafkaController), which answers
+  NOT_CONTROLLER per item when another broker is controller (clients find it through Metadata's
+  controller id). Requests are checked here first, as Kafka's request handler does: a topic
+  named twice in one request is INVALID_REQUEST, topic configs must be known keys with valid
+  values (INVALID_CONFIG). ``delete_topics`` with ``timeout_ms`` > 0 waits until the topic is
+  gone from ZooKeeper, else REQUEST_TIMED_OUT.
+- ``describe_configs`` answers from ZooKeeper (``/config/topics/<t>``) and this broker's config;
+  ``incremental_alter_configs`` writes topic overrides to ZooKeeper. Both work on any broker.
+  Broker configs are static (server.properties): they can be described, not altered.
+  ``alter_configs`` is Kafka's older AlterConfigs: the same operations applied to an empty set
+  of overrides, so keys it leaves out go back to their defaults.
+- ``delete_records`` moves the log start offset of partitions this broker leads (Kafka's leader
+  side); followers catch up through the log start offset in fetch responses.
+
+Topic-level keys (the broker key that gives the default in ``TOPIC_TO_BROKER_KEY``): the storage
+keys of broker.storage.config.LogConfig, ``min.insync.replicas`` and
+``unclean.leader.election.enable``.
+
+The values are the dataclasses below and the controller's own (``NewTopic``, ``TopicPartition``).
+Answers come one per distinct name in first-seen order (topics) or one per item in request
+order (config resources, DeleteRecords partitions); error codes are Kafka's, messages "" for
+none, numbers Kafka's (resource types, config sources, operations), so an adapter copies them.
+
+Runs on the broker's event loop; ZooKeeper calls go through ``asyncio.to_thread`` and the
+controller's futures are awaited with ``asyncio.wrap_future``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+import structlog
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.storage.checkpoints import TopicPartition as StorageTopicPartition
+from minikafka.broker.storage.config import LogConfig
+from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
+from minikafka.controller.topics import validate_topic_name
+from minikafka.controller.zk_data import TopicPartition
+from minikafka.controller.zk_store import ZkStore
+from minikafka.proto.errors import (
+    ErrorCode,
+    InvalidConfigError,
+    InvalidRequestError,
+    KafkaError,
+    error_for_code,
+)
+
+__all__ = [
+    "TOPIC_CONFIG_KEYS",
+    "TOPIC_TO_BROKER_KEY",
+    "AlterConfigsResource",
+    "AlterConfigsResult",
+    "AlterableConfig",
+    "ConfigEntry",
+    "ConfigOperation",
+    "ConfigResource",
+    "ConfigResourceType",
+    "ConfigSource",
+    "CreatableTopicResult",
+    "CreatePartitionsTopic",
+    "DeletableTopicResult",
+    "DeleteRecordsPartition",
+    "DeleteRecordsPartitionResult",
+    "DescribeConfigsResult",
+    "ElectLeadersResult",
+    "PartitionResult",
+    "TopicAdmin",
+    "TopicResult",
+    "validate_topic_configs",
+]
+
+log = structlog.get_logger(__name__)
+
+# topic key -> the broker key whose value is the topic's default (Kafka's synonyms)
+TOPIC_TO_BROKER_KEY = {
+    "cleanup.policy": "log.cleanup.policy",
+    "flush.messages": "log.flush.interval.messages",
+    "flush.ms": "log.flush.interval.ms",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "max.message.bytes": "message.max.bytes",
+    "min.insync.replicas": "min.insync.replicas",
+    "retention.bytes": "log.retention.bytes",
+    "retention.ms": "log.retention.ms",
+    "segment.bytes": "log.segment.bytes",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "segment.ms": "log.roll.ms",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+}
+TOPIC_CONFIG_KEYS = frozenset(TOPIC_TO_BROKER_KEY)
+_LIST_KEYS = frozenset({"cleanup.policy"})
+_STORAGE_TOPIC_KEYS = frozenset(LogConfig().to_properties())
+
+
+class ConfigResourceType(enum.IntEnum):
+    """Kafka's ConfigResource.Type, the types served here. Requests carry the type as an int:
+    any other number is answered INVALID_REQUEST and echoed as it came."""
+
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+
+
+class ConfigSource(enum.IntEnum):
+    """Kafka's DescribeConfigs config source."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1  # /config/topics/<topic>
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4  # server.properties, env or --override
+    DEFAULT_CONFIG = 5  # Kafka's default
+
+
+class ConfigOperation(enum.IntEnum):
+    """Kafka's AlterConfigOp.OpType. Requests carry it as an int: any other number is
+    INVALID_REQUEST."""
+
+    SET = 0
+    DELETE = 1  # back to the default
+    APPEND = 2  # list-valued keys only
+    SUBTRACT = 3  # list-valued keys only
+
+
+# --- values -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TopicResult:
+    """A topic's answer that is only an error (CreatePartitions)."""
+
+    name: str
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEntry:
+    """One key as DescribeConfigs (and CreateTopics from v5) describes it. ``value`` is None for
+    a key without one."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    read_only: bool = False
+    is_sensitive: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == ConfigSource.DEFAULT_CONFIG
+
+
+@dataclass(frozen=True, slots=True)
+class CreatableTopicResult:
+    """A topic's CreateTopics answer: on success (also ``validate_only``) its id (empty when
+    only validated), partition count, replication factor and effective configs; -1 and no
+    configs on error."""
+
+    name: str
+    error_code: ErrorCode
+    error_message: str = ""
+    topic_id: str = ""
+    num_partitions: int = -1
+    replication_factor: int = -1
+    configs: Sequence[ConfigEntry] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeletableTopicResult:
+    """A topic's DeleteTopics answer; ``topic_id`` is the deleted topic's, "" if none was read."""
+
+    name: str
+    error_code: ErrorCode
+    error_message: str = ""
+    topic_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePartitionsTopic:
+    """CreatePartitions for one topic: the new total count and, optionally, the replicas of
+    each new partition in partition order."""
+
+    name: str
+    count: int
+    assignments: Sequence[Sequence[int]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionResult:
+    topic: str
+    partition: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ElectLeadersResult:
+    """A whole-request error (NOT_CONTROLLER, INVALID_REQUEST) with no partitions, or one result
+    per partition, sorted by topic and partition (ELECTION_NOT_NEEDED when the preferred
+    replica already leads)."""
+
+    error_code: ErrorCode = ErrorCode.NONE
+    partitions: Sequence[PartitionResult] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigResource:
+    """A DescribeConfigs resource: ``resource_type`` is Kafka's number (ConfigResourceType),
+    ``resource_name`` a topic or the broker id in decimal (or "" for this broker); no
+    ``configuration_keys`` means every key."""
+
+    resource_type: int
+    resource_name: str
+    configuration_keys: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeConfigsResult:
+    resource_type: int
+    resource_name: str
+    error_code: ErrorCode = ErrorCode.NONE
+    error_message: str = ""
+    configs: Sequence[ConfigEntry] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AlterableConfig:
+    """One operation on one key; ``operation`` is Kafka's number (ConfigOperation), ``value``
+    None for DELETE."""
+
+    name: str
+    operation: int
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigsResource:
+    resource_type: int
+    resource_name: str
+    configs: Sequence[AlterableConfig] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AlterConfigsResult:
+    resource_type: int
+    resource_name: str
+    error_code: ErrorCode = ErrorCode.NONE
+    error_message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRecordsPartition:
+    """Delete everything below ``offset`` in one partition; -1 means the high watermark."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRecordsPartitionResult:
+    """``low_watermark`` is the partition's new log start offset, -1 on error."""
+
+    topic: str
+    partition: int
+    low_watermark: int
+    error_code: ErrorCode
+    error_message: str = ""
+
+
+def validate_topic_configs(configs: Mapping[str, str]) -> None:
+    """Raise InvalidConfigError (INVALID_CONFIG) unless every key is a topic key with a valid
+    value."""
+    for key, value in configs.items():
+        if key not in TOPIC_CONFIG_KEYS:
+            raise InvalidConfigError(f"Unknown topic config name: {key}")
+        if value is None:
+            raise InvalidConfigError(f"Null value not supported for topic config {key}")
+    storage = {k: v for k, v in configs.items() if k in _STORAGE_TOPIC_KEYS}
+    try:
+        LogConfig.from_properties(storage)
+    except (ValueError, KafkaError) as exc:
+        raise InvalidConfigError(str(getattr(exc, "message", exc))) from None
+    if "min.insync.replicas" in configs:
+        raw = configs["min.insync.replicas"]
+        if not raw.strip().lstrip("-").isdigit() or int(raw) < 1:
+            raise InvalidConfigError(
+                f"Invalid value {raw} for configuration min.insync.replicas: "
+                "Value must be at least 1"
+            )
+    if "unclean.leader.election.enable" in configs:
+        raw = configs["unclean.leader.election.enable"]
+        if raw.strip().lower() not in ("true", "false"):
+            raise InvalidConfigError(
+                f"Invalid value {raw} for configuration unclean.leader.election.enable: "
+                "Expected value to be either true or false"
+            )
+
+
+class TopicAdmin:
+    """See the module docstring. Lives on the broker's event loop."""
+
+    def __init__(
+        self,
+        config: BrokerConfig,
+        controller: KafkaController,
+        zk: ZkStore,
+        replica_manager: ReplicaManager | None = None,
+    ) -> None:
+        self._config = config
+        self._controller = controller
+        self._zk = zk
+        self._replica_manager = replica_manager
+
+    # --- the controller's requests -------------------------------------------------------------
+
+    async def create_topics(
+        self, topics: Sequence[NewTopic], *, validate_only: bool = False
+    ) -> list[CreatableTopicResult]:
+        duplicates = _duplicates(t.name for t in topics)
+        results: dict[str, CreatableTopicResult] = {}
+        to_create: list[NewTopic] = []
+        for topic in topics:
+            if topic.name in duplicates:
+                results[topic.name] = _create_error(
+                    topic.name,
+                    ErrorCode.INVALID_REQUEST,
+                    "Create topics request contains multiple entries for the topic.",
+                )
+                continue
+            try:
+                validate_topic_configs(topic.configs)
+            except KafkaError as exc:
+                results[topic.name] = _create_error(topic.name, exc.code, exc.message)
+                continue
+            to_create.append(topic)
+        if to_create:
+            created = await asyncio.wrap_future(
+                self._controller.create_topics(to_create, validate_only=validate_only)
+            )
+            for new_topic in to_create:
+                outcome = created[new_topic.name]
+                if outcome.error != ErrorCode.NONE:
+                    results[new_topic.name] = _create_error(
+                        new_topic.name, outcome.error, outcome.message
+                    )
+                    continue
+                results[new_topic.name] = CreatableTopicResult(
+                    new_topic.name,
+                    ErrorCode.NONE,
+                    topic_id=outcome.topic_id,
+                    num_partitions=outcome.num_partitions,
+                    replication_factor=outcome.replication_factor,
+                    configs=self._topic_config_entries(new_topic.configs, ()),
+                )
+                log.info(
+                    "create_topic_request",
+                    topic=new_topic.name,
+                    validate_only=validate_only,
+                    partitions=outcome.num_partitions,
+                    replication_factor=outcome.replication_factor,
+                )
+        return [results[t.name] for t in _unique(topics)]
+
+    async def delete_topics(
+        self, names: Sequence[str], *, timeout_ms: int = 0
+    ) -> list[DeletableTopicResult]:
+        unique = list(dict.fromkeys(names))
+        duplicates = _duplicates(names)
+        # A name no topic can have is not looked up: "" or ".." would name other znodes.
+        invalid = {n for n in unique if not _is_valid_topic_name(n)}
+        wanted = [n for n in unique if n not in duplicates and n not in invalid]
+        topic_ids: dict[str, str] = {}
+        for name in wanted:
+            read = await asyncio.to_thread(self._zk.get_topic, name)
+            if read is not None and read.value.topic_id:
+                topic_ids[name] = read.value.topic_id
+        outcome = (
+            await asyncio.wrap_future(self._controller.delete_topics(wanted)) if wanted else {}
+        )
+        deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+        results = []
+        for name in unique:
+            topic_id = topic_ids.get(name, "")
+            if name in duplicates:
+                error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic in the request."
+            elif name in invalid:
+                error, message = (
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"topic {name!r} does not exist",
+                )
+            else:
+                error, message = outcome[name]
+                # Kafka answers once the deletion completed, or REQUEST_TIMED_OUT.
+                if (
+                    error == ErrorCode.NONE
+                    and timeout_ms > 0
+                    and not await self._wait_topic_gone(name, deadline)
+                ):
+                    error, message = ErrorCode.REQUEST_TIMED_OUT, "Deletion is still in progress."
+            results.append(DeletableTopicResult(name, error, message, topic_id))
+        return results
+
+    async def _wait_topic_gone(self, topic: str, deadline: float) -> bool:
+        while True:
+            if await asyncio.to_thread(self._zk.get_topic, topic) is None:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    async def create_partitions(
+        self, topics: Sequence[CreatePartitionsTopic], *, validate_only: bool = False
+    ) -> list[TopicResult]:
+        duplicates = _duplicates(t.name for t in topics)
+        invalid = {t.name for t in topics if not _is_valid_topic_name(t.name)}
+        wanted = {
+            t.name: NewPartitions(t.count, t.assignments)
+            for t in topics
+            if t.name not in duplicates and t.name not in invalid
+        }
+        outcome = (
+            await asyncio.wrap_future(
+                self._controller.create_partitions(wanted, validate_only=validate_only)
+            )
+            if wanted
+            else {}
+        )
+        results = []
+        for topic in _unique(topics):
+            if topic.name in duplicates:
+                results.append(
+                    TopicResult(
+                        topic.name, ErrorCode.INVALID_REQUEST, "Duplicate topic in the request."
+                    )
+                )
+            elif topic.name in invalid:
+                results.append(
+                    TopicResult(
+                        topic.name,
+                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        f"Topic '{topic.name}' not found.",
+                    )
+                )
+            else:
+                error, message = outcome[topic.name]
+                results.append(TopicResult(topic.name, error, message))
+        return results
+
+    async def elect_leaders(
+        self, election_type: int, partitions: Sequence[TopicPartition] | None
+    ) -> ElectLeadersResult:
+        """``election_type`` is Kafka's number (ElectionType); ``partitions`` None means every
+        partition."""
+        if not self._controller.is_active:
+            return ElectLeadersResult(ErrorCode.NOT_CONTROLLER)
+        try:
+            kind = ElectionType(election_type)
+        except ValueError:
+            return ElectLeadersResult(ErrorCode.INVALID_REQUEST)
+        results = await asyncio.wrap_future(self._controller.elect_leaders(kind, partitions))
+        if any(r.error == ErrorCode.NOT_CONTROLLER for r in results.values()) or (
+            partitions is None and not self._controller.is_active
+        ):
+            return ElectLeadersResult(ErrorCode.NOT_CONTROLLER)
+        return ElectLeadersResult(
+            partitions=[
+                PartitionResult(tp.topic, tp.partition, results[tp].error, results[tp].message)
+                for tp in sorted(results)
+            ]
+        )
+
+    # --- configs -------------------------------------------------------------------------------
+
+    async def describe_configs(
+        self, resources: Sequence[ConfigResource]
+    ) -> list[DescribeConfigsResult]:
+        return [await self._describe(resource) for resource in resources]
+
+    async def _describe(self, resource: ConfigResource) -> DescribeConfigsResult:
+        kind, name = resource.resource_type, resource.resource_name
+        keys = tuple(resource.configuration_keys)
+        if kind == ConfigResourceType.TOPIC:
+            try:
+                validate_topic_name(name)
+            except KafkaError as exc:
+                return DescribeConfigsResult(kind, name, exc.code, exc.message)
+            if await asyncio.to_thread(self._zk.get_topic, name) is None:
+                return DescribeConfigsResult(
+                    kind,
+                    name,
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                    f"Topic '{name}' does not exist.",
+                )
+            overrides = await asyncio.to_thread(self._zk.get_topic_config, name)
+            return DescribeConfigsResult(
+                kind, name, configs=self._topic_config_entries(overrides, keys)
+            )
+        if kind == ConfigResourceType.BROKER:
+            if name not in ("", str(self._config.broker_id)):
+                return DescribeConfigsResult(
+                    kind,
+                    name,
+                    ErrorCode.INVALID_REQUEST,
+                    f"Unexpected broker id, expected {self._config.broker_id} or empty "
+                    f"string, but received {name}",
+                )
+            return DescribeConfigsResult(
+                kind,
+                name,
+                configs=[
+                    ConfigEntry(key, value, _source(is_default), read_only=True)
+                    for key, (value, is_default) in self._config.describe().items()
+                    if not keys or key in keys
+                ],
+            )
+        return DescribeConfigsResult(
+            kind, name, ErrorCode.INVALID_REQUEST, f"Unsupported resource type {kind}"
+        )
+
+    def _topic_config_entries(
+        self, overrides: Mapping[str, str], keys: Iterable[str]
+    ) -> list[ConfigEntry]:
+        wanted = set(keys)
+        broker = self._config.describe()
+        entries = []
+        for key, broker_key in sorted(TOPIC_TO_BROKER_KEY.items()):
+            if wanted and key not in wanted:
+                continue
+            if key in overrides:
+                entries.append(ConfigEntry(key, overrides[key], ConfigSource.DYNAMIC_TOPIC_CONFIG))
+            else:
+                value, is_default = broker.get(broker_key, (None, True))
+                entries.append(ConfigEntry(key, value, _source(is_default)))
+        return entries
+
+    async def incremental_alter_configs(
+        self, resources: Sequence[AlterConfigsResource], *, validate_only: bool = False
+    ) -> list[AlterConfigsResult]:
+        return [await self._alter(r, validate_only, replace=False) for r in resources]
+
+    async def alter_configs(
+        self, resources: Sequence[AlterConfigsResource], *, validate_only: bool = False
+    ) -> list[AlterConfigsResult]:
+        """Kafka's older AlterConfigs: the operations (SETs) apply to an empty set of overrides
+        rather than the topic's current ones, so a topic's whole override set is replaced and
+        keys left out go back to their defaults."""
+        return [await self._alter(r, validate_only, replace=True) for r in resources]
+
+    async def _alter(
+        self, resource: AlterConfigsResource, validate_only: bool, replace: bool
+    ) -> AlterConfigsResult:
+        kind, name = resource.resource_type, resource.resource_name
+        if kind != ConfigResourceType.TOPIC:
+            return AlterConfigsResult(
+                kind,
+                name,
+                ErrorCode.INVALID_REQUEST,
+                "only topic configs can be altered: broker configs are static (server.properties)",
+            )
+        try:
+            await self._alter_topic_config(resource, validate_only, replace)
+        except KafkaError as exc:
+            return AlterConfigsResult(kind, name, exc.code, exc.message)
+        return AlterConfigsResult(kind, name)
+
+    async def _alter_topic_config(
+        self, resource: AlterConfigsResource, validate_only: bool, replace: bool
+    ) -> None:
+        topic = resource.resource_name
+        validate_topic_name(topic)  # INVALID_TOPIC_EXCEPTION
+        if await asyncio.to_thread(self._zk.get_topic, topic) is None:
+            raise error_for_code(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{topic}' does not exist."
+            )
+        names = [c.name for c in resource.configs]
+        if _duplicates(names):
+            raise InvalidRequestError(
+                f"Error due to duplicate config keys: {sorted(_duplicates(names))}"
+            )
+        config = {} if replace else dict(await asyncio.to_thread(self._zk.get_topic_config, topic))
+        defaults = {k: v for k, (v, _) in self._config.describe().items()}
+        for op in resource.configs:
+            if op.name not in TOPIC_CONFIG_KEYS:
+                raise InvalidConfigError(f"Unknown topic config name: {op.name}")
+            kind = op.operation
+            if kind == ConfigOperation.SET:
+                if op.value is None:
+                    raise InvalidRequestError(f"Null value not supported for {op.name}")
+                config[op.name] = op.value
+            elif kind == ConfigOperation.DELETE:
+                config.pop(op.name, None)
+            elif kind in (ConfigOperation.APPEND, ConfigOperation.SUBTRACT):
+                if op.name not in _LIST_KEYS:
+                    raise InvalidConfigError(
+                        f"Config value append is not allowed for config key: {op.name}"
+                    )
+                current = config.get(op.name)
+                if current is None:
+                    current = defaults.get(TOPIC_TO_BROKER_KEY[op.name]) or ""
+                items = [i.strip() for i in current.split(",") if i.strip()]
+                given = [i.strip() for i in (op.value or "").split(",") if i.strip()]
+                if kind == ConfigOperation.APPEND:
+                    items += [i for i in given if i not in items]
+                else:
+                    items = [i for i in items if i not in given]
+                config[op.name] = ",".join(items)
+            else:
+                raise InvalidRequestError(f"Unknown config operation {int(kind)}")
+        validate_topic_configs(config)
+        if validate_only:
+            return
+        await asyncio.to_thread(self._zk.set_topic_config, topic, config)
+        log.info("topic_config_altered", topic=topic, config=config)
+
+    # --- records -------------------------------------------------------------------------------
+
+    async def delete_records(
+        self, partitions: Sequence[DeleteRecordsPartition]
+    ) -> list[DeleteRecordsPartitionResult]:
+        """One result per partition, in request order. Nothing is awaited: the answer does not
+        wait for the followers' log start offsets (they follow through their fetches)."""
+        return [self._delete_records(p) for p in partitions]
+
+    def _delete_records(self, request: DeleteRecordsPartition) -> DeleteRecordsPartitionResult:
+        topic, index = request.topic, request.partition
+        manager = self._replica_manager
+        partition = (
+            manager.get_partition(StorageTopicPartition(topic, index))
+            if manager is not None
+            else None
+        )
+        if partition is None:
+            return DeleteRecordsPartitionResult(
+                topic, index, -1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            )
+        if not partition.is_leader:
+            return DeleteRecordsPartitionResult(topic, index, -1, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        log_ = partition.log
+        high_watermark = int(partition.high_watermark)
+        target = high_watermark if request.offset == -1 else request.offset
+        if target < 0 or target > high_watermark:
+            return DeleteRecordsPartitionResult(
+                topic,
+                index,
+                -1,
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Cannot delete records below {target}: the high watermark is {high_watermark}",
+            )
+        log_.maybe_increment_log_start_offset(target, high_watermark)
+        log.info(
+            "records_deleted", topic=topic, partition=index, log_start_offset=log_.log_start_offset
+        )
+        return DeleteRecordsPartitionResult(
+            topic, index, int(log_.log_start_offset), ErrorCode.NONE
+        )
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_N = TypeVar("_N", bound=_Named)
+
+
+def _duplicates(names: Iterable[str]) -> set[str]:
+    return {name for name, n in Counter(names).items() if n > 1}
+
+
+def _unique(items: Iterable[_N]) -> list[_N]:
+    """The first item of each name, in order."""
+    first: dict[str, _N] = {}
+    for item in items:
+        first.setdefault(item.name, item)
+    return list(first.values())
+
+
+def _is_valid_topic_name(name: str) -> bool:
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        return False
+    return True
+
+
+def _create_error(name: str, error: ErrorCode, message: str) -> CreatableTopicResult:
+    return CreatableTopicResult(name, error, message if error != ErrorCode.NONE else "")
+
+
+def _source(is_default: bool) -> ConfigSource:
+    return ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.STATIC_BROKER_CONFIG
