@@ -43,15 +43,20 @@ def register(spark: SparkSession) -> None:
 
 
 def session(app_name: str, master: str | None = None) -> SparkSession:
-    """A SparkSession (local[*] unless ``master``) with both formats registered."""
+    """A SparkSession with both formats registered. Its master is ``master`` when given, else
+    the one this process was launched with (``spark-submit --master``, spark-defaults.conf),
+    else local[*]."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    master = master or "local[*]"
-    if master.startswith("local"):
+    # spark-submit (and the pyspark shell) start the JVM first and hand it to this process
+    launched_by_spark = "PYSPARK_GATEWAY_PORT" in os.environ
+    if (master or "local").startswith("local") and not launched_by_spark:
         # Spark binds its driver to the host name's address otherwise, a non-loopback interface.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(app_name).master(master)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
     spark = (
         builder.config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")

@@ -1,13 +1,18 @@
-"""What every job's command line shares: --bootstrap-server, --topic, --master."""
+"""What every job's command line shares: --bootstrap-server, --topic, --master, and errors
+as one line on stderr."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 from pyspark.sql import DataFrame
 
-__all__ = ["base_parser", "format_table"]
+from minikafka.spark.options import SourceOptions
+from minikafka.spark.planner import OffsetsClient
+
+__all__ = ["base_parser", "fail", "format_table", "require_topics"]
 
 
 def base_parser(description: str, *, topic_required: bool = True) -> argparse.ArgumentParser:
@@ -19,9 +24,28 @@ def base_parser(description: str, *, topic_required: bool = True) -> argparse.Ar
     )
     parser.add_argument("--topic", required=topic_required, help="the topic to analyse")
     parser.add_argument(
-        "--master", default=None, help="Spark master URL (default local[*]; e.g. spark://h:7077)"
+        "--master",
+        default=None,
+        help="Spark master URL, e.g. spark://host:7077 (default: spark-submit's --master, "
+        "else local[*])",
     )
     return parser
+
+
+def require_topics(bootstrap: str, topics: Sequence[str]) -> None:
+    """Raise UNKNOWN_TOPIC_OR_PARTITION, as the source would, before Spark starts (seconds
+    sooner, and without Spark's log lines around the error)."""
+    with OffsetsClient(bootstrap) as client:
+        client.topic_partitions(
+            SourceOptions(bootstrap, subscribe=tuple(topics)), require_existing=True
+        )
+
+
+def fail(error: Exception) -> int:
+    """One line on stderr (a message that spans lines, as gRPC's do, is joined); the job's exit
+    status."""
+    print("Error: " + " ".join(str(error).split()), file=sys.stderr)
+    return 1
 
 
 def format_table(title: str, df: DataFrame, limit: int = 1000) -> str:

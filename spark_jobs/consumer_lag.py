@@ -14,6 +14,7 @@ partition (a tombstone removes it) against the partition's end offset now (ListO
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,7 +53,16 @@ def read_topic(spark: SparkSession, bootstrap: str, topics: Sequence[str]) -> Da
 
 def commits(spark: SparkSession, bootstrap: str) -> DataFrame:
     """Every offset commit (and tombstone) in ``__consumer_offsets``, in the COMMIT_SCHEMA."""
-    raw = read_topic(spark, bootstrap, [OFFSETS_TOPIC]).select("key", "value", "timestamp")
+    raw = (
+        spark.read.format(spark_jobs.FORMAT)
+        .option("bootstrap.servers", bootstrap)
+        # a pattern, not subscribe: before the first commit the topic does not exist (no rows)
+        .option("subscribePattern", re.escape(OFFSETS_TOPIC))
+        .option("startingOffsets", "earliest")
+        .option("failOnDataLoss", "false")
+        .load()
+        .select("key", "value", "timestamp")
+    )
     return raw.mapInArrow(offset_commits, COMMIT_SCHEMA)
 
 

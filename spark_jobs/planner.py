@@ -23,6 +23,7 @@ from typing import Protocol
 
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.metadata import TopicPartition
+from minikafka.proto.errors import UnknownTopicOrPartitionError
 from minikafka.spark.options import EARLIEST, LATEST, OffsetSpec, SourceOptions, SourceOptionsError
 
 __all__ = [
@@ -51,7 +52,9 @@ class OffsetRange:
 
 
 class OffsetsView(Protocol):
-    def topic_partitions(self, options: SourceOptions) -> list[TopicPartition]: ...
+    def topic_partitions(
+        self, options: SourceOptions, *, require_existing: bool = False
+    ) -> list[TopicPartition]: ...
     def beginning_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...
     def end_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]: ...
     def offsets_for_times(
@@ -67,10 +70,30 @@ class OffsetsClient:
             bootstrap_servers=bootstrap_servers, enable_auto_commit=False, request_timeout_ms=30_000
         )
 
-    def topic_partitions(self, options: SourceOptions) -> list[TopicPartition]:
-        if options.assign:
+    def topic_partitions(
+        self, options: SourceOptions, *, require_existing: bool = False
+    ) -> list[TopicPartition]:
+        """The partitions the options name. With ``require_existing`` (a query's first plan),
+        a subscribed or assigned topic or partition that does not exist is
+        UNKNOWN_TOPIC_OR_PARTITION, as Kafka's Admin.describeTopics answers Spark's Kafka
+        source; a pattern that matches nothing is no partitions. Later plans of a stream let
+        deleted topics through to the failOnDataLoss checks."""
+        if options.assign and not require_existing:
             return [TopicPartition(t, p) for t, p in options.assign]
         existing = self._consumer.topics()
+        if require_existing:
+            _require_topics([*options.subscribe, *(t for t, _ in options.assign)], existing)
+        if options.assign:
+            wanted = [TopicPartition(t, p) for t, p in options.assign]
+            missing = [
+                tp
+                for tp in wanted
+                if tp.partition not in self._consumer.partitions_for_topic(tp.topic)
+            ]
+            if missing:
+                names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in missing)
+                raise UnknownTopicOrPartitionError(f"Partition {names} not found.")
+            return wanted
         topics = sorted(t for t in existing if options.topic_matches(t))
         return [
             TopicPartition(topic, p)
@@ -111,6 +134,14 @@ class OffsetsClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _require_topics(wanted: Iterable[str], existing: Iterable[str]) -> None:
+    missing = sorted(set(wanted) - set(existing))
+    if len(missing) == 1:
+        raise UnknownTopicOrPartitionError(f"Topic {missing[0]} not found.")
+    if missing:
+        raise UnknownTopicOrPartitionError(f"Topics {', '.join(missing)} not found.")
 
 
 def resolve_offsets(

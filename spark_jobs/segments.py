@@ -221,7 +221,7 @@ class SegmentsReader(DataSourceReader):
         return [InputPartition(s) for s in segments]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition is None:  # Spark's one empty task when partitions() planned none
-            return
-        segment: SegmentFile = partition.value
-        yield from read_segment(segment, self.include_headers)
+        # None: Spark's one empty task (InputPartition(None)) when partitions() planned none
+        segment: SegmentFile | None = None if partition is None else partition.value
+        if segment is not None:
+            yield from read_segment(segment, self.include_headers)

@@ -1,8 +1,8 @@
 """The ``minikafka`` sink: batch and streaming writers that produce a DataFrame to topics.
 
     df.selectExpr("CAST(k AS BINARY) AS key", "CAST(v AS STRING) AS value")
-      .write.format("minikafka").option("bootstrap.servers", servers)
-      .option("topic", "out").save()
+      .write.format("minikafka").mode("append").option("bootstrap.servers", servers)
+      .option("topic", "out").save()       # Spark refuses Python sources its default mode
 
 Columns as Spark's Kafka sink takes them: ``value`` (string or binary, required), ``key``
 (string or binary, optional), ``topic`` (string; the ``topic`` option wins over it),

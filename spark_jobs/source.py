@@ -43,7 +43,12 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from minikafka.client.metadata import TopicPartition
-from minikafka.spark.options import SourceOptions, get_bool, parse_source_options
+from minikafka.spark.options import (
+    SourceOptions,
+    SourceOptionsError,
+    get_bool,
+    parse_source_options,
+)
 from minikafka.spark.planner import (
     OffsetRange,
     OffsetsClient,
@@ -76,6 +81,15 @@ def _partitions(ranges: Sequence[OffsetRange]) -> list[InputPartition]:
     return [InputPartition(r) for r in ranges]
 
 
+def _planned_range(partition: InputPartition | None) -> OffsetRange | None:
+    """The range a task reads; None for the one empty task Spark runs when ``partitions()``
+    planned none (an empty topic): pyspark 4 hands it ``InputPartition(None)``."""
+    if partition is None:
+        return None
+    value: OffsetRange | None = partition.value
+    return value
+
+
 class MiniKafkaDataSource(DataSource):
     """Format ``minikafka``: ``spark.read``, ``spark.readStream``, ``df.write``,
     ``df.writeStream``."""
@@ -94,6 +108,12 @@ class MiniKafkaDataSource(DataSource):
         return StreamReader(parse_source_options(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        if overwrite:
+            # as Spark's Kafka sink: a topic is appended to, never replaced
+            raise SourceOptionsError(
+                "Save mode Overwrite not allowed for minikafka: records are appended to the "
+                'topic, never replaced. Write with mode("append").'
+            )
         return Writer(sink_settings(self.options, schema))
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
@@ -109,7 +129,7 @@ class BatchReader(DataSourceReader):
     def plan(self) -> list[OffsetRange]:
         options = self.options
         with OffsetsClient(options.bootstrap_servers) as client:
-            tps = client.topic_partitions(options)
+            tps = client.topic_partitions(options, require_existing=True)
             start = resolve_offsets(
                 client, tps, options.starting_offsets or "earliest", options, use_timestamps=True
             )
@@ -132,10 +152,9 @@ class BatchReader(DataSourceReader):
         return _partitions(self.plan())
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition is None:  # Spark's one empty task when partitions() planned none
-            return
-        offset_range: OffsetRange = partition.value
-        yield from read_range(offset_range, _read_settings(self.options))
+        offset_range = _planned_range(partition)
+        if offset_range is not None:
+            yield from read_range(offset_range, _read_settings(self.options))
 
 
 def _to_offset(offsets: Mapping[TopicPartition, int]) -> StreamOffset:
@@ -175,7 +194,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def initialOffset(self) -> StreamOffset:
         options = self.options
-        tps = self.client.topic_partitions(options)
+        tps = self.client.topic_partitions(options, require_existing=True)
         start = resolve_offsets(
             self.client, tps, options.starting_offsets or "latest", options, use_timestamps=True
         )
@@ -237,10 +256,9 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _partitions(split_ranges(offset_ranges(begin, finish), self.options.min_partitions))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition is None:  # Spark's one empty task when partitions() planned none
-            return
-        offset_range: OffsetRange = partition.value
-        yield from read_range(offset_range, _read_settings(self.options))
+        offset_range = _planned_range(partition)
+        if offset_range is not None:
+            yield from read_range(offset_range, _read_settings(self.options))
 
     def commit(self, end: StreamOffset) -> None:
         pass  # nothing to acknowledge: progress lives in Spark's checkpoint, as for Kafka

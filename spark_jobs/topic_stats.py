@@ -7,7 +7,9 @@ Prints, as tables: records and bytes (key + value) per partition with their offs
 records and bytes per minute of record timestamp; key cardinality and the top keys; and the
 producer rate (records/s between the first and last timestamp). The summary line
 ``Total records: N`` is the number of records read. ``--output DIR`` also writes each table as
-Parquet under DIR (per_partition, per_minute, top_keys, summary).
+Parquet under DIR (per_partition, per_minute, top_keys, summary). An empty topic gives zero
+rows; a missing one is one line on stderr (``Error: UNKNOWN_TOPIC_OR_PARTITION (3): Topic T
+not found.``) and exit status 1.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 import minikafka.spark as spark_jobs
-from minikafka.spark._cli import base_parser, format_table
+from minikafka.proto.errors import KafkaError
+from minikafka.spark._cli import base_parser, fail, format_table, require_topics
 
 __all__ = ["TopicStats", "compute", "main"]
 
@@ -89,6 +92,8 @@ def compute(df: DataFrame, top: int = 10) -> TopicStats:
 def report(stats: TopicStats, topic: str) -> str:
     summary = stats.summary_row()
     total = summary["records"]
+    first, last = summary["first_timestamp"], summary["last_timestamp"]
+    span = "" if first is None else f" ({first} .. {last})"
     return "\n\n".join(
         [
             format_table(f"Topic {topic}: per partition", stats.per_partition),
@@ -97,8 +102,7 @@ def report(stats: TopicStats, topic: str) -> str:
             f"Total records: {total}\n"
             f"Total bytes (key + value): {summary['bytes']}\n"
             f"Distinct keys: {summary['distinct_keys']}\n"
-            f"Producer rate: {summary['records_per_sec'] or 0} records/s "
-            f"({summary['first_timestamp']} .. {summary['last_timestamp']})",
+            f"Producer rate: {summary['records_per_sec'] or 0} records/s{span}",
         ]
     )
 
@@ -124,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=10, help="how many top keys (default 10)")
     parser.add_argument("--output", help="also write the tables as Parquet under this dir")
     args = parser.parse_args(argv)
+    try:
+        require_topics(args.bootstrap_server, [args.topic])
+    except KafkaError as exc:
+        return fail(exc)
     spark = spark_jobs.session("topic_stats", args.master)
     try:
         stats = compute(load(spark, args.bootstrap_server, args.topic), args.top)

@@ -2,7 +2,7 @@
 
     python -m minikafka.spark.windowed_counts --bootstrap-server 127.0.0.1:9092 --topic clicks \\
         --output-topic clicks-per-minute --checkpoint /tmp/wc-checkpoint \\
-        [--window "1 minute"] [--watermark "10 minutes"] [--starting-offsets earliest]
+        [--window "1 minute"] [--watermark "10 minutes"] [--starting-offsets earliest|latest]
         [--max-offsets-per-trigger 100000] [--available-now] [--master ...]
 
 Reads ``--topic`` with the minikafka streaming source, counts records per key in tumbling
@@ -12,7 +12,11 @@ value = JSON ``{"window_start": ms, "window_end": ms, "key": "...", "count": n}`
 record for the same window and key supersedes the earlier one (the output topic can be
 compacted). Progress lives in ``--checkpoint``; a restarted job resumes where it stopped.
 ``--available-now`` (Trigger.AvailableNow) processes what is there when it starts, in
-micro-batches of at most ``--max-offsets-per-trigger``, and exits.
+micro-batches of at most ``--max-offsets-per-trigger``, and exits. A new checkpoint starts at
+``--starting-offsets``: by default the earliest offsets with ``--available-now`` (the records
+already in the topic are counted) and the latest otherwise (only records produced from now
+on, Spark's default for a stream). A missing topic (input or output) is one line on stderr
+and exit status 1.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 import minikafka.spark as spark_jobs
-from minikafka.spark._cli import base_parser
+from minikafka.proto.errors import KafkaError
+from minikafka.spark._cli import base_parser, fail, require_topics
 
 __all__ = ["counts", "main", "start"]
 
@@ -58,10 +63,13 @@ def start(
     *,
     window: str = "1 minute",
     watermark: str = "10 minutes",
-    starting_offsets: str = "latest",
+    starting_offsets: str | None = None,
     max_offsets_per_trigger: int | None = None,
     available_now: bool = False,
 ) -> StreamingQuery:
+    if starting_offsets is None:
+        # "process what is there" means the records already in the topic too
+        starting_offsets = "earliest" if available_now else "latest"
     reader = (
         spark.readStream.format(spark_jobs.FORMAT)
         .option("bootstrap.servers", bootstrap)
@@ -96,12 +104,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint", required=True, help="Spark checkpoint directory")
     parser.add_argument("--window", default="1 minute")
     parser.add_argument("--watermark", default="10 minutes")
-    parser.add_argument("--starting-offsets", default="latest", help="earliest | latest | JSON")
+    parser.add_argument(
+        "--starting-offsets",
+        help="earliest | latest | JSON, for a new checkpoint (default: earliest with "
+        "--available-now, latest otherwise)",
+    )
     parser.add_argument("--max-offsets-per-trigger", type=int)
     parser.add_argument(
         "--available-now", action="store_true", help="process what is there, then exit"
     )
     args = parser.parse_args(argv)
+    try:
+        require_topics(args.bootstrap_server, [args.topic, args.output_topic])
+    except KafkaError as exc:
+        return fail(exc)
     spark = spark_jobs.session("windowed_counts", args.master)
     try:
         query = start(

@@ -10,6 +10,7 @@ import pytest
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.spark import topic_stats
 from tests.integration.cluster import Cluster
 from tests.spark.conftest import TopicFactory
 
@@ -125,3 +126,58 @@ def test_sink_records_are_readable_by_the_consumer(
     assert sorted((r.key, r.value, r.partition, list(r.headers)) for r in seen) == sorted(
         (f"k{i}".encode(), f"v{i}".encode(), i % 2, [("n", str(i).encode())]) for i in range(50)
     )
+
+
+def test_an_empty_topic_reads_as_zero_rows(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    # Spark hands read() InputPartition(None) when partitions() planned no task
+    topic = topic_factory(partitions=2)
+    assert read(spark, cluster, subscribe=topic).count() == 0
+    assert read(spark, cluster, subscribePattern=f"{topic}-nothing-matches").count() == 0
+    stats = topic_stats.compute(topic_stats.load(spark, cluster.bootstrap_servers, topic))
+    assert stats.total_records() == 0
+    assert "Total records: 0" in topic_stats.report(stats, topic)
+
+
+def test_a_missing_topic_is_unknown_topic_or_partition(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    # Spark's Kafka source fails as Kafka's Admin.describeTopics does for a missing topic
+    from pyspark.errors import PySparkException
+
+    unknown = r"UNKNOWN_TOPIC_OR_PARTITION \(3\): Topic no-such-topic not found"
+    with pytest.raises(PySparkException, match=unknown):
+        read(spark, cluster, subscribe="no-such-topic").count()
+    topic = topic_factory(partitions=1)
+    with pytest.raises(PySparkException, match=r"UNKNOWN_TOPIC_OR_PARTITION \(3\): Partition"):
+        read(spark, cluster, assign=json.dumps({topic: [0, 3]})).count()
+    stream = (
+        spark.readStream.format("minikafka")
+        .option("bootstrap.servers", cluster.bootstrap_servers)
+        .option("subscribe", "no-such-topic")
+        .load()
+        .writeStream.format("noop")
+        .start()
+    )
+    try:
+        with pytest.raises(PySparkException, match=unknown):
+            stream.processAllAvailable()
+    finally:
+        stream.stop()
+
+
+def test_sink_refuses_overwrite_as_sparks_kafka_sink(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    # a topic cannot be replaced: "overwrite" appending silently would surprise
+    from pyspark.errors import PySparkException
+
+    topic = topic_factory(partitions=1)
+    df = spark.createDataFrame([("k", "v")], "key string, value string")
+    writer = df.write.format("minikafka").option("bootstrap.servers", cluster.bootstrap_servers)
+    with pytest.raises(PySparkException, match="Save mode Overwrite not allowed"):
+        writer.option("topic", topic).mode("overwrite").save()
+    with Consumer(bootstrap_servers=cluster.bootstrap_servers) as consumer:
+        tp = TopicPartition(topic, 0)
+        assert consumer.end_offsets([tp]) == {tp: 0}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -121,6 +124,11 @@ def test_windowed_counts_written_back_to_a_topic(
     finally:
         query.stop()
 
+    assert window_counts(cluster, sink) == dict(expected)
+
+
+def window_counts(cluster: Cluster, sink: str) -> dict[tuple[int, str], int]:
+    """The latest count per (window start, key) that windowed_counts produced to ``sink``."""
     latest: dict[tuple[int, str], int] = {}
     with Consumer(bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest") as c:
         c.assign([TopicPartition(sink, 0)])
@@ -133,4 +141,40 @@ def test_windowed_counts_written_back_to_a_topic(
                     assert out["window_end"] - out["window_start"] == MINUTE_MS
                     assert record.key == out["key"].encode()
                     latest[(out["window_start"], out["key"])] = out["count"]
-    assert latest == dict(expected)
+    return latest
+
+
+def test_windowed_counts_available_now_counts_the_records_already_there(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    # --available-now without --starting-offsets, as the README shows it
+    source, sink = topic_factory(partitions=1), topic_factory(partitions=1)
+    records = [(b"user-1", b"click", 0, BASE_MS + i * 1000) for i in range(5)]
+    produce_timed(cluster, source, records)
+
+    query = windowed_counts.start(
+        spark, cluster.bootstrap_servers, source, sink, str(tmp_path / "ckpt"), available_now=True
+    )
+    try:
+        assert query.awaitTermination(120)
+    finally:
+        query.stop()
+    assert window_counts(cluster, sink) == {(BASE_MS, "user-1"): 5}
+
+
+@pytest.mark.parametrize("job", ["topic_stats", "windowed_counts"])
+def test_a_job_on_a_missing_topic_exits_with_one_line(
+    cluster: Cluster, topic_factory: TopicFactory, tmp_path: Path, job: str
+) -> None:
+    argv = [sys.executable, "-m", f"minikafka.spark.{job}"]
+    argv += ["--bootstrap-server", cluster.bootstrap_servers, "--topic", "no-such-topic"]
+    if job == "windowed_counts":
+        argv += ["--output-topic", topic_factory(), "--checkpoint", str(tmp_path / "ckpt")]
+        argv += ["--available-now"]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env, check=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "Error: UNKNOWN_TOPIC_OR_PARTITION (3): Topic no-such-topic not found."
+    ]
+    assert done.stdout == ""

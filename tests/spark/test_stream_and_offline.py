@@ -133,3 +133,11 @@ def test_offline_reader_returns_the_rows_of_the_live_reader(
     )
     assert len(live) == 200
     assert sorted(map(tuple, offline)) == sorted(map(tuple, live))
+
+
+def test_offline_reader_of_a_dir_without_segments_reads_zero_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    (tmp_path / "orders-0").mkdir()
+    empty = spark.read.format("minikafka-segments").option("path", str(tmp_path)).load()
+    assert empty.count() == 0

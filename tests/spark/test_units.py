@@ -82,7 +82,9 @@ class FakeOffsets:
     def __init__(self, start: dict[TopicPartition, int], end: dict[TopicPartition, int]) -> None:
         self.start, self.end = start, end
 
-    def topic_partitions(self, options: SourceOptions) -> list[TopicPartition]:
+    def topic_partitions(
+        self, options: SourceOptions, *, require_existing: bool = False
+    ) -> list[TopicPartition]:
         return sorted(self.end)
 
     def beginning_offsets(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
