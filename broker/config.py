@@ -31,6 +31,9 @@ Keys, with Kafka's names and defaults::
     replica.fetch.wait.max.ms                  500
     replica.fetch.min.bytes                    1
     replica.fetch.max.bytes                    1048576
+    replica.fetch.response.max.bytes           10485760 (a follower's whole fetch answer)
+    fetch.max.bytes                            57671680 (a consumer's whole fetch answer)
+    socket.request.max.bytes                   104857600
     replica.socket.timeout.ms                  30000
     replica.high.watermark.checkpoint.interval.ms  5000
     request.timeout.ms                         30000
@@ -138,6 +141,8 @@ class BrokerConfig:
     replica_fetch_wait_max_ms: int = 500
     replica_fetch_min_bytes: int = 1
     replica_fetch_max_bytes: int = 1_048_576
+    replica_fetch_response_max_bytes: int = 10_485_760
+    fetch_max_bytes: int = 57_671_680
     replica_socket_timeout_ms: int = 30_000
     replica_high_watermark_checkpoint_interval_ms: int = 5_000
     request_timeout_ms: int = 30_000
@@ -347,6 +352,19 @@ class BrokerConfig:
     @property
     def message_max_bytes(self) -> int:
         return self.log.max_message_bytes
+
+    @property
+    def grpc_max_message_bytes(self) -> int:
+        """The largest gRPC message this broker sends or takes (proto/transport.py): a request
+        up to socket.request.max.bytes, a fetch answer up to fetch.max.bytes or
+        replica.fetch.response.max.bytes, or one batch of message.max.bytes (a fetch answer
+        always holds the first batch, however large)."""
+        return max(
+            self.socket_request_max_bytes,
+            self.fetch_max_bytes,
+            self.replica_fetch_response_max_bytes,
+            self.message_max_bytes,
+        )
 
     # --- building ---------------------------------------------------------------------------
 
@@ -559,6 +577,13 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec("replica.fetch.wait.max.ms", "replica_fetch_wait_max_ms", _INT, minimum=0),
     _Spec("replica.fetch.min.bytes", "replica_fetch_min_bytes", _INT, minimum=0),
     _Spec("replica.fetch.max.bytes", "replica_fetch_max_bytes", _INT, minimum=0),
+    _Spec(
+        "replica.fetch.response.max.bytes",
+        "replica_fetch_response_max_bytes",
+        _INT,
+        minimum=0,
+    ),
+    _Spec("fetch.max.bytes", "fetch_max_bytes", _INT, minimum=0),
     _Spec("replica.socket.timeout.ms", "replica_socket_timeout_ms", _INT, minimum=0),
     _Spec(
         "replica.high.watermark.checkpoint.interval.ms",

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import grpc
 
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 from minikafka.proto.errors import InvalidConfigError
 
 __all__ = [
@@ -56,10 +57,10 @@ RETRIABLE_STATUS = frozenset(
     {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
 )
 
+# Above what any answer the client asks for may hold: a consumer's fetch.max.bytes (50 MiB by
+# default) or a batch of the broker's message.max.bytes (proto/transport.py adds the envelope).
 _MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 _CHANNEL_OPTIONS = (
-    ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
     # A restarted broker is tried again soon, not after gRPC's default back-off of up to 120 s.
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
@@ -190,7 +191,7 @@ class ChannelPool:
             raise RuntimeError("the client is closed")
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
+            channel = transport.channel(address, _MAX_MESSAGE_BYTES, _CHANNEL_OPTIONS)
             self._channels[address] = channel
         return channel
 

@@ -34,6 +34,7 @@ import structlog
 from minikafka.controller.zk_data import BrokerRegistration, EndPoint
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 from minikafka.proto.errors import ErrorCode
 
 __all__ = [
@@ -99,7 +100,12 @@ class _RequestSender:
     """The thread, queue and gRPC channel of one broker."""
 
     def __init__(
-        self, broker_id: int, endpoint: EndPoint, timeout_s: float, backoff_s: float
+        self,
+        broker_id: int,
+        endpoint: EndPoint,
+        timeout_s: float,
+        backoff_s: float,
+        max_message_bytes: int,
     ) -> None:
         self.broker_id = broker_id
         self.endpoint = endpoint
@@ -108,7 +114,7 @@ class _RequestSender:
         self._queue: queue.Queue[tuple[Any, ResponseCallback | None] | None] = queue.Queue()
         self._stopped = threading.Event()
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
-        self._channel = grpc.insecure_channel(f"{host}:{endpoint.port}")
+        self._channel = transport.channel(f"{host}:{endpoint.port}", max_message_bytes)
         stub = pb_grpc.ControlStub(self._channel)
         self._methods: dict[type, Callable[..., Any]] = {
             pb.LeaderAndIsrRequest: stub.LeaderAndIsr,
@@ -180,9 +186,16 @@ class _RequestSender:
 class GrpcBrokerChannels:
     """BrokerChannels over gRPC's synchronous Control stub; see the module docstring."""
 
-    def __init__(self, *, request_timeout_ms: int = 30_000, retry_backoff_ms: int = 100) -> None:
+    def __init__(
+        self,
+        *,
+        request_timeout_ms: int = 30_000,
+        retry_backoff_ms: int = 100,
+        max_message_bytes: int = 104_857_600,
+    ) -> None:
         self._timeout_s = request_timeout_ms / 1000
         self._backoff_s = retry_backoff_ms / 1000
+        self._max_message_bytes = max_message_bytes
         self._lock = threading.Lock()
         self._senders: dict[int, _RequestSender] = {}
 
@@ -194,7 +207,7 @@ class GrpcBrokerChannels:
             if old is not None:
                 old.stop()
             self._senders[broker_id] = _RequestSender(
-                broker_id, endpoint, self._timeout_s, self._backoff_s
+                broker_id, endpoint, self._timeout_s, self._backoff_s, self._max_message_bytes
             )
 
     def remove_broker(self, broker_id: int) -> None:

@@ -43,6 +43,9 @@ class ControllerConfig:
     request_timeout_ms: int = 30_000
     inter_broker_listener_name: str = "PLAINTEXT"
     retry_backoff_ms: int = 100
+    # The brokers take requests up to this size; LeaderAndIsr and UpdateMetadata grow with the
+    # partitions they carry.
+    socket_request_max_bytes: int = 104_857_600
 
     def __post_init__(self) -> None:
         if self.leader_imbalance_check_interval_seconds <= 0:

@@ -158,6 +158,7 @@ class KafkaController:
         self._channels: BrokerChannels = channels or GrpcBrokerChannels(
             request_timeout_ms=self.config.request_timeout_ms,
             retry_backoff_ms=self.config.retry_backoff_ms,
+            max_message_bytes=self.config.socket_request_max_bytes,
         )
         self._queue: queue.Queue[_Event] = queue.Queue()
         self._thread: threading.Thread | None = None

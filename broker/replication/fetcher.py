@@ -42,6 +42,7 @@ from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import UnexpectedAppendOffsetError
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
@@ -113,10 +114,10 @@ class GrpcLeaderEndpoint:
     on first use and again after it fails: a stream costs both brokers much less per fetch than
     a call per fetch, and a follower has one fetch at a time anyway."""
 
-    def __init__(self, host: str, port: int, *, timeout_s: float) -> None:
+    def __init__(self, host: str, port: int, *, timeout_s: float, max_message_bytes: int) -> None:
         self.address = f"{host}:{port}"
         self._timeout_s = timeout_s
-        self._channel = grpc.aio.insecure_channel(self.address)
+        self._channel = transport.aio_channel(self.address, max_message_bytes)
         self._stub = pb_grpc.DataStub(self._channel)
         self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
         self._one_fetch = asyncio.Lock()
@@ -511,6 +512,7 @@ class ReplicaFetcher(AbstractFetcher):
         max_wait_ms: int,
         min_bytes: int,
         partition_max_bytes: int,
+        response_max_bytes: int,
         backoff_s: float,
         use_epochs: bool = True,
         on_high_watermark: Callable[[TopicPartition], None] | None = None,
@@ -527,6 +529,7 @@ class ReplicaFetcher(AbstractFetcher):
         self._max_wait_ms = max_wait_ms
         self._min_bytes = min_bytes
         self._partition_max_bytes = partition_max_bytes
+        self._response_max_bytes = response_max_bytes
         self._use_epochs = use_epochs
         self._on_high_watermark = on_high_watermark
 
@@ -548,7 +551,10 @@ class ReplicaFetcher(AbstractFetcher):
             replica_epoch=self._broker_epoch(),
             max_wait_ms=self._max_wait_ms,
             min_bytes=self._min_bytes,
-            max_bytes=max(self._partition_max_bytes * len(states), 10 * 1024 * 1024),
+            # replica.fetch.response.max.bytes, as Kafka: the answer's size does not grow with
+            # the partitions this follower replicates (the leader still sends the first batch
+            # even when it is larger, so a follower never stalls).
+            max_bytes=self._response_max_bytes,
         )
         by_topic: dict[str, pb.FetchRequest.FetchTopic] = {}
         for tp, state in states.items():

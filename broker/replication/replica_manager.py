@@ -481,12 +481,18 @@ class ReplicaManager:
         return ReplicaFetcher(
             self.broker_id,
             leader,
-            GrpcLeaderEndpoint(host, port, timeout_s=config.replica_socket_timeout_ms / 1000),
+            GrpcLeaderEndpoint(
+                host,
+                port,
+                timeout_s=config.replica_socket_timeout_ms / 1000,
+                max_message_bytes=config.grpc_max_message_bytes,
+            ),
             get_partition=self._partitions.get,
             broker_epoch=self._broker_epoch,
             max_wait_ms=config.replica_fetch_wait_max_ms,
             min_bytes=config.replica_fetch_min_bytes,
             partition_max_bytes=config.replica_fetch_max_bytes,
+            response_max_bytes=config.replica_fetch_response_max_bytes,
             backoff_s=self._fetch_backoff_s,
             use_epochs=not self.truncate_to_high_watermark,
             on_high_watermark=lambda tp: self.purgatory.notify(high_watermark_key(tp)),
@@ -721,7 +727,14 @@ class ReplicaManager:
         self, requested: Sequence[FetchPartition], replica_id: int, max_bytes: int
     ) -> _FetchRead:
         from_follower = replica_id >= 0
-        remaining = max_bytes if max_bytes > 0 else _DEFAULT_FETCH_MAX_BYTES
+        # As Kafka: the answer is capped by replica.fetch.response.max.bytes for a follower and
+        # fetch.max.bytes for a consumer, whatever the request asks (the first batch excepted).
+        cap = (
+            self.config.replica_fetch_response_max_bytes
+            if from_follower
+            else self.config.fetch_max_bytes
+        )
+        remaining = min(max_bytes if max_bytes > 0 else _DEFAULT_FETCH_MAX_BYTES, cap)
         min_one_message = True
         total = 0
         errors = False

@@ -74,20 +74,21 @@ from minikafka.controller.zk_data import BrokerRegistration, TopicPartition
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 from minikafka.proto.errors import ErrorCode, error_for_code
 
 __all__ = ["BrokerServer", "BrokerStartupError", "run_broker"]
 
 _log = structlog.get_logger("broker.server")
 
-_MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 _SERVER_OPTIONS = (
-    ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
     ("grpc.so_reuseport", 0),  # a second broker on the same port must fail, not share it
 )
 _STOP_GRACE_S = 1.0
 _REREGISTER_BACKOFF_S = 0.5
+# ZooKeeper expires sessions once per tick (tickTime: 2 s by default), so a dead session's
+# ephemeral znodes may outlive its timeout by up to that much.
+_SESSION_EXPIRY_SLACK_MS = 2000
 
 
 class BrokerStartupError(Exception):
@@ -272,7 +273,7 @@ class BrokerServer:
         assert self._replica_manager is not None and self._metadata_cache is not None
         assert self._controller is not None and self._zk is not None
         assert self._metadata_api is not None
-        server = grpc.aio.server(options=_SERVER_OPTIONS)
+        server = transport.aio_server(self.config.grpc_max_message_bytes, _SERVER_OPTIONS)
         pb_grpc.add_DataServicer_to_server(DataService(self._replica_manager), server)
         pb_grpc.add_MetadataServicer_to_server(
             MetadataService(self._metadata_api, listener=listener),
@@ -470,7 +471,9 @@ class BrokerServer:
             request = pb.ControlledShutdownRequest(
                 broker_id=self.broker_id, broker_epoch=self._broker_epoch
             )
-            async with grpc.aio.insecure_channel(f"{endpoint.host}:{endpoint.port}") as channel:
+            async with transport.aio_channel(
+                f"{endpoint.host}:{endpoint.port}", self.config.grpc_max_message_bytes
+            ) as channel:
                 response = await pb_grpc.ControlStub(channel).ControlledShutdown(
                     request, timeout=timeout_s
                 )

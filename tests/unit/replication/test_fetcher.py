@@ -123,6 +123,7 @@ def _fetcher(partition: Partition, endpoint: LocalLeader) -> ReplicaFetcher:
         max_wait_ms=0,
         min_bytes=1,
         partition_max_bytes=1 << 20,
+        response_max_bytes=10 << 20,
         backoff_s=0.02,
     )
 

@@ -257,3 +257,32 @@ def test_isr_write_losing_a_race_adopts_the_znode_then_retries(tmp_path: Path) -
             await cluster.stop()
 
     run(scenario)
+
+
+def test_fetch_answers_are_capped_by_the_broker_as_kafka_caps_them(tmp_path: Path) -> None:
+    # fetch.max.bytes caps a consumer's answer, replica.fetch.response.max.bytes a follower's,
+    # whatever max_bytes the request asks for; the first batch is sent even when larger.
+    async def scenario() -> None:
+        cluster = Cluster(
+            tmp_path,
+            broker_ids=(1, 2),
+            fetch_max_bytes=3000,
+            replica_fetch_response_max_bytes=5000,
+        )
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1, 2])
+            for _ in range(4):
+                assert (await produce(cluster[1], b"x" * 2000, acks=1)).error_code == 0
+            manager = cluster[1].replica_manager
+            follower = await manager.fetch_messages(fetch_request(0, replica_id=2, max_bytes=10**8))
+            assert len(values_of(follower[0].records)) == 2  # 2 x ~2 KB within 5000
+            await manager.fetch_messages(fetch_request(4, replica_id=2))  # HW to 4
+            consumer = await consume(cluster[1], 0, max_bytes=10**8)
+            assert len(values_of(consumer.records)) == 1  # one ~2 KB batch within 3000
+            tiny = await consume(cluster[1], 0, max_bytes=10)
+            assert len(values_of(tiny.records)) == 1  # the first batch, however large
+        finally:
+            await cluster.stop()
+
+    run(scenario)

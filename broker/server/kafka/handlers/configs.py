@@ -72,6 +72,7 @@ CONFIG_TYPES: Mapping[str, int] = {
     "controlled.shutdown.retry.backoff.ms": _LONG,
     "default.replication.factor": _INT,
     "delete.topic.enable": _BOOLEAN,
+    "fetch.max.bytes": _INT,
     "group.initial.rebalance.delay.ms": _INT,
     "inter.broker.listener.name": _STRING,
     "kafka.advertised.listeners": _STRING,  # this project's; typed as Kafka types listeners
@@ -99,6 +100,7 @@ CONFIG_TYPES: Mapping[str, int] = {
     "producer.id.expiration.check.interval.ms": _INT,
     "producer.id.expiration.ms": _INT,
     "replica.fetch.max.bytes": _INT,
+    "replica.fetch.response.max.bytes": _INT,
     "replica.fetch.min.bytes": _INT,
     "replica.fetch.wait.max.ms": _INT,
     "replica.high.watermark.checkpoint.interval.ms": _LONG,
