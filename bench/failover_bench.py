@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import logging
 import shutil
 import statistics
 import subprocess
@@ -37,8 +36,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
-
-import structlog
 
 from minikafka.client.admin import AdminClient, NewTopic, raise_first
 from minikafka.client.producer.producer import Producer
@@ -183,8 +180,6 @@ def main() -> None:
         "--port-base", type=int, default=DEFAULT_PORT_BASE, help="first EXTERNAL host port"
     )
     args = parser.parse_args()
-    # The client's per-retry debug events would bury the figures.
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
 
     with contextlib.ExitStack() as stack:
         if args.port_base == DEFAULT_PORT_BASE:

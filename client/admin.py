@@ -12,6 +12,8 @@ CreateTopics, DeleteTopics, CreatePartitions and ElectLeaders go to the broker w
 controller_id in that metadata; NOT_CONTROLLER, an unknown controller or an unreachable broker
 refresh the metadata and retry, with a short back-off, until the call's timeout (by default
 ``request_timeout_ms``), after which RequestTimedOutError is raised naming the last problem.
+Before any broker has answered, bootstrap servers that all refuse connections fail the call at
+once with BrokersUnreachableError (client/_bootstrap.py).
 
 Errors: a whole request that fails raises the proto.errors exception for its Kafka code; per-item
 outcomes are returned as ``{item: None | KafkaError}`` (None = success), as the futures of Kafka's
@@ -33,6 +35,7 @@ from typing import NamedTuple, TypeVar
 
 import grpc
 
+from minikafka.client._bootstrap import raise_if_unreachable
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool, parse_bootstrap_servers
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -503,7 +506,9 @@ class AdminClient:
         deadline = time.monotonic() + timeout_ms / 1000
         last_problem = "no broker answered"
         while True:
-            for address in self._addresses():
+            addresses = self._addresses()
+            unavailable: list[str] = []
+            for address in addresses:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -512,7 +517,11 @@ class AdminClient:
                 except grpc.RpcError as exc:
                     if exc.code() not in RETRIABLE_STATUS:
                         raise _rpc_error(exc) from None
+                    if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                        unavailable.append(address)
                     last_problem = f"{address}: {exc.code().name}: {exc.details()}"
+            if self._cached is None:  # never reached a broker: fail at once if none can be
+                raise_if_unreachable(addresses, unavailable)
             if time.monotonic() + self._retry_backoff_s >= deadline:
                 raise RequestTimedOutError(
                     f"call {what} timed out after {timeout_ms} ms ({last_problem})"

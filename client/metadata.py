@@ -6,14 +6,15 @@
     metadata.request_update()                         # after NOT_LEADER_OR_FOLLOWER & co.
 
 Clients never talk to ZooKeeper: they bootstrap from the Metadata RPC of any broker they know,
-the bootstrap list first, then every live broker learnt from earlier answers.
+the bootstrap list first, then every live broker learnt from earlier answers. Before any broker
+has answered, bootstrap servers that all refuse connections fail at once with
+BrokersUnreachableError (client/_bootstrap.py) instead of being retried until a timeout.
 
 Thread-safe: one lock guards the snapshot; a refresh swaps in a new immutable snapshot.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Iterable
@@ -22,6 +23,7 @@ from typing import NamedTuple
 
 import grpc
 
+from minikafka.client._bootstrap import raise_if_unreachable
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -158,8 +160,11 @@ class ClusterMetadata:
             partitions = self._snapshot.topics.get(topic)
             if partitions and not self._need_update:
                 return partitions
-            with contextlib.suppress(KafkaError):
+            try:
                 self.update()
+            except KafkaError as exc:  # retried until the timeout, unless there is no point
+                if not exc.retriable:
+                    raise
             partitions = self._snapshot.topics.get(topic)
             if partitions:
                 return partitions
@@ -196,6 +201,7 @@ class ClusterMetadata:
         if candidates is None:
             candidates = [n.address for n in self._snapshot.brokers.values()]
         last_error: Exception | None = None
+        unavailable: list[str] = []
         for address in dict.fromkeys(candidates + self._bootstrap):
             stub = pb_grpc.MetadataStub(self._pool.get(address))
             try:
@@ -203,9 +209,13 @@ class ClusterMetadata:
             except grpc.RpcError as exc:
                 if exc.code() in RETRIABLE_STATUS:
                     last_error = exc
+                    if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                        unavailable.append(address)
                     continue
                 raise
             return response
+        if not candidates:  # never reached a broker: fail at once if none can be
+            raise_if_unreachable(self._bootstrap, unavailable)
         raise error_for_code(
             ErrorCode.NETWORK_EXCEPTION, f"no broker answered a Metadata request: {last_error}"
         )

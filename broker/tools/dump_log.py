@@ -60,8 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     status = 0
     for path in (p for p in args.files.split(",") if p):
-        print(f"Dumping {path}")
         try:
+            # A file that cannot be read is the error alone: nothing is printed for it first.
+            with open(path, "rb"):
+                pass
+            print(f"Dumping {path}")
             if path.endswith(".log"):
                 dump_log(
                     path,

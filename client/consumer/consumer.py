@@ -4,7 +4,7 @@
     consumer = Consumer("orders", bootstrap_servers="127.0.0.1:9092",
                         auto_offset_reset="earliest")
     for record in consumer:              # ConsumerRecord(topic, partition, offset, ...)
-        ...
+        ...                              # consumer.commit() here stores offset + 1
     batch = consumer.poll(timeout_ms=1000)   # {TopicPartition: [ConsumerRecord, ...]}
 
     group = Consumer("orders", bootstrap_servers=..., group_id="billing",
@@ -19,7 +19,9 @@ means every partition of the topics. With one, the group's assignor decides whic
 this member gets; each rebalance revokes them all first (committing when auto commit is on,
 then ``listener.on_partitions_revoked``), and new ones start from the group's committed
 offsets, else from ``auto_offset_reset``. Auto commit (``enable_auto_commit``) commits the
-positions every ``auto_commit_interval_ms`` from ``poll``, and on revoke and close. ``assign``
+positions every ``auto_commit_interval_ms`` from ``poll``, and on revoke and close. A position
+is the offset after the last record given to the application: the end of what ``poll``
+returned, or, while iterating, the record just handed out (``__iter__``). ``assign``
 with a ``group_id`` also starts from committed offsets, and commits outside the group
 (generation -1), as Kafka allows while the group has no members. Every
 ``metadata_max_age_ms`` a pattern subscription is matched again and the group's leader compares
@@ -38,9 +40,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-import structlog
-
 from minikafka.client._channel import ChannelPool, parse_bootstrap_servers
+from minikafka.client._log import event_logger
 from minikafka.client.consumer.coordinator import (
     ConsumerCoordinator,
     ConsumerRebalanceListener,
@@ -63,7 +64,7 @@ __all__ = ["Consumer", "ConsumerRebalanceListener", "OffsetAndMetadata"]
 Deserializer = Callable[[bytes | None], Any]
 CommitCallback = Callable[[dict[TopicPartition, OffsetAndMetadata], Exception | None], None]
 
-_log = structlog.get_logger(__name__)
+_log = event_logger(__name__)
 
 
 class Consumer:
@@ -138,6 +139,9 @@ class Consumer:
         self._auto_commit_future: Future[None] | None = None
         self._listener: ConsumerRebalanceListener | None = None
         self._need_committed: set[TopicPartition] = set()  # positions still to initialize
+        # While ``for record in consumer`` is handing out a polled batch: per partition, the
+        # offset after the last record handed out (see __iter__).
+        self._handed_out: dict[TopicPartition, int] = {}
         self._commit_executor: ThreadPoolExecutor | None = None
         self._coordinator: ConsumerCoordinator | None = None
         if group_id is not None:
@@ -193,6 +197,7 @@ class Consumer:
         self._subscription = set()
         self._pattern = None
         self._manual = False
+        self._handed_out.clear()
         self._fetcher.assign([])
 
     def assign(self, partitions: Iterable[TopicPartition]) -> None:
@@ -203,6 +208,7 @@ class Consumer:
         self._manual = True
         wanted = [TopicPartition(*tp) for tp in partitions]
         before = self._fetcher.assignment()
+        self._forget_handed_out(set(before) - set(wanted))
         self._fetcher.assign(wanted)
         if self.group_id is not None:
             self._need_committed = {tp for tp in wanted if tp not in before} | (
@@ -245,17 +251,27 @@ class Consumer:
     def seek(self, partition: TopicPartition, offset: int) -> None:
         if offset < 0:
             raise InvalidConfigError(f"seek offset must be >= 0, not {offset}")
-        self._fetcher.seek(TopicPartition(*partition), offset)
+        tp = TopicPartition(*partition)
+        self._fetcher.seek(tp, offset)
+        self._forget_handed_out([tp])
 
     def seek_to_beginning(self, *partitions: TopicPartition) -> None:
-        self._fetcher.reset_to(partitions or self.assignment(), EARLIEST)
+        chosen = [TopicPartition(*tp) for tp in partitions] or list(self.assignment())
+        self._fetcher.reset_to(chosen, EARLIEST)
+        self._forget_handed_out(chosen)
 
     def seek_to_end(self, *partitions: TopicPartition) -> None:
-        self._fetcher.reset_to(partitions or self.assignment(), LATEST)
+        chosen = [TopicPartition(*tp) for tp in partitions] or list(self.assignment())
+        self._fetcher.reset_to(chosen, LATEST)
+        self._forget_handed_out(chosen)
 
     def position(self, partition: TopicPartition) -> int:
+        """The offset of the next record this consumer will give the application."""
+        tp = TopicPartition(*partition)
+        if tp in self._handed_out:
+            return self._handed_out[tp]
         self._init_committed_positions()
-        return self._fetcher.position(TopicPartition(*partition))
+        return self._fetcher.position(tp)
 
     def beginning_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         answers = self._fetcher.list_offsets({TopicPartition(*tp): EARLIEST for tp in partitions})
@@ -331,7 +347,11 @@ class Consumer:
         return self._coordinator
 
     def _current_offsets(self) -> dict[TopicPartition, OffsetAndMetadata]:
-        return {tp: OffsetAndMetadata(offset) for tp, offset in self._fetcher.positions().items()}
+        """What a commit stores: every assigned partition's position after the last record
+        given to the application (by poll, or one by one by the iterator)."""
+        positions = self._fetcher.positions()
+        positions.update((tp, o) for tp, o in self._handed_out.items() if tp in positions)
+        return {tp: OffsetAndMetadata(offset) for tp, offset in positions.items()}
 
     def commit(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata | int] | None = None
@@ -430,6 +450,7 @@ class Consumer:
                 )
         if self._listener is not None:
             self._listener.on_partitions_revoked(owned)
+        self._handed_out.clear()
         self._fetcher.assign([])
         self._need_committed = set()
 
@@ -447,6 +468,13 @@ class Consumer:
                 future.result(timeout=self._request_timeout_s)
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
+        """Records one at a time, as kafka-python's iterator: each poll's records are handed
+        out one by one, and the position (what ``commit`` and auto commit store) moves past a
+        record when the record is handed out, not when the batch was polled. So a commit in
+        the middle of a batch covers exactly the records the application has been given, and
+        a crash after it loses none. Stopped early (``break``), the consumer goes back to the
+        first record not handed out, for the next poll. Ends after ``consumer_timeout_ms``
+        without records, or when the consumer is closed."""
         idle_since = time.monotonic()
         while not self._closed:
             batch = self.poll(timeout_ms=200)
@@ -455,8 +483,27 @@ class Consumer:
                     return
                 continue
             idle_since = time.monotonic()
-            for records in batch.values():
-                yield from records
+            self._handed_out = {tp: records[0].offset for tp, records in batch.items()}
+            try:
+                for tp, records in batch.items():
+                    for record in records:
+                        if tp not in self._handed_out:
+                            break  # sought, or no longer assigned: drop the rest
+                        self._handed_out[tp] = record.offset + 1
+                        yield record
+                    self._handed_out.pop(tp, None)
+            finally:
+                if not self._closed:
+                    assigned = self._fetcher.assignment()
+                    for tp, offset in self._handed_out.items():
+                        if tp in assigned:
+                            self._fetcher.seek(tp, offset)
+                self._handed_out = {}
+
+    def _forget_handed_out(self, partitions: Iterable[TopicPartition]) -> None:
+        """The iterator hands out no more of these partitions' polled records."""
+        for tp in partitions:
+            self._handed_out.pop(tp, None)
 
     def _deserialize(
         self, records: dict[TopicPartition, list[ConsumerRecord]]

@@ -7,7 +7,8 @@
     coordinator.close()                   # leave the group, stop the heartbeat thread
 
 * FindCoordinator to any broker; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE or a broker that
-  does not answer make it look again.
+  does not answer make it look again (but bootstrap servers that all refuse connections, before
+  any broker has answered, raise BrokersUnreachableError: client/_bootstrap.py).
 * Joining: JoinGroup (an empty member id first; MEMBER_ID_REQUIRED gives one to join with),
   then SyncGroup. The leader decodes every member's Subscription, runs the assignor the group
   chose (``partition_assignment_strategy`` names them in order of preference) and sends the
@@ -31,9 +32,10 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 import grpc
-import structlog
 
+from minikafka.client._bootstrap import raise_if_unreachable
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.client._log import event_logger
 from minikafka.client.consumer.assignors import (
     ASSIGNORS,
     Assignment,
@@ -53,7 +55,7 @@ __all__ = [
     "OffsetAndMetadata",
 ]
 
-_log = structlog.get_logger(__name__)
+_log = event_logger(__name__)
 
 PROTOCOL_TYPE = "consumer"
 _COORDINATOR_ERRORS = frozenset(
@@ -174,16 +176,18 @@ class ConsumerCoordinator:
 
     def _find_coordinator(self) -> Node | None:
         """One FindCoordinator round over the known brokers; None when no answer was usable."""
-        candidates = [n.address for n in self._metadata.brokers().values()]
-        candidates += self._metadata.bootstrap
+        known = [n.address for n in self._metadata.brokers().values()]
         request = pb.FindCoordinatorRequest(key=self.group_id, key_type=0)
-        for address in dict.fromkeys(candidates):
+        unavailable: list[str] = []
+        for address in dict.fromkeys(known + self._metadata.bootstrap):
             try:
                 response = pb_grpc.GroupStub(self._pool.get(address)).FindCoordinator(
                     request, timeout=self._timeout_s()
                 )
             except grpc.RpcError as exc:
                 if exc.code() in RETRIABLE_STATUS:
+                    if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                        unavailable.append(address)
                     continue
                 raise
             if response.error_code == ErrorCode.NONE:
@@ -196,6 +200,8 @@ class ConsumerCoordinator:
             if not error.retriable:
                 raise error
             return None
+        if not known:  # never reached a broker: fail at once if none can be
+            raise_if_unreachable(self._metadata.bootstrap, unavailable)
         return None
 
     def ensure_coordinator(self, deadline: float) -> Node:

@@ -40,6 +40,9 @@ class ProducerBatch:
     result: ProduceRequestResult = field(default_factory=ProduceRequestResult)
     attempts: int = 0
     retry_at: float = 0.0
+    # The error of the last failed attempt: what the batch fails with if delivery.timeout.ms
+    # passes while it waits to be retried (NOT_ENOUGH_REPLICAS rather than "timed out").
+    last_error: KafkaError | None = None
     closed: bool = False
     data: bytes = b""
     reserved: int = 0  # bytes of buffer.memory held

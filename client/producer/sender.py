@@ -10,8 +10,10 @@ through a queue; only this thread handles them.
 Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...) or a lost
 connection puts the batches back at the head of their partition, to be sent after
 ``retry.backoff.ms``. Errors that mean stale metadata also trigger a metadata refresh, so the
-retry goes to the new leader. A batch fails once ``retries`` or ``delivery.timeout.ms`` runs out;
-an idempotent producer then bumps its epoch (``_reset_sequences_after``).
+retry goes to the new leader. A batch fails once ``retries`` or ``delivery.timeout.ms`` runs out,
+with the error of its last attempt (NOT_ENOUGH_REPLICAS, say: what the user must fix), and
+REQUEST_TIMED_OUT only if it was never answered; an idempotent producer then bumps its epoch
+(``_reset_sequences_after``).
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 import grpc
-import structlog
 
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.client._log import event_logger
 from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
 from minikafka.client.producer.accumulator import ProducerBatch, RecordAccumulator
 from minikafka.proto import minikafka_pb2 as pb
@@ -37,7 +39,7 @@ from minikafka.proto.records import MAX_PRODUCER_EPOCH
 
 __all__ = ["Sender", "SenderConfig"]
 
-log = structlog.get_logger("minikafka.producer")
+_log = event_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ class Sender(threading.Thread):
             try:
                 wait = self._run_once()
             except Exception:  # the thread must survive anything and keep settling futures
-                log.exception("producer.sender_error")
+                _log.exception("producer.sender_error")
                 wait = self._config.retry_backoff_ms / 1000
             accumulator.wakeup.wait(wait)
             accumulator.wakeup.clear()
@@ -112,19 +114,13 @@ class Sender(threading.Thread):
         self._handle_completions()
         expired = self._accumulator.expire(now)
         for batch in expired:
-            batch.fail(
-                error_for_code(
-                    ErrorCode.REQUEST_TIMED_OUT,
-                    f"expiring {batch.record_count} record(s) for {batch.tp}: "
-                    "delivery.timeout.ms has passed since the batch was created",
-                )
-            )
+            batch.fail(_expiry_error(batch, batch.last_error, sent=batch.attempts))
         self._reset_sequences_after(expired)
         if self._metadata.needs_update():
             try:
                 self._metadata.update()
             except KafkaError as exc:
-                log.debug("producer.metadata_failed", error=str(exc))
+                _log.debug("producer.metadata_failed", error=str(exc))
         if self._config.idempotent and self._producer_id < 0 and not self._init_producer_id():
             return self._config.retry_backoff_ms / 1000
         ready, wait = self._accumulator.ready_partitions(now)
@@ -169,7 +165,7 @@ class Sender(threading.Thread):
                     timeout=self._config.request_timeout_ms / 1000,
                 )
             except grpc.RpcError as exc:
-                log.debug("producer.init_producer_id_failed", broker=address, error=str(exc))
+                _log.debug("producer.init_producer_id_failed", broker=address, error=str(exc))
                 continue
             if response.error_code != ErrorCode.NONE:
                 error = error_for_code(response.error_code, response.error_message)
@@ -179,7 +175,7 @@ class Sender(threading.Thread):
                 continue
             self._producer_id = response.producer_id
             self._producer_epoch = response.producer_epoch
-            log.info(
+            _log.info(
                 "producer.idempotent",
                 producer_id=self._producer_id,
                 producer_epoch=self._producer_epoch,
@@ -300,25 +296,26 @@ class Sender(threading.Thread):
 
     def _retry_or_fail(self, batches: list[ProducerBatch], error: KafkaError) -> None:
         now = time.monotonic()
-        retry = [
-            b
-            for b in batches
-            if error.retriable
-            and b.attempts < self._config.retries
-            and not self._accumulator.expired_in_flight(b, now)
-            and not self._force_close
-        ]
-        failed = [b for b in batches if b not in retry]
+        retry: list[ProducerBatch] = []
+        failed: dict[ProducerBatch, KafkaError] = {}
+        for batch in batches:
+            if not error.retriable or batch.attempts >= self._config.retries or self._force_close:
+                failed[batch] = error
+            elif self._accumulator.expired_in_flight(batch, now):
+                failed[batch] = _expiry_error(batch, error, sent=batch.attempts + 1)
+            else:
+                batch.last_error = error
+                retry.append(batch)
         if retry:
-            log.debug(
+            _log.debug(
                 "producer.retry",
                 partitions=sorted({str(b.tp) for b in retry}),
                 error=error.code.name,
             )
             self._accumulator.requeue(retry, now + self._config.retry_backoff_ms / 1000)
         if failed:
-            self._settle(failed, lambda b: b.fail(error))
-            self._reset_sequences_after(failed)
+            self._settle(list(failed), lambda b: b.fail(failed[b]))
+            self._reset_sequences_after(list(failed))
 
     def _reset_sequences_after(self, failed: list[ProducerBatch]) -> None:
         """A batch with a sequence number failed for good. Its partition's next batch would be
@@ -339,7 +336,7 @@ class Sender(threading.Thread):
         else:
             self._producer_id = self._producer_epoch = -1  # InitProducerId before the next drain
         self._next_sequence.clear()
-        log.info(
+        _log.info(
             "producer.epoch_bumped",
             producer_id=self._producer_id,
             producer_epoch=self._producer_epoch,
@@ -352,3 +349,21 @@ class Sender(threading.Thread):
         self._accumulator.done(batches)
         for batch in batches:
             action(batch)
+
+
+def _expiry_error(batch: ProducerBatch, last: KafkaError | None, *, sent: int) -> KafkaError:
+    """What a batch fails with once delivery.timeout.ms has passed: the error of its last
+    attempt (NOT_ENOUGH_REPLICAS, NOT_LEADER_OR_FOLLOWER, a lost connection, ...), which is
+    what kept it from being written, as Kafka's producer reports it; REQUEST_TIMED_OUT when it
+    was never sent (no leader known, or nothing answered)."""
+    expiring = f"expiring {batch.record_count} record(s) for {batch.tp}"
+    if last is None:
+        return error_for_code(
+            ErrorCode.REQUEST_TIMED_OUT,
+            f"{expiring}: delivery.timeout.ms has passed since the batch was created",
+        )
+    return error_for_code(
+        last.code,
+        f"{last.message} ({expiring} after {sent} attempt(s): delivery.timeout.ms has passed "
+        "since the batch was created)",
+    )

@@ -141,9 +141,11 @@ def test_time_index_entries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert err == ""
 
 
-def test_unreadable_file_fails_with_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("suffix", [".log", ".index", ".timeindex"])
+def test_a_missing_file_is_the_error_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
 ) -> None:
-    code, _, err = _dump(capsys, "--files", str(tmp_path / f"{SEGMENT}.log"))
-    assert code == 1
-    assert err.strip().startswith("minikafka dump-log: cannot read")
+    path = tmp_path / f"{SEGMENT}{suffix}"
+    code, out, err = _dump(capsys, "--files", str(path))
+    assert (code, out) == (1, "")
+    assert err == f"minikafka dump-log: cannot read {path}: No such file or directory\n"

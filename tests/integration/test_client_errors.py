@@ -1,0 +1,105 @@
+"""What the client and its tools tell a user when the cluster cannot take their records:
+NOT_ENOUGH_REPLICAS from the broker, and bootstrap servers nobody can reach."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from minikafka.client.admin import NewTopic, raise_first
+from minikafka.client.producer.producer import Producer
+from minikafka.proto.errors import ErrorCode, KafkaError
+from tests.integration.cluster import REPO_ROOT
+from tests.integration.conftest import ClusterFactory
+
+pytestmark = pytest.mark.integration
+
+
+def minikafka(*argv: str, stdin: str = "") -> tuple[subprocess.CompletedProcess[str], float]:
+    start = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "minikafka", *argv],
+        cwd=REPO_ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return result, time.monotonic() - start
+
+
+def test_not_enough_replicas_is_the_error_a_producer_reports(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=3, overrides={"min.insync.replicas": "2"})
+    with cluster.admin() as admin:
+        raise_first(admin.create_topics([NewTopic("orders", 1, 3)]))
+    cluster.wait_for(lambda: len(cluster.isr("orders", 0)) == 3, what="a full ISR")
+    leader = cluster.leader("orders", 0)
+    for broker_id in (b for b in range(3) if b != leader):
+        cluster.kill(broker_id)
+    cluster.wait_for(lambda: cluster.isr("orders", 0) == (leader,), what="the ISR to shrink")
+
+    # retried (NOT_ENOUGH_REPLICAS is retriable) until delivery.timeout.ms, then reported
+    with Producer(
+        cluster.bootstrap_servers, acks="all", request_timeout_ms=2_000, delivery_timeout_ms=3_000
+    ) as producer:
+        future = producer.send("orders", b"order-1")
+        with pytest.raises(KafkaError) as caught:
+            future.result(timeout=30)
+    assert caught.value.code == ErrorCode.NOT_ENOUGH_REPLICAS, caught.value
+    assert "min.insync.replicas (2)" in str(caught.value)
+    assert "delivery.timeout.ms" in str(caught.value)
+
+    produced, _ = minikafka(
+        "produce", "--bootstrap-server", cluster.bootstrap_servers, "--topic", "orders",
+        "--producer-property", "request.timeout.ms=2000",
+        "--producer-property", "delivery.timeout.ms=3000",
+        stdin="order-2\n",
+    )  # fmt: skip
+    assert produced.returncode == 1
+    lines = produced.stderr.splitlines()
+    assert len(lines) == 1, produced.stderr
+    assert lines[0].startswith(
+        "ERROR Error when sending message to topic orders with key: null, value: 7 bytes with "
+        "error: NOT_ENOUGH_REPLICAS (19): "
+    ), lines[0]
+
+
+def closed_address() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_tools_say_at_once_that_no_bootstrap_server_can_be_reached() -> None:
+    address = closed_address()
+    reason = f"cannot connect to any bootstrap server: {address} (Connection refused)"
+    bootstrap = ("--bootstrap-server", address)
+
+    listed, elapsed = minikafka("topics", *bootstrap, "--list")
+    assert (listed.returncode, listed.stdout) == (1, ""), listed.stderr
+    assert listed.stderr == f"Error while executing topic command : {reason}\n"
+    assert elapsed < 10
+
+    produced, elapsed = minikafka("produce", *bootstrap, "--topic", "orders", stdin="hello\n")
+    assert produced.returncode == 1
+    assert produced.stderr == (
+        "ERROR Error when sending message to topic orders with key: null, value: 5 bytes with "
+        f"error: NETWORK_EXCEPTION (13): {reason}\n"
+    )
+    assert elapsed < 10
+
+    for group in ([], ["--group", "readers"]):
+        consumed, elapsed = minikafka("consume", *bootstrap, "--topic", "orders", *group)
+        assert consumed.returncode == 1, (group, consumed.stderr)
+        assert consumed.stderr.splitlines() == [
+            "ERROR Error processing message, terminating consumer process: "
+            f"NETWORK_EXCEPTION (13): {reason}",
+            "Processed a total of 0 messages",
+        ], group
+        assert elapsed < 10, group

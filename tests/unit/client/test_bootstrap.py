@@ -1,0 +1,113 @@
+"""Bootstrap servers nobody can reach: the clients say so at once, naming the addresses and
+why, instead of waiting out their timeouts and blaming a topic. Addresses that only time out
+are still retried for the configured timeouts. (127.0.0.1 only: closed ports and a socket
+that never answers.)"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from minikafka.client.admin import AdminClient
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.metadata import TopicPartition
+from minikafka.client.producer.producer import Producer
+from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError
+from tests.unit.client.test_admin import FakeCluster
+
+
+def closed_address() -> str:
+    """127.0.0.1:<a port nothing listens on>: connections are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.fixture
+def silent_address() -> Iterator[str]:
+    """A port that accepts TCP connections (the kernel's backlog) but never speaks: calls to
+    it time out rather than fail."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def failure(call: Callable[[], object], within_s: float) -> KafkaError:
+    start = time.monotonic()
+    with pytest.raises(KafkaError) as caught:
+        call()
+    elapsed = time.monotonic() - start
+    assert elapsed < within_s, f"took {elapsed:.1f} s: {caught.value}"
+    return caught.value
+
+
+def assert_unreachable(error: KafkaError, *addresses: str) -> None:
+    assert error.code == ErrorCode.NETWORK_EXCEPTION
+    assert not error.retriable
+    text = str(error)
+    assert "not present in metadata" not in text
+    for address in addresses:
+        assert f"{address} (Connection refused)" in text, text
+
+
+def test_admin_fails_at_once_when_every_bootstrap_server_refuses() -> None:
+    first, second = closed_address(), closed_address()
+    with AdminClient(f"{first},{second}", request_timeout_ms=30_000) as admin:
+        error = failure(admin.list_topics, within_s=5)
+    assert_unreachable(error, first, second)
+    assert str(error) == (
+        f"NETWORK_EXCEPTION (13): cannot connect to any bootstrap server: "
+        f"{first} (Connection refused), {second} (Connection refused)"
+    )
+
+
+def test_admin_names_an_unresolvable_host() -> None:
+    with AdminClient("no-such-host.invalid:9092") as admin:
+        error = failure(admin.list_topics, within_s=15)
+    assert error.code == ErrorCode.NETWORK_EXCEPTION
+    assert "no-such-host.invalid:9092 (" in str(error)
+
+
+def test_producer_send_fails_at_once_and_does_not_blame_the_topic() -> None:
+    address = closed_address()
+    with Producer(address, max_block_ms=60_000) as producer:
+        error = failure(lambda: producer.send("orders", b"v"), within_s=5)
+    assert_unreachable(error, address)
+
+
+def test_consumer_fails_at_once_with_and_without_a_group() -> None:
+    address = closed_address()
+    with Consumer(bootstrap_servers=address) as consumer:
+        error = failure(lambda: consumer.partitions_for_topic("orders"), within_s=5)
+        assert_unreachable(error, address)
+        consumer.assign([TopicPartition("orders", 0)])
+        assert_unreachable(failure(lambda: consumer.poll(timeout_ms=10_000), 5), address)
+    with Consumer("orders", bootstrap_servers=address, group_id="g") as grouped:
+        assert_unreachable(failure(lambda: grouped.poll(timeout_ms=10_000), 5), address)
+
+
+def test_an_address_that_times_out_is_retried_until_the_timeout(silent_address: str) -> None:
+    refused = closed_address()
+    with AdminClient(f"{refused},{silent_address}", request_timeout_ms=1_500) as admin:
+        start = time.monotonic()
+        with pytest.raises(RequestTimedOutError):
+            admin.list_topics()
+    assert time.monotonic() - start >= 1.0
+
+
+def test_a_client_that_reached_the_cluster_keeps_retrying_when_it_goes_away() -> None:
+    cluster = FakeCluster(1)
+    try:
+        with AdminClient(cluster.address(0), request_timeout_ms=1_000) as admin:
+            admin.describe_cluster()
+            cluster.stop()  # a whole-cluster restart: wait for it, as before
+            start = time.monotonic()
+            with pytest.raises(RequestTimedOutError):
+                admin.describe_cluster()
+            assert time.monotonic() - start >= 0.5
+    finally:
+        cluster.stop()
