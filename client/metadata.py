@@ -31,6 +31,11 @@ from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 __all__ = ["ClusterMetadata", "Node", "PartitionMetadata", "TopicPartition"]
 
+# A producer's Metadata asks for a missing topic to be created; a topic the brokers still call
+# unknown this long is one they will not create (auto.create.topics.enable=false). The wait
+# covers a topic created a moment ago that the broker asked has not heard of yet.
+_UNKNOWN_TOPIC_GRACE_S = 1.0
+
 
 class TopicPartition(NamedTuple):
     topic: str
@@ -85,8 +90,12 @@ class ClusterMetadata:
         request_timeout_ms: int = 30_000,
         metadata_max_age_ms: int = 300_000,
         retry_backoff_ms: int = 100,
+        allow_auto_topic_creation: bool = False,
     ) -> None:
         self._pool = pool
+        # Ask the brokers to create a missing topic (auto.create.topics.enable permitting), as
+        # Kafka's producers do. A topic still unknown after that is one they will not create.
+        self._allow_auto_topic_creation = allow_auto_topic_creation
         self._bootstrap = list(bootstrap)
         self._timeout_s = request_timeout_ms / 1000
         self._max_age_s = metadata_max_age_ms / 1000
@@ -156,6 +165,7 @@ class ClusterMetadata:
         """The partitions of ``topic``, refreshing until it is known or ``timeout_s`` passes."""
         self.add_topics([topic])
         deadline = time.monotonic() + timeout_s
+        unknown_since: float | None = None
         while True:
             partitions = self._snapshot.topics.get(topic)
             if partitions and not self._need_update:
@@ -171,6 +181,19 @@ class ClusterMetadata:
             error = self._snapshot.topic_errors.get(topic)
             if error is not None and not error.retriable:
                 raise error
+            if error is not None and error.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                unknown_since = time.monotonic() if unknown_since is None else unknown_since
+                if (
+                    self._allow_auto_topic_creation
+                    and time.monotonic() - unknown_since >= _UNKNOWN_TOPIC_GRACE_S
+                ):
+                    raise error_for_code(
+                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                        f"topic {topic} does not exist, and the brokers do not create topics "
+                        "on first use (auto.create.topics.enable=false)",
+                    )
+            else:
+                unknown_since = None
             if time.monotonic() >= deadline:
                 raise error_for_code(
                     ErrorCode.REQUEST_TIMED_OUT,
@@ -191,7 +214,7 @@ class ClusterMetadata:
             self._attempted_at = time.monotonic()
         request = pb.MetadataRequest(
             topics=[pb.MetadataRequest.MetadataRequestTopic(name=t) for t in topics],
-            allow_auto_topic_creation=False,
+            allow_auto_topic_creation=self._allow_auto_topic_creation,
         )
         self._install(self._call(request, candidates), set(topics))
 

@@ -20,6 +20,7 @@ Spark's Python workers must run an interpreter that has this package and pyarrow
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["FORMAT", "SEGMENTS_FORMAT", "register", "session"]
+
+# The jobs' events go through Python's logging as the client's do (client/_log.py): silent
+# unless the application configures logging; the job CLIs print their own errors.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 FORMAT = "minikafka"
 SEGMENTS_FORMAT = "minikafka-segments"

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
-import structlog
 
+from minikafka.client._log import event_logger
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.metadata import TopicPartition
 from minikafka.proto.errors import OffsetOutOfRangeError
@@ -29,7 +29,7 @@ from minikafka.spark.schema import RowBuffer
 
 __all__ = ["DataLossError", "ReadSettings", "read_range"]
 
-_log = structlog.get_logger(__name__)
+_log = event_logger(__name__)
 
 _ROWS_PER_BATCH = 50_000
 

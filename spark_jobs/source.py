@@ -25,7 +25,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-import structlog
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -42,6 +41,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from minikafka.client._log import event_logger
 from minikafka.client.metadata import TopicPartition
 from minikafka.spark.options import (
     SourceOptions,
@@ -63,7 +63,7 @@ from minikafka.spark.sink import StreamWriter, Writer, sink_settings
 
 __all__ = ["BatchReader", "MiniKafkaDataSource", "StreamReader"]
 
-_log = structlog.get_logger(__name__)
+_log = event_logger(__name__)
 
 StreamOffset = dict[str, dict[str, int]]
 

@@ -106,6 +106,7 @@ class Producer:
             parse_bootstrap_servers(bootstrap_servers),
             request_timeout_ms=request_timeout_ms,
             retry_backoff_ms=retry_backoff_ms,
+            allow_auto_topic_creation=True,  # as Kafka's producers
         )
         self._sticky = StickyPartitioner()
         self._partitioner: Partitioner = partitioner or self._sticky

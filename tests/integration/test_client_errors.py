@@ -103,3 +103,42 @@ def test_tools_say_at_once_that_no_bootstrap_server_can_be_reached() -> None:
             "Processed a total of 0 messages",
         ], group
         assert elapsed < 10, group
+
+
+def test_a_producer_creates_a_missing_topic_when_the_brokers_allow_it(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1, overrides={"num.partitions": "2"})
+    with Producer(cluster.bootstrap_servers, acks="all") as producer:
+        metadata = producer.send("made-on-first-use", b"first").result(timeout=30)
+    assert metadata.offset == 0
+    created = cluster.zk.get_topic("made-on-first-use")
+    assert created is not None and len(created.value.partitions) == 2
+
+
+def test_a_produce_to_a_missing_topic_fails_fast_when_the_brokers_do_not_create_it(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1, overrides={"auto.create.topics.enable": "false"})
+    start = time.monotonic()
+    with (
+        Producer(cluster.bootstrap_servers, acks="all") as producer,  # max.block.ms 60 s
+        pytest.raises(KafkaError) as caught,
+    ):
+        producer.send("missing", b"lost?").result(timeout=30)
+    assert caught.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, caught.value
+    assert "auto.create.topics.enable=false" in str(caught.value)
+    assert time.monotonic() - start < 10
+    assert cluster.zk.get_topic("missing") is None
+
+    produced, elapsed = minikafka(
+        "produce", "--bootstrap-server", cluster.bootstrap_servers, "--topic", "missing",
+        stdin="hello\n",
+    )  # fmt: skip
+    assert produced.returncode == 1
+    assert produced.stderr.splitlines() == [
+        "ERROR Error when sending message to topic missing with key: null, value: 5 bytes with "
+        "error: UNKNOWN_TOPIC_OR_PARTITION (3): topic missing does not exist, and the brokers "
+        "do not create topics on first use (auto.create.topics.enable=false)"
+    ]
+    assert elapsed < 10
