@@ -347,10 +347,13 @@ class KafkaController:
             self._controller_watch.cancel()
         if self._active:
             self._resign("shutting down")
-            try:
-                self._zk.resign_controller()
-            except Exception:
-                log.warning("controller_znode_not_deleted", broker_id=self.broker_id)
+            # Without ZooKeeper the znode cannot be deleted (kazoo would hold the request until
+            # it reconnects); it goes when the session expires.
+            if self._zk.connected:
+                try:
+                    self._zk.resign_controller()
+                except Exception:
+                    log.warning("controller_znode_not_deleted", broker_id=self.broker_id)
         self._stopping.set()
 
     def _on_session_state(self, state: str) -> None:
@@ -1316,12 +1319,20 @@ class KafkaController:
                     batch.add_leader_and_isr(others, tp)
                     batch.add_update_metadata(ctx.live_brokers, [tp])
         batch.send(self._channels)
-        remaining = [
+        # Still led by the broker: partitions some other live replica could take over (the
+        # broker retries for those). Where every other replica is dead or shutting down too,
+        # leadership has nowhere to go, and waiting cannot change that: the last broker of a
+        # cluster stops at once.
+        led = [
             tp for tp in ctx.partitions_led_by(broker_id) if len(ctx.assignments.get(tp, ())) > 1
+        ]
+        remaining = [
+            tp for tp in led if any(ctx.is_alive(r) for r in ctx.assignments[tp] if r != broker_id)
         ]
         log.info(
             "controlled_shutdown_done",
             broker_id=broker_id,
             remaining=[str(tp) for tp in remaining],
+            kept_without_successor=len(led) - len(remaining),
         )
         return ControlledShutdownResult(ErrorCode.NONE, remaining)

@@ -61,13 +61,25 @@ class ZNodeExistsError(ZkStoreError):
 
 
 class BrokerIdAlreadyRegisteredError(ZNodeExistsError):
-    def __init__(self, broker_id: int) -> None:
+    """``/brokers/ids/<id>`` is held by another session: ``owner_session`` (its ephemeral owner)
+    and ``endpoints`` (what that registration advertises) say whose it is, when known."""
+
+    def __init__(
+        self, broker_id: int, owner_session: int | None = None, endpoints: tuple[str, ...] = ()
+    ) -> None:
+        holder = "another live session"
+        if owner_session is not None:
+            holder = f"session 0x{owner_session:x}"
+        if endpoints:
+            holder += f" ({', '.join(endpoints)})"
         super().__init__(
             f"/brokers/ids/{broker_id}",
             f"broker id {broker_id} is already registered at /brokers/ids/{broker_id} "
-            "by another live session; pick another broker.id or stop the other broker",
+            f"by {holder}; pick another broker.id or stop the other broker",
         )
         self.broker_id = broker_id
+        self.owner_session = owner_session
+        self.endpoints = endpoints
 
 
 class BadZNodeVersionError(ZkStoreError):

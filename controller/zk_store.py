@@ -22,9 +22,12 @@ Fencing, as Kafka does it in ZooKeeper mode:
 - Partition state writes are conditional on the state znode's version (``expected_zk_version``)
   and raise BadZNodeVersionError when someone wrote first: re-read, decide again.
 
-Connection trouble: every call retries through connection loss until a deadline (the session
-timeout) and then raises kazoo's RetryFailedError. A retried write whose first attempt did
-land may report BadZNodeVersionError or an exists error; callers re-read in either case.
+Connection trouble: a call whose connection drops retries until a deadline (the session
+timeout) and then raises kazoo's RetryFailedError. A call made while the connection is down
+is held by kazoo until it reconnects, however long that takes, or until ``close()`` fails it:
+a caller that must not wait (a broker shutting down) checks ``connected`` first. A retried
+write whose first attempt did land may report BadZNodeVersionError or an exists error;
+callers re-read in either case.
 
 Thread-safety: a ZkStore may be used from any thread at once. Kazoo's client is thread-safe and
 the store keeps no other mutable state (retry policies are copied per call). Every method is a
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -179,6 +183,13 @@ class ZkStore:
         return self._client
 
     @property
+    def connected(self) -> bool:
+        """Whether the session is connected now. While it is not, kazoo holds new requests
+        until it reconnects, so a caller that must not wait (a broker shutting down) checks
+        this first."""
+        return bool(self._client.connected)
+
+    @property
     def session_id(self) -> int | None:
         client_id = self._client.client_id
         return int(client_id[0]) if client_id else None
@@ -196,18 +207,55 @@ class ZkStore:
         Returns the broker epoch: the znode's czxid, as Kafka uses it (KIP-380), so a broker
         that registers again under a new session gets a larger epoch. A znode already held by
         this same session (a retried create) counts as success; one held by any other session
-        raises BrokerIdAlreadyRegisteredError.
+        raises BrokerIdAlreadyRegisteredError naming that session and its endpoints (see
+        ``wait_for_broker_deregistration`` for a restart within the session timeout).
         """
         path = broker_path(registration.broker_id)
         try:
             self._call(self._client.create, path, encode_broker(registration), ephemeral=True)
         except NodeExistsError:
-            if self._owner_session(path) != self.session_id:
-                raise BrokerIdAlreadyRegisteredError(registration.broker_id) from None
+            self._check_own_registration(registration.broker_id)
         epoch = self.get_broker_epoch(registration.broker_id)
         if epoch is None:
             raise ZkStoreError(f"{path} vanished right after its creation: the session expired")
         return epoch
+
+    def _check_own_registration(self, broker_id: int) -> None:
+        """Raise BrokerIdAlreadyRegisteredError, naming the holder, unless this session holds
+        ``/brokers/ids/<id>`` (or nobody does any more)."""
+        try:
+            data, stat = self._call(self._client.get, broker_path(broker_id))
+        except NoNodeError:
+            return  # gone meanwhile: the caller's read of the epoch reports it
+        owner = int(stat.ephemeralOwner)
+        if owner == self.session_id:
+            return
+        try:
+            endpoints = tuple(
+                e.connection_string for e in decode_broker(broker_id, bytes(data or b"")).endpoints
+            )
+        except ZkStoreError:
+            endpoints = ()
+        raise BrokerIdAlreadyRegisteredError(broker_id, owner, endpoints)
+
+    def wait_for_broker_deregistration(self, broker_id: int, timeout_s: float) -> bool:
+        """Block until ``/brokers/ids/<id>`` does not exist, at most ``timeout_s``.
+
+        Returns whether it is gone. A broker restarted within its ZooKeeper session timeout
+        finds its previous registration still there, held by the session of its dead
+        process, and waits here for ZooKeeper to expire that session (as Kafka does).
+        """
+        path = broker_path(broker_id)
+        deadline = time.monotonic() + timeout_s
+        changed = threading.Event()
+        while True:
+            changed.clear()
+            if self._call(self._client.exists, path, watch=lambda event: changed.set()) is None:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            changed.wait(remaining)
 
     def get_broker_epoch(self, broker_id: int) -> int | None:
         """The broker epoch (czxid of ``/brokers/ids/<id>``), or None when not registered."""

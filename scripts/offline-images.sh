@@ -11,11 +11,12 @@
 #                                 behaving like the official image: standalone on 2181, data in
 #                                 /data, started by the default CMD (docker/zookeeper/)
 #    debootstrap, chroot and apt-get run on the host (they need root, or sudo without a password)
-#    against the host's own Debian mirror (its apt sources); `docker import` turns each rootfs into an image. Nothing runs inside
-#    `docker build`, so no network is needed there.
+#    against Debian's mirror the host's apt sources name; `docker import` turns each rootfs
+#    into an image. Nothing runs inside `docker build`, so no network is needed there.
 # 2. A wheelhouse, docker/wheels/ (git-ignored): the project's dependencies as wheels for the
-#    image's CPython 3.11, downloaded on the host with pip. docker/Dockerfile installs from it
-#    with --no-index when it holds wheels, and from PyPI otherwise.
+#    image's CPython 3.11, downloaded on the host by pip with the host's pip configuration (its
+#    index, proxy and certificates). docker/Dockerfile installs from it with --no-index when it
+#    holds wheels, and from the Python package index otherwise.
 #
 # Idempotent: an image that exists is kept, and the wheelhouse is kept while pyproject.toml's
 # dependencies are unchanged. Environment: DEBIAN_MIRROR (default: the first Debian URI of the
@@ -234,6 +235,6 @@ if needs_stand_in "$ZOOKEEPER_IMAGE"; then want_zookeeper=true; fi
 if $want_python || $want_zookeeper; then
     build_images "$want_python" "$want_zookeeper"
 fi
-step "wheelhouse"
+step "wheelhouse (pip download, with this host's pip configuration)"
 build_wheelhouse
 step "done in $((SECONDS - start)) s"

@@ -358,6 +358,16 @@ class ReplicaManager:
             elif (
                 existing is not None
                 and existing.state is not None
+                and ps.leader_epoch == existing.leader_epoch
+                and ps.leader == existing.leader_id
+            ):
+                # What this broker already follows, sent again: by a new controller, which
+                # sends every partition's state to its replicas when it takes over (Kafka
+                # answers STALE_CONTROLLER_EPOCH here, and its controller ignores that).
+                pass
+            elif (
+                existing is not None
+                and existing.state is not None
                 and (ps.leader_epoch <= existing.leader_epoch)
             ):
                 code = ErrorCode.STALE_CONTROLLER_EPOCH

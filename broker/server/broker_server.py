@@ -10,17 +10,22 @@ Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
        by the ReplicaManager), and the servicers Data, Metadata, Admin, Control, Group on one
        grpc.aio server bound to ``listeners``
     4. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
-       the broker epoch. A live registration of the same id fails the startup with
-       "broker.id N is already registered in ZooKeeper"
+       the broker epoch. A registration of the same id held by another session is waited for
+       (the session of this broker's previous, crashed process expires); one still there
+       after the session timeout fails the startup with "broker.id N is already registered
+       in ZooKeeper", naming the live broker that holds it
     5. start the KafkaController (it joins the /controller election)
-    6. log ``broker_started`` with the listeners actually served
+    6. serve GET /metrics on metrics.listener when it is set (broker/server/metrics.py)
+    7. log ``broker_started`` with the listeners actually served
 
 Shutdown (SIGTERM or SIGINT, see ``run_broker``)::
 
     1. controlled shutdown (controlled.shutdown.enable): ControlledShutdown(broker_id,
        broker_epoch) to the controller (a local call when it is this broker), retried
        controlled.shutdown.max.retries times, controlled.shutdown.retry.backoff.ms apart,
-       until no partition is left that this broker leads
+       until no partition is left that this broker leads and another could. Skipped when no
+       other broker is registered, or when ZooKeeper is unreachable (the ZooKeeper session is
+       then closed first, so that no later step waits for it)
     2. stop serving gRPC, stop the ReplicaManager (fetchers; high watermark checkpoint)
     3. stop the controller, close the logs (checkpoints, clean-shutdown marker)
     4. close the ZooKeeper session (its ephemeral znodes go with it)
@@ -70,7 +75,11 @@ from minikafka.controller.channels import inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.controller import KafkaController
 from minikafka.controller.errors import BrokerIdAlreadyRegisteredError
-from minikafka.controller.zk_data import BrokerRegistration, TopicPartition
+from minikafka.controller.zk_data import (
+    BrokerRegistration,
+    ControllerRegistration,
+    TopicPartition,
+)
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -99,6 +108,10 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _session_hex(session_id: int | None) -> str:
+    return "unknown" if session_id is None else f"0x{session_id:x}"
+
+
 class BrokerServer:
     """See the module docstring. Build, ``await startup()``, later ``await shutdown()``."""
 
@@ -124,6 +137,7 @@ class BrokerServer:
         self._tasks: list[asyncio.Task[None]] = []
         self._shutdown_requested: asyncio.Event | None = None
         self._signals = 0
+        self._controller_asked: int | None = None  # by the last controlled shutdown attempt
         self._stopped = False
 
     @property
@@ -297,12 +311,8 @@ class BrokerServer:
         )
         try:
             epoch = await asyncio.to_thread(self.zk.register_broker, registration)
-        except BrokerIdAlreadyRegisteredError:
-            _log.error("broker_id_already_registered", path=f"/brokers/ids/{self.broker_id}")
-            raise BrokerStartupError(
-                f"broker.id {self.broker_id} is already registered in ZooKeeper "
-                f"(/brokers/ids/{self.broker_id} is held by another live broker)"
-            ) from None
+        except BrokerIdAlreadyRegisteredError as held:
+            epoch = await self._register_once_expired(registration, held)
         previous, self._broker_epoch = self._broker_epoch, epoch
         self._registered_session = self.zk.session_id
         _log.info(
@@ -311,6 +321,47 @@ class BrokerServer:
             endpoints=[e.connection_string for e in registration.endpoints],
             broker_epoch=epoch,
             previous_broker_epoch=previous,
+        )
+
+    async def _register_once_expired(
+        self, registration: BrokerRegistration, held: BrokerIdAlreadyRegisteredError
+    ) -> int:
+        """Register after the session holding /brokers/ids/<id> has expired.
+
+        A broker started again within zookeeper.session.timeout.ms of a crash finds its id
+        held by the session of its dead process: ZooKeeper removes that registration once
+        the session expires, which it checks once per tick (_SESSION_EXPIRY_SLACK_MS). Only a
+        registration still there after that wait belongs to a live broker with the same id.
+        """
+        path = f"/brokers/ids/{self.broker_id}"
+        wait_ms = self.config.zookeeper_session_timeout_ms + _SESSION_EXPIRY_SLACK_MS
+        _log.warning(
+            "broker_registration_held",
+            path=path,
+            owner_session=_session_hex(held.owner_session),
+            endpoints=list(held.endpoints),
+            wait_ms=wait_ms,
+            detail="waiting for that session to expire (this broker restarted within "
+            "zookeeper.session.timeout.ms?); a live broker with this broker.id keeps it",
+        )
+        gone = await asyncio.to_thread(
+            self.zk.wait_for_broker_deregistration, self.broker_id, wait_ms / 1000
+        )
+        if gone:
+            try:
+                return await asyncio.to_thread(self.zk.register_broker, registration)
+            except BrokerIdAlreadyRegisteredError as exc:  # another broker took it meanwhile
+                held = exc
+        holder = ", ".join([*held.endpoints, f"session {_session_hex(held.owner_session)}"])
+        _log.error(
+            "broker_id_already_registered",
+            path=path,
+            owner_session=_session_hex(held.owner_session),
+            endpoints=list(held.endpoints),
+        )
+        raise BrokerStartupError(
+            f"broker.id {self.broker_id} is already registered in ZooKeeper: {path} is held by "
+            f"another live broker ({holder}), still there {wait_ms / 1000:g} s later"
         )
 
     # --- ZooKeeper session ------------------------------------------------------------------
@@ -419,14 +470,44 @@ class BrokerServer:
         await self._shutdown_event().wait()
 
     async def controlled_shutdown(self) -> bool:
-        """Move leadership off this broker through the controller; True when none is left."""
+        """Move leadership off this broker through the controller; True when none is left.
+
+        Nothing to do when no other broker is alive to take leadership (the last broker of a
+        cluster). With ZooKeeper unreachable no controller can move anything: the broker
+        stops without waiting, and its partitions fail over when its session expires.
+        """
         retries = self.config.controlled_shutdown_max_retries
         backoff_s = self.config.controlled_shutdown_retry_backoff_ms / 1000
+        timeout_s = self.config.request_timeout_ms / 1000
         for attempt in range(1, retries + 1):
+            if not self.zk.connected:
+                _log.warning(
+                    "controlled_shutdown_skipped",
+                    reason="ZooKeeper is unreachable: no controller can move leadership; "
+                    "the partitions this broker leads fail over when its session expires",
+                )
+                return False
             try:
-                remaining = await self._send_controlled_shutdown()
+                live = await asyncio.wait_for(
+                    asyncio.to_thread(self.zk.get_live_broker_ids), timeout_s
+                )
+                if not set(live) - {self.broker_id}:
+                    _log.info(
+                        "controlled_shutdown_skipped",
+                        reason="no other broker is alive to take leadership",
+                    )
+                    return True
+                # Bounded: a ZooKeeper call made while the connection is down would wait
+                # for it to come back.
+                remaining = await asyncio.wait_for(self._send_controlled_shutdown(), timeout_s)
             except Exception as exc:  # any failure is one more attempt
-                _log.warning("controlled_shutdown_attempt_failed", attempt=attempt, error=str(exc))
+                _log.warning(
+                    "controlled_shutdown_attempt_failed",
+                    attempt=attempt,
+                    error=str(exc) or repr(exc),
+                )
+                if attempt < retries and self._signals < 2:
+                    await self._wait_for_another_controller(backoff_s)
             else:
                 if not remaining:
                     _log.info("controlled_shutdown_succeeded", attempt=attempt)
@@ -436,8 +517,8 @@ class BrokerServer:
                     attempt=attempt,
                     remaining_partitions=[str(tp) for tp in remaining],
                 )
-            if attempt < retries and self._signals < 2:
-                await asyncio.sleep(backoff_s)
+                if attempt < retries and self._signals < 2:
+                    await asyncio.sleep(backoff_s)
             if self._signals >= 2:
                 break
         _log.warning(
@@ -446,11 +527,38 @@ class BrokerServer:
         )
         return False
 
+    async def _wait_for_another_controller(self, timeout_s: float) -> None:
+        """The backoff after an attempt that reached no working controller: the controller was
+        stopping itself (all brokers stopped together) or none was elected. It ends early as
+        soon as another broker is controller, which then has the answer."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        asked = self._controller_asked
+        elected = asyncio.Event()
+
+        def on_controller(controller: ControllerRegistration | None) -> None:  # kazoo's thread
+            if controller is not None and controller.broker_id != asked and not loop.is_closed():
+                loop.call_soon_threadsafe(elected.set)
+
+        watch = None
+        try:
+            watch = await asyncio.wait_for(
+                asyncio.to_thread(self.zk.watch_controller, on_controller), timeout_s
+            )
+            await asyncio.wait_for(elected.wait(), max(0.0, deadline - loop.time()))
+        except Exception:  # the timeout, or ZooKeeper trouble: the whole backoff then
+            await asyncio.sleep(max(0.0, deadline - loop.time()))
+        finally:
+            if watch is not None:
+                watch.cancel()
+
     async def _send_controlled_shutdown(self) -> list[TopicPartition]:
         timeout_s = self.config.request_timeout_ms / 1000
+        self._controller_asked = None
         controller = await asyncio.to_thread(self.zk.get_controller)
         if controller is None:
             raise error_for_code(ErrorCode.NOT_CONTROLLER, "no controller is elected")
+        self._controller_asked = controller.broker_id
         _log.info(
             "controlled_shutdown_sending",
             controller_id=controller.broker_id,
@@ -516,7 +624,13 @@ class BrokerServer:
             steps.append(("logs_closed", partial(asyncio.to_thread, self._log_manager.close)))
         if self._zk is not None:
             self._zk.client.remove_listener(self._on_zk_state)
-            steps.append(("zookeeper_closed", partial(asyncio.to_thread, self._zk.close)))
+            close_zk = ("zookeeper_closed", partial(asyncio.to_thread, self._zk.close))
+            if self._zk.connected:
+                steps.append(close_zk)
+            else:
+                # Kazoo holds every request until the connection comes back: closing the
+                # session first fails them at once, so that no step below waits for ZooKeeper.
+                steps.insert(0, close_zk)
         for event, step in steps:
             try:
                 await step()

@@ -205,6 +205,7 @@ class Log:
         if not self.dir.exists():
             self.dir.mkdir(parents=True)
             fsync_dir(self.dir.parent)
+            had_clean_shutdown = True  # a new log: nothing was written, nothing to recover
         self.leader_epoch_cache = LeaderEpochFileCache(
             self.dir / LEADER_EPOCH_CHECKPOINT, topic=self.topic, partition=self.partition
         )

@@ -281,9 +281,9 @@ class ComposeCluster:
     def restore(self) -> None:
         """Undo pauses and disconnects, start what is stopped, and wait until all are healthy.
 
-        A broker started again within ZooKeeper's session timeout of its kill finds its old
-        /brokers/ids/<id> still there and exits, as Kafka does; it is started again until the
-        old session has expired.
+        A broker started again within ZooKeeper's session timeout of its kill waits by itself
+        for its old /brokers/ids/<id> to expire; a container that exited anyway is started
+        again.
         """
         for service in sorted(self._paused):
             self.unpause(service)

@@ -125,7 +125,7 @@ def test_kill_the_leader(cluster: ComposeCluster) -> None:
         )
         print(f"kill of leader {victim} -> first acks=all on {partitions}: {failover:.2f} s")
         wait_moved(cluster, topic, victim, partitions)
-        cluster.start(cluster.service(victim))  # exits "already registered" if too soon: restore
+        cluster.start(cluster.service(victim))  # it waits for its old session to expire
 
     run_with_fault(cluster, topic, fault)
 

@@ -6,6 +6,7 @@
     cluster.produce("t", 0, [b"a", b"b"], acks=-1)     # ProduceResult(error, base_offset, ...)
     cluster.kill(1); cluster.start(1)                  # SIGKILL; restart (same config and dirs)
                                                        # once its old session has expired
+    cluster.start(1, wait_for_expiry=False)            # restart now (the broker waits for it)
     cluster.stop(2)                                    # SIGTERM (controlled shutdown), waits
     cluster.pause(0); cluster.resume(0)                # SIGSTOP / SIGCONT
     cluster.fetch_all("t", 0)                          # records up to the high watermark
@@ -224,20 +225,30 @@ class Cluster:
         )
         return broker.config_file
 
-    def start(self, broker_id: int, *, extra: Mapping[str, str] | None = None) -> BrokerProcess:
-        """Start (or restart) a broker with its config, log dirs and port; does not wait."""
+    def start(
+        self,
+        broker_id: int,
+        *,
+        extra: Mapping[str, str] | None = None,
+        wait_for_expiry: bool = True,
+    ) -> BrokerProcess:
+        """Start (or restart) a broker with its config, log dirs and port; does not wait.
+
+        After a SIGKILL, /brokers/ids/<id> stays held until the dead process's session
+        expires. By default this waits for that here, so that the broker registers as soon as
+        it starts; ``wait_for_expiry=False`` starts it at once (the broker waits by itself).
+        """
         broker = self.brokers[broker_id]
         if broker.running:
             raise ClusterError(f"broker {broker_id} is already running")
         if extra is not None or not broker.config_file.exists():
             self.write_config(broker_id, extra)
-        # As in Kafka, a broker refuses to start while /brokers/ids/<id> is still held, which it
-        # is after a SIGKILL until that session expires: wait like an operator would.
-        self.wait_for(
-            lambda: self.zk.get_broker_epoch(broker_id) is None,
-            int(self.overrides["zookeeper.session.timeout.ms"]) / 1000 + 10,
-            f"the old registration of broker {broker_id} to expire",
-        )
+        if wait_for_expiry:
+            self.wait_for(
+                lambda: self.zk.get_broker_epoch(broker_id) is None,
+                int(self.overrides["zookeeper.session.timeout.ms"]) / 1000 + 10,
+                f"the old registration of broker {broker_id} to expire",
+            )
         env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_")}
         env.update(KAFKA_LOG_FORMAT="json", PYTHONUNBUFFERED="1")
         with broker.output_file.open("ab") as out:

@@ -1,18 +1,22 @@
-"""`minikafka broker` as a real process: start and stop, duplicate ids, controlled shutdown,
+"""`minikafka broker` as a real process: start and stop, duplicate ids, a restart within the
+session timeout, controlled shutdown (of the last broker, of all at once, without ZooKeeper),
 recovery after a restart, re-registration after a ZooKeeper session loss."""
 
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from minikafka.broker.storage.log_manager import CLEAN_SHUTDOWN_FILE
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
+from tests.integration.zookeeper import ZooKeeperServer
 
 TOPIC = "events"
 
@@ -55,6 +59,8 @@ def test_start_register_and_stop(cluster_factory: ClusterFactory) -> None:
 
 def test_duplicate_broker_id_exits_with_a_clear_message(cluster_factory: ClusterFactory) -> None:
     cluster = cluster_factory(n_brokers=1)
+    live = cluster.brokers[0]
+    owner = cluster.zk.client.exists("/brokers/ids/0").ephemeralOwner
     twin = Cluster(cluster.zk_connect, cluster.tmp_path / "twin", n_brokers=1)
     try:
         config = twin.write_config(0)
@@ -70,12 +76,123 @@ def test_duplicate_broker_id_exits_with_a_clear_message(cluster_factory: Cluster
         twin.close()
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if not line.startswith("{")]
+    # It waited for the session timeout (6 s) and ZooKeeper's expiry tick (2 s) in case the
+    # registration was its own from before a crash, then names the live holder.
     assert lines == [
-        "error: broker.id 0 is already registered in ZooKeeper "
-        "(/brokers/ids/0 is held by another live broker)"
+        "error: broker.id 0 is already registered in ZooKeeper: /brokers/ids/0 is held by "
+        f"another live broker (PLAINTEXT://{live.address}, KAFKA://{live.kafka_address}, "
+        f"session 0x{owner:x}), still there 8 s later"
     ]
     assert cluster.brokers[0].running
     assert cluster.zk.get_live_broker_ids() == [0]
+
+
+def test_restart_within_the_session_timeout_waits_for_the_old_registration(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=2)
+    create_topic(cluster, TOPIC, partitions=2, replication_factor=2)
+    victim = cluster.brokers[1]
+    registration = cluster.zk.client.exists("/brokers/ids/1")
+    cluster.kill(1)
+    assert cluster.zk.get_broker_epoch(1) == registration.czxid  # held by the dead session
+
+    started = time.monotonic()
+    cluster.start(1, wait_for_expiry=False)  # at once, as `docker compose restart` does
+    epoch = cluster.wait_for(
+        lambda: (e := cluster.zk.get_broker_epoch(1)) not in (None, registration.czxid) and e,
+        30,
+        "broker 1 to register again",
+    )
+    elapsed = time.monotonic() - started
+    cluster.wait_until_serving()
+
+    assert victim.running and epoch > registration.czxid
+    # the session timeout (6 s) and ZooKeeper's expiry tick at most, plus the process's start
+    assert elapsed < 6 + 2 + 10
+    (held,) = victim.log_events("broker_registration_held")
+    assert held["owner_session"] == f"0x{registration.ephemeralOwner:x}"
+    assert held["endpoints"] == [
+        f"PLAINTEXT://{victim.address}",
+        f"KAFKA://{victim.kafka_address}",
+    ]
+    assert len(victim.log_events("broker_started")) == 2
+    for partition in range(2):
+        cluster.wait_for(
+            lambda p=partition: 1 in cluster.isr(TOPIC, p),  # type: ignore[misc]
+            what=f"broker 1 back in the ISR of {TOPIC}-{partition}",
+        )
+
+
+def _shutdown_warnings(cluster: Cluster, broker_id: int) -> list[dict[str, object]]:
+    """Warning and error events the broker logged from its SIGTERM on."""
+    events = cluster.brokers[broker_id].log_events()
+    requested = max(i for i, e in enumerate(events) if e["event"] == "shutdown_requested")
+    return [e for e in events[requested:] if e.get("level") in ("warning", "error")]
+
+
+def test_the_last_broker_stops_at_once_and_quietly(cluster_factory: ClusterFactory) -> None:
+    # Kafka's default backoff between controlled shutdown attempts: each useless retry of
+    # the last broker would cost 5 s.
+    cluster = cluster_factory(
+        n_brokers=2, overrides={"controlled.shutdown.retry.backoff.ms": "5000"}
+    )
+    create_topic(cluster, TOPIC, partitions=2, replication_factor=2)
+    first = cluster.leader(TOPIC, 0)
+    last = 1 - first
+    assert cluster.stop(first) == 0
+    cluster.wait_for(lambda: cluster.zk.get_live_broker_ids() == [last], what="one broker left")
+
+    started = time.monotonic()
+    assert cluster.stop(last) == 0
+    assert time.monotonic() - started < 4
+    assert _shutdown_warnings(cluster, last) == []
+    assert (cluster.brokers[last].log_dir / CLEAN_SHUTDOWN_FILE).exists()
+
+
+def test_every_broker_stopped_at_once_stops_quickly(cluster_factory: ClusterFactory) -> None:
+    # `docker compose stop`: SIGTERM to every broker together. Once every other replica is
+    # shutting down too, leadership has nowhere to go and nobody retries for it.
+    cluster = cluster_factory(
+        n_brokers=3, overrides={"controlled.shutdown.retry.backoff.ms": "5000"}
+    )
+    create_topic(cluster, TOPIC, partitions=6, replication_factor=3)
+    started = time.monotonic()
+    for broker in cluster.brokers.values():
+        assert broker.process is not None
+        broker.process.send_signal(signal.SIGTERM)
+    for broker in cluster.brokers.values():
+        assert broker.process is not None and broker.process.wait(30) == 0
+    assert time.monotonic() - started < 5
+    for broker_id in cluster.brokers:
+        events = [e["event"] for e in cluster.brokers[broker_id].log_events()]
+        assert "controlled_shutdown_failed" not in events
+
+
+def test_shutdown_without_zookeeper_does_not_hang(
+    zookeeper_server: ZooKeeperServer, cluster_factory: ClusterFactory
+) -> None:
+    cluster = cluster_factory(n_brokers=2)
+    create_topic(cluster, TOPIC, partitions=2, replication_factor=2)
+    for partition in range(2):  # both brokers lead or follow (LeaderAndIsr handled)
+        assert cluster.produce(TOPIC, partition, [b"a"], acks=-1, retry_s=10).ok
+    zookeeper_server.stop()
+    try:
+        started = time.monotonic()
+        for broker in cluster.brokers.values():
+            assert broker.process is not None
+            broker.process.send_signal(signal.SIGTERM)
+        for broker in cluster.brokers.values():
+            assert broker.process is not None and broker.process.wait(60) == 0
+        assert time.monotonic() - started < 5
+    finally:
+        zookeeper_server.start()
+    for broker_id in cluster.brokers:
+        skipped = cluster.brokers[broker_id].log_events("controlled_shutdown_skipped")
+        assert [e["reason"] for e in skipped] == [
+            "ZooKeeper is unreachable: no controller can move leadership; "
+            "the partitions this broker leads fail over when its session expires"
+        ]
 
 
 def test_invalid_config_exits_1() -> None:

@@ -202,6 +202,44 @@ def test_controller_failover(cluster_factory: ClusterFactory) -> None:
     assert values(cluster, "after") == [b"x"]
 
 
+def test_a_new_controller_is_not_refused_as_stale(cluster_factory: ClusterFactory) -> None:
+    # A new controller sends every partition's state to its replicas. After a controlled
+    # shutdown of the old controller the brokers already follow exactly those states: that is
+    # no reason to refuse them (it used to be one STALE_CONTROLLER_EPOCH per partition and
+    # replica, each logged as a controller_request_error warning).
+    cluster = cluster_factory(n_brokers=3)
+    create_topic(cluster, "quiet", partitions=6, replication_factor=3)
+    old_controller = cluster.controller_id()
+    assert old_controller is not None
+    ignored_before = {
+        b: len(cluster.brokers[b].log_events("leader_and_isr.ignored")) for b in cluster.brokers
+    }
+
+    assert cluster.stop(old_controller) == 0
+    new_controller = cluster.wait_for(
+        lambda: (c := cluster.controller_id()) is not None and c != old_controller and c,
+        20,
+        "a new controller",
+    )
+    survivors = [b for b in cluster.brokers if b != old_controller]
+    # Each broker gets the new controller's LeaderAndIsr, then its UpdateMetadata, in that
+    # order on one channel: once the metadata names the new controller, both were answered.
+    cluster.wait_for(
+        lambda: all(
+            cluster.metadata(b, topics=()).controller_id == new_controller for b in survivors
+        ),
+        20,
+        "the brokers to hear from the new controller",
+    )
+
+    errors = cluster.brokers[new_controller].log_events("controller_request_error")
+    assert [e for e in errors if e["error"] == "STALE_CONTROLLER_EPOCH"] == []
+    for broker_id in survivors:
+        ignored = cluster.brokers[broker_id].log_events("leader_and_isr.ignored")
+        assert ignored[ignored_before[broker_id] :] == []
+    assert cluster.produce("quiet", 0, [b"x"], acks=-1, retry_s=10).ok
+
+
 def test_acknowledged_writes_survive_random_kills(cluster_factory: ClusterFactory) -> None:
     cluster = cluster_factory(n_brokers=3, overrides=FAST)
     create_topic(cluster, "safe", configs={"min.insync.replicas": "2"})

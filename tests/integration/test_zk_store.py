@@ -7,6 +7,7 @@ import json
 import operator
 import queue
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -120,9 +121,36 @@ def test_duplicate_broker_id_from_another_session_fails(new_store: StoreFactory)
     first, second = new_store(), new_store()
     registration = broker(1)
     first.register_broker(registration)
-    with pytest.raises(BrokerIdAlreadyRegisteredError, match="broker id 1 is already registered"):
+    with pytest.raises(
+        BrokerIdAlreadyRegisteredError, match="broker id 1 is already registered"
+    ) as held:
         second.register_broker(broker(1, port=19092))
+    # the error names the holder: its session and what it advertises
+    assert held.value.owner_session == first.session_id
+    assert held.value.endpoints == ("PLAINTEXT://127.0.0.1:9093",)
+    assert f"session 0x{first.session_id:x} (PLAINTEXT://127.0.0.1:9093)" in str(held.value)
     assert first.get_broker(1) == registration
+
+
+def test_waiting_for_a_registration_to_go(
+    zookeeper_server: ZooKeeperServer, new_store: StoreFactory
+) -> None:
+    holder, restarted = new_store(), new_store()
+    holder.register_broker(broker(1))
+    started = time.monotonic()
+    assert not restarted.wait_for_broker_deregistration(1, timeout_s=0.5)  # held by a live one
+    assert time.monotonic() - started >= 0.5
+    assert restarted.wait_for_broker_deregistration(2, timeout_s=0.5)  # never registered
+
+    result: list[bool] = []
+    waiter = threading.Thread(
+        target=lambda: result.append(restarted.wait_for_broker_deregistration(1, timeout_s=20))
+    )
+    waiter.start()
+    expire_session(holder.client, zookeeper_server.connect_string)  # as when a broker died
+    waiter.join(20)
+    assert result == [True]
+    assert restarted.register_broker(broker(1)) == restarted.get_broker_epoch(1)
 
 
 def test_registration_vanishes_when_the_session_expires(

@@ -127,6 +127,34 @@ def test_leader_and_isr_fencing(tmp_path: Path) -> None:
     run(scenario)
 
 
+def test_the_state_already_followed_is_accepted_again(tmp_path: Path) -> None:
+    # A new controller sends every partition's current state to its replicas; a broker that
+    # already follows it has nothing to refuse (and nothing to change).
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            cluster.controller_epoch = 5
+            await cluster.elect(1, 3, [1, 2], [1, 2])
+            cluster.controller_epoch = 6  # the new controller
+            for broker_id in (1, 2):
+                rm = cluster[broker_id].replica_manager
+                before = rm.get_partition(TP)
+                assert before is not None
+                state = before.state
+                again = await rm.become_leader_or_follower(
+                    cluster.leader_and_isr(1, 3, [1, 2], [1, 2])
+                )
+                assert again.error_code == ErrorCode.NONE
+                assert [e.error_code for e in again.partition_errors] == [ErrorCode.NONE]
+                assert rm.get_partition(TP) is before and before.state is state
+                assert rm.controller_epoch == 6
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
 def test_fetch_fencing_and_offset_range(tmp_path: Path) -> None:
     async def scenario() -> None:
         cluster = Cluster(tmp_path, broker_ids=(1,))

@@ -454,6 +454,14 @@ class TestFlush:
         assert log.recovery_point == log.active_segment.base_offset
 
 
+def test_a_new_log_is_not_an_unclean_shutdown(tmp_path: Path) -> None:
+    with capture_logs() as events:
+        open_log(tmp_path)
+    (loaded,) = [e for e in events if e["event"] == "log.loaded"]
+    assert loaded["clean_shutdown"] is True
+    assert not [e for e in events if e["log_level"] == "warning"]
+
+
 def test_reopen_finds_everything(tmp_path: Path) -> None:
     log = open_log(tmp_path)
     leader_fill(log, 30, epoch=3)
