@@ -142,17 +142,21 @@ def test_idempotent_producer_through_a_leader_kill(cluster_factory: ClusterFacto
 
 
 def test_producer_bad_input_gets_clear_errors(cluster_factory: ClusterFactory) -> None:
-    bootstrap = _create(cluster_factory, "small", partitions=1, rf=1).bootstrap_servers
+    cluster = _create(
+        cluster_factory, "small", 1, 1, overrides={"auto.create.topics.enable": "false"}
+    )
+    bootstrap = cluster.bootstrap_servers
     producer = Producer(bootstrap_servers=bootstrap, max_block_ms=2_000, max_request_size=10_000)
     try:
-        # unknown topic: UNKNOWN_TOPIC_OR_PARTITION once max.block.ms runs out
+        # unknown topic that the brokers will not create: UNKNOWN_TOPIC_OR_PARTITION
         with pytest.raises(KafkaError) as unknown:
             producer.send("no-such-topic", b"v")
-        assert unknown.value.code in (
-            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-            ErrorCode.REQUEST_TIMED_OUT,
-        )
+        assert unknown.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         assert "no-such-topic" in str(unknown.value)
+        # a name no topic may have: refused, never created
+        with pytest.raises(KafkaError) as invalid:
+            producer.send("no/such/topic", b"v")
+        assert invalid.value.code == ErrorCode.INVALID_TOPIC_EXCEPTION
         # oversize record: refused before it is queued
         with pytest.raises(KafkaError) as large:
             producer.send("small", b"x" * 20_000)
