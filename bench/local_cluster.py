@@ -9,6 +9,7 @@ on 127.0.0.1, started the way the integration tests start them (tests/integratio
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -19,8 +20,11 @@ from tests.integration.zookeeper import ZooKeeperServer
 __all__ = ["start_cluster"]
 
 
-def start_cluster(root: Path, n_brokers: int = 3) -> tuple[ZooKeeperServer, Cluster]:
-    """ZooKeeper plus ``n_brokers`` serving brokers, in a chroot of their own under ``root``."""
+def start_cluster(
+    root: Path, n_brokers: int = 3, overrides: Mapping[str, str] | None = None
+) -> tuple[ZooKeeperServer, Cluster]:
+    """ZooKeeper plus ``n_brokers`` serving brokers, in a chroot of their own under ``root``;
+    ``overrides`` go to every broker's server.properties."""
     zookeeper = ZooKeeperServer(root / "zookeeper")
     zookeeper.start()
     chroot = f"/bench-{uuid.uuid4().hex[:8]}"
@@ -29,7 +33,12 @@ def start_cluster(root: Path, n_brokers: int = 3) -> tuple[ZooKeeperServer, Clus
     zk.create(chroot)
     zk.stop()
     zk.close()
-    cluster = Cluster(zookeeper.connect_string + chroot, root / "cluster", n_brokers=n_brokers)
+    cluster = Cluster(
+        zookeeper.connect_string + chroot,
+        root / "cluster",
+        n_brokers=n_brokers,
+        overrides=overrides,
+    )
     cluster.start_all()
     cluster.wait_until_serving()
     return zookeeper, cluster

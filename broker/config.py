@@ -21,6 +21,9 @@ Keys, with Kafka's names and defaults::
     listener.security.protocol.map             PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:...
     inter.broker.listener.name                 PLAINTEXT (must be an advertised listener)
     broker.rack                                none
+    metrics.listener                           empty: no metrics; http://host:port serves
+                                               Prometheus' GET /metrics (empty host: every
+                                               interface)
     log.dirs (log.dir when absent)             /tmp/kafka-logs, comma-separated
     zookeeper.session.timeout.ms               18000
     zookeeper.connection.timeout.ms            zookeeper.session.timeout.ms
@@ -53,6 +56,18 @@ Keys, with Kafka's names and defaults::
     log.retention.check.interval.ms            300000
     producer.id.expiration.ms                  86400000
     producer.id.expiration.check.interval.ms   600000
+    log.cleaner.enable                         true
+    log.cleaner.threads                        1
+    log.cleaner.backoff.ms                     15000 (sleep when no log needs cleaning)
+    log.cleaner.dedupe.buffer.size             134217728 (offset map memory, all threads)
+    log.cleaner.io.buffer.size                 524288
+    offsets.topic.segment.bytes                104857600
+    offsets.topic.compression.codec            0 (none)
+    offsets.commit.required.acks               -1
+    offsets.commit.timeout.ms                  5000
+    offsets.load.buffer.size                   5242880
+    offsets.retention.minutes                  10080
+    offsets.retention.check.interval.ms        600000
 
 The storage keys (log.segment.bytes, log.roll.ms/hours, log.index.size.max.bytes,
 log.index.interval.bytes, log.retention.ms/minutes/hours/bytes, log.flush.interval.messages/ms,
@@ -74,6 +89,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 import structlog
 
@@ -83,6 +99,7 @@ from minikafka.proto.errors import InvalidConfigError
 
 __all__ = [
     "BrokerConfig",
+    "parse_metrics_listener",
     "parse_overrides",
     "parse_properties",
     "properties_from_environ",
@@ -131,6 +148,7 @@ class BrokerConfig:
     socket_request_max_bytes: int = 104_857_600
     connections_max_idle_ms: int = 600_000
     broker_rack: str | None = None
+    metrics_listener: str = ""  # http://host:port, see parse_metrics_listener
     log_dirs: tuple[Path, ...] = (Path("/tmp/kafka-logs"),)
     zookeeper_session_timeout_ms: int = 18_000
     zookeeper_connection_timeout_ms: int = -1
@@ -162,6 +180,18 @@ class BrokerConfig:
     log_retention_check_interval_ms: int = 300_000
     producer_id_expiration_ms: int = 86_400_000
     producer_id_expiration_check_interval_ms: int = 600_000
+    log_cleaner_enable: bool = True
+    log_cleaner_threads: int = 1
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_dedupe_buffer_size: int = 134_217_728
+    log_cleaner_io_buffer_size: int = 524_288
+    offsets_topic_segment_bytes: int = 104_857_600
+    offsets_topic_compression_codec: int = 0
+    offsets_commit_required_acks: int = -1
+    offsets_commit_timeout_ms: int = 5_000
+    offsets_load_buffer_size: int = 5_242_880
+    offsets_retention_minutes: int = 10_080
+    offsets_retention_check_interval_ms: int = 600_000
     log: LogConfig = field(default_factory=LogConfig)
     # Keys nobody here knows, kept as given (Kafka keeps and warns about them too).
     unknown: Mapping[str, str] = field(default_factory=dict, hash=False)
@@ -500,6 +530,32 @@ def _optional_string(key: str, raw: str) -> str | None:
     return raw.strip() or None
 
 
+def parse_metrics_listener(value: str) -> tuple[str, int] | None:
+    """``http://host:port`` -> (host, port); empty -> None (metrics off). An empty host means
+    every interface. ValueError with a one-line reason otherwise."""
+    text = value.strip()
+    if not text:
+        return None
+    parts = urlsplit(text)
+    if parts.scheme != "http" or not parts.netloc or parts.path not in ("", "/"):
+        raise ValueError(f"{text!r} is not of the form http://host:port")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{text!r} has an invalid port") from None
+    if port is None:
+        raise ValueError(f"{text!r} has no port")
+    return parts.hostname or "", port
+
+
+def _metrics_listener(key: str, raw: str) -> str:
+    try:
+        parse_metrics_listener(raw)
+    except ValueError as exc:
+        raise InvalidConfigError(f"invalid value {raw!r} for configuration {key}: {exc}") from None
+    return raw.strip()
+
+
 def _paths(key: str, raw: str) -> tuple[Path, ...]:
     paths = tuple(Path(p.strip()) for p in raw.split(",") if p.strip())
     if not paths:
@@ -567,6 +623,7 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec("socket.request.max.bytes", "socket_request_max_bytes", _INT, minimum=1),
     _Spec("connections.max.idle.ms", "connections_max_idle_ms", _LONG, minimum=1),
     _Spec("broker.rack", "broker_rack", _optional_string),
+    _Spec("metrics.listener", "metrics_listener", _metrics_listener),
     _Spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
     _Spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),
     _Spec("zookeeper.connection.timeout.ms", "zookeeper_connection_timeout_ms", _INT, minimum=1),
@@ -641,6 +698,23 @@ _SPECS: tuple[_Spec, ...] = (
         "producer.id.expiration.check.interval.ms",
         "producer_id_expiration_check_interval_ms",
         _INT,
+        minimum=1,
+    ),
+    _Spec("log.cleaner.enable", "log_cleaner_enable", _boolean),
+    _Spec("log.cleaner.threads", "log_cleaner_threads", _INT, minimum=0),
+    _Spec("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", _LONG, minimum=0),
+    _Spec("log.cleaner.dedupe.buffer.size", "log_cleaner_dedupe_buffer_size", _LONG, minimum=0),
+    _Spec("log.cleaner.io.buffer.size", "log_cleaner_io_buffer_size", _INT, minimum=0),
+    _Spec("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", _INT, minimum=1),
+    _Spec("offsets.topic.compression.codec", "offsets_topic_compression_codec", _INT, minimum=0),
+    _Spec("offsets.commit.required.acks", "offsets_commit_required_acks", _SHORT, minimum=-1),
+    _Spec("offsets.commit.timeout.ms", "offsets_commit_timeout_ms", _INT, minimum=1),
+    _Spec("offsets.load.buffer.size", "offsets_load_buffer_size", _INT, minimum=1),
+    _Spec("offsets.retention.minutes", "offsets_retention_minutes", _INT, minimum=1),
+    _Spec(
+        "offsets.retention.check.interval.ms",
+        "offsets_retention_check_interval_ms",
+        _LONG,
         minimum=1,
     ),
 )

@@ -46,17 +46,20 @@ __all__ = [
     "LATEST",
     "MAX_TIMESTAMP",
     "AdminClient",
+    "BrokerReplicas",
     "ClusterDescription",
     "ConfigEntry",
     "ConsumerGroupDescription",
     "ConsumerGroupListing",
     "ElectionType",
+    "FollowerReplica",
     "ListOffsetsResultInfo",
     "MemberDescription",
     "NewTopic",
     "Node",
     "OffsetAndMetadata",
     "PartitionInfo",
+    "PartitionReplicas",
     "TopicDescription",
     "TopicPartition",
     "raise_first",
@@ -255,6 +258,44 @@ class AdminClient:
                 topic.name, topic.topic_id, topic.is_internal, tuple(partitions)
             )
         return dict(sorted(described.items()))
+
+    def describe_replicas(
+        self,
+        broker_ids: Iterable[int] | None = None,
+        *,
+        topics: Sequence[str] = (),
+        timeout_ms: int | None = None,
+    ) -> dict[int, BrokerReplicas | KafkaError]:
+        """What each broker knows of the replicas it hosts (DescribeReplicas, asked of every
+        named broker at once; None = every live broker), as Kafka's describeLogDirs: a broker
+        that does not answer within the timeout, or that is not live, maps to its error.
+        ``topics`` empty = every hosted partition."""
+        timeout_s = self._timeout(timeout_ms) / 1000
+        brokers = self._cluster(refresh=broker_ids is None, timeout_s=timeout_s).brokers
+        wanted = sorted(brokers) if broker_ids is None else sorted(set(broker_ids))
+        request = pb.DescribeReplicasRequest(topics=list(topics))
+        calls: dict[int, grpc.Future[pb.DescribeReplicasResponse]] = {}
+        results: dict[int, BrokerReplicas | KafkaError] = {}
+        for broker_id in wanted:
+            node = brokers.get(broker_id)
+            if node is None:
+                results[broker_id] = error_for_code(
+                    ErrorCode.BROKER_NOT_AVAILABLE, f"broker {broker_id} is not alive"
+                )
+                continue
+            stub = pb_grpc.AdminStub(self._pool.get(node.address))
+            calls[broker_id] = stub.DescribeReplicas.future(request, timeout=timeout_s)
+        for broker_id, call in calls.items():
+            try:
+                response: pb.DescribeReplicasResponse = call.result()
+            except grpc.RpcError as exc:
+                results[broker_id] = error_for_code(
+                    ErrorCode.NETWORK_EXCEPTION, f"broker {broker_id}: {exc.code().name}"
+                )
+                continue
+            error = _error(response.error_code, response.error_message)
+            results[broker_id] = error if error is not None else _broker_replicas(response)
+        return dict(sorted(results.items()))
 
     def describe_topic_configs(
         self, topic: str, *, timeout_ms: int | None = None
@@ -1095,6 +1136,71 @@ class ListOffsetsResultInfo(NamedTuple):
     offset: int  # -1 when nothing matched a timestamp
     timestamp: int  # -1 unless the spec was a timestamp
     leader_epoch: int
+
+
+@dataclass(frozen=True)
+class FollowerReplica:
+    """A follower as its leader sees it."""
+
+    broker_id: int
+    log_end_offset: int  # as of its last fetch; -1 = none since this leader's epoch began
+    last_caught_up_time_ms: int  # wall clock; 0 = never
+
+
+@dataclass(frozen=True)
+class PartitionReplicas:
+    """One replica as the broker hosting it sees it."""
+
+    topic: str
+    partition: int
+    is_leader: bool
+    leader: int  # -1 = offline
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    high_watermark: int
+    log_start_offset: int
+    log_end_offset: int
+    followers: tuple[FollowerReplica, ...]  # on the leader only
+
+    @property
+    def tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+
+@dataclass(frozen=True)
+class BrokerReplicas:
+    broker_id: int
+    broker_epoch: int  # its registration in ZooKeeper (czxid); -1 before it registered
+    controller_epoch: int  # the newest it has seen
+    partitions: tuple[PartitionReplicas, ...]
+
+
+def _broker_replicas(response: pb.DescribeReplicasResponse) -> BrokerReplicas:
+    return BrokerReplicas(
+        response.broker_id,
+        response.broker_epoch,
+        response.controller_epoch,
+        tuple(
+            PartitionReplicas(
+                p.topic,
+                p.partition_index,
+                p.is_leader,
+                p.leader_id,
+                p.leader_epoch,
+                tuple(p.replica_nodes),
+                tuple(p.isr_nodes),
+                p.high_watermark,
+                p.log_start_offset,
+                p.log_end_offset,
+                tuple(
+                    FollowerReplica(f.broker_id, f.log_end_offset, f.last_caught_up_time_ms)
+                    for f in p.followers
+                ),
+            )
+            for p in response.partitions
+        ),
+    )
 
 
 def _nodes(response: pb.MetadataResponse) -> dict[int, Node]:

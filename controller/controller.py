@@ -74,6 +74,7 @@ from minikafka.proto.errors import ErrorCode, KafkaError
 __all__ = [
     "ApiResult",
     "ControlledShutdownResult",
+    "ControllerMetrics",
     "CreateTopicResult",
     "ElectionType",
     "KafkaController",
@@ -134,6 +135,16 @@ class ControlledShutdownResult(NamedTuple):
     remaining: list[TopicPartition]
 
 
+class ControllerMetrics(NamedTuple):
+    """Kafka's ``kafka.controller:type=KafkaController`` gauges, recomputed by the event thread
+    after every event (as Kafka's updateMetrics); zero on a broker that is not controller."""
+
+    offline_partitions_count: int = 0  # partitions without a live leader
+    global_partition_count: int = 0
+    global_topic_count: int = 0
+    preferred_replica_imbalance_count: int = 0  # led by a replica other than the first
+
+
 class _Event(NamedTuple):
     name: str
     action: Callable[[], None]
@@ -170,9 +181,11 @@ class KafkaController:
         self._watches: list[Watch] = []
         self._topic_watches: dict[str, Watch] = {}
         self._next_rebalance: float | None = None
+        self._last_controller_id: int | None = None  # the controller this broker last saw
         # Read from any thread: plain attribute reads.
         self._active = False
         self._epoch = -1
+        self._metrics = ControllerMetrics()
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -207,6 +220,11 @@ class KafkaController:
     def epoch(self) -> int:
         """The controller epoch while active, else -1."""
         return self._epoch if self._active else -1
+
+    @property
+    def metrics(self) -> ControllerMetrics:
+        """As of the last event processed (an immutable value: safe from any thread)."""
+        return self._metrics
 
     # --- the API (any thread) ------------------------------------------------------------------
 
@@ -333,6 +351,28 @@ class KafkaController:
             self._process(_Event("Reelect", self._maybe_elect))
         except Exception:
             log.exception("controller_event_failed", event=event.name, broker_id=self.broker_id)
+        finally:
+            self._update_metrics()
+
+    def _update_metrics(self) -> None:
+        ctx = self._context
+        if ctx is None or not self._active:
+            self._metrics = ControllerMetrics()
+            return
+        offline = imbalanced = 0
+        for tp, replicas in ctx.assignments.items():
+            if ctx.is_being_deleted(tp.topic):
+                continue
+            if not ctx.has_live_leader(tp):
+                offline += 1
+            elif replicas and ctx.leader(tp) != replicas[0]:
+                imbalanced += 1
+        self._metrics = ControllerMetrics(
+            offline_partitions_count=offline,
+            global_partition_count=len(ctx.assignments),
+            global_topic_count=len(ctx.topic_ids),
+            preferred_replica_imbalance_count=imbalanced,
+        )
 
     # --- election and resignation --------------------------------------------------------------
 
@@ -375,8 +415,10 @@ class KafkaController:
         current = self._zk.get_controller()
         if current is None:
             self._maybe_elect()
-        elif current.broker_id != self.broker_id and self._active:
-            self._resign(f"broker {current.broker_id} is controller now")
+        else:
+            self._last_controller_id = current.broker_id
+            if current.broker_id != self.broker_id and self._active:
+                self._resign(f"broker {current.broker_id} is controller now")
 
     def _maybe_elect(self) -> None:
         if self._active or self._stopping.is_set():
@@ -384,6 +426,8 @@ class KafkaController:
         won = self._zk.elect_controller(self.broker_id)
         if won is None:
             current = self._zk.get_controller()
+            if current is not None:
+                self._last_controller_id = current.broker_id
             log.info(
                 "controller_standby",
                 broker_id=self.broker_id,
@@ -443,6 +487,12 @@ class KafkaController:
         ]
         for broker in self._read_live_brokers().values():
             self._add_live_broker(broker)
+        previous, self._last_controller_id = self._last_controller_id, self.broker_id
+        if previous is not None and previous != self.broker_id and previous not in ctx.live_brokers:
+            # The old controller is gone: nobody else saw it die (it was the one watching).
+            log.warning(
+                "broker_failed", broker_id=previous, controller_epoch=ctx.epoch, was_controller=True
+            )
         for topic in zk.get_all_topics():
             self._load_topic(topic, with_states=True)
         for topic in zk.get_topics_marked_for_deletion():

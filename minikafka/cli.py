@@ -39,6 +39,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "minikafka.client.cli.groups",
         "list, describe, reset the offsets of and delete consumer groups",
     ),
+    "watch": (
+        "minikafka.client.cli.watch",
+        "a live view of brokers, partitions (leader, epoch, ISR, LEO, HW) and group lag",
+    ),
     "perf-produce": ("minikafka.client.cli.perf_produce", "producer throughput and latency test"),
     "perf-consume": ("minikafka.client.cli.perf_consume", "consumer throughput test"),
 }

@@ -721,6 +721,62 @@ class DeleteRecordsResponse(_message.Message):
     topics: _containers.RepeatedCompositeFieldContainer[DeleteRecordsResponse.DeleteRecordsTopicResult]
     def __init__(self, topics: _Optional[_Iterable[_Union[DeleteRecordsResponse.DeleteRecordsTopicResult, _Mapping]]] = ...) -> None: ...
 
+class DescribeReplicasRequest(_message.Message):
+    __slots__ = ("topics",)
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, topics: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DescribeReplicasResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "broker_id", "broker_epoch", "controller_epoch", "partitions")
+    class FollowerReplica(_message.Message):
+        __slots__ = ("broker_id", "log_end_offset", "last_caught_up_time_ms")
+        BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+        LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        LAST_CAUGHT_UP_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+        broker_id: int
+        log_end_offset: int
+        last_caught_up_time_ms: int
+        def __init__(self, broker_id: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., last_caught_up_time_ms: _Optional[int] = ...) -> None: ...
+    class HostedPartition(_message.Message):
+        __slots__ = ("topic", "partition_index", "is_leader", "leader_id", "leader_epoch", "replica_nodes", "isr_nodes", "high_watermark", "log_start_offset", "log_end_offset", "followers")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        IS_LEADER_FIELD_NUMBER: _ClassVar[int]
+        LEADER_ID_FIELD_NUMBER: _ClassVar[int]
+        LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        REPLICA_NODES_FIELD_NUMBER: _ClassVar[int]
+        ISR_NODES_FIELD_NUMBER: _ClassVar[int]
+        HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
+        LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        FOLLOWERS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partition_index: int
+        is_leader: bool
+        leader_id: int
+        leader_epoch: int
+        replica_nodes: _containers.RepeatedScalarFieldContainer[int]
+        isr_nodes: _containers.RepeatedScalarFieldContainer[int]
+        high_watermark: int
+        log_start_offset: int
+        log_end_offset: int
+        followers: _containers.RepeatedCompositeFieldContainer[DescribeReplicasResponse.FollowerReplica]
+        def __init__(self, topic: _Optional[str] = ..., partition_index: _Optional[int] = ..., is_leader: _Optional[bool] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., replica_nodes: _Optional[_Iterable[int]] = ..., isr_nodes: _Optional[_Iterable[int]] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., log_end_offset: _Optional[int] = ..., followers: _Optional[_Iterable[_Union[DescribeReplicasResponse.FollowerReplica, _Mapping]]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    BROKER_ID_FIELD_NUMBER: _ClassVar[int]
+    BROKER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    broker_id: int
+    broker_epoch: int
+    controller_epoch: int
+    partitions: _containers.RepeatedCompositeFieldContainer[DescribeReplicasResponse.HostedPartition]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., partitions: _Optional[_Iterable[_Union[DescribeReplicasResponse.HostedPartition, _Mapping]]] = ...) -> None: ...
+
 class LeaderAndIsrRequest(_message.Message):
     __slots__ = ("controller_id", "controller_epoch", "broker_epoch", "partition_states", "live_leaders")
     class LeaderAndIsrPartitionState(_message.Message):

@@ -536,6 +536,11 @@ class AdminStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsResponse.FromString,
                 _registered_method=True)
+        self.DescribeReplicas = channel.unary_unary(
+                '/minikafka.v1.Admin/DescribeReplicas',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -593,6 +598,14 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeReplicas(self, request, context):
+        """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
+        and, where it leads, the LEO it last learnt from each follower (asked of every broker).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -630,6 +643,11 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.DeleteRecords,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsResponse.SerializeToString,
+            ),
+            'DescribeReplicas': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeReplicas,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -824,6 +842,33 @@ class Admin:
             '/minikafka.v1.Admin/DeleteRecords',
             minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.DeleteRecordsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeReplicas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/DescribeReplicas',
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.FromString,
             options,
             channel_credentials,
             insecure,

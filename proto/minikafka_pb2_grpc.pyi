@@ -7,7 +7,7 @@ Each service is one RPC family, served by one handler module on the broker:
   Data      Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch  (clients and followers)
   Metadata  Metadata, DescribeCluster                           (clients bootstrap here)
   Admin     CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
-            DescribeConfigs, IncrementalAlterConfigs, DeleteRecords
+            DescribeConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeReplicas
   Control   LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker),
             ControlledShutdown (broker -> controller)
 
@@ -237,6 +237,10 @@ class AdminStub:
     """Set or delete topic config overrides, key by key."""
     DeleteRecords: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteRecordsRequest, _minikafka_pb2.DeleteRecordsResponse]
     """Move log start offsets forward, deleting everything below them."""
+    DescribeReplicas: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeReplicasRequest, _minikafka_pb2.DescribeReplicasResponse]
+    """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
+    and, where it leads, the LEO it last learnt from each follower (asked of every broker).
+    """
 
 @_typing.type_check_only
 class AdminAsyncStub(AdminStub):
@@ -260,6 +264,10 @@ class AdminAsyncStub(AdminStub):
     """Set or delete topic config overrides, key by key."""
     DeleteRecords: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteRecordsRequest, _minikafka_pb2.DeleteRecordsResponse]  # type: ignore[assignment]
     """Move log start offsets forward, deleting everything below them."""
+    DescribeReplicas: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeReplicasRequest, _minikafka_pb2.DescribeReplicasResponse]  # type: ignore[assignment]
+    """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
+    and, where it leads, the LEO it last learnt from each follower (asked of every broker).
+    """
 
 class AdminServicer(metaclass=_abc_1.ABCMeta):
     """Topic, config and record administration. CreateTopics, DeleteTopics, CreatePartitions and
@@ -322,6 +330,16 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.DeleteRecordsResponse, _abc.Awaitable[_minikafka_pb2.DeleteRecordsResponse]]:
         """Move log start offsets forward, deleting everything below them."""
+
+    @_abc_1.abstractmethod
+    def DescribeReplicas(
+        self,
+        request: _minikafka_pb2.DescribeReplicasRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeReplicasResponse, _abc.Awaitable[_minikafka_pb2.DescribeReplicasResponse]]:
+        """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
+        and, where it leads, the LEO it last learnt from each follower (asked of every broker).
+        """
 
 def add_AdminServicer_to_server(servicer: AdminServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -89,6 +89,7 @@ __all__ = [
     "encode_batch",
     "iter_batch_headers",
     "read_header",
+    "rebuild_batch",
     "validate_batch",
     "validate_batches",
 ]
@@ -117,6 +118,7 @@ _COMPRESSION_MASK = 0x07
 _TIMESTAMP_TYPE_MASK = 0x08
 _TRANSACTIONAL_MASK = 0x10
 _CONTROL_MASK = 0x20
+_DELETE_HORIZON_MASK = 0x40  # KIP-534: baseTimestamp holds the batch's delete horizon
 
 
 class Compression(IntEnum):
@@ -208,6 +210,13 @@ class BatchHeader(NamedTuple):
     @property
     def is_control(self) -> bool:
         return bool(self.attributes & _CONTROL_MASK)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """When the log cleaner may drop this batch's tombstones (KIP-534), if it has set it."""
+        if self.attributes & _DELETE_HORIZON_MASK:
+            return self.base_timestamp
+        return None
 
     @property
     def last_sequence(self) -> int:
@@ -551,6 +560,74 @@ def encode_batch(
         timestamp_type=timestamp_type,
         partition_leader_epoch=partition_leader_epoch,
     )
+
+
+def rebuild_batch(
+    header: BatchHeader, records: Sequence[Record], *, delete_horizon_ms: int | None = None
+) -> bytes:
+    """What the log cleaner writes for a batch it kept only ``records`` of (in offset order).
+
+    As Kafka's cleaner: the base offset, lastOffsetDelta (so the producer's last sequence
+    stays what it was), producer fields, leader epoch, timestamp type and compression codec of
+    ``header`` are kept and each record keeps its offset; the records are recompressed with the
+    batch's codec. With no records the batch is an empty, uncompressed header that still covers
+    the batch's offsets. ``delete_horizon_ms`` (or the horizon ``header`` already carries) sets
+    the delete-horizon attribute and becomes baseTimestamp, record timestamps counting from it.
+    """
+    horizon = delete_horizon_ms if delete_horizon_ms is not None else header.delete_horizon_ms
+    log_append_time = header.timestamp_type is TimestampType.LOG_APPEND_TIME
+    if not records:
+        base_timestamp = max_timestamp = header.max_timestamp
+        compression = Compression.NONE
+    else:
+        compression = header.compression
+        base_timestamp = records[0].timestamp
+        if log_append_time:
+            max_timestamp = header.max_timestamp
+        else:
+            max_timestamp = max(record.timestamp for record in records)
+    if horizon is not None:
+        base_timestamp = horizon
+    parts: list[bytes] = []
+    for record in records:
+        body = b"".join(
+            (
+                b"\x00",
+                _varint(0 if log_append_time else record.timestamp - base_timestamp),
+                _varint(record.offset - header.base_offset),
+                _NULL_LENGTH if record.key is None else _varint(len(record.key)) + record.key,
+                _NULL_LENGTH if record.value is None else _varint(len(record.value)) + record.value,
+                _encode_headers(record.headers),
+            )
+        )
+        parts.append(_varint(len(body)) + body)
+    data = b"".join(parts)
+    if records and compression is not Compression.NONE:
+        data = _compress(compression, data)
+    attributes = (header.attributes & ~_COMPRESSION_MASK) | int(compression)
+    if horizon is not None:
+        attributes |= _DELETE_HORIZON_MASK
+    packed = bytearray(
+        _HEADER.pack(
+            header.base_offset,
+            HEADER_SIZE - LOG_OVERHEAD + len(data),
+            header.partition_leader_epoch,
+            MAGIC,
+            0,
+            attributes,
+            header.last_offset_delta,
+            base_timestamp,
+            max_timestamp,
+            header.producer_id,
+            header.producer_epoch,
+            header.base_sequence,
+            len(records),
+        )
+    )
+    crc = _crc32c.crc32c(memoryview(packed)[_ATTRIBUTES_POS:])
+    crc = _crc32c.crc32c(data, crc)
+    struct.pack_into(">I", packed, _CRC_POS, crc)
+    return bytes(packed) + data
 
 
 class PyRecordsBuffer:
@@ -957,6 +1034,10 @@ class RecordsReader(Generic[_R]):
         self._base_timestamp = 0
         self._log_append_time = False
         self._middle: tuple[object, ...] = ()
+        # The offset after the batches wholly read (skipped ones and those a log cleaner
+        # emptied included): where a reader goes on from, as Kafka's consumer does.
+        self.next_offset = from_offset
+        self._batch_next_offset = from_offset
 
     @property
     def exhausted(self) -> bool:
@@ -991,10 +1072,12 @@ class RecordsReader(Generic[_R]):
     def _next_batch(self) -> bool:
         """Make sure a batch with records left is current; False when there is none."""
         while self._left == 0:
+            self.next_offset = max(self.next_offset, self._batch_next_offset)
             found = next(self._batches, None)
             if found is None:
                 return False
             pos, header = found
+            self._batch_next_offset = header.next_offset
             if header.last_offset < self._from_offset or header.is_control:
                 continue
             if self._verify_crc:

@@ -57,6 +57,13 @@ def aio_channel(address: str, max_message_bytes: int, options: Options = ()) -> 
     )
 
 
-def aio_server(max_message_bytes: int, options: Options = ()) -> grpc.aio.Server:
+def aio_server(
+    max_message_bytes: int,
+    options: Options = (),
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+) -> grpc.aio.Server:
     """The broker's asyncio server."""
-    return grpc.aio.server(options=[*message_options(max_message_bytes), *options])
+    return grpc.aio.server(
+        options=[*message_options(max_message_bytes), *options],
+        interceptors=list(interceptors) or None,
+    )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: makes the venv, installs the project with its extras,
-# installs Debian's zookeeper package when missing, then lint, types and pytest.
+# installs Debian's zookeeper and tmux packages when missing, then lint, types and pytest.
 # Extra arguments go to pytest (e.g. `scripts/test.sh tests/unit -x`).
 # With CI=true anything missing is a failure, never a skip.
 set -euo pipefail
@@ -30,6 +30,23 @@ else
         exit 1
     else
         echo "warning: zookeeper not installed; integration tests will be skipped" >&2
+    fi
+fi
+
+step "tmux (Debian's tmux package: the terminal test of minikafka watch)"
+if command -v tmux >/dev/null; then
+    echo "already installed"
+else
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo -n"
+    if $sudo apt-get update -q >/dev/null && \
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends tmux >/dev/null; then
+        echo "installed"
+    elif [ "${CI:-}" = true ]; then
+        echo "cannot install Debian's tmux package, and CI needs it" >&2
+        exit 1
+    else
+        echo "warning: tmux not installed; the terminal test of minikafka watch will be skipped" >&2
     fi
 fi
 

@@ -60,7 +60,7 @@ from minikafka.proto.consumer_offsets import (
     encode_offset_value,
 )
 from minikafka.proto.errors import ErrorCode
-from minikafka.proto.records import decode_records, encode_batch
+from minikafka.proto.records import decode_records, encode_batch, iter_batch_headers
 
 __all__ = [
     "GROUP_METADATA_TOPIC",
@@ -140,10 +140,11 @@ class GroupConfig:
             group_initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
             group_min_session_timeout_ms=key("group.min.session.timeout.ms", 6_000),
             group_max_session_timeout_ms=key("group.max.session.timeout.ms", 1_800_000),
-            offsets_commit_timeout_ms=key("offsets.commit.timeout.ms", 5_000),
+            offsets_commit_timeout_ms=config.offsets_commit_timeout_ms,
             offset_metadata_max_bytes=key("offset.metadata.max.bytes", 4_096),
-            offsets_retention_minutes=key("offsets.retention.minutes", 10_080),
-            offsets_retention_check_interval_ms=key("offsets.retention.check.interval.ms", 600_000),
+            offsets_load_buffer_size=config.offsets_load_buffer_size,
+            offsets_retention_minutes=config.offsets_retention_minutes,
+            offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
         )
 
 
@@ -310,6 +311,8 @@ class GroupCoordinator:
                     else:
                         groups[decoded.group] = value
                         removed_groups.discard(decoded.group)
+                # A compacted partition has batches the cleaner emptied: move past them too.
+                position = max(position, _next_offset(data))
                 if position >= end:
                     break
                 await asyncio.sleep(0)  # let other requests in between chunks
@@ -346,6 +349,14 @@ class GroupCoordinator:
             offsets=len(offsets),
             duration_ms=self._time_ms() - started,
         )
+
+    def committed_offsets(self) -> dict[str, dict[tuple[str, int], int]]:
+        """Every loaded group's committed offsets: group id -> (topic, partition) -> offset
+        (for the consumer-lag metrics)."""
+        return {
+            group.group_id: {tp: committed.offset for tp, committed in group.offsets.items()}
+            for group in self._groups.values()
+        }
 
     def shutdown(self) -> None:
         self._active = False
@@ -1037,6 +1048,14 @@ class GroupCoordinator:
 
     def groups(self) -> Iterator[GroupMetadata]:
         return iter(list(self._groups.values()))
+
+
+def _next_offset(data: bytes) -> int:
+    """The offset after the last whole batch in ``data`` (-1 when there is none)."""
+    last = -1
+    for _, header in iter_batch_headers(data):
+        last = header.next_offset
+    return last
 
 
 def _records(data: bytes) -> Iterator[tuple[int, bytes | None, bytes | None]]:

@@ -224,6 +224,13 @@ class AbstractFetcher(abc.ABC):
         self.name = name
         self._backoff_s = backoff_s
         self._states: dict[TopicPartition, PartitionFetchState] = {}
+        # Per partition: the leader's high watermark minus the next offset to fetch, as of the
+        # last answer (Kafka's FetcherLagMetrics, read by the metrics as MaxLag).
+        self.lags: dict[TopicPartition, int] = {}
+        # The failure the leader's fetches keep hitting, and how many since the last success:
+        # one log line when it starts and one when it ends, not one per retry.
+        self._failing: str | None = None
+        self._failures = 0
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -240,6 +247,7 @@ class AbstractFetcher(abc.ABC):
     def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
         for tp in tps:
             self._states.pop(tp, None)
+            self.lags.pop(tp, None)
 
     def _update(
         self, tp: TopicPartition, old: PartitionFetchState, new: PartitionFetchState
@@ -380,15 +388,22 @@ class AbstractFetcher(abc.ABC):
         try:
             response = await self.endpoint.fetch(request)
         except grpc.aio.AioRpcError as exc:
-            _log.warning(
+            code = str(exc.code())
+            self._failures += 1
+            (_log.debug if code == self._failing else _log.warning)(
                 "fetcher.fetch_failed",
                 fetcher=self.name,
-                code=str(exc.code()),
+                code=code,
                 details=exc.details(),
+                failures=self._failures,
             )
+            self._failing = code
             for tp, state in states.items():
                 self._delay(tp, state)
             return
+        if self._failing is not None:
+            _log.info("fetcher.fetch_recovered", fetcher=self.name, failures=self._failures)
+            self._failing, self._failures = None, 0
         for topic in response.responses:
             for data in topic.partitions:
                 tp = TopicPartition(topic.topic, data.partition_index)
@@ -436,6 +451,7 @@ class AbstractFetcher(abc.ABC):
                 )
                 self._delay(tp, state)
                 return
+            self.lags[tp] = max(0, data.high_watermark - next_offset)
             self._update(tp, state, replace(state, fetch_offset=next_offset))
         elif code == ErrorCode.OFFSET_OUT_OF_RANGE:
             start = self.handle_offset_out_of_range(tp, state, data)

@@ -58,10 +58,13 @@ from minikafka.broker.replication.requests import (
     ListOffsetsPartitionResult,
     ListOffsetsRequest,
     OffsetsForLeaderEpochRequest,
+    PartitionReplicaStatus,
     ProducePartitionResult,
     ProduceRequest,
     Records,
+    RemoteReplicaStatus,
 )
+from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerStats
 from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from minikafka.broker.storage.log_manager import LogManager
@@ -187,6 +190,8 @@ class ReplicaManager:
         self._partitions: dict[TopicPartition, Partition] = {}
         self._controller_epoch = 0
         self.purgatory = Purgatory()
+        self.stats = ReplicaManagerStats()  # read by broker/server/metrics.py
+        self.topic_stats = BrokerTopicStats()
         self._high_watermarks = log_manager.read_high_watermarks()
         truncation = config.unknown.get(FOLLOWER_TRUNCATION_KEY, "leader_epoch")
         if truncation not in ("leader_epoch", "high_watermark"):
@@ -298,6 +303,32 @@ class ReplicaManager:
     def high_watermarks(self) -> dict[TopicPartition, int]:
         """Every hosted partition's HW (for retention, which keeps what is above it)."""
         return {tp: p.high_watermark for tp, p in self._partitions.items()}
+
+    def replica_statuses(self) -> list[PartitionReplicaStatus]:
+        """Every hosted replica as it stands, by topic and partition (DescribeReplicas)."""
+        statuses = []
+        for tp, partition in sorted(self._partitions.items()):
+            state = partition.state
+            followers = tuple(
+                RemoteReplicaStatus(broker_id, remote.log_end_offset, remote.last_caught_up_time_ms)
+                for broker_id, remote in sorted(partition.remote_replicas.items())
+            )
+            statuses.append(
+                PartitionReplicaStatus(
+                    tp.topic,
+                    tp.partition,
+                    partition.is_leader,
+                    partition.leader_id,
+                    partition.leader_epoch,
+                    () if state is None else state.replicas,
+                    tuple(sorted(partition.isr)),
+                    partition.high_watermark,
+                    partition.log.log_start_offset,
+                    partition.log_end_offset,
+                    followers if partition.is_leader else (),
+                )
+            )
+        return statuses
 
     def check_controller_request(self, controller_epoch: int, broker_epoch: int) -> ErrorCode:
         """Fencing of LeaderAndIsr / UpdateMetadata / StopReplica; NONE records the epoch."""
@@ -615,10 +646,15 @@ class ReplicaManager:
                 error=exc.code.name,
                 message=exc.message,
             )
+            self.topic_stats.record_failed_produce(tp.topic)
             return _ProduceStatus(exc.code, exc.message)
         except Exception as exc:
             _log.exception("produce.failed", topic=tp.topic, partition=tp.partition)
+            self.topic_stats.record_failed_produce(tp.topic)
             return _ProduceStatus(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+        self.topic_stats.record_messages_in(
+            tp.topic, messages=info.record_count, size=info.valid_bytes
+        )
         self.purgatory.notify(log_end_offset_key(tp))
         if partition.maybe_increment_high_watermark():
             self.purgatory.notify(high_watermark_key(tp))
@@ -653,7 +689,13 @@ class ReplicaManager:
 
         loop = asyncio.get_running_loop()
         keys = [high_watermark_key(TopicPartition(*key)) for key in waiting]
-        await complete_when(check, keys, self.purgatory, loop.time() + max(timeout_ms, 0) / 1000)
+        self.stats.delayed_produce += 1
+        try:
+            await complete_when(
+                check, keys, self.purgatory, loop.time() + max(timeout_ms, 0) / 1000
+            )
+        finally:
+            self.stats.delayed_produce -= 1
         for status in waiting.values():
             if not status.done:
                 status.code = ErrorCode.REQUEST_TIMED_OUT
@@ -688,11 +730,19 @@ class ReplicaManager:
                     return current
                 return None
 
-            result = await complete_when(
-                check, keys, self.purgatory, loop.time() + request.max_wait_ms / 1000
-            )
+            self.stats.delayed_fetch += 1
+            try:
+                result = await complete_when(
+                    check, keys, self.purgatory, loop.time() + request.max_wait_ms / 1000
+                )
+            finally:
+                self.stats.delayed_fetch -= 1
         if result is None:
             result = read()
+        for answer in result.responses:
+            self.topic_stats.record_bytes_out(
+                answer.topic, len(answer.records), to_follower=from_follower
+            )
         return result.responses
 
     def _update_followers(self, request: FetchRequest) -> None:
@@ -978,6 +1028,10 @@ class ReplicaManager:
         assert isinstance(current, LeaderState)
         old_isr = current.isr
         partition.apply_isr(new_isr, version)
+        if change == "shrink":
+            self.stats.isr_shrinks += 1
+        else:
+            self.stats.isr_expands += 1
         partition.maybe_increment_high_watermark()
         _log.info(
             "isr_shrunk" if change == "shrink" else "isr_expanded",

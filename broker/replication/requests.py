@@ -27,10 +27,12 @@ __all__ = [
     "ListOffsetsRequest",
     "OffsetForLeaderPartition",
     "OffsetsForLeaderEpochRequest",
+    "PartitionReplicaStatus",
     "ProducePartition",
     "ProducePartitionResult",
     "ProduceRequest",
     "Records",
+    "RemoteReplicaStatus",
 ]
 
 Records = bytes | memoryview
@@ -198,3 +200,32 @@ class InitProducerIdResult:
     error_message: str = ""
     producer_id: int = -1
     producer_epoch: int = -1
+
+
+# --- DescribeReplicas (what a broker knows of its replicas, for `minikafka watch`) ------------
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteReplicaStatus:
+    """A follower as its leader sees it (Kafka's replica state on the leader)."""
+
+    broker_id: int
+    log_end_offset: int  # as of its last fetch; -1 = none since this leader's epoch began
+    last_caught_up_time_ms: int  # 0 = never
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionReplicaStatus:
+    """One hosted replica now: its role, its offsets and, on a leader, its followers'."""
+
+    topic: str
+    partition: int
+    is_leader: bool
+    leader_id: int  # -1 = offline here
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    high_watermark: int
+    log_start_offset: int
+    log_end_offset: int
+    followers: tuple[RemoteReplicaStatus, ...] = ()

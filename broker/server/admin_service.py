@@ -1,9 +1,10 @@
 """The Admin RPC family over gRPC: protobuf to and from TopicAdmin's values.
 
-    AdminService(admin: TopicAdmin)
+    AdminService(admin: TopicAdmin, replicas: ReplicaApi | None = None)
 
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
-which the Kafka listener's handlers call too; this servicer only translates. Protobuf's enums
+which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
+ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED. Protobuf's enums
 (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's numbers, so they
 pass through as ints. Runs on the broker's event loop (grpc.aio).
 """
@@ -25,6 +26,7 @@ from minikafka.broker.server.core.admin import (
     DeleteRecordsPartition,
     TopicAdmin,
 )
+from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.controller.controller import NewTopic
 from minikafka.controller.zk_data import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
@@ -38,8 +40,9 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 class AdminService(pb_grpc.AdminServicer):
     """See the module docstring."""
 
-    def __init__(self, admin: TopicAdmin) -> None:
+    def __init__(self, admin: TopicAdmin, replicas: ReplicaApi | None = None) -> None:
         self._admin = admin
+        self._replicas = replicas
 
     async def CreateTopics(
         self, request: pb.CreateTopicsRequest, context: _Context
@@ -228,6 +231,44 @@ class AdminService(pb_grpc.AdminServicer):
                 )
                 for topic in request.topics
             ]
+        )
+
+    async def DescribeReplicas(
+        self, request: pb.DescribeReplicasRequest, context: _Context
+    ) -> pb.DescribeReplicasResponse:
+        if self._replicas is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "DescribeReplicas is not served")
+        assert self._replicas is not None
+        answer = self._replicas.describe_replicas(list(request.topics))
+        Hosted = pb.DescribeReplicasResponse.HostedPartition
+        Follower = pb.DescribeReplicasResponse.FollowerReplica
+        return pb.DescribeReplicasResponse(
+            broker_id=answer.broker_id,
+            broker_epoch=answer.broker_epoch,
+            controller_epoch=answer.controller_epoch,
+            partitions=[
+                Hosted(
+                    topic=p.topic,
+                    partition_index=p.partition,
+                    is_leader=p.is_leader,
+                    leader_id=p.leader_id,
+                    leader_epoch=p.leader_epoch,
+                    replica_nodes=p.replicas,
+                    isr_nodes=p.isr,
+                    high_watermark=p.high_watermark,
+                    log_start_offset=p.log_start_offset,
+                    log_end_offset=p.log_end_offset,
+                    followers=[
+                        Follower(
+                            broker_id=f.broker_id,
+                            log_end_offset=f.log_end_offset,
+                            last_caught_up_time_ms=f.last_caught_up_time_ms,
+                        )
+                        for f in p.followers
+                    ],
+                )
+                for p in answer.partitions
+            ],
         )
 
 

@@ -62,6 +62,7 @@ from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
+from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.group_service import GroupService
@@ -69,6 +70,13 @@ from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.listener import KafkaListeners
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
+from minikafka.broker.server.metrics import (
+    BrokerMetrics,
+    MetricSources,
+    RequestMetrics,
+    RequestMetricsInterceptor,
+)
+from minikafka.broker.storage.cleaner import CleanerConfig, LogCleaner, run_cleaner_thread
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log_manager import LogManager
 from minikafka.controller.channels import inter_broker_endpoint
@@ -130,6 +138,7 @@ class BrokerServer:
         self._group_api: GroupApi | None = None
         self._servers: list[grpc.aio.Server] = []
         self._kafka_listeners: KafkaListeners | None = None
+        self._metrics = BrokerMetrics.create(config.metrics_listener)  # None: metrics.listener=
         self._loop: asyncio.AbstractEventLoop | None = None
         self._broker_epoch = -1
         self._registered_session: int | None = None
@@ -210,6 +219,7 @@ class BrokerServer:
                     self._metadata_api,
                     self._group_api,
                     self._topic_admin,
+                    self._metrics.requests if self._metrics else RequestMetrics(),
                 )
             )
             try:
@@ -221,8 +231,10 @@ class BrokerServer:
         self._zk.client.add_listener(self._on_zk_state)
         await self._register()
         await asyncio.to_thread(self._controller.startup)
+        metrics_bound = self._start_metrics()
         self._tasks.append(asyncio.create_task(self._checkpoint_log_offsets()))
         self._tasks.append(asyncio.create_task(self._log_retention()))
+        self._tasks.append(asyncio.create_task(self._log_cleaner()))
         self._tasks.append(asyncio.create_task(self._expire_producer_ids()))
         _log.info(
             "broker_started",
@@ -232,9 +244,34 @@ class BrokerServer:
             kafka_advertised_listeners=[
                 e.connection_string for e in config.kafka_advertised_listeners
             ],
+            metrics_listener=metrics_bound,
             broker_epoch=self._broker_epoch,
             cluster_id=self.cluster_id,
         )
+
+    def _start_metrics(self) -> str | None:
+        """Serve GET /metrics on metrics.listener (broker/server/metrics.py); its URL."""
+        if self._metrics is None:
+            return None
+        assert self._loop is not None and self._replica_manager is not None
+        assert self._controller is not None and self._metadata_cache is not None
+        self._metrics.bind(
+            MetricSources(
+                loop=self._loop,
+                replica_manager=self._replica_manager,
+                controller=self._controller,
+                zk_client=self.zk.client,
+                metadata_cache=self._metadata_cache,
+                group_coordinator=self._group_coordinator,
+                inter_broker_listener=self.config.inter_broker_listener_name,
+                max_message_bytes=self.config.grpc_max_message_bytes,
+            )
+        )
+        try:
+            port = self._metrics.start()
+        except OSError as exc:
+            raise BrokerStartupError(f"cannot listen on metrics.listener: {exc}") from None
+        return f"http://{self._metrics.host}:{port}/metrics"
 
     def _open_logs(self) -> LogManager:
         started = time.monotonic()
@@ -287,14 +324,21 @@ class BrokerServer:
         assert self._replica_manager is not None and self._metadata_cache is not None
         assert self._controller is not None and self._zk is not None
         assert self._metadata_api is not None
-        server = transport.aio_server(self.config.grpc_max_message_bytes, _SERVER_OPTIONS)
-        pb_grpc.add_DataServicer_to_server(DataService(self._replica_manager), server)
+        interceptors = []
+        if self._metrics is not None:
+            interceptors.append(RequestMetricsInterceptor(self._metrics.requests))
+        server = transport.aio_server(
+            self.config.grpc_max_message_bytes, _SERVER_OPTIONS, interceptors
+        )
+        requests = self._metrics.requests if self._metrics is not None else None
+        pb_grpc.add_DataServicer_to_server(DataService(self._replica_manager, requests), server)
         pb_grpc.add_MetadataServicer_to_server(
             MetadataService(self._metadata_api, listener=listener),
             server,
         )
         assert self._topic_admin is not None
-        pb_grpc.add_AdminServicer_to_server(AdminService(self._topic_admin), server)
+        replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch)
+        pb_grpc.add_AdminServicer_to_server(AdminService(self._topic_admin, replicas), server)
         pb_grpc.add_ControlServicer_to_server(
             ControlService(self._replica_manager, self._metadata_cache, self._controller),
             server,
@@ -437,6 +481,41 @@ class BrokerServer:
                 _log.info("log_retention", segments_deleted=deleted)
 
         await self._every(self.config.log_retention_check_interval_ms, retention, "retention")
+
+    async def _log_cleaner(self) -> None:
+        # Kafka's log.cleaner.threads, as coroutines: each picks and swaps on the loop, which
+        # owns the logs, and cleans in a worker thread (broker/storage/cleaner.py).
+        config = self.config
+        if not config.log_cleaner_enable or config.log_cleaner_threads < 1:
+            return
+        assert self._log_manager is not None and self._replica_manager is not None
+        log_manager, replica_manager = self._log_manager, self._replica_manager
+        cleaner = LogCleaner(
+            CleanerConfig(
+                threads=config.log_cleaner_threads,
+                dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
+                io_buffer_size=config.log_cleaner_io_buffer_size,
+                backoff_ms=config.log_cleaner_backoff_ms,
+            )
+        )
+
+        def producer_last_offsets(tp: Any) -> frozenset[int]:
+            partition = replica_manager.partitions.get(tp)
+            if partition is None:
+                return frozenset()
+            return frozenset(e.last_offset for e in partition.producer_state.snapshot_entries())
+
+        await asyncio.gather(
+            *(
+                run_cleaner_thread(
+                    cleaner,
+                    lambda: log_manager.logs,
+                    high_watermarks=replica_manager.high_watermarks,
+                    producer_last_offsets=producer_last_offsets,
+                )
+                for _ in range(config.log_cleaner_threads)
+            )
+        )
 
     async def _expire_producer_ids(self) -> None:
         # Every replica forgets idle producers, as each Kafka log does: a follower that becomes
@@ -608,6 +687,9 @@ class BrokerServer:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         steps: list[tuple[str, Callable[[], Awaitable[Any]]]] = []
+        if self._metrics is not None:
+            stop_metrics = partial(asyncio.to_thread, self._metrics.stop)
+            steps.append(("metrics_listener_stopped", stop_metrics))
         if self._kafka_listeners is not None:
             steps.append(("kafka_listeners_stopped", self._kafka_listeners.stop))
         for server in self._servers:

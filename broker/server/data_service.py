@@ -6,12 +6,16 @@ broker's event loop (grpc.aio).
 
 Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``; the proto says how
 they are answered). A produce stream appends each request as soon as it is read, while earlier
-ones may still wait for their ISR, so a producer can keep several requests in flight.
+ones may still wait for their ISR, so a producer can keep several requests in flight. Each
+message on a stream is one request for the request metrics (broker/server/metrics.py), timed
+from when it is read to when its answer is handed to gRPC; the unary calls are timed by the
+metrics' interceptor.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,6 +24,7 @@ import grpc
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import ProduceRequest
 from minikafka.broker.server import grpc_adapters as adapt
+from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 
@@ -31,8 +36,11 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 class DataService(pb_grpc.DataServicer):
     """Records in and out, for clients and followers."""
 
-    def __init__(self, replica_manager: ReplicaManager) -> None:
+    def __init__(
+        self, replica_manager: ReplicaManager, metrics: RequestMetrics | None = None
+    ) -> None:
         self._replica_manager = replica_manager
+        self._metrics = metrics or RequestMetrics()
 
     async def Produce(self, request: pb.ProduceRequest, context: _Context) -> pb.ProduceResponse:
         results = await self._replica_manager.append_records(adapt.produce_request(request))
@@ -46,37 +54,52 @@ class DataService(pb_grpc.DataServicer):
         self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
     ) -> AsyncIterator[pb.ProduceResponse]:
         replica_manager = self._replica_manager
-        # The answers to come, in request order; None after the last request.
-        answers: asyncio.Queue[asyncio.Future[pb.ProduceResponse] | None] = asyncio.Queue()
+        metrics = self._metrics
+        # The answers to come, in request order, with when each request was read; None after
+        # the last request.
+        answers: asyncio.Queue[tuple[asyncio.Future[pb.ProduceResponse], float] | None]
+        answers = asyncio.Queue()
 
         async def read() -> None:
             try:
                 async for message in requests:
+                    started = time.perf_counter()
                     request = adapt.produce_request(message)
                     statuses = replica_manager.append_to_leaders(request)  # in arrival order
                     answers.put_nowait(
-                        asyncio.ensure_future(_answer(replica_manager, request, statuses))
+                        (
+                            asyncio.ensure_future(_answer(replica_manager, request, statuses)),
+                            started,
+                        )
                     )
             finally:
                 answers.put_nowait(None)
 
         reader = asyncio.ensure_future(read())
         try:
-            while (answer := await answers.get()) is not None:
-                yield await answer
+            while (item := await answers.get()) is not None:
+                response = await item[0]
+                metrics.observe("Produce", item[1])
+                yield response
             await reader  # raises what ended the requests, if anything did
         finally:
             reader.cancel()
             while not answers.empty():  # the client is gone: nobody waits for these
                 pending = answers.get_nowait()
                 if pending is not None:
-                    pending.cancel()
+                    pending[0].cancel()
 
     async def FetchStream(
         self, requests: AsyncIterator[pb.FetchRequest], context: _Context
     ) -> AsyncIterator[pb.FetchResponse]:
+        metrics = self._metrics
         async for request in requests:
-            yield await self.Fetch(request, context)
+            started = time.perf_counter()
+            response = await self.Fetch(request, context)
+            metrics.observe(
+                "FetchFollower" if request.replica_id >= 0 else "FetchConsumer", started
+            )
+            yield response
 
     async def ListOffsets(
         self, request: pb.ListOffsetsRequest, context: _Context

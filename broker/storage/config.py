@@ -13,6 +13,10 @@ Every field is one of Kafka's keys, under both of its names::
     flush_ms            flush.ms                log.flush.interval.ms         Long.MAX (never)
     max_message_bytes   max.message.bytes       message.max.bytes             1048588
     cleanup_policy      cleanup.policy          log.cleanup.policy            delete
+    delete_retention_ms delete.retention.ms     log.cleaner.delete.retention.ms 1 day
+    min_compaction_lag_ms min.compaction.lag.ms log.cleaner.min.compaction.lag.ms 0
+    max_compaction_lag_ms max.compaction.lag.ms log.cleaner.max.compaction.lag.ms Long.MAX
+    min_cleanable_dirty_ratio min.cleanable.dirty.ratio log.cleaner.min.cleanable.ratio 0.5
 
 A topic's config is its overrides laid over the broker's: ``LogConfig.from_properties(topic_props,
 base=broker_config)``. Immutable; safe from any thread.
@@ -50,13 +54,17 @@ class LogConfig:
     flush_ms: int = LONG_MAX
     max_message_bytes: int = 1024 * 1024 + 12
     cleanup_policy: frozenset[str] = frozenset({"delete"})
+    delete_retention_ms: int = _DAY_MS
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
 
     def __post_init__(self) -> None:
         # The same bounds Kafka's ConfigDef puts on these keys, so a dataclass built in code is
         # held to the rules a properties file is.
         for spec in _SPECS:
             value = getattr(self, spec.field)
-            if spec.field == "cleanup_policy":
+            if spec.field in _NOT_INTEGERS:
                 continue
             if not isinstance(value, int) or isinstance(value, bool):
                 raise InvalidConfigError(f"{spec.topic_key} must be an integer, got {value!r}")
@@ -69,6 +77,11 @@ class LogConfig:
             raise InvalidConfigError(
                 f"invalid value {sorted(self.cleanup_policy)} for cleanup.policy: "
                 "must be a non-empty subset of [compact, delete]"
+            )
+        ratio = self.min_cleanable_dirty_ratio
+        if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 <= ratio <= 1:
+            raise InvalidConfigError(
+                f"invalid value {ratio!r} for min.cleanable.dirty.ratio: must be between 0 and 1"
             )
 
     @property
@@ -83,6 +96,11 @@ class LogConfig:
     def delete_enabled(self) -> bool:
         """Whether retention may delete segments (``cleanup.policy`` includes ``delete``)."""
         return "delete" in self.cleanup_policy
+
+    @property
+    def compact(self) -> bool:
+        """Whether the log cleaner compacts this log (``cleanup.policy`` includes ``compact``)."""
+        return "compact" in self.cleanup_policy
 
     @classmethod
     def from_properties(
@@ -112,6 +130,8 @@ class LogConfig:
             value = getattr(self, spec.field)
             if spec.field == "cleanup_policy":
                 out[spec.topic_key] = ",".join(sorted(value))
+            elif spec.field == "min_cleanable_dirty_ratio":
+                out[spec.topic_key] = repr(float(value))
             else:
                 out[spec.topic_key] = str(value)
         return out
@@ -160,6 +180,21 @@ def _parse_policy(key: str, raw: str) -> frozenset[str]:
     return policies
 
 
+def _parse_ratio(key: str, raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise InvalidConfigError(
+            f"invalid value {raw!r} for configuration {key}: not a number"
+        ) from None
+    if not 0 <= value <= 1:
+        raise InvalidConfigError(
+            f"invalid value {raw!r} for configuration {key}: must be between 0 and 1"
+        )
+    return value
+
+
+_NOT_INTEGERS = frozenset({"cleanup_policy", "min_cleanable_dirty_ratio"})
 _MINUTE_MS = 60 * 1000
 _HOUR_MS = 60 * _MINUTE_MS
 
@@ -212,6 +247,30 @@ _SPECS: tuple[_Spec, ...] = (
         "cleanup.policy",
         (("log.cleanup.policy", 1),),
         parser=_parse_policy,
+    ),
+    _Spec(
+        "delete_retention_ms",
+        "delete.retention.ms",
+        (("log.cleaner.delete.retention.ms", 1),),
+        0,
+    ),
+    _Spec(
+        "min_compaction_lag_ms",
+        "min.compaction.lag.ms",
+        (("log.cleaner.min.compaction.lag.ms", 1),),
+        0,
+    ),
+    _Spec(
+        "max_compaction_lag_ms",
+        "max.compaction.lag.ms",
+        (("log.cleaner.max.compaction.lag.ms", 1),),
+        1,
+    ),
+    _Spec(
+        "min_cleanable_dirty_ratio",
+        "min.cleanable.dirty.ratio",
+        (("log.cleaner.min.cleanable.ratio", 1),),
+        parser=_parse_ratio,
     ),
 )
 

@@ -11,10 +11,14 @@ what follows the last ``-``), holding::
 
 Offsets: ``log_start_offset`` (first offset a reader may ask for; at or above the first
 segment's base offset) <= ``recovery_point`` (everything below it is fsynced) <=
-``log_end_offset`` (LEO: the offset the next appended record gets). Offsets between log start
-and LEO are dense: every offset is in exactly one batch, and segments follow on from one another
-without gaps. (Kafka allows gaps, which its log compaction creates; this project has no
-compaction yet, so a gap can only be damage, and recovery treats it as such.)
+``log_end_offset`` (LEO: the offset the next appended record gets). Offsets only grow from batch
+to batch. Inside a segment they may have gaps: the log cleaner (cleaner.py) removes records and
+batches and keeps the survivors at their offsets, as Kafka's does. Segments still follow on from
+one another: the cleaner keeps each cleaned segment's last offset (with an empty batch when
+nothing of the last batch survives), so a segment that does not start where the previous one
+ends is damage, and recovery treats it as such.
+
+A fetch at an offset that cleaning removed returns the next batch that holds a later offset.
 
 Opening a log recovers it the way Kafka does after an unclean shutdown: every segment from the
 one holding the recovery point onwards is re-read and every batch re-validated (CRC, lengths,
@@ -23,7 +27,9 @@ segments. Indexes that are missing or fail a sanity check are rebuilt from their
 Nothing before the first bad batch is ever lost.
 
 Not thread-safe: a Log belongs to the broker's single event loop, or to whichever single caller
-holds it (blocking file I/O may run in an executor, one call at a time).
+holds it (blocking file I/O may run in an executor, one call at a time). The one exception is
+the log cleaner, which reads inactive segments through its own file descriptors in a worker
+thread and hands its result to ``replace_with_cleaned`` on the owner.
 """
 
 from __future__ import annotations
@@ -53,12 +59,20 @@ from minikafka.broker.storage.segment import (
 )
 from minikafka.proto.errors import (
     ErrorCode,
+    InvalidRecordError,
     KafkaError,
     KafkaStorageError,
     OffsetOutOfRangeError,
     error_for_code,
 )
-from minikafka.proto.records import BatchHeader, assign_offsets, validate_batches
+from minikafka.proto.records import (
+    BatchHeader,
+    assign_offsets,
+    decode_batch,
+    iter_batch_headers,
+    read_header,
+    validate_batches,
+)
 
 __all__ = [
     "EARLIEST_TIMESTAMP",
@@ -88,6 +102,14 @@ _log = structlog.get_logger(__name__)
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _starts_with_records(data: bytes) -> bool:
+    return read_header(data).record_count > 0
+
+
+def _holds_records(data: bytes) -> bool:
+    return any(header.record_count > 0 for _, header in iter_batch_headers(data))
 
 
 class LogAppendInfo(NamedTuple):
@@ -191,8 +213,13 @@ class Log:
         log_start_offset: int = 0,
         had_clean_shutdown: bool = False,
         time_ms: Callable[[], int] = _wall_clock_ms,
+        cleaned_below: int = 0,
     ) -> None:
         self.dir = Path(directory)
+        # The log cleaner's checkpoint (its first dirty offset): segments below it may have
+        # gaps, and so may any segment of a compacted log (a follower copies its leader's
+        # cleaned batches). Elsewhere recovery refuses a gap as damage (LogSegment.recover).
+        self._cleaned_below = cleaned_below
         self.topic, self.partition = parse_topic_partition(self.dir.name)
         self._config = config
         self._time_ms = time_ms
@@ -245,7 +272,9 @@ class Log:
             segment = self._segments[self._bases[index]]
             touched.append(segment)
             if index >= first_recovered:
-                result = segment.recover(self.leader_epoch_cache)
+                result = segment.recover(
+                    self.leader_epoch_cache, allow_gaps=self._gaps_allowed(segment)
+                )
                 recovered = True
             else:
                 problem = segment.check_indexes()
@@ -261,7 +290,9 @@ class Log:
                     segment=segment.path.name,
                     reason=problem,
                 )
-                result = segment.recover(self.leader_epoch_cache)
+                result = segment.recover(
+                    self.leader_epoch_cache, allow_gaps=self._gaps_allowed(segment)
+                )
             gap = (
                 index >= first_recovered
                 and index > 0
@@ -390,8 +421,11 @@ class Log:
                 _unlink(path)
         return sorted(logs)
 
+    def _gaps_allowed(self, segment: LogSegment) -> bool:
+        return self._config.compact or segment.base_offset < self._cleaned_below
+
     def _complete_swap(self, segment: LogSegment) -> None:
-        result = segment.recover(self.leader_epoch_cache)
+        result = segment.recover(self.leader_epoch_cache, allow_gaps=True)  # cleaned data
         segment.flush()
         for base in [b for b in self._bases if segment.base_offset < b < result.next_offset]:
             self._segments.pop(base).delete()
@@ -423,6 +457,69 @@ class Log:
         self._add(LogSegment.create(self.dir, new_offset, self._config, time_ms=self._time_ms))
         self._dir_dirty = True
         self._leo = new_offset
+
+    def replace_with_cleaned(
+        self,
+        base_offset: int,
+        replaced: Sequence[tuple[int, int]],
+        *,
+        fault: Callable[[str], None] | None = None,
+    ) -> bool:
+        """Swap in the cleaner's ``<base_offset>.*.cleaned`` files for the segments
+        ``replaced`` ((base offset, size) each, oldest first, the first at ``base_offset``).
+
+        Kafka's order, so that a crash at any point loads either the old segments or the new
+        one: ``.cleaned`` -> ``.swap`` (the ``.log`` last), directory fsynced; the replaced
+        segments deleted; ``.swap`` -> real names (the ``.log`` last), directory fsynced. All
+        of it within this call, on the log's owner: no reader sees a half-swapped log. False
+        (nothing changed, the ``.cleaned`` files deleted) when the segments are no longer
+        those the cleaner read, or one of them is the active segment. ``fault(step)`` is a
+        test hook for crash simulation.
+        """
+        self._check_open()
+        name = segment_file_name(base_offset)
+        suffixes = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX)  # the .log last
+        current = [self._segments.get(base) for base, _ in replaced]
+        position = bisect_right(self._bases, base_offset) - 1
+        unchanged = (
+            bool(replaced)
+            and replaced[0][0] == base_offset
+            and all(
+                segment is not None and segment.size == size
+                for segment, (_, size) in zip(current, replaced, strict=True)
+            )
+            and self._bases[position : position + len(replaced)] == [b for b, _ in replaced]
+            and position + len(replaced) < len(self._bases)  # never the active segment
+        )
+        if not unchanged:
+            for suffix in suffixes:
+                _unlink(self.dir / (name + suffix + CLEANED_SUFFIX))
+            return False
+        for suffix in suffixes:
+            cleaned = self.dir / (name + suffix + CLEANED_SUFFIX)
+            os.replace(cleaned, self.dir / (name + suffix + SWAP_SUFFIX))
+        fsync_dir(self.dir)
+        if fault is not None:
+            fault("swap_renamed")
+        for segment in current[1:]:
+            assert segment is not None
+            del self._segments[segment.base_offset]
+            self._bases.remove(segment.base_offset)
+            segment.delete()
+        if fault is not None:
+            fault("old_deleted")
+        first = current[0]
+        assert first is not None
+        first.close()
+        for suffix in suffixes:
+            os.replace(self.dir / (name + suffix + SWAP_SUFFIX), self.dir / (name + suffix))
+        fsync_dir(self.dir)
+        if fault is not None:
+            fault("swapped")
+        self._segments[base_offset] = LogSegment.open(
+            self.dir, base_offset, self._config, time_ms=self._time_ms
+        )
+        return True
 
     def set_hooks(self, hooks: LogHooks) -> None:
         """Install the callbacks of the layer above (replacing any installed before)."""
@@ -503,15 +600,32 @@ class Log:
         patched, headers = assign_offsets(
             data, self._leo, leader_epoch, max_batch_size=self._config.max_message_bytes
         )
+        if self._config.compact:
+            self._check_keys(patched)
         info = _summarize(headers, len(patched))
         self._append(patched, headers, info)
         return info
 
+    def _check_keys(self, data: bytes | bytearray | memoryview) -> None:
+        # The cleaner keeps the latest record per key, so a record without one has no place in
+        # a compacted log: refused as Kafka's LogValidator does. Only compacted topics pay for
+        # decoding the records here.
+        for position, header in iter_batch_headers(data):
+            if header.is_control:
+                continue
+            _, records = decode_batch(data, position, verify_crc=False)
+            if any(record.key is None for record in records):
+                raise InvalidRecordError(
+                    "Compacted topic cannot accept message without key in topic partition "
+                    f"{self.topic}-{self.partition}."
+                )
+
     def append_as_follower(self, data: bytes | bytearray | memoryview) -> LogAppendInfo:
         """Append batches fetched from the leader, keeping their offsets and epochs.
 
-        They must start exactly at the LEO and follow on from one another; otherwise
-        UnexpectedAppendOffsetError (nothing is written).
+        They must start at or above the LEO and their offsets must grow from batch to batch (a
+        cleaned leader log has gaps, as in Kafka); otherwise UnexpectedAppendOffsetError
+        (nothing is written).
         """
         self._check_open()
         if not data:
@@ -521,7 +635,7 @@ class Log:
         headers = validate_batches(data)
         expected = self._leo
         for header in headers:
-            if header.base_offset != expected:
+            if header.base_offset < expected:
                 raise UnexpectedAppendOffsetError(
                     f"append to {self.topic}-{self.partition} has a batch at offset "
                     f"{header.base_offset} where offset {expected} was expected "
@@ -642,6 +756,8 @@ class Log:
         if fetch_offset >= upper:
             return FetchDataInfo(fetch_offset, b"")
         index = max(self._floor_index(fetch_offset), 0)
+        collected: list[bytes] = []  # empty batches (left by cleaning) read so far
+        size = 0
         while index < len(self._bases):
             segment = self._segments[self._bases[index]]
             if upper <= segment.base_offset:
@@ -650,11 +766,23 @@ class Log:
             max_position = (
                 None if upper >= segment_end else segment.position_of_first_batch_from(upper)
             )
-            info = segment.read(fetch_offset, max_bytes, max_position, min_one_message)
-            if info is not None:
-                return info
+            info = segment.read(
+                fetch_offset, max_bytes - size, max_position, min_one_message and not collected
+            )
             index += 1
-        return FetchDataInfo(fetch_offset, b"")
+            if info is None:
+                continue
+            if not collected and (not info.records or _starts_with_records(info.records)):
+                return info
+            if not info.records:
+                break
+            collected.append(info.records)
+            size += len(info.records)
+            if _holds_records(info.records) or size >= max_bytes:
+                break
+            # Only batches the cleaner emptied: go on, so that the reader gets to the next
+            # record rather than a response it cannot move past.
+        return FetchDataInfo(fetch_offset, b"".join(collected))
 
     def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets: the first offset whose record timestamp is >= ``timestamp``, with that

@@ -40,6 +40,7 @@ from pathlib import Path
 import structlog
 
 from minikafka.broker.storage.checkpoints import (
+    CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
@@ -205,6 +206,7 @@ class LogManager:
         clean = clean_marker.exists()
         recovery_points = self._read_checkpoint_leniently(log_dir / RECOVERY_POINT_CHECKPOINT)
         log_starts = self._read_checkpoint_leniently(log_dir / LOG_START_OFFSET_CHECKPOINT)
+        cleaned = self._read_checkpoint_leniently(log_dir / CLEANER_OFFSET_CHECKPOINT)
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
@@ -231,6 +233,7 @@ class LogManager:
                 log_start_offset=log_starts.get(tp, 0),
                 had_clean_shutdown=clean,
                 time_ms=self._time_ms,
+                cleaned_below=cleaned.get(tp, 0),
             )
             self._dir_of[tp] = log_dir
         if clean:

@@ -3,9 +3,9 @@
 Files are named by the segment's base offset, 20 digits zero-padded
 (``00000000000000000000.log``). The ``.log`` file is RecordBatch v2 batches back to back, exactly
 as they arrived on the wire (layout in ``proto/records.py``), with no header and no padding;
-the base offset is the base offset of its first batch, and offsets run densely from batch to
-batch (there is no compaction yet, so a gap can only mean damage). The two index layouts are in
-``broker/storage/index.py``.
+the base offset is at or below its first batch's, and offsets grow from batch to batch
+(densely as appended; the log cleaner leaves gaps where it removed records). The two index
+layouts are in ``broker/storage/index.py``.
 
 Indexing follows Kafka: while appending, a batch gets an offset index entry (its last offset,
 its position) when more than ``index.interval.bytes`` were appended since the previous entry,
@@ -473,11 +473,16 @@ class LogSegment:
 
     # --- recovery and truncation ----------------------------------------------------------
 
-    def recover(self, leader_epoch_cache: EpochAssigner | None = None) -> RecoveryResult:
+    def recover(
+        self, leader_epoch_cache: EpochAssigner | None = None, *, allow_gaps: bool = False
+    ) -> RecoveryResult:
         """Re-validate every batch from the start and rebuild both indexes from them.
 
-        Validation (CRC, magic, lengths, and offsets following on densely from the base
-        offset) stops at the first bad or incomplete batch; the file is truncated there. Feeds
+        Validation (CRC, magic, lengths, and offsets: following on densely from the base
+        offset, or with ``allow_gaps`` only growing, for a segment the log cleaner may have
+        thinned) stops at the first bad or incomplete batch; the file is truncated there. The
+        CRC does not cover a batch's base offset: in a dense segment a damaged one shows as a
+        gap or a step back, so gaps are refused where cleaning cannot have made them. Feeds
         each new leader epoch seen to ``leader_epoch_cache``, as Kafka does.
         """
         self.offset_index.reset()
@@ -509,10 +514,13 @@ class LogSegment:
                     buffer = self._pread(max(_RECOVERY_CHUNK, size), valid)
                     buffer_start, relative = valid, 0
                 header = validate_batch(buffer, relative)
-                if header.base_offset != expected_offset:
+                if header.base_offset < expected_offset or (
+                    not allow_gaps and header.base_offset != expected_offset
+                ):
+                    expected = f"{expected_offset} or above" if allow_gaps else expected_offset
                     raise CorruptRecordError(
                         f"batch at position {valid} has base offset {header.base_offset}, "
-                        f"expected {expected_offset}"
+                        f"expected {expected}"
                     )
                 if not self.offset_index.can_append_offset(header.last_offset):
                     raise CorruptRecordError(

@@ -139,13 +139,16 @@ def format_batch(batch: FileBatch) -> str:
         codec = h.compression.name.lower()
     except ValueError:
         codec = f"unknown({h.attributes & 0x07})"
+    # A cleaned batch with tombstones carries the time they may go (KIP-534).
+    delete_horizon = h.delete_horizon_ms
+    horizon = "OptionalLong.empty" if delete_horizon is None else f"OptionalLong[{delete_horizon}]"
     return (
         f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} count: {h.record_count} "
         f"baseSequence: {h.base_sequence} lastSequence: {h.last_sequence} "
         f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
         f"partitionLeaderEpoch: {h.partition_leader_epoch} "
         f"isTransactional: {_bool(h.is_transactional)} isControl: {_bool(h.is_control)} "
-        f"deleteHorizonMs: OptionalLong.empty position: {batch.position} "
+        f"deleteHorizonMs: {horizon} position: {batch.position} "
         f"{ts_type}: {h.max_timestamp} size: {h.size} magic: {h.magic} "
         f"compresscodec: {codec} crc: {h.crc} isvalid: {_bool(batch.valid)}"
     )

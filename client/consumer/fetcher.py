@@ -230,13 +230,15 @@ class Fetcher:
             if state.paused or fetched is None:
                 continue
             taken = fetched.read(budget)  # decoded now, a poll's worth at a time
+            if taken:
+                out[tp] = taken
+                state.position = taken[-1].offset + 1
+                budget -= len(taken)
             if fetched.exhausted:
                 state.fetched = None
-            if not taken:
-                continue
-            out[tp] = taken
-            state.position = taken[-1].offset + 1
-            budget -= len(taken)
+                # Past batches without records too (a compacted log has them), as Kafka's
+                # consumer moves to the next batch's offset.
+                state.position = max(state.position or 0, fetched.next_offset)
         return out
 
     def send_fetches(self) -> None:
@@ -352,7 +354,11 @@ class Fetcher:
                     from_offset=state.position or 0,
                     verify_crc=self._config.check_crcs,
                 )
-                state.fetched = None if fetched.exhausted else fetched
+                if fetched.exhausted:
+                    state.fetched = None
+                    state.position = max(state.position or 0, fetched.next_offset)
+                else:
+                    state.fetched = fetched
 
     def _partition_error(self, tp: TopicPartition, error: KafkaError) -> None:
         if isinstance(error, OffsetOutOfRangeError):

@@ -13,7 +13,8 @@
     cluster.replica_state(1, "t", 0)                   # LEO, HW and batch bytes read from disk
     cluster.close()                                    # kills whatever still runs
 
-Each broker also serves the Kafka protocol on ``kafka_port`` (``kafka_bootstrap_servers``).
+Each broker also serves the Kafka protocol on ``kafka_port`` (``kafka_bootstrap_servers``)
+and Prometheus metrics on ``metrics_port`` (``cluster.metrics(1)``: {(name, labels): value}).
 Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.properties``,
 ``logs/`` (its log.dirs) and ``broker.log`` (the process's stdout and stderr, JSON log lines).
 Timeouts are short so that failover happens within seconds: zookeeper.session.timeout.ms 6000,
@@ -32,12 +33,14 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 import grpc
+from prometheus_client.parser import text_string_to_metric_families
 
 from minikafka.broker.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
@@ -54,6 +57,7 @@ from minikafka.proto.records import Record, decode_records, encode_batch, iter_b
 from tests.integration.zookeeper import free_port
 
 T = TypeVar("T")
+Metric = tuple[str, tuple[tuple[str, str], ...]]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,11 +131,14 @@ class ReplicaState:
 class BrokerProcess:
     """One ``python -m minikafka broker`` process and its files."""
 
-    def __init__(self, broker_id: int, root: Path, port: int, kafka_port: int) -> None:
+    def __init__(
+        self, broker_id: int, root: Path, port: int, kafka_port: int, metrics_port: int = 0
+    ) -> None:
         self.broker_id = broker_id
         self.root = root
         self.port = port
         self.kafka_port = kafka_port  # the Kafka-protocol listener (kafka.listeners)
+        self.metrics_port = metrics_port  # GET /metrics (metrics.listener); 0: none
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -197,7 +204,9 @@ class Cluster:
         for broker_id in range(first_id, first_id + n_brokers):
             root = tmp_path / f"broker-{broker_id}"
             root.mkdir(parents=True, exist_ok=True)
-            self.brokers[broker_id] = BrokerProcess(broker_id, root, free_port(), free_port())
+            self.brokers[broker_id] = BrokerProcess(
+                broker_id, root, free_port(), free_port(), free_port()
+            )
         self._zk: ZkStore | None = None
         self._admins: list[AdminClient] = []
         self._channels: dict[str, grpc.Channel] = {}
@@ -211,6 +220,7 @@ class Cluster:
             "listeners": f"PLAINTEXT://127.0.0.1:{broker.port}",
             "kafka.listeners": f"KAFKA://127.0.0.1:{broker.kafka_port}",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT",
+            "metrics.listener": f"http://127.0.0.1:{broker.metrics_port}",
             "log.dirs": str(broker.log_dir),
             "zookeeper.connect": self.zk_connect,
             "num.partitions": "1",
@@ -436,6 +446,21 @@ class Cluster:
     def leader(self, topic: str, partition: int) -> int:
         state = self.partition_state(topic, partition)
         return -1 if state is None else state.leader
+
+    def metrics(self, broker_id: int, timeout_s: float = 5.0) -> dict[Metric, float]:
+        """One scrape of the broker's GET /metrics: {(sample name, sorted labels): value}."""
+        url = f"http://127.0.0.1:{self.brokers[broker_id].metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            text = response.read().decode("utf-8")
+        return {
+            (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+        }
+
+    def metric(self, broker_id: int, name: str, **labels: str) -> float | None:
+        """One sample of one scrape; None when the broker does not report it."""
+        return self.metrics(broker_id).get((name, tuple(sorted(labels.items()))))
 
     # --- clients ----------------------------------------------------------------------------
 

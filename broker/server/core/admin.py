@@ -93,10 +93,14 @@ log = structlog.get_logger(__name__)
 # topic key -> the broker key whose value is the topic's default (Kafka's synonyms)
 TOPIC_TO_BROKER_KEY = {
     "cleanup.policy": "log.cleanup.policy",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
     "flush.messages": "log.flush.interval.messages",
     "flush.ms": "log.flush.interval.ms",
     "index.interval.bytes": "log.index.interval.bytes",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
     "max.message.bytes": "message.max.bytes",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
     "min.insync.replicas": "min.insync.replicas",
     "retention.bytes": "log.retention.bytes",
     "retention.ms": "log.retention.ms",

@@ -34,7 +34,8 @@ __all__ = ["OFFSETS_TOPIC_CONFIGS", "TopicCreator", "TopicStore"]
 
 _log = structlog.get_logger(__name__)
 
-# Kafka's fixed configs of the offsets topic (GroupMetadataManager.offsetsTopicConfigs).
+# Kafka's fixed configs of the offsets topic (GroupMetadataManager.offsetsTopicConfigs);
+# segment.bytes is the broker's offsets.topic.segment.bytes.
 OFFSETS_TOPIC_CONFIGS = {
     "cleanup.policy": "compact",
     "compression.type": "producer",
@@ -101,6 +102,7 @@ class TopicCreator:
             partitions = self._config.offsets_topic_num_partitions
             replication = min(self._config.offsets_topic_replication_factor, len(live))
             configs = dict(OFFSETS_TOPIC_CONFIGS)
+            configs["segment.bytes"] = str(self._config.offsets_topic_segment_bytes)
         else:
             validate_new_topic(topic, self._zk.get_all_topics())
             partitions = self._config.num_partitions

@@ -12,7 +12,7 @@ Lives on the broker's event loop.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.replica_manager import ReplicaManager
@@ -20,6 +20,7 @@ from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.broker.server.metrics import RequestMetrics
 
 __all__ = ["KafkaBroker"]
 
@@ -32,3 +33,4 @@ class KafkaBroker:
     metadata_api: MetadataApi
     groups: GroupApi | None  # None: this broker has no group coordinator
     admin: TopicAdmin
+    requests: RequestMetrics = field(default_factory=RequestMetrics)  # off unless metrics are on

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import io
 import struct
+import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ from minikafka.broker.server.kafka.schema import (
     request_class,
     write_entity,
 )
+from minikafka.broker.server.metrics import kafka_request_name
 
 if TYPE_CHECKING:
     from minikafka.broker.server.kafka.broker import KafkaBroker
@@ -78,8 +80,11 @@ class KafkaConnection:
         self._host, self._port = str(peer[0]), int(peer[1])
         self._max_bytes = broker.config.socket_request_max_bytes
         self._idle_s = broker.config.connections_max_idle_ms / 1000
-        # Answers to come, in request order; None ends the writer.
-        self._answers: asyncio.Queue[tuple[registry.Request, Awaitable[Entity | None]] | None]
+        # Answers to come, in request order, with when each request was read (for the request
+        # metrics); None ends the writer.
+        self._answers: asyncio.Queue[
+            tuple[registry.Request, Awaitable[Entity | None], float] | None
+        ]
         self._answers = asyncio.Queue(maxsize=_MAX_IN_FLIGHT)
         self._written = asyncio.Event()  # set whenever the writer has nothing left
 
@@ -125,13 +130,14 @@ class KafkaConnection:
             frame = await self._read_frame(writer_task)
             if frame is None:
                 return
+            started = time.perf_counter()
             request, handler = self._decode(frame)
             if handler is None:  # ApiVersions of a version not served
                 unsupported = request.response(
                     {"error_code": UNSUPPORTED_VERSION, "api_keys": registry.supported_api_keys()}
                 )
                 self._written.clear()
-                await self._answers.put((request, _done(unsupported)))
+                await self._answers.put((request, _done(unsupported), started))
                 continue
             try:
                 if handler.pipelined:
@@ -147,7 +153,7 @@ class KafkaConnection:
                 )
                 raise _Closed("handler failed", api=handler.name, error=str(exc)) from None
             self._written.clear()
-            await self._answers.put((request, answer))
+            await self._answers.put((request, answer, started))
 
     async def _read_frame(self, writer_task: asyncio.Future[None]) -> bytes | None:
         try:
@@ -239,7 +245,7 @@ class KafkaConnection:
             item = await self._answers.get()
             if item is None:
                 return
-            request, answer = item
+            request, answer, started = item
             try:
                 response = await answer
             except registry.CloseConnection as close:
@@ -252,6 +258,7 @@ class KafkaConnection:
             if response is not None:
                 self._writer.write(_frame(request, response))
                 await self._writer.drain()
+            self._broker.requests.observe(kafka_request_name(request.api_key), started)
             if self._answers.empty():
                 self._written.set()
 

@@ -1,4 +1,5 @@
-"""broker.server.logging: JSON lines off a terminal, the broker id on every event."""
+"""broker.server.logging: JSON lines off a terminal (event first), short console lines on one,
+the broker id on every event."""
 
 from __future__ import annotations
 
@@ -56,3 +57,37 @@ def test_level_from_the_environment() -> None:
     structlog.get_logger("x").info("hidden")
     structlog.get_logger("x").warning("shown")
     assert [json.loads(line)["event"] for line in out.getvalue().splitlines()] == ["shown"]
+
+
+def test_json_lines_start_with_the_event() -> None:
+    out = io.StringIO()
+    configure_logging(broker_id=1, stream=out, environ={"KAFKA_LOG_FORMAT": "json"})
+    structlog.get_logger("controller").bind(controller_epoch=4).warning(
+        "broker_failed", broker_id=2
+    )
+    line = out.getvalue().splitlines()[0]
+    assert line.startswith('{"event": "broker_failed", "level": "warning", "timestamp": ')
+    assert json.loads(line)["broker_id"] == 2  # the event's own broker id wins
+    assert json.loads(line)["controller_epoch"] == 4
+
+
+def test_console_lines_are_short_and_event_first() -> None:
+    out = io.StringIO()
+    configure_logging(broker_id=1, stream=out, environ={"KAFKA_LOG_FORMAT": "console"})
+    structlog.get_logger("minikafka.broker.replication.replica_manager").info(
+        "isr_shrunk", topic="orders", partition=0, old_isr=[1, 2, 3], new_isr=[1, 3]
+    )
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        structlog.get_logger("x").exception("handler_failed")
+    lines = out.getvalue().splitlines()
+    time, level = lines[0].split()[:2]
+    assert len(time) == len("02:09:19") and level == "[info"
+    assert lines[0].split("]", 1)[1].split() == [
+        "isr_shrunk", "topic=orders", "partition=0", "old_isr=[1,", "2,", "3]", "new_isr=[1,",
+        "3]", "broker_id=1",
+    ]  # fmt: skip
+    assert "replica_manager" not in lines[0]  # no logger name
+    assert "\x1b" not in out.getvalue()  # no colours off a terminal
+    assert lines[-1] == "ValueError: boom"  # a plain traceback, no locals

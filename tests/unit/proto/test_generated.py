@@ -47,6 +47,7 @@ SERVICES = {
         "DescribeConfigs",
         "IncrementalAlterConfigs",
         "DeleteRecords",
+        "DescribeReplicas",
     ],
     "Control": ["LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"],
     "Group": [

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import grpc
+import structlog
+
 from minikafka.broker.replication.fetcher import (
     FetchState,
     PartitionFetchState,
@@ -169,5 +172,52 @@ def test_fetcher_backs_off_on_partition_errors(tmp_path: Path) -> None:
         # backed off 20 ms between attempts, not a tight loop
         assert 2 <= len(endpoint.fetches) <= 12
         assert follower.log_end_offset == 4  # nothing changed
+
+    asyncio.run(scenario())
+
+
+class FlakyLeader(LocalLeader):
+    """Unreachable for its first ``failures`` fetches, then the LocalLeader."""
+
+    def __init__(self, leader_log: Log, epoch: int, failures: int) -> None:
+        super().__init__(leader_log, epoch)
+        self.failures = failures
+
+    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        if self.failures > 0:
+            self.failures -= 1
+            raise grpc.aio.AioRpcError(
+                grpc.StatusCode.UNAVAILABLE,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                details="Connection refused",
+            )
+        return await super().fetch(request)
+
+
+def test_an_unreachable_leader_is_logged_once_and_its_return_once(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        follower, leader_log = _follower_and_leader(tmp_path)
+        follower.truncate_to(2, "test")  # no divergence: fetch at once
+        endpoint = FlakyLeader(leader_log, 2, failures=4)
+        fetcher = _fetcher(follower, endpoint)
+        fetcher.add_partitions({TP: PartitionFetchState(2, 2, FetchState.FETCHING)})
+        with structlog.testing.capture_logs() as logs:
+            fetcher.start()
+            try:
+                for _ in range(200):
+                    if follower.log_end_offset == 3:
+                        break
+                    await asyncio.sleep(0.01)
+            finally:
+                await fetcher.stop()
+        assert follower.log_end_offset == 3
+        shown = [(e["event"], e["log_level"]) for e in logs if e["event"].startswith("fetcher.")]
+        assert shown[0] == ("fetcher.fetch_failed", "warning")
+        assert [e for e in shown if e[1] != "debug"] == [
+            ("fetcher.fetch_failed", "warning"),
+            ("fetcher.fetch_recovered", "info"),
+        ]
+        assert fetcher.lags[TP] == 0  # caught up with the leader's high watermark
 
     asyncio.run(scenario())

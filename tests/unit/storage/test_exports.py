@@ -7,12 +7,14 @@ from minikafka.broker import storage
 
 def test_public_names() -> None:
     assert sorted(storage.__all__) == [
+        "CleanerConfig",
         "CorruptIndexError",
         "EpochEntry",
         "FetchDataInfo",
         "LeaderEpochFileCache",
         "Log",
         "LogAppendInfo",
+        "LogCleaner",
         "LogConfig",
         "LogManager",
         "LogSegment",

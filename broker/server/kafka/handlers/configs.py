@@ -45,10 +45,14 @@ from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 
 # Kafka's DescribeConfigsResponse.ConfigType (the ConfigDef type of each key).
-_BOOLEAN, _STRING, _INT, _SHORT, _LONG, _LIST = 1, 2, 3, 4, 5, 7
+_BOOLEAN, _STRING, _INT, _SHORT, _LONG, _DOUBLE, _LIST = 1, 2, 3, 4, 5, 6, 7
 CONFIG_TYPES: Mapping[str, int] = {
     # topic keys
     "cleanup.policy": _LIST,
+    "delete.retention.ms": _LONG,
+    "max.compaction.lag.ms": _LONG,
+    "min.cleanable.dirty.ratio": _DOUBLE,
+    "min.compaction.lag.ms": _LONG,
     "flush.messages": _LONG,
     "flush.ms": _LONG,
     "index.interval.bytes": _INT,
@@ -81,6 +85,15 @@ CONFIG_TYPES: Mapping[str, int] = {
     "leader.imbalance.per.broker.percentage": _INT,
     "listener.security.protocol.map": _STRING,
     "listeners": _STRING,
+    "log.cleaner.backoff.ms": _LONG,
+    "log.cleaner.dedupe.buffer.size": _LONG,
+    "log.cleaner.delete.retention.ms": _LONG,
+    "log.cleaner.enable": _BOOLEAN,
+    "log.cleaner.io.buffer.size": _INT,
+    "log.cleaner.max.compaction.lag.ms": _LONG,
+    "log.cleaner.min.cleanable.ratio": _DOUBLE,
+    "log.cleaner.min.compaction.lag.ms": _LONG,
+    "log.cleaner.threads": _INT,
     "log.cleanup.policy": _LIST,
     "log.dirs": _STRING,
     "log.flush.interval.messages": _LONG,
@@ -94,9 +107,17 @@ CONFIG_TYPES: Mapping[str, int] = {
     "log.roll.ms": _LONG,
     "log.segment.bytes": _INT,
     "message.max.bytes": _INT,
+    "metrics.listener": _STRING,  # this project's
     "num.partitions": _INT,
+    "offsets.commit.required.acks": _SHORT,
+    "offsets.commit.timeout.ms": _INT,
+    "offsets.load.buffer.size": _INT,
+    "offsets.retention.check.interval.ms": _LONG,
+    "offsets.retention.minutes": _INT,
+    "offsets.topic.compression.codec": _INT,
     "offsets.topic.num.partitions": _INT,
     "offsets.topic.replication.factor": _SHORT,
+    "offsets.topic.segment.bytes": _INT,
     "producer.id.expiration.check.interval.ms": _INT,
     "producer.id.expiration.ms": _INT,
     "replica.fetch.max.bytes": _INT,
