@@ -505,17 +505,22 @@ class BrokerServer:
                 return frozenset()
             return frozenset(e.last_offset for e in partition.producer_state.snapshot_entries())
 
-        await asyncio.gather(
-            *(
-                run_cleaner_thread(
-                    cleaner,
-                    lambda: log_manager.logs,
-                    high_watermarks=replica_manager.high_watermarks,
-                    producer_last_offsets=producer_last_offsets,
+        try:
+            await asyncio.gather(
+                *(
+                    run_cleaner_thread(
+                        cleaner,
+                        lambda: log_manager.logs,
+                        high_watermarks=replica_manager.high_watermarks,
+                        producer_last_offsets=producer_last_offsets,
+                    )
+                    for _ in range(config.log_cleaner_threads)
                 )
-                for _ in range(config.log_cleaner_threads)
             )
-        )
+        finally:
+            # Cancelled at shutdown: a cleaning in a worker thread stops within a batch
+            # instead of holding the process until it ends.
+            cleaner.shutdown()
 
     async def _expire_producer_ids(self) -> None:
         # Every replica forgets idle producers, as each Kafka log does: a follower that becomes

@@ -11,7 +11,8 @@ Kinds defined here:
 
 * ``OffsetCheckpointFile``: entry = ``<topic> <partition> <offset>``. The log-dir files
   ``recovery-point-offset-checkpoint``, ``replication-offset-checkpoint`` (high watermarks) and
-  ``log-start-offset-checkpoint`` use it.
+  ``log-start-offset-checkpoint`` use it, and so does ``cleaner-offset-checkpoint`` through
+  ``CleanerCheckpoint``, the one instance per log dir that all its users share.
 * ``leader-epoch-checkpoint`` (one per partition): entry = ``<epoch> <startOffset>``; see
   ``epoch_cache.py``, which builds on ``CheckpointFile`` here.
 
@@ -25,9 +26,12 @@ Not thread-safe: one writer at a time (the owner of the log or log dir).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Generic, NamedTuple, TypeVar
+from typing import ClassVar, Generic, NamedTuple, TypeVar
+
+import structlog
 
 from minikafka.proto.errors import KafkaStorageError
 
@@ -38,6 +42,7 @@ __all__ = [
     "RECOVERY_POINT_CHECKPOINT",
     "REPLICATION_OFFSET_CHECKPOINT",
     "CheckpointFile",
+    "CleanerCheckpoint",
     "OffsetCheckpointFile",
     "TopicPartition",
     "fsync_dir",
@@ -50,6 +55,8 @@ LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"  # the log cleaner's first dirty offsets
 
 T = TypeVar("T")
+
+_log = structlog.get_logger(__name__)
 
 
 class TopicPartition(NamedTuple):
@@ -180,3 +187,89 @@ class OffsetCheckpointFile:
 
     def read(self) -> dict[TopicPartition, int]:
         return {TopicPartition(*tp): offset for tp, offset in self._file.read()}
+
+
+class CleanerCheckpoint:
+    """One log dir's ``cleaner-offset-checkpoint``: each entry is the log cleaner's first dirty
+    offset of a partition, and its presence also says that the partition's log may have
+    offset gaps (its own cleaner, or a cleaned leader it copied, removed records). Recovery
+    accepts gaps only in such logs and in compacted ones (log.py).
+
+    Everything in the process that reads or writes the file (the log manager, its logs, the
+    log cleaner's threads) shares the one instance ``CleanerCheckpoint.of(log_dir)`` returns,
+    which keeps the entries in memory and writes the whole file (fsynced) on each change.
+    Thread-safe.
+    """
+
+    _instances: ClassVar[dict[Path, CleanerCheckpoint]] = {}
+    _instances_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, log_dir: Path) -> None:
+        self.file = OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT)
+        self._lock = threading.Lock()
+        self._offsets: dict[TopicPartition, int] | None = None
+
+    @classmethod
+    def of(cls, log_dir: Path) -> CleanerCheckpoint:
+        key = Path(os.path.abspath(log_dir))
+        with cls._instances_lock:
+            instance = cls._instances.get(key)
+            if instance is None:
+                instance = cls._instances[key] = cls(key)
+            return instance
+
+    def _entries(self) -> dict[TopicPartition, int]:
+        if self._offsets is None:
+            try:
+                self._offsets = self.file.read()
+            except KafkaStorageError as exc:  # costs a full cleaning, not the broker
+                _log.warning("checkpoint.unreadable", file=str(self.file.path), error=exc.message)
+                self._offsets = {}
+        return self._offsets
+
+    def _write(self) -> None:
+        self.file.write(self._entries())
+
+    def get(self, tp: TopicPartition) -> int | None:
+        with self._lock:
+            return self._entries().get(tp)
+
+    def set(self, tp: TopicPartition, offset: int) -> None:
+        with self._lock:
+            offsets = self._entries()
+            if offsets.get(tp) != offset:
+                offsets[tp] = offset
+                self._write()
+
+    def ensure(self, tp: TopicPartition, offset: int) -> None:
+        """Add an entry at ``offset`` unless ``tp`` has one; durable when this returns."""
+        with self._lock:
+            offsets = self._entries()
+            if tp not in offsets:
+                offsets[tp] = offset
+                self._write()
+
+    def lower(self, tp: TopicPartition, offset: int) -> None:
+        """Move ``tp``'s entry down to ``offset`` if it is above (a truncation); never adds
+        or removes one."""
+        with self._lock:
+            offsets = self._entries()
+            if offsets.get(tp, -1) > offset:
+                offsets[tp] = offset
+                self._write()
+
+    def remove(self, tp: TopicPartition) -> None:
+        with self._lock:
+            offsets = self._entries()
+            if offsets.pop(tp, None) is not None:
+                self._write()
+
+    def retain(self, keep: Callable[[TopicPartition], bool]) -> None:
+        """Drop the entries of partitions ``keep`` refuses (logs deleted before a crash)."""
+        with self._lock:
+            offsets = self._entries()
+            gone = [tp for tp in offsets if not keep(tp)]
+            for tp in gone:
+                del offsets[tp]
+            if gone:
+                self._write()

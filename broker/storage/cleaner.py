@@ -9,7 +9,8 @@ its first dirty offset) and a *dirty* part (appended since). One cleaning of one
    ``max.compaction.lag.ms``. The dirty part ends at the first *uncleanable* offset: the active
    segment, the high watermark, or the first segment with a record newer than
    ``min.compaction.lag.ms``, whichever comes first. The choice is a ``CleanPlan``: a snapshot of
-   the segments to read, so the worker never touches the live ``Log``.
+   the segments to read (each with its inode and a file descriptor of the cleaning's own) and
+   the log's generation, so the worker never touches the live ``Log``.
 2. build the offset map (worker thread): key -> offset of its latest record in the dirty part,
    at most ``log.cleaner.dedupe.buffer.size / log.cleaner.threads`` bytes of it at 24 bytes an
    entry (Kafka's sizing: a 16-byte key hash and an 8-byte offset). When the map fills, the
@@ -19,13 +20,19 @@ its first dirty offset) and a *dirty* part (appended since). One cleaning of one
    group rewritten into ``<base>.log.cleaned`` / ``.index.cleaned`` / ``.timeindex.cleaned``
    (base = the group's first base offset), fsynced. A record survives when it has a key, no
    later record of its key is in the map, and it is not a tombstone past its delete horizon.
-4. swap (on the owner, quick: renames and unlinks): ``Log.replace_with_cleaned`` renames the
+4. swap (on the owner, quick: renames and unlinks): refused whole when the log's generation
+   moved (it was truncated: the map may hold records that are gone, which Kafka avoids by
+   aborting the cleaning before truncating) or a segment is no longer the file read; first the
+   log gets an entry in ``cleaner-offset-checkpoint`` if it had none (the durable "this log
+   may have gaps", see log.py); then ``Log.replace_with_cleaned`` renames the
    ``.cleaned`` files to ``.swap``, deletes the replaced segments, renames the ``.swap`` files to
    their real names and opens the new segment. A crash before the ``.swap`` renames leaves
    ``.cleaned`` files that loading deletes; a crash after them leaves a ``.swap`` that loading
    completes (see log.py). Then the log's entry in ``cleaner-offset-checkpoint`` (one file per
-   log dir, the ``<topic> <partition> <offset>`` format of checkpoints.py) moves to the end of
-   the cleaned part, the next cleaning's first dirty offset.
+   log dir, the ``<topic> <partition> <offset>`` format of checkpoints.py, shared through
+   ``CleanerCheckpoint``) moves to the end of the cleaned part, the next cleaning's first dirty
+   offset. Truncation lowers the entry and deleting the log removes it (log.py,
+   log_manager.py).
 
 What survives, batch by batch (Kafka's rules):
 
@@ -33,11 +40,11 @@ What survives, batch by batch (Kafka's rules):
   idempotent producer's last sequence is unchanged (offsets become sparse);
 - a batch that loses records is rebuilt and recompressed with its own codec; a batch that loses
   none is copied byte for byte;
-- a batch that loses every record is dropped, except the last batch of an active producer
-  (kept as an empty batch, so producer state rebuilt from the log still knows its sequence) and
-  the last batch of each cleaned segment (kept as an empty batch so that the segment still
-  ends where it ended: segments follow on from one another, which lets recovery tell a
-  cleaned segment from a lost one; Kafka lets the gap appear instead);
+- a batch that has (or is left with) no record is dropped, except the last batch of an active
+  producer (kept as an empty batch, so producer state rebuilt from the log still knows its
+  sequence) and the last batch of each cleaned segment (kept as an empty batch so that the
+  segment still ends where it ended; Kafka lets the gap appear instead). An empty batch left by
+  an earlier cleaning is held to the same rule, so empty batches do not pile up;
 - tombstones (null value) of a cleaned batch get a delete horizon of now +
   ``delete.retention.ms`` (KIP-534: stored in the batch), and go at the first cleaning after it;
 - records without a key go (the broker refuses them for compacted topics anyway);
@@ -47,10 +54,13 @@ Leader epochs are untouched: the leader-epoch-checkpoint maps epochs to start of
 stay valid when records between them go.
 
 Threads: ``LogCleaner.grab_filthiest_log`` and ``LogCleaner.swap`` run on the owner of the logs;
-``LogCleaner.clean`` runs in a worker thread and reads segment files through its own file
-descriptors (a segment deleted meanwhile by retention stays readable through them; the swap then
-finds the log changed and discards the cleaning). ``LogCleaner`` keeps its in-progress set and
-checkpoints under a lock, so several workers (``log.cleaner.threads``) may share it.
+``LogCleaner.clean`` runs in a worker thread and reads segment files through the file
+descriptors the plan opened on the owner (a segment deleted or recreated meanwhile stays the
+file planned; the swap then finds the log changed and discards the cleaning), reading one batch
+ahead to know a group's last batch rather than holding a segment in memory, and stops within a
+batch once ``LogCleaner.shutdown`` is called (the broker's shutdown). ``LogCleaner`` keeps its
+in-progress set under a lock, and ``CleanerCheckpoint`` is thread-safe, so several workers
+(``log.cleaner.threads``) may share them.
 """
 
 from __future__ import annotations
@@ -69,7 +79,6 @@ import structlog
 
 from minikafka.broker.storage.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
-    OffsetCheckpointFile,
     TopicPartition,
     fsync_dir,
 )
@@ -103,6 +112,9 @@ __all__ = [
     "OffsetMap",
     "SegmentRef",
     "clean_log",
+    "close_plan",
+    "open_plan",
+    "plan_cleaning",
     "run_cleaner_thread",
 ]
 
@@ -141,9 +153,9 @@ class CleanerConfig:
 
 
 class CleaningAbortedError(KafkaError):
-    """The log changed under a cleaning (a segment went, the log was truncated or closed);
-    the cleaning is dropped and tried again later. KAFKA_STORAGE_ERROR should it reach a
-    client (it does not leave the broker)."""
+    """The log changed under a cleaning (a segment went, the log was truncated or closed), or
+    the cleaner is shutting down; the cleaning is dropped (and tried again later).
+    KAFKA_STORAGE_ERROR should it reach a client (it does not leave the broker)."""
 
     code: ClassVar[ErrorCode] = ErrorCode.KAFKA_STORAGE_ERROR
 
@@ -182,6 +194,8 @@ class SegmentRef(NamedTuple):
     path: Path
     size: int
     last_modified_ms: int
+    inode: int  # with the log's generation, which file this is (checked by the swap)
+    fd: int = -1  # the cleaning's own descriptor, opened on the owner; -1: open ``path``
 
 
 class CleanPlan(NamedTuple):
@@ -196,13 +210,14 @@ class CleanPlan(NamedTuple):
     now_ms: int
     producer_last_offsets: frozenset[int]  # last offset of each active producer's last batch
     dirty_ratio: float
+    generation: int  # Log.generation when planned
 
 
 class CleanedGroup(NamedTuple):
-    """One ``.cleaned`` segment and the segments (base offset, size) it replaces."""
+    """One ``.cleaned`` segment and the segments (base offset, size, inode) it replaces."""
 
     base_offset: int
-    replaced: tuple[tuple[int, int], ...]
+    replaced: tuple[tuple[int, int, int], ...]
     size: int
 
 
@@ -263,7 +278,12 @@ def plan_cleaning(
                 dirty_first_timestamp = first
         refs.append(
             SegmentRef(
-                segment.base_offset, end, segment.path, segment.size, segment.last_modified_ms
+                segment.base_offset,
+                end,
+                segment.path,
+                segment.size,
+                segment.last_modified_ms,
+                segment.inode,
             )
         )
     if not refs:
@@ -286,8 +306,31 @@ def plan_cleaning(
         now_ms,
         producer_last_offsets,
         ratio,
+        log.generation,
     )
     return plan, must_clean
+
+
+def open_plan(log: Log, plan: CleanPlan) -> CleanPlan:
+    """On the owner: ``plan`` with a file descriptor of its own on each segment, so that the
+    worker reads the files planned whatever happens to the log meanwhile (``run_cleaning``
+    closes them)."""
+    segments = {segment.base_offset: segment for segment in log.segments}
+    refs: list[SegmentRef] = []
+    try:
+        for ref in plan.segments:
+            refs.append(ref._replace(fd=segments[ref.base_offset].open_reader()))
+    except BaseException:
+        close_plan(plan._replace(segments=tuple(refs)))
+        raise
+    return plan._replace(segments=tuple(refs))
+
+
+def close_plan(plan: CleanPlan) -> None:
+    for ref in plan.segments:
+        if ref.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(ref.fd)
 
 
 # --- reading (worker thread) ------------------------------------------------------------------
@@ -308,18 +351,31 @@ def _share_the_interpreter() -> None:
         _last_yield = time.perf_counter()
 
 
-def _read_batches(path: Path, size: int, buffer_size: int, stats: _Stats) -> Iterator[bytes]:
-    """The whole batches in the first ``size`` bytes of ``path``, each as its own bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise CleaningAbortedError(f"segment {path} was deleted during cleaning") from None
+def _read_batches(
+    ref: SegmentRef, buffer_size: int, stats: _Stats, stop: threading.Event | None
+) -> Iterator[bytes]:
+    """The whole batches in the first ``ref.size`` bytes of the segment, each as its own
+    bytes, read through ``ref.fd`` (or the file at ``ref.path`` when the plan was not opened).
+    CleaningAbortedError once ``stop`` is set (checked at each batch)."""
+    path, size = ref.path, ref.size
+    if ref.fd >= 0:
+        fd = ref.fd
+    else:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise CleaningAbortedError(f"segment {path} was deleted during cleaning") from None
+        if os.fstat(fd).st_ino != ref.inode:
+            os.close(fd)
+            raise CleaningAbortedError(f"segment {path} was replaced during cleaning")
     try:
         position = 0
         while size - position >= HEADER_SIZE:
             chunk = os.pread(fd, min(buffer_size, size - position), position)
             consumed = 0
             for relative, header in iter_batch_headers(chunk):
+                if stop is not None and stop.is_set():
+                    raise CleaningAbortedError("the log cleaner is shutting down")
                 end = relative + header.size
                 yield chunk[relative:end]
                 consumed = end
@@ -333,11 +389,17 @@ def _read_batches(path: Path, size: int, buffer_size: int, stats: _Stats) -> Ite
             position += consumed
             stats.bytes_read += consumed
     finally:
-        os.close(fd)
+        if ref.fd < 0:
+            os.close(fd)
 
 
 def build_offset_map(
-    plan: CleanPlan, offset_map: OffsetMap, buffer_size: int, stats: _Stats, fault: Fault
+    plan: CleanPlan,
+    offset_map: OffsetMap,
+    buffer_size: int,
+    stats: _Stats,
+    fault: Fault,
+    stop: threading.Event | None = None,
 ) -> int:
     """Map the dirty part's keys to their latest offsets; returns the offset after the last
     record mapped (the end of what this cleaning cleans)."""
@@ -345,7 +407,7 @@ def build_offset_map(
     for ref in plan.segments:
         if ref.end_offset <= plan.first_dirty_offset:
             continue
-        for data in _read_batches(ref.path, ref.size, buffer_size, stats):
+        for data in _read_batches(ref, buffer_size, stats, stop):
             header, records = decode_batch(data, verify_crc=False)
             if header.is_control or header.next_offset <= plan.first_dirty_offset:
                 continue
@@ -476,6 +538,11 @@ def _filter_batch(
     stats.records_read += len(records)
     if header.is_control:
         return data
+    keep_if_empty = is_last_of_group or (
+        header.producer_id >= 0 and header.last_offset in plan.producer_last_offsets
+    )
+    if not records:  # emptied by an earlier cleaning: kept only while it still has a role
+        return data if keep_if_empty else None
     now = plan.now_ms
     horizon = header.delete_horizon_ms
     tombstones_expire = horizon is not None and now >= horizon
@@ -498,9 +565,7 @@ def _filter_batch(
     new_horizon = now + plan.config.delete_retention_ms if needs_horizon else None
     if kept:
         return rebuild_batch(header, kept, delete_horizon_ms=new_horizon)
-    if is_last_of_group or (
-        header.producer_id >= 0 and header.last_offset in plan.producer_last_offsets
-    ):
+    if keep_if_empty:
         return rebuild_batch(header, [])
     return None
 
@@ -512,6 +577,7 @@ def clean_segments(
     buffer_size: int,
     stats: _Stats,
     fault: Fault,
+    stop: threading.Event | None = None,
 ) -> list[CleanedGroup]:
     """Write the ``.cleaned`` segments of every group below ``end_offset``."""
     cleaned: list[CleanedGroup] = []
@@ -520,20 +586,25 @@ def clean_segments(
         for group in _group_segments(plan, end_offset):
             writer = _CleanedWriter(plan, group[0].base_offset, buffer_size)
             writers.append(writer)
-            last_ref = group[-1]
+            # One batch of lookahead tells which batch is the group's last.
+            pending: bytes | None = None
             for ref in group:
-                batches = list(_read_batches(ref.path, ref.size, buffer_size, stats))
-                for index, data in enumerate(batches):
-                    is_last = ref is last_ref and index == len(batches) - 1
-                    out = _filter_batch(data, offset_map, plan, end_offset, is_last, stats)
-                    if out is not None:
-                        writer.append(out, read_header(out))
+                for data in _read_batches(ref, buffer_size, stats, stop):
+                    if pending is not None:
+                        out = _filter_batch(pending, offset_map, plan, end_offset, False, stats)
+                        if out is not None:
+                            writer.append(out, read_header(out))
+                    pending = data
+            if pending is not None:
+                out = _filter_batch(pending, offset_map, plan, end_offset, True, stats)
+                if out is not None:
+                    writer.append(out, read_header(out))
             writer.finish(max(r.last_modified_ms for r in group))
             stats.bytes_written += writer.size
             cleaned.append(
                 CleanedGroup(
                     group[0].base_offset,
-                    tuple((r.base_offset, r.size) for r in group),
+                    tuple((r.base_offset, r.size, r.inode) for r in group),
                     writer.size,
                 )
             )
@@ -555,20 +626,30 @@ def discard_cleaned(result: CleanResult) -> None:
                 os.unlink(result.plan.directory / (name + suffix + CLEANED_SUFFIX))
 
 
-def run_cleaning(plan: CleanPlan, config: CleanerConfig, fault: Fault = _no_fault) -> CleanResult:
-    """Steps 2 and 3 of the module docstring (the worker thread's part)."""
+def run_cleaning(
+    plan: CleanPlan,
+    config: CleanerConfig,
+    fault: Fault = _no_fault,
+    stop: threading.Event | None = None,
+) -> CleanResult:
+    """Steps 2 and 3 of the module docstring (the worker thread's part). Closes the plan's
+    file descriptors when done; CleaningAbortedError (no ``.cleaned`` file left) within a
+    batch of ``stop`` being set."""
     started = time.monotonic()
     stats = _Stats()
     offset_map = OffsetMap(config.map_capacity)
-    end = build_offset_map(plan, offset_map, config.io_buffer_size, stats, fault)
-    if end <= plan.first_dirty_offset:
-        raise KafkaStorageError(
-            f"log.cleaner.dedupe.buffer.size is too small to map one record of "
-            f"{plan.topic_partition}"
-        )
-    groups = clean_segments(plan, offset_map, end, config.io_buffer_size, stats, fault)
+    try:
+        end = build_offset_map(plan, offset_map, config.io_buffer_size, stats, fault, stop)
+        if end <= plan.first_dirty_offset:
+            raise KafkaStorageError(
+                f"log.cleaner.dedupe.buffer.size is too small to map one record of "
+                f"{plan.topic_partition}"
+            )
+        groups = clean_segments(plan, offset_map, end, config.io_buffer_size, stats, fault, stop)
+    finally:
+        close_plan(plan)
     return CleanResult(
-        plan,
+        plan._replace(segments=tuple(ref._replace(fd=-1) for ref in plan.segments)),
         tuple(groups),
         end,
         stats.bytes_read,
@@ -604,34 +685,18 @@ class LogCleaner:
         self._fault = fault
         self._lock = threading.Lock()
         self._in_progress: set[TopicPartition] = set()
-        self._checkpoints: dict[Path, dict[TopicPartition, int]] = {}
+        self._stop = threading.Event()
+
+    def shutdown(self) -> None:
+        """Make every cleaning under way stop within a batch (CleaningAbortedError, its
+        ``.cleaned`` files deleted), and every later one at once."""
+        self._stop.set()
 
     # --- checkpoints ----------------------------------------------------------------------
 
-    def _checkpoint_of(self, log_dir: Path) -> dict[TopicPartition, int]:
-        offsets = self._checkpoints.get(log_dir)
-        if offsets is None:
-            try:
-                offsets = OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read()
-            except KafkaStorageError as exc:  # costs a full cleaning, not the broker
-                _log.warning("checkpoint.unreadable", file=str(log_dir), error=exc.message)
-                offsets = {}
-            self._checkpoints[log_dir] = offsets
-        return offsets
-
     def first_dirty_offset(self, log: Log) -> int:
-        with self._lock:
-            tp = TopicPartition(log.topic, log.partition)
-            return self._checkpoint_of(log.dir.parent).get(tp, log.log_start_offset)
-
-    def _update_checkpoint(self, log_dir: Path, tp: TopicPartition, offset: int | None) -> None:
-        with self._lock:
-            offsets = self._checkpoint_of(log_dir)
-            if offset is None:
-                offsets.pop(tp, None)
-            else:
-                offsets[tp] = offset
-            OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).write(offsets)
+        offset = log.cleaner_checkpoint.get(TopicPartition(log.topic, log.partition))
+        return log.log_start_offset if offset is None else offset
 
     # --- the three steps ------------------------------------------------------------------
 
@@ -671,14 +736,14 @@ class LogCleaner:
                 best = key
         if best is None:
             return None
-        plan = best[2]
+        plan = open_plan(logs[best[2].topic_partition], best[2])
         with self._lock:
             self._in_progress.add(plan.topic_partition)
         return plan
 
     def clean(self, plan: CleanPlan) -> CleanResult:
         """In a worker thread: build the map and write the ``.cleaned`` segments."""
-        return run_cleaning(plan, self.config, self._fault)
+        return run_cleaning(plan, self.config, self._fault, self._stop)
 
     def swap(self, log: Log, result: CleanResult) -> bool:
         """On the owner: replace the cleaned segments and move the checkpoint; False when the
@@ -686,17 +751,27 @@ class LogCleaner:
         plan = result.plan
         swapped = 0
         try:
-            if log.closed or log.dir != plan.directory:
+            if log.closed or log.dir != plan.directory or log.generation != plan.generation:
+                # Closed, deleted, or truncated since planned: the map may hold records that
+                # are gone, so nothing of this cleaning may be installed (Kafka aborts it).
                 discard_cleaned(result)
                 return False
+            checkpoint = log.cleaner_checkpoint
+            # Before the first gap is on disk, the log is one that may have gaps.
+            checkpoint.ensure(plan.topic_partition, plan.first_dirty_offset)
             for group in result.groups:
-                if log.replace_with_cleaned(group.base_offset, group.replaced, fault=self._fault):
+                if log.replace_with_cleaned(
+                    group.base_offset,
+                    group.replaced,
+                    generation=plan.generation,
+                    fault=self._fault,
+                ):
                     swapped += 1
                 else:
                     discard_cleaned(result)
                     break
             if swapped == len(result.groups):
-                self._update_checkpoint(log.dir.parent, plan.topic_partition, result.end_offset)
+                checkpoint.set(plan.topic_partition, result.end_offset)
             _log.info(
                 "log.cleaned",
                 topic=plan.topic_partition.topic,
@@ -706,7 +781,7 @@ class LogCleaner:
                 segments=sum(len(g.replaced) for g in result.groups),
                 segments_swapped=swapped,
                 bytes_read=result.bytes_read,
-                bytes_before=sum(s for g in result.groups for _, s in g.replaced),
+                bytes_before=sum(s for g in result.groups for _, s, _ in g.replaced),
                 bytes_after=sum(g.size for g in result.groups),
                 records_read=result.records_read,
                 records_kept=result.records_kept,
@@ -749,6 +824,7 @@ def clean_log(
         return None
     if not (force or must or plan.dirty_ratio >= plan.config.min_cleanable_dirty_ratio):
         return None
+    plan = open_plan(log, plan)
     with cleaner._lock:
         cleaner._in_progress.add(tp)
     try:

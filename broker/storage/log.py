@@ -12,11 +12,15 @@ what follows the last ``-``), holding::
 Offsets: ``log_start_offset`` (first offset a reader may ask for; at or above the first
 segment's base offset) <= ``recovery_point`` (everything below it is fsynced) <=
 ``log_end_offset`` (LEO: the offset the next appended record gets). Offsets only grow from batch
-to batch. Inside a segment they may have gaps: the log cleaner (cleaner.py) removes records and
-batches and keeps the survivors at their offsets, as Kafka's does. Segments still follow on from
-one another: the cleaner keeps each cleaned segment's last offset (with an empty batch when
-nothing of the last batch survives), so a segment that does not start where the previous one
-ends is damage, and recovery treats it as such.
+to batch. They may have gaps: the log cleaner (cleaner.py) removes records and batches and keeps
+the survivors at their offsets, as Kafka's does, and a follower copies its leader's cleaned
+batches (starting a new segment at a batch after a gap, so the previous segment may end below
+the next one's base offset). In a log that cannot have been cleaned a gap is damage (the CRC
+does not cover a batch's base offset), so recovery accepts gaps only where cleaning can have
+made them: in a log whose topic is compacted now, or one with an entry in its log dir's
+``cleaner-offset-checkpoint`` (``CleanerCheckpoint``). That entry is made durable before any
+gapped data is (by the cleaner's swap, or by a follower append that brings a gap), lowered by
+truncation and removed with the log, so the fact outlives a change of ``cleanup.policy``.
 
 A fetch at an offset that cleaning removed returns the next batch that holds a later offset.
 
@@ -35,6 +39,7 @@ thread and hands its result to ``replace_with_cleaned`` on the owner.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import time
 from bisect import bisect_right
@@ -44,7 +49,7 @@ from typing import ClassVar, NamedTuple
 
 import structlog
 
-from minikafka.broker.storage.checkpoints import TopicPartition, fsync_dir
+from minikafka.broker.storage.checkpoints import CleanerCheckpoint, TopicPartition, fsync_dir
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
 from minikafka.broker.storage.index import NO_TIMESTAMP
@@ -98,6 +103,8 @@ SWAP_SUFFIX = ".swap"
 _TMP_SUFFIX = ".tmp"
 
 _log = structlog.get_logger(__name__)
+
+_generations = itertools.count(1)  # Log.generation: unique across the logs of the process
 
 
 def _wall_clock_ms() -> int:
@@ -213,14 +220,12 @@ class Log:
         log_start_offset: int = 0,
         had_clean_shutdown: bool = False,
         time_ms: Callable[[], int] = _wall_clock_ms,
-        cleaned_below: int = 0,
     ) -> None:
         self.dir = Path(directory)
-        # The log cleaner's checkpoint (its first dirty offset): segments below it may have
-        # gaps, and so may any segment of a compacted log (a follower copies its leader's
-        # cleaned batches). Elsewhere recovery refuses a gap as damage (LogSegment.recover).
-        self._cleaned_below = cleaned_below
         self.topic, self.partition = parse_topic_partition(self.dir.name)
+        # Its entry says this log may have gaps (see the module docstring).
+        self._cleaner_checkpoint = CleanerCheckpoint.of(self.dir.parent)
+        self._generation = next(_generations)
         self._config = config
         self._time_ms = time_ms
         self._segments: dict[int, LogSegment] = {}
@@ -230,6 +235,10 @@ class Log:
         self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
         self._hooks = LogHooks()
         if not self.dir.exists():
+            # An entry without a directory belongs to a deleted log of the same name: a new
+            # log starts dirty from its first offset (removed before the directory exists, so
+            # a crash in between cannot leave the new log with it).
+            self._cleaner_checkpoint.remove(self._tp)
             self.dir.mkdir(parents=True)
             fsync_dir(self.dir.parent)
             had_clean_shutdown = True  # a new log: nothing was written, nothing to recover
@@ -265,6 +274,7 @@ class Log:
         else:
             first_recovered = max(bisect_right(self._bases, recovery_point) - 1, 0)
         recovered = False
+        gaps_allowed = self.may_have_gaps
         touched: list[LogSegment] = []  # segments that recovery rewrote (indexes, maybe data)
         index = 0
         previous_next_offset: int | None = None
@@ -272,9 +282,7 @@ class Log:
             segment = self._segments[self._bases[index]]
             touched.append(segment)
             if index >= first_recovered:
-                result = segment.recover(
-                    self.leader_epoch_cache, allow_gaps=self._gaps_allowed(segment)
-                )
+                result = segment.recover(self.leader_epoch_cache, allow_gaps=gaps_allowed)
                 recovered = True
             else:
                 problem = segment.check_indexes()
@@ -290,16 +298,18 @@ class Log:
                     segment=segment.path.name,
                     reason=problem,
                 )
-                result = segment.recover(
-                    self.leader_epoch_cache, allow_gaps=self._gaps_allowed(segment)
+                result = segment.recover(self.leader_epoch_cache, allow_gaps=gaps_allowed)
+            gap = False
+            if index >= first_recovered and index > 0:
+                previous_end = self._next_offset_of(index - 1, previous_next_offset)
+                gap = (
+                    previous_end > segment.base_offset
+                    if gaps_allowed
+                    else previous_end != segment.base_offset
                 )
-            gap = (
-                index >= first_recovered
-                and index > 0
-                and self._next_offset_of(index - 1, previous_next_offset) != segment.base_offset
-            )
             if gap:
-                # The previous segment does not end where this one starts: offsets are missing.
+                # The previous segment does not end where this one starts (or, where gaps are
+                # allowed, ends beyond it): offsets are missing or overlap.
                 _log.warning(
                     "log.recovery.truncated",
                     topic=self.topic,
@@ -421,8 +431,26 @@ class Log:
                 _unlink(path)
         return sorted(logs)
 
-    def _gaps_allowed(self, segment: LogSegment) -> bool:
-        return self._config.compact or segment.base_offset < self._cleaned_below
+    @property
+    def may_have_gaps(self) -> bool:
+        """Whether recovery accepts offset gaps here (see the module docstring)."""
+        return self._config.compact or self._cleaner_checkpoint.get(self._tp) is not None
+
+    @property
+    def _tp(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    @property
+    def cleaner_checkpoint(self) -> CleanerCheckpoint:
+        """The ``cleaner-offset-checkpoint`` of this log's log dir."""
+        return self._cleaner_checkpoint
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever segments are truncated, removed or recreated (not by retention
+        or rolls); unique in the process, so a recreated log never repeats an old value. The
+        cleaner's swap compares it with the one its plan saw."""
+        return self._generation
 
     def _complete_swap(self, segment: LogSegment) -> None:
         result = segment.recover(self.leader_epoch_cache, allow_gaps=True)  # cleaned data
@@ -450,6 +478,7 @@ class Log:
             self._segments.pop(base).delete()
         if removed:
             self._dir_dirty = True
+            self._generation = next(_generations)
         return removed
 
     def _replace_all_segments(self, new_offset: int) -> None:
@@ -461,34 +490,38 @@ class Log:
     def replace_with_cleaned(
         self,
         base_offset: int,
-        replaced: Sequence[tuple[int, int]],
+        replaced: Sequence[tuple[int, int, int]],
         *,
+        generation: int | None = None,
         fault: Callable[[str], None] | None = None,
     ) -> bool:
         """Swap in the cleaner's ``<base_offset>.*.cleaned`` files for the segments
-        ``replaced`` ((base offset, size) each, oldest first, the first at ``base_offset``).
+        ``replaced`` ((base offset, size, inode) each, oldest first, the first at
+        ``base_offset``), read by the cleaner when the log's generation was ``generation``.
 
         Kafka's order, so that a crash at any point loads either the old segments or the new
         one: ``.cleaned`` -> ``.swap`` (the ``.log`` last), directory fsynced; the replaced
         segments deleted; ``.swap`` -> real names (the ``.log`` last), directory fsynced. All
         of it within this call, on the log's owner: no reader sees a half-swapped log. False
         (nothing changed, the ``.cleaned`` files deleted) when the segments are no longer
-        those the cleaner read, or one of them is the active segment. ``fault(step)`` is a
+        those the cleaner read (the log was truncated since, or a segment is missing, another
+        file or another size), or one of them is the active segment. ``fault(step)`` is a
         test hook for crash simulation.
         """
         self._check_open()
         name = segment_file_name(base_offset)
         suffixes = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX)  # the .log last
-        current = [self._segments.get(base) for base, _ in replaced]
+        current = [self._segments.get(base) for base, _, _ in replaced]
         position = bisect_right(self._bases, base_offset) - 1
         unchanged = (
             bool(replaced)
+            and (generation is None or generation == self._generation)
             and replaced[0][0] == base_offset
             and all(
-                segment is not None and segment.size == size
-                for segment, (_, size) in zip(current, replaced, strict=True)
+                segment is not None and segment.size == size and segment.inode == inode
+                for segment, (_, size, inode) in zip(current, replaced, strict=True)
             )
-            and self._bases[position : position + len(replaced)] == [b for b, _ in replaced]
+            and self._bases[position : position + len(replaced)] == [b for b, _, _ in replaced]
             and position + len(replaced) < len(self._bases)  # never the active segment
         )
         if not unchanged:
@@ -625,7 +658,8 @@ class Log:
 
         They must start at or above the LEO and their offsets must grow from batch to batch (a
         cleaned leader log has gaps, as in Kafka); otherwise UnexpectedAppendOffsetError
-        (nothing is written).
+        (nothing is written). The first gap gives the log its ``cleaner-offset-checkpoint``
+        entry, durable before the gapped batches are written (see the module docstring).
         """
         self._check_open()
         if not data:
@@ -634,6 +668,7 @@ class Log:
         # No max.message.bytes check: the leader accepted these batches under its config.
         headers = validate_batches(data)
         expected = self._leo
+        gapped = False
         for header in headers:
             if header.base_offset < expected:
                 raise UnexpectedAppendOffsetError(
@@ -644,7 +679,12 @@ class Log:
                     headers[0].base_offset,
                     headers[-1].last_offset,
                 )
+            gapped = gapped or header.base_offset > expected
             expected = header.next_offset
+        if gapped:
+            # Records the leader's cleaner removed: before the gap is on disk, the log is
+            # marked as one that may have gaps, so recovery keeps them whatever the policy.
+            self._cleaner_checkpoint.ensure(self._tp, self._log_start_offset)
         info = _summarize(headers, len(data))
         self._append(data, headers, info)
         return info
@@ -829,6 +869,12 @@ class Log:
         if self._bases[0] > target_offset:
             self.truncate_fully_and_start_at(target_offset)
             return True
+        # The cleaner's first dirty offset must not stay above the new log end (new records
+        # would pass as clean), nor above the start of the segment the new ones will join:
+        # lowered first, as Kafka does. A cleaning under way is refused at its swap (the
+        # generation changes).
+        self._cleaner_checkpoint.lower(self._tp, self._bases[self._floor_index(target_offset)])
+        self._generation = next(_generations)
         old_leo = self._leo
         removed = self._remove_segments_from(bisect_right(self._bases, target_offset))
         bytes_truncated = self.active_segment.truncate_to(target_offset)
@@ -855,6 +901,7 @@ class Log:
         if new_offset < 0:
             raise ValueError(f"cannot restart {self.dir} at negative offset {new_offset}")
         old_start, old_leo = self._log_start_offset, self._leo
+        self._cleaner_checkpoint.lower(self._tp, new_offset)
         self._replace_all_segments(new_offset)
         self.leader_epoch_cache.clear()
         self._log_start_offset = new_offset

@@ -8,8 +8,11 @@ Each log dir holds one directory per partition replica plus::
     log-start-offset-checkpoint        per partition whose log start is past its first segment
     .lock                              held (flock) while a broker uses the dir
     .kafka_cleanshutdown               present only after a clean close; skips recovery
+    cleaner-offset-checkpoint          per partition the log cleaner cleaned, or whose log may
+                                       have offset gaps: the first dirty offset (cleaner.py,
+                                       CleanerCheckpoint); entries go with their logs
 
-The three checkpoints use the ``<topic> <partition> <offset>`` format of checkpoints.py.
+The four checkpoints use the ``<topic> <partition> <offset>`` format of checkpoints.py.
 ``meta.properties`` is a Java properties file as Kafka writes it in ZooKeeper mode::
 
     #
@@ -40,10 +43,10 @@ from pathlib import Path
 import structlog
 
 from minikafka.broker.storage.checkpoints import (
-    CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     REPLICATION_OFFSET_CHECKPOINT,
+    CleanerCheckpoint,
     OffsetCheckpointFile,
     TopicPartition,
     fsync_dir,
@@ -206,7 +209,6 @@ class LogManager:
         clean = clean_marker.exists()
         recovery_points = self._read_checkpoint_leniently(log_dir / RECOVERY_POINT_CHECKPOINT)
         log_starts = self._read_checkpoint_leniently(log_dir / LOG_START_OFFSET_CHECKPOINT)
-        cleaned = self._read_checkpoint_leniently(log_dir / CLEANER_OFFSET_CHECKPOINT)
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
@@ -233,9 +235,11 @@ class LogManager:
                 log_start_offset=log_starts.get(tp, 0),
                 had_clean_shutdown=clean,
                 time_ms=self._time_ms,
-                cleaned_below=cleaned.get(tp, 0),
             )
             self._dir_of[tp] = log_dir
+        # Entries of logs deleted by a delete_log that a crash interrupted: a log created
+        # again under that name must not inherit them.
+        CleanerCheckpoint.of(log_dir).retain(lambda tp: self._dir_of.get(tp) == log_dir)
         if clean:
             # Until the next clean close, a crash must lead to recovery.
             clean_marker.unlink()
@@ -313,6 +317,9 @@ class LogManager:
         doomed = log.dir.with_name(f"{log.dir.name}.{uuid.uuid4().hex}{_DELETE_DIR_SUFFIX}")
         os.rename(log.dir, doomed)
         fsync_dir(log_dir)
+        # As Kafka: the cleaner's entry goes with the log (a crash before this line leaves it
+        # to the next load's pruning), or a new log of that name would start "clean" there.
+        CleanerCheckpoint.of(log_dir).remove(tp)
         shutil.rmtree(doomed, ignore_errors=True)
         _log.info("log.deleted", topic=topic, partition=partition, log_dir=str(log_dir))
         return True

@@ -153,7 +153,9 @@ class LogSegment:
             missing = index_path if not index_path.exists() else time_index_path
             self._index_error = f"index file {missing} is missing"
         self._fd: int | None = os.open(self.path, flags, 0o644)
-        self._size = os.fstat(self._fd).st_size
+        stat = os.fstat(self._fd)
+        self._size = stat.st_size
+        self.inode = stat.st_ino  # which file: the cleaner's swap checks it is still this one
         try:
             self.offset_index = OffsetIndex(
                 index_path, base_offset, config.max_offset_index_entries
@@ -215,6 +217,11 @@ class LogSegment:
             parts.append(more)
             got += len(more)
         return b"".join(parts)
+
+    def open_reader(self) -> int:
+        """A file descriptor of its own on this segment's ``.log`` (the log cleaner reads
+        through it in another thread); the caller closes it."""
+        return os.dup(self._file)
 
     def iter_batches(self, position: int = 0, end: int | None = None) -> Iterator[BatchLocation]:
         """Headers of the complete batches from ``position`` (a batch boundary), CRCs unchecked."""

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.broker.storage.checkpoints import OffsetCheckpointFile, TopicPartition
+from minikafka.broker.storage.checkpoints import (
+    CleanerCheckpoint,
+    OffsetCheckpointFile,
+    TopicPartition,
+)
 from minikafka.broker.storage.cleaner import (
     CLEANER_OFFSET_CHECKPOINT,
     CleanerConfig,
@@ -176,8 +180,8 @@ def test_a_cleaned_log_whose_policy_became_delete_keeps_its_gaps_on_recovery(
     tmp_path: Path,
 ) -> None:
     # Gaps are refused as damage where cleaning cannot have made them (the CRC does not cover
-    # a batch's base offset), but segments below the cleaner's checkpoint may hold them even
-    # once the topic is no longer compacted: recovery keeps them.
+    # a batch's base offset), but a log with an entry in the cleaner's checkpoint may hold them
+    # even once the topic is no longer compacted: recovery keeps them.
     clock = Clock()
     log = open_log(tmp_path / "compacted-0", clock)
     produce(log, {}, random.Random(5), 200, keys=5)
@@ -186,13 +190,14 @@ def test_a_cleaned_log_whose_policy_became_delete_keeps_its_gaps_on_recovery(
     before, leo = read_all(log), log.log_end_offset
     log.flush()
     log.close()
-    checkpoint = OffsetCheckpointFile(tmp_path / CLEANER_OFFSET_CHECKPOINT).read()
-    cleaned_below = checkpoint[TopicPartition("compacted", 0)]
+    tp = TopicPartition("compacted", 0)
+    assert tp in OffsetCheckpointFile(tmp_path / CLEANER_OFFSET_CHECKPOINT).read()
     deleting = small_config()  # cleanup.policy=delete
-    reopened = Log(log.dir, deleting, recovery_point=0, time_ms=clock, cleaned_below=cleaned_below)
+    reopened = Log(log.dir, deleting, recovery_point=0, time_ms=clock)
     assert (reopened.log_end_offset, read_all(reopened)) == (leo, before)
     reopened.close()
-    # Without the checkpoint the same gaps read as damage: the log is cut at the first one.
+    # Without the entry the same gaps read as damage: the log is cut at the first one.
+    CleanerCheckpoint.of(tmp_path).remove(tp)
     blind = Log(log.dir, deleting, recovery_point=0, time_ms=clock)
     assert blind.log_end_offset < leo
 
