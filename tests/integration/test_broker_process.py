@@ -132,10 +132,11 @@ def _shutdown_warnings(cluster: Cluster, broker_id: int) -> list[dict[str, objec
 
 
 def test_the_last_broker_stops_at_once_and_quietly(cluster_factory: ClusterFactory) -> None:
-    # Kafka's default backoff between controlled shutdown attempts: each useless retry of
-    # the last broker would cost 5 s.
+    # A long backoff between controlled shutdown attempts (Kafka's default is 5 s): a useless
+    # retry of the last broker would cost 20 s, far above the bound below, which leaves room
+    # for a loaded machine.
     cluster = cluster_factory(
-        n_brokers=2, overrides={"controlled.shutdown.retry.backoff.ms": "5000"}
+        n_brokers=2, overrides={"controlled.shutdown.retry.backoff.ms": "20000"}
     )
     create_topic(cluster, TOPIC, partitions=2, replication_factor=2)
     first = cluster.leader(TOPIC, 0)
@@ -145,7 +146,7 @@ def test_the_last_broker_stops_at_once_and_quietly(cluster_factory: ClusterFacto
 
     started = time.monotonic()
     assert cluster.stop(last) == 0
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 10
     assert _shutdown_warnings(cluster, last) == []
     assert (cluster.brokers[last].log_dir / CLEAN_SHUTDOWN_FILE).exists()
 
@@ -154,7 +155,7 @@ def test_every_broker_stopped_at_once_stops_quickly(cluster_factory: ClusterFact
     # `docker compose stop`: SIGTERM to every broker together. Once every other replica is
     # shutting down too, leadership has nowhere to go and nobody retries for it.
     cluster = cluster_factory(
-        n_brokers=3, overrides={"controlled.shutdown.retry.backoff.ms": "5000"}
+        n_brokers=3, overrides={"controlled.shutdown.retry.backoff.ms": "20000"}
     )
     create_topic(cluster, TOPIC, partitions=6, replication_factor=3)
     started = time.monotonic()
@@ -162,8 +163,8 @@ def test_every_broker_stopped_at_once_stops_quickly(cluster_factory: ClusterFact
         assert broker.process is not None
         broker.process.send_signal(signal.SIGTERM)
     for broker in cluster.brokers.values():
-        assert broker.process is not None and broker.process.wait(30) == 0
-    assert time.monotonic() - started < 5
+        assert broker.process is not None and broker.process.wait(60) == 0
+    assert time.monotonic() - started < 10  # a useless retry would cost 20 s
     for broker_id in cluster.brokers:
         events = [e["event"] for e in cluster.brokers[broker_id].log_events()]
         assert "controlled_shutdown_failed" not in events
