@@ -16,39 +16,33 @@ step "venv ($venv) and project with extras [dev,spark]"
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q -e '.[dev,spark]'
 
-step "ZooKeeper (Debian's zookeeper package)"
-if [ -f /usr/share/java/zookeeper.jar ]; then
-    echo "already installed"
-else
-    sudo=""
+# debian_package PACKAGE PRESENT-CHECK WHAT-NEEDS-IT: install Debian's PACKAGE unless the
+# check passes (after one apt-get update for all); CI fails without it, elsewhere the tests
+# that need it are skipped.
+apt_updated=false
+debian_package() {
+    local package=$1 present=$2 needed_by=$3 sudo=""
+    if eval "$present"; then
+        echo "already installed"
+        return
+    fi
     [ "$(id -u)" = 0 ] || sudo="sudo -n"
-    if $sudo apt-get update -q >/dev/null && \
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends zookeeper >/dev/null; then
+    if { $apt_updated || { $sudo apt-get update -q >/dev/null && apt_updated=true; }; } && \
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "$package" >/dev/null; then
         echo "installed"
     elif [ "${CI:-}" = true ]; then
-        echo "cannot install Debian's zookeeper package, and CI needs it" >&2
+        echo "cannot install Debian's $package package, and CI needs it" >&2
         exit 1
     else
-        echo "warning: zookeeper not installed; integration tests will be skipped" >&2
+        echo "warning: $package not installed; $needed_by will be skipped" >&2
     fi
-fi
+}
+
+step "ZooKeeper (Debian's zookeeper package)"
+debian_package zookeeper "[ -f /usr/share/java/zookeeper.jar ]" "integration tests"
 
 step "tmux (Debian's tmux package: the terminal test of minikafka watch)"
-if command -v tmux >/dev/null; then
-    echo "already installed"
-else
-    sudo=""
-    [ "$(id -u)" = 0 ] || sudo="sudo -n"
-    if $sudo apt-get update -q >/dev/null && \
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends tmux >/dev/null; then
-        echo "installed"
-    elif [ "${CI:-}" = true ]; then
-        echo "cannot install Debian's tmux package, and CI needs it" >&2
-        exit 1
-    else
-        echo "warning: tmux not installed; the terminal test of minikafka watch will be skipped" >&2
-    fi
-fi
+debian_package tmux "command -v tmux >/dev/null" "the terminal test of minikafka watch"
 
 step "ruff"
 "$venv/bin/ruff" check .
