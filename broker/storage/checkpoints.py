@@ -56,6 +56,15 @@ CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"  # the log cleaner's fir
 
 T = TypeVar("T")
 
+_WRITE_LOCKS: dict[Path, threading.Lock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def _write_lock(path: Path) -> threading.Lock:
+    with _WRITE_LOCKS_GUARD:
+        return _WRITE_LOCKS.setdefault(path, threading.Lock())
+
+
 _log = structlog.get_logger(__name__)
 
 
@@ -100,15 +109,18 @@ class CheckpointFile(Generic[T]):
         lines = [self._format_line(entry) for entry in entries]
         text = f"{self._version}\n{len(lines)}\n" + "".join(line + "\n" for line in lines)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-            fsync_dir(self.path.parent)
-        except OSError as exc:
-            raise KafkaStorageError(f"cannot write checkpoint file {self.path}: {exc}") from exc
+        # One writer at a time per file: a periodic write still running in a worker thread and
+        # the one at shutdown would share the .tmp file, and the second rename find it gone.
+        with _write_lock(self.path):
+            try:
+                with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+                    f.write(text)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.path)
+                fsync_dir(self.path.parent)
+            except OSError as exc:
+                raise KafkaStorageError(f"cannot write checkpoint file {self.path}: {exc}") from exc
 
     def read(self) -> list[T]:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,25 @@ def test_generic_framing_with_custom_lines(tmp_path: Path) -> None:
     file.write(["alpha", "beta"])
     assert (tmp_path / "x").read_text() == "0\n2\nalpha\nbeta\n"
     assert file.read() == ["alpha", "beta"]
+
+
+def test_concurrent_writes_of_one_file_do_not_trip_over_each_other(tmp_path: Path) -> None:
+    # A periodic checkpoint still running in a worker thread and the one at shutdown write the
+    # same file (and the same .tmp): each must land whole, none fail.
+    path = tmp_path / "replication-offset-checkpoint"
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(200):
+                OffsetCheckpointFile(path).write({TopicPartition("t", n): i})
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(OffsetCheckpointFile(path).read()) == 1
