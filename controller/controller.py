@@ -350,7 +350,9 @@ class KafkaController:
             self._resign("a newer controller was elected")
             self._process(_Event("Reelect", self._maybe_elect))
         except Exception:
-            log.exception("controller_event_failed", event=event.name, broker_id=self.broker_id)
+            log.exception(
+                "controller_event_failed", controller_event=event.name, broker_id=self.broker_id
+            )
         finally:
             self._update_metrics()
 
@@ -479,6 +481,9 @@ class KafkaController:
             zk.watch_isr_change_notifications(
                 lambda names: self._enqueue("IsrChangeNotification", self._on_isr_change)
             ),
+            zk.watch_log_dir_event_notifications(
+                lambda names: self._enqueue("LogDirEventNotification", self._on_log_dir_event)
+            ),
             zk.watch_preferred_replica_election(
                 lambda partitions: self._enqueue(
                     "ReplicaLeaderElection", self._on_preferred_replica_election_znode
@@ -499,6 +504,8 @@ class KafkaController:
             self._queue_topic_deletion(topic)
         # Fresh states were just read: the pending notifications say nothing new.
         zk.delete_isr_change_notifications(zk.get_isr_change_notification_names())
+        # As Kafka: the LeaderAndIsr sent below to every replica learns offline log dirs anew.
+        zk.delete_log_dir_event_notifications(zk.get_log_dir_event_notification_names())
 
         batch = self._new_batch()
         batch.add_update_metadata(ctx.live_brokers, ctx.all_partitions())
@@ -712,10 +719,14 @@ class KafkaController:
         ctx = self._ctx
 
         def decide(state: PartitionState) -> election.LeaderAndIsr | None:
-            if state.leader != NO_LEADER and ctx.is_alive(state.leader):
+            if (
+                state.leader != NO_LEADER
+                and ctx.is_alive(state.leader)
+                and ctx.is_replica_online(state.leader, tp)
+            ):
                 return None  # someone already leads
             assignment = ctx.assignments[tp]
-            live = ctx.live_broker_ids
+            live = {b for b in ctx.live_broker_ids if ctx.is_replica_online(b, tp)}
             result = election.offline_leader(assignment, state.isr, live)
             if result is None and self._unclean_allowed(tp.topic):
                 result = election.offline_leader(assignment, state.isr, live, unclean=True)
@@ -764,6 +775,7 @@ class KafkaController:
             return
         for broker_id in sorted(dead | bounced):
             ctx.live_brokers.pop(broker_id, None)
+            ctx.replicas_on_offline_dirs.pop(broker_id, None)  # a restart brings its dirs back
             ctx.shutting_down.discard(broker_id)
             self._channels.remove_broker(broker_id)
         if dead | bounced:
@@ -1116,6 +1128,11 @@ class KafkaController:
         # A sender thread: only enqueue. ``context`` is the term as controller that sent it.
         if response.error_code == ErrorCode.STALE_CONTROLLER_EPOCH:
             self._enqueue("ControllerEpochCheck", self._check_controller_epoch)
+        if isinstance(request, pb.LeaderAndIsrRequest):
+            self._enqueue(
+                "LeaderAndIsrResponseReceived",
+                lambda: self._on_leader_and_isr_response(context, broker_id, request, response),
+            )
         if isinstance(request, pb.StopReplicaRequest):
             self._enqueue(
                 "TopicDeletionStopReplicaResponseReceived",
@@ -1167,6 +1184,97 @@ class KafkaController:
         self._zk.delete_topic_znodes(topic)
         self._forget_topic(topic)
         log.info("topic_deleted", topic=topic)
+
+    # --- log dir failures (KIP-112) -------------------------------------------------------------
+
+    def _on_log_dir_event(self) -> None:
+        """A broker lost a log dir: send it LeaderAndIsr for every replica it holds; its
+        answer (KAFKA_STORAGE_ERROR per partition) says which replicas went offline."""
+        if not self._active:
+            return
+        ctx = self._ctx
+        names = self._zk.get_log_dir_event_notification_names()
+        if not names:
+            return
+        brokers: set[int] = set()
+        try:
+            for name in names:
+                broker_id = self._zk.get_log_dir_event_notification(name)
+                if broker_id is not None:
+                    brokers.add(broker_id)
+            batch = self._new_batch()
+            for broker_id in sorted(brokers):
+                log.warning(
+                    "log_dir_event",
+                    broker_id=broker_id,
+                    controller_epoch=ctx.epoch,
+                    kind="failure",
+                )
+                for tp in ctx.partitions_on_broker(broker_id):
+                    if tp in ctx.partition_states and not ctx.is_being_deleted(tp.topic):
+                        batch.add_leader_and_isr([broker_id], tp)
+            batch.send(self._channels)
+        finally:
+            self._zk.delete_log_dir_event_notifications(names)
+
+    def _on_leader_and_isr_response(
+        self,
+        context: ControllerContext | None,
+        broker_id: int,
+        request: pb.LeaderAndIsrRequest,
+        response: pb.LeaderAndIsrResponse,
+    ) -> None:
+        if context is None or context is not self._context:
+            return  # sent by an earlier term as controller
+        ctx = self._ctx
+        if response.error_code or request.broker_epoch != ctx.broker_epoch(broker_id):
+            return  # refused whole, or sent to an earlier registration of the broker
+        offline = set()
+        online = set()
+        for e in response.partition_errors:
+            tp = TopicPartition(e.topic_name, e.partition_index)
+            if e.error_code == ErrorCode.KAFKA_STORAGE_ERROR:
+                offline.add(tp)
+            elif e.error_code == ErrorCode.NONE:
+                online.add(tp)
+        previous = ctx.replicas_on_offline_dirs.get(broker_id, set())
+        current = (previous - online) | offline
+        if current:
+            ctx.replicas_on_offline_dirs[broker_id] = current
+        else:
+            ctx.replicas_on_offline_dirs.pop(broker_id, None)
+        new = current - previous
+        if new:
+            self._on_replicas_offline(broker_id, new)
+
+    def _on_replicas_offline(self, broker_id: int, partitions: set[TopicPartition]) -> None:
+        """Kafka's onReplicasBecomeOffline for one broker's replicas on offline log dirs: the
+        partitions they led elect another leader from the ISR, then they leave the ISR."""
+        ctx = self._ctx
+        log.warning(
+            "replicas_offline",
+            broker_id=broker_id,
+            partitions=[str(tp) for tp in sorted(partitions)],
+            controller_epoch=ctx.epoch,
+            reason="log dir offline",
+        )
+        batch = self._new_batch()
+        for tp in sorted(partitions):
+            if tp not in ctx.partition_states or ctx.is_being_deleted(tp.topic):
+                continue
+            if ctx.leader(tp) == broker_id:
+                self._update_partition(tp, self._offline_decision(tp), "leader log dir offline")
+
+            def leave_isr(old: PartitionState) -> election.LeaderAndIsr | None:
+                if broker_id != old.leader and broker_id not in old.isr:
+                    return None
+                result = election.remove_replica_from_isr(old.leader, old.isr, broker_id)
+                return None if result == (old.leader, old.isr) else result
+
+            self._update_partition(tp, leave_isr, "replica log dir offline")
+            batch.add_leader_and_isr(self._live_replicas(tp), tp)
+            batch.add_update_metadata(ctx.live_brokers, [tp])
+        batch.send(self._channels)
 
     # --- ISR changes and preferred elections ---------------------------------------------------
 

@@ -58,6 +58,9 @@ class ControllerContext:
     partition_states: dict[TopicPartition, Versioned[PartitionState]] = field(default_factory=dict)
     topics_to_delete: set[str] = field(default_factory=set)
     replicas_to_delete: set[PartitionReplica] = field(default_factory=set)
+    # KIP-112: per live broker, the replicas it answered KAFKA_STORAGE_ERROR for (a log dir of
+    # its went offline); cleared when the broker registers again.
+    replicas_on_offline_dirs: dict[int, set[TopicPartition]] = field(default_factory=dict)
 
     # --- brokers -------------------------------------------------------------------------------
 
@@ -128,7 +131,13 @@ class ControllerContext:
         return {tp: s.value.leader for tp, s in self.partition_states.items()}
 
     def offline_replicas(self, tp: TopicPartition) -> list[int]:
-        return [r for r in self.assignments.get(tp, ()) if r not in self.live_brokers]
+        return [r for r in self.assignments.get(tp, ()) if not self.is_replica_online(r, tp)]
+
+    def is_replica_online(self, broker_id: int, tp: TopicPartition) -> bool:
+        """Registered and the replica's log dir online (Kafka's isReplicaOnline)."""
+        return broker_id in self.live_brokers and tp not in self.replicas_on_offline_dirs.get(
+            broker_id, ()
+        )
 
     def iter_states(
         self, partitions: Iterable[TopicPartition]

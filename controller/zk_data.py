@@ -39,6 +39,11 @@ fences controller writes (see zk_store).
 
     {"version":1,"partitions":[{"topic":"orders","partition":0}]}
 
+``/log_dir_event_notification/log_dir_event_<10-digit seq>``: a broker's log dir went offline
+(event 1, the only one); the controller asks that broker which replicas it lost::
+
+    {"version":1,"broker":2,"event":1}
+
 ``/config/topics/<topic>`` (values always strings)::
 
     {"version":1,"config":{"cleanup.policy":"compact"}}
@@ -76,6 +81,9 @@ DELETE_TOPICS_PATH = "/admin/delete_topics"
 PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
 ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
+LOG_DIR_EVENT_NOTIFICATION_PATH = "/log_dir_event_notification"
+LOG_DIR_EVENT_PREFIX = "log_dir_event_"
+LOG_DIR_FAILURE_EVENT = 1  # the only event Kafka defines
 CONFIG_PATH = "/config"
 CONFIG_TOPICS_PATH = "/config/topics"
 CLUSTER_PATH = "/cluster"
@@ -88,6 +96,7 @@ PERSISTENT_PATHS = (
     TOPICS_PATH,
     DELETE_TOPICS_PATH,
     ISR_CHANGE_NOTIFICATION_PATH,
+    LOG_DIR_EVENT_NOTIFICATION_PATH,
     CONFIG_TOPICS_PATH,
     PRODUCER_ID_BLOCK_PATH,
 )
@@ -128,6 +137,11 @@ def topic_config_path(topic: str) -> str:
 def isr_change_path(node_name: str = "") -> str:
     """The path of one notification, or (no name) the prefix to create a sequential node at."""
     return f"{ISR_CHANGE_NOTIFICATION_PATH}/{node_name or ISR_CHANGE_PREFIX}"
+
+
+def log_dir_event_path(node_name: str = "") -> str:
+    """The path of one log dir event, or (no name) the prefix to create a sequential node at."""
+    return f"{LOG_DIR_EVENT_NOTIFICATION_PATH}/{node_name or LOG_DIR_EVENT_PREFIX}"
 
 
 # --- values ------------------------------------------------------------------------------------
@@ -490,6 +504,17 @@ def encode_isr_change(partitions: Iterable[TopicPartition]) -> bytes:
 
 def decode_isr_change(node_name: str, data: bytes) -> frozenset[TopicPartition]:
     return _decode_partition_list(isr_change_path(node_name), data)
+
+
+def encode_log_dir_event(broker_id: int) -> bytes:
+    """A broker's log dir went offline (Kafka's LogDirEventNotificationSequenceZNode)."""
+    return _dump({"version": 1, "broker": broker_id, "event": LOG_DIR_FAILURE_EVENT})
+
+
+def decode_log_dir_event(node_name: str, data: bytes) -> int:
+    """The id of the broker that wrote the event."""
+    fields = _Fields(log_dir_event_path(node_name), data)
+    return fields.as_int("'broker'", fields.get("broker"))
 
 
 def encode_topic_config(config: Mapping[str, str]) -> bytes:

@@ -67,6 +67,7 @@ from minikafka.controller.zk_data import (
     DELETE_TOPICS_PATH,
     INITIAL_CONTROLLER_EPOCH,
     ISR_CHANGE_NOTIFICATION_PATH,
+    LOG_DIR_EVENT_NOTIFICATION_PATH,
     PERSISTENT_PATHS,
     PREFERRED_REPLICA_ELECTION_PATH,
     PRODUCER_ID_BLOCK_PATH,
@@ -85,6 +86,7 @@ from minikafka.controller.zk_data import (
     decode_controller,
     decode_controller_epoch,
     decode_isr_change,
+    decode_log_dir_event,
     decode_partition_state,
     decode_preferred_replica_election,
     decode_producer_id_block,
@@ -96,12 +98,14 @@ from minikafka.controller.zk_data import (
     encode_controller,
     encode_controller_epoch,
     encode_isr_change,
+    encode_log_dir_event,
     encode_partition_state,
     encode_preferred_replica_election,
     encode_producer_id_block,
     encode_topic,
     encode_topic_config,
     isr_change_path,
+    log_dir_event_path,
     partition_path,
     partition_state_path,
     random_uuid_base64,
@@ -578,6 +582,41 @@ class ZkStore:
     def watch_isr_change_notifications(self, callback: Callable[[list[str]], None]) -> Watch:
         """``callback(sorted pending notification names)`` now and after every change."""
         return self._watch_children(ISR_CHANGE_NOTIFICATION_PATH, callback)
+
+    # --- log dir events: /log_dir_event_notification/log_dir_event_<seq> ---------------------
+
+    def create_log_dir_event_notification(self, broker_id: int) -> str:
+        """Tell the controller a log dir of ``broker_id`` went offline (KIP-112); returns the
+        new node's name. The parent is created when missing (a cluster older than it)."""
+        path = self._call(
+            self._client.create,
+            log_dir_event_path(),
+            encode_log_dir_event(broker_id),
+            sequence=True,
+            makepath=True,
+        )
+        return str(path).rsplit("/", 1)[1]
+
+    def get_log_dir_event_notification_names(self) -> list[str]:
+        """Names of pending log dir events, oldest first."""
+        try:
+            names = self._call(self._client.get_children, LOG_DIR_EVENT_NOTIFICATION_PATH)
+        except NoNodeError:
+            return []
+        return sorted(names)
+
+    def get_log_dir_event_notification(self, node_name: str) -> int | None:
+        """The broker id the event names; None when it is gone."""
+        data = self._get_data(log_dir_event_path(node_name))
+        return None if data is None else decode_log_dir_event(node_name, data)
+
+    def delete_log_dir_event_notifications(self, node_names: Iterable[str]) -> None:
+        for name in node_names:
+            self._delete_if_present(log_dir_event_path(name))
+
+    def watch_log_dir_event_notifications(self, callback: Callable[[list[str]], None]) -> Watch:
+        """``callback(sorted pending event names)`` now and after every change."""
+        return self._watch_children(LOG_DIR_EVENT_NOTIFICATION_PATH, callback)
 
     # --- /cluster/id and /latest_producer_id_block --------------------------------------------
 

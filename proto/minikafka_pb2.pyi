@@ -828,7 +828,7 @@ class LeaderAndIsrRequest(_message.Message):
     def __init__(self, controller_id: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., partition_states: _Optional[_Iterable[_Union[LeaderAndIsrRequest.LeaderAndIsrPartitionState, _Mapping]]] = ..., live_leaders: _Optional[_Iterable[_Union[LeaderAndIsrRequest.LeaderAndIsrLiveLeader, _Mapping]]] = ...) -> None: ...
 
 class LeaderAndIsrResponse(_message.Message):
-    __slots__ = ("error_code", "partition_errors")
+    __slots__ = ("error_code", "partition_errors", "error_message")
     class LeaderAndIsrPartitionError(_message.Message):
         __slots__ = ("topic_name", "partition_index", "error_code", "error_message")
         TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -842,9 +842,11 @@ class LeaderAndIsrResponse(_message.Message):
         def __init__(self, topic_name: _Optional[str] = ..., partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     PARTITION_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     error_code: int
     partition_errors: _containers.RepeatedCompositeFieldContainer[LeaderAndIsrResponse.LeaderAndIsrPartitionError]
-    def __init__(self, error_code: _Optional[int] = ..., partition_errors: _Optional[_Iterable[_Union[LeaderAndIsrResponse.LeaderAndIsrPartitionError, _Mapping]]] = ...) -> None: ...
+    error_message: str
+    def __init__(self, error_code: _Optional[int] = ..., partition_errors: _Optional[_Iterable[_Union[LeaderAndIsrResponse.LeaderAndIsrPartitionError, _Mapping]]] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class UpdateMetadataRequest(_message.Message):
     __slots__ = ("controller_id", "controller_epoch", "broker_epoch", "partition_states", "live_brokers")
@@ -908,10 +910,12 @@ class UpdateMetadataRequest(_message.Message):
     def __init__(self, controller_id: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., partition_states: _Optional[_Iterable[_Union[UpdateMetadataRequest.UpdateMetadataPartitionState, _Mapping]]] = ..., live_brokers: _Optional[_Iterable[_Union[UpdateMetadataRequest.UpdateMetadataBroker, _Mapping]]] = ...) -> None: ...
 
 class UpdateMetadataResponse(_message.Message):
-    __slots__ = ("error_code",)
+    __slots__ = ("error_code", "error_message")
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     error_code: int
-    def __init__(self, error_code: _Optional[int] = ...) -> None: ...
+    error_message: str
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class StopReplicaRequest(_message.Message):
     __slots__ = ("controller_id", "controller_epoch", "broker_epoch", "partition_states")
@@ -937,7 +941,7 @@ class StopReplicaRequest(_message.Message):
     def __init__(self, controller_id: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., partition_states: _Optional[_Iterable[_Union[StopReplicaRequest.StopReplicaPartitionState, _Mapping]]] = ...) -> None: ...
 
 class StopReplicaResponse(_message.Message):
-    __slots__ = ("error_code", "partition_errors")
+    __slots__ = ("error_code", "partition_errors", "error_message")
     class StopReplicaPartitionError(_message.Message):
         __slots__ = ("topic_name", "partition_index", "error_code", "error_message")
         TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -951,9 +955,11 @@ class StopReplicaResponse(_message.Message):
         def __init__(self, topic_name: _Optional[str] = ..., partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     PARTITION_ERRORS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     error_code: int
     partition_errors: _containers.RepeatedCompositeFieldContainer[StopReplicaResponse.StopReplicaPartitionError]
-    def __init__(self, error_code: _Optional[int] = ..., partition_errors: _Optional[_Iterable[_Union[StopReplicaResponse.StopReplicaPartitionError, _Mapping]]] = ...) -> None: ...
+    error_message: str
+    def __init__(self, error_code: _Optional[int] = ..., partition_errors: _Optional[_Iterable[_Union[StopReplicaResponse.StopReplicaPartitionError, _Mapping]]] = ..., error_message: _Optional[str] = ...) -> None: ...
 
 class ControlledShutdownRequest(_message.Message):
     __slots__ = ("broker_id", "broker_epoch")

@@ -350,8 +350,12 @@ class ControlStub:
     Fencing: every controller request carries the sender's controller_epoch (a broker refuses one
     older than the newest it has seen, with STALE_CONTROLLER_EPOCH) and the broker_epoch the
     controller knows for the receiving broker (the czxid of its /brokers/ids registration; a stale
-    one, from before the broker re-registered, gets STALE_BROKER_EPOCH). Each partition state also
-    carries its leader_epoch; a broker ignores states older than the one it holds.
+    one, from before the broker re-registered, or -1, gets STALE_BROKER_EPOCH). A controller_epoch
+    newer than the broker has seen is obeyed only when ZooKeeper's /controller names controller_id
+    and /controller_epoch holds that epoch (else STALE_CONTROLLER_EPOCH). Each partition state also
+    carries its leader_epoch; a broker ignores states older than the one it holds. With other
+    listeners besides the inter-broker one (inter.broker.listener.name), this service is served
+    on the inter-broker listener only.
     """
 
     @_typing.overload
@@ -375,8 +379,12 @@ class ControlAsyncStub(ControlStub):
     Fencing: every controller request carries the sender's controller_epoch (a broker refuses one
     older than the newest it has seen, with STALE_CONTROLLER_EPOCH) and the broker_epoch the
     controller knows for the receiving broker (the czxid of its /brokers/ids registration; a stale
-    one, from before the broker re-registered, gets STALE_BROKER_EPOCH). Each partition state also
-    carries its leader_epoch; a broker ignores states older than the one it holds.
+    one, from before the broker re-registered, or -1, gets STALE_BROKER_EPOCH). A controller_epoch
+    newer than the broker has seen is obeyed only when ZooKeeper's /controller names controller_id
+    and /controller_epoch holds that epoch (else STALE_CONTROLLER_EPOCH). Each partition state also
+    carries its leader_epoch; a broker ignores states older than the one it holds. With other
+    listeners besides the inter-broker one (inter.broker.listener.name), this service is served
+    on the inter-broker listener only.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -396,8 +404,12 @@ class ControlServicer(metaclass=_abc_1.ABCMeta):
     Fencing: every controller request carries the sender's controller_epoch (a broker refuses one
     older than the newest it has seen, with STALE_CONTROLLER_EPOCH) and the broker_epoch the
     controller knows for the receiving broker (the czxid of its /brokers/ids registration; a stale
-    one, from before the broker re-registered, gets STALE_BROKER_EPOCH). Each partition state also
-    carries its leader_epoch; a broker ignores states older than the one it holds.
+    one, from before the broker re-registered, or -1, gets STALE_BROKER_EPOCH). A controller_epoch
+    newer than the broker has seen is obeyed only when ZooKeeper's /controller names controller_id
+    and /controller_epoch holds that epoch (else STALE_CONTROLLER_EPOCH). Each partition state also
+    carries its leader_epoch; a broker ignores states older than the one it holds. With other
+    listeners besides the inter-broker one (inter.broker.listener.name), this service is served
+    on the inter-broker listener only.
     """
 
     @_abc_1.abstractmethod

@@ -60,9 +60,13 @@ import zstandard as _zstd
 
 from minikafka.proto.errors import (
     CorruptRecordError,
+    ErrorCode,
     InvalidRecordError,
+    InvalidTimestampError,
+    KafkaError,
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
+    error_for_code,
 )
 
 __all__ = [
@@ -92,6 +96,7 @@ __all__ = [
     "rebuild_batch",
     "validate_batch",
     "validate_batches",
+    "validate_produced_batch",
 ]
 
 MAGIC = 2
@@ -195,7 +200,16 @@ class BatchHeader(NamedTuple):
 
     @property
     def compression(self) -> Compression:
-        return Compression(self.attributes & _COMPRESSION_MASK)
+        """The batch's codec; UnsupportedCompressionTypeError for an id Kafka defines none for
+        (5-7), so that every reader fails on such a batch with a message, not a ValueError."""
+        codec = self.attributes & _COMPRESSION_MASK
+        try:
+            return Compression(codec)
+        except ValueError:
+            raise UnsupportedCompressionTypeError(
+                f"record batch at offset {self.base_offset} names compression codec {codec}, "
+                "which Kafka does not define (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)"
+            ) from None
 
     @property
     def timestamp_type(self) -> TimestampType:
@@ -301,6 +315,58 @@ def validate_batches(
     return headers
 
 
+def validate_produced_batch(header: BatchHeader) -> None:
+    """The header checks Kafka's LogValidator makes of a batch a client produced.
+
+    A leader makes them before appending (``assign_offsets``); a follower never does, as it
+    keeps what its leader accepted. Raises, with Kafka's code:
+
+    - UNSUPPORTED_COMPRESSION_TYPE: a codec id Kafka does not define (5-7);
+    - INVALID_RECORD: a record count below 1 or one lastOffsetDelta does not account for, a
+      control batch (only a transaction coordinator writes those), a producer id without a
+      base sequence;
+    - INVALID_TIMESTAMP: timestamp type LogAppendTime (the broker, not a producer, sets it);
+    - TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the transactional bit, as Kafka answers
+      transactional records without a transactional id it authorizes (this broker runs no
+      transactions, so nothing would ever commit or abort the batch).
+
+    Kafka also reads every record here (timestamps, keys, the count against the records the
+    body holds); this broker does not decode records on the produce path, so a body that does
+    not decode is found by the reader, which reports it as CORRUPT_MESSAGE.
+    """
+    codec = header.attributes & _COMPRESSION_MASK
+    if codec > Compression.ZSTD:
+        raise UnsupportedCompressionTypeError(
+            f"record batch names compression codec {codec}, which Kafka does not define "
+            "(0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)"
+        )
+    count = header.record_count
+    if count < 1:
+        raise InvalidRecordError(f"Invalid reported count for record batch: {count}")
+    if header.last_offset_delta != count - 1:
+        raise InvalidRecordError(
+            f"Inconsistent batch offset range [0, {header.last_offset_delta}] and count of "
+            f"records {count}"
+        )
+    if header.is_control:
+        raise InvalidRecordError("Clients are not allowed to write control records")
+    if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0:
+        raise InvalidRecordError(
+            f"Invalid sequence number {header.base_sequence} in record batch with producerId "
+            f"{header.producer_id}"
+        )
+    if header.attributes & _TIMESTAMP_TYPE_MASK:
+        raise InvalidTimestampError(
+            "Invalid timestamp type in record batch: a producer must not set timestamp type "
+            "LogAppendTime"
+        )
+    if header.is_transactional:
+        raise error_for_code(
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            "transactional record batches are not supported: this broker runs no transactions",
+        )
+
+
 def assign_offsets(
     data: bytes | bytearray | memoryview,
     base_offset: int,
@@ -316,17 +382,14 @@ def assign_offsets(
     buffer and the patched headers, in order.
     """
     headers = validate_batches(data, max_batch_size=max_batch_size)
+    for header in headers:
+        validate_produced_batch(header)
     out = data if isinstance(data, bytearray) else bytearray(data)
     make = BatchHeader._make
     patched = []
     pos = 0
     next_offset = base_offset
     for header in headers:
-        if header.record_count < 1 or header.last_offset_delta != header.record_count - 1:
-            raise InvalidRecordError(
-                f"record batch with {header.record_count} records has lastOffsetDelta "
-                f"{header.last_offset_delta}; a produced batch must hold count - 1"
-            )
         _BASE_OFFSET.pack_into(out, pos, next_offset)
         _INT32.pack_into(out, pos + _LEADER_EPOCH_POS, partition_leader_epoch)
         patched.append(make((next_offset, header[1], partition_leader_epoch, *header[3:])))
@@ -1008,7 +1071,10 @@ class RecordsReader(Generic[_R]):
     over them cost as much as the decoding itself. Records are ``record_type`` objects laid out as
     ``(*leading, offset, timestamp, timestamp_type, key, value, headers)`` with ``leading``
     two fields (or ``Record`` objects, with ``leading`` empty). Control batches and records below
-    ``from_offset`` are skipped; a trailing partial batch is ignored. Not thread-safe.
+    ``from_offset`` are skipped; a trailing partial batch is ignored. A batch that does not
+    decode (CRC, codec, records) raises a KafkaError once the records before it have been
+    read, and raises it again on every later call: the reader never skips past it. Not
+    thread-safe.
     """
 
     def __init__(
@@ -1038,14 +1104,33 @@ class RecordsReader(Generic[_R]):
         # emptied included): where a reader goes on from, as Kafka's consumer does.
         self.next_offset = from_offset
         self._batch_next_offset = from_offset
+        self._error: KafkaError | None = None
 
     @property
     def exhausted(self) -> bool:
-        return not self._next_batch()
+        return not self._checked_next_batch()
 
     def read(self, max_records: int) -> list[_R]:
         out: list[_R] = []
-        while len(out) < max_records and self._next_batch():
+        try:
+            self._read_into(out, max_records)
+        except KafkaError as exc:
+            self._error = exc
+            if not out:
+                raise
+        return out
+
+    def _checked_next_batch(self) -> bool:
+        if self._error is not None:
+            raise self._error
+        try:
+            return self._next_batch()
+        except KafkaError as exc:
+            self._error = exc
+            raise
+
+    def _read_into(self, out: list[_R], max_records: int) -> None:
+        while len(out) < max_records and self._checked_next_batch():
             count = min(max_records - len(out), self._left)
             records, self._pos = _decode_records(
                 self._body,
@@ -1067,7 +1152,6 @@ class RecordsReader(Generic[_R]):
             if records and records[0][field] < self._from_offset:  # the fetch began mid-batch
                 records = [r for r in records if r[field] >= self._from_offset]
             out += records
-        return out
 
     def _next_batch(self) -> bool:
         """Make sure a batch with records left is current; False when there is none."""

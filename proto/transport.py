@@ -8,17 +8,24 @@ side may carry, which the broker derives from its config (``BrokerConfig.grpc_ma
 ``socket.request.max.bytes``, ``fetch.max.bytes``, ``replica.fetch.response.max.bytes``,
 ``message.max.bytes``) and the client from its own. ``ENVELOPE_BYTES`` is added for what a
 message carries besides the records: topic names, offsets and errors for every partition.
+
+A request body that does not parse as its protobuf message (random bytes) is answered
+INVALID_ARGUMENT with the parser's message (``RequestDecodingInterceptor``, the outermost
+interceptor of every server made here), not grpc's UNKNOWN for an exception it did not expect.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeAlias
 
 import grpc
+from google.protobuf.message import DecodeError
 
 __all__ = [
     "ENVELOPE_BYTES",
+    "RequestDecodingInterceptor",
     "aio_channel",
     "aio_server",
     "channel",
@@ -62,8 +69,61 @@ def aio_server(
     options: Options = (),
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
 ) -> grpc.aio.Server:
-    """The broker's asyncio server."""
+    """The broker's asyncio server; ``interceptors`` run inside RequestDecodingInterceptor."""
     return grpc.aio.server(
         options=[*message_options(max_message_bytes), *options],
-        interceptors=list(interceptors) or None,
+        interceptors=[RequestDecodingInterceptor(), *interceptors],
+    )
+
+
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+
+
+class RequestDecodingInterceptor(grpc.aio.ServerInterceptor):
+    """Answers a unary request that does not parse with INVALID_ARGUMENT and the parser's
+    message. grpc.aio parses the body before the servicer runs and reports any exception there
+    as UNKNOWN ("Unexpected <class DecodeError>"), so the handler is given the raw bytes and
+    parses them itself, where it can abort with the right status.
+
+    Streamed requests are parsed as the servicer reads them (``async for``), so the servicer
+    catches DecodeError there: wrapping every message of a stream here would cost the
+    Produce and Fetch streams their throughput (see broker/server/metrics.py). One wrapped
+    handler per method, made on its first call; grpc's loop is the only caller.
+    """
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, _Handler] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> _Handler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_streaming or handler.response_streaming:
+            return handler
+        path: str = handler_call_details.method
+        wrapped = self._handlers.get(path)
+        if wrapped is None:
+            wrapped = self._handlers[path] = _parse_in_handler(handler)
+        return wrapped
+
+
+def _parse_in_handler(handler: _Handler) -> _Handler:
+    # grpc's stubs type the behaviour for the synchronous server; this one is grpc.aio's.
+    unary: Callable[[Any, Any], Any] | None = handler.unary_unary
+    parse = handler.request_deserializer
+    if unary is None or parse is None:
+        return handler
+
+    async def parsed_unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            request = parse(raw)
+        except DecodeError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"request body: {exc}")
+        answer = unary(request, context)
+        return await answer if inspect.isawaitable(answer) else answer
+
+    return grpc.unary_unary_rpc_method_handler(
+        parsed_unary, request_deserializer=None, response_serializer=handler.response_serializer
     )

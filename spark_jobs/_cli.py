@@ -4,15 +4,17 @@ as one line on stderr."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 
 from minikafka.spark.options import SourceOptions
 from minikafka.spark.planner import OffsetsClient
 
-__all__ = ["base_parser", "fail", "format_table", "require_topics"]
+__all__ = ["base_parser", "fail", "format_table", "require_topics", "task_error"]
 
 
 def base_parser(description: str, *, topic_required: bool = True) -> argparse.ArgumentParser:
@@ -41,11 +43,23 @@ def require_topics(bootstrap: str, topics: Sequence[str]) -> None:
         )
 
 
-def fail(error: Exception) -> int:
+def fail(error: Exception | str) -> int:
     """One line on stderr (a message that spans lines, as gRPC's do, is joined); the job's exit
     status."""
     print("Error: " + " ".join(str(error).split()), file=sys.stderr)
     return 1
+
+
+# The last line of a task's traceback when the task raised one of the client's KafkaErrors.
+_TASK_KAFKA_ERROR = re.compile(r"^minikafka\.proto\.errors\.\w+: (.+)$", re.MULTILINE)
+
+
+def task_error(error: PySparkException) -> str | None:
+    """The message of the KafkaError a Spark task raised (a batch that does not decode, an
+    error a broker answered), out of the exception Spark wraps it in with the worker's
+    traceback; None when a task failed some other way (that one is raised as it is)."""
+    found = _TASK_KAFKA_ERROR.findall(str(error))
+    return found[-1] if found else None
 
 
 def format_table(title: str, df: DataFrame, limit: int = 1000) -> str:

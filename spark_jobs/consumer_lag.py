@@ -19,12 +19,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 import minikafka.spark as spark_jobs
 from minikafka.client.metadata import TopicPartition
-from minikafka.spark._cli import base_parser, format_table
+from minikafka.spark._cli import base_parser, fail, format_table, task_error
 from minikafka.spark.consumer_offsets import COMMIT_SCHEMA, offset_commits
 from minikafka.spark.planner import OffsetsClient
 
@@ -158,6 +159,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             lag.now.write.mode("overwrite").parquet(f"{args.output.rstrip('/')}/now")
             lag.over_time.write.mode("overwrite").parquet(f"{args.output.rstrip('/')}/over_time")
             print(f"Parquet written under {args.output}")
+    except PySparkException as exc:
+        message = task_error(exc)
+        if message is None:
+            raise
+        return fail(message)
     finally:
         spark.stop()
     return 0

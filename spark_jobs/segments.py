@@ -37,6 +37,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
+from minikafka.proto.errors import KafkaError
 from minikafka.proto.records import TimestampType, decode_batch, iter_batch_headers
 from minikafka.spark.options import SourceOptionsError, get_bool, get_option
 from minikafka.spark.schema import RowBuffer, kafka_schema
@@ -171,7 +172,14 @@ def read_segment(segment: SegmentFile, include_headers: bool) -> Iterator[pa.Rec
         ts_type = int(header.timestamp_type)
         if header.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
             ts_type = int(TimestampType.CREATE_TIME)
-        _, records = decode_batch(data, pos)
+        try:
+            _, records = decode_batch(data, pos)
+        except KafkaError as exc:
+            # Spark shows the worker's exception: make its message say where the batch is.
+            raise type(exc)(
+                f"cannot read the batch at offset {header.base_offset} (position {pos}) of "
+                f"{segment.path}: {exc.message}"
+            ) from exc
         for r in records:
             if r.offset < low or (high is not None and r.offset >= high):
                 continue

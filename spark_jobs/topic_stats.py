@@ -18,12 +18,19 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 import minikafka.spark as spark_jobs
 from minikafka.proto.errors import KafkaError
-from minikafka.spark._cli import base_parser, fail, format_table, require_topics
+from minikafka.spark._cli import (
+    base_parser,
+    fail,
+    format_table,
+    require_topics,
+    task_error,
+)
 
 __all__ = ["TopicStats", "compute", "main"]
 
@@ -139,6 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.output:
             write(stats, args.output)
             print(f"Parquet written under {args.output}")
+    except PySparkException as exc:
+        message = task_error(exc)
+        if message is None:
+            raise
+        return fail(message)
     finally:
         spark.stop()
     return 0

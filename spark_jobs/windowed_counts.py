@@ -24,13 +24,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 import minikafka.spark as spark_jobs
 from minikafka.proto.errors import KafkaError
-from minikafka.spark._cli import base_parser, fail, require_topics
+from minikafka.spark._cli import base_parser, fail, require_topics, task_error
 
 __all__ = ["counts", "main", "start"]
 
@@ -135,6 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         query.awaitTermination()
     except KeyboardInterrupt:
         pass
+    except PySparkException as exc:
+        message = task_error(exc)
+        if message is None:
+            raise
+        return fail(message)
     finally:
         spark.stop()
     return 0

@@ -441,7 +441,14 @@ class AbstractFetcher(abc.ABC):
                 _log.warning("fetcher.unexpected_offset", fetcher=self.name, error=exc.message)
                 self._update(tp, state, replace(state, state=FetchState.TRUNCATING))
                 return
-            except KafkaError as exc:
+            except Exception as exc:
+                if self.handle_storage_error(tp, exc):
+                    # Its log dir is offline (logged once there); the replica manager removes
+                    # the partition from this fetcher.
+                    self._delay(tp, state)
+                    return
+                if not isinstance(exc, KafkaError):
+                    raise
                 _log.warning(
                     "fetcher.append_failed",
                     fetcher=self.name,
@@ -510,6 +517,10 @@ class AbstractFetcher(abc.ABC):
     @abc.abstractmethod
     def log_end_offset(self, tp: TopicPartition) -> int: ...
 
+    def handle_storage_error(self, tp: TopicPartition, exc: BaseException) -> bool:
+        """An append failed: True when ``exc`` took the partition's log dir offline."""
+        return False
+
     @abc.abstractmethod
     def end_offset_for_epoch(self, tp: TopicPartition, epoch: int) -> tuple[int, int]: ...
 
@@ -532,6 +543,7 @@ class ReplicaFetcher(AbstractFetcher):
         backoff_s: float,
         use_epochs: bool = True,
         on_high_watermark: Callable[[TopicPartition], None] | None = None,
+        on_storage_error: Callable[[TopicPartition, BaseException], bool] | None = None,
     ) -> None:
         super().__init__(
             source_broker_id,
@@ -548,6 +560,10 @@ class ReplicaFetcher(AbstractFetcher):
         self._response_max_bytes = response_max_bytes
         self._use_epochs = use_epochs
         self._on_high_watermark = on_high_watermark
+        self._on_storage_error = on_storage_error
+
+    def handle_storage_error(self, tp: TopicPartition, exc: BaseException) -> bool:
+        return self._on_storage_error is not None and self._on_storage_error(tp, exc)
 
     @property
     def replica_id(self) -> int:
@@ -633,7 +649,13 @@ class ReplicaFetcher(AbstractFetcher):
         return start
 
     def truncate(self, tp: TopicPartition, offset: int, reason: str) -> None:
-        self._partition(tp).truncate_to(offset, reason)
+        partition = self._partition(tp)
+        try:
+            partition.truncate_to(offset, reason)
+        except Exception as exc:
+            # An I/O error takes the log dir offline, and the partition leaves this fetcher.
+            self.handle_storage_error(tp, exc)
+            raise
 
     def latest_epoch(self, tp: TopicPartition) -> int | None:
         return self._partition(tp).log.latest_epoch

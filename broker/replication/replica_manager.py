@@ -12,6 +12,10 @@
 * Produce appends to leaders; acks=all waits (delayed.py) until the HW passes the append.
 * Fetch serves consumers up to the HW and followers up to the LEO; a follower's fetch is also
   how the leader learns its LEO, which moves the HW and may put it back into the ISR.
+* A log dir that goes offline (an I/O error, reported to the LogManager's
+  LogDirFailureChannel) takes its partitions offline here (``handle_log_dir_failure``):
+  produce, fetch, list offsets and LeaderAndIsr answer KAFKA_STORAGE_ERROR for them until the
+  broker restarts, as Kafka's offline HostedPartition does.
 * A periodic task removes followers that have not caught up for ``replica.lag.time.max.ms``
   from the ISR; another checkpoints the high watermarks. ISR changes are written by the leader
   to the partition's state znode (conditional on its version) plus an isr_change_notification.
@@ -27,6 +31,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import structlog
@@ -67,6 +72,7 @@ from minikafka.broker.replication.requests import (
 from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerStats
 from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from minikafka.broker.storage.log_dir_failure import io_error_of
 from minikafka.broker.storage.log_manager import LogManager
 from minikafka.controller import zk_data
 from minikafka.controller.errors import BadZNodeVersionError
@@ -76,8 +82,10 @@ from minikafka.proto.errors import (
     ErrorCode,
     InvalidConfigError,
     KafkaError,
+    KafkaStorageError,
     NotLeaderOrFollowerError,
     UnknownTopicOrPartitionError,
+    error_for_code,
 )
 
 __all__ = [
@@ -167,6 +175,39 @@ class _FetchRead:
     errors: bool
 
 
+def _check_fetch_request(
+    partition: Partition, fp: FetchPartition, replica_id: int, max_bytes: int
+) -> None:
+    """What Kafka refuses in a fetch from a partition's leader, before reading.
+
+    A follower fetch (replica_id >= 0) from a broker that is not one of the partition's
+    followers: NOT_LEADER_OR_FOLLOWER, or UNKNOWN_LEADER_EPOCH when the fetch names a leader
+    epoch (Kafka's Partition.followerReplicaOrThrow); nothing is read, so no client reads past
+    the HW by claiming a broker id. A negative max_bytes or partition_max_bytes: Kafka's
+    LogSegment.read throws "Invalid max size", which its fetch answers per partition as
+    UNKNOWN_SERVER_ERROR; the same code and message here, for every partition asked (0
+    stays "the default", what a protobuf request that leaves the field out carries).
+    """
+    if replica_id >= 0 and replica_id not in partition.remote_replicas:
+        code = (
+            ErrorCode.UNKNOWN_LEADER_EPOCH
+            if fp.current_leader_epoch >= 0
+            else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        )
+        raise error_for_code(
+            code,
+            f"replica {replica_id} is not a follower of {partition.topic}-{partition.partition} "
+            f"(assigned replicas {sorted([partition.broker_id, *partition.remote_replicas])})",
+        )
+    size = min(max_bytes, fp.partition_max_bytes)
+    if size < 0:
+        raise error_for_code(
+            ErrorCode.UNKNOWN_SERVER_ERROR,
+            f"Invalid max size {size} for log read from {partition.topic}-{partition.partition}: "
+            "max_bytes and partition_max_bytes must not be negative",
+        )
+
+
 class ReplicaManager:
     """Hosted partitions and what clients, followers and the controller ask of them."""
 
@@ -188,7 +229,10 @@ class ReplicaManager:
         self._broker_epoch = broker_epoch
         self._time_ms = time_ms
         self._partitions: dict[TopicPartition, Partition] = {}
+        # Replicas in offline log dirs: KAFKA_STORAGE_ERROR until the broker restarts.
+        self._offline_partitions: set[TopicPartition] = set()
         self._controller_epoch = 0
+        self._registered = asyncio.Event()  # set by ``registered``: the broker epoch is known
         self.purgatory = Purgatory()
         self.stats = ReplicaManagerStats()  # read by broker/server/metrics.py
         self.topic_stats = BrokerTopicStats()
@@ -330,6 +374,21 @@ class ReplicaManager:
             )
         return statuses
 
+    def registered(self) -> None:
+        """The broker registered in ZooKeeper: its broker epoch is known from now on."""
+        self._registered.set()
+
+    async def wait_until_registered(self, timeout_s: float) -> None:
+        """Hold a controller request until this broker has registered (up to ``timeout_s``),
+        as Kafka processes no request before: a restarted broker waiting for its previous
+        session to expire would not know which registration a request is for. One for the
+        registration being made (the controller may see it before ``registered``) is then
+        obeyed, one for the previous registration refused as stale."""
+        if self._broker_epoch() >= 0:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._registered.wait(), timeout_s)
+
     def check_controller_request(self, controller_epoch: int, broker_epoch: int) -> ErrorCode:
         """Fencing of LeaderAndIsr / UpdateMetadata / StopReplica; NONE records the epoch."""
         if controller_epoch < self._controller_epoch:
@@ -340,7 +399,10 @@ class ReplicaManager:
             )
             return ErrorCode.STALE_CONTROLLER_EPOCH
         current = self._broker_epoch()
-        if broker_epoch != -1 and broker_epoch < current:
+        # Still not registered (``wait_until_registered`` timed out): which registration a
+        # request is for cannot be told. Obeyed, a partial UpdateMetadata for the previous one
+        # gave clients a topic with some of its partitions missing.
+        if current < 0 or (broker_epoch != -1 and broker_epoch < current):
             _log.warning(
                 "controller_request.stale_broker_epoch",
                 broker_epoch=broker_epoch,
@@ -383,7 +445,10 @@ class ReplicaManager:
             code = ErrorCode.NONE
             message = ""
             existing = self._partitions.get(tp)
-            if self.broker_id not in ps.replicas:
+            if tp in self._offline_partitions:
+                code = ErrorCode.KAFKA_STORAGE_ERROR
+                message = f"{tp} is in an offline log dir on broker {self.broker_id}"
+            elif self.broker_id not in ps.replicas:
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 message = f"broker {self.broker_id} is not a replica of {tp}"
             elif (
@@ -472,7 +537,12 @@ class ReplicaManager:
             if partition is None:
                 continue  # stopped while the topic config was read
             partition.min_insync_replicas = min_isr[tp.topic]
-            partition.make_leader(registration, now)
+            try:
+                partition.make_leader(registration, now)
+            except Exception as exc:  # the epoch checkpoint write; the dir goes offline
+                if not self._log_manager.maybe_handle_io_error(tp, exc, f"error leading {tp}"):
+                    raise
+                continue
             partition.maybe_increment_high_watermark()
             self._notify(tp)
 
@@ -537,6 +607,7 @@ class ReplicaManager:
             backoff_s=self._fetch_backoff_s,
             use_epochs=not self.truncate_to_high_watermark,
             on_high_watermark=lambda tp: self.purgatory.notify(high_watermark_key(tp)),
+            on_storage_error=self._on_fetcher_storage_error,
         )
 
     # --- StopReplica --------------------------------------------------------------------------
@@ -628,6 +699,8 @@ class ReplicaManager:
 
     def _append_to_leader(self, tp: TopicPartition, records: Records, acks: int) -> _ProduceStatus:
         partition = self._partitions.get(tp)
+        if tp in self._offline_partitions:
+            return _ProduceStatus(ErrorCode.KAFKA_STORAGE_ERROR, self._offline_message(tp))
         if partition is None or partition.state is None:
             if partition is None and not self._metadata.contains_partition(*tp):
                 return _ProduceStatus(
@@ -638,20 +711,8 @@ class ReplicaManager:
             )
         try:
             info = partition.append_records_to_leader(records, acks)
-        except KafkaError as exc:
-            _log.info(
-                "produce.refused",
-                topic=tp.topic,
-                partition=tp.partition,
-                error=exc.code.name,
-                message=exc.message,
-            )
-            self.topic_stats.record_failed_produce(tp.topic)
-            return _ProduceStatus(exc.code, exc.message)
         except Exception as exc:
-            _log.exception("produce.failed", topic=tp.topic, partition=tp.partition)
-            self.topic_stats.record_failed_produce(tp.topic)
-            return _ProduceStatus(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+            return self._append_failed(tp, exc)
         self.topic_stats.record_messages_in(
             tp.topic, messages=info.record_count, size=info.valid_bytes
         )
@@ -667,6 +728,25 @@ class ReplicaManager:
             done=acks != -1,
         )
 
+    def _append_failed(self, tp: TopicPartition, exc: Exception) -> _ProduceStatus:
+        self.topic_stats.record_failed_produce(tp.topic)
+        if self._log_manager.maybe_handle_io_error(tp, exc, f"error appending to {tp}"):
+            # The dir is offline now (one log line said so): the producer retries elsewhere.
+            return _ProduceStatus(
+                ErrorCode.KAFKA_STORAGE_ERROR, f"{self._offline_message(tp)}: {io_error_of(exc)}"
+            )
+        if isinstance(exc, KafkaError):
+            _log.info(
+                "produce.refused",
+                topic=tp.topic,
+                partition=tp.partition,
+                error=exc.code.name,
+                message=exc.message,
+            )
+            return _ProduceStatus(exc.code, exc.message)
+        _log.exception("produce.failed", topic=tp.topic, partition=tp.partition)
+        return _ProduceStatus(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+
     async def _await_replication(self, statuses: ProduceStatuses, timeout_ms: int) -> None:
         """Kafka's DelayedProduce: done when every appended partition's HW passed its append."""
         waiting = {key: s for key, s in statuses.items() if not s.done}
@@ -678,8 +758,10 @@ class ReplicaManager:
                 if status.done:
                     continue
                 partition = self._partitions.get(TopicPartition(topic, index))
-                if partition is None or partition.leader_epoch != status.leader_epoch:
-                    outcome: ErrorCode | None = ErrorCode.NOT_LEADER_OR_FOLLOWER
+                if TopicPartition(topic, index) in self._offline_partitions:
+                    outcome: ErrorCode | None = ErrorCode.KAFKA_STORAGE_ERROR
+                elif partition is None or partition.leader_epoch != status.leader_epoch:
+                    outcome = ErrorCode.NOT_LEADER_OR_FOLLOWER
                 else:
                     outcome = partition.check_enough_replicas_reach_offset(status.required_offset)
                 if outcome is not None:
@@ -806,6 +888,7 @@ class ReplicaManager:
             try:
                 partition = self._hosted(tp)
                 partition.check_leader_epoch(fp.current_leader_epoch, require_leader=True)
+                _check_fetch_request(partition, fp, replica_id, max_bytes)
                 log = partition.log
                 high_watermark = partition.high_watermark
                 log_start_offset = log.log_start_offset
@@ -840,7 +923,11 @@ class ReplicaManager:
                         diverging,
                     )
                 )
-            except KafkaError as exc:
+            except Exception as exc:
+                if self._log_manager.maybe_handle_io_error(tp, exc, f"error reading {tp}"):
+                    exc = KafkaStorageError(f"{self._offline_message(tp)}: {io_error_of(exc)}")
+                elif not isinstance(exc, KafkaError):
+                    raise
                 responses.append(
                     FetchPartitionResult(
                         fp.topic,
@@ -928,13 +1015,53 @@ class ReplicaManager:
                 )
         return results
 
+    def _offline_message(self, tp: TopicPartition) -> str:
+        return f"{tp} is in an offline log dir on broker {self.broker_id}"
+
     def _hosted(self, tp: TopicPartition) -> Partition:
         partition = self._partitions.get(tp)
         if partition is not None:
             return partition
+        if tp in self._offline_partitions:
+            raise KafkaStorageError(self._offline_message(tp))
         if self._metadata.contains_partition(*tp):
             raise NotLeaderOrFollowerError(f"broker {self.broker_id} does not host {tp}")
         raise UnknownTopicOrPartitionError(f"{tp} is not known to this broker")
+
+    # --- log dir failure (KIP-112) ------------------------------------------------------------
+
+    @property
+    def offline_partitions(self) -> frozenset[TopicPartition]:
+        return frozenset(self._offline_partitions)
+
+    async def handle_log_dir_failure(self, log_dir: Path) -> list[TopicPartition]:
+        """Take the replicas in ``log_dir`` (offline now) offline: they stop leading and
+        following, and answer KAFKA_STORAGE_ERROR until the broker restarts."""
+        gone = self._log_manager.handle_log_dir_failure(log_dir)
+        hosted = []
+        for tp in gone:
+            self._offline_partitions.add(tp)
+            self._high_watermarks.pop(tp, None)
+            partition = self._partitions.pop(tp, None)
+            if partition is not None:
+                partition.make_offline()
+                hosted.append(tp)
+            self._notify(tp)  # parked produces and fetches answer KAFKA_STORAGE_ERROR now
+        _log.warning(
+            "replicas_offline",
+            broker_id=self.broker_id,
+            log_dir=str(log_dir),
+            partitions=[str(tp) for tp in gone],
+            reason="log dir offline",
+        )
+        await self.fetchers.remove_partitions(gone)
+        self._leadership_changed((), hosted)
+        return gone
+
+    def _on_fetcher_storage_error(self, tp: TopicPartition, exc: BaseException) -> bool:
+        return self._log_manager.maybe_handle_io_error(
+            tp, exc, f"error appending fetched data to {tp}"
+        )
 
     # --- ISR ----------------------------------------------------------------------------------
 

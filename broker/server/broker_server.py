@@ -8,7 +8,7 @@ Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
        load and recover every partition log
     3. MetadataCache, ReplicaManager, GroupCoordinator (told of __consumer_offsets leadership
        by the ReplicaManager), and the servicers Data, Metadata, Admin, Control, Group on one
-       grpc.aio server bound to ``listeners``
+       grpc.aio server per listener of ``listeners`` (Control on the inter-broker one only)
     4. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
        the broker epoch. A registration of the same id held by another session is waited for
        (the session of this broker's previous, crashed process expires); one still there
@@ -30,6 +30,10 @@ Shutdown (SIGTERM or SIGINT, see ``run_broker``)::
     3. stop the controller, close the logs (checkpoints, clean-shutdown marker)
     4. close the ZooKeeper session (its ephemeral znodes go with it)
 
+Log dir failure (KIP-112): an I/O error on a log dir (LogDirFailureChannel) takes its replicas
+offline on the loop, writes /log_dir_event_notification/log_dir_event_<seq> for the
+controller and, with no log dir left, halts: an uncontrolled shutdown, exit status 1.
+
 ZooKeeper session loss: when kazoo reconnects under a new session (the old one expired),
 /brokers/ids/<id> is registered again and the broker epoch becomes the new znode's czxid. The
 controller watches its own session and resigns or re-elects by itself.
@@ -47,6 +51,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -60,7 +65,8 @@ from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.admin import TopicAdmin
-from minikafka.broker.server.core.groups import GroupApi
+from minikafka.broker.server.core.controller_fence import ControllerFence
+from minikafka.broker.server.core.groups import GroupApi, offsets_partition_count
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
@@ -78,12 +84,15 @@ from minikafka.broker.server.metrics import (
 )
 from minikafka.broker.storage.cleaner import CleanerConfig, LogCleaner, run_cleaner_thread
 from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.log import PendingFlush
+from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.broker.storage.log_manager import LogManager
 from minikafka.controller.channels import inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.controller import KafkaController
 from minikafka.controller.errors import BrokerIdAlreadyRegisteredError
 from minikafka.controller.zk_data import (
+    CONTROLLER_EPOCH_PATH,
     BrokerRegistration,
     ControllerRegistration,
     TopicPartition,
@@ -106,6 +115,15 @@ _REREGISTER_BACKOFF_S = 0.5
 # ZooKeeper expires sessions once per tick (tickTime: 2 s by default), so a dead session's
 # ephemeral znodes may outlive its timeout by up to that much.
 _SESSION_EXPIRY_SLACK_MS = 2000
+# How soon a rolled segment is flushed and the recovery point moved past it (Kafka schedules
+# that flush at the roll); also how often flush.ms is checked.
+_LOG_FLUSH_CHECK_MS = 1000
+
+
+def _sync_flushes(flushes: list[PendingFlush]) -> None:
+    """In the executor: fsync each flush's files (each closes its own, synced or not)."""
+    for flush in flushes:
+        flush.sync()
 
 
 class BrokerStartupError(Exception):
@@ -136,10 +154,15 @@ class BrokerServer:
         self._topic_admin: TopicAdmin | None = None
         self._metadata_api: MetadataApi | None = None
         self._group_api: GroupApi | None = None
+        self._controller_fence: ControllerFence | None = None
         self._servers: list[grpc.aio.Server] = []
         self._kafka_listeners: KafkaListeners | None = None
         self._metrics = BrokerMetrics.create(config.metrics_listener)  # None: metrics.listener=
         self._loop: asyncio.AbstractEventLoop | None = None
+        # KIP-112: I/O errors on log dirs; with none left online the broker halts (exit 1).
+        self._log_dir_failures = LogDirFailureChannel()
+        self._log_dir_failure_tasks: set[asyncio.Task[None]] = set()
+        self.halted = False
         self._broker_epoch = -1
         self._registered_session: int | None = None
         self._reregistering = False
@@ -200,12 +223,20 @@ class BrokerServer:
             GroupConfig.from_broker_config(config),
             ReplicaManagerOffsetsLog(self._replica_manager),
             call_later=lambda delay, callback: loop.call_later(delay, callback),
+            partition_count=offsets_partition_count(
+                self._metadata_cache, config.offsets_topic_num_partitions
+            ),
         )
         self._replica_manager.add_leadership_listener(self._group_coordinator.on_leadership_change)
+        self._log_dir_failures.add_listener(self._on_log_dir_offline)
         topic_creator = TopicCreator(config, self._zk)
         self._metadata_api = MetadataApi(config, self._metadata_cache, self._zk, topic_creator)
         self._group_api = GroupApi(self._group_coordinator, self._metadata_cache, topic_creator)
         self._topic_admin = TopicAdmin(config, self._controller, self._zk, self._replica_manager)
+        zk_client = self._zk.client
+        self._controller_fence = ControllerFence(
+            self._zk, sync=lambda: zk_client.sync(CONTROLLER_EPOCH_PATH)
+        )
         self._servers = self._grpc_servers()
         for server in self._servers:
             await server.start()
@@ -233,6 +264,7 @@ class BrokerServer:
         await asyncio.to_thread(self._controller.startup)
         metrics_bound = self._start_metrics()
         self._tasks.append(asyncio.create_task(self._checkpoint_log_offsets()))
+        self._tasks.append(asyncio.create_task(self._flush_logs()))
         self._tasks.append(asyncio.create_task(self._log_retention()))
         self._tasks.append(asyncio.create_task(self._log_cleaner()))
         self._tasks.append(asyncio.create_task(self._expire_producer_ids()))
@@ -281,6 +313,7 @@ class BrokerServer:
             broker_id=self.broker_id,
             cluster_id=self.cluster_id,
             topic_config=self._topic_log_config,
+            failure_channel=self._log_dir_failures,
         )
         _log.info(
             "logs_loaded",
@@ -331,7 +364,10 @@ class BrokerServer:
             self.config.grpc_max_message_bytes, _SERVER_OPTIONS, interceptors
         )
         requests = self._metrics.requests if self._metrics is not None else None
-        pb_grpc.add_DataServicer_to_server(DataService(self._replica_manager, requests), server)
+        inter_broker = listener == self.config.inter_broker_listener_name
+        pb_grpc.add_DataServicer_to_server(
+            DataService(self._replica_manager, requests, replication=inter_broker), server
+        )
         pb_grpc.add_MetadataServicer_to_server(
             MetadataService(self._metadata_api, listener=listener),
             server,
@@ -339,10 +375,19 @@ class BrokerServer:
         assert self._topic_admin is not None
         replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch)
         pb_grpc.add_AdminServicer_to_server(AdminService(self._topic_admin, replicas), server)
-        pb_grpc.add_ControlServicer_to_server(
-            ControlService(self._replica_manager, self._metadata_cache, self._controller),
-            server,
-        )
+        # Controller requests come in on the inter-broker listener only (with one listener,
+        # that is it), never on a listener meant for clients.
+        if inter_broker:
+            assert self._controller_fence is not None
+            pb_grpc.add_ControlServicer_to_server(
+                ControlService(
+                    self._replica_manager,
+                    self._metadata_cache,
+                    self._controller,
+                    fence=self._controller_fence,
+                ),
+                server,
+            )
         if self._group_api is not None:
             pb_grpc.add_GroupServicer_to_server(
                 GroupService(self._group_api, listener=listener), server
@@ -359,6 +404,8 @@ class BrokerServer:
             epoch = await self._register_once_expired(registration, held)
         previous, self._broker_epoch = self._broker_epoch, epoch
         self._registered_session = self.zk.session_id
+        if self._replica_manager is not None:
+            self._replica_manager.registered()  # controller requests held until now go on
         _log.info(
             "broker_registered",
             path=f"/brokers/ids/{self.broker_id}",
@@ -472,6 +519,18 @@ class BrokerServer:
             self.config.log_flush_offset_checkpoint_interval_ms, checkpoint, "log_checkpoint"
         )
 
+    async def _flush_logs(self) -> None:
+        # Prepared and completed on the loop (it owns the logs), fsynced in the executor.
+        async def flush() -> None:
+            assert self._log_manager is not None
+            pending = self._log_manager.prepare_flushes(_now_ms())
+            if not pending:
+                return
+            await asyncio.to_thread(_sync_flushes, [flush for _, flush in pending])
+            self._log_manager.complete_flushes(pending)
+
+        await self._every(_LOG_FLUSH_CHECK_MS, flush, "log_flush")
+
     async def _log_retention(self) -> None:
         def retention() -> None:
             assert self._log_manager is not None and self._replica_manager is not None
@@ -513,6 +572,7 @@ class BrokerServer:
                         lambda: log_manager.logs,
                         high_watermarks=replica_manager.high_watermarks,
                         producer_last_offsets=producer_last_offsets,
+                        failure_channel=self._log_dir_failures,
                     )
                     for _ in range(config.log_cleaner_threads)
                 )
@@ -535,6 +595,45 @@ class BrokerServer:
         await self._every(
             self.config.producer_id_expiration_check_interval_ms, expire, "producer_id_expiration"
         )
+
+    # --- log dir failure (KIP-112) ----------------------------------------------------------
+
+    def _on_log_dir_offline(self, log_dir: Path) -> None:
+        """The failure channel's listener (any thread): hop onto the loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def start() -> None:
+            task = loop.create_task(self._handle_log_dir_failure(log_dir))
+            self._log_dir_failure_tasks.add(task)
+            task.add_done_callback(self._log_dir_failure_tasks.discard)
+
+        loop.call_soon_threadsafe(start)
+
+    async def _handle_log_dir_failure(self, log_dir: Path) -> None:
+        """Kafka's LogDirFailureHandler: the dir's replicas go offline here, the controller
+        hears of it through /log_dir_event_notification and moves their leadership; with no
+        log dir left the broker halts (without a controlled shutdown: it has nothing to hand
+        over, and its logs must not be touched)."""
+        if self._stopped or self._replica_manager is None or self._log_manager is None:
+            return
+        await self._replica_manager.handle_log_dir_failure(log_dir)
+        try:
+            name = await asyncio.to_thread(
+                self.zk.create_log_dir_event_notification, self.broker_id
+            )
+            _log.info("log_dir_event_sent", log_dir=str(log_dir), znode=name)
+        except Exception as exc:  # ZooKeeper away: the controller learns at its next resync
+            _log.warning("log_dir_event_failed", log_dir=str(log_dir), error=str(exc))
+        if not self._log_manager.online_log_dirs:
+            _log.error(
+                "broker_halting",
+                reason="all log dirs are offline",
+                log_dirs=[str(d) for d in self._log_manager.log_dirs],
+            )
+            self.halted = True
+            self._shutdown_event().set()
 
     # --- shutdown ---------------------------------------------------------------------------
 
@@ -739,8 +838,8 @@ async def _run(config: BrokerConfig) -> int:
         await server.shutdown(controlled=False)
         raise
     await server.wait_for_shutdown_request()
-    await server.shutdown()
-    return 0
+    await server.shutdown(controlled=not server.halted)
+    return 1 if server.halted else 0
 
 
 def run_broker(config: BrokerConfig) -> int:

@@ -1,8 +1,15 @@
 """The Control RPC family: LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker) and
 ControlledShutdown (broker -> controller).
 
-Fencing (controller_epoch, broker_epoch) is the ReplicaManager's: the three controller requests
-share its newest-seen controller epoch, as in Kafka. ControlledShutdown is handed to the
+A request that arrives before this broker has registered in ZooKeeper (a restart waits for
+its previous session to expire) waits for the registration, as Kafka processes no request
+before it: only then can the broker tell the registration being made from the previous one.
+Fencing happens twice. First ``ControllerFence`` (core/controller_fence.py): broker_epoch -1 is
+refused, and a controller epoch newer than the broker has confirmed must be the one ZooKeeper's
+/controller and /controller_epoch hold for the sender. Then the ReplicaManager's: the three
+controller requests share its newest-seen controller epoch, as in Kafka. A refusal carries its
+reason in ``error_message``. BrokerServer adds this service only to the inter-broker listener
+when other listeners are configured. ControlledShutdown is handed to the
 controller object running in this process (its ``controlled_shutdown`` returns a
 ``concurrent.futures.Future``, awaited here without blocking the loop); a broker that runs no
 controller answers NOT_CONTROLLER.
@@ -21,6 +28,7 @@ import grpc
 import structlog
 
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server.core.controller_fence import ControllerFence, Refusal
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -32,6 +40,10 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 
 _log = structlog.get_logger(__name__)
 
+# How long a controller request waits for this broker's registration (a restart waits for its
+# previous session to expire first: zookeeper.session.timeout.ms plus ZooKeeper's tick).
+_REGISTRATION_WAIT_S = 30.0
+
 
 class ControlledShutdownOutcome(Protocol):
     @property
@@ -39,6 +51,17 @@ class ControlledShutdownOutcome(Protocol):
 
     @property
     def remaining(self) -> Sequence[tuple[str, int]]: ...
+
+
+class _ControllerRequest(Protocol):
+    @property
+    def controller_id(self) -> int: ...
+
+    @property
+    def controller_epoch(self) -> int: ...
+
+    @property
+    def broker_epoch(self) -> int: ...
 
 
 class ShutdownController(Protocol):
@@ -57,30 +80,65 @@ class ControlService(pb_grpc.ControlServicer):
         replica_manager: ReplicaManager,
         metadata_cache: MetadataCache,
         controller: ShutdownController | None = None,
+        *,
+        fence: ControllerFence,
     ) -> None:
         self._replica_manager = replica_manager
         self._metadata_cache = metadata_cache
+        self._fence = fence
         self._controller = controller
+
+    async def _admit(self, request: _ControllerRequest) -> Refusal | None:
+        """The fence, then the ReplicaManager's stale-epoch check (as a message)."""
+        await self._replica_manager.wait_until_registered(_REGISTRATION_WAIT_S)
+        refusal = await self._fence.check(
+            request.controller_id, request.controller_epoch, request.broker_epoch
+        )
+        if refusal is not None:
+            return refusal
+        latest = self._replica_manager.controller_epoch
+        if request.controller_epoch < latest:
+            return Refusal(
+                ErrorCode.STALE_CONTROLLER_EPOCH,
+                f"controller epoch {request.controller_epoch} is older than the latest "
+                f"known {latest}",
+            )
+        return None
 
     async def LeaderAndIsr(
         self, request: pb.LeaderAndIsrRequest, context: _Context
     ) -> pb.LeaderAndIsrResponse:
-        return await self._replica_manager.become_leader_or_follower(request)
+        refusal = await self._admit(request)
+        if refusal is not None:
+            return pb.LeaderAndIsrResponse(error_code=refusal.error, error_message=refusal.message)
+        response = await self._replica_manager.become_leader_or_follower(request)
+        response.error_message = _explain(response.error_code, request)
+        return response
 
     async def UpdateMetadata(
         self, request: pb.UpdateMetadataRequest, context: _Context
     ) -> pb.UpdateMetadataResponse:
+        refusal = await self._admit(request)
+        if refusal is not None:
+            return pb.UpdateMetadataResponse(
+                error_code=refusal.error, error_message=refusal.message
+            )
         code = self._replica_manager.check_controller_request(
             request.controller_epoch, request.broker_epoch
         )
         if code == ErrorCode.NONE:
             self._metadata_cache.update(request)
-        return pb.UpdateMetadataResponse(error_code=code)
+        return pb.UpdateMetadataResponse(error_code=code, error_message=_explain(code, request))
 
     async def StopReplica(
         self, request: pb.StopReplicaRequest, context: _Context
     ) -> pb.StopReplicaResponse:
-        return await self._replica_manager.stop_replicas(request)
+        refusal = await self._admit(request)
+        if refusal is not None:
+            return pb.StopReplicaResponse(error_code=refusal.error, error_message=refusal.message)
+        response = await self._replica_manager.stop_replicas(request)
+        response.error_message = _explain(response.error_code, request)
+        return response
 
     async def ControlledShutdown(
         self, request: pb.ControlledShutdownRequest, context: _Context
@@ -100,3 +158,12 @@ class ControlService(pb_grpc.ControlServicer):
         for topic, partition in outcome.remaining:
             response.remaining_partitions.add(topic_name=topic, partition_index=partition)
         return response
+
+
+def _explain(code: int, request: _ControllerRequest) -> str:
+    """The message of a refusal the ReplicaManager answered with a bare code."""
+    if code == ErrorCode.STALE_BROKER_EPOCH:
+        return f"broker epoch {request.broker_epoch} is from an older registration of this broker"
+    if code == ErrorCode.STALE_CONTROLLER_EPOCH:
+        return f"controller epoch {request.controller_epoch} is older than the latest known"
+    return ""

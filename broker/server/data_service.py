@@ -20,13 +20,18 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
-from minikafka.broker.replication.requests import ProduceRequest
+from minikafka.broker.replication.requests import (
+    FetchPartitionResult,
+    ProduceRequest,
+)
 from minikafka.broker.server import grpc_adapters as adapt
 from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.errors import ErrorCode
 
 __all__ = ["DataService"]
 
@@ -37,16 +42,37 @@ class DataService(pb_grpc.DataServicer):
     """Records in and out, for clients and followers."""
 
     def __init__(
-        self, replica_manager: ReplicaManager, metrics: RequestMetrics | None = None
+        self,
+        replica_manager: ReplicaManager,
+        metrics: RequestMetrics | None = None,
+        *,
+        replication: bool = True,
     ) -> None:
+        """``replication`` False (a listener other than the inter-broker one): a Fetch from a
+        replica (``replica_id`` >= 0) gets TOPIC_AUTHORIZATION_FAILED on every partition, as
+        the Kafka listener answers it, so no client can pose as a follower and move a HW."""
         self._replica_manager = replica_manager
         self._metrics = metrics or RequestMetrics()
+        self._replication = replication
 
     async def Produce(self, request: pb.ProduceRequest, context: _Context) -> pb.ProduceResponse:
         results = await self._replica_manager.append_records(adapt.produce_request(request))
         return adapt.produce_response(results)
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
+        if request.replica_id >= 0 and not self._replication:
+            return adapt.fetch_response(
+                [
+                    FetchPartitionResult(
+                        topic.topic,
+                        p.partition,
+                        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        "replicas fetch on the inter-broker listener only",
+                    )
+                    for topic in request.topics
+                    for p in topic.partitions
+                ]
+            )
         results = await self._replica_manager.fetch_messages(adapt.fetch_request(request))
         return adapt.fetch_response(results)
 
@@ -81,7 +107,10 @@ class DataService(pb_grpc.DataServicer):
                 response = await item[0]
                 metrics.observe("Produce", item[1])
                 yield response
-            await reader  # raises what ended the requests, if anything did
+            try:
+                await reader  # raises what ended the requests, if anything did
+            except DecodeError as exc:
+                await _abort_undecodable(context, exc)
         finally:
             reader.cancel()
             while not answers.empty():  # the client is gone: nobody waits for these
@@ -93,13 +122,16 @@ class DataService(pb_grpc.DataServicer):
         self, requests: AsyncIterator[pb.FetchRequest], context: _Context
     ) -> AsyncIterator[pb.FetchResponse]:
         metrics = self._metrics
-        async for request in requests:
-            started = time.perf_counter()
-            response = await self.Fetch(request, context)
-            metrics.observe(
-                "FetchFollower" if request.replica_id >= 0 else "FetchConsumer", started
-            )
-            yield response
+        try:
+            async for request in requests:
+                started = time.perf_counter()
+                response = await self.Fetch(request, context)
+                metrics.observe(
+                    "FetchFollower" if request.replica_id >= 0 else "FetchConsumer", started
+                )
+                yield response
+        except DecodeError as exc:
+            await _abort_undecodable(context, exc)
 
     async def ListOffsets(
         self, request: pb.ListOffsetsRequest, context: _Context
@@ -128,3 +160,9 @@ async def _answer(
     replica_manager: ReplicaManager, request: ProduceRequest, statuses: ProduceStatuses
 ) -> pb.ProduceResponse:
     return adapt.produce_response(await replica_manager.produce_response(request, statuses))
+
+
+async def _abort_undecodable(context: _Context, error: DecodeError) -> None:
+    """A streamed request that does not parse: INVALID_ARGUMENT, as a unary one gets from
+    proto/transport.py's RequestDecodingInterceptor (grpc would answer UNKNOWN)."""
+    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"request body: {error}")

@@ -85,6 +85,7 @@ from minikafka.broker.storage.checkpoints import (
 from minikafka.broker.storage.config import LONG_MAX, LogConfig
 from minikafka.broker.storage.index import OffsetIndex, TimeIndex
 from minikafka.broker.storage.log import CLEANED_SUFFIX, Log
+from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.broker.storage.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -841,6 +842,7 @@ async def run_cleaner_thread(
     *,
     high_watermarks: Callable[[], Mapping[TopicPartition, int]] | None = None,
     producer_last_offsets: Callable[[TopicPartition], frozenset[int]] | None = None,
+    failure_channel: LogDirFailureChannel | None = None,
 ) -> None:
     """One of Kafka's cleaner threads, on the event loop that owns the logs: choose a log and
     swap on the loop, build the map and write the ``.cleaned`` files in a worker thread; sleep
@@ -849,6 +851,7 @@ async def run_cleaner_thread(
     backoff_s = cleaner.config.backoff_ms / 1000
     while True:
         plan: CleanPlan | None = None
+        current: Mapping[TopicPartition, Log] = {}
         try:
             current = logs()
             plan = cleaner.grab_filthiest_log(
@@ -872,7 +875,16 @@ async def run_cleaner_thread(
                 cleaner.done(plan)
             await asyncio.sleep(backoff_s)
         except Exception as exc:  # keep cleaning the other logs; this one is retried later
-            _log.exception("log.cleaning_failed", error=str(exc))
+            cleaned = None if plan is None else current.get(plan.topic_partition)
+            # An I/O error takes the log's dir offline (one log line there), not a traceback.
+            if (
+                failure_channel is None
+                or cleaned is None
+                or not failure_channel.maybe_add_offline_log_dir(
+                    cleaned.dir.parent, exc, f"error cleaning {cleaned.dir.name}"
+                )
+            ):
+                _log.exception("log.cleaning_failed", error=str(exc))
             if plan is not None:
                 cleaner.done(plan)
             await asyncio.sleep(backoff_s)

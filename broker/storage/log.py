@@ -27,8 +27,15 @@ A fetch at an offset that cleaning removed returns the next batch that holds a l
 Opening a log recovers it the way Kafka does after an unclean shutdown: every segment from the
 one holding the recovery point onwards is re-read and every batch re-validated (CRC, lengths,
 offsets); the first bad or incomplete batch and everything after it is removed, including later
-segments. Indexes that are missing or fail a sanity check are rebuilt from their ``.log``.
-Nothing before the first bad batch is ever lost.
+segments. Indexes that are missing or fail a sanity check are rebuilt from their ``.log``
+(below the recovery point without removing anything). Nothing before the first bad batch is
+ever lost, and nothing below the recovery point is removed: that data was flushed, so damage
+there is not a torn write. Such segments are not re-read at load; reads from them check each
+batch's CRC instead (``LogSegment.verified``), and a damaged batch answers CorruptRecordError
+(CORRUPT_MESSAGE) with a ``log.read.corrupt_batch`` line, the batches before it still served.
+The recovery point moves when a flush completes: a roll asks for the segments before the new
+one to be flushed, which the owner runs in the background (``prepare_flush``, ``PendingFlush``,
+``complete_flush``), as Kafka's roll schedules it.
 
 Not thread-safe: a Log belongs to the broker's single event loop, or to whichever single caller
 holds it (blocking file I/O may run in an executor, one call at a time). The one exception is
@@ -63,6 +70,7 @@ from minikafka.broker.storage.segment import (
     segment_file_name,
 )
 from minikafka.proto.errors import (
+    CorruptRecordError,
     ErrorCode,
     InvalidRecordError,
     KafkaError,
@@ -76,6 +84,7 @@ from minikafka.proto.records import (
     decode_batch,
     iter_batch_headers,
     read_header,
+    validate_batch,
     validate_batches,
 )
 
@@ -87,6 +96,7 @@ __all__ = [
     "Log",
     "LogAppendInfo",
     "LogHooks",
+    "PendingFlush",
     "TimestampAndOffset",
     "UnexpectedAppendOffsetError",
     "parse_topic_partition",
@@ -144,6 +154,39 @@ class LogHooks(NamedTuple):
     segment_rolled: Callable[[int], None] | None = None
     log_start_offset_moved: Callable[[int], None] | None = None
     closing: Callable[[], None] | None = None
+
+
+class PendingFlush:
+    """A flush split in three, so that the fsyncs run off the log's owner: ``prepare_flush``
+    (on the owner) writes the indexes and opens the files, ``sync`` (any thread) fsyncs them
+    and the directory and closes them, ``complete_flush`` (on the owner) moves the recovery
+    point. Kafka's roll schedules the same background flush of the rolled segment."""
+
+    def __init__(self, directory: Path, up_to_offset: int, generation: int, fds: list[int]):
+        self.directory = directory
+        self.up_to_offset = up_to_offset
+        self.generation = generation
+        self._fds = fds
+        self.synced = False
+        self.error: OSError | None = None  # why ``sync`` failed
+
+    def sync(self) -> None:
+        """fsync the files and the directory, then close the files; an OSError is kept in
+        ``error`` for the owner, not raised."""
+        try:
+            for fd in self._fds:
+                os.fsync(fd)
+            fsync_dir(self.directory)
+            self.synced = True
+        except OSError as exc:
+            self.error = exc
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        fds, self._fds = self._fds, []
+        for fd in fds:
+            os.close(fd)
 
 
 class UnexpectedAppendOffsetError(KafkaError):
@@ -233,6 +276,7 @@ class Log:
         self._closed = False
         self._dir_dirty = False  # a segment file was created since the directory was fsynced
         self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
+        self._flush_listener: Callable[[Log], None] | None = None
         self._hooks = LogHooks()
         if not self.dir.exists():
             # An entry without a directory belongs to a deleted log of the same name: a new
@@ -273,7 +317,7 @@ class Log:
             first_recovered = len(self._bases)
         else:
             first_recovered = max(bisect_right(self._bases, recovery_point) - 1, 0)
-        recovered = False
+        validated = 0  # segments re-read by recovery (what an unclean restart pays for)
         gaps_allowed = self.may_have_gaps
         touched: list[LogSegment] = []  # segments that recovery rewrote (indexes, maybe data)
         index = 0
@@ -283,7 +327,7 @@ class Log:
             touched.append(segment)
             if index >= first_recovered:
                 result = segment.recover(self.leader_epoch_cache, allow_gaps=gaps_allowed)
-                recovered = True
+                validated += 1
             else:
                 problem = segment.check_indexes()
                 if problem is None:
@@ -298,9 +342,28 @@ class Log:
                     segment=segment.path.name,
                     reason=problem,
                 )
-                result = segment.recover(self.leader_epoch_cache, allow_gaps=gaps_allowed)
+                # Below the recovery point the data was flushed: only the indexes are
+                # rebuilt; a damaged batch there is for reads to report, not for a cut.
+                result = segment.recover(allow_gaps=gaps_allowed, truncate=False)
+                if result.error is not None:
+                    _log.error(
+                        "log.recovery.corrupt_below_recovery_point",
+                        topic=self.topic,
+                        partition=self.partition,
+                        segment=segment.path.name,
+                        offset=result.next_offset,
+                        recovery_point=recovery_point,
+                        error=result.error,
+                    )
+                touched.pop()  # its data is untouched; the indexes are flushed here
+                segment.flush()
+                previous_next_offset = None
+                index += 1
+                continue
             gap = False
-            if index >= first_recovered and index > 0:
+            # Segment boundaries are checked between recovered segments only: the flushed
+            # ones below the recovery point are trusted, as Kafka's LogLoader does.
+            if index > first_recovered:
                 previous_end = self._next_offset_of(index - 1, previous_next_offset)
                 gap = (
                     previous_end > segment.base_offset
@@ -359,7 +422,7 @@ class Log:
         for segment in touched:
             if self._segments.get(segment.base_offset) is segment:
                 segment.flush()
-        if clean or recovered:
+        if clean or validated:
             self._recovery_point = self._leo
         else:
             self._recovery_point = min(recovery_point, self._leo)
@@ -376,6 +439,7 @@ class Log:
             recovery_point=self._recovery_point,
             segments=len(self._bases),
             clean_shutdown=clean,
+            segments_validated=validated,
             duration_ms=round((time.monotonic() - started) * 1000, 1),
         )
 
@@ -553,6 +617,11 @@ class Log:
             self.dir, base_offset, self._config, time_ms=self._time_ms
         )
         return True
+
+    def set_flush_listener(self, listener: Callable[[Log], None] | None) -> None:
+        """``listener(log)`` runs (on the owner, inside ``roll``) when a roll leaves a flush
+        pending: the LogManager then asks only those logs, not every log, every second."""
+        self._flush_listener = listener
 
     def set_hooks(self, hooks: LogHooks) -> None:
         """Install the callbacks of the layer above (replacing any installed before)."""
@@ -758,6 +827,8 @@ class Log:
         self._add(segment)
         self._dir_dirty = True
         self._pending_flush_offset = max(self._pending_flush_offset, new_offset)
+        if self._flush_listener is not None:
+            self._flush_listener(self)
         _log.info(
             "log.segment.rolled",
             topic=self.topic,
@@ -811,7 +882,16 @@ class Log:
             )
             index += 1
             if info is None:
+                if not segment.verified:
+                    stop = segment.unwalkable_position(fetch_offset)
+                    if stop is not None:
+                        # A damaged batch length: the batches from here on cannot be found.
+                        raise self._corrupt(
+                            segment, fetch_offset, f"no valid batch header at position {stop}"
+                        )
                 continue
+            if not segment.verified and info.records:
+                info = self._checked(segment, info)
             if not collected and (not info.records or _starts_with_records(info.records)):
                 return info
             if not info.records:
@@ -823,6 +903,43 @@ class Log:
             # Only batches the cleaner emptied: go on, so that the reader gets to the next
             # record rather than a response it cannot move past.
         return FetchDataInfo(fetch_offset, b"".join(collected))
+
+    def _checked(self, segment: LogSegment, info: FetchDataInfo) -> FetchDataInfo:
+        """The batches read from a segment recovery did not re-validate (one below the
+        recovery point), cut before the first that fails validation; CorruptRecordError
+        (CORRUPT_MESSAGE) when that is the first one, so the reader stops at the damage."""
+        data = info.records
+        position = 0
+        expected = -1
+        while position < len(data):
+            try:
+                header = validate_batch(data, position)
+                if header.base_offset < expected:
+                    raise CorruptRecordError(
+                        f"batch has base offset {header.base_offset}, below the previous "
+                        f"batch's next offset {expected}"
+                    )
+            except (CorruptRecordError, InvalidRecordError) as exc:
+                if position > 0:
+                    return info._replace(records=data[:position])
+                raise self._corrupt(segment, info.fetch_offset, exc.message) from exc
+            expected = header.next_offset
+            position += header.size
+        return info
+
+    def _corrupt(self, segment: LogSegment, fetch_offset: int, error: str) -> KafkaError:
+        _log.error(
+            "log.read.corrupt_batch",
+            topic=self.topic,
+            partition=self.partition,
+            segment=segment.path.name,
+            fetch_offset=fetch_offset,
+            error=error,
+        )
+        return CorruptRecordError(
+            f"corrupt record batch in {self.topic}-{self.partition} at fetch offset "
+            f"{fetch_offset} (segment {segment.path.name}): {error}"
+        )
 
     def fetch_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets: the first offset whose record timestamp is >= ``timestamp``, with that
@@ -934,6 +1051,54 @@ class Log:
         self._flush_dir()
         self._recovery_point = offset
         self._last_flush_ms = self._time_ms()
+
+    def flush_due(self, now_ms: int) -> int | None:
+        """The offset a flush should reach now (what rolls left pending, or the LEO once
+        ``flush.ms`` has passed since the last flush), or None when nothing is due."""
+        if self._closed:
+            return None
+        due = now_ms - self._last_flush_ms >= self._config.flush_ms
+        if due and self._leo > self._recovery_point:
+            return self._leo
+        if self._pending_flush_offset > self._recovery_point:
+            return self._pending_flush_offset
+        return None
+
+    def prepare_flush(self, up_to_offset: int | None = None) -> PendingFlush | None:
+        """The first step of a background flush of [recovery point, ``up_to_offset``) (see
+        ``PendingFlush``); None when the recovery point is already there."""
+        self._check_open()
+        offset = self._leo if up_to_offset is None else min(up_to_offset, self._leo)
+        if offset <= self._recovery_point:
+            return None
+        fds: list[int] = []
+        try:
+            for base in self._bases[max(self._floor_index(self._recovery_point), 0) :]:
+                if base >= offset:
+                    break
+                fds.extend(self._segments[base].open_for_sync())
+        except BaseException:
+            PendingFlush(self.dir, offset, self._generation, fds).close()
+            raise
+        return PendingFlush(self.dir, offset, self._generation, fds)
+
+    def complete_flush(self, pending: PendingFlush) -> bool:
+        """The last step of a background flush: move the recovery point, unless the log was
+        closed or truncated since ``prepare_flush`` (the synced data may be gone)."""
+        if self._closed or not pending.synced or pending.generation != self._generation:
+            return False
+        offset = min(pending.up_to_offset, self._leo)
+        if offset <= self._recovery_point:
+            return False
+        self._recovery_point = offset
+        self._last_flush_ms = self._time_ms()
+        _log.debug(
+            "log.flushed",
+            topic=self.topic,
+            partition=self.partition,
+            recovery_point=offset,
+        )
+        return True
 
     def _flush_dir(self) -> None:
         # New segment files only survive a crash once the directory entry is durable.

@@ -25,6 +25,12 @@ Loading: every ``<topic>-<partition>`` directory becomes a ``Log``, recovered fr
 point (none recorded -> recovered from the start; a clean-shutdown marker -> not recovered).
 Directories ending in ``-delete`` are remnants of a deletion and are removed.
 
+Log dir failure (KIP-112): an I/O error on a dir's files is reported to the
+``LogDirFailureChannel`` (log_dir_failure.py), which takes the dir offline. The checkpoint
+writers, retention, flushes and log creation here report their own errors and skip offline
+dirs; ``handle_log_dir_failure`` then drops the dir's logs (the broker's listener calls it) and
+nothing is written there again, not even the clean-shutdown marker, so the next start recovers.
+
 Not thread-safe: owned by the broker's event loop. Its methods do blocking file I/O (fsync,
 rename), so the broker calls them through an executor, one at a time.
 """
@@ -51,8 +57,9 @@ from minikafka.broker.storage.checkpoints import (
     TopicPartition,
     fsync_dir,
 )
-from minikafka.broker.storage.config import LogConfig
-from minikafka.broker.storage.log import Log, parse_topic_partition
+from minikafka.broker.storage.config import LONG_MAX, LogConfig
+from minikafka.broker.storage.log import Log, PendingFlush, parse_topic_partition
+from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.proto.errors import InvalidConfigError, KafkaStorageError
 
 __all__ = [
@@ -127,6 +134,7 @@ class LogManager:
         cluster_id: str | None = None,
         topic_config: Callable[[str], LogConfig | None] | None = None,
         time_ms: Callable[[], int] = _wall_clock_ms,
+        failure_channel: LogDirFailureChannel | None = None,
     ) -> None:
         if not log_dirs:
             raise InvalidConfigError("log.dirs must name at least one directory")
@@ -139,8 +147,13 @@ class LogManager:
         self._time_ms = time_ms
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        # What the flush scheduler asks each second, rather than every log: logs a roll left
+        # a flush pending for (Log.set_flush_listener) and logs with a finite flush.ms.
+        self._flush_candidates: set[TopicPartition] = set()
+        self._timed_flushes: set[TopicPartition] = set()
         self._locks: list[int] = []
         self._closed = False
+        self.failure_channel = failure_channel or LogDirFailureChannel()
         try:
             for log_dir in self.log_dirs:
                 log_dir.mkdir(parents=True, exist_ok=True)
@@ -237,6 +250,7 @@ class LogManager:
                 time_ms=self._time_ms,
             )
             self._dir_of[tp] = log_dir
+            self._watch_flushes(tp, self._logs[tp])
         # Entries of logs deleted by a delete_log that a crash interrupted: a log created
         # again under that name must not inherit them.
         CleanerCheckpoint.of(log_dir).retain(lambda tp: self._dir_of.get(tp) == log_dir)
@@ -273,7 +287,8 @@ class LogManager:
         return self._dir_of.get(TopicPartition(topic, partition))
 
     def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
-        """The partition's log, created empty in the log dir holding the fewest partitions."""
+        """The partition's log, created empty in the online log dir holding the fewest
+        partitions. KafkaStorageError when no dir is online or the one chosen fails."""
         self._check_open()
         tp = TopicPartition(topic, partition)
         log = self._logs.get(tp)
@@ -281,25 +296,76 @@ class LogManager:
             return log
         if partition < 0 or not topic or "/" in topic:
             raise KafkaStorageError(f"cannot create a log for {tp}")
-        counts = {d: 0 for d in self.log_dirs}
+        online = self.online_log_dirs
+        if not online:
+            raise KafkaStorageError(f"cannot create a log for {tp}: no log dir is online")
+        counts = {d: 0 for d in online}
         for log_dir in self._dir_of.values():
-            counts[log_dir] += 1
-        log_dir = min(self.log_dirs, key=lambda d: counts[d])  # ties: first in log.dirs
-        log = Log(
-            log_dir / str(tp),
-            config if config is not None else self._config_for(topic),
-            time_ms=self._time_ms,
-        )
+            if log_dir in counts:
+                counts[log_dir] += 1
+        log_dir = min(online, key=lambda d: counts[d])  # ties: first in log.dirs
+        try:
+            log = Log(
+                log_dir / str(tp),
+                config if config is not None else self._config_for(topic),
+                time_ms=self._time_ms,
+            )
+        except Exception as exc:
+            if self.failure_channel.maybe_add_offline_log_dir(
+                log_dir, exc, f"error creating the log of {tp}"
+            ):
+                raise KafkaStorageError(
+                    f"cannot create a log for {tp} in {log_dir}: {exc}"
+                ) from exc
+            raise
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
+        self._watch_flushes(tp, log)
         _log.info("log.created", topic=topic, partition=partition, log_dir=str(log_dir))
         return log
+
+    # --- log dir failure ------------------------------------------------------------------
+
+    @property
+    def online_log_dirs(self) -> list[Path]:
+        return [d for d in self.log_dirs if not self.failure_channel.is_offline(d)]
+
+    def maybe_handle_io_error(self, tp: TopicPartition, exc: BaseException, context: str) -> bool:
+        """Report ``exc`` as a failure of ``tp``'s log dir if it is an I/O error (True)."""
+        log_dir = self._dir_of.get(tp)
+        if log_dir is None:
+            return False
+        return self.failure_channel.maybe_add_offline_log_dir(log_dir, exc, context)
+
+    def handle_log_dir_failure(self, log_dir: Path) -> list[TopicPartition]:
+        """Drop the logs of an offline dir (closing what still closes); the partitions they
+        belonged to. Nothing in the dir is written again by this process."""
+        gone = sorted(tp for tp, d in self._dir_of.items() if d == log_dir)
+        for tp in gone:
+            log = self._logs.pop(tp)
+            del self._dir_of[tp]
+            try:
+                log.close()
+            except Exception as exc:  # the dir is failing: what is not closed stays as it is
+                _log.debug(
+                    "log.close_failed", topic=tp.topic, partition=tp.partition, error=str(exc)
+                )
+        return gone
+
+    def _each_online_dir(self, what: str, work: Callable[[Path], None]) -> None:
+        for log_dir in self.online_log_dirs:
+            try:
+                work(log_dir)
+            except Exception as exc:
+                if not self.failure_channel.maybe_add_offline_log_dir(log_dir, exc, what):
+                    raise
 
     def update_topic_config(self, topic: str, config: LogConfig) -> None:
         """Apply a changed topic config to that topic's open logs."""
         for tp, log in self._logs.items():
             if tp.topic == topic:
                 log.update_config(config)
+                self._watch_flushes(tp, log)
 
     def delete_log(self, topic: str, partition: int) -> bool:
         """Close the log and remove its directory; False if there was none.
@@ -332,22 +398,32 @@ class LogManager:
             grouped[self._dir_of[tp]][tp] = log
         return grouped
 
+    # The checkpoint writers: an I/O error takes that dir offline (the others are written).
+
     def checkpoint_recovery_points(self) -> None:
-        for log_dir, logs in self._by_dir().items():
+        grouped = self._by_dir()
+
+        def write(log_dir: Path) -> None:
             OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
-                {tp: log.recovery_point for tp, log in logs.items()}
+                {tp: log.recovery_point for tp, log in grouped[log_dir].items()}
             )
+
+        self._each_online_dir("error writing the recovery point checkpoint", write)
 
     def checkpoint_log_start_offsets(self) -> None:
         # As Kafka: only logs whose start offset is past their first segment need an entry.
-        for log_dir, logs in self._by_dir().items():
+        grouped = self._by_dir()
+
+        def write(log_dir: Path) -> None:
             OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
                 {
                     tp: log.log_start_offset
-                    for tp, log in logs.items()
+                    for tp, log in grouped[log_dir].items()
                     if log.log_start_offset > log.segments[0].base_offset
                 }
             )
+
+        self._each_online_dir("error writing the log start offset checkpoint", write)
 
     def write_high_watermarks(
         self, high_watermarks: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int]
@@ -360,8 +436,10 @@ class LogManager:
             log_dir = self._dir_of.get(tp)
             if log_dir is not None:
                 per_dir[log_dir][tp] = hw
-        for log_dir, offsets in per_dir.items():
-            OffsetCheckpointFile(log_dir / REPLICATION_OFFSET_CHECKPOINT).write(offsets)
+        self._each_online_dir(
+            "error writing the high watermark checkpoint",
+            lambda d: OffsetCheckpointFile(d / REPLICATION_OFFSET_CHECKPOINT).write(per_dir[d]),
+        )
 
     def read_high_watermarks(self) -> dict[TopicPartition, int]:
         """The high watermarks of every log dir's ``replication-offset-checkpoint``."""
@@ -383,16 +461,76 @@ class LogManager:
         ``high_watermarks`` has an entry for it (and its active segment may then go)."""
         self._check_open()
         deleted = 0
-        for tp, log in self._logs.items():
+        for tp, log in list(self._logs.items()):
             hw = None if high_watermarks is None else high_watermarks.get(tp)
-            deleted += log.delete_old_segments(now_ms, hw)
+            try:
+                deleted += log.delete_old_segments(now_ms, hw)
+            except Exception as exc:
+                if not self.maybe_handle_io_error(tp, exc, f"error deleting segments of {tp}"):
+                    raise
         return deleted
 
     def flush_dirty_logs(self, now_ms: int) -> None:
         """Flush pass: each log flushes what rolls left pending and honours flush.ms."""
         self._check_open()
-        for log in self._logs.values():
-            log.maybe_flush(now_ms)
+        for tp, log in list(self._logs.items()):
+            try:
+                log.maybe_flush(now_ms)
+            except Exception as exc:
+                if not self.maybe_handle_io_error(tp, exc, f"error flushing {tp}"):
+                    raise
+
+    def prepare_flushes(self, now_ms: int) -> list[tuple[Log, PendingFlush]]:
+        """Background flushes due now (rolled segments, ``flush.ms``), as ``Log.prepare_flush``
+        starts them; run each ``PendingFlush.sync`` off the loop, then ``complete_flushes``."""
+        self._check_open()
+        pending: list[tuple[Log, PendingFlush]] = []
+        for tp in list(self._flush_candidates | self._timed_flushes):
+            log = self._logs.get(tp)
+            if log is None:  # deleted, or its dir went offline
+                self._flush_candidates.discard(tp)
+                self._timed_flushes.discard(tp)
+                continue
+            try:
+                offset = log.flush_due(now_ms)
+                flush = log.prepare_flush(offset) if offset is not None else None
+            except Exception as exc:
+                if not self.maybe_handle_io_error(tp, exc, f"error flushing {tp}"):
+                    raise
+                continue
+            if offset is None:
+                # Nothing pending until its next roll (the listener adds it back then).
+                self._flush_candidates.discard(tp)
+            if flush is not None:
+                pending.append((log, flush))
+        return pending
+
+    def _watch_flushes(self, tp: TopicPartition, log: Log) -> None:
+        """A log the flush scheduler must know of: asked once now (a log loaded or created
+        may already have a flush pending), then after each roll, or every time when its
+        flush.ms is finite."""
+        log.set_flush_listener(lambda _: self._flush_candidates.add(tp))
+        self._flush_candidates.add(tp)
+        if log.config.flush_ms < LONG_MAX:
+            self._timed_flushes.add(tp)
+        else:
+            self._timed_flushes.discard(tp)
+
+    def complete_flushes(self, pending: Sequence[tuple[Log, PendingFlush]]) -> None:
+        """Move the recovery point of each log whose flush synced; a failed fsync is an I/O
+        error of the log's dir."""
+        for log, flush in pending:
+            if flush.error is not None:
+                tp = TopicPartition(log.topic, log.partition)
+                if not self.maybe_handle_io_error(tp, flush.error, f"error flushing {tp}"):
+                    _log.warning(
+                        "log.flush_failed",
+                        topic=log.topic,
+                        partition=log.partition,
+                        error=str(flush.error),
+                    )
+                continue
+            log.complete_flush(flush)
 
     def all_logs(self) -> Iterable[Log]:
         return list(self._logs.values())
@@ -405,14 +543,24 @@ class LogManager:
         """Flush and close every log, write the checkpoints, mark the shutdown clean."""
         if self._closed:
             return
-        for log in self._logs.values():
-            log.flush()
-            log.close()
+        for log_dir in self.log_dirs:
+            if self.failure_channel.is_offline(log_dir):
+                self.handle_log_dir_failure(log_dir)  # closed, but neither flushed nor marked
+        for tp, log in list(self._logs.items()):
+            try:
+                log.flush()
+                log.close()
+            except Exception as exc:
+                if not self.maybe_handle_io_error(tp, exc, f"error closing {tp}"):
+                    raise
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()
-        for log_dir in self.log_dirs:
+
+        def mark_clean(log_dir: Path) -> None:
             (log_dir / CLEAN_SHUTDOWN_FILE).touch()
             fsync_dir(log_dir)
+
+        self._each_online_dir("error writing the clean shutdown marker", mark_clean)
         self._release_locks()
         self._closed = True
         _log.info("log_manager.closed", logs=len(self._logs))

@@ -179,6 +179,10 @@ class LogSegment:
         self._max_timestamp = last.timestamp
         self._offset_of_max_timestamp = last.offset
         self._rolling_timestamp: int | None = None  # first batch's max timestamp, read lazily
+        # Whether every batch in the file was validated by this process (appended after
+        # validation, or re-read by ``recover``). Reads from an unverified segment check
+        # each batch's CRC: recovery leaves the segments below the recovery point unread.
+        self.verified = create
 
     @classmethod
     def create(
@@ -373,6 +377,14 @@ class LogSegment:
                 return location
         return None
 
+    def unwalkable_position(self, offset: int) -> int | None:
+        """Where the batches walked from the index entry for ``offset`` stop short of the end
+        of the file (a damaged length field), or None when the walk reaches the end."""
+        end = self.offset_index.lookup(offset).position
+        for location in self.iter_batches(end):
+            end = location.position + location.header.batch_length + LOG_OVERHEAD
+        return end if end < self._size else None
+
     def position_of_first_batch_from(self, offset: int) -> int:
         """Byte position of the first batch whose base offset is >= ``offset`` (or the size)."""
         location = self.translate_offset(offset)
@@ -481,9 +493,18 @@ class LogSegment:
     # --- recovery and truncation ----------------------------------------------------------
 
     def recover(
-        self, leader_epoch_cache: EpochAssigner | None = None, *, allow_gaps: bool = False
+        self,
+        leader_epoch_cache: EpochAssigner | None = None,
+        *,
+        allow_gaps: bool = False,
+        truncate: bool = True,
     ) -> RecoveryResult:
         """Re-validate every batch from the start and rebuild both indexes from them.
+
+        With ``truncate`` off (a segment below the recovery point, whose indexes alone need
+        rebuilding) nothing is removed and no CRC is checked: the indexes cover the batches up
+        to the first structural problem, the data stays whole, the segment stays unverified
+        (reads check CRCs) and the result's ``bytes_truncated`` is 0.
 
         Validation (CRC, magic, lengths, and offsets: following on densely from the base
         offset, or with ``allow_gaps`` only growing, for a segment the log cleaner may have
@@ -520,7 +541,7 @@ class LogSegment:
                 if relative + size > len(buffer):
                     buffer = self._pread(max(_RECOVERY_CHUNK, size), valid)
                     buffer_start, relative = valid, 0
-                header = validate_batch(buffer, relative)
+                header = validate_batch(buffer, relative) if truncate else header
                 if header.base_offset < expected_offset or (
                     not allow_gaps and header.base_offset != expected_offset
                 ):
@@ -549,12 +570,13 @@ class LogSegment:
                 expected_offset = header.next_offset
         except (CorruptRecordError, InvalidRecordError) as exc:
             error = exc.message
-        truncated = file_size - valid
+        truncated = file_size - valid if truncate else 0
         if truncated:
             os.ftruncate(self._file, valid)
-        self._size = valid
+        self._size = valid if truncate else file_size
+        self.verified = truncate
         self._rolling_timestamp = None
-        self._bytes_since_last_index_entry = valid - last_entry_position
+        self._bytes_since_last_index_entry = self._size - last_entry_position
         if self._max_timestamp >= 0:
             self.time_index.maybe_append(
                 self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
@@ -597,6 +619,22 @@ class LogSegment:
         os.fsync(self._file)
         self.offset_index.flush(fsync=True)
         self.time_index.flush(fsync=True)
+
+    def open_for_sync(self) -> list[int]:
+        """Write the indexes out (no fsync) and return file descriptors of their own on the
+        ``.log`` and both indexes, for a background fsync (``Log.prepare_flush``); the caller
+        closes them. They stay valid if the segment is deleted meanwhile."""
+        self.offset_index.flush(fsync=False)
+        self.time_index.flush(fsync=False)
+        fds = [os.dup(self._file)]
+        try:
+            for path in (self.offset_index.path, self.time_index.path):
+                fds.append(os.open(path, os.O_RDONLY))
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        return fds
 
     def close(self) -> None:
         if self._fd is None:

@@ -137,7 +137,7 @@ def format_batch(batch: FileBatch) -> str:
     ts_type = "LogAppendTime" if h.timestamp_type is TimestampType.LOG_APPEND_TIME else "CreateTime"
     try:
         codec = h.compression.name.lower()
-    except ValueError:
+    except KafkaError:  # codec 5-7: no codec Kafka defines
         codec = f"unknown({h.attributes & 0x07})"
     # A cleaned batch with tombstones carries the time they may go (KIP-534).
     delete_horizon = h.delete_horizon_ms

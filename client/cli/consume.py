@@ -246,7 +246,19 @@ def consume(
             count += len(records)
     except KeyboardInterrupt:
         pass  # Ctrl-C is how the tool is usually stopped: report and exit 0, as Kafka does
+    except KafkaError as exc:
+        raise ConsumeFailed(exc, count) from exc
     return count
+
+
+class ConsumeFailed(Exception):
+    """``consume`` stopped on a KafkaError (a batch that does not decode, say) after printing
+    ``count`` records: the tool reports both, as Kafka's console consumer does."""
+
+    def __init__(self, error: KafkaError, count: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.count = count
 
 
 def consumer_config(args: argparse.Namespace) -> dict[str, str]:
@@ -321,6 +333,10 @@ def execute(args: argparse.Namespace, make_consumer: Any, out: BinaryIO, err: Te
             max_messages=args.max_messages,
             timeout_ms=args.timeout_ms,
         )
+    except ConsumeFailed as exc:
+        count = exc.count
+        print(f"ERROR Error processing message, terminating consumer process: {exc}", file=err)
+        status = 1
     except (UsageError, KafkaError) as exc:
         print(f"ERROR Error processing message, terminating consumer process: {exc}", file=err)
         status = 1

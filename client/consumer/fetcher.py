@@ -25,7 +25,13 @@ from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
 from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto.errors import ErrorCode, KafkaError, OffsetOutOfRangeError, error_for_code
+from minikafka.proto.errors import (
+    CorruptRecordError,
+    ErrorCode,
+    KafkaError,
+    OffsetOutOfRangeError,
+    error_for_code,
+)
 from minikafka.proto.records import Header, RecordsReader
 
 __all__ = ["ConsumerRecord", "Fetcher", "OffsetAndTimestamp"]
@@ -222,6 +228,7 @@ class Fetcher:
 
     def fetched_records(self, max_records: int) -> dict[TopicPartition, list[ConsumerRecord]]:
         out: dict[TopicPartition, list[ConsumerRecord]] = {}
+        undecodable: KafkaError | None = None
         budget = max_records
         for tp, state in self._states.items():
             if budget <= 0:
@@ -229,16 +236,28 @@ class Fetcher:
             fetched = state.fetched
             if state.paused or fetched is None:
                 continue
-            taken = fetched.read(budget)  # decoded now, a poll's worth at a time
+            try:
+                taken = fetched.read(budget)  # decoded now, a poll's worth at a time
+            except KafkaError as exc:
+                # Raised once no partition has records to give: the reader keeps the error,
+                # so nothing is skipped and other partitions' records are not held back.
+                undecodable = undecodable or _undecodable(tp, state.position, exc)
+                continue
             if taken:
                 out[tp] = taken
                 state.position = taken[-1].offset + 1
                 budget -= len(taken)
-            if fetched.exhausted:
+            try:
+                exhausted = fetched.exhausted
+            except KafkaError:
+                exhausted = False  # the reader keeps the error: the next poll raises it
+            if exhausted:
                 state.fetched = None
                 # Past batches without records too (a compacted log has them), as Kafka's
                 # consumer moves to the next batch's offset.
                 state.position = max(state.position or 0, fetched.next_offset)
+        if undecodable is not None and not out:
+            raise undecodable
         return out
 
     def send_fetches(self) -> None:
@@ -354,7 +373,11 @@ class Fetcher:
                     from_offset=state.position or 0,
                     verify_crc=self._config.check_crcs,
                 )
-                if fetched.exhausted:
+                try:
+                    exhausted = fetched.exhausted
+                except KafkaError:
+                    exhausted = False  # the reader keeps the error: the poll raises it
+                if exhausted:
                     state.fetched = None
                     state.position = max(state.position or 0, fetched.next_offset)
                 else:
@@ -366,6 +389,10 @@ class Fetcher:
                 self._states[tp].position = None
                 return
             raise error
+        if isinstance(error, CorruptRecordError):
+            # Retriable for a producer, not for a reader: fetching again reads the same
+            # damaged batch. As Kafka's consumer: raised, position left at the bad offset.
+            raise _undecodable(tp, self._states[tp].position, error)
         if error.retriable or error.invalid_metadata:
             self._metadata.request_update()
             return
@@ -375,3 +402,14 @@ class Fetcher:
         for future, _ in self._in_flight.values():
             future.cancel()
         self._in_flight.clear()
+
+
+def _undecodable(tp: TopicPartition, position: int | None, error: KafkaError) -> KafkaError:
+    """A fetched batch that does not decode (a bad CRC, an unknown codec, broken records):
+    the same error, naming the partition and offset, as Kafka's consumer says where it stopped.
+    The records before the batch have been returned and the position stays at the batch, so
+    every poll raises this again until a seek past it."""
+    return type(error)(
+        f"cannot read {tp.topic}-{tp.partition} at offset {position}: {error.message}; "
+        "seek past the record to continue consumption"
+    )

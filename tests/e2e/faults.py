@@ -112,7 +112,8 @@ class ContinuousProducer:
     """A thread producing ``<topic>-<seq>`` round-robin over ``partitions`` with an idempotent
     acks=all Producer, about ``rate`` records/s, recording every acknowledgement. Records whose
     delivery failed are counted, not retried by hand (the Producer retries within its delivery
-    timeout). ``acks`` and ``failures`` are appended from the Producer's sender thread."""
+    timeout). ``acks`` and ``failures`` are appended from the Producer's sender thread.
+    ``bootstrap``: the compose cluster's brokers unless given (the integration tests' own)."""
 
     topic: str
     partitions: int
@@ -121,13 +122,14 @@ class ContinuousProducer:
     acks: list[Ack] = field(default_factory=list)
     failures: list[BaseException] = field(default_factory=list)
     sent: int = 0
+    bootstrap: str = BOOTSTRAP
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._outstanding = 0
         self._producer = minikafka.Producer(
-            BOOTSTRAP,
+            self.bootstrap,
             acks="all",
             enable_idempotence=True,
             linger_ms=5,
@@ -280,12 +282,12 @@ def diagnose(cluster: ComposeCluster, topic: str) -> str:
 
 
 def read_partitions(
-    topic: str, partitions: int, timeout: float = 60
+    topic: str, partitions: int, timeout: float = 60, bootstrap: str = BOOTSTRAP
 ) -> dict[int, list[tuple[int, bytes]]]:
     """(offset, value) of every record of each partition, from the beginning to the end
     offsets (the high watermarks) as of the start of the read."""
     tps = [minikafka.TopicPartition(topic, p) for p in range(partitions)]
-    consumer = minikafka.Consumer(bootstrap_servers=BOOTSTRAP, auto_offset_reset="earliest")
+    consumer = minikafka.Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
     try:
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)

@@ -81,6 +81,8 @@ class FakeBroker(pb_grpc.ControlServicer):
         self.server.start()
         self.zk: ZkStore | None = None
         self.down = True
+        # Replicas in an offline log dir: LeaderAndIsr answers KAFKA_STORAGE_ERROR for them.
+        self.offline: set[tuple[str, int]] = set()
 
     def register(self) -> None:
         self.down = False
@@ -112,7 +114,15 @@ class FakeBroker(pb_grpc.ControlServicer):
         return response
 
     def LeaderAndIsr(self, request: Any, context: Any) -> Any:
-        return self._record("LeaderAndIsr", request, pb.LeaderAndIsrResponse(), context)
+        response = pb.LeaderAndIsrResponse()
+        for state in request.partition_states:
+            offline = (state.topic_name, state.partition_index) in self.offline
+            response.partition_errors.add(
+                topic_name=state.topic_name,
+                partition_index=state.partition_index,
+                error_code=ErrorCode.KAFKA_STORAGE_ERROR if offline else ErrorCode.NONE,
+            )
+        return self._record("LeaderAndIsr", request, response, context)
 
     def UpdateMetadata(self, request: Any, context: Any) -> Any:
         return self._record("UpdateMetadata", request, pb.UpdateMetadataResponse(), context)
@@ -861,3 +871,46 @@ def test_requests_carry_broker_epochs_of_reregistered_brokers(
         lambda: any(r.broker_epoch == after[1] for r in broker.received("UpdateMetadata")),
         what="UpdateMetadata with the new broker epoch",
     )
+
+
+def test_a_log_dir_event_moves_leadership_off_the_offline_replicas(
+    make_cluster: Callable[..., Cluster],
+) -> None:
+    """KIP-112: a broker that lost a log dir writes /log_dir_event_notification; the
+    controller asks it (LeaderAndIsr) which replicas are offline, moves their leadership to
+    another ISR member, shrinks the ISRs and deletes the notification. Its replicas on
+    healthy dirs stay as they are."""
+    cluster = make_cluster()
+    a, b = cluster.non_controllers()
+    c = cluster.active().broker_id
+    create_topic(cluster, "dirs", {0: [a, b, c], 1: [b, a, c], 2: [a, b, c]})
+    cluster.brokers[a].offline = {("dirs", 0), ("dirs", 1)}  # dirs-2 is on a healthy dir
+
+    # Written as a Kafka broker writes it (LogDirEventNotificationSequenceZNode).
+    cluster.admin.client.create(
+        "/log_dir_event_notification/log_dir_event_",
+        json.dumps({"version": 1, "broker": a, "event": 1}).encode(),
+        sequence=True,
+        makepath=True,
+    )
+    led = cluster.wait_state("dirs", 0, lambda s: s.leader != a)
+    assert (led.leader, led.isr) == (b, (b, c))
+    followed = cluster.wait_state("dirs", 1, lambda s: a not in s.isr)
+    assert (followed.leader, followed.isr) == (b, (b, c))
+    time.sleep(0.3)
+    assert cluster.state("dirs", 2).leader == a and a in cluster.state("dirs", 2).isr
+    for broker_id in (b, c):
+        um = cluster.brokers[broker_id].wait_metadata("dirs", 0, lambda s: s.leader == b)
+        assert list(um.offline_replicas) == [a]
+    wait_for(
+        lambda: not cluster.admin.get_log_dir_event_notification_names(),
+        what="the log dir event deleted",
+    )
+
+    # Restarted (its dirs back), the broker's replicas count as online again.
+    cluster.kill(a)
+    cluster.brokers[a].offline = set()
+    cluster.brokers[a].clear()
+    cluster.restart(a)
+    um = cluster.brokers[a].wait_metadata("dirs", 0)
+    assert list(um.offline_replicas) == []

@@ -16,11 +16,13 @@ from minikafka.proto.consumer_offsets import (
     encode_offset_key,
     encode_offset_value,
 )
+from minikafka.proto.errors import UnsupportedCompressionTypeError
 from minikafka.proto.records import Compression, encode_batch
 from minikafka.spark.consumer_offsets import decode_commit
 from minikafka.spark.options import SourceOptions, SourceOptionsError, parse_source_options
 from minikafka.spark.planner import OffsetRange, rate_limit, resolve_offsets, split_ranges
 from minikafka.spark.segments import SourceFilter, list_segments, read_checkpoint, read_segment
+from tests.batches import poison_batch
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
@@ -240,3 +242,19 @@ def test_stream_offsets_admission_new_partitions_and_available_now() -> None:
     with pytest.raises(DataLossError, match="failOnDataLoss"):
         gone.latestOffset({"t": {"0": 0, "1": 3}}, ReadAllAvailable())
     assert "_client" in gone.__getstate__() and gone.__getstate__()["_client"] is None
+
+
+def test_a_segment_batch_that_does_not_decode_is_one_clear_error(tmp_path: Path) -> None:
+    """Issue 16: a batch an older broker stored with codec 5 (CRC valid) made the offline
+    reader die with ``ValueError: 5 is not a valid Compression``."""
+    part = tmp_path / "my-topic-0"
+    part.mkdir()
+    good = encode_batch([(1_700_000_000_000, b"k", b"v", [])])
+    (part / f"{0:020d}.log").write_bytes(good + poison_batch(5, base_offset=1))
+    (segment,) = list_segments([str(tmp_path)], SourceFilter(), read_uncommitted=True)
+    with pytest.raises(UnsupportedCompressionTypeError) as info:
+        list(read_segment(segment, include_headers=False))
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"offset 1 (position {len(good)}) of {part / f'{0:020d}.log'}" in message
+    assert "names compression codec 5" in message

@@ -13,11 +13,16 @@ waits and the errors are written once.
   NOT_CONTROLLER per item when another broker is controller (clients find it through Metadata's
   controller id). Requests are checked here first, as Kafka's request handler does: a topic
   named twice in one request is INVALID_REQUEST, topic configs must be known keys with valid
-  values (INVALID_CONFIG). ``delete_topics`` with ``timeout_ms`` > 0 waits until the topic is
-  gone from ZooKeeper, else REQUEST_TIMED_OUT.
+  values (INVALID_CONFIG). An internal topic (``__consumer_offsets``) is the broker's own: a
+  client may neither create nor delete it (INVALID_REQUEST, with the messages of Kafka's
+  "Creation of internal topic ... is prohibited" and of its topic tool's refusal to delete
+  one). Kafka in ZooKeeper mode leaves this to ACLs, which this broker does not have; a
+  ``__consumer_offsets`` of a client's making (1 partition, RF 1, not compacted) would take
+  the place of the one the broker creates on first use (core/topic_creation.py).
+  ``delete_topics`` with ``timeout_ms`` > 0 waits until the topic is gone from ZooKeeper, else
+  REQUEST_TIMED_OUT.
 - ``describe_configs`` answers from ZooKeeper (``/config/topics/<t>``) and this broker's config;
   ``incremental_alter_configs`` writes topic overrides to ZooKeeper. Both work on any broker.
-  Broker configs are static (server.properties): they can be described, not altered.
   ``alter_configs`` is Kafka's older AlterConfigs: the same operations applied to an empty set
   of overrides, so keys it leaves out go back to their defaults.
 - ``delete_records`` moves the log start offset of partitions this broker leads (Kafka's leader
@@ -50,6 +55,7 @@ import structlog
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server.core.metadata import INTERNAL_TOPICS
 from minikafka.broker.storage.checkpoints import TopicPartition as StorageTopicPartition
 from minikafka.broker.storage.config import LogConfig
 from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
@@ -350,6 +356,14 @@ class TopicAdmin:
                     "Create topics request contains multiple entries for the topic.",
                 )
                 continue
+            if topic.name in INTERNAL_TOPICS:
+                results[topic.name] = _create_error(
+                    topic.name,
+                    ErrorCode.INVALID_REQUEST,
+                    f"Creation of internal topic {topic.name} is prohibited.",
+                )
+                log.warning("create_topic_refused", topic=topic.name, reason="internal topic")
+                continue
             try:
                 validate_topic_configs(topic.configs)
             except KafkaError as exc:
@@ -391,7 +405,8 @@ class TopicAdmin:
         duplicates = _duplicates(names)
         # A name no topic can have is not looked up: "" or ".." would name other znodes.
         invalid = {n for n in unique if not _is_valid_topic_name(n)}
-        wanted = [n for n in unique if n not in duplicates and n not in invalid]
+        internal = {n for n in unique if n in INTERNAL_TOPICS}
+        wanted = [n for n in unique if n not in duplicates | invalid | internal]
         topic_ids: dict[str, str] = {}
         for name in wanted:
             read = await asyncio.to_thread(self._zk.get_topic, name)
@@ -411,6 +426,13 @@ class TopicAdmin:
                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                     f"topic {name!r} does not exist",
                 )
+            elif name in internal:
+                error, message = (
+                    ErrorCode.INVALID_REQUEST,
+                    f"Topic {name} is a kafka internal topic and is not allowed to be marked "
+                    "for deletion.",
+                )
+                log.warning("delete_topic_refused", topic=name, reason="internal topic")
             else:
                 error, message = outcome[name]
                 # Kafka answers once the deletion completed, or REQUEST_TIMED_OUT.

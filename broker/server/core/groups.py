@@ -7,9 +7,14 @@ more than the coordinator knows, and live here:
 
 * FindCoordinator: the coordinator of a group is the leader of partition
   ``abs(java_hash(group)) % partitions`` of ``__consumer_offsets``, named by its endpoint on the
-  listener the client came in on. The first FindCoordinator creates the topic, as Kafka's broker
-  does in ZooKeeper mode (core/topic_creation.py); until a leader is known the answer is
-  COORDINATOR_NOT_AVAILABLE. Only key type 0 (group) is served: transactions are not supported.
+  listener the client came in on. ``partitions`` is the coordinator's own count
+  (``GroupCoordinator.partition_for``), which the broker builds with
+  ``offsets_partition_count``: the topic's partition count as it exists, else
+  ``offsets.topic.num.partitions`` (Kafka's GroupMetadataManager reads the count from
+  ZooKeeper the same way), so FindCoordinator and JoinGroup never disagree. The first
+  FindCoordinator creates the topic, as Kafka's broker does in ZooKeeper mode
+  (core/topic_creation.py); until a leader is known the answer is COORDINATOR_NOT_AVAILABLE.
+  Only key type 0 (group) is served: transactions are not supported.
 * DescribeGroups: a group's state, protocol and members; a group the coordinator does not know
   is Dead, and member metadata and assignments are shown only while the group is Stable.
 
@@ -18,16 +23,22 @@ Runs on the broker's event loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator, partition_for
+from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator
 from minikafka.broker.group.group_metadata import GroupState
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.proto.errors import ErrorCode
 
-__all__ = ["FoundCoordinator", "GroupApi", "GroupDescription", "MemberDescription"]
+__all__ = [
+    "FoundCoordinator",
+    "GroupApi",
+    "GroupDescription",
+    "MemberDescription",
+    "offsets_partition_count",
+]
 
 GROUP_KEY_TYPE = 0
 
@@ -59,6 +70,16 @@ class GroupDescription:
     protocol_type: str = ""
     protocol_data: str = ""  # the chosen protocol's name while Stable, else ""
     members: tuple[MemberDescription, ...] = ()
+
+
+def offsets_partition_count(cache: MetadataCache, configured: int) -> Callable[[], int]:
+    """The partition count groups hash over: ``__consumer_offsets``' own as this broker's
+    metadata shows it, ``configured`` (offsets.topic.num.partitions) before the topic exists."""
+
+    def count() -> int:
+        return len(cache.partitions_of(GROUP_METADATA_TOPIC)) or configured
+
+    return count
 
 
 def _unavailable(message: str) -> FoundCoordinator:
@@ -93,7 +114,9 @@ class GroupApi:
         if not partitions:
             await self._creator.create(GROUP_METADATA_TOPIC)
             return _unavailable(f"{GROUP_METADATA_TOPIC} is being created")
-        index = partition_for(key, len(partitions))
+        index = self.coordinator.partition_for(key)
+        if index >= len(partitions):  # a coordinator built without offsets_partition_count
+            return _unavailable(f"{GROUP_METADATA_TOPIC}-{index} does not exist")
         info = partitions[index]
         broker = self._cache.get_alive_broker(info.leader) if info.leader >= 0 else None
         if broker is None:

@@ -19,10 +19,12 @@ from kio.index import load_response_schema
 from kio.serial import entity_reader
 
 from minikafka.client.admin import NewTopic
+from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import encode_batch
+from tests.batches import poison_batch
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import fresh_chroot
-from tests.integration.kafka_protocol.raw import encode_request, read_frame
+from tests.integration.kafka_protocol.raw import RawKafka, encode_request, read_frame
 from tests.integration.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.integration
@@ -226,4 +228,52 @@ def test_a_failed_acks_0_produce_closes_the_connection(cluster: Cluster) -> None
         assert _closed_by_broker(sock)
     event = _wait_logged(cluster, "acks=0 produce failed", before)
     assert (event["topic"], event["error"]) == ("missing", "UNKNOWN_TOPIC_OR_PARTITION")
+    _assert_healthy(cluster)
+
+
+@pytest.mark.parametrize("codec", [5, 7])
+def test_a_batch_with_an_unknown_codec_gets_unsupported_compression_type(
+    cluster: Cluster, codec: int
+) -> None:
+    """Issue 16: the same poison batch as over gRPC, through the Kafka door."""
+    request = {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout": 5000,
+        "topic_data": [
+            {"name": "kept", "partition_data": [{"index": 0, "records": poison_batch(codec)}]}
+        ],
+    }
+    with RawKafka(cluster.brokers[0].kafka_address) as raw:
+        answer = raw.call(0, 8, request)
+    [partition] = answer.responses[0].partition_responses
+    assert partition.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert partition.base_offset == -1
+    assert f"compression codec {codec}" in (partition.error_message or "")
+    _assert_healthy(cluster)
+
+
+def test_a_fetch_with_a_negative_max_bytes_gets_kafkas_error(cluster: Cluster) -> None:
+    """Kafka's LogSegment.read refuses a negative size; its fetch answers the partition with
+    UNKNOWN_SERVER_ERROR, not an empty answer."""
+    request = {
+        "replica_id": -1,
+        "max_wait": 0,
+        "min_bytes": 1,
+        "max_bytes": -1,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic": "kept",
+                "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}],
+            }
+        ],
+        "forgotten_topics_data": [],
+    }
+    with RawKafka(cluster.brokers[0].kafka_address) as raw:
+        answer = raw.call(1, 11, request)
+    [partition] = answer.responses[0].partitions
+    assert partition.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert partition.records in (b"", None)
     _assert_healthy(cluster)

@@ -249,3 +249,26 @@ def test_execute_errors_are_one_line_and_exit_1() -> None:
     assert "partition 9 of topic t does not exist" in err
     status, _, err, _ = run(FakeConsumer([], [0.0]), "--partition", "0")
     assert (status, err) == (1, "Exactly one of --include/--topic is required.\n")
+
+
+class PoisonedConsumer(FakeConsumer):
+    """Its queued batches, then the error a batch that does not decode gives on every poll."""
+
+    def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict[Any, Any]:
+        if self.batches:
+            return super().poll(timeout_ms, max_records)
+        raise error_for_code(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "cannot read t-0 at offset 2: codec 5"
+        )
+
+
+def test_a_batch_that_does_not_decode_ends_the_tool_with_one_line_and_the_count() -> None:
+    consumer = PoisonedConsumer([[record(0, b"a"), record(1, b"b")]], [0.0])
+    status, out, err, _ = run(consumer, "--topic", "t", "--from-beginning")
+    assert (status, out) == (1, b"a\nb\n")
+    assert err == (
+        "ERROR Error processing message, terminating consumer process: "
+        "UNSUPPORTED_COMPRESSION_TYPE (76): cannot read t-0 at offset 2: codec 5\n"
+        "Processed a total of 2 messages\n"
+    )
+    assert consumer.closed

@@ -5,10 +5,14 @@ from __future__ import annotations
 from concurrent.futures import Future
 from typing import Any
 
+import pytest
+
 from minikafka.client.consumer.fetcher import ConsumerRecord, FetchConfig, Fetcher
 from minikafka.client.metadata import Node, TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.errors import UnsupportedCompressionTypeError
 from minikafka.proto.records import encode_batch
+from tests.batches import poison_batch
 
 LEADER = Node(1, "127.0.0.1", 9092)
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
@@ -114,3 +118,37 @@ def test_a_partition_with_new_records_is_fetched_while_another_holds_records() -
     fetcher.wait_for_fetches(1)
     fetcher.send_fetches()
     assert [fetched_partitions(r) for r, _ in stream.sent[1:]] == [{1: 0}]
+
+
+def test_a_batch_that_does_not_decode_raises_after_the_records_before_it() -> None:
+    """Issue 16: a stored batch with codec 5 made poll raise ``ValueError: 5 is not a valid
+    Compression`` and dropped the good records fetched with it."""
+    fetcher, stream = fetcher_at_zero()
+    fetcher.send_fetches()
+    ((_, future),) = stream.sent
+    answer(future, {0: (three_records() + poison_batch(5, base_offset=3), 5), 1: (b"", 0)})
+    fetcher.wait_for_fetches(1)
+    assert [r.offset for r in fetcher.fetched_records(500)[P0]] == [0, 1, 2]
+    for _ in range(2):  # every poll says so, until the application seeks past the batch
+        with pytest.raises(UnsupportedCompressionTypeError) as info:
+            fetcher.fetched_records(500)
+        assert str(info.value) == (
+            "UNSUPPORTED_COMPRESSION_TYPE (76): cannot read t-0 at offset 3: record batch at "
+            "offset 3 names compression codec 5, which Kafka does not define (0 none, 1 gzip, "
+            "2 snappy, 3 lz4, 4 zstd); seek past the record to continue consumption"
+        )
+    assert fetcher.position(P0) == 3
+    fetcher.seek(P0, 5)
+    assert fetcher.fetched_records(500) == {}
+
+
+def test_records_of_other_partitions_are_not_lost_to_a_poison_batch() -> None:
+    fetcher, stream = fetcher_at_zero()
+    fetcher.send_fetches()
+    ((_, future),) = stream.sent
+    answer(future, {0: (three_records(), 3), 1: (poison_batch(7), 2)})
+    fetcher.wait_for_fetches(1)
+    assert [r.offset for r in fetcher.fetched_records(500)[P0]] == [0, 1, 2]
+    with pytest.raises(UnsupportedCompressionTypeError, match="t-1 at offset 0"):
+        fetcher.fetched_records(500)
+    assert (fetcher.position(P0), fetcher.position(P1)) == (3, 0)

@@ -312,3 +312,23 @@ def test_malformed_topic_and_broker() -> None:
         )
     with pytest.raises(ZkDataError, match="'timestamp' is not a decimal string"):
         zk_data.decode_controller(b'{"version":2,"brokerid":1,"timestamp":"soon"}')
+
+
+# --- /log_dir_event_notification (KIP-112) ----------------------------------------------------
+
+
+def test_log_dir_event_is_kafkas_json() -> None:
+    assert zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH == "/log_dir_event_notification"
+    assert zk_data.LOG_DIR_EVENT_NOTIFICATION_PATH in zk_data.PERSISTENT_PATHS
+    assert zk_data.log_dir_event_path() == "/log_dir_event_notification/log_dir_event_"
+    assert zk_data.log_dir_event_path("log_dir_event_0000000002") == (
+        "/log_dir_event_notification/log_dir_event_0000000002"
+    )
+    # Byte for byte what Kafka's LogDirEventNotificationSequenceZNode.encode writes.
+    assert zk_data.encode_log_dir_event(3) == b'{"version":1,"broker":3,"event":1}'
+    assert json.loads(zk_data.encode_log_dir_event(3)) == {"version": 1, "broker": 3, "event": 1}
+    assert zk_data.decode_log_dir_event("log_dir_event_0000000002", b'{"broker":7}') == 7
+    with pytest.raises(ZkDataError, match="log_dir_event_0000000002"):
+        zk_data.decode_log_dir_event("log_dir_event_0000000002", b'{"version":1}')
+    with pytest.raises(ZkDataError):
+        zk_data.decode_log_dir_event("log_dir_event_0000000002", b"not json")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
+import grpc
 import pytest
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -51,3 +55,48 @@ def test_the_broker_limit_is_the_largest_message_its_config_allows() -> None:
     assert limit("replica.fetch.response.max.bytes=314572800") == 314_572_800
     assert limit("message.max.bytes=419430400") == 419_430_400
     assert limit("socket.request.max.bytes=1048576") == 57_671_680  # fetch.max.bytes then
+
+
+class _EchoData(pb_grpc.DataServicer):
+    """Answers Produce with one partition result naming the request's acks."""
+
+    async def Produce(self, request: pb.ProduceRequest, context: object) -> pb.ProduceResponse:
+        return pb.ProduceResponse(
+            responses=[
+                pb.ProduceResponse.TopicProduceResponse(
+                    name="acks",
+                    partition_responses=[
+                        pb.ProduceResponse.PartitionProduceResponse(base_offset=request.acks)
+                    ],
+                )
+            ]
+        )
+
+
+def test_an_undecodable_unary_body_is_invalid_argument_not_unknown() -> None:
+    """Issue 16: random bytes as an RPC body answered UNKNOWN ("Unexpected <class
+    DecodeError>"); the servers made here answer INVALID_ARGUMENT with the parser's message."""
+
+    async def scenario() -> None:
+        server = transport.aio_server(1 << 20)
+        pb_grpc.add_DataServicer_to_server(_EchoData(), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with transport.aio_channel(f"127.0.0.1:{port}", 1 << 20) as channel:
+                raw = channel.unary_unary(
+                    "/minikafka.v1.Data/Produce",
+                    request_serializer=None,
+                    response_deserializer=pb.ProduceResponse.FromString,
+                )
+                with pytest.raises(grpc.aio.AioRpcError) as info:
+                    await raw(b"\xff\xfe random bytes \x00\x01", timeout=10)
+                assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert "minikafka.v1.ProduceRequest" in (info.value.details() or "")
+                # a request that parses is served as before
+                good = await raw(pb.ProduceRequest(acks=-1).SerializeToString(), timeout=10)
+                assert good.responses[0].partition_responses[0].base_offset == -1
+        finally:
+            await server.stop(0)
+
+    asyncio.run(asyncio.wait_for(scenario(), 20))

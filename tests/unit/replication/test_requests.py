@@ -13,6 +13,7 @@ from minikafka.broker.replication.requests import (
 from minikafka.broker.storage.config import LogConfig
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
+from tests.batches import poison_batch
 from tests.unit.replication.harness import (
     TP,
     Cluster,
@@ -244,7 +245,8 @@ def test_offsets_for_leader_epoch_and_diverging_epoch(tmp_path: Path) -> None:
         try:
             await cluster.elect(1, 1, [1], [1], to=[1])
             await produce(cluster[1], b"a", b"b")  # epoch 1: offsets 0-1
-            await cluster.elect(1, 3, [1], [1], to=[1])
+            # broker 2 is assigned (not in the ISR) so that its fetch below is a follower's
+            await cluster.elect(1, 3, [1], [1, 2], to=[1])
             await produce(cluster[1], b"c")  # epoch 3: offset 2
 
             async def end_offset(epoch: int, current: int = -1) -> tuple[int, int, int]:
@@ -350,6 +352,62 @@ def test_follower_keeps_fetching_across_leader_moves(tmp_path: Path) -> None:
                 assert cluster[broker].values() == [b"a", b"b", b"c"]
             epochs = [e.epoch for e in cluster[1].log().leader_epoch_cache.entries]
             assert epochs == [1, 2, 3]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_poison_batch_is_refused_on_the_produce_path(tmp_path: Path) -> None:
+    """Issue 16: a batch naming codec 5 or 7 (CRC valid) was stored and replicated."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1])
+            for codec in (5, 7):
+                code = await _produce_raw(cluster, 1, poison_batch(codec))
+                assert code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+            assert cluster[1].log().log_end_offset == 0
+            assert await _produce_raw(cluster, 1, records(b"ok")) == ErrorCode.NONE
+            assert cluster[1].values() == [b"ok"]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_fetches_kafka_refuses_get_its_errors_not_an_empty_answer(tmp_path: Path) -> None:
+    """Issue 16: max_bytes -1, or a replica id that is no follower of the partition, got an
+    empty answer without an error (and the second could read past the HW)."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1, 2], to=[1])
+            await produce(cluster[1], b"a", b"b")
+            manager = cluster[1].replica_manager
+
+            async def fetch(**fields: int) -> tuple[int, str, bytes]:
+                [data] = await manager.fetch_messages(fetch_request(0, **fields))
+                return data.error_code, data.error_message, data.records
+
+            for fields in ({"max_bytes": -1}, {"partition_max_bytes": -1}):
+                code, message, data = await fetch(**fields)
+                assert (code, data) == (ErrorCode.UNKNOWN_SERVER_ERROR, b""), fields
+                assert message.startswith("Invalid max size -1 for log read from t-0")
+            assert (await fetch(max_bytes=0))[0] == ErrorCode.NONE  # 0: the default
+
+            code, message, data = await fetch(replica_id=9)
+            assert (code, data) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, b"")
+            assert "replica 9 is not a follower of t-0 (assigned replicas [1, 2])" in message
+            code, _, _ = await fetch(replica_id=9, current_leader_epoch=1)
+            assert code == ErrorCode.UNKNOWN_LEADER_EPOCH
+            assert (await fetch(replica_id=1))[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER  # itself
+            code, _, data = await fetch(replica_id=2)  # the follower reads past the HW
+            assert code == ErrorCode.NONE and data
         finally:
             await cluster.stop()
 

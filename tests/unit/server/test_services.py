@@ -16,12 +16,14 @@ import grpc
 
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.control_service import ControlService
+from minikafka.broker.server.core.controller_fence import ControllerFence
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log_manager import LogManager
+from minikafka.controller.zk_data import ControllerRegistration, Versioned
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.errors import ErrorCode
@@ -54,6 +56,19 @@ class FakeController:
         return future
 
 
+class FakeControllerZnodes:
+    """/controller and /controller_epoch, as the test sets them."""
+
+    def __init__(self, controller_id: int, epoch: int) -> None:
+        self.controller_id, self.epoch = controller_id, epoch
+
+    def get_controller(self) -> ControllerRegistration | None:
+        return ControllerRegistration(self.controller_id)
+
+    def get_controller_epoch(self) -> Versioned[int] | None:
+        return Versioned(self.epoch, self.epoch)
+
+
 @dataclass
 class Stubs:
     data: pb_grpc.DataAsyncStub
@@ -62,6 +77,7 @@ class Stubs:
     cache: MetadataCache
     rm: ReplicaManager
     port: int
+    znodes: FakeControllerZnodes
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -74,7 +90,10 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
     server = grpc.aio.server()
     pb_grpc.add_DataServicer_to_server(DataService(rm), server)
     pb_grpc.add_MetadataServicer_to_server(MetadataService(MetadataApi(config, cache)), server)
-    pb_grpc.add_ControlServicer_to_server(ControlService(rm, cache, controller), server)
+    znodes = FakeControllerZnodes(2, 1)
+    pb_grpc.add_ControlServicer_to_server(
+        ControlService(rm, cache, controller, fence=ControllerFence(znodes)), server
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     await rm.startup()
@@ -87,6 +106,7 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
             cache,
             rm,
             port,
+            znodes,
         )
     finally:
         await channel.close()
@@ -104,7 +124,7 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
 
 def update_metadata(controller_epoch: int = 1) -> pb.UpdateMetadataRequest:
     request = pb.UpdateMetadataRequest(
-        controller_id=2, controller_epoch=controller_epoch, broker_epoch=-1
+        controller_id=2, controller_epoch=controller_epoch, broker_epoch=10
     )
     for broker_id in (1, 2):
         broker = request.live_brokers.add(id=broker_id, host="127.0.0.1", port=9090 + broker_id)
@@ -165,15 +185,21 @@ def test_update_metadata_then_metadata_and_describe_cluster(tmp_path: Path) -> N
 def test_update_metadata_fencing_and_deletion(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with broker(tmp_path) as stubs:
-            await stubs.control.UpdateMetadata(update_metadata(controller_epoch=3))
+            stubs.znodes.epoch = 3
+            assert (await stubs.control.UpdateMetadata(update_metadata(3))).error_code == 0
             stale = await stubs.control.UpdateMetadata(update_metadata(controller_epoch=2))
             assert stale.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
             request = update_metadata(controller_epoch=3)
             request.broker_epoch = 9  # this broker's epoch is 10
             stale_broker = await stubs.control.UpdateMetadata(request)
             assert stale_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
+            assert "older registration" in stale_broker.error_message
+            request.broker_epoch = -1
+            unknown_broker = await stubs.control.UpdateMetadata(request)
+            assert unknown_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
+            assert "broker epoch -1" in unknown_broker.error_message
 
-            delete = pb.UpdateMetadataRequest(controller_id=2, controller_epoch=3, broker_epoch=-1)
+            delete = pb.UpdateMetadataRequest(controller_id=2, controller_epoch=3, broker_epoch=10)
             delete.partition_states.add(topic_name="t", partition_index=1, leader=-2)
             assert (await stubs.control.UpdateMetadata(delete)).error_code == 0
             assert stubs.cache.contains_partition("t", 0)
@@ -186,6 +212,7 @@ def test_update_metadata_fencing_and_deletion(tmp_path: Path) -> None:
 def test_leader_and_isr_produce_and_fetch_over_grpc(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with broker(tmp_path) as stubs:
+            stubs.znodes.controller_id = 1
             request = pb.LeaderAndIsrRequest(controller_id=1, controller_epoch=1, broker_epoch=10)
             request.partition_states.add(
                 topic_name="t",

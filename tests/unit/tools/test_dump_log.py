@@ -12,6 +12,7 @@ from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
 from minikafka.cli import main
 from minikafka.proto.records import encode_batch
+from tests.batches import poison_batch
 from tests.unit.storage.helpers import T0, Clock
 
 SEGMENT = "00000000000000000000"
@@ -149,3 +150,26 @@ def test_a_missing_file_is_the_error_alone(
     code, out, err = _dump(capsys, "--files", str(path))
     assert (code, out) == (1, "")
     assert err == f"minikafka dump-log: cannot read {path}: No such file or directory\n"
+
+
+def test_a_batch_with_an_unknown_codec_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 16: a batch an older broker stored with codec 5 (CRC valid) killed dump-log."""
+    part = _write_log(tmp_path, batches=2, records=3)
+    log_file = part / f"{SEGMENT}.log"
+    after = encode_batch([(T0, b"k", b"after", ())], base_offset=8)
+    log_file.write_bytes(log_file.read_bytes() + poison_batch(5, base_offset=6) + after)
+    code, out, err = _dump(capsys, "--files", str(log_file), "--print-data-log")
+    assert code == 0 and "Traceback" not in out + err
+    lines = out.splitlines()
+    batch_line = next(line for line in lines if line.startswith("baseOffset: 6 "))
+    assert "compresscodec: unknown(5)" in batch_line and "isvalid: true" in batch_line
+    following = lines[lines.index(batch_line) + 1 :]
+    assert following[0] == (
+        "| cannot decode the records of this batch: UNSUPPORTED_COMPRESSION_TYPE (76): record "
+        "batch at offset 6 names compression codec 5, which Kafka does not define (0 none, "
+        "1 gzip, 2 snappy, 3 lz4, 4 zstd)"
+    )
+    assert following[1].startswith("baseOffset: 8 ")  # the batches after it still print
+    assert following[2].endswith("payload: after")

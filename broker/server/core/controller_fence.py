@@ -1,0 +1,173 @@
+"""Who may send controller requests: the fence in front of LeaderAndIsr, UpdateMetadata and
+StopReplica.
+
+    fence = ControllerFence(zk)                         # ZkStore, or any ControllerZnodes
+    refusal = await fence.check(request.controller_id, request.controller_epoch,
+                                request.broker_epoch)
+    if refusal is not None:
+        return Response(error_code=refusal.error, error_message=refusal.message)
+
+The ReplicaManager's own fencing (``check_controller_request``) refuses a controller epoch
+older than the newest it has seen, and a broker epoch from an older registration. That trusts
+whatever epoch a request claims: a request with a made-up, higher epoch would be obeyed and
+would fence the real controller out. So before it, this fence:
+
+* refuses ``broker_epoch`` -1 (STALE_BROKER_EPOCH): the controller always knows the broker's
+  registration it is talking to;
+* lets through, without any ZooKeeper read, an epoch it already confirmed when the sender is
+  the controller it confirmed for that epoch, and an older epoch (the ReplicaManager refuses
+  those as stale). This is every request of a stable cluster;
+* reads ``/controller`` and ``/controller_epoch`` when a request claims an epoch newer than any
+  it confirmed (a new controller's first request, or a forgery), and refuses it
+  (STALE_CONTROLLER_EPOCH) unless ZooKeeper names the sender as controller with exactly that
+  epoch. A confirmed pair is kept; the next controller's first request confirms the next one.
+
+A ZooKeeper that cannot be read refuses the request too: an unconfirmed epoch is never obeyed.
+Reads from a ZooKeeper ensemble may lag behind the leader's writes, so the slow path first
+calls ``sync`` (kazoo's ``sync``: the server this session talks to catches up), when given.
+
+This is no authentication: a sender that copies the current controller's id and epoch from
+ZooKeeper passes. That is what serving the Control service on the inter-broker listener only
+(BrokerServer) is for, until listeners authenticate.
+
+Runs on the broker's event loop; the ZooKeeper reads go to a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import structlog
+
+from minikafka.controller.zk_data import ControllerRegistration, Versioned
+from minikafka.proto.errors import ErrorCode
+
+__all__ = ["ControllerFence", "ControllerZnodes", "Refusal"]
+
+_log = structlog.get_logger(__name__)
+
+_READ_ATTEMPTS = 3
+
+
+class ControllerZnodes(Protocol):
+    """The two reads the fence makes (ZkStore satisfies it)."""
+
+    def get_controller(self) -> ControllerRegistration | None: ...
+
+    def get_controller_epoch(self) -> Versioned[int] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    error: ErrorCode
+    message: str
+
+
+class ControllerFence:
+    """See the module docstring. Not thread-safe: the broker's event loop only."""
+
+    def __init__(self, zk: ControllerZnodes, sync: Callable[[], object] | None = None) -> None:
+        self._zk = zk
+        self._sync = sync
+        # (controller id, controller epoch) last confirmed in ZooKeeper
+        self._confirmed: tuple[int, int] | None = None
+
+    @property
+    def confirmed(self) -> tuple[int, int] | None:
+        return self._confirmed
+
+    async def check(
+        self, controller_id: int, controller_epoch: int, broker_epoch: int
+    ) -> Refusal | None:
+        """None when the request may go on to the ReplicaManager, else why not."""
+        if broker_epoch < 0:
+            return self._refuse(
+                ErrorCode.STALE_BROKER_EPOCH,
+                f"broker epoch {broker_epoch} is not a broker registration: a controller "
+                "request must carry the receiving broker's epoch",
+                controller_id,
+                controller_epoch,
+                broker_epoch,
+            )
+        confirmed = self._confirmed
+        if confirmed is not None and controller_epoch <= confirmed[1]:
+            if controller_epoch == confirmed[1] and controller_id != confirmed[0]:
+                return self._refuse(
+                    ErrorCode.STALE_CONTROLLER_EPOCH,
+                    f"broker {controller_id} is not the controller of epoch {controller_epoch}: "
+                    f"broker {confirmed[0]} is",
+                    controller_id,
+                    controller_epoch,
+                    broker_epoch,
+                )
+            return None
+        try:
+            current = await asyncio.to_thread(self._read_controller)
+        except Exception as exc:
+            return self._refuse(
+                ErrorCode.STALE_CONTROLLER_EPOCH,
+                f"cannot confirm controller epoch {controller_epoch} in ZooKeeper: {exc}",
+                controller_id,
+                controller_epoch,
+                broker_epoch,
+            )
+        if current != (controller_id, controller_epoch):
+            named = (
+                "no controller" if current is None else f"broker {current[0]}, epoch {current[1]}"
+            )
+            return self._refuse(
+                ErrorCode.STALE_CONTROLLER_EPOCH,
+                f"broker {controller_id} with controller epoch {controller_epoch} is not the "
+                f"controller: ZooKeeper names {named}",
+                controller_id,
+                controller_epoch,
+                broker_epoch,
+            )
+        if self._confirmed is None or controller_epoch > self._confirmed[1]:
+            self._confirmed = current
+            _log.info(
+                "controller_confirmed",
+                controller_id=controller_id,
+                controller_epoch=controller_epoch,
+            )
+        return None
+
+    def _read_controller(self) -> tuple[int, int] | None:
+        """``(id, epoch)`` from /controller and /controller_epoch, or None without a controller.
+
+        The two znodes change together (one multi-op per election), but they are read one after
+        the other: an epoch that moved between the reads means an election in between, so read
+        again.
+        """
+        if self._sync is not None:
+            self._sync()
+        for _ in range(_READ_ATTEMPTS):
+            before = self._zk.get_controller_epoch()
+            controller = self._zk.get_controller()
+            after = self._zk.get_controller_epoch()
+            if before == after:
+                if controller is None or after is None:
+                    return None
+                return controller.broker_id, after.value
+        raise RuntimeError("the controller kept changing while it was read")
+
+    @staticmethod
+    def _refuse(
+        error: ErrorCode,
+        message: str,
+        controller_id: int,
+        controller_epoch: int,
+        broker_epoch: int,
+    ) -> Refusal:
+        _log.warning(
+            "controller_request.refused",
+            error=error.name,
+            controller_id=controller_id,
+            controller_epoch=controller_epoch,
+            broker_epoch=broker_epoch,
+            reason=message,
+        )
+        return Refusal(error, message)
