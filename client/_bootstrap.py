@@ -1,4 +1,8 @@
-"""A client whose bootstrap servers all refuse connections says so at once.
+"""One round over the brokers a client knows; bootstrap servers that all refuse connections
+are said so at once.
+
+    response = ask_any_broker(known, bootstrap, lambda address: stub(address).Metadata(...))
+    # the first answer; or RetryLater naming the last failure, or BrokersUnreachableError
 
     # a round over the bootstrap servers: the addresses whose call failed with UNAVAILABLE
     raise_if_unreachable(tried=bootstrap, unavailable=failed)  # or returns: retry as before
@@ -22,11 +26,19 @@ from __future__ import annotations
 
 import errno
 import socket
-from collections.abc import Collection, Iterable
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import TypeVar
 
+import grpc
+
+from minikafka.client._channel import RETRIABLE_STATUS
+from minikafka.client._retry import RetryLater
 from minikafka.proto.errors import ErrorCode, KafkaError
 
-__all__ = ["BrokersUnreachableError", "connect_failure", "raise_if_unreachable"]
+__all__ = ["BrokersUnreachableError", "ask_any_broker", "connect_failure", "raise_if_unreachable"]
+
+R = TypeVar("R")
 
 # How long a connect may take before the address counts as "times out" (retried later).
 _CONNECT_TIMEOUT_S = 1.0
@@ -73,3 +85,35 @@ def raise_if_unreachable(tried: Collection[str], unavailable: Iterable[str]) -> 
             return
         reasons.append(f"{address} ({reason})")
     raise BrokersUnreachableError(f"cannot connect to any bootstrap server: {', '.join(reasons)}")
+
+
+def ask_any_broker(
+    known: Sequence[str],
+    bootstrap: Sequence[str],
+    ask: Callable[[str], R],
+    *,
+    deadline: float | None = None,
+) -> R:
+    """``ask(address)`` of each known broker, then of each bootstrap server not among them,
+    until one answers; the round ends early once ``deadline`` (time.monotonic()) has passed.
+
+    A gRPC failure a retry may fix (RETRIABLE_STATUS) moves on to the next address; any other
+    propagates as it is. With no answer: BrokersUnreachableError when no broker is known yet
+    and every bootstrap server refuses connections, else RetryLater naming the last failure."""
+    addresses = list(dict.fromkeys([*known, *bootstrap]))
+    unavailable: list[str] = []
+    problem = "no broker answered"
+    for address in addresses:
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        try:
+            return ask(address)
+        except grpc.RpcError as exc:
+            if exc.code() not in RETRIABLE_STATUS:
+                raise
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                unavailable.append(address)
+            problem = f"{address}: {exc.code().name}: {exc.details()}"
+    if not known:  # never reached a broker: fail at once if none can be
+        raise_if_unreachable(addresses, unavailable)
+    raise RetryLater(problem)

@@ -21,10 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import grpc
-
-from minikafka.client._bootstrap import raise_if_unreachable
-from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.client._bootstrap import ask_any_broker
+from minikafka.client._channel import ChannelPool
+from minikafka.client._retry import RetryLater, RetryPolicy
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
@@ -100,6 +99,7 @@ class ClusterMetadata:
         self._timeout_s = request_timeout_ms / 1000
         self._max_age_s = metadata_max_age_ms / 1000
         self._backoff_s = retry_backoff_ms / 1000
+        self._retry = RetryPolicy(backoff_s=self._backoff_s, overrun=True)
         self._lock = threading.Lock()
         self._snapshot = _Snapshot()
         self._topics: set[str] = set()  # the topics this client cares about
@@ -164,9 +164,10 @@ class ClusterMetadata:
     def wait_for_topic(self, topic: str, timeout_s: float) -> dict[int, PartitionMetadata]:
         """The partitions of ``topic``, refreshing until it is known or ``timeout_s`` passes."""
         self.add_topics([topic])
-        deadline = time.monotonic() + timeout_s
         unknown_since: float | None = None
-        while True:
+
+        def attempt() -> dict[int, PartitionMetadata]:
+            nonlocal unknown_since
             partitions = self._snapshot.topics.get(topic)
             if partitions and not self._need_update:
                 return partitions
@@ -194,12 +195,16 @@ class ClusterMetadata:
                     )
             else:
                 unknown_since = None
-            if time.monotonic() >= deadline:
-                raise error_for_code(
-                    ErrorCode.REQUEST_TIMED_OUT,
-                    f"topic {topic} not present in metadata after {timeout_s * 1000:.0f} ms",
-                )
-            time.sleep(self._backoff_s)
+            raise RetryLater(f"topic {topic} not in the metadata yet")
+
+        return self._retry.call(
+            attempt,
+            deadline=time.monotonic() + timeout_s,
+            timed_out=lambda last: error_for_code(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"topic {topic} not present in metadata after {timeout_s * 1000:.0f} ms",
+            ),
+        )
 
     def list_topics(self) -> list[str]:
         """Every topic in the cluster (one Metadata RPC for all topics; the cache is kept)."""
@@ -223,25 +228,17 @@ class ClusterMetadata:
     ) -> pb.MetadataResponse:
         if candidates is None:
             candidates = [n.address for n in self._snapshot.brokers.values()]
-        last_error: Exception | None = None
-        unavailable: list[str] = []
-        for address in dict.fromkeys(candidates + self._bootstrap):
+
+        def ask(address: str) -> pb.MetadataResponse:
             stub = pb_grpc.MetadataStub(self._pool.get(address))
-            try:
-                response: pb.MetadataResponse = stub.Metadata(request, timeout=self._timeout_s)
-            except grpc.RpcError as exc:
-                if exc.code() in RETRIABLE_STATUS:
-                    last_error = exc
-                    if exc.code() == grpc.StatusCode.UNAVAILABLE:
-                        unavailable.append(address)
-                    continue
-                raise
-            return response
-        if not candidates:  # never reached a broker: fail at once if none can be
-            raise_if_unreachable(self._bootstrap, unavailable)
-        raise error_for_code(
-            ErrorCode.NETWORK_EXCEPTION, f"no broker answered a Metadata request: {last_error}"
-        )
+            return stub.Metadata(request, timeout=self._timeout_s)
+
+        try:
+            return ask_any_broker(candidates, self._bootstrap, ask)
+        except RetryLater as exc:
+            raise error_for_code(
+                ErrorCode.NETWORK_EXCEPTION, f"no broker answered a Metadata request ({exc})"
+            ) from None
 
     def _install(self, response: pb.MetadataResponse, wanted: set[str]) -> None:
         brokers = {b.node_id: Node(b.node_id, b.host, b.port) for b in response.brokers}

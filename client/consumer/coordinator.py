@@ -27,15 +27,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 import grpc
 
-from minikafka.client._bootstrap import raise_if_unreachable
+from minikafka.client._bootstrap import ask_any_broker
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
 from minikafka.client._log import event_logger
+from minikafka.client._retry import RetryLater, RetryPolicy
 from minikafka.client.consumer.assignors import (
     ASSIGNORS,
     Assignment,
@@ -56,6 +57,8 @@ __all__ = [
 ]
 
 _log = event_logger(__name__)
+
+R = TypeVar("R")
 
 PROTOCOL_TYPE = "consumer"
 _COORDINATOR_ERRORS = frozenset(
@@ -146,6 +149,10 @@ class ConsumerCoordinator:
         self._last_poll = time.monotonic()
         self._last_heartbeat_ok = time.monotonic()
         self._closed = threading.Event()
+        # Until each call's deadline has passed; closing the consumer cuts a back-off short.
+        self._retry = RetryPolicy(
+            backoff_s=settings.retry_backoff_ms / 1000, overrun=True, sleep=self._closed.wait
+        )
         self._heartbeat_thread = threading.Thread(
             target=self._heartbeat_loop, name=f"heartbeat-{group_id}", daemon=True
         )
@@ -155,9 +162,6 @@ class ConsumerCoordinator:
 
     def _timeout_s(self) -> float:
         return self._settings.request_timeout_ms / 1000
-
-    def _backoff(self) -> None:
-        self._closed.wait(self._settings.retry_backoff_ms / 1000)
 
     def coordinator(self) -> Node | None:
         with self._lock:
@@ -178,43 +182,62 @@ class ConsumerCoordinator:
         """One FindCoordinator round over the known brokers; None when no answer was usable."""
         known = [n.address for n in self._metadata.brokers().values()]
         request = pb.FindCoordinatorRequest(key=self.group_id, key_type=0)
-        unavailable: list[str] = []
-        for address in dict.fromkeys(known + self._metadata.bootstrap):
-            try:
-                response = pb_grpc.GroupStub(self._pool.get(address)).FindCoordinator(
-                    request, timeout=self._timeout_s()
-                )
-            except grpc.RpcError as exc:
-                if exc.code() in RETRIABLE_STATUS:
-                    if exc.code() == grpc.StatusCode.UNAVAILABLE:
-                        unavailable.append(address)
-                    continue
-                raise
-            if response.error_code == ErrorCode.NONE:
-                node = Node(response.node_id, response.host, response.port)
-                with self._lock:
-                    self._coordinator = node
-                _log.info("group.coordinator_found", group_id=self.group_id, node_id=node.node_id)
-                return node
-            error = error_for_code(response.error_code, response.error_message)
-            if not error.retriable:
-                raise error
+
+        def ask(address: str) -> pb.FindCoordinatorResponse:
+            stub = pb_grpc.GroupStub(self._pool.get(address))
+            return stub.FindCoordinator(request, timeout=self._timeout_s())
+
+        try:
+            response = ask_any_broker(known, self._metadata.bootstrap, ask)
+        except RetryLater:
             return None
-        if not known:  # never reached a broker: fail at once if none can be
-            raise_if_unreachable(self._metadata.bootstrap, unavailable)
+        if response.error_code == ErrorCode.NONE:
+            node = Node(response.node_id, response.host, response.port)
+            with self._lock:
+                self._coordinator = node
+            _log.info("group.coordinator_found", group_id=self.group_id, node_id=node.node_id)
+            return node
+        error = error_for_code(response.error_code, response.error_message)
+        if not error.retriable:
+            raise error
         return None
 
     def ensure_coordinator(self, deadline: float) -> Node:
-        while True:
+        def attempt() -> Node:
             node = self.coordinator() or self._find_coordinator()
-            if node is not None:
-                return node
-            if time.monotonic() >= deadline:
-                raise error_for_code(
-                    ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                    f"no coordinator found for group {self.group_id}",
-                )
-            self._backoff()
+            if node is None:
+                raise RetryLater(f"no coordinator found for group {self.group_id}")
+            return node
+
+        return self._retry.call(
+            attempt,
+            deadline=deadline,
+            timed_out=lambda last: error_for_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, str(last)),
+        )
+
+    def _retrying(
+        self,
+        what: str,
+        attempt: Callable[[], R],
+        deadline: float,
+        timed_out: Callable[[RetryLater], Exception],
+    ) -> R:
+        """``attempt()`` until it returns or ``deadline`` passes, retrying a retriable group
+        error (_Retry) and a gRPC failure retrying may fix (the coordinator is then looked up
+        again: ``what`` prefixes the reason logged)."""
+
+        def once() -> R:
+            try:
+                return attempt()
+            except _Retry:
+                raise RetryLater(f"{what}retriable group error") from None
+            except grpc.RpcError as exc:
+                if exc.code() not in RETRIABLE_STATUS:
+                    raise
+                self.mark_coordinator_unknown(f"{what}grpc {exc.code().name}")
+                raise RetryLater(f"{what}grpc {exc.code().name}") from None
+
+        return self._retry.call(once, deadline=deadline, timed_out=timed_out)
 
     def _stub(self, node: Node) -> pb_grpc.GroupStub:
         return pb_grpc.GroupStub(self._pool.get(node.address))
@@ -245,24 +268,22 @@ class ConsumerCoordinator:
             return True
         if not self._hooks.subscribed_topics():
             return False
-        while not self._closed.is_set():
-            try:
-                self.ensure_coordinator(max(deadline, time.monotonic() + self._timeout_s()))
-                if not self._revoked:
-                    self._hooks.on_revoke()
-                    self._revoked = True
-                if self._join_and_sync():
-                    return True
-            except _Retry:
-                pass
-            except grpc.RpcError as exc:
-                if exc.code() not in RETRIABLE_STATUS:
-                    raise
-                self.mark_coordinator_unknown(f"grpc {exc.code().name}")
-            if time.monotonic() >= deadline:
+
+        def attempt() -> bool:
+            if self._closed.is_set():
                 return False
-            self._backoff()
-        return False
+            self.ensure_coordinator(max(deadline, time.monotonic() + self._timeout_s()))
+            if not self._revoked:
+                self._hooks.on_revoke()
+                self._revoked = True
+            if not self._join_and_sync():
+                raise _Retry
+            return True
+
+        try:
+            return self._retrying("", attempt, deadline, timed_out=lambda last: last)
+        except RetryLater:  # not joined by the deadline: the next poll goes on
+            return False
 
     def _join_and_sync(self) -> bool:
         node = self.coordinator()
@@ -516,22 +537,15 @@ class ConsumerCoordinator:
         if not offsets:
             return
         deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                self._commit_once(offsets, deadline)
-                return
-            except _Retry:
-                pass
-            except grpc.RpcError as exc:
-                if exc.code() not in RETRIABLE_STATUS:
-                    raise
-                self.mark_coordinator_unknown(f"commit: grpc {exc.code().name}")
-            if time.monotonic() >= deadline:
-                raise error_for_code(
-                    ErrorCode.REQUEST_TIMED_OUT,
-                    f"offset commit for group {self.group_id} did not complete in time",
-                )
-            self._backoff()
+        self._retrying(
+            "commit: ",
+            lambda: self._commit_once(offsets, deadline),
+            deadline,
+            timed_out=lambda last: error_for_code(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"offset commit for group {self.group_id} did not complete in time",
+            ),
+        )
 
     def _commit_once(
         self, offsets: Mapping[TopicPartition, OffsetAndMetadata], deadline: float
@@ -611,40 +625,38 @@ class ConsumerCoordinator:
                 for t, p in by_topic.items()
             ],
         )
-        while True:
-            try:
-                node = self.ensure_coordinator(deadline)
-                response = self._stub(node).OffsetFetch(request, timeout=self._timeout_s())
-                if response.error_code != ErrorCode.NONE:
-                    if response.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
-                        raise _Retry
-                    error = self._coordinator_error(response.error_code, response.error_message)
-                    if error.retriable:
-                        raise _Retry
-                    raise error
-                result: dict[TopicPartition, OffsetAndMetadata | None] = dict.fromkeys(wanted)
-                for topic in response.topics:
-                    for part in topic.partitions:
-                        tp = TopicPartition(topic.name, part.partition_index)
-                        if part.error_code != ErrorCode.NONE:
-                            raise error_for_code(part.error_code, part.error_message)
-                        if part.committed_offset >= 0:
-                            result[tp] = OffsetAndMetadata(
-                                part.committed_offset, part.metadata, part.committed_leader_epoch
-                            )
-                return result
-            except _Retry:
-                pass
-            except grpc.RpcError as exc:
-                if exc.code() not in RETRIABLE_STATUS:
-                    raise
-                self.mark_coordinator_unknown(f"offset fetch: grpc {exc.code().name}")
-            if time.monotonic() >= deadline:
-                raise error_for_code(
-                    ErrorCode.REQUEST_TIMED_OUT,
-                    f"committed offsets of group {self.group_id} not fetched in time",
-                )
-            self._backoff()
+
+        def attempt() -> dict[TopicPartition, OffsetAndMetadata | None]:
+            node = self.ensure_coordinator(deadline)
+            response = self._stub(node).OffsetFetch(request, timeout=self._timeout_s())
+            if response.error_code != ErrorCode.NONE:
+                if response.error_code == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
+                    raise _Retry
+                error = self._coordinator_error(response.error_code, response.error_message)
+                if error.retriable:
+                    raise _Retry
+                raise error
+            result: dict[TopicPartition, OffsetAndMetadata | None] = dict.fromkeys(wanted)
+            for topic in response.topics:
+                for part in topic.partitions:
+                    tp = TopicPartition(topic.name, part.partition_index)
+                    if part.error_code != ErrorCode.NONE:
+                        raise error_for_code(part.error_code, part.error_message)
+                    if part.committed_offset >= 0:
+                        result[tp] = OffsetAndMetadata(
+                            part.committed_offset, part.metadata, part.committed_leader_epoch
+                        )
+            return result
+
+        return self._retrying(
+            "offset fetch: ",
+            attempt,
+            deadline,
+            timed_out=lambda last: error_for_code(
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"committed offsets of group {self.group_id} not fetched in time",
+            ),
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 

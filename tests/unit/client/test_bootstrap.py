@@ -9,8 +9,11 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 
+import grpc
 import pytest
 
+from minikafka.client._bootstrap import BrokersUnreachableError, ask_any_broker
+from minikafka.client._retry import RetryLater
 from minikafka.client.admin import AdminClient
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.metadata import TopicPartition
@@ -111,3 +114,67 @@ def test_a_client_that_reached_the_cluster_keeps_retrying_when_it_goes_away() ->
             assert time.monotonic() - start >= 0.5
     finally:
         cluster.stop()
+
+
+class RpcFailure(grpc.RpcError):
+    """A gRPC call's failure as grpc raises it: a status code and details."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+def test_a_round_asks_known_brokers_then_bootstrap_servers_each_once() -> None:
+    asked: list[str] = []
+
+    def ask(address: str) -> str:
+        asked.append(address)
+        if address != "b:2":
+            raise RpcFailure(grpc.StatusCode.DEADLINE_EXCEEDED, "slow")
+        return f"answer from {address}"
+
+    answer = ask_any_broker(["a:1", "b:2"], ["a:1", "c:3"], ask)
+    assert answer == "answer from b:2"
+    assert asked == ["a:1", "b:2"]
+
+
+def test_a_round_without_an_answer_names_the_last_failure() -> None:
+    def ask(address: str) -> str:
+        raise RpcFailure(grpc.StatusCode.UNAVAILABLE, f"{address} is restarting")
+
+    with pytest.raises(RetryLater, match=r"^c:3: UNAVAILABLE: c:3 is restarting$"):
+        ask_any_broker(["a:1"], ["c:3"], ask)  # a broker was known: retried, not unreachable
+
+
+def test_a_failure_a_retry_cannot_fix_ends_the_round() -> None:
+    asked: list[str] = []
+
+    def ask(address: str) -> str:
+        asked.append(address)
+        raise RpcFailure(grpc.StatusCode.UNIMPLEMENTED, "no such method")
+
+    with pytest.raises(grpc.RpcError):
+        ask_any_broker(["a:1", "b:2"], [], ask)
+    assert asked == ["a:1"]
+
+
+def test_a_round_asks_nobody_once_its_deadline_has_passed() -> None:
+    asked: list[str] = []
+    with pytest.raises(RetryLater, match="no broker answered"):
+        ask_any_broker(["a:1"], [], asked.append, deadline=time.monotonic() - 1)
+    assert asked == []
+
+
+def test_a_first_round_refused_everywhere_is_unreachable() -> None:
+    address = closed_address()
+
+    def ask(address: str) -> str:
+        raise RpcFailure(grpc.StatusCode.UNAVAILABLE, "failed to connect")
+
+    with pytest.raises(BrokersUnreachableError, match="cannot connect to any bootstrap server"):
+        ask_any_broker([], [address], ask)
