@@ -35,6 +35,7 @@ Keys, with Kafka's names and defaults::
     replica.fetch.min.bytes                    1
     replica.fetch.max.bytes                    1048576
     replica.fetch.response.max.bytes           10485760 (a follower's whole fetch answer)
+    replica.fetch.backoff.ms                   1000 (a follower's pause after a failed fetch)
     fetch.max.bytes                            57671680 (a consumer's whole fetch answer)
     socket.request.max.bytes                   104857600
     replica.socket.timeout.ms                  30000
@@ -52,11 +53,15 @@ Keys, with Kafka's names and defaults::
     offsets.topic.num.partitions               50
     offsets.topic.replication.factor           3
     group.initial.rebalance.delay.ms           3000
+    group.min.session.timeout.ms               6000
+    group.max.session.timeout.ms               1800000
+    offset.metadata.max.bytes                  4096
     log.flush.offset.checkpoint.interval.ms    60000
     log.retention.check.interval.ms            300000
     producer.id.expiration.ms                  86400000
     producer.id.expiration.check.interval.ms   600000
     log.cleaner.enable                         true
+    compression.type                           producer (the only value served: no recompression)
     log.cleaner.threads                        1
     log.cleaner.backoff.ms                     15000 (sleep when no log needs cleaning)
     log.cleaner.dedupe.buffer.size             134217728 (offset map memory, all threads)
@@ -74,13 +79,21 @@ log.index.interval.bytes, log.retention.ms/minutes/hours/bytes, log.flush.interv
 log.cleanup.policy, message.max.bytes) belong to ``broker.storage.config.LogConfig``, built here
 from the same merged properties into ``BrokerConfig.log``.
 
-Unknown keys are kept in ``BrokerConfig.unknown`` and logged as a warning, as Kafka does; a bad
-value raises ``InvalidConfigError`` naming the key and the value. Immutable; safe from any thread.
+Unknown keys are kept in ``BrokerConfig.unknown`` and logged as a warning, as Kafka does (a
+misspelt ``log.*`` key too, with the key it probably meant); a bad value raises
+``InvalidConfigError`` naming the key and the value. Immutable; safe from any thread.
+
+Dynamic broker configs (Kafka's, ZooKeeper mode): ``/config/brokers/<default>`` for the whole
+cluster and ``/config/brokers/<id>`` for one broker override the static value of the keys in
+``DYNAMIC_KEYS``, per-broker first. ``with_dynamic`` lays them over the static config;
+``describe`` reports each key's source as Kafka's DescribeConfigs does.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import enum
 import os
 import re
 import socket
@@ -91,19 +104,24 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
+import javaproperties
 import structlog
 
-from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.config import BROKER_STORAGE_KEYS, TOPIC_KEY_SYNONYMS, LogConfig
 from minikafka.controller.zk_data import EndPoint
 from minikafka.proto.errors import InvalidConfigError
 
 __all__ = [
+    "DYNAMIC_KEYS",
     "BrokerConfig",
+    "ConfigSource",
+    "parse_compression_type",
     "parse_metrics_listener",
     "parse_overrides",
     "parse_properties",
     "properties_from_environ",
     "read_properties",
+    "validate_dynamic_update",
 ]
 
 _log = structlog.get_logger(__name__)
@@ -122,6 +140,17 @@ _DEFAULT_PROTOCOL_MAP: Mapping[str, str] = MappingProxyType(
 )
 _SUPPORTED_PROTOCOLS = frozenset({"PLAINTEXT"})
 _UNROUTABLE_HOSTS = frozenset({"0.0.0.0", "::"})
+
+
+class ConfigSource(enum.IntEnum):
+    """Kafka's DescribeConfigs config source: where a value comes from."""
+
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1  # /config/topics/<topic>
+    DYNAMIC_BROKER_CONFIG = 2  # /config/brokers/<id>
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3  # /config/brokers/<default>
+    STATIC_BROKER_CONFIG = 4  # server.properties, env or --override
+    DEFAULT_CONFIG = 5  # Kafka's default
 
 
 @dataclass(frozen=True)
@@ -160,11 +189,13 @@ class BrokerConfig:
     replica_fetch_min_bytes: int = 1
     replica_fetch_max_bytes: int = 1_048_576
     replica_fetch_response_max_bytes: int = 10_485_760
+    replica_fetch_backoff_ms: int = 1_000
     fetch_max_bytes: int = 57_671_680
     replica_socket_timeout_ms: int = 30_000
     replica_high_watermark_checkpoint_interval_ms: int = 5_000
     request_timeout_ms: int = 30_000
     unclean_leader_election_enable: bool = False
+    compression_type: str = "producer"
     auto_create_topics_enable: bool = True
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_seconds: int = 300
@@ -176,6 +207,9 @@ class BrokerConfig:
     offsets_topic_num_partitions: int = 50
     offsets_topic_replication_factor: int = 3
     group_initial_rebalance_delay_ms: int = 3_000
+    group_min_session_timeout_ms: int = 6_000
+    group_max_session_timeout_ms: int = 1_800_000
+    offset_metadata_max_bytes: int = 4_096
     log_flush_offset_checkpoint_interval_ms: int = 60_000
     log_retention_check_interval_ms: int = 300_000
     producer_id_expiration_ms: int = 86_400_000
@@ -197,6 +231,11 @@ class BrokerConfig:
     unknown: Mapping[str, str] = field(default_factory=dict, hash=False)
     # Keys that were set by the file, the environment or an override (the rest are defaults).
     explicit: frozenset[str] = frozenset()
+    # Dynamic broker configs in force (see with_dynamic): cluster-wide and this broker's.
+    dynamic_default: Mapping[str, str] = field(default_factory=dict, hash=False)
+    dynamic_broker: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # The config the dynamic ones were laid over (None: this one is static).
+    static: BrokerConfig | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.zookeeper_connection_timeout_ms == -1:
@@ -436,7 +475,9 @@ class BrokerConfig:
             if k not in known and not _is_storage_key(k) and k not in _KAFKA_KEYS_NOT_USED
         }
         for key in sorted(unknown):  # the key only: a value may be a secret
-            _log.warning("config.unknown_key", key=key)
+            meant = _suggestion(key, known | BROKER_STORAGE_KEYS)
+            extra = {} if meant is None else {"did_you_mean": meant}
+            _log.warning("config.unknown_key", key=key, **extra)
         ignored = sorted(k for k in props if k in _KAFKA_KEYS_NOT_USED)
         if ignored:
             _log.info("config.kafka_keys_not_used", keys=ignored)
@@ -452,27 +493,82 @@ class BrokerConfig:
             explicit=frozenset(k for k in props if k not in unknown),
         )
 
+    # --- dynamic broker configs --------------------------------------------------------------
+
+    def with_dynamic(
+        self, default: Mapping[str, str], per_broker: Mapping[str, str]
+    ) -> BrokerConfig:
+        """This (static) config with the dynamic configs laid over it: ``default`` from
+        /config/brokers/<default>, ``per_broker`` from /config/brokers/<id>, which wins.
+        InvalidConfigError when a key cannot change at run time or a value is bad."""
+        merged = {**default, **per_broker}
+        validate_dynamic_update(merged)
+        base = self.static or self
+        values: dict[str, Any] = {}
+        for spec in _SPECS:
+            if spec.key in merged:
+                values[spec.field] = spec.parser(spec.key, merged[spec.key])
+        log = LogConfig.from_properties(
+            {k: v for k, v in merged.items() if k in BROKER_STORAGE_KEYS}, base=base.log
+        )
+        return dataclasses.replace(
+            base,
+            **values,
+            log=log,
+            dynamic_default=MappingProxyType(dict(default)),
+            dynamic_broker=MappingProxyType(dict(per_broker)),
+            static=base,
+        )
+
     # --- describing -------------------------------------------------------------------------
 
-    def describe(self) -> dict[str, tuple[str | None, bool]]:
-        """``key -> (value as text, is_default)`` for every broker key, for DescribeConfigs.
+    def describe(self) -> dict[str, tuple[str | None, ConfigSource]]:
+        """``key -> (value as text, source)`` for every broker key, for DescribeConfigs.
 
         Values are the effective ones (advertised.listeners shows the listeners when unset).
-        ``is_default`` is true when no source set the key, so a value written out equal to
-        Kafka's default still counts as set, as in Kafka's STATIC_BROKER_CONFIG.
+        The source is DEFAULT_CONFIG only when nothing set the key, so a value written out
+        equal to Kafka's default still counts as set, as in Kafka's STATIC_BROKER_CONFIG.
         """
-        out: dict[str, tuple[str | None, bool]] = {}
+        out: dict[str, tuple[str | None, ConfigSource]] = {}
         for spec in _SPECS:
-            is_default = not any(k in self.explicit for k in (spec.key, *spec.fallbacks))
-            out[spec.key] = (_format(getattr(self, spec.field)), is_default)
-        defaults = LogConfig().to_properties()
+            source = self.source_of((spec.key, *spec.fallbacks))
+            out[spec.key] = (_format(getattr(self, spec.field)), source)
         for topic_key, value in self.log.to_properties().items():
-            broker_key = _BROKER_KEY_FOR_TOPIC_KEY.get(topic_key, topic_key)
-            out[broker_key] = (
-                value,
-                broker_key not in self.explicit and value == defaults.get(topic_key),
-            )
+            synonyms = TOPIC_KEY_SYNONYMS[topic_key]
+            out[synonyms[0]] = (value, self.source_of(synonyms))
         return dict(sorted(out.items()))
+
+    def synonyms(self, keys: Iterable[str]) -> list[tuple[str, str | None, ConfigSource]]:
+        """Kafka's synonyms of a broker key known by ``keys``, highest precedence first:
+        ``(key, value, source)`` for this broker's dynamic value, the cluster-wide one, then
+        the static value (server.properties or Kafka's default)."""
+        keys = tuple(keys)
+        out: list[tuple[str, str | None, ConfigSource]] = [
+            (k, self.dynamic_broker[k], ConfigSource.DYNAMIC_BROKER_CONFIG)
+            for k in keys
+            if k in self.dynamic_broker
+        ]
+        out += [
+            (k, self.dynamic_default[k], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+            for k in keys
+            if k in self.dynamic_default
+        ]
+        static = self.static or self
+        described = static.describe().get(keys[0])
+        if described is not None:
+            out.append((keys[0], described[0], described[1]))
+        return out
+
+    def source_of(self, keys: Iterable[str]) -> ConfigSource:
+        """Where the value of a key known by ``keys`` (its synonyms) comes from."""
+        keys = tuple(keys)
+        if any(k in self.dynamic_broker for k in keys):
+            return ConfigSource.DYNAMIC_BROKER_CONFIG
+        if any(k in self.dynamic_default for k in keys):
+            return ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+        if any(k in self.explicit for k in keys):
+            return ConfigSource.STATIC_BROKER_CONFIG
+        return ConfigSource.DEFAULT_CONFIG
 
 
 # --- keys ---------------------------------------------------------------------------------------
@@ -528,6 +624,26 @@ def _string(key: str, raw: str) -> str:
 
 def _optional_string(key: str, raw: str) -> str | None:
     return raw.strip() or None
+
+
+_COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
+
+def parse_compression_type(key: str, raw: str) -> str:
+    """Kafka's compression.type. Only ``producer`` (keep what the producer sent) is served:
+    this broker does not recompress, so any other value is refused rather than ignored."""
+    value = raw.strip().lower()
+    if value not in _COMPRESSION_TYPES:
+        raise InvalidConfigError(
+            f"Invalid value {raw} for configuration {key}: String must be one of: "
+            + ", ".join(_COMPRESSION_TYPES)
+        )
+    if value != "producer":
+        raise InvalidConfigError(
+            f"Invalid value {raw} for configuration {key}: this broker keeps the producer's "
+            "compression and does not recompress; only 'producer' is supported"
+        )
+    return value
 
 
 def parse_metrics_listener(value: str) -> tuple[str, int] | None:
@@ -641,6 +757,7 @@ _SPECS: tuple[_Spec, ...] = (
         minimum=0,
     ),
     _Spec("fetch.max.bytes", "fetch_max_bytes", _INT, minimum=0),
+    _Spec("replica.fetch.backoff.ms", "replica_fetch_backoff_ms", _INT, minimum=0),
     _Spec("replica.socket.timeout.ms", "replica_socket_timeout_ms", _INT, minimum=0),
     _Spec(
         "replica.high.watermark.checkpoint.interval.ms",
@@ -650,6 +767,7 @@ _SPECS: tuple[_Spec, ...] = (
     ),
     _Spec("request.timeout.ms", "request_timeout_ms", _INT, minimum=0),
     _Spec("unclean.leader.election.enable", "unclean_leader_election_enable", _boolean),
+    _Spec("compression.type", "compression_type", parse_compression_type),
     _Spec("auto.create.topics.enable", "auto_create_topics_enable", _boolean),
     _Spec("auto.leader.rebalance.enable", "auto_leader_rebalance_enable", _boolean),
     _Spec(
@@ -681,6 +799,9 @@ _SPECS: tuple[_Spec, ...] = (
         minimum=1,
     ),
     _Spec("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _INT, minimum=0),
+    _Spec("group.min.session.timeout.ms", "group_min_session_timeout_ms", _INT, minimum=0),
+    _Spec("group.max.session.timeout.ms", "group_max_session_timeout_ms", _INT, minimum=0),
+    _Spec("offset.metadata.max.bytes", "offset_metadata_max_bytes", _INT, minimum=0),
     _Spec(
         "log.flush.offset.checkpoint.interval.ms",
         "log_flush_offset_checkpoint_interval_ms",
@@ -719,19 +840,44 @@ _SPECS: tuple[_Spec, ...] = (
     ),
 )
 
-# Kafka's synonyms: the broker key that sets the default of each topic key LogConfig reports.
-_BROKER_KEY_FOR_TOPIC_KEY = {
-    "segment.bytes": "log.segment.bytes",
-    "segment.ms": "log.roll.ms",
-    "segment.index.bytes": "log.index.size.max.bytes",
-    "index.interval.bytes": "log.index.interval.bytes",
-    "retention.ms": "log.retention.ms",
-    "retention.bytes": "log.retention.bytes",
-    "flush.messages": "log.flush.interval.messages",
-    "flush.ms": "log.flush.interval.ms",
-    "max.message.bytes": "message.max.bytes",
-    "cleanup.policy": "log.cleanup.policy",
-}
+# The keys a running broker takes from /config/brokers (Kafka's DynamicBrokerConfig, those of
+# them this broker has): the storage defaults of every topic, the topic-level defaults the
+# replicas and the controller read, the cleaner's and producer-id expiry.
+DYNAMIC_KEYS: frozenset[str] = BROKER_STORAGE_KEYS | frozenset(
+    {
+        "min.insync.replicas",
+        "unclean.leader.election.enable",
+        "log.cleaner.threads",
+        "log.cleaner.backoff.ms",
+        "log.cleaner.dedupe.buffer.size",
+        "log.cleaner.io.buffer.size",
+        "producer.id.expiration.ms",
+    }
+)
+
+
+def validate_dynamic_update(props: Mapping[str, str]) -> None:
+    """InvalidConfigError with Kafka's message when a key cannot change without a restart (or
+    is no key at all), or a value is invalid."""
+    known = {spec.key for spec in _SPECS} | BROKER_STORAGE_KEYS
+    unknown = sorted(k for k in props if k not in known)
+    if unknown:
+        raise InvalidConfigError(f"Unknown broker configs: Set({', '.join(unknown)})")
+    static = sorted(k for k in props if k not in DYNAMIC_KEYS)
+    if static:
+        raise InvalidConfigError(
+            f"Cannot update these configs dynamically: Set({', '.join(static)})"
+        )
+    for spec in _SPECS:
+        if spec.key in props:
+            value = spec.parser(spec.key, props[spec.key])
+            if spec.minimum is not None and isinstance(value, int) and value < spec.minimum:
+                raise InvalidConfigError(
+                    f"invalid value {value} for configuration {spec.key}: "
+                    f"must be at least {spec.minimum}"
+                )
+    LogConfig.from_properties({k: v for k, v in props.items() if k in BROKER_STORAGE_KEYS})
+
 
 # Keys of Kafka's stock server.properties that have no meaning here (thread pools, socket buffers,
 # transactions): accepted quietly so that Kafka's own file works unchanged.
@@ -746,14 +892,32 @@ _KAFKA_KEYS_NOT_USED = frozenset(
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
         "security.inter.broker.protocol",
+        # Kafka's log.* keys for mechanisms this broker does not have
+        "log.message.format.version",
+        "log.message.timestamp.type",
+        "log.message.timestamp.difference.max.ms",
+        "log.message.downconversion.enable",
+        "log.preallocate",
+        "log.roll.jitter.ms",
+        "log.roll.jitter.hours",
+        "log.segment.delete.delay.ms",
+        "log.flush.scheduler.interval.ms",
+        "log.flush.start.offset.checkpoint.interval.ms",
+        "log.cleaner.io.buffer.load.factor",
+        "log.cleaner.io.max.bytes.per.second",
     }
 )
 
 
 def _is_storage_key(key: str) -> bool:
-    # LogConfig owns the storage keys; it does not publish their list, so the log.* namespace
-    # is taken as its own (a misspelt log.* key is therefore not warned about).
-    return key.startswith("log.") or key == "message.max.bytes"
+    return key in BROKER_STORAGE_KEYS
+
+
+def _suggestion(key: str, known: Iterable[str]) -> str | None:
+    """The known key ``key`` is most probably a misspelling of, if any (``log.retention.hour``
+    -> ``log.retention.hours``)."""
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _format(value: object) -> str | None:
@@ -784,83 +948,19 @@ def _bind_address(endpoint: EndPoint) -> str:
 # --- sources ------------------------------------------------------------------------------------
 
 _WHITESPACE = " \t\f"
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 
 def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java properties text (the ``server.properties`` format) into ``key -> value``.
-
-    As ``java.util.Properties.load``: a line whose first non-blank character is ``#`` or ``!``
-    is a comment; a line ending in an odd number of backslashes continues on the next line,
-    whose leading whitespace is dropped; the key ends at the first unescaped ``=``, ``:`` or
-    whitespace, and one ``=``/``:`` with whitespace around it separates it from the value;
-    ``\\t \\n \\r \\f \\uXXXX`` are escapes and a backslash before any other character stands
-    for that character. Unlike Java, trailing whitespace of a value is dropped too. A key given
-    twice keeps its last value.
-    """
-    result: dict[str, str] = {}
-    lines = _LINE_BREAK.split(text)  # not str.splitlines: \f is whitespace here, not a break
-    i = 0
-    while i < len(lines):
-        line = lines[i].lstrip(_WHITESPACE)
-        i += 1
-        if not line or line[0] in "#!":
-            continue
-        while _continues(line) and i < len(lines):
-            line = line[:-1] + lines[i].lstrip(_WHITESPACE)
-            i += 1
-        if _continues(line):  # a backslash on the last line continues into nothing
-            line = line[:-1]
-        key, value = _split_key_value(line)
-        result[_unescape(key, line)] = _unescape(value, line).rstrip(_WHITESPACE)
-    return result
-
-
-def _continues(line: str) -> bool:
-    backslashes = len(line) - len(line.rstrip("\\"))
-    return backslashes % 2 == 1
-
-
-def _split_key_value(line: str) -> tuple[str, str]:
-    pos = 0
-    while pos < len(line):
-        char = line[pos]
-        if char == "\\":
-            pos += 2
-            continue
-        if char in "=:" or char in _WHITESPACE:
-            break
-        pos += 1
-    key = line[:pos]
-    rest = line[pos:].lstrip(_WHITESPACE)
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(_WHITESPACE)
-    return key, rest
-
-
-def _unescape(text: str, line: str) -> str:
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    pos = 0
-    while pos < len(text):
-        char = text[pos]
-        if char != "\\" or pos + 1 >= len(text):
-            out.append(char)
-            pos += 1
-            continue
-        escaped = text[pos + 1]
-        if escaped == "u":
-            digits = text[pos + 2 : pos + 6]
-            if len(digits) != 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
-                raise InvalidConfigError(f"malformed \\uXXXX escape in properties line {line!r}")
-            out.append(chr(int(digits, 16)))
-            pos += 6
-        else:
-            out.append(_ESCAPES.get(escaped, escaped))
-            pos += 2
-    return "".join(out)
+    """Parse Java properties text (the ``server.properties`` format) into ``key -> value``,
+    with javaproperties (``java.util.Properties.load``'s rules: comments, continuation lines,
+    ``=``/``:``/whitespace separators, escapes). Unlike Java, trailing whitespace of a value is
+    dropped too. A key given twice keeps its last value. A malformed ``\\uXXXX`` escape is
+    InvalidConfigError."""
+    try:
+        parsed = javaproperties.loads(text)
+    except ValueError as exc:  # javaproperties' InvalidUEscapeError
+        raise InvalidConfigError(f"malformed \\uXXXX escape in properties: {exc}") from None
+    return {key: value.rstrip(_WHITESPACE) for key, value in parsed.items()}
 
 
 def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:

@@ -35,6 +35,7 @@ requests per broker in controller.request_batch.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import queue
@@ -279,6 +280,37 @@ class KafkaController:
             lambda: self._controlled_shutdown(broker_id, broker_epoch),
             lambda code, msg: ControlledShutdownResult(code, []),
         )
+
+    def enable_unclean_leader_election(
+        self, topic: str | None = None, *, default: bool | None = None
+    ) -> None:
+        """A config change turned ``unclean.leader.election.enable`` on, for ``topic`` or (None)
+        as the broker default, which ``default`` replaces when given: partitions left without a
+        leader are elected again under the new setting, as Kafka's controller does on its
+        TopicUncleanLeaderElectionEnable event."""
+
+        def action() -> None:
+            if default is not None:
+                self.config = dataclasses.replace(
+                    self.config, unclean_leader_election_enable=default
+                )
+            if not self._active:
+                return
+            ctx = self._ctx
+            offline = [
+                tp
+                for tp in ctx.all_partitions()
+                if (topic is None or tp.topic == topic)
+                and tp in ctx.partition_states
+                and not ctx.has_live_leader(tp)
+            ]
+            if not offline:
+                return
+            batch = self._new_batch()
+            self._online_partition_state_change(offline, batch)
+            batch.send(self._channels)
+
+        self._enqueue("UncleanLeaderElectionEnable", action)
 
     # --- the event thread ----------------------------------------------------------------------
 

@@ -86,6 +86,10 @@ LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 LOG_DIR_FAILURE_EVENT = 1  # the only event Kafka defines
 CONFIG_PATH = "/config"
 CONFIG_TOPICS_PATH = "/config/topics"
+CONFIG_BROKERS_PATH = "/config/brokers"
+CONFIG_CHANGES_PATH = "/config/changes"
+CONFIG_CHANGE_PREFIX = "config_change_"
+DEFAULT_BROKER_ENTITY = "<default>"  # /config/brokers/<default>: the cluster-wide defaults
 CLUSTER_PATH = "/cluster"
 CLUSTER_ID_PATH = "/cluster/id"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
@@ -98,6 +102,8 @@ PERSISTENT_PATHS = (
     ISR_CHANGE_NOTIFICATION_PATH,
     LOG_DIR_EVENT_NOTIFICATION_PATH,
     CONFIG_TOPICS_PATH,
+    CONFIG_BROKERS_PATH,
+    CONFIG_CHANGES_PATH,
     PRODUCER_ID_BLOCK_PATH,
 )
 
@@ -132,6 +138,16 @@ def delete_topic_path(topic: str) -> str:
 
 def topic_config_path(topic: str) -> str:
     return f"{CONFIG_TOPICS_PATH}/{topic}"
+
+
+def broker_config_path(entity: str) -> str:
+    """``entity`` is a broker id or DEFAULT_BROKER_ENTITY."""
+    return f"{CONFIG_BROKERS_PATH}/{entity}"
+
+
+def config_change_path(node_name: str = "") -> str:
+    """The path of one config change notification, or (no name) the sequential prefix."""
+    return f"{CONFIG_CHANGES_PATH}/{node_name or CONFIG_CHANGE_PREFIX}"
 
 
 def isr_change_path(node_name: str = "") -> str:
@@ -522,13 +538,43 @@ def encode_topic_config(config: Mapping[str, str]) -> bytes:
 
 
 def decode_topic_config(topic: str, data: bytes) -> dict[str, str]:
+    return _decode_config(topic_config_path(topic), data)
+
+
+def decode_broker_config(entity: str, data: bytes) -> dict[str, str]:
+    """/config/brokers/<id> or <default>: the same shape as a topic's config."""
+    return _decode_config(broker_config_path(entity), data)
+
+
+def _decode_config(path: str, data: bytes) -> dict[str, str]:
     if not data:  # Kafka treats a config znode without data as an empty config
         return {}
-    fields = _Fields(topic_config_path(topic), data)
+    fields = _Fields(path, data)
     config = fields.mapping("config", default={})
     if not all(isinstance(v, str) for v in config.values()):
         raise fields.error("a config value is not a string")
     return dict(config)
+
+
+def encode_config_change(entity_path: str) -> bytes:
+    """A /config/changes notification, as Kafka's version 2: ``entity_path`` is
+    ``topics/<topic>`` or ``brokers/<id>`` / ``brokers/<default>``."""
+    return _dump({"version": 2, "entity_path": entity_path})
+
+
+def decode_config_change(node_name: str, data: bytes) -> tuple[str, str]:
+    """``(entity type, entity name)`` of a notification: ``("topics", "t")``,
+    ``("brokers", "1")``. Version 1 (``entity_type`` and ``entity_name``) is read too."""
+    fields = _Fields(config_change_path(node_name), data)
+    version = fields.integer("version")
+    if version == 1:
+        return fields.string("entity_type"), fields.string("entity_name")
+    if version != 2:
+        raise fields.error(f"unknown version {version}")
+    entity_type, sep, entity_name = fields.string("entity_path").partition("/")
+    if not sep or not entity_type or not entity_name:
+        raise fields.error("entity_path is not <type>/<name>")
+    return entity_type, entity_name
 
 
 def encode_cluster_id(cluster_id: str) -> bytes:

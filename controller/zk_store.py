@@ -62,6 +62,7 @@ from minikafka.controller.errors import (
 from minikafka.controller.zk_data import (
     BROKER_IDS_PATH,
     CLUSTER_ID_PATH,
+    CONFIG_CHANGES_PATH,
     CONTROLLER_EPOCH_PATH,
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
@@ -80,9 +81,13 @@ from minikafka.controller.zk_data import (
     TopicAssignment,
     TopicPartition,
     Versioned,
+    broker_config_path,
     broker_path,
+    config_change_path,
     decode_broker,
+    decode_broker_config,
     decode_cluster_id,
+    decode_config_change,
     decode_controller,
     decode_controller_epoch,
     decode_isr_change,
@@ -95,6 +100,7 @@ from minikafka.controller.zk_data import (
     delete_topic_path,
     encode_broker,
     encode_cluster_id,
+    encode_config_change,
     encode_controller,
     encode_controller_epoch,
     encode_isr_change,
@@ -373,7 +379,53 @@ class ZkStore:
         return {} if data is None else decode_topic_config(topic, data)
 
     def set_topic_config(self, topic: str, config: Mapping[str, str]) -> None:
+        """Replace the topic's overrides, then tell every broker (a config change
+        notification), as Kafka's AdminZkClient.changeTopicConfig."""
         self._set_or_create(topic_config_path(topic), encode_topic_config(config))
+        self.create_config_change_notification(f"topics/{topic}")
+
+    # --- dynamic broker configs: /config/brokers/<id> and /config/brokers/<default> ----------
+
+    def get_broker_config(self, entity: str) -> dict[str, str]:
+        """The dynamic configs of broker ``entity`` (an id, or ``<default>`` for the
+        cluster-wide defaults); empty when none are set."""
+        data = self._get_data(broker_config_path(entity))
+        return {} if data is None else decode_broker_config(entity, data)
+
+    def set_broker_config(self, entity: str, config: Mapping[str, str]) -> None:
+        self._set_or_create(broker_config_path(entity), encode_topic_config(config))
+        self.create_config_change_notification(f"brokers/{entity}")
+
+    # --- config change notifications: /config/changes/config_change_<seq> ---------------------
+
+    def create_config_change_notification(self, entity_path: str) -> str:
+        """``entity_path`` is ``topics/<t>`` or ``brokers/<id|<default>>``; returns the name."""
+        path = self._call(
+            self._client.create,
+            config_change_path(),
+            encode_config_change(entity_path),
+            sequence=True,
+            makepath=True,
+        )
+        return str(path).rsplit("/", 1)[1]
+
+    def get_config_change(self, node_name: str) -> tuple[str, str, int] | None:
+        """``(entity type, entity name, creation time in ms)``; None when it is gone."""
+        try:
+            data, stat = self._call(self._client.get, config_change_path(node_name))
+        except NoNodeError:
+            return None
+        entity_type, entity_name = decode_config_change(node_name, bytes(data or b""))
+        return entity_type, entity_name, int(stat.ctime)
+
+    def delete_config_changes(self, node_names: Iterable[str]) -> None:
+        for name in node_names:
+            self._delete_if_present(config_change_path(name))
+
+    def watch_config_changes(self, callback: Callable[[list[str]], None]) -> Watch:
+        """``callback(sorted notification names)`` now and after every change."""
+        self._call(self._client.ensure_path, CONFIG_CHANGES_PATH)
+        return self._watch_children(CONFIG_CHANGES_PATH, callback)
 
     def delete_topic_znodes(self, topic: str) -> None:
         """The last step of a deletion: the topic's znodes, its config, then its delete marker."""

@@ -23,6 +23,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "run a broker (server.properties, KAFKA_* env, --override)",
     ),
     "topics": ("minikafka.client.cli.topics", "create, list, describe, alter and delete topics"),
+    "configs": (
+        "minikafka.client.cli.configs",
+        "describe and alter topic and broker configs (kafka-configs.sh)",
+    ),
     "elect-leaders": (
         "minikafka.client.cli.elect_leaders",
         "run a preferred or unclean leader election for partitions",

@@ -601,20 +601,31 @@ class DescribeConfigsRequest(_message.Message):
 class DescribeConfigsResponse(_message.Message):
     __slots__ = ("results",)
     class DescribeConfigsResourceResult(_message.Message):
-        __slots__ = ("name", "value", "read_only", "is_default", "config_source", "is_sensitive")
+        __slots__ = ("name", "value", "read_only", "is_default", "config_source", "is_sensitive", "synonyms")
         NAME_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
         READ_ONLY_FIELD_NUMBER: _ClassVar[int]
         IS_DEFAULT_FIELD_NUMBER: _ClassVar[int]
         CONFIG_SOURCE_FIELD_NUMBER: _ClassVar[int]
         IS_SENSITIVE_FIELD_NUMBER: _ClassVar[int]
+        SYNONYMS_FIELD_NUMBER: _ClassVar[int]
         name: str
         value: str
         read_only: bool
         is_default: bool
         config_source: ConfigSource
         is_sensitive: bool
-        def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., read_only: _Optional[bool] = ..., is_default: _Optional[bool] = ..., config_source: _Optional[_Union[ConfigSource, str]] = ..., is_sensitive: _Optional[bool] = ...) -> None: ...
+        synonyms: _containers.RepeatedCompositeFieldContainer[DescribeConfigsResponse.DescribeConfigsSynonym]
+        def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., read_only: _Optional[bool] = ..., is_default: _Optional[bool] = ..., config_source: _Optional[_Union[ConfigSource, str]] = ..., is_sensitive: _Optional[bool] = ..., synonyms: _Optional[_Iterable[_Union[DescribeConfigsResponse.DescribeConfigsSynonym, _Mapping]]] = ...) -> None: ...
+    class DescribeConfigsSynonym(_message.Message):
+        __slots__ = ("name", "value", "source")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        SOURCE_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        value: str
+        source: ConfigSource
+        def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ..., source: _Optional[_Union[ConfigSource, str]] = ...) -> None: ...
     class DescribeConfigsResult(_message.Message):
         __slots__ = ("error_code", "error_message", "resource_type", "resource_name", "configs")
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]

@@ -130,18 +130,14 @@ class GroupConfig:
 
     @classmethod
     def from_broker_config(cls, config: BrokerConfig) -> GroupConfig:
-        """Its typed fields where BrokerConfig has them, else its unknown keys (as Kafka's)."""
-
-        def key(name: str, default: int) -> int:
-            return int(config.unknown.get(name, default))
-
+        """The broker's group and offsets keys."""
         return cls(
             offsets_topic_num_partitions=config.offsets_topic_num_partitions,
             group_initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
-            group_min_session_timeout_ms=key("group.min.session.timeout.ms", 6_000),
-            group_max_session_timeout_ms=key("group.max.session.timeout.ms", 1_800_000),
+            group_min_session_timeout_ms=config.group_min_session_timeout_ms,
+            group_max_session_timeout_ms=config.group_max_session_timeout_ms,
             offsets_commit_timeout_ms=config.offsets_commit_timeout_ms,
-            offset_metadata_max_bytes=key("offset.metadata.max.bytes", 4_096),
+            offset_metadata_max_bytes=config.offset_metadata_max_bytes,
             offsets_load_buffer_size=config.offsets_load_buffer_size,
             offsets_retention_minutes=config.offsets_retention_minutes,
             offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,

@@ -99,7 +99,6 @@ __all__ = [
 
 # Test-only fault injection (see the module docstring): leader_epoch (default) | high_watermark.
 FOLLOWER_TRUNCATION_KEY = "minikafka.test.follower.truncation"
-_REPLICA_FETCH_BACKOFF_KEY = "replica.fetch.backoff.ms"
 _DEBUGGING_REPLICA_ID = -2
 _CONSUMER_REPLICA_ID = -1
 _DEFAULT_FETCH_MAX_BYTES = 50 * 1024 * 1024
@@ -244,7 +243,7 @@ class ReplicaManager:
                 f"not {truncation!r}"
             )
         self.truncate_to_high_watermark = truncation == "high_watermark"
-        self._fetch_backoff_s = int(config.unknown.get(_REPLICA_FETCH_BACKOFF_KEY, "1000")) / 1000
+        self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher)
         self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
         self._tasks: list[asyncio.Task[None]] = []
@@ -339,6 +338,24 @@ class ReplicaManager:
                 listener(became_leader, no_longer_leader)
             except Exception:
                 _log.exception("leadership_listener.failed")
+
+    def reconfigure(self, config: BrokerConfig) -> None:
+        """The broker's config after a dynamic broker config change (defaults such as
+        min.insync.replicas for partitions that become leaders from now on)."""
+        self.config = config
+
+    def set_min_insync_replicas(self, topic: str, value: int) -> None:
+        """A changed min.insync.replicas for the topic's partitions here: acks=all produces
+        are checked against it from the next one on."""
+        for tp, partition in self._partitions.items():
+            if tp.topic == topic and partition.min_insync_replicas != value:
+                partition.min_insync_replicas = value
+                _log.info(
+                    "min_insync_replicas_changed",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    min_insync_replicas=value,
+                )
 
     @property
     def partitions(self) -> dict[TopicPartition, Partition]:

@@ -280,6 +280,12 @@ def _describe_entry(entry: ConfigEntry) -> pb.DescribeConfigsResponse.DescribeCo
         is_default=entry.is_default,
         config_source=_pb_source(entry.source),
         is_sensitive=entry.is_sensitive,
+        synonyms=[
+            pb.DescribeConfigsResponse.DescribeConfigsSynonym(
+                name=y.name, value=y.value, source=_pb_source(y.source)
+            )
+            for y in entry.synonyms
+        ],
     )
 
 

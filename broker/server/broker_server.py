@@ -49,7 +49,7 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,7 @@ from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.data_service import DataService
+from minikafka.broker.server.dynamic_config import DynamicConfigManager
 from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.listener import KafkaListeners
@@ -101,7 +102,7 @@ from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
-from minikafka.proto.errors import ErrorCode, error_for_code
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 __all__ = ["BrokerServer", "BrokerStartupError", "run_broker"]
 
@@ -132,6 +133,16 @@ class BrokerStartupError(Exception):
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _cleaner_settings(config: BrokerConfig) -> tuple[object, ...]:
+    return (
+        config.log_cleaner_enable,
+        config.log_cleaner_threads,
+        config.log_cleaner_backoff_ms,
+        config.log_cleaner_dedupe_buffer_size,
+        config.log_cleaner_io_buffer_size,
+    )
 
 
 def _session_hex(session_id: int | None) -> str:
@@ -167,6 +178,8 @@ class BrokerServer:
         self._registered_session: int | None = None
         self._reregistering = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._dynamic_config: DynamicConfigManager | None = None
+        self._cleaner_task: asyncio.Task[None] | None = None
         self._shutdown_requested: asyncio.Event | None = None
         self._signals = 0
         self._controller_asked: int | None = None  # by the last controlled shutdown attempt
@@ -205,6 +218,14 @@ class BrokerServer:
             cluster_id=self.cluster_id,
         )
 
+        # Dynamic broker configs (/config/brokers) apply before the logs open, as in Kafka.
+        self._dynamic_config = DynamicConfigManager(
+            self._zk,
+            config,
+            on_topic_config=self._apply_topic_config,
+            on_broker_config=self._apply_broker_config,
+        )
+        config = self.config = await self._dynamic_config.load()
         self._log_manager = await asyncio.to_thread(self._open_logs)
         self._metadata_cache = MetadataCache(self.broker_id, self.cluster_id)
         self._replica_manager = ReplicaManager(
@@ -262,11 +283,12 @@ class BrokerServer:
         self._zk.client.add_listener(self._on_zk_state)
         await self._register()
         await asyncio.to_thread(self._controller.startup)
+        await self._dynamic_config.startup()
         metrics_bound = self._start_metrics()
         self._tasks.append(asyncio.create_task(self._checkpoint_log_offsets()))
         self._tasks.append(asyncio.create_task(self._flush_logs()))
         self._tasks.append(asyncio.create_task(self._log_retention()))
-        self._tasks.append(asyncio.create_task(self._log_cleaner()))
+        self._cleaner_task = asyncio.create_task(self._log_cleaner())
         self._tasks.append(asyncio.create_task(self._expire_producer_ids()))
         _log.info(
             "broker_started",
@@ -541,6 +563,62 @@ class BrokerServer:
 
         await self._every(self.config.log_retention_check_interval_ms, retention, "retention")
 
+    # --- configs that change while the broker runs (broker/server/dynamic_config.py) -----------
+
+    async def _apply_topic_config(
+        self, topic: str, overrides: Mapping[str, str], *, elect: bool = True
+    ) -> None:
+        """A topic's overrides changed: its open logs, its partitions' min.insync.replicas and,
+        when unclean election turned on, the controller's leaderless partitions."""
+        if self._log_manager is None or self._replica_manager is None:
+            return
+        config = self.config
+        try:
+            log_config = LogConfig.from_properties(overrides, base=config.log)
+            min_isr = int(overrides.get("min.insync.replicas", config.min_insync_replicas))
+        except (KafkaError, ValueError) as exc:
+            _log.error("topic_config_invalid", topic=topic, config=dict(overrides), error=str(exc))
+            return
+        self._log_manager.update_topic_config(topic, log_config)
+        self._replica_manager.set_min_insync_replicas(topic, min_isr)
+        _log.info("topic_config_applied", topic=topic, config=dict(overrides))
+        unclean = overrides.get("unclean.leader.election.enable", "").strip().lower()
+        if elect and unclean == "true" and self._controller is not None:
+            self._controller.enable_unclean_leader_election(topic)
+
+    async def _apply_broker_config(self, config: BrokerConfig) -> None:
+        """The dynamic broker configs changed: every part that reads a dynamic key gets the
+        new config; every open log its topic's config on the new defaults."""
+        old, self.config = self.config, config
+        if self._log_manager is None or self._replica_manager is None:
+            return
+        _log.info(
+            "broker_config_applied",
+            dynamic_default=dict(config.dynamic_default),
+            dynamic_broker=dict(config.dynamic_broker),
+        )
+        self._replica_manager.reconfigure(config)
+        if self._topic_admin is not None:
+            self._topic_admin.reconfigure(config)
+        self._log_manager.default_config = config.log
+        for topic in sorted({tp.topic for tp in self._log_manager.logs}):
+            overrides = await asyncio.to_thread(self.zk.get_topic_config, topic)
+            await self._apply_topic_config(topic, overrides, elect=False)
+        if (
+            config.unclean_leader_election_enable != old.unclean_leader_election_enable
+            and self._controller is not None
+        ):
+            self._controller.enable_unclean_leader_election(
+                default=config.unclean_leader_election_enable
+            )
+        if _cleaner_settings(config) != _cleaner_settings(old) and not self._stopped:
+            # Kafka's LogCleaner.reconfigure: stop the cleaner threads, start them anew.
+            if self._cleaner_task is not None:
+                self._cleaner_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._cleaner_task
+            self._cleaner_task = asyncio.create_task(self._log_cleaner())
+
     async def _log_cleaner(self) -> None:
         # Kafka's log.cleaner.threads, as coroutines: each picks and swaps on the loop, which
         # owns the logs, and cleans in a worker thread (broker/storage/cleaner.py).
@@ -785,9 +863,12 @@ class BrokerServer:
         if controlled and self.config.controlled_shutdown_enable and self._broker_epoch >= 0:
             await self.controlled_shutdown()
         self._stopped = True
-        for task in self._tasks:
+        if self._dynamic_config is not None:
+            await self._dynamic_config.shutdown()
+        tasks = [*self._tasks, *([self._cleaner_task] if self._cleaner_task else [])]
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         steps: list[tuple[str, Callable[[], Awaitable[Any]]]] = []

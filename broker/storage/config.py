@@ -31,7 +31,7 @@ from typing import Any
 
 from minikafka.proto.errors import InvalidConfigError
 
-__all__ = ["LONG_MAX", "STORAGE_KEYS", "LogConfig"]
+__all__ = ["BROKER_STORAGE_KEYS", "LONG_MAX", "STORAGE_KEYS", "TOPIC_KEY_SYNONYMS", "LogConfig"]
 
 LONG_MAX = 2**63 - 1
 _INT_MAX = 2**31 - 1
@@ -277,4 +277,13 @@ _SPECS: tuple[_Spec, ...] = (
 # Every key ``LogConfig.from_properties`` reads, topic-level and broker-level.
 STORAGE_KEYS: frozenset[str] = frozenset(
     key for spec in _SPECS for key, _ in spec.keys_by_precedence()
+)
+# topic key -> its broker keys, highest precedence first (Kafka's synonyms):
+# "retention.ms" -> ("log.retention.ms", "log.retention.minutes", "log.retention.hours").
+TOPIC_KEY_SYNONYMS: Mapping[str, tuple[str, ...]] = {
+    spec.topic_key: tuple(key for key, _ in spec.broker_keys) for spec in _SPECS
+}
+# The broker-level keys only (server.properties and dynamic broker configs).
+BROKER_STORAGE_KEYS: frozenset[str] = frozenset(
+    key for keys in TOPIC_KEY_SYNONYMS.values() for key in keys
 )

@@ -15,6 +15,8 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import javaproperties
+
 __all__ = ["ConfigError", "client_kwargs", "parse_key_values", "read_properties_file"]
 
 # Accepted by every tool and handled by the tool itself (e.g. --bootstrap-server wins).
@@ -37,13 +39,16 @@ def parse_key_values(items: Iterable[str]) -> dict[str, str]:
 
 
 def read_properties_file(path: str) -> dict[str, str]:
-    """A Java-style .properties file: ``k=v`` lines, ``#``/``!`` comments, blank lines."""
+    """A Java properties file (``--producer.config``, ``--consumer.config``), read with
+    javaproperties by ``java.util.Properties.load``'s rules, as Kafka's tools read it."""
     try:
         with open(path, encoding="utf-8") as file:
-            lines = [line.strip() for line in file]
+            parsed = javaproperties.load(file)
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    return parse_key_values(line for line in lines if line and line[0] not in "#!")
+    except ValueError as exc:  # a malformed \uXXXX escape
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    return {key.strip(): value.strip() for key, value in parsed.items()}
 
 
 def client_kwargs(

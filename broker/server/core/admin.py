@@ -23,6 +23,9 @@ waits and the errors are written once.
   REQUEST_TIMED_OUT.
 - ``describe_configs`` answers from ZooKeeper (``/config/topics/<t>``) and this broker's config;
   ``incremental_alter_configs`` writes topic overrides to ZooKeeper. Both work on any broker.
+  Broker resources alter the dynamic broker configs (``/config/brokers/<id>``, or
+  ``<default>`` for an empty name; the keys of broker.config.DYNAMIC_KEYS); each write adds a
+  ``/config/changes`` notification that every broker applies (broker/server/dynamic_config.py).
   ``alter_configs`` is Kafka's older AlterConfigs: the same operations applied to an empty set
   of overrides, so keys it leaves out go back to their defaults.
 - ``delete_records`` moves the log start offset of partitions this broker leads (Kafka's leader
@@ -53,14 +56,20 @@ from typing import Protocol, TypeVar
 
 import structlog
 
-from minikafka.broker.config import BrokerConfig
+from minikafka.broker.config import (
+    DYNAMIC_KEYS,
+    BrokerConfig,
+    ConfigSource,
+    parse_compression_type,
+    validate_dynamic_update,
+)
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.core.metadata import INTERNAL_TOPICS
 from minikafka.broker.storage.checkpoints import TopicPartition as StorageTopicPartition
-from minikafka.broker.storage.config import LogConfig
+from minikafka.broker.storage.config import TOPIC_KEY_SYNONYMS, LogConfig
 from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
 from minikafka.controller.topics import validate_topic_name
-from minikafka.controller.zk_data import TopicPartition
+from minikafka.controller.zk_data import DEFAULT_BROKER_ENTITY, TopicPartition
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto.errors import (
     ErrorCode,
@@ -81,6 +90,7 @@ __all__ = [
     "ConfigResource",
     "ConfigResourceType",
     "ConfigSource",
+    "ConfigSynonym",
     "CreatableTopicResult",
     "CreatePartitionsTopic",
     "DeletableTopicResult",
@@ -96,23 +106,12 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-# topic key -> the broker key whose value is the topic's default (Kafka's synonyms)
+# topic key -> the broker key whose value is the topic's default (Kafka's synonyms): the storage
+# keys from LogConfig's own table, then the keys the replicas and the controller read.
 TOPIC_TO_BROKER_KEY = {
-    "cleanup.policy": "log.cleanup.policy",
-    "delete.retention.ms": "log.cleaner.delete.retention.ms",
-    "flush.messages": "log.flush.interval.messages",
-    "flush.ms": "log.flush.interval.ms",
-    "index.interval.bytes": "log.index.interval.bytes",
-    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
-    "max.message.bytes": "message.max.bytes",
-    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
-    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    **{topic_key: broker_keys[0] for topic_key, broker_keys in TOPIC_KEY_SYNONYMS.items()},
+    "compression.type": "compression.type",
     "min.insync.replicas": "min.insync.replicas",
-    "retention.bytes": "log.retention.bytes",
-    "retention.ms": "log.retention.ms",
-    "segment.bytes": "log.segment.bytes",
-    "segment.index.bytes": "log.index.size.max.bytes",
-    "segment.ms": "log.roll.ms",
     "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
 TOPIC_CONFIG_KEYS = frozenset(TOPIC_TO_BROKER_KEY)
@@ -127,17 +126,6 @@ class ConfigResourceType(enum.IntEnum):
     UNKNOWN = 0
     TOPIC = 2
     BROKER = 4
-
-
-class ConfigSource(enum.IntEnum):
-    """Kafka's DescribeConfigs config source."""
-
-    UNKNOWN = 0
-    DYNAMIC_TOPIC_CONFIG = 1  # /config/topics/<topic>
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4  # server.properties, env or --override
-    DEFAULT_CONFIG = 5  # Kafka's default
 
 
 class ConfigOperation(enum.IntEnum):
@@ -163,15 +151,25 @@ class TopicResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigSynonym:
+    """One of the values a key has at some level (Kafka's DescribeConfigs synonyms)."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigEntry:
     """One key as DescribeConfigs (and CreateTopics from v5) describes it. ``value`` is None for
-    a key without one."""
+    a key without one. ``synonyms``: its values at every level, highest precedence first."""
 
     name: str
     value: str | None
     source: ConfigSource
     read_only: bool = False
     is_sensitive: bool = False
+    synonyms: tuple[ConfigSynonym, ...] = ()
 
     @property
     def is_default(self) -> bool:
@@ -316,6 +314,11 @@ def validate_topic_configs(configs: Mapping[str, str]) -> None:
                 f"Invalid value {raw} for configuration min.insync.replicas: "
                 "Value must be at least 1"
             )
+    if "compression.type" in configs:
+        try:
+            parse_compression_type("compression.type", configs["compression.type"])
+        except KafkaError as exc:
+            raise InvalidConfigError(exc.message) from None
     if "unclean.leader.election.enable" in configs:
         raw = configs["unclean.leader.election.enable"]
         if raw.strip().lower() not in ("true", "false"):
@@ -339,6 +342,10 @@ class TopicAdmin:
         self._controller = controller
         self._zk = zk
         self._replica_manager = replica_manager
+
+    def reconfigure(self, config: BrokerConfig) -> None:
+        """The broker's config after a dynamic broker config change."""
+        self._config = config
 
     # --- the controller's requests -------------------------------------------------------------
 
@@ -541,20 +548,46 @@ class TopicAdmin:
                 kind, name, configs=self._topic_config_entries(overrides, keys)
             )
         if kind == ConfigResourceType.BROKER:
-            if name not in ("", str(self._config.broker_id)):
+            config = self._config
+            if name == "":  # Kafka: the cluster-wide dynamic defaults only
+                return DescribeConfigsResult(
+                    kind,
+                    name,
+                    configs=[
+                        ConfigEntry(
+                            key,
+                            value,
+                            ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+                            synonyms=(
+                                ConfigSynonym(
+                                    key, value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+                                ),
+                            ),
+                        )
+                        for key, value in sorted(config.dynamic_default.items())
+                        if not keys or key in keys
+                    ],
+                )
+            if name != str(config.broker_id):
                 return DescribeConfigsResult(
                     kind,
                     name,
                     ErrorCode.INVALID_REQUEST,
-                    f"Unexpected broker id, expected {self._config.broker_id} or empty "
+                    f"Unexpected broker id, expected {config.broker_id} or empty "
                     f"string, but received {name}",
                 )
             return DescribeConfigsResult(
                 kind,
                 name,
                 configs=[
-                    ConfigEntry(key, value, _source(is_default), read_only=True)
-                    for key, (value, is_default) in self._config.describe().items()
+                    ConfigEntry(
+                        key,
+                        value,
+                        source,
+                        read_only=key not in DYNAMIC_KEYS,
+                        synonyms=_synonyms(config, (key,)),
+                    )
+                    for key, (value, source) in config.describe().items()
                     if not keys or key in keys
                 ],
             )
@@ -566,16 +599,26 @@ class TopicAdmin:
         self, overrides: Mapping[str, str], keys: Iterable[str]
     ) -> list[ConfigEntry]:
         wanted = set(keys)
-        broker = self._config.describe()
+        config = self._config
+        broker = config.describe()
         entries = []
         for key, broker_key in sorted(TOPIC_TO_BROKER_KEY.items()):
             if wanted and key not in wanted:
                 continue
+            synonyms = _synonyms(config, (broker_key,))
             if key in overrides:
-                entries.append(ConfigEntry(key, overrides[key], ConfigSource.DYNAMIC_TOPIC_CONFIG))
+                override = ConfigSynonym(key, overrides[key], ConfigSource.DYNAMIC_TOPIC_CONFIG)
+                entries.append(
+                    ConfigEntry(
+                        key,
+                        overrides[key],
+                        ConfigSource.DYNAMIC_TOPIC_CONFIG,
+                        synonyms=(override, *synonyms),
+                    )
+                )
             else:
-                value, is_default = broker.get(broker_key, (None, True))
-                entries.append(ConfigEntry(key, value, _source(is_default)))
+                value, source = broker.get(broker_key, (None, ConfigSource.DEFAULT_CONFIG))
+                entries.append(ConfigEntry(key, value, source, synonyms=synonyms))
         return entries
 
     async def incremental_alter_configs(
@@ -595,18 +638,64 @@ class TopicAdmin:
         self, resource: AlterConfigsResource, validate_only: bool, replace: bool
     ) -> AlterConfigsResult:
         kind, name = resource.resource_type, resource.resource_name
-        if kind != ConfigResourceType.TOPIC:
-            return AlterConfigsResult(
-                kind,
-                name,
-                ErrorCode.INVALID_REQUEST,
-                "only topic configs can be altered: broker configs are static (server.properties)",
-            )
         try:
-            await self._alter_topic_config(resource, validate_only, replace)
+            if kind == ConfigResourceType.TOPIC:
+                await self._alter_topic_config(resource, validate_only, replace)
+            elif kind == ConfigResourceType.BROKER:
+                await self._alter_broker_config(resource, validate_only, replace)
+            else:
+                raise InvalidRequestError(
+                    "AlterConfigs is only supported for topics and brokers, but resource type "
+                    f"is {_resource_type_name(kind)}"
+                )
         except KafkaError as exc:
             return AlterConfigsResult(kind, name, exc.code, exc.message)
         return AlterConfigsResult(kind, name)
+
+    async def _alter_broker_config(
+        self, resource: AlterConfigsResource, validate_only: bool, replace: bool
+    ) -> None:
+        """Dynamic broker configs, as Kafka's ZooKeeper mode: ``/config/brokers/<id>``, or
+        ``<default>`` for an empty name, and a change notification every broker acts on."""
+        name = resource.resource_name
+        described = f"ConfigResource(type=BROKER, name='{name}')"
+        if name == "":
+            entity = DEFAULT_BROKER_ENTITY
+        elif name.isdigit():
+            entity = str(int(name))
+        else:
+            raise InvalidRequestError(f"Invalid broker id {name}: not a number")
+        names = [c.name for c in resource.configs]
+        if _duplicates(names):
+            raise InvalidRequestError(
+                f"Error due to duplicate config keys: {sorted(_duplicates(names))}"
+            )
+        current = await asyncio.to_thread(self._zk.get_broker_config, entity)
+        config = {} if replace else dict(current)
+        for op in resource.configs:
+            if op.operation == ConfigOperation.SET:
+                if op.value is None:
+                    raise InvalidRequestError(f"Null value not supported for {op.name}")
+                config[op.name] = op.value
+            elif op.operation == ConfigOperation.DELETE:
+                config.pop(op.name, None)
+            elif op.operation in (ConfigOperation.APPEND, ConfigOperation.SUBTRACT):
+                raise InvalidConfigError(
+                    f"Config value append is not allowed for config key: {op.name}"
+                )
+            else:
+                raise InvalidRequestError(f"Unknown config operation {int(op.operation)}")
+        try:
+            validate_dynamic_update(config)
+        except KafkaError as exc:
+            # Kafka answers a bad broker config INVALID_REQUEST, naming the resource.
+            raise InvalidRequestError(
+                f"Invalid config value for resource {described}: {exc.message}"
+            ) from None
+        if validate_only:
+            return
+        await asyncio.to_thread(self._zk.set_broker_config, entity, config)
+        log.info("broker_config_altered", entity=entity, config=config)
 
     async def _alter_topic_config(
         self, resource: AlterConfigsResource, validate_only: bool, replace: bool
@@ -732,5 +821,12 @@ def _create_error(name: str, error: ErrorCode, message: str) -> CreatableTopicRe
     return CreatableTopicResult(name, error, message if error != ErrorCode.NONE else "")
 
 
-def _source(is_default: bool) -> ConfigSource:
-    return ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.STATIC_BROKER_CONFIG
+def _resource_type_name(kind: int) -> str:
+    try:
+        return ConfigResourceType(kind).name
+    except ValueError:
+        return str(kind)
+
+
+def _synonyms(config: BrokerConfig, keys: Sequence[str]) -> tuple[ConfigSynonym, ...]:
+    return tuple(ConfigSynonym(k, v, source) for k, v, source in config.synonyms(keys))

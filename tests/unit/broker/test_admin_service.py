@@ -16,6 +16,7 @@ from minikafka.broker.server.core.admin import (
     TopicAdmin,
     validate_topic_configs,
 )
+from minikafka.broker.server.core.topic_creation import OFFSETS_TOPIC_CONFIGS
 from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode, InvalidConfigError
@@ -54,6 +55,18 @@ def test_valid_topic_configs_pass() -> None:
 def test_invalid_topic_configs(config: dict[str, str]) -> None:
     with pytest.raises(InvalidConfigError):
         validate_topic_configs(config)
+
+
+def test_the_offsets_topic_configs_validate() -> None:
+    # An alter of __consumer_offsets revalidates the configs it was created with.
+    validate_topic_configs({**OFFSETS_TOPIC_CONFIGS, "retention.ms": "1000"})
+
+
+def test_compression_type_other_than_producer_is_refused_not_ignored() -> None:
+    with pytest.raises(InvalidConfigError, match="only 'producer' is supported"):
+        validate_topic_configs({"compression.type": "gzip"})
+    with pytest.raises(InvalidConfigError, match="String must be one of"):
+        validate_topic_configs({"compression.type": "brotli"})
 
 
 @dataclass

@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 
 from minikafka.broker.config import (
     BrokerConfig,
+    ConfigSource,
     parse_overrides,
     parse_properties,
     properties_from_environ,
@@ -352,7 +353,10 @@ def test_empty_host_binds_everywhere_and_advertises_the_hostname() -> None:
 def test_advertised_listeners_default_to_listeners() -> None:
     config = from_props({"listeners": "PLAINTEXT://10.0.0.5:9092"})
     assert config.advertised_listeners == config.listeners
-    assert config.describe()["advertised.listeners"] == ("PLAINTEXT://10.0.0.5:9092", True)
+    assert config.describe()["advertised.listeners"] == (
+        "PLAINTEXT://10.0.0.5:9092",
+        ConfigSource.DEFAULT_CONFIG,
+    )
 
 
 @pytest.mark.parametrize(
@@ -495,6 +499,7 @@ def test_unknown_keys_are_kept_and_warned_about() -> None:
         {
             "event": "config.unknown_key",
             "key": "num.partitons",
+            "did_you_mean": "num.partitions",
             "log_level": "warning",
         }
     ]
@@ -520,17 +525,18 @@ def test_describe() -> None:
         }
     )
     described = config.describe()
-    assert described["broker.id"] == ("1", False)
-    assert described["num.partitions"] == ("1", False)
-    assert described["default.replication.factor"] == ("1", True)
-    assert described["unclean.leader.election.enable"] == ("false", True)
-    assert described["listeners"] == ("PLAINTEXT://kafka-1:9092", False)
-    assert described["advertised.listeners"] == ("PLAINTEXT://kafka-1:9092", True)
-    assert described["log.dirs"] == ("/data", False)
-    assert described["broker.rack"] == (None, True)
-    assert described["log.retention.ms"] == (str(24 * 3600 * 1000), False)
-    assert described["log.segment.bytes"] == (str(LogConfig().segment_bytes), True)
-    assert described["message.max.bytes"] == ("1048588", True)
+    STATIC, DEFAULT = ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG
+    assert described["broker.id"] == ("1", STATIC)
+    assert described["num.partitions"] == ("1", STATIC)
+    assert described["default.replication.factor"] == ("1", DEFAULT)
+    assert described["unclean.leader.election.enable"] == ("false", DEFAULT)
+    assert described["listeners"] == ("PLAINTEXT://kafka-1:9092", STATIC)
+    assert described["advertised.listeners"] == ("PLAINTEXT://kafka-1:9092", DEFAULT)
+    assert described["log.dirs"] == ("/data", STATIC)
+    assert described["broker.rack"] == (None, DEFAULT)
+    assert described["log.retention.ms"] == (str(24 * 3600 * 1000), STATIC)
+    assert described["log.segment.bytes"] == (str(LogConfig().segment_bytes), DEFAULT)
+    assert described["message.max.bytes"] == ("1048588", DEFAULT)
     assert "mystery" not in described
     assert list(described) == sorted(described)
 
@@ -632,3 +638,77 @@ def test_kafka_listeners_from_the_environment() -> None:
 def test_bad_kafka_listeners(props: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidConfigError, match=re.escape(message)):
         from_props(props)
+
+
+def test_a_misspelt_log_key_is_warned_about_with_the_key_it_meant() -> None:
+    with capture_logs() as logs:
+        config = from_props({"log.retention.hour": "1", "log.preallocate": "true"})
+    assert config.unknown == {"log.retention.hour": "1"}  # Kafka's log.preallocate: quiet
+    assert config.log.retention_ms == 7 * 24 * 3600 * 1000
+    warned = [e for e in logs if e["event"] == "config.unknown_key"]
+    assert [(e["key"], e["did_you_mean"]) for e in warned] == [
+        ("log.retention.hour", "log.retention.hours")
+    ]
+
+
+def test_typed_keys_that_were_read_from_the_unknown_bag() -> None:
+    config = from_props(
+        {
+            "replica.fetch.backoff.ms": "250",
+            "group.min.session.timeout.ms": "1000",
+            "group.max.session.timeout.ms": "60000",
+            "offset.metadata.max.bytes": "100",
+        }
+    )
+    assert config.unknown == {}
+    assert (
+        config.replica_fetch_backoff_ms,
+        config.group_min_session_timeout_ms,
+        config.group_max_session_timeout_ms,
+        config.offset_metadata_max_bytes,
+    ) == (250, 1000, 60000, 100)
+    with pytest.raises(InvalidConfigError, match=re.escape("replica.fetch.backoff.ms")):
+        from_props({"replica.fetch.backoff.ms": "soon"})
+
+
+# --- dynamic broker configs ---------------------------------------------------------------------
+
+
+def test_dynamic_configs_lay_over_the_static_ones_per_broker_first() -> None:
+    static = from_props({"log.retention.hours": "24", "min.insync.replicas": "2"})
+    config = static.with_dynamic(
+        {"log.retention.ms": "60000", "min.insync.replicas": "1"},
+        {"min.insync.replicas": "3", "log.cleaner.threads": "2"},
+    )
+    assert config.log.retention_ms == 60000
+    assert config.min_insync_replicas == 3
+    assert config.log_cleaner_threads == 2
+    described = config.describe()
+    assert described["log.retention.ms"] == ("60000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)
+    assert described["min.insync.replicas"] == ("3", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert described["num.partitions"] == ("1", ConfigSource.DEFAULT_CONFIG)
+    assert config.synonyms(["min.insync.replicas"]) == [
+        ("min.insync.replicas", "3", ConfigSource.DYNAMIC_BROKER_CONFIG),
+        ("min.insync.replicas", "1", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ("min.insync.replicas", "2", ConfigSource.STATIC_BROKER_CONFIG),
+    ]
+    # Laid again over the same static config: a removed dynamic key goes back to static.
+    again = config.with_dynamic({}, {})
+    assert again.min_insync_replicas == 2
+    assert again.log.retention_ms == 24 * 3600 * 1000
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"broker.id": "3"}, "Cannot update these configs dynamically: Set(broker.id)"),
+        ({"log.dirs": "/x", "zookeeper.connect": "z"}, "Set(log.dirs, zookeeper.connect)"),
+        ({"no.such.key": "1"}, "Unknown broker configs: Set(no.such.key)"),
+        ({"log.retention.ms": "soon"}, "log.retention.ms"),
+        ({"min.insync.replicas": "0"}, "min.insync.replicas"),
+        ({"unclean.leader.election.enable": "maybe"}, "unclean.leader.election.enable"),
+    ],
+)
+def test_dynamic_updates_refused(props: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=re.escape(message)):
+        from_props({}).with_dynamic(props, {})

@@ -10,9 +10,11 @@ Versions:
 - DescribeConfigs 1-4. Null or empty ``configuration_keys`` means every key. Topic keys are the
   ones this broker acts on (see core/admin.py), each with its source (DYNAMIC_TOPIC_CONFIG for
   an override, STATIC_BROKER_CONFIG or DEFAULT_CONFIG for the broker key that gives its
-  default); broker keys are server.properties', read-only (static). ``include_synonyms``
-  lists, highest precedence first, the topic override and the broker key with the value it
-  has (a Kafka default beneath a value set in server.properties is not listed). ``config_type``
+  default); broker keys carry their source (dynamic per broker, dynamic cluster default,
+  static, default) and are read-only unless they can change at run time. An empty broker
+  name describes the cluster-wide dynamic defaults. ``include_synonyms`` lists, highest
+  precedence first, the topic override, then the broker key's dynamic values and its static
+  one (a Kafka default beneath a value set in server.properties is not listed). ``config_type``
   (v3+) is the key's type in Kafka's ConfigDef (UNKNOWN for keys Kafka lacks). Nothing is
   sensitive. ``include_documentation`` is accepted, but documentation is always null.
 - AlterConfigs 0-2 sets a topic's whole override set: keys it leaves out go back to their
@@ -21,8 +23,9 @@ Versions:
 - IncrementalAlterConfigs 0-1: SET, DELETE, and APPEND/SUBTRACT for list keys
   (``cleanup.policy``; other keys INVALID_CONFIG); an unknown operation, or SET without a
   value, is INVALID_REQUEST. Unknown keys and bad values are INVALID_CONFIG.
-Broker configs are static here (server.properties): altering a BROKER resource by either API is
-INVALID_REQUEST, as over gRPC. ``validate_only`` checks without writing.
+A BROKER resource (an id, or an empty name for the cluster-wide default) alters the dynamic
+broker configs; a key that needs a restart is INVALID_REQUEST "Cannot update these configs
+dynamically", as Kafka answers. ``validate_only`` checks without writing.
 """
 
 from __future__ import annotations
@@ -31,14 +34,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from minikafka.broker.server.core.admin import (
-    TOPIC_TO_BROKER_KEY,
     AlterableConfig,
     AlterConfigsResource,
     AlterConfigsResult,
     ConfigOperation,
     ConfigResource,
-    ConfigResourceType,
-    ConfigSource,
 )
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
@@ -49,6 +49,7 @@ _BOOLEAN, _STRING, _INT, _SHORT, _LONG, _DOUBLE, _LIST = 1, 2, 3, 4, 5, 6, 7
 CONFIG_TYPES: Mapping[str, int] = {
     # topic keys
     "cleanup.policy": _LIST,
+    "compression.type": _STRING,
     "delete.retention.ms": _LONG,
     "max.compaction.lag.ms": _LONG,
     "min.cleanable.dirty.ratio": _DOUBLE,
@@ -121,6 +122,10 @@ CONFIG_TYPES: Mapping[str, int] = {
     "producer.id.expiration.check.interval.ms": _INT,
     "producer.id.expiration.ms": _INT,
     "replica.fetch.max.bytes": _INT,
+    "replica.fetch.backoff.ms": _INT,
+    "group.min.session.timeout.ms": _INT,
+    "group.max.session.timeout.ms": _INT,
+    "offset.metadata.max.bytes": _INT,
     "replica.fetch.response.max.bytes": _INT,
     "replica.fetch.min.bytes": _INT,
     "replica.fetch.wait.max.ms": _INT,
@@ -145,15 +150,15 @@ async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
             for r in body.resources
         ]
     )
-    broker_values = broker.config.describe() if body.include_synonyms else {}
     results = []
     for result in answer:
         configs = []
         for entry in result.configs:
             synonyms = (
-                _synonyms(
-                    result.resource_type, entry.name, entry.value, entry.source, broker_values
-                )
+                [
+                    {"name": y.name, "value": y.value, "source": int(y.source)}
+                    for y in entry.synonyms
+                ]
                 if body.include_synonyms
                 else []
             )
@@ -179,35 +184,6 @@ async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
             }
         )
     return request.response({"throttle_time": 0, "results": results})
-
-
-def _synonyms(
-    resource_type: int,
-    name: str,
-    value: str | None,
-    source: ConfigSource,
-    broker_values: Mapping[str, tuple[str | None, bool]],
-) -> list[dict[str, Any]]:
-    """Kafka's synonyms of one key, highest precedence first: the topic's override, then the
-    broker key that gives the topic its default, with the value the broker has."""
-    synonyms = []
-    broker_key = name
-    if resource_type == ConfigResourceType.TOPIC:
-        if source == ConfigSource.DYNAMIC_TOPIC_CONFIG:
-            synonyms.append({"name": name, "value": value, "source": int(source)})
-        broker_key = TOPIC_TO_BROKER_KEY.get(name, "")
-    if broker_key in broker_values:
-        broker_value, is_default = broker_values[broker_key]
-        synonyms.append(
-            {
-                "name": broker_key,
-                "value": broker_value,
-                "source": int(
-                    ConfigSource.DEFAULT_CONFIG if is_default else ConfigSource.STATIC_BROKER_CONFIG
-                ),
-            }
-        )
-    return synonyms
 
 
 @handler(api_key=33, min_version=0, max_version=2)

@@ -1,0 +1,280 @@
+"""``minikafka configs``: Kafka's kafka-configs.sh for topics and brokers, its options and output.
+
+    minikafka configs --bootstrap-server H:P --entity-type topics --entity-name T --describe [--all]
+    minikafka configs --bootstrap-server H:P --entity-type topics --entity-name T --alter \\
+        --add-config retention.ms=60000,cleanup.policy=[compact,delete] --delete-config flush.ms
+    minikafka configs --bootstrap-server H:P --entity-type brokers --entity-name 1 --describe
+    minikafka configs --bootstrap-server H:P --entity-type brokers --entity-default --alter \\
+        --add-config log.retention.ms=3600000
+
+--describe prints, for each entity (every topic, or every live broker, without --entity-name)::
+
+    Dynamic configs for topic T are:
+      retention.ms=60000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=60000, ...}
+
+only the dynamic configs (a topic's overrides; a broker's own, or with --entity-default the
+cluster-wide ones) unless --all is given ("All configs for ..."). --alter prints ``Completed
+updating config for topic T.`` (``broker 1``, or ``default config for brokers in the
+cluster``). Values holding a comma go in square brackets, as in Kafka. A failure prints
+``Error while executing config command : <message>`` to stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, TextIO
+
+from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
+
+if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
+    from minikafka.client.admin import ClusterDescription, ConfigEntry
+
+__all__ = ["add_arguments", "execute", "parse_add_config", "run"]
+
+_ENTITY_TYPES = ("topics", "brokers")
+_SOURCE_NAMES = {
+    0: "UNKNOWN",
+    1: "DYNAMIC_TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+}
+
+
+class ConfigAdmin(Protocol):
+    """What this tool needs of AdminClient (tests pass a fake)."""
+
+    def list_topics(self, *, include_internal: bool = ...) -> list[str]: ...
+    def describe_cluster(self) -> ClusterDescription: ...
+    def describe_topic_configs(self, topic: str) -> dict[str, ConfigEntry]: ...
+    def describe_broker_configs(self, broker_id: int | None = ...) -> dict[str, ConfigEntry]: ...
+    def incremental_alter_configs(
+        self, topic: str, operations: Mapping[str, str | None]
+    ) -> None: ...
+    def alter_broker_configs(
+        self, broker_id: int | None, operations: Mapping[str, str | None]
+    ) -> None: ...
+
+
+class CommandError(Exception):
+    """A failure to report as ``Error while executing config command : <message>``."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
+    )
+    parser.add_argument("--entity-type", choices=_ENTITY_TYPES, help="topics or brokers")
+    parser.add_argument("--entity-name", help="topic name, or broker id")
+    parser.add_argument(
+        "--entity-default",
+        action="store_true",
+        help="the cluster-wide default (brokers only)",
+    )
+    parser.add_argument("--describe", action="store_true", help="list configs of the entity")
+    parser.add_argument("--alter", action="store_true", help="alter configs of the entity")
+    parser.add_argument("--all", action="store_true", help="with --describe: every config")
+    parser.add_argument(
+        "--add-config",
+        metavar="K=V,K=V",
+        help="configs to set; a value with a comma goes in square brackets: k=[a,b]",
+    )
+    parser.add_argument("--delete-config", metavar="K,K", help="configs to remove")
+
+
+def check_args(args: argparse.Namespace) -> str | None:
+    """A one-line reason the options do not fit together, or None."""
+    if args.entity_type is None:
+        return "--entity-type must be specified"
+    if args.describe == args.alter:
+        return "Command must include exactly one action: --describe, --alter"
+    if args.entity_name is not None and args.entity_default:
+        return "--entity-name and --entity-default cannot be used together"
+    if args.entity_type == "topics" and args.entity_default:
+        return "--entity-default is only valid with --entity-type brokers"
+    if args.alter:
+        if args.entity_name is None and not args.entity_default:
+            return "an entity name must be specified with --alter of topics" + (
+                " or brokers (--entity-name or --entity-default)"
+                if args.entity_type == "brokers"
+                else ""
+            )
+        if not args.add_config and not args.delete_config:
+            return "--alter needs --add-config or --delete-config"
+    elif args.add_config or args.delete_config:
+        return "--add-config and --delete-config are only valid with --alter"
+    if args.all and not args.describe:
+        return "--all is only valid with --describe"
+    if args.entity_type == "brokers" and args.entity_name is not None:
+        try:
+            if int(args.entity_name) < 0:
+                raise ValueError
+        except ValueError:
+            return (
+                "The entity name for brokers must be a valid integer broker id, but it is: "
+                f"{args.entity_name}"
+            )
+    return None
+
+
+def parse_add_config(text: str) -> dict[str, str]:
+    """``k=v,k=[a,b]`` -> ``{"k": "v", "k": "a,b"}``: commas split entries except inside
+    square brackets, which are dropped (Kafka's --add-config rule)."""
+    entries: list[str] = []
+    depth, current = 0, list[str]()
+    for char in text:
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        if char == "," and depth == 0:
+            entries.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if depth != 0:
+        raise InvalidConfigError(f"Invalid config: unbalanced square brackets in {text!r}")
+    entries.append("".join(current))
+    configs: dict[str, str] = {}
+    for entry in (e.strip() for e in entries):
+        if not entry:
+            continue
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise InvalidConfigError(
+                f"Invalid entity config: all configs to be added must be in the format "
+                f'"key=val": {entry}'
+            )
+        value = value.strip()
+        if value.startswith("[") and value.endswith("]"):
+            value = value[1:-1]
+        configs[key.strip()] = value
+    return configs
+
+
+def _delete_keys(text: str | None) -> list[str]:
+    return [k.strip() for k in (text or "").split(",") if k.strip()]
+
+
+def execute(args: argparse.Namespace, admin: ConfigAdmin, out: TextIO, err: TextIO) -> int:
+    try:
+        if args.alter:
+            _alter(admin, args, out)
+        else:
+            _describe(admin, args, out)
+    except (KafkaError, CommandError) as exc:
+        print(f"Error while executing config command : {_message(exc)}", file=err)
+        return 1
+    return 0
+
+
+def _describe(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> None:
+    if args.entity_type == "topics":
+        names: Sequence[str] = (
+            [args.entity_name] if args.entity_name is not None else admin.list_topics()
+        )
+        for topic in names:
+            entries = admin.describe_topic_configs(topic)
+            shown = _filter(entries.values(), args.all, wanted_source=1)
+            _print_entity(out, f"topic {topic}", args.all, shown)
+        return
+    if args.entity_default:
+        entries = admin.describe_broker_configs(None)
+        print("Default configs for brokers in the cluster are:", file=out)
+        _print_entries(out, _filter(entries.values(), True, wanted_source=3))
+        return
+    brokers = (
+        [int(args.entity_name)]
+        if args.entity_name is not None
+        else sorted(node.id for node in admin.describe_cluster().brokers)
+    )
+    for broker_id in brokers:
+        entries = admin.describe_broker_configs(broker_id)
+        shown = _filter(entries.values(), args.all, wanted_source=2)
+        _print_entity(out, f"broker {broker_id}", args.all, shown)
+
+
+def _filter(
+    entries: Iterable[ConfigEntry], show_all: bool, wanted_source: int
+) -> list[ConfigEntry]:
+    return [e for e in entries if show_all or e.source == wanted_source]
+
+
+def _print_entity(out: TextIO, what: str, show_all: bool, entries: list[ConfigEntry]) -> None:
+    print(f"{'All' if show_all else 'Dynamic'} configs for {what} are:", file=out)
+    _print_entries(out, entries)
+
+
+def _print_entries(out: TextIO, entries: list[ConfigEntry]) -> None:
+    for entry in sorted(entries, key=lambda e: e.name):
+        synonyms = ", ".join(
+            f"{_SOURCE_NAMES.get(s.source, str(s.source))}:{s.name}={_text(s.value)}"
+            for s in entry.synonyms
+        )
+        print(
+            f"  {entry.name}={_text(entry.value)} "
+            f"sensitive={'true' if entry.is_sensitive else 'false'} synonyms={{{synonyms}}}",
+            file=out,
+        )
+
+
+def _text(value: str | None) -> str:
+    return "null" if value is None else value
+
+
+def _alter(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> None:
+    to_add = parse_add_config(args.add_config or "")
+    to_delete = _delete_keys(args.delete_config)
+    both = sorted(set(to_add) & set(to_delete))
+    if both:
+        raise CommandError(f"Invalid alter config: {', '.join(both)} both added and deleted")
+    operations: dict[str, str | None] = {**to_add, **dict.fromkeys(to_delete)}
+    if args.entity_type == "topics":
+        topic = args.entity_name
+        if to_delete:
+            current = admin.describe_topic_configs(topic)
+            missing = [k for k in to_delete if k not in current or current[k].source != 1]
+            if missing:
+                raise CommandError(f"Invalid config(s): {','.join(missing)}")
+        admin.incremental_alter_configs(topic, operations)
+        print(f"Completed updating config for topic {topic}.", file=out)
+        return
+    broker_id = None if args.entity_default else int(args.entity_name)
+    if to_delete:
+        source = 3 if broker_id is None else 2
+        current = admin.describe_broker_configs(broker_id)
+        missing = [k for k in to_delete if k not in current or current[k].source != source]
+        if missing:
+            raise CommandError(f"Invalid config(s): {','.join(missing)}")
+    admin.alter_broker_configs(broker_id, operations)
+    if broker_id is None:
+        print("Completed updating default config for brokers in the cluster.", file=out)
+    else:
+        print(f"Completed updating config for broker {broker_id}.", file=out)
+
+
+def _message(error: Exception) -> str:
+    if isinstance(error, KafkaError):
+        if error.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and not error.message:
+            return "The topic does not exist."
+        return error.message if error.message != error.code.name else str(error)
+    return str(error)
+
+
+def run(args: argparse.Namespace) -> int:
+    from minikafka.client.admin import AdminClient
+
+    problem = check_args(args)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
+    try:
+        admin = AdminClient(args.bootstrap_server)
+    except KafkaError as exc:
+        print(f"Error while executing config command : {_message(exc)}", file=sys.stderr)
+        return 1
+    with admin:
+        return execute(args, admin, sys.stdout, sys.stderr)
