@@ -37,6 +37,10 @@ Keys, with Kafka's names and defaults::
     replica.fetch.response.max.bytes           10485760 (a follower's whole fetch answer)
     replica.fetch.backoff.ms                   1000 (a follower's pause after a failed fetch)
     fetch.max.bytes                            57671680 (a consumer's whole fetch answer)
+    max.incremental.fetch.session.cache.slots  1000 (fetch sessions, KIP-227, a leader keeps)
+    min.incremental.fetch.session.eviction.ms  120000 (a session younger than this is evicted
+                                               only when stale or by a follower's; a constant
+                                               in Kafka, a key here so tests can shorten it)
     socket.request.max.bytes                   104857600
     replica.socket.timeout.ms                  30000
     replica.high.watermark.checkpoint.interval.ms  5000
@@ -191,6 +195,8 @@ class BrokerConfig:
     replica_fetch_response_max_bytes: int = 10_485_760
     replica_fetch_backoff_ms: int = 1_000
     fetch_max_bytes: int = 57_671_680
+    max_incremental_fetch_session_cache_slots: int = 1_000
+    min_incremental_fetch_session_eviction_ms: int = 120_000
     replica_socket_timeout_ms: int = 30_000
     replica_high_watermark_checkpoint_interval_ms: int = 5_000
     request_timeout_ms: int = 30_000
@@ -757,6 +763,18 @@ _SPECS: tuple[_Spec, ...] = (
         minimum=0,
     ),
     _Spec("fetch.max.bytes", "fetch_max_bytes", _INT, minimum=0),
+    _Spec(
+        "max.incremental.fetch.session.cache.slots",
+        "max_incremental_fetch_session_cache_slots",
+        _INT,
+        minimum=0,
+    ),
+    _Spec(
+        "min.incremental.fetch.session.eviction.ms",
+        "min_incremental_fetch_session_eviction_ms",
+        _LONG,
+        minimum=0,
+    ),
     _Spec("replica.fetch.backoff.ms", "replica_fetch_backoff_ms", _INT, minimum=0),
     _Spec("replica.socket.timeout.ms", "replica_socket_timeout_ms", _INT, minimum=0),
     _Spec(

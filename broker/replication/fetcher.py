@@ -11,6 +11,10 @@ Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
   channel; tests may pass any object with the same two coroutines).
 * ``ReplicaFetcher`` is the follower: it appends what it fetched as it is (``append_as_follower``),
   takes min(leader HW, own LEO) as its HW, and truncates as the epochs say.
+* Each ``ReplicaFetcher`` fetches in an incremental fetch session (KIP-227,
+  fetch_session_handler.py): after one full fetch, a request lists only the partitions whose
+  fetch offset or epochs changed, and the leader answers only those with news, so an idle
+  partition costs neither side a protobuf entry per fetch.
 
 Truncation (``truncation_offset``), as Kafka: the follower asks the leader for the end offset of
 its own latest epoch. When the leader answers with that same epoch, the follower truncates to
@@ -37,7 +41,9 @@ from typing import NamedTuple, Protocol
 import grpc
 import structlog
 
+from minikafka.broker.replication.fetch_session_handler import FetchSessionHandler
 from minikafka.broker.replication.partition import Partition
+from minikafka.broker.replication.requests import FetchPartition
 from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import UnexpectedAppendOffsetError
 from minikafka.proto import minikafka_pb2 as pb
@@ -74,6 +80,13 @@ _BACK_OFF_ERRORS = frozenset(
         ErrorCode.KAFKA_STORAGE_ERROR,
     }
 )
+
+
+def _error_name(code: int) -> str:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return str(code)
 
 
 class FetchState(enum.Enum):
@@ -388,6 +401,7 @@ class AbstractFetcher(abc.ABC):
         try:
             response = await self.endpoint.fetch(request)
         except grpc.aio.AioRpcError as exc:
+            self.handle_fetch_error()
             code = str(exc.code())
             self._failures += 1
             (_log.debug if code == self._failing else _log.warning)(
@@ -404,6 +418,8 @@ class AbstractFetcher(abc.ABC):
         if self._failing is not None:
             _log.info("fetcher.fetch_recovered", fetcher=self.name, failures=self._failures)
             self._failing, self._failures = None, 0
+        if not self.handle_fetch_response(response):
+            return  # a session error: the next round fetches in full
         for topic in response.responses:
             for data in topic.partitions:
                 tp = TopicPartition(topic.topic, data.partition_index)
@@ -469,10 +485,7 @@ class AbstractFetcher(abc.ABC):
     def _on_partition_error(
         self, tp: TopicPartition, state: PartitionFetchState, code: int, message: str
     ) -> None:
-        try:
-            name = ErrorCode(code).name
-        except ValueError:
-            name = str(code)
+        name = _error_name(code)
         _log.info(
             "fetcher.partition_error",
             fetcher=self.name,
@@ -496,11 +509,22 @@ class AbstractFetcher(abc.ABC):
         self, states: dict[TopicPartition, PartitionFetchState]
     ) -> pb.FetchRequest: ...
 
+    def handle_fetch_response(self, response: pb.FetchResponse) -> bool:
+        """Whether ``response``'s partitions may be used (fetch sessions check it here)."""
+        return True
+
+    def handle_fetch_error(self) -> None:  # noqa: B027 -- a hook, a no-op unless overridden
+        """A fetch failed on the way (fetch sessions start over here)."""
+
     @abc.abstractmethod
     def process_partition_data(
         self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
     ) -> int:
         """Apply fetched data; returns the next fetch offset."""
+
+    def handle_storage_error(self, tp: TopicPartition, exc: BaseException) -> bool:
+        """An append failed: True when ``exc`` took the partition's log dir offline."""
+        return False
 
     @abc.abstractmethod
     def handle_offset_out_of_range(
@@ -516,10 +540,6 @@ class AbstractFetcher(abc.ABC):
 
     @abc.abstractmethod
     def log_end_offset(self, tp: TopicPartition) -> int: ...
-
-    def handle_storage_error(self, tp: TopicPartition, exc: BaseException) -> bool:
-        """An append failed: True when ``exc`` took the partition's log dir offline."""
-        return False
 
     @abc.abstractmethod
     def end_offset_for_epoch(self, tp: TopicPartition, epoch: int) -> tuple[int, int]: ...
@@ -561,6 +581,7 @@ class ReplicaFetcher(AbstractFetcher):
         self._use_epochs = use_epochs
         self._on_high_watermark = on_high_watermark
         self._on_storage_error = on_storage_error
+        self.session = FetchSessionHandler()
 
     def handle_storage_error(self, tp: TopicPartition, exc: BaseException) -> bool:
         return self._on_storage_error is not None and self._on_storage_error(tp, exc)
@@ -578,6 +599,25 @@ class ReplicaFetcher(AbstractFetcher):
     def build_fetch_request(
         self, states: dict[TopicPartition, PartitionFetchState]
     ) -> pb.FetchRequest:
+        """A fetch in this fetcher's session (fetch_session_handler.py): every partition the
+        first time, then only those whose fetch state changed, and the ones it stopped
+        fetching as forgotten."""
+        wanted: dict[TopicPartition, FetchPartition] = {}
+        for tp, state in states.items():
+            partition = self._get_partition(tp)
+            if partition is None:
+                continue
+            last_epoch = partition.log.latest_epoch if self._use_epochs else None
+            wanted[tp] = FetchPartition(
+                tp.topic,
+                tp.partition,
+                state.fetch_offset,
+                state.current_leader_epoch,
+                UNDEFINED_EPOCH if last_epoch is None else last_epoch,
+                partition.log.log_start_offset,
+                self._partition_max_bytes,
+            )
+        data = self.session.build(wanted)
         request = pb.FetchRequest(
             replica_id=self._broker_id,
             replica_epoch=self._broker_epoch(),
@@ -587,26 +627,62 @@ class ReplicaFetcher(AbstractFetcher):
             # the partitions this follower replicates (the leader still sends the first batch
             # even when it is larger, so a follower never stalls).
             max_bytes=self._response_max_bytes,
+            session_id=data.metadata.session_id,
+            session_epoch=data.metadata.epoch,
         )
         by_topic: dict[str, pb.FetchRequest.FetchTopic] = {}
-        for tp, state in states.items():
-            partition = self._get_partition(tp)
-            if partition is None:
-                continue
-            topic = by_topic.get(tp.topic)
+        for fp in data.to_send:
+            topic = by_topic.get(fp.topic)
             if topic is None:
-                topic = request.topics.add(topic=tp.topic)
-                by_topic[tp.topic] = topic
-            last_epoch = partition.log.latest_epoch if self._use_epochs else None
+                topic = request.topics.add(topic=fp.topic)
+                by_topic[fp.topic] = topic
             topic.partitions.add(
-                partition=tp.partition,
-                current_leader_epoch=state.current_leader_epoch,
-                fetch_offset=state.fetch_offset,
-                last_fetched_epoch=UNDEFINED_EPOCH if last_epoch is None else last_epoch,
-                log_start_offset=partition.log.log_start_offset,
-                partition_max_bytes=self._partition_max_bytes,
+                partition=fp.partition,
+                current_leader_epoch=fp.current_leader_epoch,
+                fetch_offset=fp.fetch_offset,
+                last_fetched_epoch=fp.last_fetched_epoch,
+                log_start_offset=fp.log_start_offset,
+                partition_max_bytes=fp.partition_max_bytes,
             )
+        forgotten: dict[str, pb.FetchRequest.ForgottenTopic] = {}
+        for tp in data.to_forget:
+            entry = forgotten.get(tp.topic)
+            if entry is None:
+                entry = request.forgotten_topics_data.add(topic=tp.topic)
+                forgotten[tp.topic] = entry
+            entry.partitions.append(tp.partition)
         return request
+
+    def handle_fetch_response(self, response: pb.FetchResponse) -> bool:
+        metadata = self.session.next_metadata
+        ok = self.session.handle_response(
+            response.error_code,
+            response.session_id,
+            (
+                TopicPartition(topic.topic, data.partition_index)
+                for topic in response.responses
+                for data in topic.partitions
+            ),
+        )
+        if not ok:
+            _log.info(
+                "fetcher.fetch_session_error",
+                fetcher=self.name,
+                session_id=metadata.session_id,
+                session_epoch=metadata.epoch,
+                error=_error_name(response.error_code),
+            )
+        elif metadata.is_full and response.session_id not in (0, metadata.session_id):
+            _log.info(
+                "fetcher.fetch_session_opened",
+                fetcher=self.name,
+                session_id=response.session_id,
+                partitions=len(self.partitions),
+            )
+        return ok
+
+    def handle_fetch_error(self) -> None:
+        self.session.handle_error()
 
     def process_partition_data(
         self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData

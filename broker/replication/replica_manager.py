@@ -43,6 +43,7 @@ from minikafka.broker.replication.delayed import (
     high_watermark_key,
     log_end_offset_key,
 )
+from minikafka.broker.replication.fetch_session import FetchManager, FetchSessionCache
 from minikafka.broker.replication.fetcher import (
     AbstractFetcher,
     FetchState,
@@ -233,6 +234,14 @@ class ReplicaManager:
         self._controller_epoch = 0
         self._registered = asyncio.Event()  # set by ``registered``: the broker epoch is known
         self.purgatory = Purgatory()
+        # Incremental fetch sessions (KIP-227) of both front doors, followers' and consumers'.
+        self.fetch_sessions = FetchManager(
+            FetchSessionCache(
+                config.max_incremental_fetch_session_cache_slots,
+                config.min_incremental_fetch_session_eviction_ms,
+            ),
+            time_ms,
+        )
         self.stats = ReplicaManagerStats()  # read by broker/server/metrics.py
         self.topic_stats = BrokerTopicStats()
         self._high_watermarks = log_manager.read_high_watermarks()

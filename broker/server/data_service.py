@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -24,6 +25,7 @@ from google.protobuf.message import DecodeError
 
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import (
+    FetchPartition,
     FetchPartitionResult,
     ProduceRequest,
 )
@@ -73,8 +75,23 @@ class DataService(pb_grpc.DataServicer):
                     for p in topic.partitions
                 ]
             )
-        results = await self._replica_manager.fetch_messages(adapt.fetch_request(request))
-        return adapt.fetch_response(results)
+        core = adapt.fetch_request(request)
+        replica_manager = self._replica_manager
+
+        async def read(partitions: Sequence[FetchPartition]) -> list[FetchPartitionResult]:
+            return await replica_manager.fetch_messages(replace(core, partitions=partitions))
+
+        answer = await replica_manager.fetch_sessions.fetch(
+            adapt.fetch_metadata(request),
+            core.partitions,
+            adapt.fetch_forgotten(request),
+            privileged=request.replica_id >= 0,
+            read=read,
+        )
+        response = adapt.fetch_response(answer.partitions)
+        response.error_code = answer.error_code
+        response.session_id = answer.session_id
+        return response
 
     async def ProduceStream(
         self, requests: AsyncIterator[pb.ProduceRequest], context: _Context

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from minikafka.broker.replication.fetch_session import FINAL_EPOCH, FetchMetadata
 from minikafka.broker.replication.requests import (
     EpochEndOffset,
     FetchPartition,
@@ -26,9 +27,12 @@ from minikafka.broker.replication.requests import (
     ProducePartitionResult,
     ProduceRequest,
 )
+from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
 
 __all__ = [
+    "fetch_forgotten",
+    "fetch_metadata",
     "fetch_request",
     "fetch_response",
     "init_producer_id_request",
@@ -93,6 +97,20 @@ def fetch_request(request: pb.FetchRequest) -> FetchRequest:
             for fp in topic.partitions
         ],
     )
+
+
+def fetch_metadata(request: pb.FetchRequest) -> FetchMetadata:
+    """The fetch session (KIP-227) a request names; no session_epoch is a sessionless fetch."""
+    epoch = request.session_epoch if request.HasField("session_epoch") else FINAL_EPOCH
+    return FetchMetadata(request.session_id, epoch)
+
+
+def fetch_forgotten(request: pb.FetchRequest) -> list[TopicPartition]:
+    return [
+        TopicPartition(topic.topic, partition)
+        for topic in request.forgotten_topics_data
+        for partition in topic.partitions
+    ]
 
 
 def fetch_response(results: Iterable[FetchPartitionResult]) -> pb.FetchResponse:

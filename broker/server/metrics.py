@@ -50,6 +50,7 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.samples import Sample
 
 from minikafka.broker.config import parse_metrics_listener
+from minikafka.broker.replication.fetch_session import FetchSessionStats
 from minikafka.broker.replication.stats import TopicStats
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -292,6 +293,7 @@ class _Snapshot:
     all_topics: TopicStats = field(default_factory=TopicStats)
     committed: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
     end_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    fetch_sessions: FetchSessionStats = field(default_factory=FetchSessionStats)
 
 
 def _copy(stats: TopicStats) -> TopicStats:
@@ -333,6 +335,7 @@ class BrokerCollector:
             delayed_fetch=rm.stats.delayed_fetch,
             topic_stats={t: _copy(s) for t, s in rm.topic_stats.topics.items()},
             all_topics=_copy(rm.topic_stats.all),
+            fetch_sessions=FetchSessionStats(**vars(rm.fetch_sessions.stats)),
         )
         for tp, partition in rm.partitions.items():
             state = partition.state
@@ -505,6 +508,54 @@ class BrokerCollector:
         )
         lag.add_metric(["Replica"], snap.max_lag)
         yield lag
+        yield from self._fetch_session_families(snap.fetch_sessions)
+
+    @staticmethod
+    def _fetch_session_families(stats: FetchSessionStats) -> Iterator[Metric]:
+        """Kafka's FetchSessionCache metrics, and what the sessions save (fetch_session.py)."""
+        prefix = "kafka_server_fetchsessioncache_"
+        yield GaugeMetricFamily(
+            prefix + "numincrementalfetchsessions",
+            "Incremental fetch sessions (KIP-227) the cache holds.",
+            value=stats.sessions,
+        )
+        yield GaugeMetricFamily(
+            prefix + "numincrementalfetchpartitionscached",
+            "Partitions held by the incremental fetch sessions.",
+            value=stats.partitions_cached,
+        )
+        yield CounterMetricFamily(
+            prefix + "incrementalfetchsessionevictions",
+            "Fetch sessions evicted to make room for new ones.",
+            value=stats.evictions,
+        )
+        requests = CounterMetricFamily(
+            "minikafka_fetch_session_requests",
+            "Fetches served, by session kind: full (opening a session), incremental, "
+            "sessionless, or refused with a session error.",
+            labels=["kind"],
+        )
+        for kind, value in (
+            ("full", stats.full_fetches),
+            ("incremental", stats.incremental_fetches),
+            ("sessionless", stats.sessionless_fetches),
+            ("error", stats.session_errors),
+        ):
+            requests.add_metric([kind], value)
+        yield requests
+        partitions = CounterMetricFamily(
+            "minikafka_fetch_session_partitions",
+            "Partitions over all fetches: listed in the requests (forgotten ones included), "
+            "read for them, and carried in the answers.",
+            labels=["stage"],
+        )
+        for stage, value in (
+            ("requested", stats.partitions_requested),
+            ("read", stats.partitions_read),
+            ("answered", stats.partitions_answered),
+        ):
+            partitions.add_metric([stage], value)
+        yield partitions
 
     def _topic_families(self, snap: _Snapshot) -> Iterator[Metric]:
         for attribute, name, doc in (

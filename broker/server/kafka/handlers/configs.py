@@ -107,8 +107,10 @@ CONFIG_TYPES: Mapping[str, int] = {
     "log.retention.ms": _LONG,
     "log.roll.ms": _LONG,
     "log.segment.bytes": _INT,
+    "max.incremental.fetch.session.cache.slots": _INT,
     "message.max.bytes": _INT,
     "metrics.listener": _STRING,  # this project's
+    "min.incremental.fetch.session.eviction.ms": _LONG,  # a constant in Kafka, a key here
     "num.partitions": _INT,
     "offsets.commit.required.acks": _SHORT,
     "offsets.commit.timeout.ms": _INT,

@@ -7,12 +7,15 @@ Kafka. There are no transactions, so READ_COMMITTED reads what READ_UNCOMMITTED 
 the high watermark), ``last_stable_offset`` is the high watermark and no transaction is ever
 aborted (``aborted_transactions`` is empty for READ_COMMITTED, null otherwise, as Kafka sends).
 
-Fetch sessions (KIP-227) are declined the way Kafka declines them when its session cache is
-full: every response has ``session_id`` 0, which tells the client to keep sending full fetch
-requests (kafka-python's FetchSessionHandler goes back to a full fetch on session id 0;
-librdkafka never opens a session). An incremental fetch (``session_epoch`` > 0) names a session
-this broker never created: FETCH_SESSION_ID_NOT_FOUND, after which clients send a full fetch.
-``forgotten_topics_data`` only means something inside a session and is ignored.
+Fetch sessions (KIP-227), v7+: served from the broker's one session cache
+(``ReplicaManager.fetch_sessions``, broker/replication/fetch_session.py), the one the followers'
+gRPC fetches use. A full fetch with ``session_epoch`` 0 opens a session (or gets session id 0
+when the cache has no slot for it); later fetches list only changed partitions plus
+``forgotten_topics_data``, and their answers carry only partitions with news. Java clients and
+kafka-python open sessions; librdkafka sends sessionless fetches (``session_epoch`` -1), and
+fetches before v7 are sessionless too. An unknown session is FETCH_SESSION_ID_NOT_FOUND, a wrong
+epoch INVALID_FETCH_SESSION_EPOCH, in the top-level ``error_code``, after which clients send a
+full fetch.
 
 Not supported:
 - replication over this listener: followers fetch over the inter-broker gRPC listener. A fetch
@@ -25,12 +28,19 @@ Not supported:
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from typing import Any
 
-from minikafka.broker.replication.requests import FetchPartition, FetchRequest
+from minikafka.broker.replication.fetch_session import FetchMetadata
+from minikafka.broker.replication.requests import (
+    FetchPartition,
+    FetchPartitionResult,
+    FetchRequest,
+)
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)
@@ -42,38 +52,44 @@ _FINAL_EPOCH = -1  # a full fetch outside any session (KIP-227's FetchMetadata)
 @handler(api_key=1, min_version=4, max_version=12)
 async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    if getattr(body, "session_epoch", _FINAL_EPOCH) > 0:
-        return request.response(
-            {
-                "throttle_time": 0,
-                "error_code": ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
-                "session_id": _NO_SESSION,
-                "responses": [],
-            }
-        )
     if body.replica_id >= 0:
         return _refuse_replica(request)
-    results = await broker.replica_manager.fetch_messages(
-        FetchRequest(
-            body.replica_id,
-            body.max_wait // _MS,
-            body.min_bytes,
-            body.max_bytes,
-            [
-                FetchPartition(
-                    topic.topic,
-                    p.partition,
-                    p.fetch_offset,
-                    getattr(p, "current_leader_epoch", -1),
-                    getattr(p, "last_fetched_epoch", -1),
-                    getattr(p, "log_start_offset", -1),
-                    p.partition_max_bytes,
-                )
-                for topic in body.topics
-                for p in topic.partitions
-            ],
+    replica_manager = broker.replica_manager
+
+    async def read(partitions: Sequence[FetchPartition]) -> list[FetchPartitionResult]:
+        return await replica_manager.fetch_messages(
+            FetchRequest(
+                body.replica_id, body.max_wait // _MS, body.min_bytes, body.max_bytes, partitions
+            )
         )
+
+    answer = await replica_manager.fetch_sessions.fetch(
+        FetchMetadata(
+            getattr(body, "session_id", _NO_SESSION),
+            getattr(body, "session_epoch", _FINAL_EPOCH),
+        ),
+        [
+            FetchPartition(
+                topic.topic,
+                p.partition,
+                p.fetch_offset,
+                getattr(p, "current_leader_epoch", -1),
+                getattr(p, "last_fetched_epoch", -1),
+                getattr(p, "log_start_offset", -1),
+                p.partition_max_bytes,
+            )
+            for topic in body.topics
+            for p in topic.partitions
+        ],
+        [
+            TopicPartition(topic.topic, partition)
+            for topic in getattr(body, "forgotten_topics_data", ())
+            for partition in topic.partitions
+        ],
+        privileged=False,
+        read=read,
     )
+    results = answer.partitions
     aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for result in results:
@@ -92,8 +108,8 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     return request.response(
         {
             "throttle_time": 0,
-            "error_code": ErrorCode.NONE,
-            "session_id": _NO_SESSION,
+            "error_code": answer.error_code,
+            "session_id": answer.session_id,
             "responses": [
                 {"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()
             ],

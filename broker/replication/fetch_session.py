@@ -1,0 +1,554 @@
+"""Incremental fetch sessions on the leader (KIP-227): Kafka's FetchSession, FetchSessionCache and
+FetchManager, for both front doors (the gRPC Fetch and the Kafka protocol's Fetch v7+).
+
+A fetcher (a follower, or a consumer) names the same partitions fetch after fetch. With a
+session it lists them once, in a full fetch, and after that only what changed::
+
+    request (session_id, epoch)        meaning
+    (0 or id, FINAL -1)                a full fetch outside any session (closing ``id`` if set)
+    (0 or id, INITIAL 0)               a full fetch asking for a new session (closing ``id``)
+    (id, n > 0)                        the n-th incremental fetch of session ``id``: its
+                                       partitions list only those added or whose fetch state
+                                       changed; ``forgotten`` those that leave the session
+
+The leader keeps each session's partitions (``CachedPartition``: the fetch state last asked for
+and the high watermark and log start offset last answered) and reads every one of them on each
+fetch, as if they had all been listed; it answers, in an incremental fetch, only the partitions
+with news: records, a new high watermark or log start offset, an error, or a diverging epoch
+(``CachedPartition.maybe_update_response_data``). A partition answered with an error keeps -1 as
+its cached high watermark, so it is answered again once the error is gone. A session's epoch
+starts at 1 and goes up by one per incremental fetch (after ``2**31 - 1`` it wraps to 1). An
+unknown session id is FETCH_SESSION_ID_NOT_FOUND (70), a wrong epoch INVALID_FETCH_SESSION_EPOCH
+(71); on either the fetcher opens a new session with a full fetch. An incremental fetch that
+forgets the session's last partition closes the session (its answer carries session id 0).
+
+The cache holds at most ``max.incremental.fetch.session.cache.slots`` sessions (one slot each,
+whatever its size). When it is full, a new session may evict (``FetchSessionCache.try_evict``):
+
+* the least recently used session, if it has been idle for more than
+  ``min.incremental.fetch.session.eviction.ms`` (stale); otherwise
+* the least valuable session old enough to be evicted, if the new one is at least as valuable:
+  a follower's session (privileged) is worth more than a consumer's, then more partitions are
+  worth more. A consumer's session may be evicted by a follower's at any age; a session older
+  than the eviction time may be evicted by any. Neither is a session younger than that by a
+  consumer's.
+
+When no session can be evicted, the full fetch is still answered, with session id 0: the fetcher
+keeps sending full fetches, as Kafka does when its cache is full.
+
+Sessions are the fetcher's business, not the partition's: a leader change shows in the session
+as an error (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH) answered for that partition until the
+fetcher forgets it; partitions added to or removed from the fetcher come and go with the next
+incremental fetch.
+
+Not thread-safe: the broker's event loop only. A context is made before the fetch parks (long
+poll) and answers after, so two fetches of one session can overlap; the second to answer finds
+the session's epoch moved on and answers INVALID_FETCH_SESSION_EPOCH, as Kafka's does.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import structlog
+
+from minikafka.broker.replication.requests import FetchPartition, FetchPartitionResult
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.errors import ErrorCode
+
+__all__ = [
+    "FINAL_EPOCH",
+    "INITIAL_EPOCH",
+    "INVALID_SESSION_ID",
+    "CachedPartition",
+    "FetchContext",
+    "FetchManager",
+    "FetchMetadata",
+    "FetchSession",
+    "FetchSessionCache",
+    "FetchSessionResponse",
+    "FetchSessionStats",
+    "next_epoch",
+]
+
+INVALID_SESSION_ID = 0  # no session
+INITIAL_EPOCH = 0  # a full fetch that asks for a new session
+FINAL_EPOCH = -1  # a full fetch outside any session
+_MAX_EPOCH = 2**31 - 1
+
+_log = structlog.get_logger(__name__)
+
+
+def next_epoch(epoch: int) -> int:
+    """The epoch after ``epoch``: FINAL stays FINAL, and the largest int32 wraps to 1 (0 is
+    INITIAL, never an incremental epoch)."""
+    if epoch < 0:
+        return FINAL_EPOCH
+    if epoch == _MAX_EPOCH:
+        return 1
+    return epoch + 1
+
+
+class FetchMetadata(NamedTuple):
+    """A fetch request's (session id, epoch), KIP-227's FetchMetadata."""
+
+    session_id: int
+    epoch: int
+
+    @property
+    def is_full(self) -> bool:
+        return self.epoch in (INITIAL_EPOCH, FINAL_EPOCH)
+
+    @classmethod
+    def initial(cls) -> FetchMetadata:
+        return cls(INVALID_SESSION_ID, INITIAL_EPOCH)
+
+    @classmethod
+    def new_incremental(cls, session_id: int) -> FetchMetadata:
+        return cls(session_id, next_epoch(INITIAL_EPOCH))
+
+    def next_incremental(self) -> FetchMetadata:
+        return FetchMetadata(self.session_id, next_epoch(self.epoch))
+
+    def next_close_existing(self) -> FetchMetadata:
+        """A full fetch that closes this session and asks for a new one."""
+        return FetchMetadata(self.session_id, INITIAL_EPOCH)
+
+
+@dataclass(slots=True)
+class CachedPartition:
+    """One partition of a session: the fetch state it was last asked with, and what was last
+    answered for it (-1: nothing yet, or an error since)."""
+
+    fetch_offset: int
+    current_leader_epoch: int
+    last_fetched_epoch: int
+    fetcher_log_start_offset: int
+    partition_max_bytes: int
+    high_watermark: int = -1
+    log_start_offset: int = -1
+
+    @classmethod
+    def of(cls, fp: FetchPartition) -> CachedPartition:
+        return cls(
+            fp.fetch_offset,
+            fp.current_leader_epoch,
+            fp.last_fetched_epoch,
+            fp.log_start_offset,
+            fp.partition_max_bytes,
+        )
+
+    def update_request_params(self, fp: FetchPartition) -> None:
+        self.fetch_offset = fp.fetch_offset
+        self.current_leader_epoch = fp.current_leader_epoch
+        self.last_fetched_epoch = fp.last_fetched_epoch
+        self.fetcher_log_start_offset = fp.log_start_offset
+        self.partition_max_bytes = fp.partition_max_bytes
+
+    def fetch_partition(self, tp: TopicPartition) -> FetchPartition:
+        return FetchPartition(
+            tp.topic,
+            tp.partition,
+            self.fetch_offset,
+            self.current_leader_epoch,
+            self.last_fetched_epoch,
+            self.fetcher_log_start_offset,
+            self.partition_max_bytes,
+        )
+
+    def maybe_update_response_data(self, result: FetchPartitionResult, update: bool) -> bool:
+        """Whether an incremental answer must carry ``result``; with ``update``, remember what it
+        tells (Kafka's CachedPartition.maybeUpdateResponseData)."""
+        must_respond = bool(result.records) or result.diverging_epoch is not None
+        if result.high_watermark != self.high_watermark:
+            must_respond = True
+            if update:
+                self.high_watermark = result.high_watermark
+        if result.log_start_offset != self.log_start_offset:
+            must_respond = True
+            if update:
+                self.log_start_offset = result.log_start_offset
+        if result.error_code != ErrorCode.NONE:
+            must_respond = True
+            if update:
+                # So the partition is answered again when the error goes away.
+                self.high_watermark = -1
+        return must_respond
+
+
+@dataclass(eq=False)
+class FetchSession:
+    """One session: its partitions in the order they are read. A partition answered with
+    records moves to the back, so under the response size limit the others get their turn."""
+
+    id: int
+    privileged: bool  # a follower's
+    creation_ms: int
+    last_used_ms: int
+    epoch: int = 1
+    partitions: OrderedDict[TopicPartition, CachedPartition] = field(default_factory=OrderedDict)
+
+    def __len__(self) -> int:
+        return len(self.partitions)
+
+    def update(
+        self, requested: Sequence[FetchPartition], forgotten: Iterable[TopicPartition]
+    ) -> tuple[list[TopicPartition], list[TopicPartition], list[TopicPartition]]:
+        """Apply an incremental fetch: (added, updated, removed)."""
+        added: list[TopicPartition] = []
+        updated: list[TopicPartition] = []
+        removed: list[TopicPartition] = []
+        for fp in requested:
+            tp = TopicPartition(fp.topic, fp.partition)
+            cached = self.partitions.get(tp)
+            if cached is None:
+                self.partitions[tp] = CachedPartition.of(fp)
+                added.append(tp)
+            else:
+                cached.update_request_params(fp)
+                updated.append(tp)
+        for tp in forgotten:
+            if self.partitions.pop(tp, None) is not None:
+                removed.append(tp)
+        return added, updated, removed
+
+    def fetch_partitions(self) -> list[FetchPartition]:
+        return [cached.fetch_partition(tp) for tp, cached in self.partitions.items()]
+
+
+class _EvictableKey(NamedTuple):
+    """Ordered from least to most valuable: consumers' before followers', then by size."""
+
+    privileged: bool
+    size: int
+    session_id: int
+
+
+@dataclass
+class FetchSessionStats:
+    """Kafka's FetchSessionCache metrics (NumIncrementalFetchSessions,
+    NumIncrementalFetchPartitionsCached, IncrementalFetchSessionEvictionsPerSec) plus what the
+    sessions save: fetches by kind, and the partitions their requests listed and their answers
+    carried (a sessionless or full fetch lists and answers every partition it reads)."""
+
+    sessions: int = 0
+    partitions_cached: int = 0
+    evictions: int = 0
+    full_fetches: int = 0
+    incremental_fetches: int = 0
+    sessionless_fetches: int = 0
+    session_errors: int = 0
+    partitions_requested: int = 0  # listed in requests (including forgotten ones)
+    partitions_answered: int = 0  # carried in answers
+    partitions_read: int = 0  # read for the answers (a session's every partition)
+
+
+class FetchSessionCache:
+    """At most ``max_entries`` sessions, evicted as the module docstring says."""
+
+    def __init__(
+        self,
+        max_entries: int,
+        eviction_ms: int,
+        *,
+        stats: FetchSessionStats | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.max_entries = max_entries
+        self.eviction_ms = eviction_ms
+        self.stats = stats or FetchSessionStats()
+        self._rng = rng or random.Random()
+        self._sessions: dict[int, FetchSession] = {}
+        # Each session's size and evictability as of its last touch (Kafka's cachedSize and the
+        # evictableByAll / evictableByPrivileged maps), kept in step by ``touch``.
+        self._touched: dict[int, tuple[int, bool, bool]] = {}
+        self._num_partitions = 0
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._sessions
+
+    @property
+    def total_partitions(self) -> int:
+        return self._num_partitions
+
+    def get(self, session_id: int) -> FetchSession | None:
+        return self._sessions.get(session_id)
+
+    def _new_session_id(self) -> int:
+        while True:
+            session_id = self._rng.randint(-(2**31), 2**31 - 1)
+            if session_id != INVALID_SESSION_ID and session_id not in self._sessions:
+                return session_id
+
+    def maybe_create_session(
+        self,
+        now_ms: int,
+        privileged: bool,
+        partitions: OrderedDict[TopicPartition, CachedPartition],
+    ) -> FetchSession | None:
+        """A new session holding ``partitions``, or None when the cache is full and nothing
+        may be evicted for it."""
+        if self.max_entries <= 0:
+            return None
+        if len(self._sessions) >= self.max_entries and not self.try_evict(
+            privileged, len(partitions), now_ms
+        ):
+            return None
+        session = FetchSession(
+            self._new_session_id(), privileged, now_ms, now_ms, partitions=partitions
+        )
+        self._sessions[session.id] = session
+        self.touch(session, now_ms)
+        _log.info(
+            "fetch_session.created",
+            session_id=session.id,
+            privileged=privileged,
+            partitions=len(session),
+            sessions=len(self._sessions),
+        )
+        return session
+
+    def touch(self, session: FetchSession, now_ms: int) -> None:
+        """Mark ``session`` used now and take note of its current size."""
+        old = self._touched.get(session.id)
+        if old is not None:
+            self._num_partitions -= old[0]
+        session.last_used_ms = now_ms
+        old_enough = now_ms - session.creation_ms > self.eviction_ms
+        # (size, evictable by a follower's session, evictable by any session)
+        self._touched[session.id] = (len(session), not session.privileged or old_enough, old_enough)
+        self._num_partitions += len(session)
+        self._update_stats()
+
+    def remove(self, session_id: int, reason: str) -> FetchSession | None:
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return None
+        touched = self._touched.pop(session_id, None)
+        if touched is not None:
+            self._num_partitions -= touched[0]
+        self._update_stats()
+        _log.info(
+            "fetch_session.removed",
+            session_id=session_id,
+            privileged=session.privileged,
+            partitions=len(session),
+            reason=reason,
+        )
+        return session
+
+    def try_evict(self, privileged: bool, size: int, now_ms: int) -> bool:
+        """Evict one session for a new one of ``size`` partitions (module docstring)."""
+        if not self._sessions:
+            return False
+        # The least recently used (ties: the lowest id, as Kafka's LastUsedKey orders them).
+        lru = min(self._sessions.values(), key=lambda s: (s.last_used_ms, s.id))
+        if now_ms - lru.last_used_ms > self.eviction_ms:
+            self.remove(lru.id, "stale")
+            self.stats.evictions += 1
+            return True
+        candidates = [
+            _EvictableKey(self._sessions[sid].privileged, touched[0], sid)
+            for sid, touched in self._touched.items()
+            if (touched[1] if privileged else touched[2])
+        ]
+        if not candidates:
+            return False
+        least = min(candidates)
+        if _EvictableKey(privileged, size, 0) < least:
+            return False
+        self.remove(least.session_id, "evicted")
+        self.stats.evictions += 1
+        return True
+
+    def _update_stats(self) -> None:
+        self.stats.sessions = len(self._sessions)
+        self.stats.partitions_cached = self._num_partitions
+
+
+class FetchSessionResponse(NamedTuple):
+    """What a front door answers: a whole-request error, the session id for the next fetch,
+    and the partitions to put on the wire (in the order read)."""
+
+    error_code: int
+    session_id: int
+    partitions: list[FetchPartitionResult]
+
+
+class FetchContext:
+    """One fetch as its session sees it: which partitions to read (``partitions``) and which
+    of the results to answer (``respond``). This base is the sessionless full fetch."""
+
+    def __init__(self, partitions: Sequence[FetchPartition]) -> None:
+        self.partitions = list(partitions)
+
+    @property
+    def error_code(self) -> int:
+        """Non-zero: answer this and read nothing."""
+        return ErrorCode.NONE
+
+    def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
+        return FetchSessionResponse(ErrorCode.NONE, INVALID_SESSION_ID, list(results))
+
+
+class _SessionErrorContext(FetchContext):
+    def __init__(self, error_code: ErrorCode) -> None:
+        super().__init__(())
+        self._error_code = error_code
+
+    @property
+    def error_code(self) -> int:
+        return self._error_code
+
+    def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
+        return FetchSessionResponse(self._error_code, INVALID_SESSION_ID, [])
+
+
+class _FullFetchContext(FetchContext):
+    """A full fetch asking for a session: every partition answered; the session is made when
+    the answer is (so a fetch that fails makes none)."""
+
+    def __init__(
+        self,
+        cache: FetchSessionCache,
+        partitions: Sequence[FetchPartition],
+        privileged: bool,
+        time_ms: Callable[[], int],
+    ) -> None:
+        super().__init__(partitions)
+        self._cache = cache
+        self._privileged = privileged
+        self._time_ms = time_ms
+
+    def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
+        cached: OrderedDict[TopicPartition, CachedPartition] = OrderedDict()
+        for fp in self.partitions:
+            cached[TopicPartition(fp.topic, fp.partition)] = CachedPartition.of(fp)
+        for result in results:
+            part = cached.get(TopicPartition(result.topic, result.partition))
+            if part is not None:
+                part.maybe_update_response_data(result, update=True)
+        session = self._cache.maybe_create_session(self._time_ms(), self._privileged, cached)
+        session_id = INVALID_SESSION_ID if session is None else session.id
+        return FetchSessionResponse(ErrorCode.NONE, session_id, list(results))
+
+
+class _IncrementalFetchContext(FetchContext):
+    """Reads the session's every partition; answers those with news."""
+
+    def __init__(self, session: FetchSession) -> None:
+        super().__init__(session.fetch_partitions())
+        self._session = session
+        self._expected_epoch = session.epoch
+
+    def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
+        session = self._session
+        if session.epoch != self._expected_epoch:
+            # Another fetch of this session was answered meanwhile.
+            return FetchSessionResponse(
+                ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID, []
+            )
+        answered: list[FetchPartitionResult] = []
+        for result in results:
+            tp = TopicPartition(result.topic, result.partition)
+            cached = session.partitions.get(tp)
+            if cached is None:
+                continue  # forgotten by a fetch that came while this one waited
+            if cached.maybe_update_response_data(result, update=True):
+                answered.append(result)
+                if result.records:
+                    session.partitions.move_to_end(tp)
+        return FetchSessionResponse(ErrorCode.NONE, session.id, answered)
+
+
+class FetchManager:
+    """Turns a fetch's session fields into a ``FetchContext`` (Kafka's FetchManager.newContext).
+
+    A front door calls ``new_context`` before reading, reads ``context.partitions`` through the
+    ReplicaManager (unless ``context.error_code``), and answers ``context.respond(results)``.
+    """
+
+    def __init__(self, cache: FetchSessionCache, time_ms: Callable[[], int]) -> None:
+        self.cache = cache
+        self.stats = cache.stats
+        self._time_ms = time_ms
+
+    def new_context(
+        self,
+        metadata: FetchMetadata,
+        partitions: Sequence[FetchPartition],
+        forgotten: Sequence[TopicPartition],
+        *,
+        privileged: bool,
+    ) -> FetchContext:
+        stats = self.stats
+        stats.partitions_requested += len(partitions) + len(forgotten)
+        if metadata.is_full:
+            if metadata.session_id != INVALID_SESSION_ID:
+                self.cache.remove(metadata.session_id, "closed_by_full_fetch")
+            if metadata.epoch == FINAL_EPOCH:
+                stats.sessionless_fetches += 1
+                return self._counted(FetchContext(partitions))
+            stats.full_fetches += 1
+            return self._counted(
+                _FullFetchContext(self.cache, partitions, privileged, self._time_ms)
+            )
+        session = self.cache.get(metadata.session_id)
+        if session is None:
+            stats.session_errors += 1
+            return _SessionErrorContext(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
+        if session.epoch != metadata.epoch:
+            stats.session_errors += 1
+            return _SessionErrorContext(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+        added, _, removed = session.update(partitions, forgotten)
+        if added or removed:
+            _log.debug(
+                "fetch_session.updated",
+                session_id=session.id,
+                added=len(added),
+                removed=len(removed),
+                partitions=len(session),
+            )
+        if not session.partitions:
+            self.cache.remove(session.id, "empty")
+            stats.sessionless_fetches += 1
+            return self._counted(FetchContext(()))
+        self.cache.touch(session, self._time_ms())
+        session.epoch = next_epoch(session.epoch)
+        stats.incremental_fetches += 1
+        return self._counted(_IncrementalFetchContext(session))
+
+    async def fetch(
+        self,
+        metadata: FetchMetadata,
+        partitions: Sequence[FetchPartition],
+        forgotten: Sequence[TopicPartition],
+        *,
+        privileged: bool,
+        read: Callable[[Sequence[FetchPartition]], Awaitable[Sequence[FetchPartitionResult]]],
+    ) -> FetchSessionResponse:
+        """One fetch through its session: ``read`` (the ReplicaManager's fetch, long poll
+        included) gets the partitions the session says to read."""
+        context = self.new_context(metadata, partitions, forgotten, privileged=privileged)
+        if context.error_code != ErrorCode.NONE:
+            return context.respond(())
+        return self.respond(context, await read(context.partitions))
+
+    def _counted(self, context: FetchContext) -> FetchContext:
+        self.stats.partitions_read += len(context.partitions)
+        return context
+
+    def respond(
+        self, context: FetchContext, results: Sequence[FetchPartitionResult]
+    ) -> FetchSessionResponse:
+        """``context.respond`` and the count of what the answer carries."""
+        response = context.respond(results)
+        self.stats.partitions_answered += len(response.partitions)
+        return response

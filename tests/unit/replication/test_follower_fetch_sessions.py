@@ -1,0 +1,145 @@
+"""Followers fetch in incremental fetch sessions (KIP-227): in-process brokers over real gRPC
+(harness.py), the test playing the controller."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from minikafka.broker.replication.fetch_session import FetchSessionStats
+from minikafka.broker.replication.fetcher import ReplicaFetcher
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.errors import ErrorCode
+from tests.unit.replication.harness import (
+    Cluster,
+    Node,
+    produce_request,
+    records,
+    run,
+    wait_until,
+)
+
+IDLE = "idle"
+BUSY = "busy"
+
+
+def _stats(node: Node) -> FetchSessionStats:
+    return FetchSessionStats(**vars(node.replica_manager.fetch_sessions.stats))
+
+
+def _fetcher(node: Node, leader: int) -> ReplicaFetcher:
+    fetcher = node.replica_manager.fetchers.fetchers[leader]
+    assert isinstance(fetcher, ReplicaFetcher)
+    return fetcher
+
+
+async def _produce(node: Node, topic: str, partition: int, value: bytes) -> None:
+    results = await node.replica_manager.append_records(
+        produce_request(records(value), acks=-1, topic=topic, partition=partition)
+    )
+    assert results[0].error_code == ErrorCode.NONE, results[0]
+
+
+def _session_partitions(leader: Node, follower: Node) -> set[TopicPartition]:
+    session_id = _fetcher(follower, leader.broker_id).session.session_id
+    session = leader.replica_manager.fetch_sessions.cache.get(session_id)
+    return set() if session is None else set(session.partitions)
+
+
+def test_incremental_fetches_list_only_the_busy_partition(tmp_path: Path) -> None:
+    """40 idle partitions beside a busy one: after the first full fetch, the follower's requests
+    and the leader's answers carry about one partition each, while the leader still reads all
+    41 for it (so idle followers stay in the ISR)."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1, 2))
+        await cluster.start()
+        try:
+            for p in range(40):
+                await cluster.elect(1, 1, [1, 2], [1, 2], topic=IDLE, partition=p)
+            await cluster.elect(1, 1, [1, 2], [1, 2], topic=BUSY, partition=0)
+            leader, follower = cluster[1], cluster[2]
+            await wait_until(lambda: _stats(leader).partitions_cached == 41)
+            assert _stats(leader).sessions == 1
+            before = _stats(leader)
+            for i in range(30):
+                await _produce(leader, BUSY, 0, b"v%d" % i)
+            after = _stats(leader)
+            fetches = after.incremental_fetches - before.incremental_fetches
+            assert fetches >= 30  # acks=all: at least one follower fetch per produce
+            assert after.full_fetches == before.full_fetches == 1
+            requested = after.partitions_requested - before.partitions_requested
+            answered = after.partitions_answered - before.partitions_answered
+            read = after.partitions_read - before.partitions_read
+            assert requested <= 2 * fetches, (requested, fetches)
+            assert answered <= 2 * fetches, (answered, fetches)
+            assert read == 41 * fetches
+            tp = TopicPartition(BUSY, 0)
+            await wait_until(lambda: follower.high_watermark(tp) == 30)
+            assert follower.values(tp) == leader.values(tp)
+            assert leader.isr(TopicPartition(IDLE, 7)) == {1, 2}
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_new_record_wakes_a_parked_incremental_fetch_at_once(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1, 2), replica_fetch_wait_max_ms=5_000)
+        await cluster.start()
+        try:
+            for p in range(5):
+                await cluster.elect(1, 1, [1, 2], [1, 2], topic=BUSY, partition=p)
+            leader = cluster[1]
+            await wait_until(lambda: _stats(leader).incremental_fetches > 0)
+            await wait_until(lambda: leader.replica_manager.stats.delayed_fetch == 1)
+            started = time.monotonic()
+            await _produce(leader, BUSY, 3, b"now")  # acks=all: needs the follower's fetch
+            assert time.monotonic() - started < 2.0  # not the 5 s long poll
+            assert _stats(leader).incremental_fetches >= 2
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_leader_change_moves_the_partition_between_sessions(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1, 2, 3))
+        await cluster.start()
+        try:
+            for p in range(4):
+                await cluster.elect(1, 1, [1, 2, 3], topic=BUSY, partition=p)
+            one, two, three = cluster[1], cluster[2], cluster[3]
+            for p in range(4):
+                await _produce(one, BUSY, p, b"before-%d" % p)
+            moved = TopicPartition(BUSY, 0)
+            await wait_until(lambda: moved in _session_partitions(one, three))
+
+            # Partition 0 moves to broker 2 (broker 1 follows it now), mid-session.
+            await cluster.elect(2, 2, [1, 2, 3], topic=BUSY, partition=0)
+            await wait_until(
+                lambda: (
+                    moved not in _session_partitions(one, three)
+                    and moved in _session_partitions(two, three)
+                    and moved in _session_partitions(two, one)
+                ),
+                message="partition 0 forgotten by broker 1's session, in broker 2's",
+            )
+            assert {TopicPartition(BUSY, p) for p in (1, 2, 3)} == _session_partitions(one, three)
+            await _produce(two, BUSY, 0, b"after-0")
+            await _produce(one, BUSY, 1, b"after-1")
+            for p, expected in ((0, [b"before-0", b"after-0"]), (1, [b"before-1", b"after-1"])):
+                tp = TopicPartition(BUSY, p)
+
+                def replicated(tp: TopicPartition = tp) -> bool:
+                    return all(cluster[b].high_watermark(tp) == 2 for b in (1, 2, 3))
+
+                await wait_until(replicated)
+                for b in (1, 2, 3):
+                    assert cluster[b].values(tp) == expected, (b, p)
+        finally:
+            await cluster.stop()
+
+    run(scenario)
