@@ -245,6 +245,8 @@ class ReplicaManager:
         self.stats = ReplicaManagerStats()  # read by broker/server/metrics.py
         self.topic_stats = BrokerTopicStats()
         self._high_watermarks = log_manager.read_high_watermarks()
+        # What the last checkpoint wrote; None until the first write after the start.
+        self._checkpointed_high_watermarks: dict[TopicPartition, int] | None = None
         truncation = config.unknown.get(FOLLOWER_TRUNCATION_KEY, "leader_epoch")
         if truncation not in ("leader_epoch", "high_watermark"):
             raise InvalidConfigError(
@@ -316,12 +318,16 @@ class ReplicaManager:
                 _log.exception("replica_manager.task_failed", task=getattr(work, "__name__", ""))
 
     async def checkpoint_high_watermarks(self) -> None:
-        """Write replication-offset-checkpoint with every hosted partition's HW."""
+        """Write replication-offset-checkpoint with every hosted partition's HW, unless no HW
+        moved and no partition came or went since the last write: an idle broker with
+        thousands of partitions then writes and fsyncs nothing every interval."""
         # Logs not hosted yet (no LeaderAndIsr since the restart) keep their checkpointed HW.
         self._high_watermarks.update(self.high_watermarks())
-        await asyncio.to_thread(
-            self._log_manager.write_high_watermarks, dict(self._high_watermarks)
-        )
+        if self._high_watermarks == self._checkpointed_high_watermarks:
+            return
+        written = dict(self._high_watermarks)
+        await asyncio.to_thread(self._log_manager.write_high_watermarks, written)
+        self._checkpointed_high_watermarks = written
 
     # --- views --------------------------------------------------------------------------------
 

@@ -1,0 +1,162 @@
+"""What the broker's timers cost an idle broker, per partition count (issue 18).
+
+    python -m bench.periodic_work_bench [--partitions 1000,10000] [--rounds 5]
+
+One in-process broker (a ReplicaManager and its LogManager on a temporary dir, the unit tests'
+harness with an in-memory ZooKeeper) leads N partitions of replication factor 3 whose
+followers never fetch (replica.lag.time.max.ms is an hour, so nobody leaves the ISR). Each
+piece of periodic work runs ``--rounds`` times; the best time is printed with its interval at
+Kafka's defaults and the share of the interval it takes (wall clock: an fsync's wait counts,
+though it costs no CPU):
+
+- ISR expiry (every replica.lag.time.max.ms / 2), over every hosted partition;
+- the high watermark checkpoint (replica.high.watermark.checkpoint.interval.ms): written
+  (what it costs when a HW moved) and skipped (no HW moved since the last write);
+- the flush scheduler (every second): as it runs when no log rolled, beside asking every log
+  ``flush_due`` (what it did before it kept the set of logs a roll left a flush pending for);
+- retention (log.retention.check.interval.ms), the recovery-point and log-start-offset
+  checkpoints (log.flush.offset.checkpoint.interval.ms) and producer-id expiry
+  (producer.id.expiration.check.interval.ms), each over every log.
+
+It also prints how long the one LeaderAndIsr that made the broker leader of all N took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import structlog
+
+from minikafka.controller.zk_data import PartitionState
+from tests.unit.replication.harness import TOPIC, Cluster
+
+HOUR_MS = 3_600_000
+# (work, interval in seconds at Kafka's defaults)
+INTERVALS = {
+    "ISR expiry": 15.0,
+    "HW checkpoint, a HW moved (written)": 5.0,
+    "HW checkpoint, no HW moved (skipped)": 5.0,
+    "flush scheduler, every log asked": 1.0,
+    "flush scheduler, no log rolled": 1.0,
+    "retention": 300.0,
+    "recovery-point and log-start checkpoints": 60.0,
+    "producer-id expiry": 600.0,
+}
+
+
+async def _best(rounds: int, work: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        began = time.perf_counter()
+        result = work()
+        if isinstance(result, Awaitable):
+            await result
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+async def measure(partitions: int, rounds: int) -> tuple[float, dict[str, float]]:
+    """Seconds the LeaderAndIsr took, and the best seconds of each periodic work."""
+    root = Path(tempfile.mkdtemp(prefix="periodic-work-bench-"))
+    cluster = Cluster(root, broker_ids=(1,), replica_lag_time_max_ms=HOUR_MS)
+    await cluster.start()
+    try:
+        node = cluster[1]
+        request = cluster.leader_and_isr(1, 1, [1, 2, 3], [1, 2, 3])
+        del request.partition_states[:]
+        for partition in range(partitions):
+            version = cluster.zk.set_state(TOPIC, partition, PartitionState(1, 1, (1, 2, 3), 1))
+            node.metadata.partitions.add((TOPIC, partition))
+            request.partition_states.add(
+                topic_name=TOPIC,
+                partition_index=partition,
+                controller_epoch=1,
+                leader=1,
+                leader_epoch=1,
+                isr=[1, 2, 3],
+                partition_epoch=version,
+                replicas=[1, 2, 3],
+            )
+        rm = node.replica_manager
+        log_manager = node.log_manager
+        assert log_manager is not None
+        began = time.perf_counter()
+        await rm.become_leader_or_follower(request)
+        leader_and_isr = time.perf_counter() - began
+
+        def now_ms() -> int:
+            return int(time.time() * 1000)
+
+        def ask_every_log() -> None:
+            now = now_ms()
+            for log in log_manager.all_logs():
+                log.flush_due(now)
+
+        def expire_producers() -> None:
+            now = now_ms()
+            for partition in rm.partitions.values():
+                partition.producer_state.remove_expired_producers(now, 86_400_000)
+
+        def checkpoint_offsets() -> None:
+            log_manager.checkpoint_recovery_points()
+            log_manager.checkpoint_log_start_offsets()
+
+        await rm.checkpoint_high_watermarks()
+        log_manager.prepare_flushes(now_ms())  # each new log is asked once
+        times = {
+            # The timer's own callback: the work it does, nothing around it.
+            "ISR expiry": await _best(rounds, rm._maybe_shrink_isr),
+            "HW checkpoint, a HW moved (written)": await _best(
+                rounds,
+                lambda: asyncio.to_thread(log_manager.write_high_watermarks, rm.high_watermarks()),
+            ),
+            "HW checkpoint, no HW moved (skipped)": await _best(
+                rounds, rm.checkpoint_high_watermarks
+            ),
+            "flush scheduler, every log asked": await _best(rounds, ask_every_log),
+            "flush scheduler, no log rolled": await _best(
+                rounds, lambda: log_manager.prepare_flushes(now_ms())
+            ),
+            "retention": await _best(
+                rounds, lambda: log_manager.cleanup(now_ms(), rm.high_watermarks())
+            ),
+            "recovery-point and log-start checkpoints": await _best(rounds, checkpoint_offsets),
+            "producer-id expiry": await _best(rounds, expire_producers),
+        }
+        return leader_and_isr, times
+    finally:
+        await cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", default="1000,10000")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    counts = [int(n) for n in args.partitions.split(",")]
+    results = {n: asyncio.run(measure(n, args.rounds)) for n in counts}
+    print(f"best of {args.rounds}, {time.strftime('%Y-%m-%d')}; wall ms per run (fsyncs "
+          "included), and that as a share of the interval")  # fmt: skip
+    print("| work | interval | " + " | ".join(f"{n:,} partitions" for n in counts) + " |")
+    print("|---|---:|" + "---:|" * len(counts))
+    for work, interval in INTERVALS.items():
+        cells = " | ".join(
+            f"{results[n][1][work] * 1000:.2f} ms ({100 * results[n][1][work] / interval:.2f}%)"
+            for n in counts
+        )
+        print(f"| {work} | {interval:g} s | {cells} |")
+    for n in counts:
+        print(f"- LeaderAndIsr making the broker leader of {n:,} partitions: {results[n][0]:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
