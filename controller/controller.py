@@ -29,8 +29,12 @@ with ControllerMovedError and this controller resigns (``controller_resigned``),
 its ZooKeeper session is lost; it then takes part in the next election. A broker's answer
 STALE_CONTROLLER_EPOCH makes it re-read /controller_epoch and resign if it moved on.
 
-Leader election rules are in controller.election, imbalance in controller.rebalance, the
-requests per broker in controller.request_batch.
+This module is the event loop; the work is delegated, per term as controller, to the
+partition state machine (controller.partition_state_machine: every partition state write, with
+the leader election rules of controller.election), the replica state machine
+(controller.replica_state_machine: replicas going online/offline, leaving the ISR) and the topic
+deletion manager (controller.topic_deletion). Imbalance is in controller.rebalance, the requests
+per broker in controller.request_batch.
 """
 
 from __future__ import annotations
@@ -49,20 +53,20 @@ from typing import Any, NamedTuple, TypeVar
 import structlog
 from kazoo.client import KazooState
 
-from minikafka.controller import election, rebalance, topics
+from minikafka.controller import rebalance, topics
 from minikafka.controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.errors import (
     BadZNodeVersionError,
     ControllerMovedError,
     TopicAlreadyExistsError,
-    ZNodeExistsError,
 )
-from minikafka.controller.request_batch import EPOCH_DURING_DELETE, RequestBatch
-from minikafka.controller.state import ControllerContext, LiveBroker, PartitionReplica
+from minikafka.controller.partition_state_machine import PartitionStateMachine
+from minikafka.controller.replica_state_machine import ReplicaStateMachine
+from minikafka.controller.request_batch import RequestBatch
+from minikafka.controller.state import ControllerContext, LiveBroker
+from minikafka.controller.topic_deletion import TopicDeletionManager
 from minikafka.controller.zk_data import (
-    NO_LEADER,
-    PartitionState,
     TopicAssignment,
     TopicPartition,
     Versioned,
@@ -86,9 +90,6 @@ __all__ = [
 log = structlog.get_logger("controller")
 
 R = TypeVar("R")
-
-UNCLEAN_KEY = "unclean.leader.election.enable"
-_MAX_WRITE_ATTEMPTS = 5
 
 
 class ElectionType(enum.IntEnum):
@@ -179,6 +180,10 @@ class KafkaController:
         self._controller_watch: Watch | None = None
         # The fields below belong to the event thread.
         self._context: ControllerContext | None = None
+        # Per term as controller, on the context: see _on_controller_failover.
+        self._partition_sm: PartitionStateMachine | None = None
+        self._replica_sm: ReplicaStateMachine | None = None
+        self._deletion_manager: TopicDeletionManager | None = None
         self._watches: list[Watch] = []
         self._topic_watches: dict[str, Watch] = {}
         self._next_rebalance: float | None = None
@@ -307,7 +312,7 @@ class KafkaController:
             if not offline:
                 return
             batch = self._new_batch()
-            self._online_partition_state_change(offline, batch)
+            self._partitions.online_partition_state_change(offline, batch)
             batch.send(self._channels)
 
         self._enqueue("UncleanLeaderElectionEnable", action)
@@ -493,6 +498,7 @@ class KafkaController:
         self._topic_watches.clear()
         self._channels.remove_all()
         self._context = None
+        self._partition_sm = self._replica_sm = self._deletion_manager = None
         self._next_rebalance = None
         self._active = False
         log.info("controller_resigned", broker_id=self.broker_id, epoch=self._epoch, reason=reason)
@@ -500,6 +506,11 @@ class KafkaController:
     def _on_controller_failover(self, won: Versioned[int]) -> None:
         ctx = ControllerContext(epoch=won.value, epoch_zk_version=won.zk_version)
         self._context = ctx
+        self._partition_sm = PartitionStateMachine(ctx, self._zk, lambda: self.config)
+        self._replica_sm = ReplicaStateMachine(ctx, self._partition_sm)
+        self._deletion_manager = TopicDeletionManager(
+            ctx, self._zk, lambda: self.config, self._new_batch, self._channels, self._forget_topic
+        )
         self._epoch = won.value
         self._active = True
         log.info("controller_elected", broker_id=self.broker_id, epoch=won.value)
@@ -533,7 +544,7 @@ class KafkaController:
         for topic in zk.get_all_topics():
             self._load_topic(topic, with_states=True)
         for topic in zk.get_topics_marked_for_deletion():
-            self._queue_topic_deletion(topic)
+            self._deletions.enqueue(topic)
         # Fresh states were just read: the pending notifications say nothing new.
         zk.delete_isr_change_notifications(zk.get_isr_change_notification_names())
         # As Kafka: the LeaderAndIsr sent below to every replica learns offline log dirs anew.
@@ -545,15 +556,15 @@ class KafkaController:
             if ctx.is_being_deleted(tp.topic):
                 continue
             if tp in ctx.partition_states and ctx.has_live_leader(tp):
-                batch.add_leader_and_isr(self._live_replicas(tp), tp)
-        self._online_partition_state_change(ctx.all_partitions(), batch)
+                batch.add_leader_and_isr(ctx.live_replicas(tp), tp)
+        self._partitions.online_partition_state_change(ctx.all_partitions(), batch)
         # Brokers that died while no controller was watching: their replicas go offline.
         registered = set(ctx.live_brokers)
-        self._offline_replicas_leave_isr(
+        self._replicas.replicas_offline(
             {r for replicas in ctx.assignments.values() for r in replicas} - registered, batch
         )
         batch.send(self._channels)
-        self._resume_topic_deletions()
+        self._deletions.resume()
         self._on_preferred_replica_election_znode()
         self._schedule_rebalance()
 
@@ -562,6 +573,24 @@ class KafkaController:
         if self._context is None:
             raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
         return self._context
+
+    @property
+    def _partitions(self) -> PartitionStateMachine:
+        if self._partition_sm is None:
+            raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
+        return self._partition_sm
+
+    @property
+    def _replicas(self) -> ReplicaStateMachine:
+        if self._replica_sm is None:
+            raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
+        return self._replica_sm
+
+    @property
+    def _deletions(self) -> TopicDeletionManager:
+        if self._deletion_manager is None:
+            raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
+        return self._deletion_manager
 
     # --- loading -------------------------------------------------------------------------------
 
@@ -618,177 +647,12 @@ class KafkaController:
             self._topic_watches[topic] = self._zk.watch_topic(topic, on_topic_change)
         return assignment
 
-    def _reload_state(self, tp: TopicPartition) -> Versioned[PartitionState] | None:
-        ctx = self._ctx
-        state = self._zk.get_partition_state(tp.topic, tp.partition)
-        if state is None:
-            ctx.partition_states.pop(tp, None)
-            return None
-        if state.value.controller_epoch > ctx.epoch:
-            raise ControllerMovedError(
-                f"{tp} was written by controller epoch {state.value.controller_epoch}, "
-                f"this controller has epoch {ctx.epoch}"
-            )
-        ctx.partition_states[tp] = state
-        return state
-
-    # --- partition state changes ---------------------------------------------------------------
+    # --- requests to the brokers ---------------------------------------------------------------
 
     def _new_batch(self) -> RequestBatch:
         batch = RequestBatch(self._ctx, self.broker_id, self.config.inter_broker_listener_name)
         batch.response_callback = functools.partial(self._on_response_threadsafe, self._ctx)
         return batch
-
-    def _live_replicas(self, tp: TopicPartition) -> list[int]:
-        ctx = self._ctx
-        return [r for r in ctx.assignments.get(tp, ()) if r in ctx.live_brokers]
-
-    def _update_partition(
-        self,
-        tp: TopicPartition,
-        decide: Callable[[PartitionState], election.LeaderAndIsr | None],
-        reason: str,
-    ) -> PartitionState | None:
-        """Write the state ``decide`` picks (leader_epoch + 1), fenced and version-checked.
-
-        Re-reads and decides again when the leader changed the ISR meanwhile. None when
-        ``decide`` found nothing to do.
-        """
-        ctx = self._ctx
-        for _ in range(_MAX_WRITE_ATTEMPTS):
-            current = ctx.partition_states.get(tp)
-            if current is None:
-                return None
-            old = current.value
-            decision = decide(old)
-            if decision is None:
-                return None
-            new = PartitionState(decision.leader, old.leader_epoch + 1, decision.isr, ctx.epoch)
-            try:
-                zk_version = self._zk.update_partition_state(
-                    tp.topic,
-                    tp.partition,
-                    new,
-                    current.zk_version,
-                    controller_epoch_zk_version=ctx.epoch_zk_version,
-                )
-            except BadZNodeVersionError:
-                self._reload_state(tp)
-                continue
-            ctx.partition_states[tp] = Versioned(new, zk_version)
-            self._log_state_change(tp, old, new, reason)
-            return new
-        log.warning("partition_state_write_gave_up", topic=tp.topic, partition=tp.partition)
-        return None
-
-    def _log_state_change(
-        self, tp: TopicPartition, old: PartitionState, new: PartitionState, reason: str
-    ) -> None:
-        fields: dict[str, Any] = {
-            "topic": tp.topic,
-            "partition": tp.partition,
-            "leader": new.leader,
-            "leader_epoch": new.leader_epoch,
-            "isr": list(new.isr),
-            "previous_leader": old.leader,
-            "previous_isr": list(old.isr),
-            "controller_epoch": new.controller_epoch,
-            "reason": reason,
-        }
-        if new.leader == NO_LEADER:
-            log.warning("partition_offline", **fields)
-        elif new.leader != old.leader:
-            log.info("leader_elected", **fields)
-        else:
-            log.info("isr_changed", **fields)
-
-    def _init_partition(self, tp: TopicPartition, batch: RequestBatch) -> None:
-        """NewPartition -> OnlinePartition: first live replica leads, live replicas in ISR."""
-        ctx = self._ctx
-        live = [r for r in ctx.assignments[tp] if ctx.is_alive(r)]
-        if not live:
-            log.warning(
-                "partition_offline",
-                topic=tp.topic,
-                partition=tp.partition,
-                reason="no live replica for a new partition",
-                replicas=list(ctx.assignments[tp]),
-            )
-            return
-        state = PartitionState(live[0], 0, tuple(live), ctx.epoch)
-        try:
-            zk_version = self._zk.create_partition_state(
-                tp.topic, tp.partition, state, controller_epoch_zk_version=ctx.epoch_zk_version
-            )
-        except ZNodeExistsError:
-            if self._reload_state(tp) is not None:
-                batch.add_leader_and_isr(self._live_replicas(tp), tp)
-                batch.add_update_metadata(ctx.live_brokers, [tp])
-            return
-        ctx.partition_states[tp] = Versioned(state, zk_version)
-        log.info(
-            "leader_elected",
-            topic=tp.topic,
-            partition=tp.partition,
-            leader=state.leader,
-            leader_epoch=0,
-            isr=list(state.isr),
-            controller_epoch=ctx.epoch,
-            reason="new partition",
-        )
-        batch.add_leader_and_isr(self._live_replicas(tp), tp, is_new=True)
-        batch.add_update_metadata(ctx.live_brokers, [tp])
-
-    def _unclean_allowed(self, topic: str) -> bool:
-        value = self._zk.get_topic_config(topic).get(UNCLEAN_KEY)
-        if value is None:
-            return self.config.unclean_leader_election_enable
-        return value.strip().lower() == "true"
-
-    def _offline_decision(
-        self, tp: TopicPartition
-    ) -> Callable[[PartitionState], election.LeaderAndIsr | None]:
-        ctx = self._ctx
-
-        def decide(state: PartitionState) -> election.LeaderAndIsr | None:
-            if (
-                state.leader != NO_LEADER
-                and ctx.is_alive(state.leader)
-                and ctx.is_replica_online(state.leader, tp)
-            ):
-                return None  # someone already leads
-            assignment = ctx.assignments[tp]
-            live = {b for b in ctx.live_broker_ids if ctx.is_replica_online(b, tp)}
-            result = election.offline_leader(assignment, state.isr, live)
-            if result is None and self._unclean_allowed(tp.topic):
-                result = election.offline_leader(assignment, state.isr, live, unclean=True)
-                if result is not None:
-                    log.warning(
-                        "unclean_leader_election",
-                        topic=tp.topic,
-                        partition=tp.partition,
-                        leader=result.leader,
-                        previous_isr=list(state.isr),
-                    )
-            return result
-
-        return decide
-
-    def _online_partition_state_change(
-        self, partitions: Iterable[TopicPartition], batch: RequestBatch
-    ) -> None:
-        """New partitions get states, partitions without a live leader get one if they can."""
-        ctx = self._ctx
-        for tp in partitions:
-            if ctx.is_being_deleted(tp.topic) or tp not in ctx.assignments:
-                continue
-            if tp not in ctx.partition_states:
-                self._init_partition(tp, batch)
-            elif not ctx.has_live_leader(tp):
-                new = self._update_partition(tp, self._offline_decision(tp), "offline partition")
-                if new is not None:
-                    batch.add_leader_and_isr(self._live_replicas(tp), tp)
-                    batch.add_update_metadata(ctx.live_brokers, [tp])
 
     # --- brokers -------------------------------------------------------------------------------
 
@@ -822,42 +686,10 @@ class KafkaController:
         for broker_id in sorted(dead):
             log.warning("broker_failed", broker_id=broker_id, controller_epoch=ctx.epoch)
         batch = self._new_batch()
-        # Partitions that lost their leader: elect from the live ISR in AR order.
-        for tp, state in list(ctx.iter_states(ctx.all_partitions())):
-            if ctx.is_being_deleted(tp.topic) or state.value.leader not in dead:
-                continue
-            new = self._update_partition(tp, self._offline_decision(tp), "leader broker failed")
-            if new is not None:
-                batch.add_leader_and_isr(self._live_replicas(tp), tp)
-                batch.add_update_metadata(ctx.live_brokers, [tp])
-        self._offline_replicas_leave_isr(dead, batch)
+        self._partitions.elect_for_failed_leaders(dead, batch)
+        self._replicas.replicas_offline(dead, batch)
         batch.add_update_metadata(ctx.live_brokers)  # every broker learns who is gone
         batch.send(self._channels)
-
-    def _offline_replicas_leave_isr(self, dead: set[int], batch: RequestBatch) -> None:
-        """Kafka's OfflineReplica transition: dead replicas leave the ISR (leader_epoch + 1);
-        a dead leader that nobody could replace leaves leader -1 (the last ISR member stays)."""
-        ctx = self._ctx
-        for tp, state in list(ctx.iter_states(ctx.all_partitions())):
-            if ctx.is_being_deleted(tp.topic):
-                continue
-            if not dead & ({state.value.leader} | set(state.value.isr)):
-                continue
-
-            def decide(old: PartitionState) -> election.LeaderAndIsr | None:
-                result = election.LeaderAndIsr(old.leader, old.isr)
-                for replica in sorted(dead):
-                    if replica == result.leader or replica in result.isr:
-                        result = election.remove_replica_from_isr(
-                            result.leader, result.isr, replica
-                        )
-                if result == (old.leader, old.isr):
-                    return None
-                return result
-
-            if self._update_partition(tp, decide, "replica offline") is not None:
-                batch.add_leader_and_isr(self._live_replicas(tp), tp)
-                batch.add_update_metadata(ctx.live_brokers, [tp])
 
     def _on_broker_startup(self, new: set[int]) -> None:
         ctx = self._ctx
@@ -871,13 +703,10 @@ class KafkaController:
         batch = self._new_batch()
         batch.add_update_metadata(new, ctx.all_partitions())
         batch.add_update_metadata(set(ctx.live_brokers) - new)
-        for broker_id in sorted(new):
-            for tp in ctx.partitions_on_broker(broker_id):
-                if not ctx.is_being_deleted(tp.topic):
-                    batch.add_leader_and_isr([broker_id], tp)
-        self._online_partition_state_change(ctx.all_partitions(), batch)
+        self._replicas.replicas_online(new, batch)
+        self._partitions.online_partition_state_change(ctx.all_partitions(), batch)
         batch.send(self._channels)
-        self._resume_topic_deletions()
+        self._deletions.resume()
 
     # --- topics --------------------------------------------------------------------------------
 
@@ -902,9 +731,8 @@ class KafkaController:
             partitions = ctx.partitions_of(topic)
             for tp in partitions:
                 if tp in ctx.partition_states:  # a state left by an earlier controller
-                    batch.add_leader_and_isr(self._live_replicas(tp), tp)
-                    batch.add_update_metadata(ctx.live_brokers, [tp])
-            self._online_partition_state_change(partitions, batch)
+                    self._partitions.announce(tp, batch)
+            self._partitions.online_partition_state_change(partitions, batch)
         batch.send(self._channels)
 
     def _forget_topic(self, topic: str) -> None:
@@ -936,7 +764,9 @@ class KafkaController:
             partitions={p: list(r) for p, r in sorted(added.items())},
         )
         batch = self._new_batch()
-        self._online_partition_state_change([TopicPartition(topic, p) for p in added], batch)
+        self._partitions.online_partition_state_change(
+            [TopicPartition(topic, p) for p in added], batch
+        )
         batch.send(self._channels)
 
     def _create_topics(
@@ -1110,49 +940,7 @@ class KafkaController:
     def _on_topic_deletion(self) -> None:
         if not self._active:
             return
-        marked = self._zk.get_topics_marked_for_deletion()
-        if not self.config.delete_topic_enable:
-            for topic in marked:
-                log.warning("topic_deletion_disabled", topic=topic)
-                self._zk.delete_topic_deletion_mark(topic)
-            return
-        for topic in marked:
-            self._queue_topic_deletion(topic)
-        self._resume_topic_deletions()
-
-    def _queue_topic_deletion(self, topic: str) -> None:
-        ctx = self._ctx
-        if topic not in ctx.topic_ids:
-            self._zk.delete_topic_deletion_mark(topic)  # nothing to delete
-            return
-        if topic in ctx.topics_to_delete:
-            return
-        if not self.config.delete_topic_enable:
-            self._zk.delete_topic_deletion_mark(topic)
-            return
-        ctx.topics_to_delete.add(topic)
-        for tp in ctx.partitions_of(topic):
-            for replica in ctx.assignments[tp]:
-                ctx.replicas_to_delete.add(PartitionReplica(tp, replica))
-        log.info("topic_deletion_started", topic=topic)
-
-    def _resume_topic_deletions(self) -> None:
-        ctx = self._ctx
-        batch = self._new_batch()
-        for topic in sorted(ctx.topics_to_delete):
-            pending = [r for r in ctx.replicas_to_delete if r.partition.topic == topic]
-            if not pending:
-                self._complete_topic_deletion(topic)
-                continue
-            batch.add_update_metadata(ctx.live_brokers, ctx.partitions_of(topic))
-            for replica in sorted(pending):
-                batch.add_stop_replica(
-                    replica.broker_id,
-                    replica.partition,
-                    delete=True,
-                    leader_epoch=EPOCH_DURING_DELETE,
-                )
-        batch.send(self._channels)
+        self._deletions.on_marked(self._zk.get_topics_marked_for_deletion())
 
     def _on_response_threadsafe(
         self, context: ControllerContext, broker_id: int, request: Any, response: Any
@@ -1193,29 +981,7 @@ class KafkaController:
     ) -> None:
         if context is None or context is not self._context:
             return  # sent by an earlier term as controller
-        ctx = self._ctx
-        failed = {
-            TopicPartition(e.topic_name, e.partition_index)
-            for e in response.partition_errors
-            if e.error_code
-        }
-        touched: set[str] = set()
-        for state in request.partition_states:
-            if not state.delete_partition:
-                continue
-            tp = TopicPartition(state.topic_name, state.partition_index)
-            if response.error_code or tp in failed:
-                continue  # retried when the broker comes back or at the next election
-            ctx.replicas_to_delete.discard(PartitionReplica(tp, broker_id))
-            touched.add(tp.topic)
-        for topic in sorted(touched & ctx.topics_to_delete):
-            if not any(r.partition.topic == topic for r in ctx.replicas_to_delete):
-                self._complete_topic_deletion(topic)
-
-    def _complete_topic_deletion(self, topic: str) -> None:
-        self._zk.delete_topic_znodes(topic)
-        self._forget_topic(topic)
-        log.info("topic_deleted", topic=topic)
+        self._deletions.on_stop_replica_response(broker_id, request, response)
 
     # --- log dir failures (KIP-112) -------------------------------------------------------------
 
@@ -1242,9 +1008,7 @@ class KafkaController:
                     controller_epoch=ctx.epoch,
                     kind="failure",
                 )
-                for tp in ctx.partitions_on_broker(broker_id):
-                    if tp in ctx.partition_states and not ctx.is_being_deleted(tp.topic):
-                        batch.add_leader_and_isr([broker_id], tp)
+                self._replicas.probe_replicas(broker_id, batch)
             batch.send(self._channels)
         finally:
             self._zk.delete_log_dir_event_notifications(names)
@@ -1261,52 +1025,11 @@ class KafkaController:
         ctx = self._ctx
         if response.error_code or request.broker_epoch != ctx.broker_epoch(broker_id):
             return  # refused whole, or sent to an earlier registration of the broker
-        offline = set()
-        online = set()
-        for e in response.partition_errors:
-            tp = TopicPartition(e.topic_name, e.partition_index)
-            if e.error_code == ErrorCode.KAFKA_STORAGE_ERROR:
-                offline.add(tp)
-            elif e.error_code == ErrorCode.NONE:
-                online.add(tp)
-        previous = ctx.replicas_on_offline_dirs.get(broker_id, set())
-        current = (previous - online) | offline
-        if current:
-            ctx.replicas_on_offline_dirs[broker_id] = current
-        else:
-            ctx.replicas_on_offline_dirs.pop(broker_id, None)
-        new = current - previous
+        new = self._replicas.record_log_dir_answers(broker_id, response)
         if new:
-            self._on_replicas_offline(broker_id, new)
-
-    def _on_replicas_offline(self, broker_id: int, partitions: set[TopicPartition]) -> None:
-        """Kafka's onReplicasBecomeOffline for one broker's replicas on offline log dirs: the
-        partitions they led elect another leader from the ISR, then they leave the ISR."""
-        ctx = self._ctx
-        log.warning(
-            "replicas_offline",
-            broker_id=broker_id,
-            partitions=[str(tp) for tp in sorted(partitions)],
-            controller_epoch=ctx.epoch,
-            reason="log dir offline",
-        )
-        batch = self._new_batch()
-        for tp in sorted(partitions):
-            if tp not in ctx.partition_states or ctx.is_being_deleted(tp.topic):
-                continue
-            if ctx.leader(tp) == broker_id:
-                self._update_partition(tp, self._offline_decision(tp), "leader log dir offline")
-
-            def leave_isr(old: PartitionState) -> election.LeaderAndIsr | None:
-                if broker_id != old.leader and broker_id not in old.isr:
-                    return None
-                result = election.remove_replica_from_isr(old.leader, old.isr, broker_id)
-                return None if result == (old.leader, old.isr) else result
-
-            self._update_partition(tp, leave_isr, "replica log dir offline")
-            batch.add_leader_and_isr(self._live_replicas(tp), tp)
-            batch.add_update_metadata(ctx.live_brokers, [tp])
-        batch.send(self._channels)
+            batch = self._new_batch()
+            self._replicas.log_dir_replicas_offline(broker_id, new, batch)
+            batch.send(self._channels)
 
     # --- ISR changes and preferred elections ---------------------------------------------------
 
@@ -1328,7 +1051,7 @@ class KafkaController:
             if tp not in ctx.assignments or ctx.is_being_deleted(tp.topic):
                 continue
             old = ctx.partition_states.get(tp)
-            new = self._reload_state(tp)
+            new = self._partitions.reload_state(tp)
             if new is None:
                 continue
             updated.append(tp)
@@ -1388,16 +1111,10 @@ class KafkaController:
 
     def _elect_one(self, kind: ElectionType, tp: TopicPartition, batch: RequestBatch) -> ApiResult:
         ctx = self._ctx
-        assignment = ctx.assignments[tp]
         if kind == ElectionType.PREFERRED:
-            if ctx.leader(tp) == assignment[0]:
+            if ctx.leader(tp) == ctx.assignments[tp][0]:
                 return ApiResult(ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed.")
-
-            def decide_preferred(state: PartitionState) -> election.LeaderAndIsr | None:
-                return election.preferred_leader(assignment, state.isr, ctx.live_broker_ids)
-
-            new = self._update_partition(tp, decide_preferred, "preferred replica election")
-            if new is None:
+            if self._partitions.elect_preferred(tp) is None:
                 return ApiResult(
                     ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
                     f"Failed to elect leader for partition {tp} under strategy "
@@ -1406,21 +1123,13 @@ class KafkaController:
         else:
             if ctx.has_live_leader(tp) and ctx.leader(tp) not in ctx.shutting_down:
                 return ApiResult(ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed.")
-
-            def decide_unclean(state: PartitionState) -> election.LeaderAndIsr | None:
-                return election.offline_leader(
-                    assignment, state.isr, ctx.live_broker_ids, unclean=True
-                )
-
-            new = self._update_partition(tp, decide_unclean, "unclean election requested")
-            if new is None:
+            if self._partitions.elect_unclean(tp) is None:
                 return ApiResult(
                     ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
                     f"Failed to elect leader for partition {tp} under strategy "
                     "OfflinePartitionLeaderElectionStrategy(true)",
                 )
-        batch.add_leader_and_isr(self._live_replicas(tp), tp)
-        batch.add_update_metadata(ctx.live_brokers, [tp])
+        self._partitions.announce(tp, batch)
         return ApiResult()
 
     def _schedule_rebalance(self) -> None:
@@ -1483,31 +1192,10 @@ class KafkaController:
             if state is None or len(assignment) < 2 or ctx.is_being_deleted(tp.topic):
                 continue
             if state.value.leader == broker_id:
-
-                def lead(old: PartitionState, a: tuple[int, ...] = assignment) -> Any:
-                    if old.leader != broker_id:
-                        return None
-                    return election.controlled_shutdown_leader(
-                        a, old.isr, ctx.live_broker_ids, ctx.shutting_down
-                    )
-
-                if self._update_partition(tp, lead, "controlled shutdown") is not None:
-                    batch.add_leader_and_isr(self._live_replicas(tp), tp)
-                    batch.add_update_metadata(ctx.live_brokers, [tp])
+                if self._partitions.elect_away_from(tp, broker_id) is not None:
+                    self._partitions.announce(tp, batch)
             else:
-                batch.add_stop_replica(
-                    broker_id, tp, delete=False, leader_epoch=state.value.leader_epoch
-                )
-
-                def follow(old: PartitionState) -> election.LeaderAndIsr | None:
-                    if broker_id not in old.isr or old.leader == broker_id:
-                        return None
-                    return election.remove_replica_from_isr(old.leader, old.isr, broker_id)
-
-                if self._update_partition(tp, follow, "controlled shutdown") is not None:
-                    others = [r for r in self._live_replicas(tp) if r != broker_id]
-                    batch.add_leader_and_isr(others, tp)
-                    batch.add_update_metadata(ctx.live_brokers, [tp])
+                self._replicas.shut_down_follower(broker_id, tp, state, batch)
         batch.send(self._channels)
         # Still led by the broker: partitions some other live replica could take over (the
         # broker retries for those). Where every other replica is dead or shutting down too,

@@ -105,6 +105,10 @@ class ControllerContext:
         state = self.partition_states.get(tp)
         return state.value.leader if state is not None else NO_LEADER
 
+    def live_replicas(self, tp: TopicPartition) -> list[int]:
+        """The partition's registered replicas (shutting down included), in AR order."""
+        return [r for r in self.assignments.get(tp, ()) if r in self.live_brokers]
+
     def has_live_leader(self, tp: TopicPartition) -> bool:
         leader = self.leader(tp)
         return leader != NO_LEADER and leader in self.live_brokers

@@ -353,7 +353,7 @@ def test_a_zombie_controller_is_fenced(make_cluster: Callable[..., Cluster]) -> 
         resume.wait(20)
         tp = TopicPartition("fenced", 0)
         try:
-            zombie._update_partition(tp, lambda s: LeaderAndIsr(3, (3,)), "zombie write")
+            zombie._partitions.update(tp, lambda s: LeaderAndIsr(3, (3,)), "zombie write")
         except ControllerMovedError as exc:
             outcome["fenced"] = exc
             raise

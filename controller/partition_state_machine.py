@@ -1,0 +1,265 @@
+"""Partition states and their leaders (Kafka's PartitionStateMachine).
+
+Owns every write of ``/brokers/topics/<t>/partitions/<p>/state`` the controller makes: a new
+partition's first state, a leader elected for a partition whose leader is gone, a preferred,
+unclean or controlled-shutdown election, and ISR shrinks the replica state machine asks for.
+Each write bumps the leader epoch, is fenced on the /controller_epoch znode version and is
+conditional on the state's own znode version (re-read and decided again when the leader changed
+the ISR meanwhile)::
+
+    partitions = PartitionStateMachine(context, zk, lambda: config)
+    partitions.online_partition_state_change(context.all_partitions(), batch)
+    partitions.update(tp, decide, "preferred replica election")   # -> PartitionState | None
+
+The rules themselves (who may lead) are the pure functions of controller.election. Requests for
+the brokers go into the RequestBatch the caller passes and sends.
+
+Not thread-safe: one per term as controller, used on the controller's event thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import structlog
+
+from minikafka.controller import election
+from minikafka.controller.config import ControllerConfig
+from minikafka.controller.errors import (
+    BadZNodeVersionError,
+    ControllerMovedError,
+    ZNodeExistsError,
+)
+from minikafka.controller.request_batch import RequestBatch
+from minikafka.controller.state import ControllerContext
+from minikafka.controller.zk_data import NO_LEADER, PartitionState, TopicPartition, Versioned
+from minikafka.controller.zk_store import ZkStore
+
+__all__ = ["UNCLEAN_KEY", "Decision", "PartitionStateMachine"]
+
+log = structlog.get_logger("controller")
+
+UNCLEAN_KEY = "unclean.leader.election.enable"
+_MAX_WRITE_ATTEMPTS = 5
+
+Decision = Callable[[PartitionState], election.LeaderAndIsr | None]
+"""Picks a partition's next (leader, isr) from its current state; None: nothing to change."""
+
+
+class PartitionStateMachine:
+    def __init__(
+        self,
+        context: ControllerContext,
+        zk: ZkStore,
+        config: Callable[[], ControllerConfig],
+    ) -> None:
+        self._ctx = context
+        self._zk = zk
+        self._config = config  # read at each use: a config change may replace it
+
+    def announce(self, tp: TopicPartition, batch: RequestBatch) -> None:
+        """LeaderAndIsr to the partition's live replicas, UpdateMetadata to every broker."""
+        batch.add_leader_and_isr(self._ctx.live_replicas(tp), tp)
+        batch.add_update_metadata(self._ctx.live_brokers, [tp])
+
+    def reload_state(self, tp: TopicPartition) -> Versioned[PartitionState] | None:
+        ctx = self._ctx
+        state = self._zk.get_partition_state(tp.topic, tp.partition)
+        if state is None:
+            ctx.partition_states.pop(tp, None)
+            return None
+        if state.value.controller_epoch > ctx.epoch:
+            raise ControllerMovedError(
+                f"{tp} was written by controller epoch {state.value.controller_epoch}, "
+                f"this controller has epoch {ctx.epoch}"
+            )
+        ctx.partition_states[tp] = state
+        return state
+
+    def update(self, tp: TopicPartition, decide: Decision, reason: str) -> PartitionState | None:
+        """Write the state ``decide`` picks (leader_epoch + 1), fenced and version-checked.
+
+        Re-reads and decides again when the leader changed the ISR meanwhile. None when
+        ``decide`` found nothing to do.
+        """
+        ctx = self._ctx
+        for _ in range(_MAX_WRITE_ATTEMPTS):
+            current = ctx.partition_states.get(tp)
+            if current is None:
+                return None
+            old = current.value
+            decision = decide(old)
+            if decision is None:
+                return None
+            new = PartitionState(decision.leader, old.leader_epoch + 1, decision.isr, ctx.epoch)
+            try:
+                zk_version = self._zk.update_partition_state(
+                    tp.topic,
+                    tp.partition,
+                    new,
+                    current.zk_version,
+                    controller_epoch_zk_version=ctx.epoch_zk_version,
+                )
+            except BadZNodeVersionError:
+                self.reload_state(tp)
+                continue
+            ctx.partition_states[tp] = Versioned(new, zk_version)
+            _log_state_change(tp, old, new, reason)
+            return new
+        log.warning("partition_state_write_gave_up", topic=tp.topic, partition=tp.partition)
+        return None
+
+    # --- NewPartition / OfflinePartition -> OnlinePartition ------------------------------------
+
+    def online_partition_state_change(
+        self, partitions: Iterable[TopicPartition], batch: RequestBatch
+    ) -> None:
+        """New partitions get states, partitions without a live leader get one if they can."""
+        ctx = self._ctx
+        for tp in partitions:
+            if ctx.is_being_deleted(tp.topic) or tp not in ctx.assignments:
+                continue
+            if tp not in ctx.partition_states:
+                self._init_partition(tp, batch)
+            elif (
+                not ctx.has_live_leader(tp)
+                and self.update(tp, self.offline_decision(tp), "offline partition") is not None
+            ):
+                self.announce(tp, batch)
+
+    def elect_for_failed_leaders(self, dead: set[int], batch: RequestBatch) -> None:
+        """Partitions whose leader was on a dead broker: elect from the live ISR in AR order."""
+        ctx = self._ctx
+        for tp, state in list(ctx.iter_states(ctx.all_partitions())):
+            if ctx.is_being_deleted(tp.topic) or state.value.leader not in dead:
+                continue
+            if self.update(tp, self.offline_decision(tp), "leader broker failed") is not None:
+                self.announce(tp, batch)
+
+    def _init_partition(self, tp: TopicPartition, batch: RequestBatch) -> None:
+        """NewPartition -> OnlinePartition: first live replica leads, live replicas in ISR."""
+        ctx = self._ctx
+        live = [r for r in ctx.assignments[tp] if ctx.is_alive(r)]
+        if not live:
+            log.warning(
+                "partition_offline",
+                topic=tp.topic,
+                partition=tp.partition,
+                reason="no live replica for a new partition",
+                replicas=list(ctx.assignments[tp]),
+            )
+            return
+        state = PartitionState(live[0], 0, tuple(live), ctx.epoch)
+        try:
+            zk_version = self._zk.create_partition_state(
+                tp.topic, tp.partition, state, controller_epoch_zk_version=ctx.epoch_zk_version
+            )
+        except ZNodeExistsError:
+            if self.reload_state(tp) is not None:
+                self.announce(tp, batch)
+            return
+        ctx.partition_states[tp] = Versioned(state, zk_version)
+        log.info(
+            "leader_elected",
+            topic=tp.topic,
+            partition=tp.partition,
+            leader=state.leader,
+            leader_epoch=0,
+            isr=list(state.isr),
+            controller_epoch=ctx.epoch,
+            reason="new partition",
+        )
+        batch.add_leader_and_isr(ctx.live_replicas(tp), tp, is_new=True)
+        batch.add_update_metadata(ctx.live_brokers, [tp])
+
+    def _unclean_allowed(self, topic: str) -> bool:
+        value = self._zk.get_topic_config(topic).get(UNCLEAN_KEY)
+        if value is None:
+            return self._config().unclean_leader_election_enable
+        return value.strip().lower() == "true"
+
+    def offline_decision(self, tp: TopicPartition) -> Decision:
+        """Kafka's OfflinePartitionLeaderElectionStrategy, unclean when the topic allows it."""
+        ctx = self._ctx
+
+        def decide(state: PartitionState) -> election.LeaderAndIsr | None:
+            if (
+                state.leader != NO_LEADER
+                and ctx.is_alive(state.leader)
+                and ctx.is_replica_online(state.leader, tp)
+            ):
+                return None  # someone already leads
+            assignment = ctx.assignments[tp]
+            live = {b for b in ctx.live_broker_ids if ctx.is_replica_online(b, tp)}
+            result = election.offline_leader(assignment, state.isr, live)
+            if result is None and self._unclean_allowed(tp.topic):
+                result = election.offline_leader(assignment, state.isr, live, unclean=True)
+                if result is not None:
+                    log.warning(
+                        "unclean_leader_election",
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        leader=result.leader,
+                        previous_isr=list(state.isr),
+                    )
+            return result
+
+        return decide
+
+    # --- elections asked for (ElectLeaders, auto rebalance, controlled shutdown) ----------------
+
+    def elect_preferred(self, tp: TopicPartition) -> PartitionState | None:
+        ctx = self._ctx
+        assignment = ctx.assignments[tp]
+
+        def decide(state: PartitionState) -> election.LeaderAndIsr | None:
+            return election.preferred_leader(assignment, state.isr, ctx.live_broker_ids)
+
+        return self.update(tp, decide, "preferred replica election")
+
+    def elect_unclean(self, tp: TopicPartition) -> PartitionState | None:
+        ctx = self._ctx
+        assignment = ctx.assignments[tp]
+
+        def decide(state: PartitionState) -> election.LeaderAndIsr | None:
+            return election.offline_leader(assignment, state.isr, ctx.live_broker_ids, unclean=True)
+
+        return self.update(tp, decide, "unclean election requested")
+
+    def elect_away_from(self, tp: TopicPartition, broker_id: int) -> PartitionState | None:
+        """Controlled shutdown: a leader other than the brokers shutting down, which leave the
+        ISR; nothing when ``broker_id`` no longer leads ``tp``."""
+        ctx = self._ctx
+        assignment = ctx.assignments[tp]
+
+        def decide(old: PartitionState) -> election.LeaderAndIsr | None:
+            if old.leader != broker_id:
+                return None
+            return election.controlled_shutdown_leader(
+                assignment, old.isr, ctx.live_broker_ids, ctx.shutting_down
+            )
+
+        return self.update(tp, decide, "controlled shutdown")
+
+
+def _log_state_change(
+    tp: TopicPartition, old: PartitionState, new: PartitionState, reason: str
+) -> None:
+    fields: dict[str, Any] = {
+        "topic": tp.topic,
+        "partition": tp.partition,
+        "leader": new.leader,
+        "leader_epoch": new.leader_epoch,
+        "isr": list(new.isr),
+        "previous_leader": old.leader,
+        "previous_isr": list(old.isr),
+        "controller_epoch": new.controller_epoch,
+        "reason": reason,
+    }
+    if new.leader == NO_LEADER:
+        log.warning("partition_offline", **fields)
+    elif new.leader != old.leader:
+        log.info("leader_elected", **fields)
+    else:
+        log.info("isr_changed", **fields)
