@@ -38,14 +38,20 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from minikafka.proto.errors import KafkaError
+from minikafka.proto.log_files import (
+    LOG_START_OFFSET_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    parse_offset_checkpoint,
+    parse_partition_dir,
+)
 from minikafka.proto.records import TimestampType, decode_batch, iter_batch_headers
 from minikafka.spark.options import SourceOptionsError, get_bool, get_option
 from minikafka.spark.schema import RowBuffer, kafka_schema
 
 __all__ = ["SegmentFile", "SegmentsDataSource", "list_segments", "read_checkpoint", "read_segment"]
 
-HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
-LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
+HIGH_WATERMARK_CHECKPOINT = REPLICATION_OFFSET_CHECKPOINT
+LOG_START_CHECKPOINT = LOG_START_OFFSET_CHECKPOINT
 
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 _ROWS_PER_BATCH = 50_000
@@ -64,24 +70,11 @@ class SegmentFile:
 
 
 def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
-    """An offset checkpoint file (``0``, count, then ``topic partition offset`` lines)."""
+    """An offset checkpoint file (``0``, count, then ``topic partition offset`` lines), parsed as
+    the broker parses it (proto.log_files); a missing file is empty, a malformed one ValueError."""
     if not path.exists():
         return {}
-    lines = path.read_text().splitlines()
-    if len(lines) < 2 or lines[0].strip() != "0":
-        raise ValueError(f"{path}: not a version-0 offset checkpoint")
-    out: dict[tuple[str, int], int] = {}
-    for line in lines[2 : 2 + int(lines[1])]:
-        topic, partition, offset = line.split()
-        out[(topic, int(partition))] = int(offset)
-    return out
-
-
-def _partition_dir(name: str) -> tuple[str, int] | None:
-    topic, _, partition = name.rpartition("-")
-    if not topic or not partition.isdigit():
-        return None  # "-delete", "-future" and anything else that is not <topic>-<partition>
-    return topic, int(partition)
+    return parse_offset_checkpoint(path.read_text(), source=str(path))
 
 
 def list_segments(
@@ -98,7 +91,7 @@ def list_segments(
         high_watermarks = read_checkpoint(root / HIGH_WATERMARK_CHECKPOINT)
         log_starts = read_checkpoint(root / LOG_START_CHECKPOINT)
         for child in sorted(root.iterdir()):
-            parsed = _partition_dir(child.name) if child.is_dir() else None
+            parsed = parse_partition_dir(child.name) if child.is_dir() else None
             if parsed is None or not wanted.matches(*parsed):
                 continue
             topic, partition = parsed

@@ -2,10 +2,11 @@
 moves (Kafka's purgatory), as futures on the broker's event loop.
 
 An acks=all produce waits on the HW of the partitions it appended to; a consumer's long-poll
-fetch waits on their HW too; a follower's long-poll fetch waits on their LEO. Whoever moves an
-offset calls ``notify`` with its key and every future parked under that key completes; the
-woken operation re-checks its condition (``complete_when``) and parks again if it still cannot
-finish. Nothing polls: between two moves a waiting request costs nothing.
+fetch waits on their HW too; a follower's long-poll fetch waits on their LEO; a DeleteRecords
+waits on their low watermark (the followers' log start offsets, learned from their fetches).
+Whoever moves an offset calls ``notify`` with its key and every future parked under that key
+completes; the woken operation re-checks its condition (``complete_when``) and parks again if it
+still cannot finish. Nothing polls: between two moves a waiting request costs nothing.
 
     purgatory = Purgatory()
     result = await complete_when(check, [high_watermark_key(tp)], purgatory, deadline)
@@ -29,6 +30,7 @@ __all__ = [
     "complete_when",
     "high_watermark_key",
     "log_end_offset_key",
+    "low_watermark_key",
 ]
 
 T = TypeVar("T")
@@ -36,7 +38,7 @@ T = TypeVar("T")
 
 class WatchKey(NamedTuple):
     topic_partition: TopicPartition
-    offset: str  # "hw" or "leo"
+    offset: str  # "hw", "leo" or "lw"
 
 
 def high_watermark_key(tp: TopicPartition) -> WatchKey:
@@ -45,6 +47,11 @@ def high_watermark_key(tp: TopicPartition) -> WatchKey:
 
 def log_end_offset_key(tp: TopicPartition) -> WatchKey:
     return WatchKey(tp, "leo")
+
+
+def low_watermark_key(tp: TopicPartition) -> WatchKey:
+    """Notified when a follower's log start offset at this leader moves."""
+    return WatchKey(tp, "lw")
 
 
 class Purgatory:

@@ -41,6 +41,7 @@ Not thread-safe: owned by the broker's event loop, like its Log.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -431,6 +432,19 @@ class Partition:
             last_fetch_time_ms=fetch_time_ms,
         )
         return True
+
+    def low_watermark_if_leader(self, is_alive: Callable[[int], bool]) -> int:
+        """Leader: the lowest log start offset over this log and the replicas on live brokers
+        (Kafka's lowWatermarkIfLeader); -1 while a live replica has not fetched yet."""
+        if not self.is_leader:
+            raise NotLeaderOrFollowerError(
+                f"broker {self.broker_id} is not the leader of {self.topic}-{self.partition}"
+            )
+        low_watermark = self.log.log_start_offset
+        for replica_id, remote in self.remote_replicas.items():
+            if is_alive(replica_id):
+                low_watermark = min(low_watermark, remote.log_start_offset)
+        return low_watermark
 
     def maybe_increment_high_watermark(self) -> bool:
         """Leader: move the HW to the smallest LEO over the (maximal) ISR; True if it moved."""

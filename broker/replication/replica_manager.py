@@ -42,6 +42,7 @@ from minikafka.broker.replication.delayed import (
     complete_when,
     high_watermark_key,
     log_end_offset_key,
+    low_watermark_key,
 )
 from minikafka.broker.replication.fetch_session import FetchManager, FetchSessionCache
 from minikafka.broker.replication.fetcher import (
@@ -55,6 +56,8 @@ from minikafka.broker.replication.fetcher import (
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import ProducerIdManager
 from minikafka.broker.replication.requests import (
+    DeleteRecordsPartition,
+    DeleteRecordsPartitionResult,
     EpochEndOffset,
     FetchPartition,
     FetchPartitionResult,
@@ -138,6 +141,8 @@ class MetadataView(Protocol):
     """The part of the MetadataCache the replica manager reads (broker/server implements it)."""
 
     def contains_partition(self, topic: str, partition: int) -> bool: ...
+
+    def is_alive(self, broker_id: int) -> bool: ...
 
     def get_alive_broker_endpoint(
         self, broker_id: int, listener_name: str
@@ -875,10 +880,13 @@ class ReplicaManager:
                 continue
             if self._diverging_epoch(partition, fp) is not None:
                 continue
+            previous = partition.remote_replicas.get(replica_id)
             if not partition.update_follower_fetch_state(
                 replica_id, fp.fetch_offset, fp.log_start_offset, now, log.log_end_offset
             ):
                 continue
+            if previous is not None and previous.log_start_offset != fp.log_start_offset:
+                self.purgatory.notify(low_watermark_key(tp))  # a DeleteRecords may complete
             if partition.maybe_increment_high_watermark():
                 self.purgatory.notify(high_watermark_key(tp))
             new_isr = partition.isr_to_expand(replica_id)
@@ -1046,6 +1054,103 @@ class ReplicaManager:
                     EpochEndOffset(op.topic, op.partition, ErrorCode.NONE, "", epoch, end_offset)
                 )
         return results
+
+    # --- DeleteRecords --------------------------------------------------------------------------
+
+    async def delete_records(
+        self, partitions: Sequence[DeleteRecordsPartition], timeout_ms: int
+    ) -> list[DeleteRecordsPartitionResult]:
+        """Kafka's deleteRecords and DelayedDeleteRecords: move the log start offset of each
+        partition this broker leads, then wait until its low watermark (the lowest log start
+        offset over the replicas on live brokers, which the followers report in their fetches)
+        reaches the target, or ``timeout_ms`` passes (REQUEST_TIMED_OUT). One result per
+        partition, in request order."""
+        local = [self._delete_records_on_leader(p) for p in partitions]
+        results = [result for result, _ in local]
+        required = {i: target for i, (result, target) in enumerate(local) if result.error_code == 0}
+        waiting = dict(required)
+
+        def check() -> bool | None:
+            for i in list(waiting):
+                topic, index = partitions[i].topic, partitions[i].partition
+                try:
+                    partition = self._hosted(TopicPartition(topic, index))
+                    low_watermark = partition.low_watermark_if_leader(self._metadata.is_alive)
+                except KafkaError as exc:
+                    results[i] = DeleteRecordsPartitionResult(
+                        topic, index, -1, exc.code, exc.message
+                    )
+                else:
+                    if low_watermark < required[i]:
+                        continue
+                    results[i] = DeleteRecordsPartitionResult(
+                        topic, index, low_watermark, ErrorCode.NONE
+                    )
+                del waiting[i]
+            return True if not waiting else None
+
+        keys = [
+            key
+            for i in waiting
+            for tp in [TopicPartition(partitions[i].topic, partitions[i].partition)]
+            for key in (low_watermark_key(tp), high_watermark_key(tp))  # HW: leadership moved
+        ]
+        loop = asyncio.get_running_loop()
+        await complete_when(check, keys, self.purgatory, loop.time() + max(timeout_ms, 0) / 1000)
+        for i in waiting:
+            r = results[i]
+            results[i] = DeleteRecordsPartitionResult(
+                r.topic,
+                r.partition,
+                r.low_watermark,
+                ErrorCode.REQUEST_TIMED_OUT,
+                f"The replicas' log start offsets did not reach {required[i]} "
+                f"within {timeout_ms} ms",
+            )
+            _log.info(
+                "delete_records_timed_out",
+                topic=r.topic,
+                partition=r.partition,
+                required_offset=required[i],
+                timeout_ms=timeout_ms,
+            )
+        return results
+
+    def _delete_records_on_leader(
+        self, request: DeleteRecordsPartition
+    ) -> tuple[DeleteRecordsPartitionResult, int]:
+        """Move the leader's log start offset: NONE with the new one as ``low_watermark``, and
+        the offset the replicas' low watermark must reach."""
+        topic, index = request.topic, request.partition
+        try:
+            partition = self._hosted(TopicPartition(topic, index))
+            if not partition.is_leader:
+                raise NotLeaderOrFollowerError(
+                    f"broker {self.broker_id} is not the leader of {topic}-{index}"
+                )
+        except KafkaError as exc:
+            return DeleteRecordsPartitionResult(topic, index, -1, exc.code, exc.message), -1
+        log = partition.log
+        high_watermark = int(partition.high_watermark)
+        target = high_watermark if request.offset == -1 else request.offset
+        if target < 0 or target > high_watermark:
+            return DeleteRecordsPartitionResult(
+                topic,
+                index,
+                -1,
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Cannot delete records below {target}: the high watermark is {high_watermark}",
+            ), -1
+        log.maybe_increment_log_start_offset(target, high_watermark)
+        _log.info(
+            "records_deleted",
+            topic=topic,
+            partition=index,
+            required_offset=target,
+            log_start_offset=log.log_start_offset,
+        )
+        result = DeleteRecordsPartitionResult(topic, index, log.log_start_offset, ErrorCode.NONE)
+        return result, target
 
     def _offline_message(self, tp: TopicPartition) -> str:
         return f"{tp} is in an offline log dir on broker {self.broker_id}"

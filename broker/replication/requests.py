@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "DeleteRecordsPartition",
+    "DeleteRecordsPartitionResult",
     "EpochEndOffset",
     "FetchPartition",
     "FetchPartitionResult",
@@ -229,3 +231,27 @@ class PartitionReplicaStatus:
     log_start_offset: int
     log_end_offset: int
     followers: tuple[RemoteReplicaStatus, ...] = ()
+
+
+# --- DeleteRecords ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRecordsPartition:
+    """Delete everything below ``offset`` in one partition; -1 means the high watermark."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteRecordsPartitionResult:
+    """``low_watermark`` is the lowest log start offset over the partition's replicas on live
+    brokers (the leader's own on REQUEST_TIMED_OUT), -1 on other errors."""
+
+    topic: str
+    partition: int
+    low_watermark: int
+    error_code: int
+    error_message: str = ""

@@ -211,7 +211,8 @@ class AdminService(pb_grpc.AdminServicer):
                     DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
                     for topic in request.topics
                     for p in topic.partitions
-                ]
+                ],
+                request.timeout_ms,
             )
         )
         # One result per partition in request order: answered in the request's topic layout.

@@ -34,6 +34,15 @@ from typing import ClassVar, Generic, NamedTuple, TypeVar
 import structlog
 
 from minikafka.proto.errors import KafkaStorageError
+from minikafka.proto.log_files import (  # parsed here and by the offline readers (spark_jobs)
+    CHECKPOINT_VERSION,
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
+    parse_checkpoint,
+    parse_offset_entry,
+)
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -48,11 +57,6 @@ __all__ = [
     "fsync_dir",
 ]
 
-CHECKPOINT_VERSION = 0
-RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
-REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
-LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
-CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"  # the log cleaner's first dirty offsets
 
 T = TypeVar("T")
 
@@ -130,56 +134,17 @@ class CheckpointFile(Generic[T]):
             return []
         except (OSError, UnicodeDecodeError) as exc:
             raise KafkaStorageError(f"cannot read checkpoint file {self.path}: {exc}") from exc
-        lines = text.splitlines()
-        if not lines:
-            return []
-        version = self._number(lines, 0, "version")
-        if version != self._version:
-            raise KafkaStorageError(
-                f"checkpoint file {self.path} has version {version}; only version "
-                f"{self._version} is understood"
-            )
-        if len(lines) < 2:
-            return []
-        expected = self._number(lines, 1, "entry count")
-        entries: list[T] = []
-        for number, line in enumerate(lines[2:], start=3):
-            try:
-                entry = self._parse_line(line)
-            except ValueError:
-                entry = None
-            if entry is None:
-                raise KafkaStorageError(
-                    f"malformed line {number} in checkpoint file {self.path}: {line!r}"
-                )
-            entries.append(entry)
-        if len(entries) != expected:
-            raise KafkaStorageError(
-                f"checkpoint file {self.path} announces {expected} entries on line 2 but holds "
-                f"{len(entries)}"
-            )
-        return entries
-
-    def _number(self, lines: list[str], index: int, what: str) -> int:
         try:
-            return int(lines[index].strip())
-        except ValueError:
-            raise KafkaStorageError(
-                f"malformed line {index + 1} in checkpoint file {self.path}: expected the "
-                f"{what}, found {lines[index]!r}"
-            ) from None
+            return parse_checkpoint(
+                text, self._parse_line, version=self._version, source=str(self.path)
+            )
+        except ValueError as exc:
+            raise KafkaStorageError(str(exc)) from None
 
 
 def _format_offset_entry(entry: tuple[tuple[str, int], int]) -> str:
     (topic, partition), offset = entry
     return f"{topic} {partition} {offset}"
-
-
-def _parse_offset_entry(line: str) -> tuple[tuple[str, int], int] | None:
-    fields = line.split()
-    if len(fields) != 3:
-        return None
-    return TopicPartition(fields[0], int(fields[1])), int(fields[2])
 
 
 class OffsetCheckpointFile:
@@ -190,7 +155,7 @@ class OffsetCheckpointFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: CheckpointFile[tuple[tuple[str, int], int]] = CheckpointFile(
-            path, _format_offset_entry, _parse_offset_entry
+            path, _format_offset_entry, parse_offset_entry
         )
 
     def write(self, offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int]) -> None:

@@ -78,6 +78,7 @@ from minikafka.proto.errors import (
     OffsetOutOfRangeError,
     error_for_code,
 )
+from minikafka.proto.log_files import parse_partition_dir
 from minikafka.proto.records import (
     BatchHeader,
     assign_offsets,
@@ -208,12 +209,12 @@ class UnexpectedAppendOffsetError(KafkaError):
 
 def parse_topic_partition(dir_name: str) -> TopicPartition:
     """``my-topic-3`` -> (my-topic, 3): the partition follows the last ``-``."""
-    topic, sep, partition = dir_name.rpartition("-")
-    if not sep or not topic or not partition.isdigit():
+    parsed = parse_partition_dir(dir_name)
+    if parsed is None:
         raise KafkaStorageError(
             f"directory name {dir_name!r} is not of the form <topic>-<partition>"
         )
-    return TopicPartition(topic, int(partition))
+    return TopicPartition(*parsed)
 
 
 def _base_offset_of(file_name: str) -> int | None:

@@ -12,6 +12,7 @@ bytes at the end"), never a crash.
 from __future__ import annotations
 
 import argparse
+import mmap
 import os
 import sys
 from collections.abc import Iterator
@@ -27,11 +28,11 @@ from minikafka.broker.storage.index import OffsetIndex, TimeIndex
 from minikafka.proto.errors import KafkaError
 from minikafka.proto.records import (
     HEADER_SIZE,
-    LOG_OVERHEAD,
     BatchHeader,
     TimestampType,
     batch_crc,
     decode_batch,
+    iter_batch_headers,
     read_header,
 )
 
@@ -103,25 +104,22 @@ def base_offset_of(path: str) -> int:
 
 
 def read_batches(log: BinaryIO) -> Iterator[FileBatch]:
-    """Every structurally complete batch of a .log file, with whether its CRC holds.
+    """Every structurally complete batch of a .log file, with whether its CRC holds: the walk
+    of proto.records.iter_batch_headers, the one LogSegment.iter_batches makes (this tool opens
+    no LogSegment: that would create or rebuild the index files it inspects).
 
     Stops where the file no longer holds a whole batch; the caller reports the bytes left.
     """
-    position = 0
-    while True:
-        log.seek(position)
-        head = log.read(HEADER_SIZE)
-        if len(head) < HEADER_SIZE:
-            return
-        header = read_header(head)
-        if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
-            return
-        data = head + log.read(header.size - HEADER_SIZE)
-        if len(data) < header.size:
-            return
-        valid = header.magic == 2 and batch_crc(data, 0, len(data)) == header.crc
-        yield FileBatch(position, header, data, valid)
-        position += header.size
+    if os.fstat(log.fileno()).st_size == 0:
+        return
+    with (
+        mmap.mmap(log.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
+        memoryview(mapped) as view,
+    ):
+        for position, header in iter_batch_headers(view):
+            data = bytes(view[position : position + header.size])
+            valid = header.magic == 2 and batch_crc(data, 0, len(data)) == header.crc
+            yield FileBatch(position, header, data, valid)
 
 
 def _bool(value: bool) -> str:

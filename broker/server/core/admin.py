@@ -28,8 +28,9 @@ waits and the errors are written once.
   ``/config/changes`` notification that every broker applies (broker/server/dynamic_config.py).
   ``alter_configs`` is Kafka's older AlterConfigs: the same operations applied to an empty set
   of overrides, so keys it leaves out go back to their defaults.
-- ``delete_records`` moves the log start offset of partitions this broker leads (Kafka's leader
-  side); followers catch up through the log start offset in fetch responses.
+- ``delete_records`` moves the log start offset of partitions this broker leads, then waits
+  until the followers, which learn it from fetch responses, report theirs (Kafka's
+  DelayedDeleteRecords, in the ReplicaManager); REQUEST_TIMED_OUT after ``timeout_ms``.
 
 Topic-level keys (the broker key that gives the default in ``TOPIC_TO_BROKER_KEY``): the storage
 keys of broker.storage.config.LogConfig, ``min.insync.replicas`` and
@@ -64,8 +65,11 @@ from minikafka.broker.config import (
     validate_dynamic_update,
 )
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.replication.requests import (
+    DeleteRecordsPartition,
+    DeleteRecordsPartitionResult,
+)
 from minikafka.broker.server.core.metadata import INTERNAL_TOPICS
-from minikafka.broker.storage.checkpoints import TopicPartition as StorageTopicPartition
 from minikafka.broker.storage.config import TOPIC_KEY_SYNONYMS, LogConfig
 from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
 from minikafka.controller.topics import validate_topic_name
@@ -271,26 +275,6 @@ class AlterConfigsResult:
     resource_type: int
     resource_name: str
     error_code: ErrorCode = ErrorCode.NONE
-    error_message: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteRecordsPartition:
-    """Delete everything below ``offset`` in one partition; -1 means the high watermark."""
-
-    topic: str
-    partition: int
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteRecordsPartitionResult:
-    """``low_watermark`` is the partition's new log start offset, -1 on error."""
-
-    topic: str
-    partition: int
-    low_watermark: int
-    error_code: ErrorCode
     error_message: str = ""
 
 
@@ -749,44 +733,18 @@ class TopicAdmin:
     # --- records -------------------------------------------------------------------------------
 
     async def delete_records(
-        self, partitions: Sequence[DeleteRecordsPartition]
+        self, partitions: Sequence[DeleteRecordsPartition], timeout_ms: int
     ) -> list[DeleteRecordsPartitionResult]:
-        """One result per partition, in request order. Nothing is awaited: the answer does not
-        wait for the followers' log start offsets (they follow through their fetches)."""
-        return [self._delete_records(p) for p in partitions]
-
-    def _delete_records(self, request: DeleteRecordsPartition) -> DeleteRecordsPartitionResult:
-        topic, index = request.topic, request.partition
-        manager = self._replica_manager
-        partition = (
-            manager.get_partition(StorageTopicPartition(topic, index))
-            if manager is not None
-            else None
-        )
-        if partition is None:
-            return DeleteRecordsPartitionResult(
-                topic, index, -1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            )
-        if not partition.is_leader:
-            return DeleteRecordsPartitionResult(topic, index, -1, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        log_ = partition.log
-        high_watermark = int(partition.high_watermark)
-        target = high_watermark if request.offset == -1 else request.offset
-        if target < 0 or target > high_watermark:
-            return DeleteRecordsPartitionResult(
-                topic,
-                index,
-                -1,
-                ErrorCode.OFFSET_OUT_OF_RANGE,
-                f"Cannot delete records below {target}: the high watermark is {high_watermark}",
-            )
-        log_.maybe_increment_log_start_offset(target, high_watermark)
-        log.info(
-            "records_deleted", topic=topic, partition=index, log_start_offset=log_.log_start_offset
-        )
-        return DeleteRecordsPartitionResult(
-            topic, index, int(log_.log_start_offset), ErrorCode.NONE
-        )
+        """One result per partition, in request order, once every replica's log start offset
+        reached the target or ``timeout_ms`` passed (ReplicaManager.delete_records)."""
+        if self._replica_manager is None:
+            return [
+                DeleteRecordsPartitionResult(
+                    p.topic, p.partition, -1, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                )
+                for p in partitions
+            ]
+        return await self._replica_manager.delete_records(partitions, timeout_ms)
 
 
 class _Named(Protocol):

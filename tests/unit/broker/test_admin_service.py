@@ -4,12 +4,16 @@ the gRPC AdminService onto TopicAdmin."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.requests import (
+    DeleteRecordsPartition,
+    DeleteRecordsPartitionResult,
+)
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.core.admin import (
     TOPIC_CONFIG_KEYS,
@@ -17,7 +21,6 @@ from minikafka.broker.server.core.admin import (
     validate_topic_configs,
 )
 from minikafka.broker.server.core.topic_creation import OFFSETS_TOPIC_CONFIGS
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode, InvalidConfigError
 
@@ -69,41 +72,27 @@ def test_compression_type_other_than_producer_is_refused_not_ignored() -> None:
         validate_topic_configs({"compression.type": "brotli"})
 
 
-@dataclass
-class FakeLog:
-    log_start_offset: int = 0
-    calls: list[tuple[int, int | None]] = field(default_factory=list)
-
-    def maybe_increment_log_start_offset(self, offset: int, high_watermark: int | None) -> bool:
-        self.calls.append((offset, high_watermark))
-        self.log_start_offset = max(self.log_start_offset, offset)
-        return True
-
-
-@dataclass
-class FakePartition:
-    is_leader: bool
-    high_watermark: int
-    log: FakeLog = field(default_factory=FakeLog)
-
-
 class FakeReplicaManager:
-    def __init__(self, partitions: dict[TopicPartition, FakePartition]) -> None:
-        self.partitions = partitions
+    """Records what the adapter asks; ReplicaManager.delete_records itself is tested on real
+    replicas in tests/unit/replication/test_delete_records.py."""
 
-    def get_partition(self, tp: TopicPartition) -> FakePartition | None:
-        return self.partitions.get(tp)
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[DeleteRecordsPartition], int]] = []
+
+    async def delete_records(
+        self, partitions: Sequence[DeleteRecordsPartition], timeout_ms: int
+    ) -> list[DeleteRecordsPartitionResult]:
+        self.calls.append((list(partitions), timeout_ms))
+        return [
+            DeleteRecordsPartitionResult(
+                p.topic, p.partition, p.offset, ErrorCode.NONE if p.offset >= 0 else 7, "m"
+            )
+            for p in partitions
+        ]
 
 
-def test_delete_records_on_the_leader() -> None:
-    leader = FakePartition(is_leader=True, high_watermark=10)
-    manager = FakeReplicaManager(
-        {
-            TopicPartition("t", 0): leader,
-            TopicPartition("t", 1): FakePartition(is_leader=False, high_watermark=10),
-            TopicPartition("t", 2): FakePartition(is_leader=True, high_watermark=3),
-        }
-    )
+def test_delete_records_adapter_passes_the_timeout_and_regroups_by_topic() -> None:
+    manager = FakeReplicaManager()
     service = AdminService(
         TopicAdmin(
             BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
@@ -113,30 +102,28 @@ def test_delete_records_on_the_leader() -> None:
         )
     )
     P = pb.DeleteRecordsRequest.DeleteRecordsPartition
+    T = pb.DeleteRecordsRequest.DeleteRecordsTopic
     request = pb.DeleteRecordsRequest(
         topics=[
-            pb.DeleteRecordsRequest.DeleteRecordsTopic(
-                name="t",
-                partitions=[
-                    P(partition_index=0, offset=4),
-                    P(partition_index=1, offset=4),
-                    P(partition_index=2, offset=4),
-                    P(partition_index=9, offset=4),
-                ],
-            )
-        ]
+            T(name="a", partitions=[P(partition_index=0, offset=4), P(partition_index=1)]),
+            T(name="b", partitions=[P(partition_index=2, offset=-1)]),
+        ],
+        timeout_ms=1234,
     )
     context: Any = None
     response = asyncio.run(service.DeleteRecords(request, context))
-    results = {p.partition_index: p for p in response.topics[0].partitions}
-    assert results[0].error_code == ErrorCode.NONE and results[0].low_watermark == 4
-    assert leader.log.calls == [(4, 10)]
-    assert results[1].error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
-    assert results[2].error_code == ErrorCode.OFFSET_OUT_OF_RANGE  # beyond the high watermark
-    assert results[9].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-
-    to_hw = pb.DeleteRecordsRequest(
-        topics=[pb.DeleteRecordsRequest.DeleteRecordsTopic(name="t", partitions=[P(offset=-1)])]
-    )
-    response = asyncio.run(service.DeleteRecords(to_hw, context))
-    assert response.topics[0].partitions[0].low_watermark == 10
+    assert manager.calls == [
+        (
+            [
+                DeleteRecordsPartition("a", 0, 4),
+                DeleteRecordsPartition("a", 1, 0),
+                DeleteRecordsPartition("b", 2, -1),
+            ],
+            1234,
+        )
+    ]
+    assert [
+        (t.name, p.partition_index, p.low_watermark, p.error_code, p.error_message)
+        for t in response.topics
+        for p in t.partitions
+    ] == [("a", 0, 4, 0, "m"), ("a", 1, 0, 0, "m"), ("b", 2, -1, 7, "m")]

@@ -100,9 +100,13 @@ class FakeMetadata:
     def __init__(self) -> None:
         self.partitions: set[tuple[str, int]] = set()
         self.endpoints: dict[int, tuple[str, int]] = {}
+        self.dead: set[int] = set()  # every broker is alive unless listed here
 
     def contains_partition(self, topic: str, partition: int) -> bool:
         return (topic, partition) in self.partitions
+
+    def is_alive(self, broker_id: int) -> bool:
+        return broker_id not in self.dead
 
     def get_alive_broker_endpoint(
         self, broker_id: int, listener_name: str

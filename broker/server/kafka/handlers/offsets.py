@@ -16,12 +16,13 @@ the Java consumer ask after a leader change, KIP-320). Kafka answers it from the
 v2 has no ``replica_id``, so it is asked as a consumer (-1), not as Kafka's debugging replica.
 
 DeleteRecords: TopicAdmin.delete_records, sent by the client to each partition's leader; the
-offset -1 means the high watermark. The answer does not wait for the followers' log start
-offsets (they follow through their fetches), so ``timeout_ms`` has nothing to wait for.
+offset -1 means the high watermark. The answer waits up to ``timeout`` for the followers' log
+start offsets (ReplicaManager.delete_records), then REQUEST_TIMED_OUT.
 """
 
 from __future__ import annotations
 
+import datetime
 import itertools
 
 from minikafka.broker.replication.requests import (
@@ -131,7 +132,8 @@ async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
                 DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
                 for topic in body.topics
                 for p in topic.partitions
-            ]
+            ],
+            body.timeout // datetime.timedelta(milliseconds=1),
         )
     )
     return request.response(
