@@ -26,13 +26,13 @@ import argparse
 import dataclasses
 import random
 import shutil
-import statistics
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 from bench.codec_bench import yardstick
+from bench.stats import summary
 from bench.storage_bench import dd_mb_per_s, machine
 from minikafka.broker.storage.cleaner import CleanerConfig, CleanResult, LogCleaner, plan_cleaning
 from minikafka.broker.storage.config import LogConfig
@@ -123,10 +123,6 @@ def clean_round(base: Path, mb: int, keys: int, seed: int) -> dict[str, float]:
         "produce_during": busy["produce_during"],
         "produce_alone": busy["produce_alone"],
     }
-
-
-def summary(values: list[float], fmt: str = ",.0f") -> str:
-    return f"{statistics.median(values):{fmt}} ({min(values):{fmt}}-{max(values):{fmt}})"
 
 
 def main() -> None:

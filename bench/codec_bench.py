@@ -7,8 +7,8 @@ take one to two varint bytes, as in real traffic). Batches of ``--batch`` record
 16 KB). "decode" means records turned into objects with offset, timestamp, key, value and headers.
 "encode" is the producer's own path (``encode_batch`` appends to a ``RecordBatchBuilder``).
 One more row is the consumer's, without a kafka-python counterpart: "consume" reads a fetch's
-worth of batches 500 records at a time (``RecordsReader``) into ``ConsumerRecord``. The best
-of ``--rounds`` runs is reported, to keep noise from other processes out. The first line says
+worth of batches 500 records at a time (``RecordsReader``) into ``ConsumerRecord``. Each figure
+is the median of ``--rounds`` runs with their range (bench/stats.py). The first line says
 whether the record loops ran in C (``proto._crecords``) or in Python: run it again with
 ``MINIKAFKA_PURE_PYTHON=1`` for the other.
 """
@@ -18,12 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import time
-from collections.abc import Callable
+import statistics
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
+from bench.stats import rates, summary
 from minikafka.client.consumer.fetcher import ConsumerRecord
 from minikafka.proto import records
 
@@ -82,20 +82,11 @@ def kafka_python_decode(batches: list[bytes]) -> int:
     return count
 
 
-def best_rate(fn: Callable[[], object], count: int, rounds: int) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return count / best
-
-
 def yardstick(count: int = 100_000) -> float:
-    """kafka-python's encoder in records/s (best of 3, 150 records a batch): how fast this
+    """kafka-python's encoder in records/s (median of 3, 150 records a batch): how fast this
     machine runs Python code the project does not touch, to compare runs on other machines."""
     recs = make_input(count)
-    return best_rate(lambda: kafka_python_encode(recs, 150), count, 3)
+    return statistics.median(rates(lambda: kafka_python_encode(recs, 150), count, 3))
 
 
 def main() -> None:
@@ -119,17 +110,25 @@ def main() -> None:
     print(f"record loops in {code}")
     fetched = bytes(records.assign_offsets(b"".join(batches), 0, 0)[0])  # as a log holds them
     assert ours_consume(fetched) == n
-    enc = best_rate(lambda: ours_encode(recs, b), n, r)
-    kenc = best_rate(lambda: kafka_python_encode(recs, b), n, r)
-    dec = best_rate(lambda: ours_decode(batches), n, r)
-    kdec = best_rate(lambda: kafka_python_decode(batches), n, r)
+    enc = rates(lambda: ours_encode(recs, b), n, r)
+    kenc = rates(lambda: kafka_python_encode(recs, b), n, r)
+    dec = rates(lambda: ours_decode(batches), n, r)
+    kdec = rates(lambda: kafka_python_decode(batches), n, r)
+    consume = rates(lambda: ours_consume(fetched), n, r)
+    ratio = statistics.median
+
+    print(f"records/s: median (range) of {r} rounds; machine yardstick: {yardstick():,.0f}")
+    print("| operation | minikafka | kafka-python | ratio of medians | target |")
+    print("|---|---:|---:|---:|---|")
     print(
-        f"{'operation':<10} {'minikafka rec/s':>16} {'kafka-python rec/s':>19} {'ratio':>7}  target"
+        f"| encode | {summary(enc)} | {summary(kenc)} | "
+        f"{ratio(enc) / ratio(kenc):.1f}x | >= 1,000,000 |"
     )
-    print(f"{'encode':<10} {enc:>16,.0f} {kenc:>19,.0f} {enc / kenc:>6.1f}x  >= 1,000,000")
-    print(f"{'decode':<10} {dec:>16,.0f} {kdec:>19,.0f} {dec / kdec:>6.1f}x  >= 500,000")
-    consume = best_rate(lambda: ours_consume(fetched), n, r)
-    print(f"{'consume':<10} {consume:>16,.0f}")
+    print(
+        f"| decode | {summary(dec)} | {summary(kdec)} | "
+        f"{ratio(dec) / ratio(kdec):.1f}x | >= 500,000 |"
+    )
+    print(f"| consume | {summary(consume)} | | | |")
 
 
 if __name__ == "__main__":

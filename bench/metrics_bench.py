@@ -30,6 +30,7 @@ from pathlib import Path
 from bench.codec_bench import yardstick
 from bench.kafka_classic import PARTITIONS, producer_rate, start_producer
 from bench.local_cluster import start_cluster
+from bench.stats import summary
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import Cluster
 
@@ -134,15 +135,14 @@ def main() -> None:
     print("| produce RF3 acks=all | metrics on | metrics off | on vs off (medians) |")
     print("|---|---:|---:|---:|")
     for name, values, fmt in (
-        ("records/s: median (range)", rates, "{:,.0f}"),
-        ("brokers' CPU s per 100k records: median (range)", cpu, "{:.3f}"),
+        ("records/s: median (range)", rates, ",.0f"),
+        ("brokers' CPU s per 100k records: median (range)", cpu, ".3f"),
     ):
         on, off = statistics.median(values[True]), statistics.median(values[False])
-        cells = [
-            f"{fmt.format(statistics.median(v))} ({fmt.format(min(v))}-{fmt.format(max(v))})"
-            for v in (values[True], values[False])
-        ]
-        print(f"| {name} | {cells[0]} | {cells[1]} | {(on - off) / off:+.1%} |")
+        print(
+            f"| {name} | {summary(values[True], fmt)} | {summary(values[False], fmt)} | "
+            f"{(on - off) / off:+.1%} |"
+        )
     for metrics_on, name in ((True, "on"), (False, "off")):
         each = " · ".join(f"{r:,.0f}" for r in rates[metrics_on])
         print(f"records/s of each round, metrics {name}: {each}")

@@ -1,7 +1,7 @@
 """Rows/s of a Spark batch read through the brokers and through the offline segment reader,
 beside the Python client's own consume rate.
 
-    python -m bench.spark_bench [--records 1000000] [--partitions 4] [--rounds 2]
+    python -m bench.spark_bench [--records 1000000] [--partitions 4] [--rounds 3]
                                 [--master local[*]]
 
 This starts a real ZooKeeper and one broker process on 127.0.0.1 (the integration tests'
@@ -12,7 +12,8 @@ harness), produces ``--records`` records of 100-byte values into a topic, then t
    every value (sum of value lengths), so every row crosses from the Python workers to the JVM;
 3. spark, offline: the same query over ``format("minikafka-segments")`` on the broker's log dir.
 
-Spark's session start is not timed; each figure is the best of ``--rounds``.
+Spark's session start is not timed; each figure is the median of ``--rounds`` with their
+range (bench/stats.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
+from bench.codec_bench import yardstick
+from bench.stats import summary
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.metadata import TopicPartition
@@ -83,7 +86,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--partitions", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[*]")
     args = parser.parse_args()
 
@@ -111,6 +114,7 @@ def main() -> int:
             cluster.wait_for(lambda: cluster.leader(topic, 0) >= 0, what="leader")
             rate = produce(bootstrap, topic, args.records)
             print(f"produced {args.records:,} records of 100 bytes at {rate:,.0f} rec/s")
+            print(f"median (range) of {args.rounds} rounds; machine yardstick: {yardstick():,.0f}")
             log_dir = cluster.brokers[0].log_dir
             cluster.wait_for(
                 lambda: (
@@ -127,7 +131,7 @@ def main() -> int:
                 client_consume(bootstrap, topic, args.partitions, args.records)
                 for _ in range(args.rounds)
             ]
-            print(f"client consume:         {max(client_rates):>12,.0f} rows/s")
+            print(f"client consume:         {summary(client_rates)} rows/s")
 
             import minikafka.spark as spark_jobs
 
@@ -141,11 +145,7 @@ def main() -> int:
                 ("spark read, offline:  ", spark_jobs.SEGMENTS_FORMAT, offline),
             ):
                 rates = [spark_read(spark, fmt, options, args.records) for _ in range(args.rounds)]
-                print(
-                    f"{label}  {max(rates):>12,.0f} rows/s  (rounds: "
-                    + ", ".join(f"{r:,.0f}" for r in rates)
-                    + ")"
-                )
+                print(f"{label}  {summary(rates)} rows/s")
             spark.stop()
         finally:
             cluster.close()

@@ -10,7 +10,7 @@
 3. ``Log.read`` of the whole log from offset 0 in 1 MiB fetches. This is what a follower or a
    consumer fetch costs the broker.
 
-Each figure is the best of ``--rounds`` runs, which keeps noise from other processes out.
+Each figure is the median of ``--rounds`` runs with their range (bench/stats.py).
 The ratio of append to dd is the target in issue 2 (at least 0.5).
 """
 
@@ -20,11 +20,14 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from bench.codec_bench import yardstick
+from bench.stats import summary
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
 from minikafka.proto.records import encode_batch, iter_batch_headers
@@ -111,32 +114,32 @@ def main() -> None:
     try:
         batches = build_batches(args.mb * MiB)
         rows = []
-        dd_cache = max(dd_mb_per_s(base, args.mb, fdatasync=False) for _ in range(args.rounds))
-        dd_sync = max(dd_mb_per_s(base, args.mb, fdatasync=True) for _ in range(args.rounds))
+        dd_cache = [dd_mb_per_s(base, args.mb, fdatasync=False) for _ in range(args.rounds)]
+        dd_sync = [dd_mb_per_s(base, args.mb, fdatasync=True) for _ in range(args.rounds)]
         group = MiB // len(batches[0])
         for per_call in (1, group):
-            cache = max(
-                append_run(base, batches, flush=False, per_call=per_call)
-                for _ in range(args.rounds)
-            )
-            synced = max(
-                append_run(base, batches, flush=True, per_call=per_call) for _ in range(args.rounds)
-            )
-            rows.append((f"page cache, {per_call} batch(es) per append", dd_cache, cache))
-            rows.append(
-                (f"to disk (final flush), {per_call} batch(es) per append", dd_sync, synced)
-            )
-        read = max(read_run(base) for _ in range(args.rounds))
-        print(f"machine: {machine()}; dir: {base}; {args.mb} MiB per run, best of {args.rounds}")
+            for where, dd, flush in (("page cache", dd_cache, False), ("to disk", dd_sync, True)):
+                runs = [
+                    append_run(base, batches, flush=flush, per_call=per_call)
+                    for _ in range(args.rounds)
+                ]
+                name = f"{where}, {per_call} batch(es) per append"
+                rows.append((name, dd, [mbps for mbps, _ in runs], [rps for _, rps in runs]))
+        read = [read_run(base) for _ in range(args.rounds)]
+        print(
+            f"machine: {machine()}; yardstick: {yardstick():,.0f}; dir: {base}; "
+            f"{args.mb} MiB per run; median (range) of {args.rounds} rounds"
+        )
         print(f"batch: {RECORDS_PER_BATCH} records x {VALUE_SIZE} B = {len(batches[0])} bytes")
         print()
         print("dd: 1 MiB blocks; 'to disk' is dd conv=fdatasync and Log append + Log.flush()")
-        print("| write | dd MB/s | Log append MB/s | records/s | ratio to dd |")
-        print("|---|---|---|---|---|")
-        for name, dd, (mbps, rps) in rows:
-            print(f"| {name} | {dd:,.0f} | {mbps:,.0f} | {rps:,.0f} | {mbps / dd:.2f} |")
+        print("| write | dd MB/s | Log append MB/s | records/s | ratio of medians to dd |")
+        print("|---|---:|---:|---:|---:|")
+        for name, dd, mbps, rps in rows:
+            ratio = statistics.median(mbps) / statistics.median(dd)
+            print(f"| {name} | {summary(dd)} | {summary(mbps)} | {summary(rps)} | {ratio:.2f} |")
         print()
-        print(f"Log.read, 1 MiB fetches from offset 0: {read:,.0f} MB/s")
+        print(f"Log.read, 1 MiB fetches from offset 0: {summary(read)} MB/s")
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
