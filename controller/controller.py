@@ -66,14 +66,10 @@ from minikafka.controller.replica_state_machine import ReplicaStateMachine
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext, LiveBroker
 from minikafka.controller.topic_deletion import TopicDeletionManager
-from minikafka.controller.zk_data import (
-    TopicAssignment,
-    TopicPartition,
-    Versioned,
-    random_uuid_base64,
-)
+from minikafka.controller.zk_data import TopicAssignment, Versioned, random_uuid_base64
 from minikafka.controller.zk_store import Watch, ZkStore
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [

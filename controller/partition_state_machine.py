@@ -33,8 +33,9 @@ from minikafka.controller.errors import (
 )
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext
-from minikafka.controller.zk_data import NO_LEADER, PartitionState, TopicPartition, Versioned
+from minikafka.controller.zk_data import NO_LEADER, PartitionState, Versioned
 from minikafka.controller.zk_store import ZkStore
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["UNCLEAN_KEY", "Decision", "PartitionStateMachine"]
 

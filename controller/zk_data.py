@@ -65,9 +65,10 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, TypeVar
 
 from minikafka.controller.errors import ZkDataError
+from minikafka.proto.common import TopicPartition
 
 # --- paths -------------------------------------------------------------------------------------
 
@@ -171,14 +172,6 @@ class Versioned(Generic[T]):
 
     value: T
     zk_version: int
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 def now_ms() -> int:

@@ -79,7 +79,6 @@ from minikafka.controller.zk_data import (
     PartitionState,
     ProducerIdBlock,
     TopicAssignment,
-    TopicPartition,
     Versioned,
     broker_config_path,
     broker_path,
@@ -118,6 +117,7 @@ from minikafka.controller.zk_data import (
     topic_config_path,
     topic_path,
 )
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["Watch", "ZkStore"]
 

@@ -74,14 +74,13 @@ from minikafka.broker.replication.requests import (
     RemoteReplicaStatus,
 )
 from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerStats
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from minikafka.broker.storage.log_dir_failure import io_error_of
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.controller import zk_data
 from minikafka.controller.errors import BadZNodeVersionError
 from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     ErrorCode,
     InvalidConfigError,
@@ -128,9 +127,7 @@ class PartitionStateStore(Protocol):
         controller_epoch_zk_version: int | None = None,
     ) -> int: ...
 
-    def create_isr_change_notification(
-        self, partitions: Iterable[zk_data.TopicPartition]
-    ) -> str: ...
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str: ...
 
     def get_topic_config(self, topic: str) -> dict[str, str]: ...
 
@@ -1311,7 +1308,7 @@ class ReplicaManager:
         self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
         try:
             await asyncio.to_thread(
-                self._zk.create_isr_change_notification, [zk_data.TopicPartition(topic, index)]
+                self._zk.create_isr_change_notification, [TopicPartition(topic, index)]
             )
         except Exception as exc:
             _log.warning(

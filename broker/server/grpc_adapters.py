@@ -27,8 +27,8 @@ from minikafka.broker.replication.requests import (
     ProducePartitionResult,
     ProduceRequest,
 )
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import TopicPartition
 
 __all__ = [
     "fetch_forgotten",

@@ -34,11 +34,11 @@ from minikafka.controller.zk_data import (
     EndPoint,
     PartitionState,
     TopicAssignment,
-    TopicPartition,
 )
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 

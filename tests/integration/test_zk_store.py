@@ -30,11 +30,11 @@ from minikafka.controller.zk_data import (
     EndPoint,
     PartitionState,
     TopicAssignment,
-    TopicPartition,
     Versioned,
     random_uuid_base64,
 )
 from minikafka.controller.zk_store import ZkStore
+from minikafka.proto.common import TopicPartition
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 
 pytestmark = pytest.mark.integration

@@ -18,8 +18,8 @@ from minikafka.controller.zk_data import (
     PartitionState,
     ProducerIdBlock,
     TopicAssignment,
-    TopicPartition,
 )
+from minikafka.proto.common import TopicPartition
 
 TOPIC_ID = "q9bXSr0cQSK7DRa-vUxjbg"
 

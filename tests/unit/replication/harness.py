@@ -27,13 +27,12 @@ from minikafka.broker.replication.requests import (
     ProduceRequest,
 )
 from minikafka.broker.server.data_service import DataService
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.controller import zk_data
 from minikafka.controller.errors import BadZNodeVersionError
 from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.records import decode_records, encode_batch
 
 TOPIC = "t"
@@ -46,7 +45,7 @@ class FakeZk:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.states: dict[tuple[str, int], Versioned[PartitionState]] = {}
-        self.notifications: list[frozenset[zk_data.TopicPartition]] = []
+        self.notifications: list[frozenset[TopicPartition]] = []
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.next_producer_id = 0
 
@@ -78,7 +77,7 @@ class FakeZk:
             self.states[(topic, partition)] = Versioned(state, old.zk_version + 1)
             return old.zk_version + 1
 
-    def create_isr_change_notification(self, partitions: Iterable[zk_data.TopicPartition]) -> str:
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
         with self._lock:
             self.notifications.append(frozenset(partitions))
             return f"isr_change_{len(self.notifications) - 1:010d}"
