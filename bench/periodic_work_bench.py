@@ -34,7 +34,7 @@ from pathlib import Path
 
 import structlog
 
-from minikafka.controller.zk_data import PartitionState
+from minikafka.proto.cluster_state import PartitionState
 from tests.unit.replication.harness import TOPIC, Cluster
 
 HOUR_MS = 3_600_000

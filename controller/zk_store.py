@@ -50,7 +50,6 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
 from minikafka.controller.errors import (
-    BadZNodeVersionError,
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
     ElectionInProgressError,
@@ -76,10 +75,7 @@ from minikafka.controller.zk_data import (
     TOPICS_PATH,
     BrokerRegistration,
     ControllerRegistration,
-    PartitionState,
-    ProducerIdBlock,
     TopicAssignment,
-    Versioned,
     broker_config_path,
     broker_path,
     config_change_path,
@@ -116,6 +112,12 @@ from minikafka.controller.zk_data import (
     random_uuid_base64,
     topic_config_path,
     topic_path,
+)
+from minikafka.proto.cluster_state import (
+    BadZNodeVersionError,
+    PartitionState,
+    ProducerIdBlock,
+    Versioned,
 )
 from minikafka.proto.common import TopicPartition
 

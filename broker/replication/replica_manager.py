@@ -77,9 +77,13 @@ from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerS
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from minikafka.broker.storage.log_dir_failure import io_error_of
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.controller.errors import BadZNodeVersionError
-from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.cluster_state import (
+    BadZNodeVersionError,
+    PartitionState,
+    ProducerIdBlock,
+    Versioned,
+)
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     ErrorCode,

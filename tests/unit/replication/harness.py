@@ -28,10 +28,14 @@ from minikafka.broker.replication.requests import (
 )
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.controller.errors import BadZNodeVersionError
-from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.cluster_state import (
+    BadZNodeVersionError,
+    PartitionState,
+    ProducerIdBlock,
+    Versioned,
+)
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.records import decode_records, encode_batch
 
