@@ -28,8 +28,8 @@ from pathlib import Path
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.proto.common import TopicPartition
 
 VALUE = os.urandom(100)
 

@@ -58,7 +58,7 @@ from bench.codec_bench import yardstick
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import LATEST, NewTopic, raise_first
 from minikafka.client.cli._logging import configure_tool_logging
-from minikafka.client.metadata import TopicPartition
+from minikafka.proto.common import TopicPartition
 from tests.integration.cluster import Cluster
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -154,7 +154,7 @@ def consumer_rate(process: subprocess.Popen[str], expected: int) -> float:
 def latency_consumer(bootstrap: str, topic: str, records: int) -> None:
     """Child process: print one ``sequence latency_ns`` line per record it receives."""
     from minikafka.client.consumer.consumer import Consumer
-    from minikafka.client.metadata import TopicPartition
+    from minikafka.proto.common import TopicPartition
 
     tp = TopicPartition(topic, 0)
     with Consumer(bootstrap_servers=bootstrap, fetch_max_wait_ms=100) as consumer:

@@ -30,11 +30,13 @@ import shutil
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import structlog
 
-from minikafka.controller.zk_data import PartitionState
+from minikafka.broker.replication.requests import LeaderAndIsrPartitionState
+from minikafka.proto.cluster_state import PartitionState
 from tests.unit.replication.harness import TOPIC, Cluster
 
 HOUR_MS = 3_600_000
@@ -69,21 +71,25 @@ async def measure(partitions: int, rounds: int) -> tuple[float, dict[str, float]
     await cluster.start()
     try:
         node = cluster[1]
-        request = cluster.leader_and_isr(1, 1, [1, 2, 3], [1, 2, 3])
-        del request.partition_states[:]
+        states = []
         for partition in range(partitions):
             version = cluster.zk.set_state(TOPIC, partition, PartitionState(1, 1, (1, 2, 3), 1))
             node.metadata.partitions.add((TOPIC, partition))
-            request.partition_states.add(
-                topic_name=TOPIC,
-                partition_index=partition,
-                controller_epoch=1,
-                leader=1,
-                leader_epoch=1,
-                isr=[1, 2, 3],
-                partition_epoch=version,
-                replicas=[1, 2, 3],
+            states.append(
+                LeaderAndIsrPartitionState(
+                    topic=TOPIC,
+                    partition=partition,
+                    controller_epoch=1,
+                    leader=1,
+                    leader_epoch=1,
+                    isr=(1, 2, 3),
+                    partition_epoch=version,
+                    replicas=(1, 2, 3),
+                )
             )
+        request = replace(
+            cluster.leader_and_isr(1, 1, [1, 2, 3], [1, 2, 3]), partition_states=states
+        )
         rm = node.replica_manager
         log_manager = node.log_manager
         assert log_manager is not None

@@ -32,8 +32,8 @@ from bench.codec_bench import yardstick
 from bench.stats import summary
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.proto.common import TopicPartition
 from minikafka.spark.segments import HIGH_WATERMARK_CHECKPOINT, read_checkpoint
 from tests.integration.cluster import Cluster
 from tests.integration.zookeeper import ZooKeeperServer

@@ -112,7 +112,7 @@ import javaproperties
 import structlog
 
 from minikafka.broker.storage.config import BROKER_STORAGE_KEYS, TOPIC_KEY_SYNONYMS, LogConfig
-from minikafka.controller.zk_data import EndPoint
+from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import InvalidConfigError
 
 __all__ = [

@@ -26,32 +26,15 @@ from minikafka.client._channel import ChannelPool
 from minikafka.client._retry import RetryLater, RetryPolicy
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
-__all__ = ["ClusterMetadata", "Node", "PartitionMetadata", "TopicPartition"]
+__all__ = ["ClusterMetadata", "PartitionMetadata"]
 
 # A producer's Metadata asks for a missing topic to be created; a topic the brokers still call
 # unknown this long is one they will not create (auto.create.topics.enable=false). The wait
 # covers a topic created a moment ago that the broker asked has not heard of yet.
 _UNKNOWN_TOPIC_GRACE_S = 1.0
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-
-class Node(NamedTuple):
-    node_id: int
-    host: str
-    port: int
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
 
 
 class PartitionMetadata(NamedTuple):

@@ -31,10 +31,11 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
-from minikafka.controller.zk_data import BrokerRegistration, EndPoint
+from minikafka.controller.zk_data import BrokerRegistration
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
+from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import ErrorCode
 
 __all__ = [

@@ -56,24 +56,17 @@ from kazoo.client import KazooState
 from minikafka.controller import rebalance, topics
 from minikafka.controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
-from minikafka.controller.errors import (
-    BadZNodeVersionError,
-    ControllerMovedError,
-    TopicAlreadyExistsError,
-)
+from minikafka.controller.errors import ControllerMovedError, TopicAlreadyExistsError
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.replica_state_machine import ReplicaStateMachine
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext, LiveBroker
 from minikafka.controller.topic_deletion import TopicDeletionManager
-from minikafka.controller.zk_data import (
-    TopicAssignment,
-    TopicPartition,
-    Versioned,
-    random_uuid_base64,
-)
+from minikafka.controller.zk_data import TopicAssignment, random_uuid_base64
 from minikafka.controller.zk_store import Watch, ZkStore
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.cluster_state import BadZNodeVersionError, Versioned
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [

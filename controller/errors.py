@@ -16,8 +16,10 @@ that never reach a client as such; they tell the caller to re-read or to give up
      ├── ZNodeExistsError                 a znode to create is already there
      │    ├── BrokerIdAlreadyRegisteredError  /brokers/ids/<id>, held by another live session
      │    └── ElectionInProgressError         /admin/preferred_replica_election
-     ├── BadZNodeVersionError             a conditional write lost a race: re-read, decide again
      └── ZkDataError                      a znode's bytes are not the JSON its layout says
+
+A conditional write that lost a race raises proto.cluster_state's BadZNodeVersionError (re-read,
+decide again): a partition leader's ISR update catches it too, and imports nothing of here.
 """
 
 from __future__ import annotations
@@ -82,15 +84,6 @@ class BrokerIdAlreadyRegisteredError(ZNodeExistsError):
         self.endpoints = endpoints
 
 
-class BadZNodeVersionError(ZkStoreError):
-    """A write conditional on a znode version found another version: someone wrote first."""
-
-    def __init__(self, path: str, expected_zk_version: int) -> None:
-        super().__init__(f"{path} is no longer at zk version {expected_zk_version}; re-read it")
-        self.path = path
-        self.expected_zk_version = expected_zk_version
-
-
 class ElectionInProgressError(ZNodeExistsError):
     def __init__(self) -> None:
         super().__init__(
@@ -110,7 +103,6 @@ class ZkDataError(ZkStoreError):
 
 
 __all__ = [
-    "BadZNodeVersionError",
     "BrokerIdAlreadyRegisteredError",
     "ControllerMovedError",
     "ElectionInProgressError",

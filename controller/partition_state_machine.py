@@ -26,15 +26,13 @@ import structlog
 
 from minikafka.controller import election
 from minikafka.controller.config import ControllerConfig
-from minikafka.controller.errors import (
-    BadZNodeVersionError,
-    ControllerMovedError,
-    ZNodeExistsError,
-)
+from minikafka.controller.errors import ControllerMovedError, ZNodeExistsError
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext
-from minikafka.controller.zk_data import NO_LEADER, PartitionState, TopicPartition, Versioned
+from minikafka.controller.zk_data import NO_LEADER
 from minikafka.controller.zk_store import ZkStore
+from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["UNCLEAN_KEY", "Decision", "PartitionStateMachine"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from minikafka.controller.zk_data import TopicPartition
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["BrokerImbalance", "imbalance_by_broker", "partitions_to_rebalance"]
 

@@ -25,8 +25,9 @@ from minikafka.controller import election
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext
-from minikafka.controller.zk_data import PartitionState, TopicPartition, Versioned
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.cluster_state import PartitionState, Versioned
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["ReplicaStateMachine"]

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 
 from minikafka.controller.channels import BrokerChannels, ResponseCallback, inter_broker_endpoint
 from minikafka.controller.state import ControllerContext
-from minikafka.controller.zk_data import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["EPOCH_DURING_DELETE", "LEADER_DURING_DELETE", "RequestBatch"]
 

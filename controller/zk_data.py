@@ -65,9 +65,11 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any
 
 from minikafka.controller.errors import ZkDataError
+from minikafka.proto.cluster_state import PartitionState, ProducerIdBlock
+from minikafka.proto.common import EndPoint, TopicPartition
 
 # --- paths -------------------------------------------------------------------------------------
 
@@ -161,24 +163,8 @@ def log_dir_event_path(node_name: str = "") -> str:
 
 
 # --- values ------------------------------------------------------------------------------------
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Versioned(Generic[T]):
-    """A decoded znode with the znode version it was read at, for a conditional write."""
-
-    value: T
-    zk_version: int
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
+# (PartitionState, ProducerIdBlock and Versioned are proto/cluster_state.py's: a partition's
+# leader, in broker/replication, uses them too. Their JSON is written and read here only.)
 
 
 def now_ms() -> int:
@@ -195,31 +181,6 @@ def random_uuid_base64() -> str:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
         if not text.startswith("-"):
             return text
-
-
-@dataclass(frozen=True)
-class EndPoint:
-    """One listener of a broker: ``LISTENER_NAME://host:port`` plus its security protocol."""
-
-    listener_name: str
-    host: str
-    port: int
-    security_protocol: str = "PLAINTEXT"
-
-    @property
-    def connection_string(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{self.listener_name}://{host}:{self.port}"
-
-    @staticmethod
-    def parse(connection_string: str, protocol_map: Mapping[str, str]) -> EndPoint:
-        """Parse ``NAME://host:port``; the protocol comes from the map, else is the name."""
-        name, sep, address = connection_string.partition("://")
-        host, colon, port = address.rpartition(":")
-        if not sep or not colon or not name:
-            raise ValueError(f"not a listener endpoint: {connection_string!r}")
-        host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-        return EndPoint(name, host, int(port), protocol_map.get(name, name))
 
 
 @dataclass(frozen=True)
@@ -253,35 +214,12 @@ class TopicAssignment:
 
 
 @dataclass(frozen=True)
-class PartitionState:
-    """The content of a partition's ``state`` znode (Kafka's LeaderIsrAndControllerEpoch)."""
-
-    leader: int
-    leader_epoch: int
-    isr: tuple[int, ...]
-    controller_epoch: int
-
-
-@dataclass(frozen=True)
 class ControllerRegistration:
     """The content of ``/controller``."""
 
     broker_id: int
     timestamp_ms: int = field(default_factory=now_ms)
     kraft_controller_epoch: int = -1  # Kafka's marker for a ZooKeeper-mode (not KRaft) controller
-
-
-@dataclass(frozen=True)
-class ProducerIdBlock:
-    """Producer ids ``block_start`` to ``block_end`` (inclusive), owned by ``broker_id``."""
-
-    broker_id: int
-    block_start: int
-    block_end: int
-
-    @property
-    def size(self) -> int:
-        return self.block_end - self.block_start + 1
 
 
 # --- codecs ------------------------------------------------------------------------------------

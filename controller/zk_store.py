@@ -50,7 +50,6 @@ from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
 from minikafka.controller.errors import (
-    BadZNodeVersionError,
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
     ElectionInProgressError,
@@ -76,11 +75,7 @@ from minikafka.controller.zk_data import (
     TOPICS_PATH,
     BrokerRegistration,
     ControllerRegistration,
-    PartitionState,
-    ProducerIdBlock,
     TopicAssignment,
-    TopicPartition,
-    Versioned,
     broker_config_path,
     broker_path,
     config_change_path,
@@ -118,6 +113,13 @@ from minikafka.controller.zk_data import (
     topic_config_path,
     topic_path,
 )
+from minikafka.proto.cluster_state import (
+    BadZNodeVersionError,
+    PartitionState,
+    ProducerIdBlock,
+    Versioned,
+)
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["Watch", "ZkStore"]
 

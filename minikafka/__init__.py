@@ -55,9 +55,9 @@ if TYPE_CHECKING:
     from minikafka.client.admin import AdminClient, NewTopic
     from minikafka.client.consumer.consumer import Consumer
     from minikafka.client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
-    from minikafka.client.metadata import TopicPartition
     from minikafka.client.producer.future import RecordMetadata
     from minikafka.client.producer.producer import Producer
+    from minikafka.proto.common import TopicPartition
 
     Admin = AdminClient
 
@@ -104,7 +104,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Consumer": ("minikafka.client.consumer.consumer", "Consumer"),
     "ConsumerRecord": ("minikafka.client.consumer.fetcher", "ConsumerRecord"),
     "OffsetAndTimestamp": ("minikafka.client.consumer.fetcher", "OffsetAndTimestamp"),
-    "TopicPartition": ("minikafka.client.metadata", "TopicPartition"),
+    "TopicPartition": ("minikafka.proto.common", "TopicPartition"),
     "AdminClient": ("minikafka.client.admin", "AdminClient"),
     "Admin": ("minikafka.client.admin", "AdminClient"),
     "NewTopic": ("minikafka.client.admin", "NewTopic"),

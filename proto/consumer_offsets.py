@@ -48,6 +48,7 @@ import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.errors import CorruptRecordError
 from minikafka.proto.wire import WireReader
 
@@ -57,7 +58,6 @@ __all__ = [
     "GroupMetadataKey",
     "GroupMetadataValue",
     "MemberRecord",
-    "OffsetAndMetadata",
     "OffsetKey",
     "decode_group_metadata_value",
     "decode_key",
@@ -82,16 +82,6 @@ class OffsetKey(NamedTuple):
 
 class GroupMetadataKey(NamedTuple):
     group: str
-
-
-@dataclass(frozen=True)
-class OffsetAndMetadata:
-    """A committed offset as the coordinator caches it."""
-
-    offset: int
-    leader_epoch: int = -1
-    metadata: str = ""
-    commit_timestamp: int = -1
 
 
 @dataclass(frozen=True)
@@ -202,7 +192,9 @@ def decode_offset_value(data: bytes) -> OffsetAndMetadata:
     leader_epoch = reader.int32() if version >= 3 else -1
     metadata = reader.string()
     commit_timestamp = reader.int64()
-    return OffsetAndMetadata(offset, leader_epoch, metadata, commit_timestamp)
+    return OffsetAndMetadata(
+        offset, metadata, leader_epoch=leader_epoch, commit_timestamp=commit_timestamp
+    )
 
 
 def decode_group_metadata_value(data: bytes) -> GroupMetadataValue:

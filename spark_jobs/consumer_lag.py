@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 import minikafka.spark as spark_jobs
-from minikafka.client.metadata import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.spark._cli import base_parser, fail, format_table, task_error
 from minikafka.spark.consumer_offsets import COMMIT_SCHEMA, offset_commits
 from minikafka.spark.planner import OffsetsClient

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import UnknownTopicOrPartitionError
 from minikafka.spark.options import EARLIEST, LATEST, OffsetSpec, SourceOptions, SourceOptionsError
 

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from minikafka.client._log import event_logger
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import OffsetOutOfRangeError
 from minikafka.spark.planner import OffsetRange
 from minikafka.spark.schema import RowBuffer

@@ -42,7 +42,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from minikafka.client._log import event_logger
-from minikafka.client.metadata import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.spark.options import (
     SourceOptions,
     SourceOptionsError,

@@ -48,8 +48,8 @@ from minikafka.broker.group.group_metadata import (
     MemberMetadata,
     SyncResult,
 )
+from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.consumer_offsets import (
-    OffsetAndMetadata,
     OffsetKey,
     decode_group_metadata_value,
     decode_key,

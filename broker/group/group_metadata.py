@@ -25,7 +25,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 
-from minikafka.proto.consumer_offsets import GroupMetadataValue, MemberRecord, OffsetAndMetadata
+from minikafka.proto.common import OffsetAndMetadata
+from minikafka.proto.consumer_offsets import GroupMetadataValue, MemberRecord
 
 __all__ = ["GroupMetadata", "GroupState", "JoinResult", "MemberMetadata", "SyncResult"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.requests import ProducePartition, ProduceRequest
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["ReplicaManagerOffsetsLog"]

@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Callable, Hashable, Iterable
 from typing import NamedTuple, TypeVar
 
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 
 __all__ = [
     "Purgatory",

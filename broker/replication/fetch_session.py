@@ -57,7 +57,7 @@ from typing import NamedTuple
 import structlog
 
 from minikafka.broker.replication.requests import FetchPartition, FetchPartitionResult
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 __all__ = [

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from minikafka.broker.replication.fetch_session import INVALID_SESSION_ID, FetchMetadata
 from minikafka.broker.replication.requests import FetchPartition
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["FetchRequestData", "FetchSessionHandler"]

@@ -44,11 +44,11 @@ import structlog
 from minikafka.broker.replication.fetch_session_handler import FetchSessionHandler
 from minikafka.broker.replication.partition import Partition
 from minikafka.broker.replication.requests import FetchPartition
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import UnexpectedAppendOffsetError
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [

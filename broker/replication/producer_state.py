@@ -73,7 +73,7 @@ import crc32c
 import structlog
 
 from minikafka.broker.storage.checkpoints import fsync_dir
-from minikafka.controller.zk_data import ProducerIdBlock
+from minikafka.proto.cluster_state import ProducerIdBlock
 from minikafka.proto.errors import (
     ErrorCode,
     KafkaError,

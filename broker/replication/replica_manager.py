@@ -64,24 +64,31 @@ from minikafka.broker.replication.requests import (
     FetchRequest,
     InitProducerIdRequest,
     InitProducerIdResult,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
     ListOffsetsPartitionResult,
     ListOffsetsRequest,
     OffsetsForLeaderEpochRequest,
+    PartitionError,
     PartitionReplicaStatus,
     ProducePartitionResult,
     ProduceRequest,
     Records,
     RemoteReplicaStatus,
+    StopReplicaRequest,
+    StopReplicaResponse,
 )
 from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerStats
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from minikafka.broker.storage.log_dir_failure import io_error_of
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.controller import zk_data
-from minikafka.controller.errors import BadZNodeVersionError
-from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
-from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.cluster_state import (
+    BadZNodeVersionError,
+    PartitionState,
+    ProducerIdBlock,
+    Versioned,
+)
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     ErrorCode,
     InvalidConfigError,
@@ -128,9 +135,7 @@ class PartitionStateStore(Protocol):
         controller_epoch_zk_version: int | None = None,
     ) -> int: ...
 
-    def create_isr_change_notification(
-        self, partitions: Iterable[zk_data.TopicPartition]
-    ) -> str: ...
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str: ...
 
     def get_topic_config(self, topic: str) -> dict[str, str]: ...
 
@@ -468,17 +473,15 @@ class ReplicaManager:
 
     # --- LeaderAndIsr -------------------------------------------------------------------------
 
-    async def become_leader_or_follower(
-        self, request: pb.LeaderAndIsrRequest
-    ) -> pb.LeaderAndIsrResponse:
+    async def become_leader_or_follower(self, request: LeaderAndIsrRequest) -> LeaderAndIsrResponse:
         code = self.check_controller_request(request.controller_epoch, request.broker_epoch)
         if code != ErrorCode.NONE:
-            return pb.LeaderAndIsrResponse(error_code=code)
-        response = pb.LeaderAndIsrResponse()
+            return LeaderAndIsrResponse(error_code=code)
+        partition_errors: list[PartitionError] = []
         leaders: dict[TopicPartition, PartitionRegistration] = {}
         followers: dict[TopicPartition, PartitionRegistration] = {}
         for ps in request.partition_states:
-            tp = TopicPartition(ps.topic_name, ps.partition_index)
+            tp = TopicPartition(ps.topic, ps.partition)
             code = ErrorCode.NONE
             message = ""
             existing = self._partitions.get(tp)
@@ -519,8 +522,8 @@ class ReplicaManager:
                 registration = PartitionRegistration(
                     leader=ps.leader,
                     leader_epoch=ps.leader_epoch,
-                    isr=tuple(ps.isr),
-                    replicas=tuple(ps.replicas),
+                    isr=ps.isr,
+                    replicas=ps.replicas,
                     partition_epoch=ps.partition_epoch,
                     controller_epoch=ps.controller_epoch,
                 )
@@ -533,24 +536,17 @@ class ReplicaManager:
                         leaders[tp] = registration
                     else:
                         followers[tp] = registration
-            response.partition_errors.add(
-                topic_name=tp.topic,
-                partition_index=tp.partition,
-                error_code=code,
-                error_message=message,
-            )
+            partition_errors.append(PartitionError(tp.topic, tp.partition, code, message))
         if leaders:
             await self._make_leaders(leaders)
         if followers:
-            live = {
-                leader.broker_id: (leader.host_name, leader.port) for leader in request.live_leaders
-            }
+            live = {leader.broker_id: (leader.host, leader.port) for leader in request.live_leaders}
             await self._make_followers(followers, live)
         self._leadership_changed(
             (tp for tp in leaders if tp in self._partitions),
             (tp for tp in followers if tp in self._partitions),
         )
-        return response
+        return LeaderAndIsrResponse(ErrorCode.NONE, partition_errors)
 
     async def _min_insync_replicas(self, topics: Iterable[str]) -> dict[str, int]:
         result: dict[str, int] = {}
@@ -649,14 +645,14 @@ class ReplicaManager:
 
     # --- StopReplica --------------------------------------------------------------------------
 
-    async def stop_replicas(self, request: pb.StopReplicaRequest) -> pb.StopReplicaResponse:
+    async def stop_replicas(self, request: StopReplicaRequest) -> StopReplicaResponse:
         code = self.check_controller_request(request.controller_epoch, request.broker_epoch)
         if code != ErrorCode.NONE:
-            return pb.StopReplicaResponse(error_code=code)
-        response = pb.StopReplicaResponse()
+            return StopReplicaResponse(error_code=code)
+        partition_errors: list[PartitionError] = []
         stopping: list[TopicPartition] = []
         for ps in request.partition_states:
-            tp = TopicPartition(ps.topic_name, ps.partition_index)
+            tp = TopicPartition(ps.topic, ps.partition)
             partition = self._partitions.get(tp)
             code = ErrorCode.NONE
             if (
@@ -667,12 +663,10 @@ class ReplicaManager:
                 code = ErrorCode.FENCED_LEADER_EPOCH
             else:
                 stopping.append(tp)
-            response.partition_errors.add(
-                topic_name=tp.topic, partition_index=tp.partition, error_code=code
-            )
+            partition_errors.append(PartitionError(tp.topic, tp.partition, code))
         await self.fetchers.remove_partitions(stopping)
         deletes = {
-            TopicPartition(ps.topic_name, ps.partition_index)
+            TopicPartition(ps.topic, ps.partition)
             for ps in request.partition_states
             if ps.delete_partition
         }
@@ -690,7 +684,7 @@ class ReplicaManager:
                 _log.exception("replica.delete_failed", topic=tp.topic, partition=tp.partition)
             _log.info("replica.stopped", topic=tp.topic, partition=tp.partition, deleted=True)
         self._leadership_changed((), stopping)
-        return response
+        return StopReplicaResponse(ErrorCode.NONE, partition_errors)
 
     # --- Produce ------------------------------------------------------------------------------
 
@@ -1311,7 +1305,7 @@ class ReplicaManager:
         self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
         try:
             await asyncio.to_thread(
-                self._zk.create_isr_change_notification, [zk_data.TopicPartition(topic, index)]
+                self._zk.create_isr_change_notification, [TopicPartition(topic, index)]
             )
         except Exception as exc:
             _log.warning(

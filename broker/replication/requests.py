@@ -1,9 +1,12 @@
-"""What the ReplicaManager's data path takes and returns: plain values, not any wire's messages.
+"""What the ReplicaManager takes and returns: plain values, not any wire's messages.
 
 Kafka's ReplicaManager works on per-partition maps (appendRecords, fetchMessages) and each
 front door (KafkaApis there; the gRPC servicer and the Kafka-protocol handlers here) adapts its
 own messages to them. These are those values, one per request and one per partition answer,
 flat rather than nested by topic: a front door regroups the answers the way its wire wants.
+
+The controller's LeaderAndIsr and StopReplica are values here too; the gRPC Control service
+adapts them (broker/server/grpc_adapters.py), as it does the data path's.
 
 Records are ``bytes`` (or a ``memoryview`` of them) exactly as they came off a socket or out of
 a segment: nothing here decodes or copies them. Offsets and epochs use Kafka's sentinels: -1 for
@@ -24,17 +27,25 @@ __all__ = [
     "FetchRequest",
     "InitProducerIdRequest",
     "InitProducerIdResult",
+    "LeaderAndIsrPartitionState",
+    "LeaderAndIsrRequest",
+    "LeaderAndIsrResponse",
     "ListOffsetsPartition",
     "ListOffsetsPartitionResult",
     "ListOffsetsRequest",
+    "LiveLeader",
     "OffsetForLeaderPartition",
     "OffsetsForLeaderEpochRequest",
+    "PartitionError",
     "PartitionReplicaStatus",
     "ProducePartition",
     "ProducePartitionResult",
     "ProduceRequest",
     "Records",
     "RemoteReplicaStatus",
+    "StopReplicaPartitionState",
+    "StopReplicaRequest",
+    "StopReplicaResponse",
 ]
 
 Records = bytes | memoryview
@@ -255,3 +266,90 @@ class DeleteRecordsPartitionResult:
     low_watermark: int
     error_code: int
     error_message: str = ""
+
+
+# --- LeaderAndIsr and StopReplica (from the controller) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrPartitionState:
+    """A partition's leader, epochs and replicas as the controller decided them.
+    ``partition_epoch`` is the version of the partition's state znode, which the leader's ISR
+    writes are conditional on."""
+
+    topic: str
+    partition: int
+    controller_epoch: int
+    leader: int  # -1 = none
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int
+    replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LiveLeader:
+    """Where a leader named in the request is reached (the inter-broker listener)."""
+
+    broker_id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrRequest:
+    """``broker_epoch`` is the registration of this broker the controller saw; requests from an
+    older controller or for an older registration are refused whole."""
+
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partition_states: Sequence[LeaderAndIsrPartitionState]
+    live_leaders: Sequence[LiveLeader] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionError:
+    """One partition's answer to LeaderAndIsr or StopReplica; ``error_code`` 0 for none."""
+
+    topic: str
+    partition: int
+    error_code: int
+    error_message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderAndIsrResponse:
+    """``error_code`` refuses the whole request (STALE_CONTROLLER_EPOCH, STALE_BROKER_EPOCH):
+    nothing was applied; otherwise one answer per partition, in request order."""
+
+    error_code: int
+    partition_errors: Sequence[PartitionError] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplicaPartitionState:
+    """``leader_epoch`` -1: do not fence; -2: the topic is being deleted; else a replica that
+    holds a newer epoch refuses (FENCED_LEADER_EPOCH). ``delete_partition`` also deletes the
+    log."""
+
+    topic: str
+    partition: int
+    leader_epoch: int
+    delete_partition: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplicaRequest:
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partition_states: Sequence[StopReplicaPartitionState]
+
+
+@dataclass(frozen=True, slots=True)
+class StopReplicaResponse:
+    """As LeaderAndIsrResponse: a whole-request refusal, or one answer per partition."""
+
+    error_code: int
+    partition_errors: Sequence[PartitionError] = ()

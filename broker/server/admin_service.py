@@ -28,9 +28,9 @@ from minikafka.broker.server.core.admin import (
 )
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.controller.controller import NewTopic
-from minikafka.controller.zk_data import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["AdminService"]
 

@@ -96,12 +96,12 @@ from minikafka.controller.zk_data import (
     CONTROLLER_EPOCH_PATH,
     BrokerRegistration,
     ControllerRegistration,
-    TopicPartition,
 )
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 __all__ = ["BrokerServer", "BrokerStartupError", "run_broker"]

@@ -8,11 +8,12 @@ Fencing happens twice. First ``ControllerFence`` (core/controller_fence.py): bro
 refused, and a controller epoch newer than the broker has confirmed must be the one ZooKeeper's
 /controller and /controller_epoch hold for the sender. Then the ReplicaManager's: the three
 controller requests share its newest-seen controller epoch, as in Kafka. A refusal carries its
-reason in ``error_message``. BrokerServer adds this service only to the inter-broker listener
-when other listeners are configured. ControlledShutdown is handed to the
-controller object running in this process (its ``controlled_shutdown`` returns a
-``concurrent.futures.Future``, awaited here without blocking the loop); a broker that runs no
-controller answers NOT_CONTROLLER.
+reason in ``error_message``. LeaderAndIsr and StopReplica reach the ReplicaManager as its plain
+values (grpc_adapters.py); UpdateMetadata goes to the MetadataCache as it came. BrokerServer
+adds this service only to the inter-broker listener when other listeners are configured.
+ControlledShutdown is handed to the controller object running in this process (its
+``controlled_shutdown`` returns a ``concurrent.futures.Future``, awaited here without blocking
+the loop); a broker that runs no controller answers NOT_CONTROLLER.
 
 Runs on the broker's event loop (grpc.aio).
 """
@@ -28,6 +29,7 @@ import grpc
 import structlog
 
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server import grpc_adapters as adapt
 from minikafka.broker.server.core.controller_fence import ControllerFence, Refusal
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.proto import minikafka_pb2 as pb
@@ -111,9 +113,10 @@ class ControlService(pb_grpc.ControlServicer):
         refusal = await self._admit(request)
         if refusal is not None:
             return pb.LeaderAndIsrResponse(error_code=refusal.error, error_message=refusal.message)
-        response = await self._replica_manager.become_leader_or_follower(request)
-        response.error_message = _explain(response.error_code, request)
-        return response
+        result = await self._replica_manager.become_leader_or_follower(
+            adapt.leader_and_isr_request(request)
+        )
+        return adapt.leader_and_isr_response(result, _explain(result.error_code, request))
 
     async def UpdateMetadata(
         self, request: pb.UpdateMetadataRequest, context: _Context
@@ -136,9 +139,8 @@ class ControlService(pb_grpc.ControlServicer):
         refusal = await self._admit(request)
         if refusal is not None:
             return pb.StopReplicaResponse(error_code=refusal.error, error_message=refusal.message)
-        response = await self._replica_manager.stop_replicas(request)
-        response.error_message = _explain(response.error_code, request)
-        return response
+        result = await self._replica_manager.stop_replicas(adapt.stop_replica_request(request))
+        return adapt.stop_replica_response(result, _explain(result.error_code, request))
 
     async def ControlledShutdown(
         self, request: pb.ControlledShutdownRequest, context: _Context

@@ -13,7 +13,7 @@ import grpc
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto.consumer_offsets import OffsetAndMetadata
+from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["GroupService"]
@@ -127,8 +127,8 @@ class GroupService(pb_grpc.GroupServicer):
         offsets = {
             (topic.name, p.partition_index): OffsetAndMetadata(
                 p.committed_offset,
-                p.committed_leader_epoch,
                 p.committed_metadata if p.HasField("committed_metadata") else "",
+                leader_epoch=p.committed_leader_epoch,
             )
             for topic in request.topics
             for p in topic.partitions

@@ -1,4 +1,6 @@
-"""The Data RPCs' protobuf messages to and from the ReplicaManager's values (replication/requests).
+"""The Data RPCs' protobuf messages to and from the ReplicaManager's values (replication/requests),
+and the Control RPCs' LeaderAndIsr and StopReplica (UpdateMetadata goes to the MetadataCache as
+protobuf).
 
 Requests are flattened to one value per partition; answers are put back the way each response
 message has always been shaped: Produce and Fetch answers grouped by topic in the order topics
@@ -8,7 +10,7 @@ Record bytes are handed over as they are (one copy into or out of protobuf, as b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from minikafka.broker.replication.fetch_session import FINAL_EPOCH, FetchMetadata
 from minikafka.broker.replication.requests import (
@@ -18,17 +20,25 @@ from minikafka.broker.replication.requests import (
     FetchRequest,
     InitProducerIdRequest,
     InitProducerIdResult,
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
     ListOffsetsPartition,
     ListOffsetsPartitionResult,
     ListOffsetsRequest,
+    LiveLeader,
     OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
+    PartitionError,
     ProducePartition,
     ProducePartitionResult,
     ProduceRequest,
+    StopReplicaPartitionState,
+    StopReplicaRequest,
+    StopReplicaResponse,
 )
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import TopicPartition
 
 __all__ = [
     "fetch_forgotten",
@@ -37,12 +47,16 @@ __all__ = [
     "fetch_response",
     "init_producer_id_request",
     "init_producer_id_response",
+    "leader_and_isr_request",
+    "leader_and_isr_response",
     "list_offsets_request",
     "list_offsets_response",
     "offsets_for_leader_epoch_request",
     "offsets_for_leader_epoch_response",
     "produce_request",
     "produce_response",
+    "stop_replica_request",
+    "stop_replica_response",
 ]
 
 
@@ -220,3 +234,68 @@ def init_producer_id_response(result: InitProducerIdResult) -> pb.InitProducerId
         producer_id=result.producer_id,
         producer_epoch=result.producer_epoch,
     )
+
+
+def leader_and_isr_request(request: pb.LeaderAndIsrRequest) -> LeaderAndIsrRequest:
+    return LeaderAndIsrRequest(
+        request.controller_id,
+        request.controller_epoch,
+        request.broker_epoch,
+        [
+            LeaderAndIsrPartitionState(
+                ps.topic_name,
+                ps.partition_index,
+                ps.controller_epoch,
+                ps.leader,
+                ps.leader_epoch,
+                tuple(ps.isr),
+                ps.partition_epoch,
+                tuple(ps.replicas),
+            )
+            for ps in request.partition_states
+        ],
+        [LiveLeader(live.broker_id, live.host_name, live.port) for live in request.live_leaders],
+    )
+
+
+def _add_partition_errors(add: Callable[..., object], errors: Iterable[PartitionError]) -> None:
+    # LeaderAndIsr's and StopReplica's answers carry partition errors of the same fields.
+    for e in errors:
+        add(
+            topic_name=e.topic,
+            partition_index=e.partition,
+            error_code=e.error_code,
+            error_message=e.error_message,
+        )
+
+
+def leader_and_isr_response(
+    result: LeaderAndIsrResponse, error_message: str = ""
+) -> pb.LeaderAndIsrResponse:
+    """``error_message`` says why ``error_code`` refused the whole request (the servicer knows)."""
+    response = pb.LeaderAndIsrResponse(error_code=result.error_code, error_message=error_message)
+    _add_partition_errors(response.partition_errors.add, result.partition_errors)
+    return response
+
+
+def stop_replica_request(request: pb.StopReplicaRequest) -> StopReplicaRequest:
+    return StopReplicaRequest(
+        request.controller_id,
+        request.controller_epoch,
+        request.broker_epoch,
+        [
+            StopReplicaPartitionState(
+                ps.topic_name, ps.partition_index, ps.leader_epoch, ps.delete_partition
+            )
+            for ps in request.partition_states
+        ],
+    )
+
+
+def stop_replica_response(
+    result: StopReplicaResponse, error_message: str = ""
+) -> pb.StopReplicaResponse:
+    """``error_message`` as in leader_and_isr_response."""
+    response = pb.StopReplicaResponse(error_code=result.error_code, error_message=error_message)
+    _add_partition_errors(response.partition_errors.add, result.partition_errors)
+    return response

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import TopicPartition
 
 __all__ = ["BrokerInfo", "MetadataCache", "PartitionInfo"]
 

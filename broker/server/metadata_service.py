@@ -11,9 +11,10 @@ from typing import Any
 
 import grpc
 
-from minikafka.broker.server.core.metadata import MetadataApi, Node
+from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node
 
 __all__ = ["MetadataService"]
 
@@ -39,7 +40,7 @@ class MetadataService(pb_grpc.MetadataServicer):
             cluster_id=answer.cluster_id, controller_id=answer.controller_id
         )
         for node in answer.brokers:
-            _add_broker(response.brokers.add(node_id=node.node_id), node)
+            _add_broker(response.brokers.add(node_id=node.id), node)
         for topic in answer.topics:
             entry = response.topics.add(
                 name=topic.name,
@@ -68,7 +69,7 @@ class MetadataService(pb_grpc.MetadataServicer):
             cluster_id=answer.cluster_id, controller_id=answer.controller_id
         )
         for node in answer.brokers:
-            _add_broker(response.brokers.add(broker_id=node.node_id), node)
+            _add_broker(response.brokers.add(broker_id=node.id), node)
         return response
 
 

@@ -14,7 +14,7 @@ Layers, each in its own module (byte and text layouts in each module's docstring
 Nothing here imports grpc, kazoo, replication, server or controller code.
 """
 
-from minikafka.broker.storage.checkpoints import OffsetCheckpointFile, TopicPartition
+from minikafka.broker.storage.checkpoints import OffsetCheckpointFile
 from minikafka.broker.storage.cleaner import CleanerConfig, LogCleaner
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.epoch_cache import EpochEntry, LeaderEpochFileCache
@@ -45,6 +45,5 @@ __all__ = [
     "OffsetIndex",
     "TimeIndex",
     "TimestampAndOffset",
-    "TopicPartition",
     "UnexpectedAppendOffsetError",
 ]

@@ -29,10 +29,11 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import ClassVar, Generic, NamedTuple, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 import structlog
 
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import KafkaStorageError
 from minikafka.proto.log_files import (  # parsed here and by the offline readers (spark_jobs)
     CHECKPOINT_VERSION,
@@ -70,14 +71,6 @@ def _write_lock(path: Path) -> threading.Lock:
 
 
 _log = structlog.get_logger(__name__)
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 def fsync_dir(directory: Path) -> None:

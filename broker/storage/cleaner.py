@@ -77,11 +77,7 @@ from typing import ClassVar, NamedTuple
 
 import structlog
 
-from minikafka.broker.storage.checkpoints import (
-    CLEANER_OFFSET_CHECKPOINT,
-    TopicPartition,
-    fsync_dir,
-)
+from minikafka.broker.storage.checkpoints import CLEANER_OFFSET_CHECKPOINT, fsync_dir
 from minikafka.broker.storage.config import LONG_MAX, LogConfig
 from minikafka.broker.storage.index import OffsetIndex, TimeIndex
 from minikafka.broker.storage.log import CLEANED_SUFFIX, Log
@@ -92,6 +88,7 @@ from minikafka.broker.storage.segment import (
     TIME_INDEX_SUFFIX,
     segment_file_name,
 )
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, KafkaStorageError
 from minikafka.proto.records import (
     HEADER_SIZE,

@@ -56,7 +56,7 @@ from typing import ClassVar, NamedTuple
 
 import structlog
 
-from minikafka.broker.storage.checkpoints import CleanerCheckpoint, TopicPartition, fsync_dir
+from minikafka.broker.storage.checkpoints import CleanerCheckpoint, fsync_dir
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
 from minikafka.broker.storage.index import NO_TIMESTAMP
@@ -69,6 +69,7 @@ from minikafka.broker.storage.segment import (
     TimestampAndOffset,
     segment_file_name,
 )
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     CorruptRecordError,
     ErrorCode,

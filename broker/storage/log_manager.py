@@ -54,12 +54,12 @@ from minikafka.broker.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     CleanerCheckpoint,
     OffsetCheckpointFile,
-    TopicPartition,
     fsync_dir,
 )
 from minikafka.broker.storage.config import LONG_MAX, LogConfig
 from minikafka.broker.storage.log import Log, PendingFlush, parse_topic_partition
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import InvalidConfigError, KafkaStorageError
 
 __all__ = [

@@ -28,7 +28,7 @@ lock and gRPC channels are shareable.
 
 from __future__ import annotations
 
-from minikafka.client.admin._routing import Node, TopicPartition, raise_first
+from minikafka.client.admin._routing import raise_first
 from minikafka.client.admin.cluster import (
     NO_LEADER,
     BrokerReplicas,
@@ -45,7 +45,6 @@ from minikafka.client.admin.groups import (
     ConsumerGroupListing,
     GroupAdmin,
     MemberDescription,
-    OffsetAndMetadata,
 )
 from minikafka.client.admin.records import (
     EARLIEST,
@@ -55,6 +54,7 @@ from minikafka.client.admin.records import (
     RecordAdmin,
 )
 from minikafka.client.admin.topics import ElectionType, NewTopic, TopicAdmin
+from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 
 __all__ = [
     "EARLIEST",

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 import grpc
 
@@ -28,31 +28,12 @@ from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool, parse_boots
 from minikafka.client._retry import RetryLater, RetryPolicy
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node
 from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError, error_for_code
 
 R = TypeVar("R")
 K = TypeVar("K")
 V = TypeVar("V")
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-
-@dataclass(frozen=True)
-class Node:
-    id: int
-    host: str
-    port: int
-    rack: str | None = None
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
 
 
 def raise_first(results: Mapping[K, KafkaError | None]) -> None:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import grpc
 
-from minikafka.client.admin._routing import AdminBase, Node, TopicPartition, _error
+from minikafka.client.admin._routing import AdminBase, _error
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 NO_LEADER = -1

@@ -15,23 +15,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 import grpc
 
 from minikafka.client._channel import RETRIABLE_STATUS
 from minikafka.client._retry import RetryLater, retry_or_raise
-from minikafka.client.admin._routing import (
-    AdminBase,
-    Node,
-    TopicPartition,
-    _error,
-    _rpc_error,
-    _rpc_problem,
-    _timed_out,
-)
+from minikafka.client.admin._routing import AdminBase, _error, _rpc_error, _rpc_problem, _timed_out
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 R = TypeVar("R")
@@ -70,12 +63,6 @@ class ConsumerGroupDescription:
     partition_assignor: str  # "" unless Stable / CompletingRebalance
     state: str
     coordinator: Node
-
-
-class OffsetAndMetadata(NamedTuple):
-    offset: int
-    metadata: str = ""
-    leader_epoch: int | None = None
 
 
 class GroupAdmin(AdminBase):
@@ -238,7 +225,7 @@ class GroupAdmin(AdminBase):
                     offsets[TopicPartition(topic.name, p.partition_index)] = OffsetAndMetadata(
                         p.committed_offset,
                         p.metadata if p.HasField("metadata") else "",
-                        p.committed_leader_epoch if p.committed_leader_epoch >= 0 else None,
+                        max(p.committed_leader_epoch, -1),  # -1: unknown
                     )
         return dict(sorted(offsets.items()))
 
@@ -257,7 +244,7 @@ class GroupAdmin(AdminBase):
             part = pb.OffsetCommitRequest.OffsetCommitRequestPartition(
                 partition_index=tp.partition,
                 committed_offset=om.offset,
-                committed_leader_epoch=-1 if om.leader_epoch is None else om.leader_epoch,
+                committed_leader_epoch=om.leader_epoch,
                 committed_metadata=om.metadata,
             )
             by_topic.setdefault(tp.topic, []).append(part)

@@ -16,15 +16,10 @@ from typing import NamedTuple, TypeVar
 import grpc
 
 from minikafka.client._retry import RetryLater
-from minikafka.client.admin._routing import (
-    AdminBase,
-    TopicPartition,
-    _nodes,
-    _rpc_problem,
-    _timed_out,
-)
+from minikafka.client.admin._routing import AdminBase, _nodes, _rpc_problem, _timed_out
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, error_for_code
 
 K = TypeVar("K")

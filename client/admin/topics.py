@@ -14,14 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from minikafka.client.admin._routing import (
-    AdminBase,
-    TopicPartition,
-    _error,
-    _NotController,
-)
+from minikafka.client.admin._routing import AdminBase, _error, _NotController
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 

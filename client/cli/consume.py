@@ -272,7 +272,7 @@ def consumer_config(args: argparse.Namespace) -> dict[str, str]:
 
 def _set_up(consumer: Any, args: argparse.Namespace) -> None:
     """Subscribe (with a group) or assign partitions and position them (without one)."""
-    from minikafka.client.metadata import TopicPartition
+    from minikafka.proto.common import TopicPartition
 
     if args.group is not None:
         if args.topic is not None:

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Protocol, TextIO
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
-    from minikafka.client.admin import ElectionType, TopicPartition
+    from minikafka.client.admin import ElectionType
+    from minikafka.proto.common import TopicPartition
 
 __all__ = ["add_arguments", "execute", "format_results", "parse_partitions_file", "run"]
 
@@ -77,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_partitions_file(text: str) -> list[TopicPartition]:
     """Kafka's election JSON; duplicates are an error, as in Kafka."""
-    from minikafka.client.admin import TopicPartition
+    from minikafka.proto.common import TopicPartition
 
     try:
         content = json.loads(text)
@@ -93,7 +94,7 @@ def parse_partitions_file(text: str) -> list[TopicPartition]:
 
 def selected_partitions(args: argparse.Namespace) -> list[TopicPartition] | None:
     """The partitions the options name; None = all. UsageError when they do not fit together."""
-    from minikafka.client.admin import TopicPartition
+    from minikafka.proto.common import TopicPartition
 
     given = (args.topic is not None, args.all_topic_partitions, args.path_to_json_file is not None)
     if sum(map(bool, given)) != 1:

@@ -45,10 +45,9 @@ if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see mi
         ConsumerGroupDescription,
         ConsumerGroupListing,
         ListOffsetsResultInfo,
-        OffsetAndMetadata,
         TopicDescription,
-        TopicPartition,
     )
+    from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 
 __all__ = [
     "PartitionAssignmentState",
@@ -406,7 +405,7 @@ def _describe(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: Tex
 def _reset_partitions(
     args: argparse.Namespace, admin: GroupAdmin, group: str
 ) -> list[TopicPartition]:
-    from minikafka.client.admin import TopicPartition
+    from minikafka.proto.common import TopicPartition
 
     if args.all_topics:
         return sorted(admin.list_consumer_group_offsets(group))

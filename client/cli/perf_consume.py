@@ -150,7 +150,7 @@ def execute(
     out: TextIO,
     err: TextIO,
 ) -> int:
-    from minikafka.client.metadata import TopicPartition
+    from minikafka.proto.common import TopicPartition
 
     if args.messages <= 0:
         print("ERROR --messages must be positive", file=err)

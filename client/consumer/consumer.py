@@ -46,7 +46,6 @@ from minikafka.client.consumer.coordinator import (
     ConsumerCoordinator,
     ConsumerRebalanceListener,
     GroupSettings,
-    OffsetAndMetadata,
 )
 from minikafka.client.consumer.fetcher import (
     EARLIEST,
@@ -56,7 +55,8 @@ from minikafka.client.consumer.fetcher import (
     Fetcher,
     OffsetAndTimestamp,
 )
-from minikafka.client.metadata import ClusterMetadata, TopicPartition
+from minikafka.client.metadata import ClusterMetadata
+from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
 
 __all__ = ["Consumer", "ConsumerRebalanceListener", "OffsetAndMetadata"]

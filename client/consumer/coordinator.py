@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import grpc
 
@@ -43,9 +43,10 @@ from minikafka.client.consumer.assignors import (
     PartitionAssignor,
     Subscription,
 )
-from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
+from minikafka.client.metadata import ClusterMetadata
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
 
 __all__ = [
@@ -53,7 +54,6 @@ __all__ = [
     "ConsumerRebalanceListener",
     "GroupSettings",
     "MembershipHooks",
-    "OffsetAndMetadata",
 ]
 
 _log = event_logger(__name__)
@@ -64,12 +64,6 @@ PROTOCOL_TYPE = "consumer"
 _COORDINATOR_ERRORS = frozenset(
     {ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.REQUEST_TIMED_OUT}
 )
-
-
-class OffsetAndMetadata(NamedTuple):
-    offset: int
-    metadata: str = ""
-    leader_epoch: int = -1
 
 
 class ConsumerRebalanceListener(Protocol):
@@ -173,7 +167,7 @@ class ConsumerCoordinator:
                 _log.info(
                     "group.coordinator_unknown",
                     group_id=self.group_id,
-                    coordinator=self._coordinator.node_id,
+                    coordinator=self._coordinator.id,
                     reason=reason,
                 )
             self._coordinator = None
@@ -195,7 +189,7 @@ class ConsumerCoordinator:
             node = Node(response.node_id, response.host, response.port)
             with self._lock:
                 self._coordinator = node
-            _log.info("group.coordinator_found", group_id=self.group_id, node_id=node.node_id)
+            _log.info("group.coordinator_found", group_id=self.group_id, node_id=node.id)
             return node
         error = error_for_code(response.error_code, response.error_message)
         if not error.retriable:

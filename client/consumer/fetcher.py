@@ -22,9 +22,10 @@ from typing import Any, NamedTuple
 import grpc
 
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
-from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
+from minikafka.client.metadata import ClusterMetadata
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import (
     CorruptRecordError,
     ErrorCode,
@@ -270,7 +271,7 @@ class Fetcher:
             leader = self._metadata.leader_for(tp)
             if leader is None:
                 self._metadata.request_update()
-            elif leader.node_id not in self._in_flight:
+            elif leader.id not in self._in_flight:
                 by_node[leader].append(tp)
         for node, tps in by_node.items():
             if all(self._caught_up(tp) for tp in tps) and self._holds_records_from(node):
@@ -307,8 +308,8 @@ class Fetcher:
             )
             timeout = (self._config.request_timeout_ms + self._config.fetch_max_wait_ms) / 1000
             future = self._pool.stream(node.address, "FetchStream").send(request, timeout=timeout)
-            self._in_flight[node.node_id] = (future, {tp: self._states[tp].position for tp in tps})
-            future.add_done_callback(self._on_done(node.node_id))
+            self._in_flight[node.id] = (future, {tp: self._states[tp].position for tp in tps})
+            future.add_done_callback(self._on_done(node.id))
 
     def _caught_up(self, tp: TopicPartition) -> bool:
         """Fetched up to the high watermark of the last response (nothing new to fetch yet)."""
@@ -321,7 +322,7 @@ class Fetcher:
             state.fetched is not None
             and not state.paused
             and (leader := self._metadata.leader_for(tp)) is not None
-            and leader.node_id == node.node_id
+            and leader.id == node.id
             for tp, state in self._states.items()
         )
 

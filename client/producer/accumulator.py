@@ -22,8 +22,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 from minikafka.proto.records import Compression, Header, RecordBatchBuilder
 

@@ -20,11 +20,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from minikafka.client._channel import ChannelPool, parse_bootstrap_servers
-from minikafka.client.metadata import ClusterMetadata, TopicPartition
+from minikafka.client.metadata import ClusterMetadata
 from minikafka.client.producer.accumulator import RecordAccumulator
 from minikafka.client.producer.future import FutureRecordMetadata
 from minikafka.client.producer.partitioner import Partitioner, StickyPartitioner
 from minikafka.client.producer.sender import Sender, SenderConfig
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, error_for_code
 from minikafka.proto.records import Compression, Header, RecordBatchBuilder
 

@@ -30,10 +30,11 @@ import grpc
 
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
 from minikafka.client._log import event_logger
-from minikafka.client.metadata import ClusterMetadata, Node, TopicPartition
+from minikafka.client.metadata import ClusterMetadata
 from minikafka.client.producer.accumulator import ProducerBatch, RecordAccumulator
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 from minikafka.proto.records import MAX_PRODUCER_EPOCH
 
@@ -133,7 +134,7 @@ class Sender(threading.Thread):
                 continue
             by_node[leader].append(tp)
         for node, partitions in by_node.items():
-            if self._in_flight[node.node_id] >= self._config.max_in_flight:
+            if self._in_flight[node.id] >= self._config.max_in_flight:
                 continue
             batches: list[ProducerBatch] = []
             size = 0
@@ -211,7 +212,7 @@ class Sender(threading.Thread):
         )
         # The answer may come a little after the broker's own wait for the ISR ends.
         timeout = self._config.request_timeout_ms / 1000 + 5
-        self._in_flight[node.node_id] += 1
+        self._in_flight[node.id] += 1
         try:
             call = self._pool.stream(node.address, "ProduceStream").send(request, timeout=timeout)
         except Exception as exc:
@@ -234,7 +235,7 @@ class Sender(threading.Thread):
                 node, batches, call, error = self._completions.get_nowait()
             except queue.Empty:
                 return
-            self._in_flight[node.node_id] -= 1
+            self._in_flight[node.id] -= 1
             if call is not None:
                 try:
                     response = call.result()
@@ -255,11 +256,11 @@ class Sender(threading.Thread):
         self._metadata.request_update()
         if status in RETRIABLE_STATUS:
             kafka_error = error_for_code(
-                ErrorCode.NETWORK_EXCEPTION, f"produce to broker {node.node_id} failed: {status}"
+                ErrorCode.NETWORK_EXCEPTION, f"produce to broker {node.id} failed: {status}"
             )
         else:
             kafka_error = error_for_code(
-                ErrorCode.UNKNOWN_SERVER_ERROR, f"produce to broker {node.node_id}: {error}"
+                ErrorCode.UNKNOWN_SERVER_ERROR, f"produce to broker {node.id}: {error}"
             )
         self._retry_or_fail(batches, kafka_error)
 

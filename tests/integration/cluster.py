@@ -45,13 +45,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from minikafka.broker.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     OffsetCheckpointFile,
-    TopicPartition,
 )
 from minikafka.client.admin import AdminClient
-from minikafka.controller.zk_data import PartitionState
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.cluster_state import PartitionState
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import Record, decode_records, encode_batch, iter_batch_headers
 from tests.integration.zookeeper import free_port

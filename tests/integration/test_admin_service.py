@@ -25,10 +25,11 @@ from minikafka.broker.server.core.admin import (
 )
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.controller import KafkaController, NewTopic
-from minikafka.controller.zk_data import BrokerRegistration, EndPoint
+from minikafka.controller.zk_data import BrokerRegistration
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import ErrorCode
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,8 @@ import pytest
 
 from minikafka.client.admin import NewTopic, raise_first
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.proto.common import TopicPartition
 from tests.integration.conftest import ClusterFactory
 
 pytestmark = pytest.mark.integration

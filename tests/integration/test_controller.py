@@ -29,16 +29,12 @@ from minikafka.controller.controller import (
 )
 from minikafka.controller.election import LeaderAndIsr
 from minikafka.controller.errors import ControllerMovedError
-from minikafka.controller.zk_data import (
-    BrokerRegistration,
-    EndPoint,
-    PartitionState,
-    TopicAssignment,
-    TopicPartition,
-)
+from minikafka.controller.zk_data import BrokerRegistration, TopicAssignment
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.cluster_state import PartitionState
+from minikafka.proto.common import EndPoint, TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 

@@ -11,9 +11,9 @@ import grpc
 import pytest
 
 from minikafka.controller.channels import GrpcBrokerChannels
-from minikafka.controller.zk_data import EndPoint
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import ErrorCode
 from tests.integration.zookeeper import free_port
 

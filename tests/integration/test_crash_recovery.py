@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from kio.index import load_request_schema
 
-from minikafka.broker.storage.checkpoints import OffsetCheckpointFile, TopicPartition
+from minikafka.broker.storage.checkpoints import OffsetCheckpointFile
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition as ClientTopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import CorruptRecordError, ErrorCode
 from minikafka.proto.records import decode_records, iter_batch_headers
 from tests.integration.cluster import Cluster
@@ -128,7 +128,7 @@ def test_flipped_byte_below_the_recovery_point_survives_a_crash(
     assert (events[-1]["topic"], events[-1]["fetch_offset"]) == (TOPIC, bad_offset)
 
     # The client: records up to the damage, then an error rather than a hang.
-    tp = ClientTopicPartition(TOPIC, 0)
+    tp = TopicPartition(TOPIC, 0)
     with Consumer(bootstrap_servers=cluster.bootstrap_servers) as consumer:
         consumer.assign([tp])
         consumer.seek_to_beginning(tp)

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from minikafka.client.admin import NewTopic, TopicPartition, raise_first
+from minikafka.client.admin import NewTopic, raise_first
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory

@@ -14,7 +14,7 @@ import threading
 import time
 
 from minikafka.client.admin import NewTopic, raise_first
-from minikafka.controller.zk_data import PartitionState
+from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import REPO_ROOT, Cluster, ProduceResult
 from tests.integration.conftest import ClusterFactory

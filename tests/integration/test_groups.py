@@ -9,10 +9,10 @@ import pytest
 
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
 

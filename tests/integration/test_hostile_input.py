@@ -15,9 +15,9 @@ import pytest
 
 from minikafka.client.admin import NewTopic, raise_first
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, UnsupportedCompressionTypeError
 from minikafka.proto.records import iter_batch_headers
 from minikafka.spark.planner import OffsetRange

@@ -26,8 +26,8 @@ import pytest
 
 from minikafka.client.admin import NewTopic, raise_first
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_protocol.raw import RawKafka

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from minikafka.client.admin import NewTopic, raise_first
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
+from minikafka.proto.common import TopicPartition
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
 

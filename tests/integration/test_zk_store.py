@@ -16,7 +16,6 @@ from typing import TypeVar
 import pytest
 
 from minikafka.controller.errors import (
-    BadZNodeVersionError,
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
     ElectionInProgressError,
@@ -27,14 +26,12 @@ from minikafka.controller.errors import (
 from minikafka.controller.zk_data import (
     PERSISTENT_PATHS,
     BrokerRegistration,
-    EndPoint,
-    PartitionState,
     TopicAssignment,
-    TopicPartition,
-    Versioned,
     random_uuid_base64,
 )
 from minikafka.controller.zk_store import ZkStore
+from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
+from minikafka.proto.common import EndPoint, TopicPartition
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 
 pytestmark = pytest.mark.integration

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.proto.common import TopicPartition
 from minikafka.spark import topic_stats
 from tests.integration.cluster import Cluster
 from tests.spark.conftest import TopicFactory

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from minikafka.client.admin import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.proto.common import TopicPartition
 from minikafka.spark.segments import HIGH_WATERMARK_CHECKPOINT, read_checkpoint
 from tests.integration.cluster import Cluster
 from tests.spark.conftest import TopicFactory

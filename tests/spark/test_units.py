@@ -10,12 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.client.metadata import TopicPartition
-from minikafka.proto.consumer_offsets import (
-    OffsetAndMetadata,
-    encode_offset_key,
-    encode_offset_value,
-)
+from minikafka.proto.common import OffsetAndMetadata, TopicPartition
+from minikafka.proto.consumer_offsets import encode_offset_key, encode_offset_value
 from minikafka.proto.errors import UnsupportedCompressionTypeError
 from minikafka.proto.records import Compression, encode_batch
 from minikafka.spark.consumer_offsets import decode_commit
@@ -149,7 +145,9 @@ def test_rate_limit_prorates_and_never_starves() -> None:
 
 def test_commit_decoder_reads_the_brokers_records() -> None:
     key = encode_offset_key("billing", "orders", 3)
-    value = encode_offset_value(OffsetAndMetadata(42, 7, "meta", 1_700_000_000_123))
+    value = encode_offset_value(
+        OffsetAndMetadata(42, "meta", leader_epoch=7, commit_timestamp=1_700_000_000_123)
+    )
     commit = decode_commit(key, value)
     assert commit is not None
     assert commit == ("billing", "orders", 3, 42, 1_700_000_000_123)

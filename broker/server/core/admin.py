@@ -73,8 +73,9 @@ from minikafka.broker.server.core.metadata import INTERNAL_TOPICS
 from minikafka.broker.storage.config import TOPIC_KEY_SYNONYMS, LogConfig
 from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
 from minikafka.controller.topics import validate_topic_name
-from minikafka.controller.zk_data import DEFAULT_BROKER_ENTITY, TopicPartition
+from minikafka.controller.zk_data import DEFAULT_BROKER_ENTITY
 from minikafka.controller.zk_store import ZkStore
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     ErrorCode,
     InvalidConfigError,

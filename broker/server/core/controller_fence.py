@@ -42,7 +42,8 @@ from typing import Protocol
 
 import structlog
 
-from minikafka.controller.zk_data import ControllerRegistration, Versioned
+from minikafka.controller.zk_data import ControllerRegistration
+from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["ControllerFence", "ControllerZnodes", "Refusal"]

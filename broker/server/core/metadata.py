@@ -29,6 +29,7 @@ from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.metadata_cache import BrokerInfo, MetadataCache
 from minikafka.controller.topics import validate_topic_name
+from minikafka.proto.common import Node
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
     "ClusterIdSource",
     "ClusterMetadata",
     "MetadataApi",
-    "Node",
     "PartitionMetadata",
     "TopicMetadata",
 ]
@@ -48,16 +48,6 @@ _log = structlog.get_logger(__name__)
 
 class ClusterIdSource(Protocol):
     def get_or_create_cluster_id(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class Node:
-    """A live broker as a client on one listener reaches it."""
-
-    node_id: int
-    host: str
-    port: int
-    rack: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +103,7 @@ class MetadataApi:
     ) -> ClusterMetadata:
         """``topics`` None: every topic. ``listener`` None: each broker's first endpoint."""
         brokers = self._brokers(listener)
-        listed = {node.node_id for node in brokers}
+        listed = {node.id for node in brokers}
         names = self._cache.topics() if topics is None else topics
         answers = [
             await self._topic(name, listed, allow_auto_topic_creation and topics is not None)

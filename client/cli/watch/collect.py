@@ -44,12 +44,10 @@ if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see mi
         BrokerReplicas,
         ClusterDescription,
         ConsumerGroupListing,
-        Node,
-        OffsetAndMetadata,
         PartitionReplicas,
         TopicDescription,
-        TopicPartition,
     )
+    from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 
 __all__ = ["ClusterWatcher", "WatchAdmin"]
 

@@ -20,9 +20,9 @@ from kio.index import load_request_schema
 
 import minikafka
 from minikafka.client.admin import NewTopic
-from minikafka.client.metadata import TopicPartition as MiniTopicPartition
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition as MiniTopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory

@@ -27,8 +27,8 @@ from minikafka.broker.server.kafka.schema import (
 )
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer as MiniConsumer
-from minikafka.client.metadata import TopicPartition as MiniTopicPartition
 from minikafka.client.producer.producer import Producer as MiniProducer
+from minikafka.proto.common import TopicPartition as MiniTopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory

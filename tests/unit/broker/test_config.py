@@ -19,7 +19,7 @@ from minikafka.broker.config import (
     read_properties,
 )
 from minikafka.broker.storage.config import LogConfig
-from minikafka.controller.zk_data import EndPoint
+from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import ErrorCode, InvalidConfigError
 
 REQUIRED = {"broker.id": "1", "zookeeper.connect": "zk1:2181,zk2:2181/minikafka"}

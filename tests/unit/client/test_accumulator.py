@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.accumulator import RecordAccumulator
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.records import Compression, RecordBatchBuilder
 
 TP = TopicPartition("t", 0)

@@ -9,9 +9,10 @@ from typing import Any
 import grpc
 import pytest
 
-from minikafka.client.admin import AdminClient, ElectionType, NewTopic, TopicPartition
+from minikafka.client.admin import AdminClient, ElectionType, NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError
 
 

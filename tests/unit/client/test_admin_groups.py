@@ -9,17 +9,11 @@ from typing import Any
 import grpc
 import pytest
 
-from minikafka.client.admin import (
-    EARLIEST,
-    LATEST,
-    AdminClient,
-    ListOffsetsResultInfo,
-    OffsetAndMetadata,
-    TopicPartition,
-)
+from minikafka.client.admin import EARLIEST, LATEST, AdminClient, ListOffsetsResultInfo
 from minikafka.client.consumer.assignors import Assignment
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 TOPIC_LEADERS = {"t": [0, 1]}  # partition -> leader

@@ -16,8 +16,8 @@ from minikafka.client._bootstrap import BrokersUnreachableError, ask_any_broker
 from minikafka.client._retry import RetryLater
 from minikafka.client.admin import AdminClient
 from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.producer import Producer
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError
 from tests.unit.client.test_admin import FakeCluster
 

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from minikafka.client.admin import ClusterDescription, ConfigEntry, ConfigSynonym, Node
+from minikafka.client.admin import ClusterDescription, ConfigEntry, ConfigSynonym
 from minikafka.client.cli import configs
+from minikafka.proto.common import Node
 from minikafka.proto.errors import InvalidConfigError, InvalidRequestError
 
 

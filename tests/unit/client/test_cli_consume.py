@@ -12,7 +12,7 @@ from minikafka.cli import build_parser
 from minikafka.client.cli import consume
 from minikafka.client.cli.consume import MessageFormatter, UsageError, check_args
 from minikafka.client.consumer.fetcher import ConsumerRecord
-from minikafka.client.metadata import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, error_for_code
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from minikafka.cli import build_parser
-from minikafka.client.admin import ElectionType, TopicPartition
+from minikafka.client.admin import ElectionType
 from minikafka.client.cli import elect_leaders
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 

@@ -15,14 +15,12 @@ from minikafka.client.admin import (
     ConsumerGroupListing,
     ListOffsetsResultInfo,
     MemberDescription,
-    Node,
-    OffsetAndMetadata,
     PartitionInfo,
     TopicDescription,
-    TopicPartition,
 )
 from minikafka.client.cli import groups
 from minikafka.client.cli.groups import CommandError, PartitionAssignmentState, parse_datetime
+from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 COORDINATOR = Node(1, "127.0.0.1", 9093)

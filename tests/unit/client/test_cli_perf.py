@@ -15,8 +15,8 @@ from minikafka.client.cli import perf_consume, perf_produce
 from minikafka.client.cli.perf_consume import HEADER, ConsumeResult, format_result
 from minikafka.client.cli.perf_produce import Stats, ThroughputThrottler, percentiles
 from minikafka.client.consumer.fetcher import ConsumerRecord
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, error_for_code
 
 SUMMARY = re.compile(

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from minikafka.client.consumer.fetcher import ConsumerRecord, FetchConfig, Fetcher
-from minikafka.client.metadata import Node, TopicPartition
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import UnsupportedCompressionTypeError
 from minikafka.proto.records import encode_batch
 from tests.batches import poison_batch

@@ -11,10 +11,10 @@ import minikafka
 from minikafka.client.admin import AdminClient, NewTopic
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
-from minikafka.client.metadata import TopicPartition
 from minikafka.client.producer.future import RecordMetadata
 from minikafka.client.producer.producer import Producer
 from minikafka.proto import errors
+from minikafka.proto.common import TopicPartition
 
 CLIENT_NAMES = {
     "Admin": AdminClient,

@@ -11,14 +11,12 @@ from minikafka.client.admin import (
     ClusterDescription,
     ConsumerGroupListing,
     FollowerReplica,
-    Node,
-    OffsetAndMetadata,
     PartitionInfo,
     PartitionReplicas,
     TopicDescription,
-    TopicPartition,
 )
 from minikafka.client.cli.watch.collect import ClusterWatcher
+from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError, error_for_code
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from minikafka.controller import errors
+from minikafka.proto.cluster_state import BadZNodeVersionError
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 
@@ -31,7 +32,7 @@ def test_zookeeper_errors_say_what_happened() -> None:
     assert isinstance(duplicate, errors.ZNodeExistsError)
     assert "broker id 3 is already registered" in str(duplicate)
     assert duplicate.path == "/brokers/ids/3"
-    stale = errors.BadZNodeVersionError("/brokers/topics/t/partitions/0/state", 4)
+    stale = BadZNodeVersionError("/brokers/topics/t/partitions/0/state", 4)
     assert "zk version 4" in str(stale)
     assert isinstance(errors.ElectionInProgressError(), errors.ZkStoreError)
 

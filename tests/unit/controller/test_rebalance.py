@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minikafka.controller.rebalance import imbalance_by_broker, partitions_to_rebalance
-from minikafka.controller.zk_data import TopicPartition
+from minikafka.proto.common import TopicPartition
 
 T0, T1, T2, T3 = (TopicPartition("t", p) for p in range(4))
 

@@ -14,12 +14,10 @@ from minikafka.controller.errors import ZkDataError
 from minikafka.controller.zk_data import (
     BrokerRegistration,
     ControllerRegistration,
-    EndPoint,
-    PartitionState,
-    ProducerIdBlock,
     TopicAssignment,
-    TopicPartition,
 )
+from minikafka.proto.cluster_state import PartitionState, ProducerIdBlock
+from minikafka.proto.common import EndPoint, TopicPartition
 
 TOPIC_ID = "q9bXSr0cQSK7DRa-vUxjbg"
 

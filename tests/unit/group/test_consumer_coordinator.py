@@ -21,14 +21,11 @@ from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.client._channel import ChannelPool
-from minikafka.client.consumer.coordinator import (
-    ConsumerCoordinator,
-    GroupSettings,
-    OffsetAndMetadata,
-)
-from minikafka.client.metadata import ClusterMetadata, TopicPartition
+from minikafka.client.consumer.coordinator import ConsumerCoordinator, GroupSettings
+from minikafka.client.metadata import ClusterMetadata
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import InvalidConfigError
 from tests.unit.group.test_coordinator import FakeOffsetsLog
 from tests.unit.group.test_group_service import FakeZk

@@ -16,7 +16,7 @@ from minikafka.broker.group.coordinator import (
     partition_for,
 )
 from minikafka.broker.group.group_metadata import GroupState, JoinResult, SyncResult
-from minikafka.proto.consumer_offsets import OffsetAndMetadata
+from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import assign_offsets, iter_batch_headers
 
@@ -427,9 +427,9 @@ def test_offset_commits_check_the_generation_and_are_fetched_back() -> None:
         assert await commit("g", a, generation - 1, {tp: OffsetAndMetadata(4)}) == {
             tp: ErrorCode.ILLEGAL_GENERATION
         }
-        assert await commit("g", a, generation, {tp: OffsetAndMetadata(7, 2, "m")}) == {
-            tp: ErrorCode.NONE
-        }
+        assert await commit(
+            "g", a, generation, {tp: OffsetAndMetadata(7, "m", leader_epoch=2)}
+        ) == {tp: ErrorCode.NONE}
         code, offsets = h.coordinator.fetch_offsets("g", [tp, ("t", 1)])
         assert code == ErrorCode.NONE
         assert offsets[tp] is not None and offsets[tp].offset == 7  # type: ignore[union-attr]

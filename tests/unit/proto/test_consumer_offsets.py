@@ -6,11 +6,11 @@ import struct
 
 import pytest
 
+from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.consumer_offsets import (
     GroupMetadataKey,
     GroupMetadataValue,
     MemberRecord,
-    OffsetAndMetadata,
     OffsetKey,
     decode_group_metadata_value,
     decode_key,
@@ -39,7 +39,9 @@ def test_offset_commit_value_v3_layout_and_round_trip() -> None:
 def test_offset_commit_value_v1_is_read() -> None:
     # v1: offset, metadata, commit_timestamp, expire_timestamp (no leader epoch)
     data = struct.pack(">hq", 1, 9) + b"\x00\x00" + struct.pack(">qq", 5, 6)
-    assert decode_offset_value(data) == OffsetAndMetadata(9, -1, "", 5)
+    assert decode_offset_value(data) == OffsetAndMetadata(
+        9, "", leader_epoch=-1, commit_timestamp=5
+    )
 
 
 def test_group_metadata_key_v2_layout() -> None:

@@ -22,18 +22,24 @@ from minikafka.broker.replication.requests import (
     FetchPartition,
     FetchPartitionResult,
     FetchRequest,
+    LeaderAndIsrPartitionState,
+    LeaderAndIsrRequest,
+    LeaderAndIsrResponse,
+    LiveLeader,
     ProducePartition,
     ProducePartitionResult,
     ProduceRequest,
 )
 from minikafka.broker.server.data_service import DataService
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.controller import zk_data
-from minikafka.controller.errors import BadZNodeVersionError
-from minikafka.controller.zk_data import PartitionState, ProducerIdBlock, Versioned
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.cluster_state import (
+    BadZNodeVersionError,
+    PartitionState,
+    ProducerIdBlock,
+    Versioned,
+)
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.records import decode_records, encode_batch
 
 TOPIC = "t"
@@ -46,7 +52,7 @@ class FakeZk:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.states: dict[tuple[str, int], Versioned[PartitionState]] = {}
-        self.notifications: list[frozenset[zk_data.TopicPartition]] = []
+        self.notifications: list[frozenset[TopicPartition]] = []
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.next_producer_id = 0
 
@@ -78,7 +84,7 @@ class FakeZk:
             self.states[(topic, partition)] = Versioned(state, old.zk_version + 1)
             return old.zk_version + 1
 
-    def create_isr_change_notification(self, partitions: Iterable[zk_data.TopicPartition]) -> str:
+    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
         with self._lock:
             self.notifications.append(frozenset(partitions))
             return f"isr_change_{len(self.notifications) - 1:010d}"
@@ -240,29 +246,29 @@ class Cluster:
         topic: str = TOPIC,
         partition: int = 0,
         partition_epoch: int = 0,
-    ) -> pb.LeaderAndIsrRequest:
-        replicas = list(replicas)
-        request = pb.LeaderAndIsrRequest(
-            controller_id=leader,
-            controller_epoch=self.controller_epoch,
-            broker_epoch=-1,
-        )
-        request.partition_states.add(
-            topic_name=topic,
-            partition_index=partition,
+        broker_epoch: int = -1,
+    ) -> LeaderAndIsrRequest:
+        state = LeaderAndIsrPartitionState(
+            topic=topic,
+            partition=partition,
             controller_epoch=self.controller_epoch,
             leader=leader,
             leader_epoch=leader_epoch,
-            isr=list(isr),
+            isr=tuple(isr),
             partition_epoch=partition_epoch,
-            replicas=replicas,
+            replicas=tuple(replicas),
         )
         # The last endpoint the leader had: the controller may not have noticed its death yet.
+        live_leaders = []
         if leader in self.nodes and self.nodes[leader].port:
-            request.live_leaders.add(
-                broker_id=leader, host_name="127.0.0.1", port=self.nodes[leader].port
-            )
-        return request
+            live_leaders.append(LiveLeader(leader, "127.0.0.1", self.nodes[leader].port))
+        return LeaderAndIsrRequest(
+            controller_id=leader,
+            controller_epoch=self.controller_epoch,
+            broker_epoch=broker_epoch,
+            partition_states=[state],
+            live_leaders=live_leaders,
+        )
 
     async def elect(
         self,
@@ -274,7 +280,7 @@ class Cluster:
         to: Iterable[int] | None = None,
         topic: str = TOPIC,
         partition: int = 0,
-    ) -> dict[int, pb.LeaderAndIsrResponse]:
+    ) -> dict[int, LeaderAndIsrResponse]:
         """Write the state znode as the controller would and send LeaderAndIsr to the live
         replicas (or to ``to``)."""
         isr = list(isr)

@@ -10,7 +10,7 @@ from minikafka.broker.replication.delayed import (
     high_watermark_key,
     log_end_offset_key,
 )
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 
 TP = TopicPartition("t", 0)
 

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 from minikafka.broker.replication.requests import DeleteRecordsPartition
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import TOPIC, Cluster, produce, run, wait_until
 

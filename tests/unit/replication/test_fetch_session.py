@@ -23,7 +23,7 @@ from minikafka.broker.replication.fetch_session import (
 )
 from minikafka.broker.replication.fetch_session_handler import FetchSessionHandler
 from minikafka.broker.replication.requests import FetchPartition, FetchPartitionResult
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 

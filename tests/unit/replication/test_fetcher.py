@@ -15,10 +15,10 @@ from minikafka.broker.replication.fetcher import (
     truncation_offset,
 )
 from minikafka.broker.replication.partition import Partition, PartitionRegistration
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import decode_records, encode_batch
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from minikafka.broker.replication.fetch_session import FetchSessionStats
 from minikafka.broker.replication.fetcher import ReplicaFetcher
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import (
     Cluster,

@@ -6,7 +6,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from minikafka.controller.zk_data import PartitionState
+from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import (
     Cluster,

@@ -9,9 +9,10 @@ from minikafka.broker.replication.requests import (
     ListOffsetsRequest,
     OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
+    StopReplicaPartitionState,
+    StopReplicaRequest,
 )
 from minikafka.broker.storage.config import LogConfig
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 from tests.batches import poison_batch
 from tests.unit.replication.harness import (
@@ -104,8 +105,8 @@ def test_leader_and_isr_fencing(tmp_path: Path) -> None:
             assert cluster[1].replica_manager.get_partition(TP).is_leader  # type: ignore[union-attr]
 
             cluster.controller_epoch = 5
-            request = cluster.leader_and_isr(2, 9, [2], [1, 2])
-            request.broker_epoch = 7  # an older registration of broker 1
+            # broker epoch 7: an older registration of broker 1
+            request = cluster.leader_and_isr(2, 9, [2], [1, 2], broker_epoch=7)
             stale_broker = await rm.become_leader_or_follower(request)
             assert stale_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
 
@@ -281,19 +282,20 @@ def test_stop_replica_stops_fetching_and_deletes(tmp_path: Path) -> None:
             await produce(cluster[1], b"a")
             rm = cluster[2].replica_manager
 
-            def stop_request(
-                leader_epoch: int, delete: bool, epoch: int = 1
-            ) -> pb.StopReplicaRequest:
-                request = pb.StopReplicaRequest(
-                    controller_id=1, controller_epoch=epoch, broker_epoch=-1
+            def stop_request(leader_epoch: int, delete: bool, epoch: int = 1) -> StopReplicaRequest:
+                return StopReplicaRequest(
+                    controller_id=1,
+                    controller_epoch=epoch,
+                    broker_epoch=-1,
+                    partition_states=[
+                        StopReplicaPartitionState(
+                            topic="t",
+                            partition=0,
+                            leader_epoch=leader_epoch,
+                            delete_partition=delete,
+                        )
+                    ],
                 )
-                request.partition_states.add(
-                    topic_name="t",
-                    partition_index=0,
-                    leader_epoch=leader_epoch,
-                    delete_partition=delete,
-                )
-                return request
 
             stale = await rm.stop_replicas(stop_request(2, True, epoch=0))
             assert stale.error_code == ErrorCode.STALE_CONTROLLER_EPOCH

@@ -22,10 +22,10 @@ def test_controller_requests_wait_for_the_registration(tmp_path: Path) -> None:
             node = cluster[1]
             node.broker_epoch = -1  # restarted, not registered yet
             rm = node.replica_manager
-            previous = cluster.leader_and_isr(1, 3, [1, 2], [1, 2])
-            previous.broker_epoch = 101  # for the previous registration
-            current = cluster.leader_and_isr(1, 3, [1, 2], [1, 2])
-            current.broker_epoch = 140  # for the one being made
+            # for the previous registration
+            previous = cluster.leader_and_isr(1, 3, [1, 2], [1, 2], broker_epoch=101)
+            # for the one being made
+            current = cluster.leader_and_isr(1, 3, [1, 2], [1, 2], broker_epoch=140)
 
             async def admitted(request_epoch: int) -> ErrorCode:
                 await rm.wait_until_registered(5.0)
@@ -58,8 +58,7 @@ def test_still_unregistered_after_the_wait_is_refused(tmp_path: Path) -> None:
             cluster[1].broker_epoch = -1
             rm = cluster[1].replica_manager
             await rm.wait_until_registered(0.1)
-            request = cluster.leader_and_isr(1, 3, [1, 2], [1, 2])
-            request.broker_epoch = 101
+            request = cluster.leader_and_isr(1, 3, [1, 2], [1, 2], broker_epoch=101)
             refused = await rm.become_leader_or_follower(request)
             assert refused.error_code == ErrorCode.STALE_BROKER_EPOCH
             assert rm.get_partition(TP) is None

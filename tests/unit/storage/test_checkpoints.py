@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.broker.storage.checkpoints import (
-    CheckpointFile,
-    OffsetCheckpointFile,
-    TopicPartition,
-)
+from minikafka.broker.storage.checkpoints import CheckpointFile, OffsetCheckpointFile
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import KafkaStorageError
 
 

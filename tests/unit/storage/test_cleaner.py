@@ -11,11 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.broker.storage.checkpoints import (
-    CleanerCheckpoint,
-    OffsetCheckpointFile,
-    TopicPartition,
-)
+from minikafka.broker.storage.checkpoints import CleanerCheckpoint, OffsetCheckpointFile
 from minikafka.broker.storage.cleaner import (
     CLEANER_OFFSET_CHECKPOINT,
     CleanerConfig,
@@ -24,6 +20,7 @@ from minikafka.broker.storage.cleaner import (
     run_cleaner_thread,
 )
 from minikafka.broker.storage.log import Log
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 from minikafka.proto.records import (
     Compression,

@@ -15,7 +15,6 @@ from minikafka.broker.storage.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
     CleanerCheckpoint,
     OffsetCheckpointFile,
-    TopicPartition,
 )
 from minikafka.broker.storage.cleaner import (
     CleanerConfig,
@@ -28,6 +27,7 @@ from minikafka.broker.storage.cleaner import (
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.log_manager import LogManager
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.records import decode_records, encode_batch, iter_batch_headers
 from tests.unit.storage.helpers import T0, Clock, batch, read_all, small_config
 

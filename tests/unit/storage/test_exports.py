@@ -22,7 +22,6 @@ def test_public_names() -> None:
         "OffsetIndex",
         "TimeIndex",
         "TimestampAndOffset",
-        "TopicPartition",
         "UnexpectedAppendOffsetError",
     ]
     for name in storage.__all__:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.log_manager import LogManager
+from minikafka.proto.common import TopicPartition
 from tests.unit.storage.helpers import T0, Clock, batch, small_config
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from minikafka.broker.storage.checkpoints import TopicPartition
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log_manager import (
     CLEAN_SHUTDOWN_FILE,
     LogManager,
     read_meta_properties,
 )
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import InvalidConfigError, KafkaStorageError
 from tests.unit.storage.helpers import T0, Clock, batch, read_all, segment_files, small_config
 

@@ -40,7 +40,7 @@ from minikafka.broker.replication.requests import (
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)

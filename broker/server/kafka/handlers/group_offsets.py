@@ -27,7 +27,7 @@ from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto.consumer_offsets import OffsetAndMetadata
+from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["offset_commit", "offset_fetch"]
@@ -59,8 +59,8 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
     offsets = {
         (topic.name, p.partition_index): OffsetAndMetadata(
             p.committed_offset,
-            getattr(p, "committed_leader_epoch", -1),  # v6+
             p.committed_metadata or "",
+            leader_epoch=getattr(p, "committed_leader_epoch", -1),  # v6+
         )
         for topic in body.topics
         for p in topic.partitions

@@ -50,7 +50,7 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
         {
             "throttle_time": 0,
             "brokers": [
-                {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+                {"node_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
                 for b in answer.brokers
             ],
             "cluster_id": answer.cluster_id or None,
@@ -73,7 +73,7 @@ async def describe_cluster(request: Request, broker: KafkaBroker) -> Entity:
             "cluster_id": answer.cluster_id,
             "controller_id": answer.controller_id,
             "brokers": [
-                {"broker_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+                {"broker_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
                 for b in answer.brokers
             ],
             "cluster_authorized_operations": -2147483648,
