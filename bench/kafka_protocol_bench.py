@@ -84,7 +84,15 @@ def kafka_produce(bootstrap: str, topic: str, records: int, acks: str, batch_siz
             "enable.idempotence": acks == "all",
         }
     )
-    value = b"x" * RECORD_SIZE
+    produce_records(producer, topic, b"x" * RECORD_SIZE, records, flush_timeout_s=300)
+
+
+def produce_records(
+    producer: Any, topic: str, value: bytes, records: int, *, flush_timeout_s: float
+) -> None:
+    """Send ``records`` copies of ``value`` through a confluent_kafka.Producer as fast as it
+    takes them (a full queue is waited out with poll), flush, and print records/s over the
+    whole run; SystemExit when any delivery failed."""
     failed = 0
 
     def on_delivery(err: object, msg: object) -> None:
@@ -101,7 +109,7 @@ def kafka_produce(bootstrap: str, topic: str, records: int, acks: str, batch_siz
             except BufferError:
                 producer.poll(0.01)
         producer.poll(0)
-    producer.flush(300)
+    producer.flush(flush_timeout_s)
     elapsed = time.perf_counter() - start
     if failed:
         raise SystemExit(f"{failed} records failed")

@@ -47,6 +47,7 @@ from pathlib import Path
 
 from bench.codec_bench import yardstick
 from bench.kafka_classic import python_module
+from bench.kafka_protocol_bench import produce_records
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import Cluster
@@ -106,28 +107,7 @@ def kafka_produce(bootstrap: str, topic: str, records: int, size: int) -> None:
             "queue.buffering.max.kbytes": 1_048_576,
         }
     )
-    value = b"x" * size
-    failed = 0
-
-    def on_delivery(err: object, msg: object) -> None:
-        nonlocal failed
-        if err is not None:
-            failed += 1
-
-    start = time.perf_counter()
-    for _ in range(records):
-        while True:
-            try:
-                producer.produce(topic, value, on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.01)
-        producer.poll(0)
-    producer.flush(600)
-    elapsed = time.perf_counter() - start
-    if failed:
-        raise SystemExit(f"{failed} records failed")
-    print(f"{records / elapsed:.1f}", flush=True)
+    produce_records(producer, topic, b"x" * size, records, flush_timeout_s=600)
 
 
 # --- what a run observes -------------------------------------------------------------------------

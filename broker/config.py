@@ -111,11 +111,18 @@ from urllib.parse import urlsplit
 import javaproperties
 import structlog
 
-from minikafka.broker.storage.config import BROKER_STORAGE_KEYS, TOPIC_KEY_SYNONYMS, LogConfig
+from minikafka.broker.storage.config import (
+    BROKER_STORAGE_KEYS,
+    STORAGE_KEY_TYPES,
+    TOPIC_KEY_SYNONYMS,
+    ConfigType,
+    LogConfig,
+)
 from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import InvalidConfigError
 
 __all__ = [
+    "CONFIG_TYPES",
     "DYNAMIC_KEYS",
     "BrokerConfig",
     "ConfigSource",
@@ -596,6 +603,12 @@ class _Spec:
                 return key, props[key]
         return self.key, None
 
+    @property
+    def config_type(self) -> ConfigType:
+        """The key's type in Kafka's ConfigDef: its parser's (every other parser reads a STRING,
+        as Kafka types listeners, paths and names)."""
+        return _PARSER_TYPES.get(self.parser, ConfigType.STRING)
+
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
@@ -732,6 +745,12 @@ def _upper(key: str, raw: str) -> str:
 _INT = _integer(32)
 _LONG = _integer(64)
 _SHORT = _integer(16)
+_PARSER_TYPES: Mapping[Callable[[str, str], Any], ConfigType] = {
+    _INT: ConfigType.INT,
+    _LONG: ConfigType.LONG,
+    _SHORT: ConfigType.SHORT,
+    _boolean: ConfigType.BOOLEAN,
+}
 
 _SPECS: tuple[_Spec, ...] = (
     _Spec("broker.id", "broker_id", _INT, minimum=0, required=True),
@@ -857,6 +876,12 @@ _SPECS: tuple[_Spec, ...] = (
         minimum=1,
     ),
 )
+
+# Every key this broker reads -> its type in Kafka's ConfigDef (DescribeConfigs' config_type).
+CONFIG_TYPES: Mapping[str, ConfigType] = {
+    **STORAGE_KEY_TYPES,
+    **{spec.key: spec.config_type for spec in _SPECS},
+}
 
 # The keys a running broker takes from /config/brokers (Kafka's DynamicBrokerConfig, those of
 # them this broker has): the storage defaults of every topic, the topic-level defaults the

@@ -53,10 +53,11 @@ from typing import Any, NamedTuple, TypeVar
 import structlog
 from kazoo.client import KazooState
 
-from minikafka.controller import rebalance, topics
+from minikafka.controller import rebalance
+from minikafka.controller.admin_validation import validate_create_partitions, validate_create_topic
 from minikafka.controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
-from minikafka.controller.errors import ControllerMovedError, TopicAlreadyExistsError
+from minikafka.controller.errors import ControllerMovedError
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.replica_state_machine import ReplicaStateMachine
 from minikafka.controller.request_batch import RequestBatch
@@ -784,52 +785,23 @@ class KafkaController:
     def _create_topic(
         self, new_topic: NewTopic, existing: list[str], validate_only: bool
     ) -> CreateTopicResult:
-        name = new_topic.name
-        topics.validate_topic_name(name)
-        if name in existing:
-            raise TopicAlreadyExistsError(f"Topic '{name}' already exists.")
-        topics.validate_new_topic(name, existing)
-        live = sorted(self._ctx.live_broker_ids)
-        if new_topic.assignments:
-            if new_topic.num_partitions != -1 or new_topic.replication_factor != -1:
-                return CreateTopicResult(
-                    ErrorCode.INVALID_REQUEST,
-                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
-                    "Both cannot be used at the same time.",
-                )
-            assignment = topics.validate_replica_assignment(
-                new_topic.assignments, self._ctx.live_brokers
-            )
-        else:
-            num_partitions = new_topic.num_partitions
-            if num_partitions == -1:
-                num_partitions = self.config.num_partitions
-            replication_factor = new_topic.replication_factor
-            if replication_factor == -1:
-                replication_factor = self.config.default_replication_factor
-            if num_partitions < 1:
-                return CreateTopicResult(
-                    ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0."
-                )
-            if replication_factor < 1:
-                return CreateTopicResult(
-                    ErrorCode.INVALID_REPLICATION_FACTOR,
-                    "Replication factor must be larger than 0.",
-                )
-            if replication_factor > len(live):
-                return CreateTopicResult(
-                    ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Replication factor: {replication_factor} larger than available "
-                    f"brokers: {len(live)}.",
-                )
-            assignment = topics.assign_replicas(num_partitions, replication_factor, live)
+        assignment = validate_create_topic(
+            new_topic,
+            existing,
+            self._ctx.live_brokers,
+            self._ctx.live_broker_ids,
+            default_num_partitions=self.config.num_partitions,
+            default_replication_factor=self.config.default_replication_factor,
+        )
         rf = len(next(iter(assignment.values())))
         if validate_only:
             return CreateTopicResult(
                 num_partitions=len(assignment), replication_factor=rf, topic_id=""
             )
         topic_id = random_uuid_base64()
-        self._zk.create_topic(TopicAssignment(name, topic_id, assignment), dict(new_topic.configs))
+        self._zk.create_topic(
+            TopicAssignment(new_topic.name, topic_id, assignment), dict(new_topic.configs)
+        )
         return CreateTopicResult(
             topic_id=topic_id, num_partitions=len(assignment), replication_factor=rf
         )
@@ -850,51 +822,16 @@ class KafkaController:
     ) -> ApiResult:
         ctx = self._ctx
         read = self._zk.get_topic(topic)
-        if read is None:
-            return ApiResult(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{topic}' not found.")
-        if ctx.is_being_deleted(topic):
-            return ApiResult(
-                ErrorCode.INVALID_TOPIC_EXCEPTION, f"The topic '{topic}' is queued for deletion."
-            )
-        current = read.value.partitions
-        if request.count < len(current):
-            return ApiResult(
-                ErrorCode.INVALID_PARTITIONS,
-                f"Topic currently has {len(current)} partitions, which is higher than the "
-                f"requested {request.count}.",
-            )
-        if request.count == len(current):
-            return ApiResult(
-                ErrorCode.INVALID_PARTITIONS, f"Topic already has {len(current)} partitions."
-            )
-        rf = len(current[0]) if 0 in current else len(next(iter(current.values())))
-        first_new = len(current)
-        if request.assignments:
-            if len(request.assignments) != request.count - len(current):
-                return ApiResult(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Increasing the number of partitions by {request.count - len(current)} "
-                    f"but {len(request.assignments)} assignments provided.",
-                )
-            added = topics.validate_replica_assignment(
-                {first_new + i: r for i, r in enumerate(request.assignments)},
-                ctx.live_brokers,
-                first_partition=first_new,
-            )
-            if any(len(r) != rf for r in added.values()):
-                return ApiResult(
-                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"Inconsistent replication factor between partitions, partition 0 has "
-                    f"{rf} while the new partitions have another.",
-                )
-        else:
-            live = sorted(ctx.live_broker_ids)
-            if rf > len(live):
-                return ApiResult(
-                    ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Replication factor: {rf} larger than available brokers: {len(live)}.",
-                )
-            added = topics.assign_new_partitions(current, request.count, live)
+        current = None if read is None else read.value.partitions
+        added = validate_create_partitions(
+            topic,
+            current,
+            request,
+            ctx.live_brokers,
+            ctx.live_broker_ids,
+            queued_for_deletion=ctx.is_being_deleted(topic),
+        )
+        assert read is not None and current is not None
         if validate_only:
             return ApiResult()
         partitions = {**current, **added}

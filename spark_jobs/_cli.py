@@ -1,20 +1,21 @@
-"""What every job's command line shares: --bootstrap-server, --topic, --master, and errors
-as one line on stderr."""
+"""What every job's command line shares: --bootstrap-server, --topic, --master, a Spark
+session for the run, and errors as one line on stderr."""
 
 from __future__ import annotations
 
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
+import minikafka.spark as spark_jobs
 from minikafka.spark.options import SourceOptions
 from minikafka.spark.planner import OffsetsClient
 
-__all__ = ["base_parser", "fail", "format_table", "require_topics", "task_error"]
+__all__ = ["base_parser", "fail", "format_table", "require_topics", "run_job", "task_error"]
 
 
 def base_parser(description: str, *, topic_required: bool = True) -> argparse.ArgumentParser:
@@ -60,6 +61,23 @@ def task_error(error: PySparkException) -> str | None:
     traceback; None when a task failed some other way (that one is raised as it is)."""
     found = _TASK_KAFKA_ERROR.findall(str(error))
     return found[-1] if found else None
+
+
+def run_job(app_name: str, master: str | None, job: Callable[[SparkSession], None]) -> int:
+    """Run ``job`` on a Spark session of its own (``spark_jobs.session``), stopped afterwards;
+    the job's exit status. A KafkaError a Spark task raised is one line on stderr (status 1);
+    any other failure is raised as it is."""
+    spark = spark_jobs.session(app_name, master)
+    try:
+        job(spark)
+    except PySparkException as exc:
+        message = task_error(exc)
+        if message is None:
+            raise
+        return fail(message)
+    finally:
+        spark.stop()
+    return 0
 
 
 def format_table(title: str, df: DataFrame, limit: int = 1000) -> str:

@@ -19,13 +19,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 import minikafka.spark as spark_jobs
 from minikafka.proto.common import TopicPartition
-from minikafka.spark._cli import base_parser, fail, format_table, task_error
+from minikafka.spark._cli import base_parser, format_table, run_job
 from minikafka.spark.consumer_offsets import COMMIT_SCHEMA, offset_commits
 from minikafka.spark.planner import OffsetsClient
 
@@ -149,8 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--group", help="only this group")
     parser.add_argument("--output", help="also write the tables as Parquet under this dir")
     args = parser.parse_args(argv)
-    spark = spark_jobs.session("consumer_lag", args.master)
-    try:
+
+    def job(spark: SparkSession) -> None:
         lag = compute(spark, args.bootstrap_server, args.group, args.topic)
         print(format_table("Consumer lag now", lag.now))
         print()
@@ -159,14 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             lag.now.write.mode("overwrite").parquet(f"{args.output.rstrip('/')}/now")
             lag.over_time.write.mode("overwrite").parquet(f"{args.output.rstrip('/')}/over_time")
             print(f"Parquet written under {args.output}")
-    except PySparkException as exc:
-        message = task_error(exc)
-        if message is None:
-            raise
-        return fail(message)
-    finally:
-        spark.stop()
-    return 0
+
+    return run_job("consumer_lag", args.master, job)
 
 
 if __name__ == "__main__":

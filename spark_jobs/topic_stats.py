@@ -18,7 +18,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
@@ -29,7 +28,7 @@ from minikafka.spark._cli import (
     fail,
     format_table,
     require_topics,
-    task_error,
+    run_job,
 )
 
 __all__ = ["TopicStats", "compute", "main"]
@@ -139,21 +138,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         require_topics(args.bootstrap_server, [args.topic])
     except KafkaError as exc:
         return fail(exc)
-    spark = spark_jobs.session("topic_stats", args.master)
-    try:
+
+    def job(spark: SparkSession) -> None:
         stats = compute(load(spark, args.bootstrap_server, args.topic), args.top)
         print(report(stats, args.topic))
         if args.output:
             write(stats, args.output)
             print(f"Parquet written under {args.output}")
-    except PySparkException as exc:
-        message = task_error(exc)
-        if message is None:
-            raise
-        return fail(message)
-    finally:
-        spark.stop()
-    return 0
+
+    return run_job("topic_stats", args.master, job)
 
 
 if __name__ == "__main__":

@@ -24,14 +24,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 import minikafka.spark as spark_jobs
 from minikafka.proto.errors import KafkaError
-from minikafka.spark._cli import base_parser, fail, require_topics, task_error
+from minikafka.spark._cli import base_parser, fail, require_topics, run_job
 
 __all__ = ["counts", "main", "start"]
 
@@ -119,31 +118,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         require_topics(args.bootstrap_server, [args.topic, args.output_topic])
     except KafkaError as exc:
         return fail(exc)
-    spark = spark_jobs.session("windowed_counts", args.master)
-    try:
-        query = start(
-            spark,
-            args.bootstrap_server,
-            args.topic,
-            args.output_topic,
-            args.checkpoint,
-            window=args.window,
-            watermark=args.watermark,
-            starting_offsets=args.starting_offsets,
-            max_offsets_per_trigger=args.max_offsets_per_trigger,
-            available_now=args.available_now,
-        )
-        query.awaitTermination()
-    except KeyboardInterrupt:
-        pass
-    except PySparkException as exc:
-        message = task_error(exc)
-        if message is None:
-            raise
-        return fail(message)
-    finally:
-        spark.stop()
-    return 0
+
+    def job(spark: SparkSession) -> None:
+        try:
+            query = start(
+                spark,
+                args.bootstrap_server,
+                args.topic,
+                args.output_topic,
+                args.checkpoint,
+                window=args.window,
+                watermark=args.watermark,
+                starting_offsets=args.starting_offsets,
+                max_offsets_per_trigger=args.max_offsets_per_trigger,
+                available_now=args.available_now,
+            )
+            query.awaitTermination()
+        except KeyboardInterrupt:
+            pass
+
+    return run_job("windowed_counts", args.master, job)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ from minikafka.broker.replication.requests import (
     StopReplicaRequest,
     StopReplicaResponse,
 )
+from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerStats
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from minikafka.broker.storage.log_dir_failure import io_error_of
@@ -267,7 +268,7 @@ class ReplicaManager:
         self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher)
         self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
-        self._tasks: list[asyncio.Task[None]] = []
+        self._scheduler = Scheduler()
         self._isr_writes: set[asyncio.Task[None]] = set()
         self._started = False
         self._leadership_listeners: list[LeadershipListener] = []
@@ -278,21 +279,17 @@ class ReplicaManager:
         if self._started:
             return
         self._started = True
-        loop = asyncio.get_running_loop()
         lag_ms = self.config.replica_lag_time_max_ms
-        self._tasks = [
-            loop.create_task(
-                self._every(max(lag_ms / 2, 10) / 1000, self._maybe_shrink_isr),
-                name=f"isr-expiration-{self.broker_id}",
-            ),
-            loop.create_task(
-                self._every(
-                    self.config.replica_high_watermark_checkpoint_interval_ms / 1000,
-                    self.checkpoint_high_watermarks,
-                ),
-                name=f"highwatermark-checkpoint-{self.broker_id}",
-            ),
-        ]
+        self._scheduler.schedule(
+            f"isr-expiration-{self.broker_id}",
+            self._maybe_shrink_isr,
+            period_ms=max(lag_ms / 2, 10),
+        )
+        self._scheduler.schedule(
+            f"highwatermark-checkpoint-{self.broker_id}",
+            self.checkpoint_high_watermarks,
+            period_ms=self.config.replica_high_watermark_checkpoint_interval_ms,
+        )
         _log.info(
             "replica_manager.started",
             broker_id=self.broker_id,
@@ -302,8 +299,8 @@ class ReplicaManager:
         )
 
     async def shutdown(self) -> None:
-        tasks = [*self._tasks, *self._isr_writes]
-        self._tasks = []
+        await self._scheduler.shutdown()
+        tasks = list(self._isr_writes)
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -314,18 +311,6 @@ class ReplicaManager:
         await self.checkpoint_high_watermarks()
         self._started = False
         _log.info("replica_manager.stopped", broker_id=self.broker_id)
-
-    async def _every(self, interval_s: float, work: Callable[[], object]) -> None:
-        while True:
-            await asyncio.sleep(interval_s)
-            try:
-                result = work()
-                if asyncio.iscoroutine(result):
-                    await result
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.exception("replica_manager.task_failed", task=getattr(work, "__name__", ""))
 
     async def checkpoint_high_watermarks(self) -> None:
         """Write replication-offset-checkpoint with every hosted partition's HW, unless no HW

@@ -15,8 +15,10 @@ a segment: nothing here decodes or copies them. Offsets and epochs use Kafka's s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 __all__ = [
     "DeleteRecordsPartition",
@@ -46,9 +48,29 @@ __all__ = [
     "StopReplicaPartitionState",
     "StopReplicaRequest",
     "StopReplicaResponse",
+    "by_request_topic",
 ]
 
 Records = bytes | memoryview
+
+
+class _RequestTopic(Protocol):
+    @property
+    def partitions(self) -> Sized: ...
+
+
+T = TypeVar("T", bound=_RequestTopic)
+R = TypeVar("R")
+
+
+def by_request_topic(topics: Iterable[T], results: Iterable[R]) -> list[tuple[T, list[R]]]:
+    """Answers given one per partition in the request's order, each request topic (any wire's:
+    it has ``partitions``) with its own: how a front door lays a flat answer out again.
+
+        for topic, answers in by_request_topic(request.topics, results): ...
+    """
+    remaining = iter(results)
+    return [(topic, list(itertools.islice(remaining, len(topic.partitions)))) for topic in topics]
 
 
 # --- Produce ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import grpc
 
+from minikafka.broker.replication.requests import by_request_topic
 from minikafka.broker.server.core.admin import (
     AlterableConfig,
     AlterConfigsResource,
@@ -205,15 +206,13 @@ class AdminService(pb_grpc.AdminServicer):
     async def DeleteRecords(
         self, request: pb.DeleteRecordsRequest, context: _Context
     ) -> pb.DeleteRecordsResponse:
-        results = iter(
-            await self._admin.delete_records(
-                [
-                    DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
-                    for topic in request.topics
-                    for p in topic.partitions
-                ],
-                request.timeout_ms,
-            )
+        results = await self._admin.delete_records(
+            [
+                DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
+                for topic in request.topics
+                for p in topic.partitions
+            ],
+            request.timeout_ms,
         )
         # One result per partition in request order: answered in the request's topic layout.
         return pb.DeleteRecordsResponse(
@@ -227,10 +226,10 @@ class AdminService(pb_grpc.AdminServicer):
                             error_code=r.error_code,
                             error_message=r.error_message,
                         )
-                        for r in itertools.islice(results, len(topic.partitions))
+                        for r in answers
                     ],
                 )
-                for topic in request.topics
+                for topic, answers in by_request_topic(request.topics, results)
             ]
         )
 

@@ -62,6 +62,7 @@ from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator
 from minikafka.broker.group.offsets_log import ReplicaManagerOffsetsLog
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.admin import TopicAdmin
@@ -178,6 +179,7 @@ class BrokerServer:
         self._registered_session: int | None = None
         self._reregistering = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._scheduler = Scheduler()  # the periodic log work below
         self._dynamic_config: DynamicConfigManager | None = None
         self._cleaner_task: asyncio.Task[None] | None = None
         self._shutdown_requested: asyncio.Event | None = None
@@ -285,11 +287,21 @@ class BrokerServer:
         await asyncio.to_thread(self._controller.startup)
         await self._dynamic_config.startup()
         metrics_bound = self._start_metrics()
-        self._tasks.append(asyncio.create_task(self._checkpoint_log_offsets()))
-        self._tasks.append(asyncio.create_task(self._flush_logs()))
-        self._tasks.append(asyncio.create_task(self._log_retention()))
+        self._scheduler.schedule(
+            "log_checkpoint",
+            self._checkpoint_log_offsets,
+            period_ms=config.log_flush_offset_checkpoint_interval_ms,
+        )
+        self._scheduler.schedule("log_flush", self._flush_logs, period_ms=_LOG_FLUSH_CHECK_MS)
+        self._scheduler.schedule(
+            "retention", self._log_retention, period_ms=config.log_retention_check_interval_ms
+        )
         self._cleaner_task = asyncio.create_task(self._log_cleaner())
-        self._tasks.append(asyncio.create_task(self._expire_producer_ids()))
+        self._scheduler.schedule(
+            "producer_id_expiration",
+            self._expire_producer_ids,
+            period_ms=config.producer_id_expiration_check_interval_ms,
+        )
         _log.info(
             "broker_started",
             listeners=[e.connection_string for e in config.listeners],
@@ -519,49 +531,30 @@ class BrokerServer:
 
     # --- periodic log work ------------------------------------------------------------------
 
-    async def _every(self, interval_ms: int, work: Callable[[], Any], name: str) -> None:
-        while True:
-            await asyncio.sleep(interval_ms / 1000)
-            try:
-                result = work()
-                if asyncio.iscoroutine(result):
-                    await result
-            except Exception as exc:  # keep the broker up; the next round tries again
-                _log.exception(f"{name}_failed", error=str(exc))
+    # Each runs every period on the scheduler (broker/replication/scheduler.py), from startup.
 
-    async def _checkpoint_log_offsets(self) -> None:
+    def _checkpoint_log_offsets(self) -> None:
         # On the loop, not in the executor: the LogManager's map of logs belongs to the loop
         # (LeaderAndIsr adds logs to it), and two small fsynced files once a minute are cheap.
-        def checkpoint() -> None:
-            assert self._log_manager is not None
-            self._log_manager.checkpoint_recovery_points()
-            self._log_manager.checkpoint_log_start_offsets()
-
-        await self._every(
-            self.config.log_flush_offset_checkpoint_interval_ms, checkpoint, "log_checkpoint"
-        )
+        assert self._log_manager is not None
+        self._log_manager.checkpoint_recovery_points()
+        self._log_manager.checkpoint_log_start_offsets()
 
     async def _flush_logs(self) -> None:
         # Prepared and completed on the loop (it owns the logs), fsynced in the executor.
-        async def flush() -> None:
-            assert self._log_manager is not None
-            pending = self._log_manager.prepare_flushes(_now_ms())
-            if not pending:
-                return
-            await asyncio.to_thread(_sync_flushes, [flush for _, flush in pending])
-            self._log_manager.complete_flushes(pending)
+        assert self._log_manager is not None
+        pending = self._log_manager.prepare_flushes(_now_ms())
+        if not pending:
+            return
+        await asyncio.to_thread(_sync_flushes, [flush for _, flush in pending])
+        self._log_manager.complete_flushes(pending)
 
-        await self._every(_LOG_FLUSH_CHECK_MS, flush, "log_flush")
-
-    async def _log_retention(self) -> None:
-        def retention() -> None:
-            assert self._log_manager is not None and self._replica_manager is not None
-            high_watermarks = self._replica_manager.high_watermarks()
-            deleted = self._log_manager.cleanup(_now_ms(), high_watermarks)
-            if deleted:
-                _log.info("log_retention", segments_deleted=deleted)
-
-        await self._every(self.config.log_retention_check_interval_ms, retention, "retention")
+    def _log_retention(self) -> None:
+        assert self._log_manager is not None and self._replica_manager is not None
+        high_watermarks = self._replica_manager.high_watermarks()
+        deleted = self._log_manager.cleanup(_now_ms(), high_watermarks)
+        if deleted:
+            _log.info("log_retention", segments_deleted=deleted)
 
     # --- configs that change while the broker runs (broker/server/dynamic_config.py) -----------
 
@@ -660,19 +653,14 @@ class BrokerServer:
             # instead of holding the process until it ends.
             cleaner.shutdown()
 
-    async def _expire_producer_ids(self) -> None:
+    def _expire_producer_ids(self) -> None:
         # Every replica forgets idle producers, as each Kafka log does: a follower that becomes
         # leader then holds the same producers as the old leader did.
-        def expire() -> None:
-            assert self._replica_manager is not None
-            expiration_ms = self.config.producer_id_expiration_ms
-            now = _now_ms()
-            for partition in self._replica_manager.partitions.values():
-                partition.producer_state.remove_expired_producers(now, expiration_ms)
-
-        await self._every(
-            self.config.producer_id_expiration_check_interval_ms, expire, "producer_id_expiration"
-        )
+        assert self._replica_manager is not None
+        expiration_ms = self.config.producer_id_expiration_ms
+        now = _now_ms()
+        for partition in self._replica_manager.partitions.values():
+            partition.producer_state.remove_expired_producers(now, expiration_ms)
 
     # --- log dir failure (KIP-112) ----------------------------------------------------------
 
@@ -865,6 +853,7 @@ class BrokerServer:
         self._stopped = True
         if self._dynamic_config is not None:
             await self._dynamic_config.shutdown()
+        await self._scheduler.shutdown()
         tasks = [*self._tasks, *([self._cleaner_task] if self._cleaner_task else [])]
         for task in tasks:
             task.cancel()

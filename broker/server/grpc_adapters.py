@@ -36,6 +36,7 @@ from minikafka.broker.replication.requests import (
     StopReplicaPartitionState,
     StopReplicaRequest,
     StopReplicaResponse,
+    by_request_topic,
 )
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import TopicPartition
@@ -167,11 +168,9 @@ def list_offsets_response(
 ) -> pb.ListOffsetsResponse:
     """``results`` are in request order, one per partition: laid out as the request's topics."""
     response = pb.ListOffsetsResponse()
-    answers = iter(results)
-    for topic in request.topics:
+    for topic, answers in by_request_topic(request.topics, results):
         topic_response = response.topics.add(name=topic.name)
-        for _ in topic.partitions:
-            result = next(answers)
+        for result in answers:
             topic_response.partitions.add(
                 partition_index=result.partition,
                 error_code=result.error_code,
@@ -203,11 +202,9 @@ def offsets_for_leader_epoch_response(
 ) -> pb.OffsetsForLeaderEpochResponse:
     """``results`` are in request order, one per partition: laid out as the request's topics."""
     response = pb.OffsetsForLeaderEpochResponse()
-    answers = iter(results)
-    for topic in request.topics:
+    for topic, answers in by_request_topic(request.topics, results):
         topic_response = response.topics.add(topic=topic.topic)
-        for _ in topic.partitions:
-            result = next(answers)
+        for result in answers:
             topic_response.partitions.add(
                 partition=result.partition,
                 error_code=result.error_code,

@@ -131,10 +131,7 @@ class MetadataCache:
         broker = self._brokers.get(broker_id)
         if broker is None:
             return None
-        for endpoint in broker.endpoints:
-            if endpoint.listener == listener_name:
-                return endpoint.host, endpoint.port
-        return broker.host, broker.port
+        return self.get_listener_endpoint(broker_id, listener_name) or (broker.host, broker.port)
 
     def get_listener_endpoint(self, broker_id: int, listener_name: str) -> tuple[str, int] | None:
         """The live broker's (host, port) on ``listener_name``; None when it is not alive or

@@ -25,18 +25,42 @@ base=broker_config)``. Immutable; safe from any thread.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from minikafka.proto.errors import InvalidConfigError
 
-__all__ = ["BROKER_STORAGE_KEYS", "LONG_MAX", "STORAGE_KEYS", "TOPIC_KEY_SYNONYMS", "LogConfig"]
+__all__ = [
+    "BROKER_STORAGE_KEYS",
+    "LONG_MAX",
+    "STORAGE_KEYS",
+    "STORAGE_KEY_TYPES",
+    "TOPIC_KEY_SYNONYMS",
+    "ConfigType",
+    "LogConfig",
+]
 
 LONG_MAX = 2**63 - 1
 _INT_MAX = 2**31 - 1
 _DAY_MS = 24 * 60 * 60 * 1000
 _CLEANUP_POLICIES = frozenset({"delete", "compact"})
+
+
+class ConfigType(enum.IntEnum):
+    """The type of a key in Kafka's ConfigDef, as DescribeConfigs (v3+) reports it."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
 
 
 @dataclass(frozen=True)
@@ -145,6 +169,8 @@ class _Spec:
     minimum: int = 0
     maximum: int = LONG_MAX
     parser: Callable[[str, str], Any] | None = None
+    # Kafka's ConfigDef type of the topic key and its broker keys (hours and minutes keys: INT).
+    config_type: ConfigType = dataclasses.field(kw_only=True)
 
     def keys_by_precedence(self) -> tuple[tuple[str, int], ...]:
         return ((self.topic_key, 1), *self.broker_keys)
@@ -201,12 +227,20 @@ _HOUR_MS = 60 * _MINUTE_MS
 # Minimums are Kafka's: segment.bytes at least 14 (the smallest legacy record), segment.ms and
 # flush.messages at least 1, segment.index.bytes at least one entry's worth (4).
 _SPECS: tuple[_Spec, ...] = (
-    _Spec("segment_bytes", "segment.bytes", (("log.segment.bytes", 1),), 14, _INT_MAX),
+    _Spec(
+        "segment_bytes",
+        "segment.bytes",
+        (("log.segment.bytes", 1),),
+        14,
+        _INT_MAX,
+        config_type=ConfigType.INT,
+    ),
     _Spec(
         "segment_ms",
         "segment.ms",
         (("log.roll.ms", 1), ("log.roll.hours", _HOUR_MS)),
         1,
+        config_type=ConfigType.LONG,
     ),
     _Spec(
         "segment_index_bytes",
@@ -214,6 +248,7 @@ _SPECS: tuple[_Spec, ...] = (
         (("log.index.size.max.bytes", 1),),
         4,
         _INT_MAX,
+        config_type=ConfigType.INT,
     ),
     _Spec(
         "index_interval_bytes",
@@ -221,6 +256,7 @@ _SPECS: tuple[_Spec, ...] = (
         (("log.index.interval.bytes", 1),),
         0,
         _INT_MAX,
+        config_type=ConfigType.INT,
     ),
     _Spec(
         "retention_ms",
@@ -231,46 +267,65 @@ _SPECS: tuple[_Spec, ...] = (
             ("log.retention.hours", _HOUR_MS),
         ),
         -1,
+        config_type=ConfigType.LONG,
     ),
-    _Spec("retention_bytes", "retention.bytes", (("log.retention.bytes", 1),), -1),
-    _Spec("flush_messages", "flush.messages", (("log.flush.interval.messages", 1),), 1),
-    _Spec("flush_ms", "flush.ms", (("log.flush.interval.ms", 1),), 0),
+    _Spec(
+        "retention_bytes",
+        "retention.bytes",
+        (("log.retention.bytes", 1),),
+        -1,
+        config_type=ConfigType.LONG,
+    ),
+    _Spec(
+        "flush_messages",
+        "flush.messages",
+        (("log.flush.interval.messages", 1),),
+        1,
+        config_type=ConfigType.LONG,
+    ),
+    _Spec("flush_ms", "flush.ms", (("log.flush.interval.ms", 1),), 0, config_type=ConfigType.LONG),
     _Spec(
         "max_message_bytes",
         "max.message.bytes",
         (("message.max.bytes", 1),),
         0,
         _INT_MAX,
+        config_type=ConfigType.INT,
     ),
     _Spec(
         "cleanup_policy",
         "cleanup.policy",
         (("log.cleanup.policy", 1),),
         parser=_parse_policy,
+        config_type=ConfigType.LIST,
     ),
     _Spec(
         "delete_retention_ms",
         "delete.retention.ms",
         (("log.cleaner.delete.retention.ms", 1),),
         0,
+        config_type=ConfigType.LONG,
     ),
     _Spec(
         "min_compaction_lag_ms",
         "min.compaction.lag.ms",
         (("log.cleaner.min.compaction.lag.ms", 1),),
         0,
+        config_type=ConfigType.LONG,
     ),
     _Spec(
         "max_compaction_lag_ms",
         "max.compaction.lag.ms",
         (("log.cleaner.max.compaction.lag.ms", 1),),
         1,
+        config_type=ConfigType.LONG,
     ),
     _Spec(
         "min_cleanable_dirty_ratio",
         "min.cleanable.dirty.ratio",
         (("log.cleaner.min.cleanable.ratio", 1),),
         parser=_parse_ratio,
+        config_type=ConfigType.DOUBLE,
     ),
 )
 
@@ -282,6 +337,13 @@ STORAGE_KEYS: frozenset[str] = frozenset(
 # "retention.ms" -> ("log.retention.ms", "log.retention.minutes", "log.retention.hours").
 TOPIC_KEY_SYNONYMS: Mapping[str, tuple[str, ...]] = {
     spec.topic_key: tuple(key for key, _ in spec.broker_keys) for spec in _SPECS
+}
+# key -> its ConfigDef type, for every key in STORAGE_KEYS; Kafka's hours and minutes keys
+# (log.roll.hours, log.retention.minutes, ...) are INTs.
+STORAGE_KEY_TYPES: Mapping[str, ConfigType] = {
+    key: spec.config_type if scale == 1 else ConfigType.INT
+    for spec in _SPECS
+    for key, scale in spec.keys_by_precedence()
 }
 # The broker-level keys only (server.properties and dynamic broker configs).
 BROKER_STORAGE_KEYS: frozenset[str] = frozenset(

@@ -22,10 +22,10 @@ cluster``). Values holding a comma go in square brackets, as in Kafka. A failure
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from minikafka.client.cli._admin_tool import kafka_error_message, run_admin_tool
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -260,21 +260,14 @@ def _message(error: Exception) -> str:
     if isinstance(error, KafkaError):
         if error.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and not error.message:
             return "The topic does not exist."
-        return error.message if error.message != error.code.name else str(error)
+        return kafka_error_message(error)
     return str(error)
 
 
 def run(args: argparse.Namespace) -> int:
-    from minikafka.client.admin import AdminClient
-
-    problem = check_args(args)
-    if problem is not None:
-        print(problem, file=sys.stderr)
-        return 1
-    try:
-        admin = AdminClient(args.bootstrap_server)
-    except KafkaError as exc:
-        print(f"Error while executing config command : {_message(exc)}", file=sys.stderr)
-        return 1
-    with admin:
-        return execute(args, admin, sys.stdout, sys.stderr)
+    return run_admin_tool(
+        args,
+        execute,
+        check_args=check_args,
+        error_line=lambda exc: f"Error while executing config command : {_message(exc)}",
+    )

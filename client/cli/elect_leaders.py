@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from minikafka.client.cli._admin_tool import run_admin_tool
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -168,12 +168,6 @@ def execute(args: argparse.Namespace, admin: ElectionAdmin, out: TextIO, err: Te
 
 
 def run(args: argparse.Namespace) -> int:
-    from minikafka.client.admin import AdminClient
-
-    try:
-        admin = AdminClient(args.bootstrap_server)
-    except KafkaError as exc:
-        print(f"Error while making request: {exc}", file=sys.stderr)
-        return 1
-    with admin:
-        return execute(args, admin, sys.stdout, sys.stderr)
+    return run_admin_tool(
+        args, execute, error_line=lambda exc: f"Error while making request: {exc}"
+    )

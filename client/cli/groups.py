@@ -32,12 +32,12 @@ Errors print ``Error: <message>`` on stderr and exit 1.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from minikafka.client.cli._admin_tool import run_admin_tool
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -574,12 +574,4 @@ def execute(args: argparse.Namespace, admin: GroupAdmin, out: TextIO, err: TextI
 
 
 def run(args: argparse.Namespace) -> int:
-    from minikafka.client.admin import AdminClient
-
-    try:
-        admin = AdminClient(args.bootstrap_server)
-    except KafkaError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
-        return 1
-    with admin:
-        return execute(args, admin, sys.stdout, sys.stderr)
+    return run_admin_tool(args, execute, error_line=lambda exc: f"Error: {exc}")

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
+from minikafka.client.cli._admin_tool import kafka_error_message, run_admin_tool
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -229,11 +229,7 @@ def _matching(admin: TopicAdmin, args: argparse.Namespace) -> list[str]:
 def _raise(errors: Mapping[str, KafkaError | None]) -> None:
     for error in errors.values():
         if error is not None:
-            raise CommandError(_message(error))
-
-
-def _message(error: KafkaError) -> str:
-    return error.message if error.message != error.code.name else str(error)
+            raise CommandError(kafka_error_message(error))
 
 
 def _create(admin: TopicAdmin, args: argparse.Namespace, out: TextIO) -> None:
@@ -310,22 +306,15 @@ def execute(args: argparse.Namespace, admin: TopicAdmin, out: TextIO, err: TextI
         print(f"Error while executing topic command : {exc}", file=err)
         return 1
     except KafkaError as exc:
-        print(f"Error while executing topic command : {_message(exc)}", file=err)
+        print(f"Error while executing topic command : {kafka_error_message(exc)}", file=err)
         return 1
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    from minikafka.client.admin import AdminClient
-
-    problem = check_args(args)
-    if problem is not None:
-        print(problem, file=sys.stderr)
-        return 1
-    try:
-        admin = AdminClient(args.bootstrap_server)
-    except KafkaError as exc:
-        print(f"Error while executing topic command : {_message(exc)}", file=sys.stderr)
-        return 1
-    with admin:
-        return execute(args, admin, sys.stdout, sys.stderr)
+    return run_admin_tool(
+        args,
+        execute,
+        check_args=check_args,
+        error_line=lambda exc: f"Error while executing topic command : {kafka_error_message(exc)}",
+    )

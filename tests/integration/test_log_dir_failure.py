@@ -18,17 +18,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from minikafka.client.admin import NewTopic, raise_first
-from minikafka.client.consumer.consumer import Consumer
-from minikafka.client.producer.producer import Producer
-from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
+from tests.e2e.faults import ContinuousProducer, assert_acked_readable, read_partitions
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_protocol.raw import RawKafka
 
@@ -169,35 +166,11 @@ def test_a_full_log_dir_moves_leadership_and_loses_nothing(
             what="broker 0 leading with a full ISR",
         )
 
-        acked: dict[int, bytes] = {}
-        errors: list[BaseException] = []
-        stop = threading.Event()
-
-        def produce() -> None:
-            with Producer(
-                bootstrap_servers=cluster.bootstrap_servers,
-                acks="all",
-                linger_ms=2,
-                request_timeout_ms=5_000,
-                delivery_timeout_ms=60_000,
-                max_in_flight_requests_per_connection=5,
-                enable_idempotence=True,
-            ) as producer:
-                i = 0
-                while not stop.is_set():
-                    burst = [b"r%07d-" % (i + j) + b"x" * 200 for j in range(20)]
-                    futures = [(value, producer.send(TOPIC, value, partition=0)) for value in burst]
-                    i += len(burst)
-                    for value, future in futures:
-                        try:
-                            acked[future.result(timeout=90).offset] = value
-                        except Exception as exc:  # an error is allowed; a lost ack is not
-                            errors.append(exc)
-
-        thread = threading.Thread(target=produce, name="producer")
-        thread.start()
-        try:
-            cluster.wait_for(lambda: len(acked) >= 300, 30, "300 acks before the disk fills")
+        # An idempotent acks=all producer; a failed delivery is allowed, a lost ack is not.
+        with ContinuousProducer(TOPIC, 1, bootstrap=cluster.bootstrap_servers) as load:
+            cluster.wait_for(
+                lambda: len(load.acks_so_far()) >= 300, 30, "300 acks before the disk fills"
+            )
             filler = _fill(victim.log_dir)
             filled_at = time.monotonic()
             cluster.wait_for(
@@ -211,8 +184,10 @@ def test_a_full_log_dir_moves_leadership_and_loses_nothing(
             # With its only log dir offline the broker halts.
             cluster.wait_for(lambda: not victim.running, 30, "broker 0 to halt")
             assert victim.process is not None and victim.process.returncode == 1
-            count = len(acked)
-            cluster.wait_for(lambda: len(acked) >= count + 300, 45, "acks on the new leader")
+            count = len(load.acks_so_far())
+            cluster.wait_for(
+                lambda: len(load.acks_so_far()) >= count + 300, 45, "acks on the new leader"
+            )
 
             offline = victim.log_events("log_dir.offline")
             assert len(offline) == 1, offline
@@ -229,33 +204,18 @@ def test_a_full_log_dir_moves_leadership_and_loses_nothing(
             cluster.wait_for(
                 lambda: len(cluster.isr(TOPIC, 0)) == 3, 45, "broker 0 back in the ISR"
             )
-            count = len(acked)
-            cluster.wait_for(lambda: len(acked) >= count + 100, 30, "acks after the restart")
-        finally:
-            stop.set()
-            thread.join(120)
-        assert not thread.is_alive()
+            count = len(load.acks_so_far())
+            cluster.wait_for(
+                lambda: len(load.acks_so_far()) >= count + 100, 30, "acks after the restart"
+            )
+            acked = load.stop()  # every record sent is answered
         assert moved_after < SESSION_TIMEOUT_MS / 1000
 
-        with Consumer(bootstrap_servers=cluster.bootstrap_servers) as consumer:
-            tp = TopicPartition(TOPIC, 0)
-            consumer.assign([tp])
-            consumer.seek_to_beginning(tp)
-            end = consumer.end_offsets([tp])[tp]
-            read: dict[int, bytes] = {}
-            deadline = time.monotonic() + 60
-            while consumer.position(tp) < end and time.monotonic() < deadline:
-                for record in consumer.poll(timeout_ms=500).get(tp, []):
-                    read[record.offset] = record.value or b""
-        lost = [offset for offset, value in acked.items() if read.get(offset) != value]
-        assert not lost, f"{len(lost)} acknowledged records lost, first at {sorted(lost)[:5]}"
-        values = [read[offset] for offset in sorted(read)]
-        assert len(values) == len(set(values)), "a record was written twice"
-        indexes = [int(v[1:8]) for v in values]
-        assert indexes == sorted(indexes), "records are out of send order"
+        read = read_partitions(TOPIC, 1, bootstrap=cluster.bootstrap_servers)
+        assert_acked_readable(read, acked, prefix=f"{TOPIC}-".encode())  # lost, twice, order
 
         # Every replica holds the same bytes below the high watermark.
-        hw = end  # the high watermark the consumer read up to
+        hw = read[0][-1][0] + 1  # the high watermark the read went up to
         cluster.wait_for(
             lambda: all(
                 cluster.replica_state(b, TOPIC, 0).log_end_offset >= hw for b in cluster.brokers

@@ -11,8 +11,10 @@ from minikafka.broker.replication.requests import (
     OffsetsForLeaderEpochRequest,
     StopReplicaPartitionState,
     StopReplicaRequest,
+    by_request_topic,
 )
 from minikafka.broker.storage.config import LogConfig
+from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 from tests.batches import poison_batch
 from tests.unit.replication.harness import (
@@ -414,3 +416,19 @@ def test_fetches_kafka_refuses_get_its_errors_not_an_empty_answer(tmp_path: Path
             await cluster.stop()
 
     run(scenario)
+
+
+def test_flat_answers_go_back_under_their_request_topics() -> None:
+    topics = [
+        pb.ListOffsetsRequest.ListOffsetsTopic(
+            name=name,
+            partitions=[pb.ListOffsetsRequest.ListOffsetsPartition(partition_index=i) for i in ps],
+        )
+        for name, ps in (("a", [0, 1]), ("b", []), ("c", [2]))
+    ]
+    laid_out = by_request_topic(topics, ["a0", "a1", "c2"])
+    assert [(t.name, answers) for t, answers in laid_out] == [
+        ("a", ["a0", "a1"]),
+        ("b", []),
+        ("c", ["c2"]),
+    ]

@@ -30,9 +30,9 @@ dynamically", as Kafka answers. ``validate_only`` checks without writing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from minikafka.broker.config import CONFIG_TYPES
 from minikafka.broker.server.core.admin import (
     AlterableConfig,
     AlterConfigsResource,
@@ -43,104 +43,7 @@ from minikafka.broker.server.core.admin import (
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-
-# Kafka's DescribeConfigsResponse.ConfigType (the ConfigDef type of each key).
-_BOOLEAN, _STRING, _INT, _SHORT, _LONG, _DOUBLE, _LIST = 1, 2, 3, 4, 5, 6, 7
-CONFIG_TYPES: Mapping[str, int] = {
-    # topic keys
-    "cleanup.policy": _LIST,
-    "compression.type": _STRING,
-    "delete.retention.ms": _LONG,
-    "max.compaction.lag.ms": _LONG,
-    "min.cleanable.dirty.ratio": _DOUBLE,
-    "min.compaction.lag.ms": _LONG,
-    "flush.messages": _LONG,
-    "flush.ms": _LONG,
-    "index.interval.bytes": _INT,
-    "max.message.bytes": _INT,
-    "min.insync.replicas": _INT,
-    "retention.bytes": _LONG,
-    "retention.ms": _LONG,
-    "segment.bytes": _INT,
-    "segment.index.bytes": _INT,
-    "segment.ms": _LONG,
-    "unclean.leader.election.enable": _BOOLEAN,
-    # broker keys
-    "advertised.listeners": _STRING,
-    "auto.create.topics.enable": _BOOLEAN,
-    "auto.leader.rebalance.enable": _BOOLEAN,
-    "broker.id": _INT,
-    "broker.rack": _STRING,
-    "connections.max.idle.ms": _LONG,
-    "controlled.shutdown.enable": _BOOLEAN,
-    "controlled.shutdown.max.retries": _INT,
-    "controlled.shutdown.retry.backoff.ms": _LONG,
-    "default.replication.factor": _INT,
-    "delete.topic.enable": _BOOLEAN,
-    "fetch.max.bytes": _INT,
-    "group.initial.rebalance.delay.ms": _INT,
-    "inter.broker.listener.name": _STRING,
-    "kafka.advertised.listeners": _STRING,  # this project's; typed as Kafka types listeners
-    "kafka.listeners": _STRING,
-    "leader.imbalance.check.interval.seconds": _LONG,
-    "leader.imbalance.per.broker.percentage": _INT,
-    "listener.security.protocol.map": _STRING,
-    "listeners": _STRING,
-    "log.cleaner.backoff.ms": _LONG,
-    "log.cleaner.dedupe.buffer.size": _LONG,
-    "log.cleaner.delete.retention.ms": _LONG,
-    "log.cleaner.enable": _BOOLEAN,
-    "log.cleaner.io.buffer.size": _INT,
-    "log.cleaner.max.compaction.lag.ms": _LONG,
-    "log.cleaner.min.cleanable.ratio": _DOUBLE,
-    "log.cleaner.min.compaction.lag.ms": _LONG,
-    "log.cleaner.threads": _INT,
-    "log.cleanup.policy": _LIST,
-    "log.dirs": _STRING,
-    "log.flush.interval.messages": _LONG,
-    "log.flush.interval.ms": _LONG,
-    "log.flush.offset.checkpoint.interval.ms": _INT,
-    "log.index.interval.bytes": _INT,
-    "log.index.size.max.bytes": _INT,
-    "log.retention.bytes": _LONG,
-    "log.retention.check.interval.ms": _LONG,
-    "log.retention.ms": _LONG,
-    "log.roll.ms": _LONG,
-    "log.segment.bytes": _INT,
-    "max.incremental.fetch.session.cache.slots": _INT,
-    "message.max.bytes": _INT,
-    "metrics.listener": _STRING,  # this project's
-    "min.incremental.fetch.session.eviction.ms": _LONG,  # a constant in Kafka, a key here
-    "num.partitions": _INT,
-    "offsets.commit.required.acks": _SHORT,
-    "offsets.commit.timeout.ms": _INT,
-    "offsets.load.buffer.size": _INT,
-    "offsets.retention.check.interval.ms": _LONG,
-    "offsets.retention.minutes": _INT,
-    "offsets.topic.compression.codec": _INT,
-    "offsets.topic.num.partitions": _INT,
-    "offsets.topic.replication.factor": _SHORT,
-    "offsets.topic.segment.bytes": _INT,
-    "producer.id.expiration.check.interval.ms": _INT,
-    "producer.id.expiration.ms": _INT,
-    "replica.fetch.max.bytes": _INT,
-    "replica.fetch.backoff.ms": _INT,
-    "group.min.session.timeout.ms": _INT,
-    "group.max.session.timeout.ms": _INT,
-    "offset.metadata.max.bytes": _INT,
-    "replica.fetch.response.max.bytes": _INT,
-    "replica.fetch.min.bytes": _INT,
-    "replica.fetch.wait.max.ms": _INT,
-    "replica.high.watermark.checkpoint.interval.ms": _LONG,
-    "replica.lag.time.max.ms": _LONG,
-    "replica.socket.timeout.ms": _INT,
-    "request.timeout.ms": _INT,
-    "socket.request.max.bytes": _INT,
-    "zookeeper.connect": _STRING,
-    "zookeeper.connection.timeout.ms": _INT,
-    "zookeeper.session.timeout.ms": _INT,
-}
-_UNKNOWN_TYPE = 0
+from minikafka.broker.storage.config import ConfigType
 
 
 @handler(api_key=32, min_version=1, max_version=4)
@@ -172,7 +75,7 @@ async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
                     "config_source": int(entry.source),
                     "is_sensitive": entry.is_sensitive,
                     "synonyms": synonyms,
-                    "config_type": CONFIG_TYPES.get(entry.name, _UNKNOWN_TYPE),
+                    "config_type": int(CONFIG_TYPES.get(entry.name, ConfigType.UNKNOWN)),
                     "documentation": None,
                 }
             )

@@ -23,13 +23,13 @@ start offsets (ReplicaManager.delete_records), then REQUEST_TIMED_OUT.
 from __future__ import annotations
 
 import datetime
-import itertools
 
 from minikafka.broker.replication.requests import (
     ListOffsetsPartition,
     ListOffsetsRequest,
     OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
+    by_request_topic,
 )
 from minikafka.broker.server.core.admin import DeleteRecordsPartition
 from minikafka.broker.server.kafka.broker import KafkaBroker
@@ -42,21 +42,19 @@ _CONSUMER_REPLICA_ID = -1
 @handler(api_key=2, min_version=1, max_version=7)
 async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    results = iter(
-        await broker.replica_manager.list_offsets(
-            ListOffsetsRequest(
-                body.replica_id,
-                [
-                    ListOffsetsPartition(
-                        topic.name,
-                        p.partition_index,
-                        p.timestamp,
-                        getattr(p, "current_leader_epoch", -1),
-                    )
-                    for topic in body.topics
-                    for p in topic.partitions
-                ],
-            )
+    results = await broker.replica_manager.list_offsets(
+        ListOffsetsRequest(
+            body.replica_id,
+            [
+                ListOffsetsPartition(
+                    topic.name,
+                    p.partition_index,
+                    p.timestamp,
+                    getattr(p, "current_leader_epoch", -1),
+                )
+                for topic in body.topics
+                for p in topic.partitions
+            ],
         )
     )
     # One result per partition in request order: answered in the request's topic layout.
@@ -74,10 +72,10 @@ async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
                             "offset": r.offset,
                             "leader_epoch": r.leader_epoch,
                         }
-                        for r in itertools.islice(results, len(topic.partitions))
+                        for r in answers
                     ],
                 }
-                for topic in body.topics
+                for topic, answers in by_request_topic(body.topics, results)
             ],
         }
     )
@@ -87,18 +85,16 @@ async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
 async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     replica_id = body.replica_id if request.api_version >= 3 else _CONSUMER_REPLICA_ID
-    results = iter(
-        await broker.replica_manager.offsets_for_leader_epoch(
-            OffsetsForLeaderEpochRequest(
-                replica_id,
-                [
-                    OffsetForLeaderPartition(
-                        topic.topic, p.partition, p.leader_epoch, p.current_leader_epoch
-                    )
-                    for topic in body.topics
-                    for p in topic.partitions
-                ],
-            )
+    results = await broker.replica_manager.offsets_for_leader_epoch(
+        OffsetsForLeaderEpochRequest(
+            replica_id,
+            [
+                OffsetForLeaderPartition(
+                    topic.topic, p.partition, p.leader_epoch, p.current_leader_epoch
+                )
+                for topic in body.topics
+                for p in topic.partitions
+            ],
         )
     )
     return request.response(
@@ -114,10 +110,10 @@ async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Enti
                             "leader_epoch": r.leader_epoch,
                             "end_offset": r.end_offset,
                         }
-                        for r in itertools.islice(results, len(topic.partitions))
+                        for r in answers
                     ],
                 }
-                for topic in body.topics
+                for topic, answers in by_request_topic(body.topics, results)
             ],
         }
     )
@@ -126,15 +122,13 @@ async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Enti
 @handler(api_key=21, min_version=0, max_version=2)
 async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    results = iter(
-        await broker.admin.delete_records(
-            [
-                DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
-                for topic in body.topics
-                for p in topic.partitions
-            ],
-            body.timeout // datetime.timedelta(milliseconds=1),
-        )
+    results = await broker.admin.delete_records(
+        [
+            DeleteRecordsPartition(topic.name, p.partition_index, p.offset)
+            for topic in body.topics
+            for p in topic.partitions
+        ],
+        body.timeout // datetime.timedelta(milliseconds=1),
     )
     return request.response(
         {
@@ -148,10 +142,10 @@ async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
                             "low_watermark": r.low_watermark,
                             "error_code": r.error_code,
                         }
-                        for r in itertools.islice(results, len(topic.partitions))
+                        for r in answers
                     ],
                 }
-                for topic in body.topics
+                for topic, answers in by_request_topic(body.topics, results)
             ],
         }
     )
