@@ -27,13 +27,21 @@ class ConfigError(ValueError):
     """A ``key=value`` item or a value that does not parse; the message is the user's."""
 
 
-def parse_key_values(items: Iterable[str]) -> dict[str, str]:
-    """``["k=v", ...]`` -> ``{"k": "v"}``; the first ``=`` splits, the value may be empty."""
+def _invalid_property(item: str) -> Exception:
+    return ConfigError(f"Invalid property: {item!r} (expected key=value)")
+
+
+def parse_key_values(
+    items: Iterable[str], invalid: Callable[[str], Exception] = _invalid_property
+) -> dict[str, str]:
+    """``["k=v", ...]`` -> ``{"k": "v"}``; the first ``=`` splits, the value may be empty. An
+    item without ``=`` or without a key raises ``invalid(item)``: each tool words it as its
+    Kafka counterpart does."""
     parsed: dict[str, str] = {}
     for item in items:
         key, equals, value = item.partition("=")
         if not equals or not key.strip():
-            raise ConfigError(f"Invalid property: {item!r} (expected key=value)")
+            raise invalid(item)
         parsed[key.strip()] = value.strip()
     return parsed
 

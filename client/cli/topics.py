@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 from minikafka.client.cli._admin_tool import kafka_error_message, run_admin_tool
+from minikafka.client.cli._config import parse_key_values
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -152,13 +153,12 @@ def check_args(args: argparse.Namespace) -> str | None:
 
 def parse_configs(items: Iterable[str]) -> dict[str, str]:
     """``["k=v", ...]`` -> ``{"k": "v"}``; a value may itself contain ``=``."""
-    configs: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidConfigError(f"Invalid topic config: all configs must be key=value: {item}")
-        configs[key.strip()] = value.strip()
-    return configs
+    return parse_key_values(
+        items,
+        lambda item: InvalidConfigError(
+            f"Invalid topic config: all configs must be key=value: {item}"
+        ),
+    )
 
 
 def parse_replica_assignment(text: str) -> dict[int, list[int]]:
