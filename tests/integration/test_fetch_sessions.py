@@ -1,6 +1,7 @@
 """Followers fetch in incremental fetch sessions (KIP-227) between real broker processes: an idle
-200-partition topic beside a busy one costs the follower fetches almost nothing, a leader lost
-mid-session moves its partitions to new sessions, and nothing acknowledged is lost."""
+200-partition topic beside a busy one costs the follower fetches almost nothing (neither listed
+nor read), a leader lost mid-session moves its partitions to new sessions, and nothing
+acknowledged is lost."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def test_follower_sessions_idle_partitions_and_a_leader_change(
     assert fetches >= 120  # acks=all: each produce needs the followers' fetches
     assert after["full"] == before["full"]  # no session was lost
     assert requested < 3 and answered < 3
-    assert read > 50  # yet each fetch covers the session's every partition
+    assert read < 10  # the busy partitions that changed, not all 206 of the session
 
     # Lose the leader of busy-0 mid-session; keep producing to every busy partition.
     lost = cluster.leader(BUSY, 0)
