@@ -481,8 +481,12 @@ class ReplicaManager:
         """Every purgatory notification: a partition's HW, LEO, log start offset or leadership
         moved, so its fetch sessions read it at their next fetch, and a parked one now."""
         if isinstance(key, WatchKey):
-            for session_id in self.fetch_sessions.cache.partition_changed(key.topic_partition):
-                self.purgatory.notify(fetch_session_key(session_id))
+            self._fetch_state_changed(key.topic_partition)
+
+    def _fetch_state_changed(self, tp: TopicPartition) -> None:
+        """Sessions read ``tp`` at their next fetch (and a parked one now)."""
+        for session_id in self.fetch_sessions.cache.partition_changed(tp):
+            self.purgatory.notify(fetch_session_key(session_id))
 
     # --- LeaderAndIsr -------------------------------------------------------------------------
 
@@ -1354,6 +1358,9 @@ class ReplicaManager:
         finally:
             if partition.pending_isr == new_isr:
                 partition.pending_isr = None
+            # Followers' fetches look at the partition again: one may now join the ISR (a
+            # session's fetch visits only the partitions listed or changed).
+            self._fetch_state_changed(TopicPartition(topic, index))
         if version is None or not still_current():
             return
         if adopted is not None:

@@ -5,6 +5,7 @@ acknowledged is lost."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 from minikafka.client.admin import NewTopic, raise_first
@@ -66,6 +67,21 @@ def test_follower_sessions_idle_partitions_and_a_leader_change(
         lambda: _sessions(cluster, cluster.brokers)["cached"] == replicas, 30, "follower sessions"
     )
     assert _sessions(cluster, cluster.brokers)["sessions"] == 6
+
+    # Idle: the followers' fetches keep coming (long polls), and read no partition (once the
+    # last ISR changes of the start have been answered).
+    def quiet() -> bool:
+        read = _sessions(cluster, cluster.brokers)["read"]
+        time.sleep(1)
+        return _sessions(cluster, cluster.brokers)["read"] == read
+
+    cluster.wait_for(quiet, 30, "idle sessions reading nothing")
+    idle_before = _sessions(cluster, cluster.brokers)
+    time.sleep(3)
+    idle_after = _sessions(cluster, cluster.brokers)
+    assert idle_after["incremental"] - idle_before["incremental"] >= 6
+    assert idle_after["read"] == idle_before["read"]
+    assert idle_after["answered"] == idle_before["answered"]
 
     acked: dict[int, list[bytes]] = {p: [] for p in range(BUSY_PARTITIONS)}
     before = _sessions(cluster, cluster.brokers)
