@@ -3,7 +3,10 @@ moves (Kafka's purgatory), as futures on the broker's event loop.
 
 An acks=all produce waits on the HW of the partitions it appended to; a consumer's long-poll
 fetch waits on their HW too; a follower's long-poll fetch waits on their LEO; a DeleteRecords
-waits on their low watermark (the followers' log start offsets, learned from their fetches).
+waits on their low watermark (the followers' log start offsets, learned from their fetches); a
+fetch in an incremental fetch session waits on its session (``fetch_session_key``), notified
+when any partition of the session moves (the purgatory's ``on_notify`` listener sees every key
+notified: the ReplicaManager marks the partition changed in its sessions there).
 Whoever moves an offset calls ``notify`` with its key and every future parked under that key
 completes; the woken operation re-checks its condition (``complete_when``) and parks again if it
 still cannot finish. Nothing polls: between two moves a waiting request costs nothing.
@@ -25,9 +28,11 @@ from typing import NamedTuple, TypeVar
 from minikafka.proto.common import TopicPartition
 
 __all__ = [
+    "FetchSessionKey",
     "Purgatory",
     "WatchKey",
     "complete_when",
+    "fetch_session_key",
     "high_watermark_key",
     "log_end_offset_key",
     "low_watermark_key",
@@ -50,15 +55,26 @@ def log_end_offset_key(tp: TopicPartition) -> WatchKey:
 
 
 def low_watermark_key(tp: TopicPartition) -> WatchKey:
-    """Notified when a follower's log start offset at this leader moves."""
+    """Notified when a log start offset moves: a follower's at this leader, or the log's own."""
     return WatchKey(tp, "lw")
+
+
+class FetchSessionKey(NamedTuple):
+    session_id: int
+
+
+def fetch_session_key(session_id: int) -> FetchSessionKey:
+    """Notified when a partition of incremental fetch session ``session_id`` has news."""
+    return FetchSessionKey(session_id)
 
 
 class Purgatory:
     """Futures parked under keys, completed by ``notify``."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_notify: Callable[[Hashable], None] | None = None) -> None:
         self._watchers: dict[Hashable, set[asyncio.Future[None]]] = {}
+        # Told of every key notified, parked futures or not (fetch sessions track changes so).
+        self._on_notify = on_notify
 
     def __len__(self) -> int:
         """Parked futures (a future watching several keys counts once per key)."""
@@ -85,6 +101,8 @@ class Purgatory:
 
     def notify(self, key: Hashable) -> None:
         """Wake everything parked under ``key``."""
+        if self._on_notify is not None:
+            self._on_notify(key)
         watchers = self._watchers.pop(key, None)
         if not watchers:
             return

@@ -12,15 +12,34 @@ session it lists them once, in a full fetch, and after that only what changed::
                                        changed; ``forgotten`` those that leave the session
 
 The leader keeps each session's partitions (``CachedPartition``: the fetch state last asked for
-and the high watermark and log start offset last answered) and reads every one of them on each
-fetch, as if they had all been listed; it answers, in an incremental fetch, only the partitions
-with news: records, a new high watermark or log start offset, an error, or a diverging epoch
-(``CachedPartition.maybe_update_response_data``). A partition answered with an error keeps -1 as
-its cached high watermark, so it is answered again once the error is gone. A session's epoch
-starts at 1 and goes up by one per incremental fetch (after ``2**31 - 1`` it wraps to 1). An
-unknown session id is FETCH_SESSION_ID_NOT_FOUND (70), a wrong epoch INVALID_FETCH_SESSION_EPOCH
-(71); on either the fetcher opens a new session with a full fetch. An incremental fetch that
-forgets the session's last partition closes the session (its answer carries session id 0).
+and the high watermark and log start offset last answered) and answers, in an incremental fetch,
+only the partitions with news: records, a new high watermark or log start offset, an error, or a
+diverging epoch (``CachedPartition.maybe_update_response_data``). A partition answered with an
+error keeps -1 as its cached high watermark, so it is answered again once the error is gone.
+
+Kafka reads every partition of a session on each fetch, as if all were listed. Here a fetch reads
+only the partitions it lists and those of the session marked *changed*: the answer is the same,
+at a cost that follows the work. ``FetchSessionCache.partition_changed(tp)`` (the ReplicaManager
+calls it whenever a partition's HW, LEO, log start offset or leadership moves: every purgatory
+notification) marks ``tp`` changed in each session holding it and names the sessions, whose
+parked fetch (``fetch_session_key``) it wakes. A read leaves a partition changed while reading
+it again could answer something: records not sent yet (the fetch offset is below the LEO for a
+follower, the HW for a consumer), an error, a diverging epoch, or news not yet answered (the
+fetch that read it was refused, or has not answered yet). A partition neither listed nor
+changed would read as it read last time, which was answered: nothing. A change between a read
+and the park that follows it is not lost: the mark stays until a read clears it, and the read
+and the park run without yielding the loop.
+
+A follower's fetch offset is its LEO, and each of its fetches tells the leader whether it is
+caught up (partition.py). A partition it does not list has the fetch offset it had: the leader
+takes it so (``FetchContext.previous_fetch_ms``, ``FetchSessionCache.follower_fetch_time``)
+instead of visiting every session partition on every fetch.
+
+A session's epoch starts at 1 and goes up by one per incremental fetch (after ``2**31 - 1`` it
+wraps to 1). An unknown session id is FETCH_SESSION_ID_NOT_FOUND (70), a wrong epoch
+INVALID_FETCH_SESSION_EPOCH (71); on either the fetcher opens a new session with a full fetch.
+An incremental fetch that forgets the session's last partition closes the session (its answer
+carries session id 0).
 
 The cache holds at most ``max.incremental.fetch.session.cache.slots`` sessions (one slot each,
 whatever its size). When it is full, a new session may evict (``FetchSessionCache.try_evict``):
@@ -50,12 +69,13 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import structlog
 
+from minikafka.broker.replication.delayed import fetch_session_key
 from minikafka.broker.replication.requests import FetchPartition, FetchPartitionResult
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
@@ -131,6 +151,7 @@ class CachedPartition:
     partition_max_bytes: int
     high_watermark: int = -1
     log_start_offset: int = -1
+    position: int = 0  # the session's read order: lower first
 
     @classmethod
     def of(cls, fp: FetchPartition) -> CachedPartition:
@@ -182,8 +203,10 @@ class CachedPartition:
 
 @dataclass(eq=False)
 class FetchSession:
-    """One session: its partitions in the order they are read. A partition answered with
-    records moves to the back, so under the response size limit the others get their turn."""
+    """One session: its partitions in the order they are read (``CachedPartition.position``),
+    and those ``changed`` since they were last read and answered (module docstring). A
+    partition answered with records moves to the back, so under the response size limit the
+    others get their turn. ``last_used_ms`` is when its last fetch came."""
 
     id: int
     privileged: bool  # a follower's
@@ -191,9 +214,21 @@ class FetchSession:
     last_used_ms: int
     epoch: int = 1
     partitions: OrderedDict[TopicPartition, CachedPartition] = field(default_factory=OrderedDict)
+    replica_id: int = -1  # the follower's broker id; -1 for a consumer
+    changed: set[TopicPartition] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        for position, cached in enumerate(self.partitions.values()):
+            cached.position = position
+        self._next_position = len(self.partitions)
 
     def __len__(self) -> int:
         return len(self.partitions)
+
+    def move_to_back(self, tp: TopicPartition) -> None:
+        self.partitions.move_to_end(tp)
+        self.partitions[tp].position = self._next_position
+        self._next_position += 1
 
     def update(
         self, requested: Sequence[FetchPartition], forgotten: Iterable[TopicPartition]
@@ -206,18 +241,27 @@ class FetchSession:
             tp = TopicPartition(fp.topic, fp.partition)
             cached = self.partitions.get(tp)
             if cached is None:
-                self.partitions[tp] = CachedPartition.of(fp)
+                cached = self.partitions[tp] = CachedPartition.of(fp)
+                cached.position = self._next_position
+                self._next_position += 1
                 added.append(tp)
             else:
                 cached.update_request_params(fp)
                 updated.append(tp)
         for tp in forgotten:
             if self.partitions.pop(tp, None) is not None:
+                self.changed.discard(tp)
                 removed.append(tp)
         return added, updated, removed
 
-    def fetch_partitions(self) -> list[FetchPartition]:
-        return [cached.fetch_partition(tp) for tp, cached in self.partitions.items()]
+    def fetch_partitions(self, tps: Iterable[TopicPartition] | None = None) -> list[FetchPartition]:
+        """Every partition (None), or those of ``tps`` in the session, in the read order."""
+        if tps is None:
+            return [cached.fetch_partition(tp) for tp, cached in self.partitions.items()]
+        partitions = self.partitions
+        chosen = [(partitions[tp], tp) for tp in tps if tp in partitions]
+        chosen.sort(key=lambda entry: entry[0].position)
+        return [cached.fetch_partition(tp) for cached, tp in chosen]
 
 
 class _EvictableKey(NamedTuple):
@@ -244,7 +288,7 @@ class FetchSessionStats:
     session_errors: int = 0
     partitions_requested: int = 0  # listed in requests (including forgotten ones)
     partitions_answered: int = 0  # carried in answers
-    partitions_read: int = 0  # read for the answers (a session's every partition)
+    partitions_read: int = 0  # read for the answers (in a session: those listed or changed)
 
 
 class FetchSessionCache:
@@ -267,6 +311,8 @@ class FetchSessionCache:
         # evictableByAll / evictableByPrivileged maps), kept in step by ``touch``.
         self._touched: dict[int, tuple[int, bool, bool]] = {}
         self._num_partitions = 0
+        # The sessions holding each partition, for ``partition_changed``.
+        self._by_partition: dict[TopicPartition, set[FetchSession]] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -292,9 +338,12 @@ class FetchSessionCache:
         now_ms: int,
         privileged: bool,
         partitions: OrderedDict[TopicPartition, CachedPartition],
+        *,
+        replica_id: int = -1,
+        changed: Iterable[TopicPartition] = (),
     ) -> FetchSession | None:
-        """A new session holding ``partitions``, or None when the cache is full and nothing
-        may be evicted for it."""
+        """A new session holding ``partitions`` (``changed``: those to read again at its next
+        fetch), or None when the cache is full and nothing may be evicted for it."""
         if self.max_entries <= 0:
             return None
         if len(self._sessions) >= self.max_entries and not self.try_evict(
@@ -302,9 +351,16 @@ class FetchSessionCache:
         ):
             return None
         session = FetchSession(
-            self._new_session_id(), privileged, now_ms, now_ms, partitions=partitions
+            self._new_session_id(),
+            privileged,
+            now_ms,
+            now_ms,
+            partitions=partitions,
+            replica_id=replica_id,
+            changed={tp for tp in changed if tp in partitions},
         )
         self._sessions[session.id] = session
+        self._index(session, session.partitions)
         self.touch(session, now_ms)
         _log.info(
             "fetch_session.created",
@@ -331,6 +387,7 @@ class FetchSessionCache:
         session = self._sessions.pop(session_id, None)
         if session is None:
             return None
+        self._unindex(session, session.partitions)
         touched = self._touched.pop(session_id, None)
         if touched is not None:
             self._num_partitions -= touched[0]
@@ -343,6 +400,53 @@ class FetchSessionCache:
             reason=reason,
         )
         return session
+
+    def update_session(
+        self,
+        session: FetchSession,
+        requested: Sequence[FetchPartition],
+        forgotten: Iterable[TopicPartition],
+    ) -> tuple[list[TopicPartition], list[TopicPartition], list[TopicPartition]]:
+        """``session.update``, keeping the partition index in step."""
+        added, updated, removed = session.update(requested, forgotten)
+        self._index(session, added)
+        self._unindex(session, removed)
+        return added, updated, removed
+
+    def _index(self, session: FetchSession, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            self._by_partition.setdefault(tp, set()).add(session)
+
+    def _unindex(self, session: FetchSession, tps: Iterable[TopicPartition]) -> None:
+        for tp in tps:
+            sessions = self._by_partition.get(tp)
+            if sessions is not None:
+                sessions.discard(session)
+                if not sessions:
+                    del self._by_partition[tp]
+
+    def partition_changed(self, tp: TopicPartition) -> list[int]:
+        """Mark ``tp`` changed in every session holding it; the ids of those sessions (each
+        may have a fetch parked that must look now, whether or not ``tp`` was marked)."""
+        sessions = self._by_partition.get(tp)
+        if not sessions:
+            return []
+        for session in sessions:
+            session.changed.add(tp)
+        return [session.id for session in sessions]
+
+    def follower_fetch_time(self, replica_id: int, tp: TopicPartition, fetch_offset: int) -> int:
+        """The last fetch of follower ``replica_id`` in a session that holds ``tp`` at
+        ``fetch_offset`` (-1: none): a fetch that did not list ``tp`` fetched it again at that
+        offset."""
+        latest = -1
+        for session in self._by_partition.get(tp, ()):
+            if session.replica_id != replica_id or session.last_used_ms <= latest:
+                continue
+            cached = session.partitions.get(tp)
+            if cached is not None and cached.fetch_offset == fetch_offset:
+                latest = session.last_used_ms
+        return latest
 
     def try_evict(self, privileged: bool, size: int, now_ms: int) -> bool:
         """Evict one session for a new one of ``size`` partitions (module docstring)."""
@@ -383,8 +487,16 @@ class FetchSessionResponse(NamedTuple):
 
 
 class FetchContext:
-    """One fetch as its session sees it: which partitions to read (``partitions``) and which
-    of the results to answer (``respond``). This base is the sessionless full fetch."""
+    """One fetch as its session sees it. The reader (the ReplicaManager) reads ``partitions``
+    first; while the fetch waits (long poll) it parks on ``session_key`` (None: on each of
+    ``partitions``) and reads ``rereads()`` after each wake-up; after every read it calls
+    ``after_read``; ``respond`` answers. This base is the sessionless full fetch, which reads
+    every partition each time."""
+
+    session_key: Hashable | None = None
+    # A follower in a session: when its previous fetch came (partitions it does not list were
+    # fetched then at the offset they have).
+    previous_fetch_ms: int | None = None
 
     def __init__(self, partitions: Sequence[FetchPartition]) -> None:
         self.partitions = list(partitions)
@@ -393,6 +505,16 @@ class FetchContext:
     def error_code(self) -> int:
         """Non-zero: answer this and read nothing."""
         return ErrorCode.NONE
+
+    def rereads(self) -> list[FetchPartition]:
+        """What to read after a wake-up."""
+        return self.partitions
+
+    def after_read(
+        self, results: Sequence[FetchPartitionResult], unsettled: Iterable[TopicPartition]
+    ) -> None:
+        """The results of one read; ``unsettled``: those a read now could answer again
+        (records not sent yet, an error, a diverging epoch)."""
 
     def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
         return FetchSessionResponse(ErrorCode.NONE, INVALID_SESSION_ID, list(results))
@@ -412,20 +534,26 @@ class _SessionErrorContext(FetchContext):
 
 
 class _FullFetchContext(FetchContext):
-    """A full fetch asking for a session: every partition answered; the session is made when
-    the answer is (so a fetch that fails makes none)."""
+    """A full fetch asking for a session: every partition read and answered; the session is
+    made when the answer is (so a fetch that fails makes none), last used when the fetch came."""
 
     def __init__(
         self,
         cache: FetchSessionCache,
         partitions: Sequence[FetchPartition],
-        privileged: bool,
-        time_ms: Callable[[], int],
+        replica_id: int,
+        now_ms: int,
     ) -> None:
         super().__init__(partitions)
         self._cache = cache
-        self._privileged = privileged
-        self._time_ms = time_ms
+        self._replica_id = replica_id
+        self._now_ms = now_ms
+        self._unsettled: set[TopicPartition] = set()
+
+    def after_read(
+        self, results: Sequence[FetchPartitionResult], unsettled: Iterable[TopicPartition]
+    ) -> None:
+        self._unsettled = set(unsettled)  # every partition is read each time
 
     def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
         cached: OrderedDict[TopicPartition, CachedPartition] = OrderedDict()
@@ -435,18 +563,55 @@ class _FullFetchContext(FetchContext):
             part = cached.get(TopicPartition(result.topic, result.partition))
             if part is not None:
                 part.maybe_update_response_data(result, update=True)
-        session = self._cache.maybe_create_session(self._time_ms(), self._privileged, cached)
+        session = self._cache.maybe_create_session(
+            self._now_ms,
+            self._replica_id >= 0,
+            cached,
+            replica_id=self._replica_id,
+            changed=self._unsettled,
+        )
         session_id = INVALID_SESSION_ID if session is None else session.id
         return FetchSessionResponse(ErrorCode.NONE, session_id, list(results))
 
 
 class _IncrementalFetchContext(FetchContext):
-    """Reads the session's every partition; answers those with news."""
+    """Reads the partitions listed and those of the session changed; answers those with news."""
 
-    def __init__(self, session: FetchSession) -> None:
-        super().__init__(session.fetch_partitions())
+    def __init__(
+        self, session: FetchSession, listed: Iterable[TopicPartition], previous_fetch_ms: int
+    ) -> None:
+        super().__init__(session.fetch_partitions(session.changed.union(listed)))
         self._session = session
         self._expected_epoch = session.epoch
+        self.session_key = fetch_session_key(session.id)
+        if session.privileged:
+            self.previous_fetch_ms = previous_fetch_ms
+        self._unsettled: set[TopicPartition] = set()
+
+    def rereads(self) -> list[FetchPartition]:
+        return self._session.fetch_partitions(self._session.changed)
+
+    def after_read(
+        self, results: Sequence[FetchPartitionResult], unsettled: Iterable[TopicPartition]
+    ) -> None:
+        session = self._session
+        if session.epoch != self._expected_epoch:
+            return  # another fetch answers this session: leave its marks alone
+        unsettled = set(unsettled)
+        for result in results:
+            tp = TopicPartition(result.topic, result.partition)
+            cached = session.partitions.get(tp)
+            if cached is None:
+                continue
+            if tp in unsettled:
+                self._unsettled.add(tp)
+                session.changed.add(tp)
+                continue
+            self._unsettled.discard(tp)
+            if cached.maybe_update_response_data(result, update=False):
+                session.changed.add(tp)  # news, until it is answered
+            else:
+                session.changed.discard(tp)
 
     def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
         session = self._session
@@ -455,24 +620,30 @@ class _IncrementalFetchContext(FetchContext):
             return FetchSessionResponse(
                 ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID, []
             )
-        answered: list[FetchPartitionResult] = []
+        in_session: list[tuple[CachedPartition, TopicPartition, FetchPartitionResult]] = []
         for result in results:
             tp = TopicPartition(result.topic, result.partition)
             cached = session.partitions.get(tp)
-            if cached is None:
-                continue  # forgotten by a fetch that came while this one waited
+            if cached is not None:  # else forgotten by a fetch that came while this one waited
+                in_session.append((cached, tp, result))
+        in_session.sort(key=lambda entry: entry[0].position)
+        answered: list[FetchPartitionResult] = []
+        for cached, tp, result in in_session:
             if cached.maybe_update_response_data(result, update=True):
                 answered.append(result)
                 if result.records:
-                    session.partitions.move_to_end(tp)
+                    session.move_to_back(tp)
+            if tp not in self._unsettled:
+                session.changed.discard(tp)  # answered: reading it again would say nothing
         return FetchSessionResponse(ErrorCode.NONE, session.id, answered)
 
 
 class FetchManager:
     """Turns a fetch's session fields into a ``FetchContext`` (Kafka's FetchManager.newContext).
 
-    A front door calls ``new_context`` before reading, reads ``context.partitions`` through the
-    ReplicaManager (unless ``context.error_code``), and answers ``context.respond(results)``.
+    A front door calls ``fetch`` with a ``read`` that hands the context to the ReplicaManager
+    (``fetch_messages(request with context.partitions, context)``); or, in steps,
+    ``new_context``, the read (unless ``context.error_code``), and ``respond``.
     """
 
     def __init__(self, cache: FetchSessionCache, time_ms: Callable[[], int]) -> None:
@@ -486,8 +657,10 @@ class FetchManager:
         partitions: Sequence[FetchPartition],
         forgotten: Sequence[TopicPartition],
         *,
-        privileged: bool,
+        replica_id: int,
     ) -> FetchContext:
+        """``replica_id``: the follower's broker id, or a negative one for a consumer (whose
+        session is not privileged)."""
         stats = self.stats
         stats.partitions_requested += len(partitions) + len(forgotten)
         if metadata.is_full:
@@ -495,11 +668,9 @@ class FetchManager:
                 self.cache.remove(metadata.session_id, "closed_by_full_fetch")
             if metadata.epoch == FINAL_EPOCH:
                 stats.sessionless_fetches += 1
-                return self._counted(FetchContext(partitions))
+                return FetchContext(partitions)
             stats.full_fetches += 1
-            return self._counted(
-                _FullFetchContext(self.cache, partitions, privileged, self._time_ms)
-            )
+            return _FullFetchContext(self.cache, partitions, replica_id, self._time_ms())
         session = self.cache.get(metadata.session_id)
         if session is None:
             stats.session_errors += 1
@@ -507,7 +678,7 @@ class FetchManager:
         if session.epoch != metadata.epoch:
             stats.session_errors += 1
             return _SessionErrorContext(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
-        added, _, removed = session.update(partitions, forgotten)
+        added, _, removed = self.cache.update_session(session, partitions, forgotten)
         if added or removed:
             _log.debug(
                 "fetch_session.updated",
@@ -519,11 +690,16 @@ class FetchManager:
         if not session.partitions:
             self.cache.remove(session.id, "empty")
             stats.sessionless_fetches += 1
-            return self._counted(FetchContext(()))
+            return FetchContext(())
+        previous_fetch_ms = session.last_used_ms
         self.cache.touch(session, self._time_ms())
         session.epoch = next_epoch(session.epoch)
         stats.incremental_fetches += 1
-        return self._counted(_IncrementalFetchContext(session))
+        return _IncrementalFetchContext(
+            session,
+            (TopicPartition(fp.topic, fp.partition) for fp in partitions),
+            previous_fetch_ms,
+        )
 
     async def fetch(
         self,
@@ -531,19 +707,15 @@ class FetchManager:
         partitions: Sequence[FetchPartition],
         forgotten: Sequence[TopicPartition],
         *,
-        privileged: bool,
-        read: Callable[[Sequence[FetchPartition]], Awaitable[Sequence[FetchPartitionResult]]],
+        replica_id: int,
+        read: Callable[[FetchContext], Awaitable[Sequence[FetchPartitionResult]]],
     ) -> FetchSessionResponse:
         """One fetch through its session: ``read`` (the ReplicaManager's fetch, long poll
-        included) gets the partitions the session says to read."""
-        context = self.new_context(metadata, partitions, forgotten, privileged=privileged)
+        included) reads what the context says."""
+        context = self.new_context(metadata, partitions, forgotten, replica_id=replica_id)
         if context.error_code != ErrorCode.NONE:
             return context.respond(())
-        return self.respond(context, await read(context.partitions))
-
-    def _counted(self, context: FetchContext) -> FetchContext:
-        self.stats.partitions_read += len(context.partitions)
-        return context
+        return self.respond(context, await read(context))
 
     def respond(
         self, context: FetchContext, results: Sequence[FetchPartitionResult]

@@ -126,6 +126,7 @@ class Partition:
         *,
         high_watermark: int = 0,
         min_insync_replicas: int = 1,
+        on_log_start_offset_moved: Callable[[], None] | None = None,
     ) -> None:
         self.log = log
         self.topic = log.topic
@@ -143,11 +144,17 @@ class Partition:
         log.set_hooks(
             LogHooks(
                 segment_rolled=self._take_producer_snapshot,
-                log_start_offset_moved=self.producer_state.delete_snapshots_below,
+                log_start_offset_moved=self._log_start_offset_moved,
                 closing=lambda: self._take_producer_snapshot(self.log.log_end_offset),
             )
         )
+        self._on_log_start_offset_moved = on_log_start_offset_moved
         self.high_watermark = self._bounded(high_watermark)
+
+    def _log_start_offset_moved(self, offset: int) -> None:
+        self.producer_state.delete_snapshots_below(offset)
+        if self._on_log_start_offset_moved is not None:
+            self._on_log_start_offset_moved()
 
     def __repr__(self) -> str:
         return (
@@ -432,6 +439,23 @@ class Partition:
             last_fetch_time_ms=fetch_time_ms,
         )
         return True
+
+    def follower_fetched_again(self, replica_id: int, fetch_time_ms: int) -> None:
+        """A fetch of ``replica_id`` at ``fetch_time_ms`` that did not list this partition (a
+        fetch session): its fetch offset is what it was. Caught up then if it was caught up at
+        its last recorded fetch -- the leader's LEO has not moved since, or the partition would
+        have been listed or read as changed -- as ``update_follower_fetch_state`` would say."""
+        current = self.remote_replicas.get(replica_id)
+        if (
+            current is None
+            or fetch_time_ms <= current.last_fetch_time_ms
+            or not current.log_end_offset >= current.last_fetch_leader_log_end_offset >= 0
+        ):
+            return
+        self.remote_replicas[replica_id] = current._replace(
+            last_caught_up_time_ms=max(current.last_caught_up_time_ms, fetch_time_ms),
+            last_fetch_time_ms=fetch_time_ms,
+        )
 
     def low_watermark_if_leader(self, is_alive: Callable[[int], bool]) -> int:
         """Leader: the lowest log start offset over this log and the replicas on live brokers

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -39,12 +39,18 @@ import structlog
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.delayed import (
     Purgatory,
+    WatchKey,
     complete_when,
+    fetch_session_key,
     high_watermark_key,
     log_end_offset_key,
     low_watermark_key,
 )
-from minikafka.broker.replication.fetch_session import FetchManager, FetchSessionCache
+from minikafka.broker.replication.fetch_session import (
+    FetchContext,
+    FetchManager,
+    FetchSessionCache,
+)
 from minikafka.broker.replication.fetcher import (
     AbstractFetcher,
     FetchState,
@@ -184,6 +190,9 @@ class _FetchRead:
     responses: list[FetchPartitionResult]
     bytes: int
     errors: bool
+    # Partitions a read now could answer again: records beyond what was read (or cut by the
+    # response size), an error, a diverging epoch (fetch sessions read them again).
+    unsettled: list[TopicPartition]
 
 
 def _check_fetch_request(
@@ -244,7 +253,7 @@ class ReplicaManager:
         self._offline_partitions: set[TopicPartition] = set()
         self._controller_epoch = 0
         self._registered = asyncio.Event()  # set by ``registered``: the broker epoch is known
-        self.purgatory = Purgatory()
+        self.purgatory = Purgatory(on_notify=self._offset_moved)
         # Incremental fetch sessions (KIP-227) of both front doors, followers' and consumers'.
         self.fetch_sessions = FetchManager(
             FetchSessionCache(
@@ -448,6 +457,8 @@ class ReplicaManager:
                 self.broker_id,
                 high_watermark=self._high_watermarks.get(tp, 0),
                 min_insync_replicas=self.config.min_insync_replicas,
+                # Retention or DeleteRecords: fetch sessions answer the new log start offset.
+                on_log_start_offset_moved=lambda: self.purgatory.notify(low_watermark_key(tp)),
             )
             self._partitions[tp] = partition
         return partition
@@ -455,6 +466,17 @@ class ReplicaManager:
     def _notify(self, tp: TopicPartition) -> None:
         self.purgatory.notify(high_watermark_key(tp))
         self.purgatory.notify(log_end_offset_key(tp))
+
+    def _offset_moved(self, key: Hashable) -> None:
+        """Every purgatory notification: a partition's HW, LEO, log start offset or leadership
+        moved, so its fetch sessions read it at their next fetch, and a parked one now."""
+        if isinstance(key, WatchKey):
+            self._fetch_state_changed(key.topic_partition)
+
+    def _fetch_state_changed(self, tp: TopicPartition) -> None:
+        """Sessions read ``tp`` at their next fetch (and a parked one now)."""
+        for session_id in self.fetch_sessions.cache.partition_changed(tp):
+            self.purgatory.notify(fetch_session_key(session_id))
 
     # --- LeaderAndIsr -------------------------------------------------------------------------
 
@@ -802,52 +824,96 @@ class ReplicaManager:
 
     # --- Fetch --------------------------------------------------------------------------------
 
-    async def fetch_messages(self, request: FetchRequest) -> list[FetchPartitionResult]:
-        """One result per requested partition, in request order."""
+    async def fetch_messages(
+        self, request: FetchRequest, context: FetchContext | None = None
+    ) -> list[FetchPartitionResult]:
+        """One result per requested partition, in request order. With a fetch session's
+        ``context`` (fetch_session.py; ``request.partitions`` are ``context.partitions``): a
+        long poll reads what the context says changed after each wake-up, and the answer holds
+        the latest result of every partition read."""
         from_follower = request.replica_id >= 0
-        if from_follower:
-            self._update_followers(request)
         requested = request.partitions
+        if from_follower:
+            self._update_followers(
+                request.replica_id,
+                requested,
+                None if context is None else context.previous_fetch_ms,
+            )
+        session_key = None if context is None else context.session_key
+        results: dict[TopicPartition, FetchPartitionResult] = {}
+        latest: list[_FetchRead] = []
 
-        def read() -> _FetchRead:
-            return self._read(requested, request.replica_id, request.max_bytes)
+        def read(partitions: Sequence[FetchPartition]) -> _FetchRead:
+            current = self._read(partitions, request.replica_id, request.max_bytes)
+            if context is not None:
+                self.fetch_sessions.stats.partitions_read += len(partitions)
+                context.after_read(current.responses, current.unsettled)
+            if session_key is None:
+                latest[:] = [current]  # every partition is read each time
+            else:
+                for answer in current.responses:
+                    results[TopicPartition(answer.topic, answer.partition)] = answer
+            return current
 
-        result: _FetchRead | None = None
-        if request.max_wait_ms > 0 and request.min_bytes > 0 and requested:
+        def enough() -> bool:
+            if session_key is None:
+                current = latest[0]
+                return current.errors or current.bytes >= request.min_bytes
+            # Partitions with records or errors are unsettled: each read of the changed ones
+            # reads them again, so the latest results hold every byte and error of the fetch.
+            size = 0
+            for answer in results.values():
+                if answer.error_code != ErrorCode.NONE:
+                    return True
+                size += len(answer.records)
+            return size >= request.min_bytes
+
+        if request.max_wait_ms > 0 and request.min_bytes > 0 and (requested or session_key):
             loop = asyncio.get_running_loop()
-            keys = [
-                (log_end_offset_key if from_follower else high_watermark_key)(
-                    TopicPartition(fp.topic, fp.partition)
-                )
-                for fp in requested
-            ]
+            if session_key is not None:
+                keys: list[Hashable] = [session_key]
+            else:
+                keys = [
+                    (log_end_offset_key if from_follower else high_watermark_key)(
+                        TopicPartition(fp.topic, fp.partition)
+                    )
+                    for fp in requested
+                ]
+            first = True
 
-            def check() -> _FetchRead | None:
-                current = read()
-                if current.errors or current.bytes >= request.min_bytes:
-                    return current
-                return None
+            def check() -> bool | None:
+                nonlocal first
+                read(requested if first or context is None else context.rereads())
+                first = False
+                return True if enough() else None
 
             self.stats.delayed_fetch += 1
             try:
-                result = await complete_when(
+                await complete_when(
                     check, keys, self.purgatory, loop.time() + request.max_wait_ms / 1000
                 )
             finally:
                 self.stats.delayed_fetch -= 1
-        if result is None:
-            result = read()
-        for answer in result.responses:
+        else:
+            read(requested)
+        responses = latest[0].responses if session_key is None else list(results.values())
+        for answer in responses:
             self.topic_stats.record_bytes_out(
                 answer.topic, len(answer.records), to_follower=from_follower
             )
-        return result.responses
+        return responses
 
-    def _update_followers(self, request: FetchRequest) -> None:
-        """A follower's fetch offset is its LEO: record it, move the HW, maybe expand the ISR."""
+    def _update_followers(
+        self,
+        replica_id: int,
+        partitions: Sequence[FetchPartition],
+        previous_fetch_ms: int | None = None,
+    ) -> None:
+        """A follower's fetch offset is its LEO: record it, move the HW, maybe expand the ISR.
+        In a fetch session (``previous_fetch_ms``: when its previous fetch came) ``partitions``
+        are those listed or changed; the others kept their fetch offset at that fetch."""
         now = self._time_ms()
-        replica_id = request.replica_id
-        for fp in request.partitions:
+        for fp in partitions:
             tp = TopicPartition(fp.topic, fp.partition)
             partition = self._partitions.get(tp)
             if partition is None or not partition.is_leader:
@@ -859,6 +925,8 @@ class ReplicaManager:
                 continue
             if self._diverging_epoch(partition, fp) is not None:
                 continue
+            if previous_fetch_ms is not None:
+                partition.follower_fetched_again(replica_id, previous_fetch_ms)
             previous = partition.remote_replicas.get(replica_id)
             if not partition.update_follower_fetch_state(
                 replica_id, fp.fetch_offset, fp.log_start_offset, now, log.log_end_offset
@@ -900,6 +968,7 @@ class ReplicaManager:
         total = 0
         errors = False
         responses: list[FetchPartitionResult] = []
+        unsettled: list[TopicPartition] = []
         for fp in requested:
             tp = TopicPartition(fp.topic, fp.partition)
             # Known before an error (say OFFSET_OUT_OF_RANGE) is still answered with it.
@@ -929,6 +998,10 @@ class ReplicaManager:
                         min_one_message = False
                         remaining = max(remaining - len(records), 0)
                         total += len(records)
+                    if fp.fetch_offset < (log.log_end_offset if from_follower else high_watermark):
+                        unsettled.append(tp)
+                else:
+                    unsettled.append(tp)
                 responses.append(
                     FetchPartitionResult(
                         fp.topic,
@@ -959,7 +1032,8 @@ class ReplicaManager:
                     )
                 )
                 errors = True
-        return _FetchRead(responses, total, errors)
+                unsettled.append(tp)
+        return _FetchRead(responses, total, errors, unsettled)
 
     # --- InitProducerId ---------------------------------------------------------------------
 
@@ -1184,7 +1258,18 @@ class ReplicaManager:
     def _maybe_shrink_isr(self) -> None:
         now = self._time_ms()
         lag = self.config.replica_lag_time_max_ms
-        for partition in self._partitions.values():
+        sessions = self.fetch_sessions.cache
+        for tp, partition in self._partitions.items():
+            lagging = partition.out_of_sync_replicas(now, lag)
+            if not lagging:
+                continue
+            # A follower whose fetch session holds the partition at the offset last recorded
+            # fetched it again at each fetch of that session (fetch_session.py).
+            for replica in lagging:
+                remote = partition.remote_replicas.get(replica)
+                if remote is not None:
+                    fetched = sessions.follower_fetch_time(replica, tp, remote.log_end_offset)
+                    partition.follower_fetched_again(replica, fetched)
             lagging = partition.out_of_sync_replicas(now, lag)
             if lagging:
                 self._start_isr_write(partition, partition.isr - lagging, "shrink")
@@ -1252,6 +1337,9 @@ class ReplicaManager:
         finally:
             if partition.pending_isr == new_isr:
                 partition.pending_isr = None
+            # Followers' fetches look at the partition again: one may now join the ISR (a
+            # session's fetch visits only the partitions listed or changed).
+            self._fetch_state_changed(TopicPartition(topic, index))
         if version is None or not still_current():
             return
         if adopted is not None:

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
+from minikafka.broker.replication.fetch_session import FetchContext
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import (
-    FetchPartition,
     FetchPartitionResult,
     ProduceRequest,
 )
@@ -78,14 +78,16 @@ class DataService(pb_grpc.DataServicer):
         core = adapt.fetch_request(request)
         replica_manager = self._replica_manager
 
-        async def read(partitions: Sequence[FetchPartition]) -> list[FetchPartitionResult]:
-            return await replica_manager.fetch_messages(replace(core, partitions=partitions))
+        async def read(context: FetchContext) -> list[FetchPartitionResult]:
+            return await replica_manager.fetch_messages(
+                replace(core, partitions=context.partitions), context
+            )
 
         answer = await replica_manager.fetch_sessions.fetch(
             adapt.fetch_metadata(request),
             core.partitions,
             adapt.fetch_forgotten(request),
-            privileged=request.replica_id >= 0,
+            replica_id=request.replica_id,
             read=read,
         )
         response = adapt.fetch_response(answer.partitions)

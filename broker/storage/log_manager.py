@@ -151,6 +151,10 @@ class LogManager:
         # a flush pending for (Log.set_flush_listener) and logs with a finite flush.ms.
         self._flush_candidates: set[TopicPartition] = set()
         self._timed_flushes: set[TopicPartition] = set()
+        # What each checkpoint file of each dir holds as last written by this process: a
+        # checkpoint that would write the same again is skipped (an idle broker with
+        # thousands of logs then writes and fsyncs nothing every interval).
+        self._written: dict[Path, dict[TopicPartition, int]] = {}
         self._locks: list[int] = []
         self._closed = False
         self.failure_channel = failure_channel or LogDirFailureChannel()
@@ -400,12 +404,21 @@ class LogManager:
 
     # The checkpoint writers: an I/O error takes that dir offline (the others are written).
 
+    def _write_checkpoint(self, path: Path, offsets: dict[TopicPartition, int]) -> None:
+        """Write ``offsets`` to ``path`` unless this process last wrote exactly that there."""
+        if self._written.get(path) == offsets:
+            return
+        self._written.pop(path, None)  # unknown until the write succeeds
+        OffsetCheckpointFile(path).write(offsets)
+        self._written[path] = offsets
+
     def checkpoint_recovery_points(self) -> None:
         grouped = self._by_dir()
 
         def write(log_dir: Path) -> None:
-            OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
-                {tp: log.recovery_point for tp, log in grouped[log_dir].items()}
+            self._write_checkpoint(
+                log_dir / RECOVERY_POINT_CHECKPOINT,
+                {tp: log.recovery_point for tp, log in grouped[log_dir].items()},
             )
 
         self._each_online_dir("error writing the recovery point checkpoint", write)
@@ -415,12 +428,13 @@ class LogManager:
         grouped = self._by_dir()
 
         def write(log_dir: Path) -> None:
-            OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
+            self._write_checkpoint(
+                log_dir / LOG_START_OFFSET_CHECKPOINT,
                 {
                     tp: log.log_start_offset
                     for tp, log in grouped[log_dir].items()
                     if log.log_start_offset > log.segments[0].base_offset
-                }
+                },
             )
 
         self._each_online_dir("error writing the log start offset checkpoint", write)

@@ -1,5 +1,7 @@
 """The leader's fetch session cache (KIP-227) and the fetcher's session handler, without brokers:
-a FetchManager fed hand-made fetch results, on a hand-moved clock."""
+a FetchManager fed hand-made fetch results, on a hand-moved clock. The hand-made leader keeps
+the ReplicaManager's side of the contract: it tells the cache which partitions changed, reads
+what the context names and reports what stays unsettled."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from minikafka.broker.replication.fetch_session import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
+    FetchContext,
     FetchManager,
     FetchMetadata,
     FetchSessionCache,
@@ -55,23 +58,53 @@ def _fp(partition: int, offset: int = 0, topic: str = "t") -> FetchPartition:
 
 class Leader:
     """What the ReplicaManager would answer: per partition a HW, a log start offset, records
-    beyond the fetch offset (``data``), or an error."""
+    beyond the fetch offset (``data``), or an error. Each change is marked in the sessions, as
+    the ReplicaManager's purgatory notifications do."""
 
-    def __init__(self) -> None:
+    def __init__(self, manager: FetchManager) -> None:
+        self.manager = manager
         self.high_watermark: dict[int, int] = {}
         self.data: dict[int, bytes] = {}
         self.errors: dict[int, ErrorCode] = {}
         self.reads: list[list[int]] = []
 
-    async def read(self, partitions: object) -> list[FetchPartitionResult]:
-        assert isinstance(partitions, list)
+    def _changed(self, partition: int) -> None:
+        self.manager.cache.partition_changed(TopicPartition("t", partition))
+
+    def put(self, partition: int, data: bytes) -> None:
+        self.data[partition] = data
+        self._changed(partition)
+
+    def set_high_watermark(self, partition: int, high_watermark: int) -> None:
+        self.high_watermark[partition] = high_watermark
+        self._changed(partition)
+
+    def fail(self, partition: int, code: ErrorCode) -> None:
+        self.errors[partition] = code
+        self._changed(partition)
+
+    def heal(self, partition: int) -> None:
+        del self.errors[partition]
+        self._changed(partition)
+
+    async def read(self, context: FetchContext) -> list[FetchPartitionResult]:
+        return self.read_partitions(context, context.partitions)
+
+    def read_partitions(
+        self, context: FetchContext, partitions: list[FetchPartition]
+    ) -> list[FetchPartitionResult]:
         self.reads.append([fp.partition for fp in partitions])
         results = []
+        unsettled = []
         for fp in partitions:
             p = fp.partition
             if p in self.errors:
                 results.append(FetchPartitionResult(fp.topic, p, self.errors[p], "boom"))
+                unsettled.append(TopicPartition(fp.topic, p))
                 continue
+            records = self.data.pop(p, b"")
+            if records:
+                unsettled.append(TopicPartition(fp.topic, p))
             results.append(
                 FetchPartitionResult(
                     fp.topic,
@@ -79,9 +112,10 @@ class Leader:
                     ErrorCode.NONE,
                     high_watermark=self.high_watermark.get(p, 0),
                     log_start_offset=0,
-                    records=self.data.pop(p, b""),
+                    records=records,
                 )
             )
+        context.after_read(results, unsettled)
         return results
 
 
@@ -95,7 +129,7 @@ async def _fetch(
     privileged: bool = True,
 ) -> FetchSessionResponse:
     return await manager.fetch(
-        metadata, partitions, forgotten or [], privileged=privileged, read=leader.read
+        metadata, partitions, forgotten or [], replica_id=1 if privileged else -1, read=leader.read
     )
 
 
@@ -106,48 +140,77 @@ def _answered(response: FetchSessionResponse) -> list[int]:
 @_sync
 async def test_a_full_fetch_opens_a_session_and_incremental_fetches_answer_only_news() -> None:
     manager, _ = _manager()
-    leader = Leader()
+    leader = Leader(manager)
     full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(p) for p in range(5)])
     assert full.error_code == ErrorCode.NONE
     assert full.session_id != INVALID_SESSION_ID
     assert _answered(full) == [0, 1, 2, 3, 4]
 
-    # Nothing changed: the request lists nothing, the leader reads all five, answers none.
+    # Nothing changed: the request lists nothing, the leader reads nothing, answers nothing.
     quiet = await _fetch(manager, leader, FetchMetadata.new_incremental(full.session_id), [])
     assert quiet.session_id == full.session_id
     assert _answered(quiet) == []
-    assert leader.reads[-1] == [0, 1, 2, 3, 4]
+    assert leader.reads[-1] == []
 
-    # New records on 3 and a new HW on 1: those two, nothing else.
-    leader.data[3] = b"x" * 10
-    leader.high_watermark[1] = 7
+    # New records on 3 and a new HW on 1: those two are read and answered, nothing else.
+    leader.put(3, b"x" * 10)
+    leader.set_high_watermark(1, 7)
     busy = await _fetch(manager, leader, FetchMetadata(full.session_id, 2), [])
     assert sorted(_answered(busy)) == [1, 3]
+    assert sorted(leader.reads[-1]) == [1, 3]
 
-    # The follower moved its fetch offset on 3: the new offset is what the leader reads.
+    # The follower moved its fetch offset on 3: the new offset is what the leader reads; 1
+    # was answered and is not read again.
     await _fetch(manager, leader, FetchMetadata(full.session_id, 3), [_fp(3, offset=10)])
+    assert leader.reads[-1] == [3]
     session = manager.cache.get(full.session_id)
     assert session is not None
     assert session.partitions[TopicPartition("t", 3)].fetch_offset == 10
     assert manager.stats.full_fetches == 1
     assert manager.stats.incremental_fetches == 3
+    # Read again and quiet: settled.
+    assert leader.reads[-1] == [3] and not session.changed
 
 
 @_sync
 async def test_a_partition_with_records_moves_to_the_back_of_the_session() -> None:
     manager, _ = _manager()
-    leader = Leader()
+    leader = Leader(manager)
     full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(p) for p in range(3)])
-    leader.data[0] = b"abc"
+    leader.put(0, b"abc")
+    leader.put(1, b"def")
     await _fetch(manager, leader, FetchMetadata(full.session_id, 1), [])
+    assert leader.reads[-1] == [0, 1]
+    # 0 and 1 went to the back: with all three changed, 2 is read first.
+    leader.set_high_watermark(2, 1)
+    leader.put(0, b"ghi")
     await _fetch(manager, leader, FetchMetadata(full.session_id, 2), [])
-    assert leader.reads[-1] == [1, 2, 0]
+    assert leader.reads[-1] == [2, 0, 1]
+
+
+@_sync
+async def test_news_read_by_a_refused_fetch_is_answered_by_the_next() -> None:
+    """A fetch that read a new HW, then was refused (another fetch of the session answered
+    meanwhile), leaves the partition changed: the next fetch answers it."""
+    manager, _ = _manager()
+    leader = Leader(manager)
+    full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0), _fp(1)])
+    sid = full.session_id
+    late = manager.new_context(FetchMetadata(sid, 1), [], [], replica_id=1)
+    early = manager.new_context(FetchMetadata(sid, 2), [], [], replica_id=1)
+    assert manager.respond(early, await leader.read(early)).partitions == []
+    leader.set_high_watermark(0, 9)
+    refused = manager.respond(late, leader.read_partitions(late, late.rereads()))
+    assert refused.error_code == ErrorCode.INVALID_FETCH_SESSION_EPOCH
+    after = await _fetch(manager, leader, FetchMetadata(sid, 3), [])
+    assert [(r.partition, r.high_watermark) for r in after.partitions] == [(0, 9)]
+    assert _answered(await _fetch(manager, leader, FetchMetadata(sid, 4), [])) == []
 
 
 @_sync
 async def test_sessionless_fetches_keep_no_session_and_close_the_one_named() -> None:
     manager, _ = _manager()
-    leader = Leader()
+    leader = Leader(manager)
     legacy = await _fetch(
         manager, leader, FetchMetadata(INVALID_SESSION_ID, FINAL_EPOCH), [_fp(0), _fp(1)]
     )
@@ -165,7 +228,7 @@ async def test_sessionless_fetches_keep_no_session_and_close_the_one_named() -> 
 @_sync
 async def test_session_errors_are_kafkas_codes() -> None:
     manager, _ = _manager()
-    leader = Leader()
+    leader = Leader(manager)
     unknown = await _fetch(manager, leader, FetchMetadata(12345, 1), [_fp(0)])
     assert unknown.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
     assert int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND) == 70
@@ -188,32 +251,32 @@ async def test_session_errors_are_kafkas_codes() -> None:
 @_sync
 async def test_an_overlapping_fetch_of_one_session_is_refused_when_it_answers() -> None:
     manager, _ = _manager()
-    leader = Leader()
+    leader = Leader(manager)
     full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0)])
-    first = manager.new_context(FetchMetadata(full.session_id, 1), [], [], privileged=True)
-    second = manager.new_context(FetchMetadata(full.session_id, 2), [], [], privileged=True)
-    assert manager.respond(second, await leader.read(second.partitions)).error_code == 0
-    late = manager.respond(first, await leader.read(first.partitions))
+    first = manager.new_context(FetchMetadata(full.session_id, 1), [], [], replica_id=1)
+    second = manager.new_context(FetchMetadata(full.session_id, 2), [], [], replica_id=1)
+    assert manager.respond(second, await leader.read(second)).error_code == 0
+    late = manager.respond(first, await leader.read(first))
     assert late.error_code == ErrorCode.INVALID_FETCH_SESSION_EPOCH
 
 
 @_sync
 async def test_partitions_added_and_forgotten_mid_session() -> None:
     manager, _ = _manager()
-    leader = Leader()
+    leader = Leader(manager)
     full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0), _fp(1)])
     sid = full.session_id
 
-    # Added: read from now on, and answered once (its HW is news to the session).
+    # Added: read, and answered once (its HW is news to the session).
     added = await _fetch(manager, leader, FetchMetadata(sid, 1), [_fp(2)])
-    assert leader.reads[-1] == [0, 1, 2]
+    assert leader.reads[-1] == [2]
     assert _answered(added) == [2]
     assert manager.stats.partitions_cached == 3
 
-    # Forgotten: neither read nor answered.
-    leader.data[0] = b"new"
+    # Forgotten: neither read nor answered, its change with it.
+    leader.put(0, b"new")
     forgot = await _fetch(manager, leader, FetchMetadata(sid, 2), [], [TopicPartition("t", 0)])
-    assert leader.reads[-1] == [1, 2]
+    assert leader.reads[-1] == []
     assert _answered(forgot) == []
     assert manager.stats.partitions_cached == 2
 
@@ -230,16 +293,16 @@ async def test_an_error_is_answered_every_time_and_its_end_once() -> None:
     """A leader change shows as NOT_LEADER_OR_FOLLOWER on the partition, in every answer
     until the fetcher forgets it; if the error goes away, the partition is answered again."""
     manager, _ = _manager()
-    leader = Leader()
+    leader = Leader(manager)
     full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0), _fp(1)])
     sid = full.session_id
-    leader.errors[1] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+    leader.fail(1, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     for epoch in (1, 2):
         answer = await _fetch(manager, leader, FetchMetadata(sid, epoch), [])
         assert [(r.partition, r.error_code) for r in answer.partitions] == [
             (1, ErrorCode.NOT_LEADER_OR_FOLLOWER)
         ]
-    del leader.errors[1]
+    leader.heal(1)
     recovered = await _fetch(manager, leader, FetchMetadata(sid, 3), [])
     assert [(r.partition, r.error_code) for r in recovered.partitions] == [(1, 0)]
     assert _answered(await _fetch(manager, leader, FetchMetadata(sid, 4), [])) == []
@@ -248,7 +311,7 @@ async def test_an_error_is_answered_every_time_and_its_end_once() -> None:
 @_sync
 async def test_eviction_follows_kafkas_rules() -> None:
     manager, clock = _manager(slots=2, eviction_ms=1_000)
-    leader = Leader()
+    leader = Leader(manager)
     consumer_a = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0)], privileged=False)
     consumer_b = await _fetch(
         manager, leader, FetchMetadata.initial(), [_fp(0), _fp(1)], privileged=False
@@ -290,7 +353,7 @@ async def test_eviction_follows_kafkas_rules() -> None:
 @_sync
 async def test_a_session_old_enough_may_be_evicted_by_a_larger_one() -> None:
     manager, clock = _manager(slots=1, eviction_ms=1_000)
-    leader = Leader()
+    leader = Leader(manager)
     small = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0)], privileged=False)
     clock.ms += 1_500
     # Used just now (not stale) but created more than the eviction time ago.
@@ -307,7 +370,7 @@ async def test_a_session_old_enough_may_be_evicted_by_a_larger_one() -> None:
 @_sync
 async def test_no_slots_means_no_sessions() -> None:
     manager, _ = _manager(slots=0)
-    leader = Leader()
+    leader = Leader(manager)
     answer = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0)])
     assert answer.session_id == INVALID_SESSION_ID and _answered(answer) == [0]
 

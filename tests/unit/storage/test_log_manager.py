@@ -105,6 +105,38 @@ def test_checkpoints(tmp_path: Path) -> None:
     logs.close()
 
 
+def test_checkpoints_are_written_only_when_an_offset_moved(tmp_path: Path) -> None:
+    """Issue 18: the recovery-point and log-start checkpoints of an idle broker are not
+    rewritten (nor fsynced) every interval; a moved offset is written at the next one."""
+    logs = manager([tmp_path])
+    fill(logs, "t", 0, 30)
+    recovery = tmp_path / "recovery-point-offset-checkpoint"
+    log_start = tmp_path / "log-start-offset-checkpoint"
+
+    def files() -> list[tuple[int, str]]:  # a write replaces the file: temp, fsync, rename
+        return [(path.stat().st_ino, path.read_text()) for path in (recovery, log_start)]
+
+    logs.checkpoint_recovery_points()
+    logs.checkpoint_log_start_offsets()
+    first = files()
+    logs.checkpoint_recovery_points()
+    logs.checkpoint_log_start_offsets()
+    assert files() == first
+
+    t0 = logs.get_log("t", 0)
+    assert t0 is not None
+    t0.flush()
+    logs.checkpoint_recovery_points()
+    logs.checkpoint_log_start_offsets()
+    moved = files()
+    assert moved[0] != first[0] and moved[0][1] == "0\n1\nt 0 90\n"
+    assert moved[1] == first[1]
+    t0.maybe_increment_log_start_offset(t0.segments[1].base_offset + 1)
+    logs.checkpoint_log_start_offsets()
+    assert files()[1] != moved[1]
+    logs.close()
+
+
 def test_clean_close_and_restart(tmp_path: Path) -> None:
     logs = manager([tmp_path])
     fill(logs, "t", 0, 30)

@@ -28,10 +28,9 @@ Not supported:
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
 from typing import Any
 
-from minikafka.broker.replication.fetch_session import FetchMetadata
+from minikafka.broker.replication.fetch_session import FetchContext, FetchMetadata
 from minikafka.broker.replication.requests import (
     FetchPartition,
     FetchPartitionResult,
@@ -56,11 +55,16 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
         return _refuse_replica(request)
     replica_manager = broker.replica_manager
 
-    async def read(partitions: Sequence[FetchPartition]) -> list[FetchPartitionResult]:
+    async def read(context: FetchContext) -> list[FetchPartitionResult]:
         return await replica_manager.fetch_messages(
             FetchRequest(
-                body.replica_id, body.max_wait // _MS, body.min_bytes, body.max_bytes, partitions
-            )
+                body.replica_id,
+                body.max_wait // _MS,
+                body.min_bytes,
+                body.max_bytes,
+                context.partitions,
+            ),
+            context,
         )
 
     answer = await replica_manager.fetch_sessions.fetch(
@@ -86,7 +90,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             for topic in getattr(body, "forgotten_topics_data", ())
             for partition in topic.partitions
         ],
-        privileged=False,
+        replica_id=body.replica_id,
         read=read,
     )
     results = answer.partitions
