@@ -137,28 +137,45 @@ class GrpcLeaderEndpoint:
 
     async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
         """One fetch; raises ``grpc.aio.AioRpcError`` if the stream fails or the answer takes
-        longer than the timeout plus the request's max wait (the stream is then dropped)."""
+        longer than the timeout plus the request's max wait (the stream is then dropped).
+
+        The write and the read are awaited in this task, the deadline a timer that cancels the
+        call (a stream's read ends only when its call does, so cancelling the task would not
+        end it): no task and no ``asyncio.wait`` per fetch, whose extra turns of the loop sat
+        between a follower's append and the fetch that reports its new LEO to the leader.
+        """
         timeout = self._timeout_s + request.max_wait_ms / 1000
         async with self._one_fetch:  # answers are matched to requests by order alone
             if self._fetches is None:
                 self._fetches = self._stub.FetchStream()
             call = self._fetches
+            expired = False
+
+            def expire() -> None:
+                nonlocal expired
+                expired = True
+                call.cancel()
+
+            deadline = asyncio.get_running_loop().call_later(timeout, expire)
             try:
-                # Not asyncio.wait_for: cancelled, it waits for the read to end, which a
-                # stream's read does only when the call does; the call is cancelled first.
-                exchange = asyncio.ensure_future(self._exchange(call, request))
                 try:
-                    done, _ = await asyncio.wait((exchange,), timeout=timeout)
+                    await call.write(request)
+                    response = await call.read()
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if not expired or (task is not None and task.cancelling()):
+                        raise
+                    raise _rpc_error(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"no answer to a fetch within {timeout} s",
+                    ) from None
                 finally:
-                    if not exchange.done():
-                        call.cancel()
-                        exchange.cancel()
-                if not done:
+                    deadline.cancel()
+                if expired:
                     raise _rpc_error(
                         grpc.StatusCode.DEADLINE_EXCEEDED,
                         f"no answer to a fetch within {timeout} s",
                     )
-                response = exchange.result()
                 if not isinstance(response, pb.FetchResponse):  # grpc.aio.EOF
                     code = await call.code()
                     if code == grpc.StatusCode.OK:
@@ -172,14 +189,6 @@ class GrpcLeaderEndpoint:
                     # a write to, or a read from, a stream that has just ended
                     raise _rpc_error(grpc.StatusCode.UNAVAILABLE, str(exc)) from exc
                 raise
-
-    @staticmethod
-    async def _exchange(
-        call: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse],
-        request: pb.FetchRequest,
-    ) -> object:
-        await call.write(request)
-        return await call.read()
 
     async def offsets_for_leader_epoch(
         self, request: pb.OffsetsForLeaderEpochRequest
