@@ -704,16 +704,18 @@ class ReplicaFetcher(AbstractFetcher):
                 state.fetch_offset,
                 state.fetch_offset,
             )
-        if data.records:
+        # Read once: each read of a protobuf bytes field is a copy of the whole answer.
+        records = data.records
+        if records:
             try:
-                partition.append_records_as_follower(data.records)
+                partition.append_records_as_follower(records)
             except UnexpectedAppendOffsetError as exc:
                 if (
                     log.log_end_offset == log.log_start_offset
                     and log.log_end_offset < exc.first_offset
                 ):
                     partition.truncate_fully_and_start_at(exc.first_offset, "unexpected_offset")
-                    partition.append_records_as_follower(data.records)
+                    partition.append_records_as_follower(records)
                 else:
                     raise
         leader_start = data.log_start_offset
