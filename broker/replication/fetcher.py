@@ -303,12 +303,19 @@ class AbstractFetcher(abc.ABC):
         await self.endpoint.close()
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             try:
-                await self._do_work()
                 # A leader answering at once (max_wait_ms 0, or a local endpoint) must not
-                # starve the loop.
-                await asyncio.sleep(0)
+                # starve the loop, so a round that never gave the loop a turn yields one. A
+                # round that waited for its answer goes straight on: its next fetch carries
+                # the LEO the answer's append made, which is what moves the leader's HW.
+                turned: list[bool] = []
+                marker = loop.call_soon(turned.append, True)
+                await self._do_work()
+                if not turned:
+                    marker.cancel()
+                    await asyncio.sleep(0)
             except asyncio.CancelledError:
                 raise
             except Exception:
