@@ -73,12 +73,15 @@ async def _serve(kind: str, size: int) -> None:
     records = os.urandom(size)
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            (length,) = _FRAME.unpack(await reader.readexactly(4))
-            await reader.readexactly(length)
-            writer.write(_FRAME.pack(len(records)))
-            writer.write(records)
-            await writer.drain()
+        try:
+            while True:
+                (length,) = _FRAME.unpack(await reader.readexactly(4))
+                await reader.readexactly(length)
+                writer.write(_FRAME.pack(len(records)))
+                writer.write(records)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()  # the follower is done
 
     sock_server = await asyncio.start_server(answer, "127.0.0.1", 0, limit=_LIMIT)
     print(sock_server.sockets[0].getsockname()[1], flush=True)
