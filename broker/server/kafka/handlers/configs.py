@@ -112,6 +112,7 @@ CONFIG_TYPES: Mapping[str, int] = {
     "metrics.listener": _STRING,  # this project's
     "min.incremental.fetch.session.eviction.ms": _LONG,  # a constant in Kafka, a key here
     "num.partitions": _INT,
+    "num.replica.fetchers": _INT,
     "offsets.commit.required.acks": _SHORT,
     "offsets.commit.timeout.ms": _INT,
     "offsets.load.buffer.size": _INT,
