@@ -1,6 +1,7 @@
 """The rows of Jay Kreps's 2014 Kafka benchmark, on a local 3-broker minikafka cluster.
 
     python -m bench.kafka_classic [--scale 1.0] [--latency-rate 10000] [--latency-seconds 5]
+        [--latency-only]
 
 "Benchmarking Apache Kafka: 2 Million Writes Per Second (On Three Cheap Machines)", J. Kreps,
 LinkedIn Engineering, 2014:
@@ -33,7 +34,8 @@ Rows (throughput in records/s and MB/s):
    0) for ``--latency-seconds``, at 1,000 and at 10,000 records/s by default; a consumer in
    another process notes when each arrives (the send time travels in the value; both read the
    same wall clock). p50 / p99 / p99.9 in ms. Kreps's figure came from Kafka's
-   TestEndToEndLatency, which sends one record at a time and waits for it.
+   TestEndToEndLatency, which sends one record at a time and waits for it. ``--latency-only``
+   runs this row alone (``--latency-rate`` picks the rates).
 
 ``--scale`` multiplies the record counts (1,000,000 per test by default: about two minutes on
 a 2-core machine; shorter runs are dominated by the start of each tool).
@@ -312,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="records/s of the latency test; repeatable (default: 1000 and 10000)",
     )
     parser.add_argument("--latency-seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--latency-only", action="store_true", help="run only row 8, the end-to-end latency"
+    )
     parser.add_argument("--latency-consumer", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.latency_consumer:
@@ -350,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for rate in args.latency_rate or [1_000, 10_000]:
             latencies[rate] = latency_run(bootstrap, "latency", rate, args.latency_seconds)
             print(f"  end-to-end latency at {rate:,} records/s: {latencies[rate]}", file=sys.stderr)
-        rows = run_rows(cluster, records)
+        rows = [] if args.latency_only else run_rows(cluster, records)
         print()
         print(
             f"minikafka on {os.cpu_count()} cores (everything on one machine), "

@@ -2,12 +2,15 @@
 
     python -m bench.partitions_bench [--partitions 1000] [--records 300000] [--rounds 3]
         [--sizes 100,1024,10240] [--idle-seconds 20] [--scale-partitions 0]
+        [--broker-config KEY=VALUE ...]
 
 A local 3-broker cluster (ZooKeeper and brokers on 127.0.0.1, as bench.kafka_classic) with
 Kafka's defaults for the replication timers (replica.lag.time.max.ms 30000,
 replica.fetch.wait.max.ms 500, replica.high.watermark.checkpoint.interval.ms 5000) rather than
-the integration tests' short ones. Every topic is RF3; every produce is acks=all (idempotent)
-with confluent-kafka's Producer over the Kafka protocol, a child process per run: it is the
+the integration tests' short ones; ``--broker-config`` (repeatable) sets more keys in every
+broker's server.properties (``num.replica.fetchers=2``, say). Every topic is RF3; every produce
+is acks=all (idempotent) with confluent-kafka's Producer over the Kafka protocol, a child
+process per run: it is the
 fastest client installed here for RF3 acks=all (docs/benchmarks.md, Kafka protocol front door:
 441k records/s against perf-produce's 380k over gRPC; kcat is faster still but not installed).
 librdkafka's default batch.size (1,000,000 bytes), linger.ms 5.
@@ -28,7 +31,10 @@ librdkafka's default batch.size (1,000,000 bytes), linger.ms 5.
    and from there until every partition has a leader on a live broker again) and that
    broker's restart to full ISR (until no broker reports an under-replicated partition).
 
-``--rounds 0`` measures only the idle CPU and creation time (and part 4). The medians and
+``--rounds 0`` measures only the idle CPU and creation time (and part 4); ``--partitions 0``
+only part 1 (``--sizes 10240 --partitions 0 --idle-seconds 0``: the 10 KB RF3 acks=all rate
+alone). Each run's line on stderr also gives the CPU the brokers used during it (user +
+system, in cores: a broker near 1.0 is CPU-bound). The medians and
 ranges over the rounds, the load average and the machine yardstick
 (kafka-python's encoder, bench.codec_bench) end the output.
 """
@@ -115,10 +121,12 @@ def kafka_produce(bootstrap: str, topic: str, records: int, size: int) -> None:
 
 @dataclass
 class Faults:
-    """Follower fetch errors and ISR shrinks, summed over the brokers."""
+    """Follower fetch errors and ISR shrinks, summed over the brokers, and the brokers' CPU
+    during the run (cores, by broker id)."""
 
     fetch_errors: int
     isr_shrinks: int
+    cpu: dict[int, float] = field(default_factory=dict)
 
 
 def _faults(cluster: Cluster) -> Faults:
@@ -135,8 +143,18 @@ def _metric_values(cluster: Cluster, name: str, broker_ids: list[int]) -> list[i
     return [int(cluster.metric(i, name) or 0) for i in broker_ids]
 
 
+def _broker_cpu(cluster: Cluster) -> dict[int, float]:
+    return {
+        b.broker_id: _cpu_seconds(b.process.pid)
+        for b in cluster.brokers.values()
+        if b.process is not None and b.running
+    }
+
+
 def produce(cluster: Cluster, topic: str, records: int, size: int) -> tuple[float, Faults]:
     before = _faults(cluster)
+    cpu_before = _broker_cpu(cluster)
+    began = time.perf_counter()
     process = python_module(
         "bench.partitions_bench", "--produce", cluster.kafka_bootstrap_servers, topic,
         str(records), str(size),
@@ -144,10 +162,12 @@ def produce(cluster: Cluster, topic: str, records: int, size: int) -> tuple[floa
     out, err = process.communicate(timeout=1800)
     if process.returncode != 0:
         raise RuntimeError(f"producer failed ({process.returncode}): {err.strip()[-500:]}")
+    wall = time.perf_counter() - began
+    cpu = {i: (s - cpu_before.get(i, s)) / wall for i, s in _broker_cpu(cluster).items()}
     after = _faults(cluster)
     rate = float(out.strip().splitlines()[-1])
     return rate, Faults(
-        after.fetch_errors - before.fetch_errors, after.isr_shrinks - before.isr_shrinks
+        after.fetch_errors - before.fetch_errors, after.isr_shrinks - before.isr_shrinks, cpu
     )
 
 
@@ -217,9 +237,11 @@ class Rates:
     def add(self, name: str, rate: float, faults: Faults) -> None:
         self.rates.setdefault(name, []).append(rate)
         self.faults.setdefault(name, []).append(faults)
+        size = int(name.rsplit(", ", 1)[1].split()[0])
+        cpu = " ".join(f"{i}:{c:.2f}" for i, c in sorted(faults.cpu.items()))
         print(
-            f"  {name}: {rate:,.0f} records/s; fetch errors {faults.fetch_errors}, "
-            f"ISR shrinks {faults.isr_shrinks}",
+            f"  {name}: {rate:,.0f} records/s ({rate * size / 2**20:,.1f} MiB/s); fetch errors "
+            f"{faults.fetch_errors}, ISR shrinks {faults.isr_shrinks}; broker CPU {cpu}",
             file=sys.stderr,
             flush=True,
         )
@@ -324,6 +346,38 @@ def wait_all_led_by_live(cluster: Cluster, total: int, timeout_s: float) -> None
     cluster.wait_for(done, timeout_s, "every partition led by a live broker", _POLL_S)
 
 
+def parts_two_and_three(
+    cluster: Cluster,
+    zookeeper: ZooKeeperServer,
+    args: argparse.Namespace,
+    sizes: list[int],
+    rates: Rates,
+    cpu: list[str],
+    notes: list[str],
+) -> None:
+    """Part 2 (the big topic created, idle CPU beside it) and part 3 (rates beside it)."""
+    created = create_topic(cluster, "big", args.partitions)
+    notes.append(f"{args.partitions} partitions (RF3) created, led and hosted in {created:.1f} s")
+    print(f"part 2: {notes[-1]}", file=sys.stderr, flush=True)
+    if args.idle_seconds > 0:
+        time.sleep(args.settle_seconds)
+        cpu.append(
+            _show_cpu(
+                f"idle, {args.partitions} + 6 partitions",
+                idle_cpu(cluster, zookeeper, args.idle_seconds),
+            )
+        )
+        print(cpu[-1], file=sys.stderr, flush=True)
+
+    print(f"part 3: beside {args.partitions} idle partitions", file=sys.stderr, flush=True)
+    for _ in range(args.rounds):
+        for size in sizes:
+            rate, faults = produce(cluster, "small", _records_for(args.records, size), size)
+            rates.add(f"6 partitions beside {args.partitions} idle, {size} B", rate, faults)
+        rate, faults = produce(cluster, "big", args.records, 100)
+        rates.add(f"{args.partitions} partitions, 100 B", rate, faults)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=1000)
@@ -333,6 +387,13 @@ def main() -> None:
     parser.add_argument("--idle-seconds", type=float, default=20.0)
     parser.add_argument("--settle-seconds", type=float, default=10.0)
     parser.add_argument("--scale-partitions", type=int, default=0)
+    parser.add_argument(
+        "--broker-config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a server.properties key for every broker; repeatable",
+    )
     parser.add_argument("--produce", nargs=4, metavar=("BOOTSTRAP", "TOPIC", "N", "SIZE"))
     args = parser.parse_args()
     if args.produce:
@@ -347,7 +408,11 @@ def main() -> None:
     cpu: list[str] = []
     notes: list[str] = []
     root = Path(tempfile.mkdtemp(prefix="partitions-bench-"))
-    zookeeper, cluster = start_cluster(root, overrides=KAFKA_TIMERS)
+    overrides = dict(KAFKA_TIMERS)
+    for item in args.broker_config:
+        key, _, value = item.partition("=")
+        overrides[key.strip()] = value.strip()
+    zookeeper, cluster = start_cluster(root, overrides=overrides)
     try:
         create_topic(cluster, "small", SMALL_PARTITIONS)
         print("part 1: the 6-partition topic alone", file=sys.stderr, flush=True)
@@ -355,32 +420,14 @@ def main() -> None:
             for size in sizes:
                 rate, faults = produce(cluster, "small", _records_for(args.records, size), size)
                 rates.add(f"6 partitions alone, {size} B", rate, faults)
-        time.sleep(args.settle_seconds)
-        cpu.append(_show_cpu("idle, 6 partitions", idle_cpu(cluster, zookeeper, args.idle_seconds)))
-        print(cpu[-1], file=sys.stderr, flush=True)
-
-        created = create_topic(cluster, "big", args.partitions)
-        notes.append(
-            f"{args.partitions} partitions (RF3) created, led and hosted in {created:.1f} s"
-        )
-        print(f"part 2: {notes[-1]}", file=sys.stderr, flush=True)
-        time.sleep(args.settle_seconds)
-        cpu.append(
-            _show_cpu(
-                f"idle, {args.partitions} + 6 partitions",
-                idle_cpu(cluster, zookeeper, args.idle_seconds),
+        if args.idle_seconds > 0:
+            time.sleep(args.settle_seconds)
+            cpu.append(
+                _show_cpu("idle, 6 partitions", idle_cpu(cluster, zookeeper, args.idle_seconds))
             )
-        )
-        print(cpu[-1], file=sys.stderr, flush=True)
-
-        print(f"part 3: beside {args.partitions} idle partitions", file=sys.stderr, flush=True)
-        for _ in range(args.rounds):
-            for size in sizes:
-                rate, faults = produce(cluster, "small", _records_for(args.records, size), size)
-                rates.add(f"6 partitions beside {args.partitions} idle, {size} B", rate, faults)
-            rate, faults = produce(cluster, "big", args.records, 100)
-            rates.add(f"{args.partitions} partitions, 100 B", rate, faults)
-
+            print(cpu[-1], file=sys.stderr, flush=True)
+        if args.partitions > 0:
+            parts_two_and_three(cluster, zookeeper, args, sizes, rates, cpu, notes)
         if args.scale_partitions:
             notes.extend(scale(cluster, args.scale_partitions))
     finally:
@@ -389,7 +436,8 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
 
     print(f"\n{args.rounds} rounds, {args.records:,} records per 100 B run, "
-          f"{time.strftime('%Y-%m-%d')}; RF3, acks=all, confluent-kafka; machine: "
+          f"{time.strftime('%Y-%m-%d')}; RF3, acks=all, confluent-kafka; broker config "
+          f"{args.broker_config or 'as above'}; machine: "
           f"{os.cpu_count()} cores, yardstick (kafka-python encoder) {machine:,.0f} records/s; "
           f"load average before {load_before}, after {_load_average()}")  # fmt: skip
     print("| test | median records/s | range | MB/s | fetch errors | ISR shrinks |")
@@ -403,12 +451,12 @@ def main() -> None:
             f"| {sum(f.fetch_errors for f in seen)} | {sum(f.isr_shrinks for f in seen)} |"
         )
     print()
-    for size in sizes if args.rounds else ():
+    for size in sizes if args.rounds and args.partitions > 0 else ():
         alone = rates.median(f"6 partitions alone, {size} B")
         beside = rates.median(f"6 partitions beside {args.partitions} idle, {size} B")
         print(f"- 6 partitions beside {args.partitions} idle / alone, {size} B: "
               f"{beside / alone:.2f}x")  # fmt: skip
-    if args.rounds and 100 in sizes:
+    if args.rounds and args.partitions > 0 and 100 in sizes:
         big = rates.median(f"{args.partitions} partitions, 100 B")
         small = rates.median(f"6 partitions beside {args.partitions} idle, 100 B")
         print(f"- {args.partitions} partitions / 6 partitions, 100 B: {big / small:.2f}x")

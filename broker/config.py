@@ -201,6 +201,7 @@ class BrokerConfig:
     replica_fetch_max_bytes: int = 1_048_576
     replica_fetch_response_max_bytes: int = 10_485_760
     replica_fetch_backoff_ms: int = 1_000
+    num_replica_fetchers: int = 1
     fetch_max_bytes: int = 57_671_680
     max_incremental_fetch_session_cache_slots: int = 1_000
     min_incremental_fetch_session_eviction_ms: int = 120_000
@@ -795,6 +796,7 @@ _SPECS: tuple[_Spec, ...] = (
         minimum=0,
     ),
     _Spec("replica.fetch.backoff.ms", "replica_fetch_backoff_ms", _INT, minimum=0),
+    _Spec("num.replica.fetchers", "num_replica_fetchers", _INT, minimum=1),
     _Spec("replica.socket.timeout.ms", "replica_socket_timeout_ms", _INT, minimum=0),
     _Spec(
         "replica.high.watermark.checkpoint.interval.ms",
@@ -931,7 +933,6 @@ _KAFKA_KEYS_NOT_USED = frozenset(
         "socket.send.buffer.bytes",
         "socket.receive.buffer.bytes",
         "num.recovery.threads.per.data.dir",
-        "num.replica.fetchers",
         "transaction.state.log.replication.factor",
         "transaction.state.log.min.isr",
         "security.inter.broker.protocol",

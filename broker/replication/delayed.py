@@ -72,7 +72,7 @@ class Purgatory:
     """Futures parked under keys, completed by ``notify``."""
 
     def __init__(self, on_notify: Callable[[Hashable], None] | None = None) -> None:
-        self._watchers: dict[Hashable, set[asyncio.Future[None]]] = {}
+        self._watchers: dict[Hashable, set[asyncio.Future[bool]]] = {}
         # Told of every key notified, parked futures or not (fetch sessions track changes so).
         self._on_notify = on_notify
 
@@ -81,17 +81,24 @@ class Purgatory:
         return sum(len(futures) for futures in self._watchers.values())
 
     async def wait(self, keys: Iterable[Hashable], timeout_s: float) -> bool:
-        """Park until one of ``keys`` is notified (True) or ``timeout_s`` passes (False)."""
+        """Park until one of ``keys`` is notified (True) or ``timeout_s`` passes (False).
+
+        The future is awaited directly, its deadline a timer that completes it with False, so
+        the waiter runs in the loop's next turn after ``notify``; ``asyncio.wait_for(shield())``
+        ran it two turns later, each behind all the other callbacks of a busy broker, and an
+        acks=all produce waits here up to three times on its way (the followers' fetches, the
+        produce, the consumer's fetch).
+        """
         keys = list(keys)
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
         for key in keys:
             self._watchers.setdefault(key, set()).add(future)
+        deadline = loop.call_later(max(timeout_s, 0.0), _complete, future, False)
         try:
-            await asyncio.wait_for(asyncio.shield(future), max(timeout_s, 0.0))
-            return True
-        except TimeoutError:
-            return False
+            return await future
         finally:
+            deadline.cancel()
             for key in keys:
                 watchers = self._watchers.get(key)
                 if watchers is not None:
@@ -107,13 +114,17 @@ class Purgatory:
         if not watchers:
             return
         for future in watchers:
-            if not future.done():
-                future.set_result(None)
+            _complete(future, True)
 
     def notify_all(self) -> None:
         """Wake everything (shutdown)."""
         for key in list(self._watchers):
             self.notify(key)
+
+
+def _complete(future: asyncio.Future[bool], notified: bool) -> None:
+    if not future.done():
+        future.set_result(notified)
 
 
 async def complete_when(

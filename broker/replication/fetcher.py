@@ -60,6 +60,7 @@ __all__ = [
     "PartitionFetchState",
     "ReplicaFetcher",
     "ReplicaFetcherManager",
+    "fetcher_id",
     "truncation_offset",
 ]
 
@@ -130,35 +131,57 @@ class GrpcLeaderEndpoint:
     def __init__(self, host: str, port: int, *, timeout_s: float, max_message_bytes: int) -> None:
         self.address = f"{host}:{port}"
         self._timeout_s = timeout_s
-        self._channel = transport.aio_channel(self.address, max_message_bytes)
+        # A connection of its own, as each of Kafka's fetcher threads has: the follower's
+        # fetchers (num.replica.fetchers) move data side by side rather than share one
+        # HTTP/2 connection with each other and with the broker's other channels.
+        self._channel = transport.aio_channel(
+            self.address, max_message_bytes, [("grpc.use_local_subchannel_pool", 1)]
+        )
         self._stub = pb_grpc.DataStub(self._channel)
         self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
         self._one_fetch = asyncio.Lock()
 
     async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
         """One fetch; raises ``grpc.aio.AioRpcError`` if the stream fails or the answer takes
-        longer than the timeout plus the request's max wait (the stream is then dropped)."""
+        longer than the timeout plus the request's max wait (the stream is then dropped).
+
+        The write and the read are awaited in this task, the deadline a timer that cancels the
+        call (a stream's read ends only when its call does, so cancelling the task would not
+        end it): no task and no ``asyncio.wait`` per fetch, whose extra turns of the loop sat
+        between a follower's append and the fetch that reports its new LEO to the leader.
+        """
         timeout = self._timeout_s + request.max_wait_ms / 1000
         async with self._one_fetch:  # answers are matched to requests by order alone
             if self._fetches is None:
                 self._fetches = self._stub.FetchStream()
             call = self._fetches
+            expired = False
+
+            def expire() -> None:
+                nonlocal expired
+                expired = True
+                call.cancel()
+
+            deadline = asyncio.get_running_loop().call_later(timeout, expire)
             try:
-                # Not asyncio.wait_for: cancelled, it waits for the read to end, which a
-                # stream's read does only when the call does; the call is cancelled first.
-                exchange = asyncio.ensure_future(self._exchange(call, request))
                 try:
-                    done, _ = await asyncio.wait((exchange,), timeout=timeout)
+                    await call.write(request)
+                    response = await call.read()
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if not expired or (task is not None and task.cancelling()):
+                        raise
+                    raise _rpc_error(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"no answer to a fetch within {timeout} s",
+                    ) from None
                 finally:
-                    if not exchange.done():
-                        call.cancel()
-                        exchange.cancel()
-                if not done:
+                    deadline.cancel()
+                if expired:
                     raise _rpc_error(
                         grpc.StatusCode.DEADLINE_EXCEEDED,
                         f"no answer to a fetch within {timeout} s",
                     )
-                response = exchange.result()
                 if not isinstance(response, pb.FetchResponse):  # grpc.aio.EOF
                     code = await call.code()
                     if code == grpc.StatusCode.OK:
@@ -172,14 +195,6 @@ class GrpcLeaderEndpoint:
                     # a write to, or a read from, a stream that has just ended
                     raise _rpc_error(grpc.StatusCode.UNAVAILABLE, str(exc)) from exc
                 raise
-
-    @staticmethod
-    async def _exchange(
-        call: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse],
-        request: pb.FetchRequest,
-    ) -> object:
-        await call.write(request)
-        return await call.read()
 
     async def offsets_for_leader_epoch(
         self, request: pb.OffsetsForLeaderEpochRequest
@@ -288,12 +303,19 @@ class AbstractFetcher(abc.ABC):
         await self.endpoint.close()
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             try:
-                await self._do_work()
                 # A leader answering at once (max_wait_ms 0, or a local endpoint) must not
-                # starve the loop.
-                await asyncio.sleep(0)
+                # starve the loop, so a round that never gave the loop a turn yields one. A
+                # round that waited for its answer goes straight on: its next fetch carries
+                # the LEO the answer's append made, which is what moves the leader's HW.
+                turned: list[bool] = []
+                marker = loop.call_soon(turned.append, True)
+                await self._do_work()
+                if not turned:
+                    marker.cancel()
+                    await asyncio.sleep(0)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -564,12 +586,14 @@ class ReplicaFetcher(AbstractFetcher):
         use_epochs: bool = True,
         on_high_watermark: Callable[[TopicPartition], None] | None = None,
         on_storage_error: Callable[[TopicPartition, BaseException], bool] | None = None,
+        fetcher_id: int = 0,
     ) -> None:
         super().__init__(
             source_broker_id,
             endpoint,
             backoff_s=backoff_s,
-            name=f"ReplicaFetcher-{broker_id}-from-{source_broker_id}",
+            name=f"ReplicaFetcher-{broker_id}-from-{source_broker_id}"
+            + (f"-{fetcher_id}" if fetcher_id else ""),
         )
         self._broker_id = broker_id
         self._get_partition = get_partition
@@ -695,16 +719,18 @@ class ReplicaFetcher(AbstractFetcher):
                 state.fetch_offset,
                 state.fetch_offset,
             )
-        if data.records:
+        # Read once: each read of a protobuf bytes field is a copy of the whole answer.
+        records = data.records
+        if records:
             try:
-                partition.append_records_as_follower(data.records)
+                partition.append_records_as_follower(records)
             except UnexpectedAppendOffsetError as exc:
                 if (
                     log.log_end_offset == log.log_start_offset
                     and log.log_end_offset < exc.first_offset
                 ):
                     partition.truncate_fully_and_start_at(exc.first_offset, "unexpected_offset")
-                    partition.append_records_as_follower(data.records)
+                    partition.append_records_as_follower(records)
                 else:
                     raise
         leader_start = data.log_start_offset
@@ -749,16 +775,52 @@ class _Source(NamedTuple):
     port: int
 
 
-class ReplicaFetcherManager:
-    """One ReplicaFetcher per source broker; partitions move between them on leader changes."""
+def _int32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
 
-    def __init__(self, make_fetcher: Callable[[int, str, int], AbstractFetcher]) -> None:
+
+def fetcher_id(tp: TopicPartition, num_fetchers: int) -> int:
+    """Which of a source broker's ``num.replica.fetchers`` fetchers fetches ``tp``: Kafka's
+    ``Utils.abs(31 * topic.hashCode + partition) % numFetchers`` (Java's String.hashCode over
+    the name's UTF-16 code units, 32-bit arithmetic), so a partition lands where Kafka puts it."""
+    units = tp.topic.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = _int32(31 * h + (units[i] << 8 | units[i + 1]))
+    value = _int32(31 * h + tp.partition)
+    return (0 if value == -(1 << 31) else abs(value)) % num_fetchers
+
+
+class ReplicaFetcherManager:
+    """``num.replica.fetchers`` ReplicaFetchers per source broker (Kafka's
+    AbstractFetcherManager): each partition goes to the one ``fetcher_id`` names, so a
+    follower has as many fetches in flight to one leader, each on a stream and in a fetch
+    session of its own, while the partitions of one fetcher still share its fetches.
+    Partitions move between fetchers on leader changes."""
+
+    def __init__(
+        self, make_fetcher: Callable[[int, str, int, int], AbstractFetcher], num_fetchers: int = 1
+    ) -> None:
+        """``make_fetcher(source broker id, host, port, fetcher id)``."""
+        if num_fetchers < 1:
+            raise ValueError(f"num.replica.fetchers must be at least 1, not {num_fetchers}")
         self._make_fetcher = make_fetcher
-        self._fetchers: dict[_Source, AbstractFetcher] = {}
+        self._num_fetchers = num_fetchers
+        self._fetchers: dict[tuple[_Source, int], AbstractFetcher] = {}
 
     @property
     def fetchers(self) -> dict[int, AbstractFetcher]:
-        return {source.broker_id: f for source, f in self._fetchers.items()}
+        """Source broker id -> its fetcher with fetcher id 0 (its only one by default)."""
+        return {source.broker_id: f for (source, i), f in self._fetchers.items() if i == 0}
+
+    @property
+    def all_fetchers(self) -> list[AbstractFetcher]:
+        return list(self._fetchers.values())
+
+    def fetchers_of(self, broker_id: int) -> dict[int, AbstractFetcher]:
+        """Fetcher id -> fetcher, for one source broker."""
+        return {i: f for (source, i), f in self._fetchers.items() if source.broker_id == broker_id}
 
     def fetch_state(self, tp: TopicPartition) -> PartitionFetchState | None:
         for fetcher in self._fetchers.values():
@@ -771,25 +833,29 @@ class ReplicaFetcherManager:
         self, leader: int, host: str, port: int, states: dict[TopicPartition, PartitionFetchState]
     ) -> None:
         source = _Source(leader, host, port)
-        for other, fetcher in list(self._fetchers.items()):
-            if other.broker_id == leader and other != source:
+        for key, fetcher in list(self._fetchers.items()):
+            if key[0].broker_id == leader and key[0] != source:
                 # The leader moved to a new endpoint: its partitions come along.
                 states = {**fetcher.partitions, **states}
-                del self._fetchers[other]
+                del self._fetchers[key]
                 await fetcher.stop()
-        existing = self._fetchers.get(source)
-        if existing is None:
-            existing = self._make_fetcher(leader, host, port)
-            self._fetchers[source] = existing
-            existing.start()
-        existing.add_partitions(states)
+        by_fetcher: dict[int, dict[TopicPartition, PartitionFetchState]] = {}
+        for tp, state in states.items():
+            by_fetcher.setdefault(fetcher_id(tp, self._num_fetchers), {})[tp] = state
+        for i, some in sorted(by_fetcher.items()):
+            existing = self._fetchers.get((source, i))
+            if existing is None:
+                existing = self._make_fetcher(leader, host, port, i)
+                self._fetchers[(source, i)] = existing
+                existing.start()
+            existing.add_partitions(some)
 
     async def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
         tps = list(tps)
-        for source, fetcher in list(self._fetchers.items()):
+        for key, fetcher in list(self._fetchers.items()):
             fetcher.remove_partitions(tps)
             if not fetcher.partitions:
-                del self._fetchers[source]
+                del self._fetchers[key]
                 await fetcher.stop()
 
     async def shutdown(self) -> None:

@@ -275,7 +275,7 @@ class ReplicaManager:
             )
         self.truncate_to_high_watermark = truncation == "high_watermark"
         self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
-        self.fetchers = ReplicaFetcherManager(self._make_fetcher)
+        self.fetchers = ReplicaFetcherManager(self._make_fetcher, config.num_replica_fetchers)
         self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
         self._scheduler = Scheduler()
         self._isr_writes: set[asyncio.Task[None]] = set()
@@ -627,7 +627,7 @@ class ReplicaManager:
         for (leader, host, port), states in by_leader.items():
             await self.fetchers.add_partitions(leader, host, port, states)
 
-    def _make_fetcher(self, leader: int, host: str, port: int) -> AbstractFetcher:
+    def _make_fetcher(self, leader: int, host: str, port: int, fetcher_id: int) -> AbstractFetcher:
         config = self.config
         return ReplicaFetcher(
             self.broker_id,
@@ -648,6 +648,7 @@ class ReplicaManager:
             use_epochs=not self.truncate_to_high_watermark,
             on_high_watermark=lambda tp: self.purgatory.notify(high_watermark_key(tp)),
             on_storage_error=self._on_fetcher_storage_error,
+            fetcher_id=fetcher_id,
         )
 
     # --- StopReplica --------------------------------------------------------------------------

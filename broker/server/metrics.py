@@ -359,7 +359,7 @@ class BrokerCollector:
             if partition.is_leader:
                 snap.end_offsets[(tp.topic, tp.partition)] = partition.high_watermark
         snap.max_lag = max(
-            (lag for fetcher in rm.fetchers.fetchers.values() for lag in fetcher.lags.values()),
+            (lag for fetcher in rm.fetchers.all_fetchers for lag in fetcher.lags.values()),
             default=0,
         )
         coordinator = self._sources.group_coordinator

@@ -57,3 +57,59 @@ def test_a_follower_catches_up_on_fetch_answers_larger_than_grpc_default_limit(
         images = {b: cluster.replica_state(b, "wide", partition).bytes_below(hw) for b in (0, 1)}
         assert images[0] == images[1]
         assert len(images[0]) > RECORDS_PER_BATCH * BATCHES_PER_PARTITION * len(VALUE)
+
+
+# One partition's fetch answers of up to 8 MiB: replica.fetch.max.bytes (per partition) and
+# replica.fetch.response.max.bytes (per answer) both above gRPC's default 4 MiB.
+LARGE_FETCHES = {
+    **FAST,
+    "replica.fetch.max.bytes": str(8 << 20),
+    "replica.fetch.response.max.bytes": str(16 << 20),
+}
+LARGE_BATCHES = 15  # 12 MB in one partition
+
+
+def fetch_failures(cluster: Cluster, broker_id: int) -> int:
+    return len(cluster.brokers[broker_id].log_events("fetcher.fetch_failed"))
+
+
+def test_rf3_followers_catch_up_on_one_partition_answers_above_4_mib(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=3, overrides=LARGE_FETCHES)
+    create_topic(cluster, "large", 1, replication_factor=3)
+    cluster.wait_for(lambda: len(cluster.isr("large", 0)) == 3, 30, "a full ISR")
+    leader = cluster.leader("large", 0)
+    followers = [b for b in sorted(cluster.brokers) if b != leader]
+    for follower in followers:
+        cluster.stop(follower)
+    for _ in range(LARGE_BATCHES):
+        result = cluster.produce("large", 0, [VALUE] * RECORDS_PER_BATCH, acks=1, to=leader)
+        assert result.error == 0, result
+    failures = {f: fetch_failures(cluster, f) for f in followers}
+    # Back, each follower is 12 MB behind in one partition: its first fetches are answered
+    # with 8 MiB (replica.fetch.max.bytes), twice gRPC's default message limit.
+    for follower in followers:
+        cluster.start(follower)
+    cluster.wait_for(lambda: len(cluster.isr("large", 0)) == 3, 60, "both followers in the ISR")
+    # And the live path: acks=all with the full ISR.
+    result = cluster.produce("large", 0, [VALUE] * RECORDS_PER_BATCH, acks=-1, to=leader)
+    assert result.error == 0, result
+
+    for follower in followers:
+        assert fetch_failures(cluster, follower) == failures[follower]
+        assert "RESOURCE_EXHAUSTED" not in cluster.brokers[follower].output_file.read_text()
+    hw = RECORDS_PER_BATCH * (LARGE_BATCHES + 1)
+    cluster.wait_for(
+        lambda: all(
+            cluster.metric(b, "kafka_log_log_logendoffset", topic="large", partition="0") == hw
+            for b in cluster.brokers
+        ),
+        30,
+        "every replica at the last offset",
+    )
+    for broker in sorted(cluster.brokers):
+        cluster.stop(broker)
+    images = {b: cluster.replica_state(b, "large", 0).bytes_below(hw) for b in cluster.brokers}
+    assert images[followers[0]] == images[leader] == images[followers[1]]
+    assert len(images[leader]) > hw * len(VALUE)

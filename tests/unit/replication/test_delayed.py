@@ -58,3 +58,50 @@ def test_complete_when_rechecks_after_each_wake_up() -> None:
         assert await complete_when(never, ["k"], purgatory, loop.time() + 0.02) is None
 
     asyncio.run(scenario())
+
+
+def test_a_notified_waiter_runs_in_the_next_turn_of_the_loop() -> None:
+    """No hops between ``notify`` and the waiter: on a busy broker each turn of the loop runs
+    every other ready callback first (the acks=all path waits here up to three times)."""
+
+    async def scenario() -> None:
+        purgatory = Purgatory()
+        loop = asyncio.get_running_loop()
+        turns = 0
+        resumed_after: int | None = None
+
+        async def waiter() -> None:
+            nonlocal resumed_after
+            assert await purgatory.wait([high_watermark_key(TP)], 5) is True
+            resumed_after = turns
+
+        def count() -> None:
+            nonlocal turns
+            turns += 1
+            if resumed_after is None and turns < 10:
+                loop.call_soon(count)
+
+        task = asyncio.create_task(waiter())
+        await asyncio.sleep(0)
+        purgatory.notify(high_watermark_key(TP))
+        loop.call_soon(count)
+        await task
+        assert resumed_after == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_waiter_leaves_nothing_parked() -> None:
+    async def scenario() -> None:
+        purgatory = Purgatory()
+        task = asyncio.create_task(
+            purgatory.wait([high_watermark_key(TP), log_end_offset_key(TP)], 5)
+        )
+        await asyncio.sleep(0)
+        assert len(purgatory) == 2
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        assert len(purgatory) == 0
+        purgatory.notify(high_watermark_key(TP))  # nothing left to wake
+
+    asyncio.run(scenario())

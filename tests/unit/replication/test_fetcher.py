@@ -221,3 +221,54 @@ def test_an_unreachable_leader_is_logged_once_and_its_return_once(tmp_path: Path
         assert fetcher.lags[TP] == 0  # caught up with the leader's high watermark
 
     asyncio.run(scenario())
+
+
+class NetworkLeader(LocalLeader):
+    """Answers as a stream does: the answer reaches the fetcher in a later turn of the loop.
+    Counts the loop's turns, to see when the next fetch goes out."""
+
+    def __init__(self, leader_log: Log, epoch: int) -> None:
+        super().__init__(leader_log, epoch)
+        self.turns = 0
+        self.delivered_at: list[int] = []
+        self.fetched_at: list[int] = []
+
+    def count_turns(self) -> None:
+        self.turns += 1
+        if len(self.fetches) < 5:
+            asyncio.get_running_loop().call_soon(self.count_turns)
+
+    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        self.fetched_at.append(self.turns)
+        response = await super().fetch(request)
+        delivered = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(delivered.set_result, None)
+        await delivered
+        self.delivered_at.append(self.turns)
+        return response
+
+
+def test_the_next_fetch_goes_out_in_the_turn_the_answer_arrived(tmp_path: Path) -> None:
+    """No turn of the loop between an answer (appended) and the fetch that reports the new
+    LEO: on a busy broker each turn runs every other ready callback first."""
+
+    async def scenario() -> None:
+        follower, leader_log = _follower_and_leader(tmp_path)
+        follower.truncate_to(2, "test")  # no divergence: fetching from 2 at once
+        endpoint = NetworkLeader(leader_log, epoch=2)
+        fetcher = _fetcher(follower, endpoint)
+        fetcher.add_partitions({TP: PartitionFetchState(2, 2, FetchState.FETCHING)})
+        endpoint.count_turns()
+        fetcher.start()
+        try:
+            while len(endpoint.fetches) < 4:
+                await asyncio.sleep(0.001)
+        finally:
+            await fetcher.stop()
+        assert follower.log.log_end_offset == 3
+        for delivered, next_fetch in zip(
+            endpoint.delivered_at, endpoint.fetched_at[1:], strict=False
+        ):
+            assert next_fetch == delivered
+
+    asyncio.run(scenario())

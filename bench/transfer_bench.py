@@ -1,0 +1,189 @@
+"""What moving fetched bytes from a leader process to a follower process costs, per MiB (issue 18).
+
+    python -m bench.transfer_bench [--sizes 262144,1048576,2097152] [--messages 200]
+        [--rounds 3]
+
+Two processes on 127.0.0.1. The "leader" answers each request with ``size`` bytes of records;
+the "follower" sends the next request when it has the answer, one in flight, as a follower's
+fetcher does. Two transports:
+
+- grpc: ``Data.FetchStream`` over grpc.aio with the channel and server options the brokers use
+  (proto/transport.py), the answer a ``FetchResponse`` with one partition's records: what
+  replication costs today, protobuf and HTTP/2 included;
+- socket: the same bytes as ``size:int32`` + payload frames over a plain TCP socket on the
+  loop (the follower reads each answer into a buffer of its size), the shape of Kafka's own
+  protocol: near the floor for any transport.
+
+For each it prints MiB/s, the round trip and the CPU each side used per MiB moved (user +
+system, from /proc). With RF3 every byte produced crosses twice (one copy per follower), so
+the sum of both sides' CPU per MiB, times two, is what replication adds per MiB produced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+_FRAME = struct.Struct(">i")
+_LIMIT = 64 << 20
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+class _Leader(pb_grpc.DataServicer):
+    def __init__(self, size: int) -> None:
+        self._records = os.urandom(size)
+
+    async def FetchStream(
+        self, requests: AsyncIterator[pb.FetchRequest], context: Any
+    ) -> AsyncIterator[pb.FetchResponse]:
+        async for _ in requests:
+            response = pb.FetchResponse()
+            response.responses.add(topic="t").partitions.add(records=self._records)
+            yield response
+
+
+async def _serve(kind: str, size: int) -> None:
+    if kind == "grpc":
+        server = transport.aio_server(_LIMIT)
+        pb_grpc.add_DataServicer_to_server(_Leader(size), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        print(port, flush=True)
+        await server.wait_for_termination()
+        return
+    records = os.urandom(size)
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                (length,) = _FRAME.unpack(await reader.readexactly(4))
+                await reader.readexactly(length)
+                writer.write(_FRAME.pack(len(records)))
+                writer.write(records)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()  # the follower is done
+
+    sock_server = await asyncio.start_server(answer, "127.0.0.1", 0, limit=_LIMIT)
+    print(sock_server.sockets[0].getsockname()[1], flush=True)
+    await sock_server.serve_forever()
+
+
+async def _follow(kind: str, port: int, messages: int, leader_pid: int) -> tuple[float, ...]:
+    if kind == "grpc":
+        channel = transport.aio_channel(f"127.0.0.1:{port}", _LIMIT)
+        call = pb_grpc.DataStub(channel).FetchStream()
+
+        async def exchange() -> int:
+            await call.write(pb.FetchRequest(replica_id=1))
+            response = await call.read()
+            assert isinstance(response, pb.FetchResponse)
+            return len(response.responses[0].partitions[0].records)
+
+    else:
+        # recv_into a buffer of the answer's size: asyncio's StreamReader grows and slices a
+        # bytearray, which costs as much as the transfer at these sizes.
+        loop = asyncio.get_running_loop()
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.setblocking(False)
+        request = _FRAME.pack(5) + b"fetch"
+
+        async def read_into(view: memoryview) -> None:
+            while view:
+                view = view[await loop.sock_recv_into(sock, view) :]
+
+        async def exchange() -> int:
+            await loop.sock_sendall(sock, request)
+            head = bytearray(4)
+            await read_into(memoryview(head))
+            (length,) = _FRAME.unpack(head)
+            answer = bytearray(length)
+            await read_into(memoryview(answer))
+            return len(answer)
+
+    for _ in range(5):
+        await exchange()
+    began, cpu, leader_cpu = time.perf_counter(), time.process_time(), _cpu_seconds(leader_pid)
+    moved = 0
+    for _ in range(messages):
+        moved += await exchange()
+    wall = time.perf_counter() - began
+    mib = moved / 2**20
+    result = (
+        mib / wall,
+        wall / messages * 1000,
+        (_cpu_seconds(leader_pid) - leader_cpu) / mib * 1000,
+        (time.process_time() - cpu) / mib * 1000,
+    )
+    if kind == "grpc":
+        call.cancel()
+        await channel.close()
+    else:
+        sock.close()
+    return result
+
+
+def run(kind: str, size: int, messages: int) -> tuple[float, ...]:
+    leader = subprocess.Popen(
+        [sys.executable, "-m", "bench.transfer_bench", "--leader", kind, str(size)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert leader.stdout is not None
+        port = int(leader.stdout.readline())
+        return asyncio.run(_follow(kind, port, messages, leader.pid))
+    finally:
+        leader.kill()
+        leader.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="262144,1048576,2097152")
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--leader", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.leader:
+        asyncio.run(_serve(args.leader[0], int(args.leader[1])))
+        return
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print("| transport | answer | MiB/s | round trip ms | leader CPU ms/MiB | follower CPU ms/MiB")
+    print("|---|---:|---:|---:|---:|---:")
+    for size in (int(s) for s in args.sizes.split(",")):
+        for kind in ("grpc", "socket"):
+            runs = [run(kind, size, args.messages) for _ in range(args.rounds)]
+            medians = [statistics.median(r[i] for r in runs) for i in range(4)]
+            print(
+                f"| {kind} | {size / 2**20:.2f} MiB | {medians[0]:.0f} | {medians[1]:.2f} | "
+                f"{medians[2]:.2f} | {medians[3]:.2f}",
+                flush=True,
+            )
+    print(
+        f"\nmedians of {args.rounds} rounds of {args.messages} answers; {os.cpu_count()} cores; "
+        f"load average before {load_before}, after " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
+
+
+if __name__ == "__main__":
+    main()
