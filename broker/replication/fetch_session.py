@@ -31,9 +31,17 @@ and the park that follows it is not lost: the mark stays until a read clears it,
 and the park run without yielding the loop.
 
 A follower's fetch offset is its LEO, and each of its fetches tells the leader whether it is
-caught up (partition.py). A partition it does not list has the fetch offset it had: the leader
-takes it so (``FetchContext.previous_fetch_ms``, ``FetchSessionCache.follower_fetch_time``)
-instead of visiting every session partition on every fetch.
+caught up (partition.py). A partition it does not list, held by the session before the fetch,
+has the fetch offset it had: the leader takes it so (``FetchContext.previous_fetch_ms``,
+``FetchSessionCache.follower_fetch_time``) instead of visiting every session partition on every
+fetch. A partition the fetch adds was not fetched at the session's previous fetch
+(``FetchContext.added``). Kafka retries an ISR expansion it refused (a write in flight) at the
+follower's next fetch, which visits every partition; here ``FetchSessionCache.revisit(tp)``
+(the ReplicaManager calls it when an ISR write ends) puts ``tp`` in the first read of the next
+fetch of each follower's session holding it -- the read that records the follower's fetch state
+-- and only that read takes it out: a parked fetch's re-reads, which record nothing, leave it.
+A full fetch being read when an ISR write ends has no session yet to mark: the session it
+makes reads all its partitions at its next fetch.
 
 A session's epoch starts at 1 and goes up by one per incremental fetch (after ``2**31 - 1`` it
 wraps to 1). An unknown session id is FETCH_SESSION_ID_NOT_FOUND (70), a wrong epoch
@@ -53,7 +61,10 @@ whatever its size). When it is full, a new session may evict (``FetchSessionCach
   consumer's.
 
 When no session can be evicted, the full fetch is still answered, with session id 0: the fetcher
-keeps sending full fetches, as Kafka does when its cache is full.
+keeps sending full fetches, as Kafka does when its cache is full. A fetch parked on a session
+that is removed (evicted, closed) no longer hears of changes: the cache's ``on_removed`` wakes
+it, and it answers at once what a read of all the session's partitions finds; the fetcher's
+next fetch of that session gets FETCH_SESSION_ID_NOT_FOUND.
 
 Sessions are the fetcher's business, not the partition's: a leader change shows in the session
 as an error (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH) answered for that partition until the
@@ -216,6 +227,9 @@ class FetchSession:
     partitions: OrderedDict[TopicPartition, CachedPartition] = field(default_factory=OrderedDict)
     replica_id: int = -1  # the follower's broker id; -1 for a consumer
     changed: set[TopicPartition] = field(default_factory=set)
+    # A follower's: read at the next fetch's first read (``FetchSessionCache.revisit``).
+    revisit: set[TopicPartition] = field(default_factory=set)
+    removed: bool = False  # no longer in the cache: no change is marked any more
 
     def __post_init__(self) -> None:
         for position, cached in enumerate(self.partitions.values()):
@@ -251,6 +265,7 @@ class FetchSession:
         for tp in forgotten:
             if self.partitions.pop(tp, None) is not None:
                 self.changed.discard(tp)
+                self.revisit.discard(tp)
                 removed.append(tp)
         return added, updated, removed
 
@@ -301,7 +316,9 @@ class FetchSessionCache:
         *,
         stats: FetchSessionStats | None = None,
         rng: random.Random | None = None,
+        on_removed: Callable[[int], None] | None = None,
     ) -> None:
+        """``on_removed(session_id)``: a session left the cache (its parked fetch must wake)."""
         self.max_entries = max_entries
         self.eviction_ms = eviction_ms
         self.stats = stats or FetchSessionStats()
@@ -313,6 +330,8 @@ class FetchSessionCache:
         self._num_partitions = 0
         # The sessions holding each partition, for ``partition_changed``.
         self._by_partition: dict[TopicPartition, set[FetchSession]] = {}
+        self._on_removed = on_removed
+        self.revisits = 0  # calls of ``revisit``, for full fetches being read meanwhile
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -341,9 +360,11 @@ class FetchSessionCache:
         *,
         replica_id: int = -1,
         changed: Iterable[TopicPartition] = (),
+        revisit: Iterable[TopicPartition] = (),
     ) -> FetchSession | None:
         """A new session holding ``partitions`` (``changed``: those to read again at its next
-        fetch), or None when the cache is full and nothing may be evicted for it."""
+        fetch; ``revisit``: those its next fetch's first read visits), or None when the cache
+        is full and nothing may be evicted for it."""
         if self.max_entries <= 0:
             return None
         if len(self._sessions) >= self.max_entries and not self.try_evict(
@@ -358,6 +379,7 @@ class FetchSessionCache:
             partitions=partitions,
             replica_id=replica_id,
             changed={tp for tp in changed if tp in partitions},
+            revisit={tp for tp in revisit if tp in partitions},
         )
         self._sessions[session.id] = session
         self._index(session, session.partitions)
@@ -388,10 +410,13 @@ class FetchSessionCache:
         if session is None:
             return None
         self._unindex(session, session.partitions)
+        session.removed = True
         touched = self._touched.pop(session_id, None)
         if touched is not None:
             self._num_partitions -= touched[0]
         self._update_stats()
+        if self._on_removed is not None:
+            self._on_removed(session_id)
         _log.info(
             "fetch_session.removed",
             session_id=session_id,
@@ -434,6 +459,15 @@ class FetchSessionCache:
         for session in sessions:
             session.changed.add(tp)
         return [session.id for session in sessions]
+
+    def revisit(self, tp: TopicPartition) -> None:
+        """An ISR write of ``tp`` ended: the next fetch of each follower's session holding
+        ``tp`` reads it first thing, so the leader records the follower's fetch state again and
+        retries an expansion refused meanwhile (module docstring)."""
+        self.revisits += 1
+        for session in self._by_partition.get(tp, ()):
+            if session.privileged:
+                session.revisit.add(tp)
 
     def follower_fetch_time(self, replica_id: int, tp: TopicPartition, fetch_offset: int) -> int:
         """The last fetch of follower ``replica_id`` in a session that holds ``tp`` at
@@ -495,8 +529,10 @@ class FetchContext:
 
     session_key: Hashable | None = None
     # A follower in a session: when its previous fetch came (partitions it does not list were
-    # fetched then at the offset they have).
+    # fetched then at the offset they have), and the partitions this fetch added to the session
+    # (not fetched then).
     previous_fetch_ms: int | None = None
+    added: frozenset[TopicPartition] = frozenset()
 
     def __init__(self, partitions: Sequence[FetchPartition]) -> None:
         self.partitions = list(partitions)
@@ -509,6 +545,12 @@ class FetchContext:
     def rereads(self) -> list[FetchPartition]:
         """What to read after a wake-up."""
         return self.partitions
+
+    @property
+    def session_removed(self) -> bool:
+        """The session left the cache while the fetch waited: answer now (no change will wake
+        the fetch any more)."""
+        return False
 
     def after_read(
         self, results: Sequence[FetchPartitionResult], unsettled: Iterable[TopicPartition]
@@ -549,6 +591,7 @@ class _FullFetchContext(FetchContext):
         self._replica_id = replica_id
         self._now_ms = now_ms
         self._unsettled: set[TopicPartition] = set()
+        self._revisits = cache.revisits
 
     def after_read(
         self, results: Sequence[FetchPartitionResult], unsettled: Iterable[TopicPartition]
@@ -563,12 +606,16 @@ class _FullFetchContext(FetchContext):
             part = cached.get(TopicPartition(result.topic, result.partition))
             if part is not None:
                 part.maybe_update_response_data(result, update=True)
+        # An ISR write that ended while this fetch was read could not mark a session not made
+        # yet: the follower's next fetch visits every partition once (rare: both are).
+        revisit = cached if self._replica_id >= 0 and self._cache.revisits != self._revisits else ()
         session = self._cache.maybe_create_session(
             self._now_ms,
             self._replica_id >= 0,
             cached,
             replica_id=self._replica_id,
             changed=self._unsettled,
+            revisit=revisit,
         )
         session_id = INVALID_SESSION_ID if session is None else session.id
         return FetchSessionResponse(ErrorCode.NONE, session_id, list(results))
@@ -578,18 +625,34 @@ class _IncrementalFetchContext(FetchContext):
     """Reads the partitions listed and those of the session changed; answers those with news."""
 
     def __init__(
-        self, session: FetchSession, listed: Iterable[TopicPartition], previous_fetch_ms: int
+        self,
+        session: FetchSession,
+        listed: Iterable[TopicPartition],
+        added: Iterable[TopicPartition],
+        previous_fetch_ms: int,
     ) -> None:
-        super().__init__(session.fetch_partitions(session.changed.union(listed)))
+        # The first read records the follower's fetch state of what it reads: it takes the
+        # partitions to revisit (re-reads after a wake-up record nothing).
+        first = session.changed.union(listed, session.revisit)
+        session.revisit.clear()
+        super().__init__(session.fetch_partitions(first))
         self._session = session
         self._expected_epoch = session.epoch
         self.session_key = fetch_session_key(session.id)
         if session.privileged:
             self.previous_fetch_ms = previous_fetch_ms
+            self.added = frozenset(added)
         self._unsettled: set[TopicPartition] = set()
 
+    @property
+    def session_removed(self) -> bool:
+        return self._session.removed
+
     def rereads(self) -> list[FetchPartition]:
-        return self._session.fetch_partitions(self._session.changed)
+        session = self._session
+        if session.removed:
+            return session.fetch_partitions()  # its changes are no longer marked
+        return session.fetch_partitions(session.changed)
 
     def after_read(
         self, results: Sequence[FetchPartitionResult], unsettled: Iterable[TopicPartition]
@@ -698,6 +761,7 @@ class FetchManager:
         return _IncrementalFetchContext(
             session,
             (TopicPartition(fp.topic, fp.partition) for fp in partitions),
+            added,
             previous_fetch_ms,
         )
 

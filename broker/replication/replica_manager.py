@@ -259,6 +259,8 @@ class ReplicaManager:
             FetchSessionCache(
                 config.max_incremental_fetch_session_cache_slots,
                 config.min_incremental_fetch_session_eviction_ms,
+                # A fetch parked on a session evicted or closed would hear of nothing more.
+                on_removed=lambda session_id: self.purgatory.notify(fetch_session_key(session_id)),
             ),
             time_ms,
         )
@@ -839,6 +841,7 @@ class ReplicaManager:
                 request.replica_id,
                 requested,
                 None if context is None else context.previous_fetch_ms,
+                frozenset() if context is None else context.added,
             )
         session_key = None if context is None else context.session_key
         results: dict[TopicPartition, FetchPartitionResult] = {}
@@ -886,6 +889,8 @@ class ReplicaManager:
                 nonlocal first
                 read(requested if first or context is None else context.rereads())
                 first = False
+                if context is not None and context.session_removed:
+                    return True  # nothing would wake it again
                 return True if enough() else None
 
             self.stats.delayed_fetch += 1
@@ -909,10 +914,13 @@ class ReplicaManager:
         replica_id: int,
         partitions: Sequence[FetchPartition],
         previous_fetch_ms: int | None = None,
+        added: frozenset[TopicPartition] = frozenset(),
     ) -> None:
         """A follower's fetch offset is its LEO: record it, move the HW, maybe expand the ISR.
         In a fetch session (``previous_fetch_ms``: when its previous fetch came) ``partitions``
-        are those listed or changed; the others kept their fetch offset at that fetch."""
+        are those listed, changed or to revisit; the others kept their fetch offset at that
+        fetch, and so did these unless this fetch ``added`` them to the session (the previous
+        fetch did not hold them)."""
         now = self._time_ms()
         for fp in partitions:
             tp = TopicPartition(fp.topic, fp.partition)
@@ -926,7 +934,7 @@ class ReplicaManager:
                 continue
             if self._diverging_epoch(partition, fp) is not None:
                 continue
-            if previous_fetch_ms is not None:
+            if previous_fetch_ms is not None and tp not in added:
                 partition.follower_fetched_again(replica_id, previous_fetch_ms)
             previous = partition.remote_replicas.get(replica_id)
             if not partition.update_follower_fetch_state(
@@ -1338,9 +1346,10 @@ class ReplicaManager:
         finally:
             if partition.pending_isr == new_isr:
                 partition.pending_isr = None
-            # Followers' fetches look at the partition again: one may now join the ISR (a
-            # session's fetch visits only the partitions listed or changed).
-            self._fetch_state_changed(TopicPartition(topic, index))
+            # Each follower's next fetch records its fetch state here again, as when every fetch
+            # visited every partition: an expansion refused meanwhile is retried (a session's
+            # fetch visits only the partitions listed, changed or to revisit).
+            self.fetch_sessions.cache.revisit(TopicPartition(topic, index))
         if version is None or not still_current():
             return
         if adopted is not None:

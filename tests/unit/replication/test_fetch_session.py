@@ -208,6 +208,88 @@ async def test_news_read_by_a_refused_fetch_is_answered_by_the_next() -> None:
 
 
 @_sync
+async def test_a_partition_to_revisit_is_read_by_the_next_fetch_not_by_a_parked_one() -> None:
+    """An ISR write ended (``revisit``): the next fetch's first read of each follower's session
+    reads the partition (there the leader records the follower's fetch state and retries an
+    expansion); a parked fetch's re-reads, which record nothing, leave the mark alone."""
+    manager, _ = _manager()
+    leader = Leader(manager)
+    full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0), _fp(1)])
+    sid = full.session_id
+    parked = manager.new_context(FetchMetadata(sid, 1), [], [], replica_id=1)
+    assert parked.partitions == []
+    manager.cache.revisit(TopicPartition("t", 1))
+    assert parked.rereads() == []
+    assert manager.respond(parked, leader.read_partitions(parked, parked.rereads())).error_code == 0
+
+    revisiting = manager.new_context(FetchMetadata(sid, 2), [], [], replica_id=1)
+    assert [fp.partition for fp in revisiting.partitions] == [1]
+    assert _answered(manager.respond(revisiting, await leader.read(revisiting))) == []
+    # Taken by that read: the next fetch reads nothing.
+    assert manager.new_context(FetchMetadata(sid, 3), [], [], replica_id=1).partitions == []
+
+    # A consumer's fetch records no follower state: its session is not marked.
+    consumer = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(1)], privileged=False)
+    manager.cache.revisit(TopicPartition("t", 1))
+    quiet = manager.new_context(FetchMetadata(consumer.session_id, 1), [], [], replica_id=-1)
+    assert quiet.partitions == []
+
+
+@_sync
+async def test_a_full_fetch_read_while_an_isr_write_ended_revisits_its_partitions() -> None:
+    """No session holds the partitions of a full fetch being read, so nothing can be marked:
+    the session it makes reads every partition at its first incremental fetch."""
+    manager, _ = _manager()
+    leader = Leader(manager)
+    for revisited in (False, True):
+        context = manager.new_context(FetchMetadata.initial(), [_fp(0), _fp(1)], [], replica_id=1)
+        results = await leader.read(context)
+        if revisited:
+            manager.cache.revisit(TopicPartition("t", 0))
+        full = manager.respond(context, results)
+        first = manager.new_context(FetchMetadata(full.session_id, 1), [], [], replica_id=1)
+        assert [fp.partition for fp in first.partitions] == ([0, 1] if revisited else [])
+
+
+@_sync
+async def test_a_fetch_credits_only_the_partitions_its_session_held() -> None:
+    """Unlisted partitions were fetched at the session's previous fetch; one this fetch adds
+    was not (``added``: no credit for it, partition.py)."""
+    manager, clock = _manager()
+    leader = Leader(manager)
+    full = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0)])
+    opened = clock.ms
+    clock.ms += 500
+    context = manager.new_context(
+        FetchMetadata(full.session_id, 1), [_fp(0, offset=3), _fp(1)], [], replica_id=1
+    )
+    assert context.previous_fetch_ms == opened
+    assert context.added == {TopicPartition("t", 1)}
+
+
+@_sync
+async def test_removing_a_session_wakes_its_parked_fetch_which_reads_everything() -> None:
+    """A session evicted or closed hears of no change any more: ``on_removed`` wakes the fetch
+    parked on it, which answers at once what a read of every partition finds."""
+    removed: list[int] = []
+    manager = FetchManager(
+        FetchSessionCache(1, 120_000, rng=random.Random(7), on_removed=removed.append), Clock()
+    )
+    leader = Leader(manager)
+    consumer = await _fetch(manager, leader, FetchMetadata.initial(), [_fp(0)], privileged=False)
+    sid = consumer.session_id
+    parked = manager.new_context(FetchMetadata(sid, 1), [], [], replica_id=-1)
+    assert not parked.session_removed and parked.rereads() == []
+    # A follower's session takes the only slot (a consumer's may be evicted at any age).
+    await _fetch(manager, leader, FetchMetadata.initial(), [_fp(1)])
+    assert removed == [sid] and sid not in manager.cache
+    leader.put(0, b"late")  # marks nothing: no session holds 0 now
+    assert parked.session_removed
+    answer = manager.respond(parked, leader.read_partitions(parked, parked.rereads()))
+    assert _answered(answer) == [0]
+
+
+@_sync
 async def test_sessionless_fetches_keep_no_session_and_close_the_one_named() -> None:
     manager, _ = _manager()
     leader = Leader(manager)

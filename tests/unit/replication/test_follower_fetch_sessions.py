@@ -1,19 +1,37 @@
 """Followers fetch in incremental fetch sessions (KIP-227): in-process brokers over real gRPC
-(harness.py), the test playing the controller."""
+(harness.py), the test playing the controller, and in the last tests a follower too (its
+fetches made by hand, to place them exactly)."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from minikafka.broker.replication.fetch_session import FetchSessionStats
+from minikafka.broker.replication.fetch_session import (
+    FetchContext,
+    FetchMetadata,
+    FetchSessionResponse,
+    FetchSessionStats,
+)
 from minikafka.broker.replication.fetcher import ReplicaFetcher
+from minikafka.broker.replication.partition import Partition
+from minikafka.broker.replication.requests import (
+    FetchPartition,
+    FetchPartitionResult,
+    FetchRequest,
+)
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import (
+    TOPIC,
+    TP,
     Cluster,
     Node,
+    produce,
     produce_request,
     records,
     run,
@@ -202,6 +220,196 @@ def test_an_idle_session_reads_nothing_and_its_followers_stay_in_the_isr(tmp_pat
                 timeout_s=10,
                 message="broker 3 out of every ISR",
             )
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+# --- a follower played by the test ------------------------------------------------------------
+
+FOLLOWER = 2
+
+
+def _at(offset: int, partition: int = 0) -> FetchPartition:
+    """The follower's fetch of ``partition`` at ``offset`` (its LEO), in leader epoch 1."""
+    return FetchPartition(TOPIC, partition, offset, 1, -1, 0, 1 << 20)
+
+
+async def _session_fetch(
+    node: Node,
+    metadata: FetchMetadata,
+    partitions: Sequence[FetchPartition],
+    forgotten: Sequence[TopicPartition] = (),
+    *,
+    replica_id: int = FOLLOWER,
+    max_wait_ms: int = 0,
+) -> FetchSessionResponse:
+    """One fetch through a fetch session at ``node``, as the front doors make it."""
+    rm = node.replica_manager
+
+    async def read(context: FetchContext) -> list[FetchPartitionResult]:
+        request = FetchRequest(replica_id, max_wait_ms, 1, 1 << 20, context.partitions)
+        return await rm.fetch_messages(request, context)
+
+    return await rm.fetch_sessions.fetch(
+        metadata, partitions, forgotten, replica_id=replica_id, read=read
+    )
+
+
+async def _expansion_refused_then_parked_fetch(cluster: Cluster) -> tuple[Partition, int]:
+    """Follower 2, out of the ISR, catches up while an ISR write is in flight (the expansion is
+    refused); the write ends while its next fetch, listing nothing, is parked. Returns the
+    partition and the session id; the session's next epoch is 3."""
+    await cluster.elect(1, 1, [1], [1, FOLLOWER], to=[1])
+    leader = cluster[1]
+    rm = leader.replica_manager
+    assert (await produce(leader, b"a", acks=1)).error_code == ErrorCode.NONE
+    assert leader.high_watermark() == 1
+    full = await _session_fetch(leader, FetchMetadata.initial(), [_at(0)])
+    sid = full.session_id
+    assert sid != 0
+
+    gate = threading.Event()
+    write = cluster.zk.update_partition_state
+
+    def slow_write(*args: Any, **kwargs: Any) -> int:
+        gate.wait(5)
+        return write(*args, **kwargs)
+
+    cluster.zk.update_partition_state = slow_write  # type: ignore[method-assign]
+    partition = rm.get_partition(TP)
+    assert partition is not None
+    rm._start_isr_write(partition, frozenset({1}), "shrink")  # any write in flight
+    assert partition.pending_isr is not None
+    caught_up = await _session_fetch(leader, FetchMetadata(sid, 1), [_at(1)])
+    assert caught_up.error_code == ErrorCode.NONE
+    assert partition.remote_replicas[FOLLOWER].log_end_offset == 1
+    assert FOLLOWER not in partition.isr  # refused while the write is in flight
+
+    parked = asyncio.ensure_future(
+        _session_fetch(leader, FetchMetadata(sid, 2), [], max_wait_ms=300)
+    )
+    await asyncio.sleep(0.05)
+    gate.set()
+    await wait_until(lambda: partition.pending_isr is None)
+    assert (await parked).error_code == ErrorCode.NONE
+    return partition, sid
+
+
+def test_a_refused_expansion_is_retried_at_the_next_fetch_after_a_parked_one(
+    tmp_path: Path,
+) -> None:
+    """As Kafka's every fetch visits every partition, the follower's next fetch after the ISR
+    write ended retries the expansion, though the fetch parked meanwhile read the partition."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1,), replica_lag_time_max_ms=60_000)
+        await cluster.start()
+        try:
+            partition, sid = await _expansion_refused_then_parked_fetch(cluster)
+            await _session_fetch(cluster[1], FetchMetadata(sid, 3), [])
+            await wait_until(
+                lambda: FOLLOWER in partition.isr, timeout_s=3, message="follower 2 in the ISR"
+            )
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_acks_all_is_accepted_once_the_caught_up_follower_fetches_again(tmp_path: Path) -> None:
+    """min.insync.replicas 2 and the only follower caught up: acks=all produces must not be
+    refused with NOT_ENOUGH_REPLICAS for good after an expansion refused mid-write."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1,), replica_lag_time_max_ms=60_000, min_insync_replicas=2)
+        await cluster.start()
+        try:
+            partition, sid = await _expansion_refused_then_parked_fetch(cluster)
+            leader = cluster[1]
+            await _session_fetch(leader, FetchMetadata(sid, 3), [], max_wait_ms=50)
+            await wait_until(lambda: FOLLOWER in partition.isr, timeout_s=3)
+            for epoch, offset in ((4, 2), (5, 3), (6, 4)):
+                produced = asyncio.ensure_future(produce(leader, b"x", acks=-1, timeout_ms=2_000))
+                await wait_until(lambda offset=offset: leader.log().log_end_offset == offset)
+                # The follower appends what it fetched and fetches at its new LEO.
+                await _session_fetch(leader, FetchMetadata(sid, epoch), [_at(offset)])
+                assert (await produced).error_code == ErrorCode.NONE
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_partition_readded_to_a_session_is_not_credited_for_fetches_without_it(
+    tmp_path: Path,
+) -> None:
+    """A follower forgets a partition (a back-off) and adds it back later, behind the leader:
+    it was last caught up at its last fetch of the partition that reached the leader's LEO, not
+    at the session's previous fetch, which did not hold the partition."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1,), replica_lag_time_max_ms=60_000)
+        await cluster.start()
+        try:
+            for p in (0, 1):
+                await cluster.elect(1, 1, [1, FOLLOWER], [1, FOLLOWER], to=[1], partition=p)
+            leader = cluster[1]
+            assert (await produce(leader, b"a", acks=1)).error_code == ErrorCode.NONE
+            full = await _session_fetch(leader, FetchMetadata.initial(), [_at(0), _at(0, 1)])
+            sid = full.session_id
+            await _session_fetch(leader, FetchMetadata(sid, 1), [_at(1)])  # caught up
+            partition = leader.replica_manager.get_partition(TP)
+            assert partition is not None
+            caught_up = partition.remote_replicas[FOLLOWER].last_caught_up_time_ms
+            assert partition.remote_replicas[FOLLOWER].log_end_offset == 1
+
+            await _session_fetch(leader, FetchMetadata(sid, 2), [], [TP])
+            await asyncio.sleep(0.2)
+            assert (await produce(leader, b"b", acks=1)).error_code == ErrorCode.NONE
+            await asyncio.sleep(0.2)
+            await _session_fetch(leader, FetchMetadata(sid, 3), [])  # without TP
+            await asyncio.sleep(0.2)
+            await _session_fetch(leader, FetchMetadata(sid, 4), [_at(1)])  # back, at 1 of 2
+            assert partition.remote_replicas[FOLLOWER].last_caught_up_time_ms == caught_up
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_fetch_parked_on_an_evicted_session_answers_at_once(tmp_path: Path) -> None:
+    """Its session gone, nothing would wake it: the eviction does, and it answers what a read
+    of all its partitions finds; the consumer's next fetch of that session starts over."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1,))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1], to=[1])
+            await cluster.elect(1, 1, [1, FOLLOWER], [1, FOLLOWER], to=[1], partition=1)
+            leader = cluster[1]
+            leader.replica_manager.fetch_sessions.cache.max_entries = 1
+            consumer = FetchPartition(TOPIC, 0, 0, -1, -1, -1, 1 << 20)
+            full = await _session_fetch(leader, FetchMetadata.initial(), [consumer], replica_id=-1)
+            sid = full.session_id
+            assert sid != 0
+            started = time.monotonic()
+            parked = asyncio.ensure_future(
+                _session_fetch(leader, FetchMetadata(sid, 1), [], replica_id=-1, max_wait_ms=5_000)
+            )
+            await asyncio.sleep(0.05)
+            # A follower's new session takes the only slot (a consumer's may be evicted), and
+            # a record comes before the parked fetch runs again: no session is told of it.
+            await _session_fetch(leader, FetchMetadata.initial(), [_at(0, 1)])
+            assert sid not in leader.replica_manager.fetch_sessions.cache
+            assert (await produce(leader, b"x", acks=1)).error_code == ErrorCode.NONE
+            answer = await parked
+            assert time.monotonic() - started < 2.0  # not the 5 s long poll
+            assert [p.records != b"" for p in answer.partitions] == [True]
+            again = await _session_fetch(leader, FetchMetadata(sid, 2), [], replica_id=-1)
+            assert again.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
         finally:
             await cluster.stop()
 
