@@ -122,8 +122,10 @@ def test_a_new_record_wakes_a_parked_incremental_fetch_at_once(tmp_path: Path) -
             for p in range(5):
                 await cluster.elect(1, 1, [1, 2], [1, 2], topic=BUSY, partition=p)
             leader = cluster[1]
-            await wait_until(lambda: _stats(leader).incremental_fetches > 0)
-            await wait_until(lambda: leader.replica_manager.stats.delayed_fetch == 1)
+            # The follower's first (full) fetch may itself park for the whole 5 s long poll
+            # before its first incremental one: the setup waits longer than that.
+            await wait_until(lambda: _stats(leader).incremental_fetches > 0, timeout_s=15)
+            await wait_until(lambda: leader.replica_manager.stats.delayed_fetch == 1, timeout_s=15)
             started = time.monotonic()
             await _produce(leader, BUSY, 3, b"now")  # acks=all: needs the follower's fetch
             assert time.monotonic() - started < 2.0  # not the 5 s long poll
