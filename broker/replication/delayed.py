@@ -11,10 +11,18 @@ Whoever moves an offset calls ``notify`` with its key and every future parked un
 completes; the woken operation re-checks its condition (``complete_when``) and parks again if it
 still cannot finish. Nothing polls: between two moves a waiting request costs nothing.
 
+An operation over many partitions (an acks=all produce to a thousand of them) instead watches
+each key once for its whole wait (``watch``): ``notify`` hands it the key that moved, and it
+re-checks only that partition. Re-parking a future under every key and re-checking every
+partition after each wake-up made such a produce cost O(partitions) per wake-up.
+
     purgatory = Purgatory()
     result = await complete_when(check, [high_watermark_key(tp)], purgatory, deadline)
     ...
     purgatory.notify(high_watermark_key(tp))   # after the HW of tp moved
+
+    purgatory.watch(high_watermark_key(tp), operation)   # operation.on_notify(key) per move
+    purgatory.unwatch(high_watermark_key(tp), operation)
 
 Not thread-safe: the broker's event loop only.
 """
@@ -23,12 +31,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Hashable, Iterable
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from minikafka.proto.common import TopicPartition
 
 __all__ = [
     "FetchSessionKey",
+    "KeyWatcher",
     "Purgatory",
     "WatchKey",
     "complete_when",
@@ -68,17 +77,43 @@ def fetch_session_key(session_id: int) -> FetchSessionKey:
     return FetchSessionKey(session_id)
 
 
+class KeyWatcher(Protocol):
+    """An operation that watches keys until it unwatches them (``Purgatory.watch``)."""
+
+    def on_notify(self, key: Hashable) -> None:
+        """``key`` moved. Runs inside ``notify``: it must not raise, and may ``unwatch``."""
+        ...
+
+
 class Purgatory:
-    """Futures parked under keys, completed by ``notify``."""
+    """Futures parked under keys, completed by ``notify``; watchers told of their keys."""
 
     def __init__(self, on_notify: Callable[[Hashable], None] | None = None) -> None:
         self._watchers: dict[Hashable, set[asyncio.Future[bool]]] = {}
+        self._key_watchers: dict[Hashable, set[KeyWatcher]] = {}
         # Told of every key notified, parked futures or not (fetch sessions track changes so).
         self._on_notify = on_notify
 
     def __len__(self) -> int:
-        """Parked futures (a future watching several keys counts once per key)."""
-        return sum(len(futures) for futures in self._watchers.values())
+        """Parked futures and watchers (one watching several keys counts once per key)."""
+        return sum(len(futures) for futures in self._watchers.values()) + sum(
+            len(watchers) for watchers in self._key_watchers.values()
+        )
+
+    def watch(self, key: Hashable, watcher: KeyWatcher) -> None:
+        """Tell ``watcher`` of every ``notify(key)`` until ``unwatch``."""
+        watchers = self._key_watchers.get(key)
+        if watchers is None:
+            self._key_watchers[key] = {watcher}
+        else:
+            watchers.add(watcher)
+
+    def unwatch(self, key: Hashable, watcher: KeyWatcher) -> None:
+        watchers = self._key_watchers.get(key)
+        if watchers is not None:
+            watchers.discard(watcher)
+            if not watchers:
+                del self._key_watchers[key]
 
     async def wait(self, keys: Iterable[Hashable], timeout_s: float) -> bool:
         """Park until one of ``keys`` is notified (True) or ``timeout_s`` passes (False).
@@ -110,6 +145,10 @@ class Purgatory:
         """Wake everything parked under ``key``."""
         if self._on_notify is not None:
             self._on_notify(key)
+        key_watchers = self._key_watchers.get(key)
+        if key_watchers:
+            for watcher in tuple(key_watchers):  # each may unwatch itself
+                watcher.on_notify(key)
         watchers = self._watchers.pop(key, None)
         if not watchers:
             return
@@ -118,7 +157,7 @@ class Purgatory:
 
     def notify_all(self) -> None:
         """Wake everything (shutdown)."""
-        for key in list(self._watchers):
+        for key in dict.fromkeys([*self._watchers, *self._key_watchers]):
             self.notify(key)
 
 

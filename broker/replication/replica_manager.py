@@ -46,6 +46,7 @@ from minikafka.broker.replication.delayed import (
     log_end_offset_key,
     low_watermark_key,
 )
+from minikafka.broker.replication.delayed_produce import DelayedProduce, ProducePartitionStatus
 from minikafka.broker.replication.fetch_session import (
     FetchContext,
     FetchManager,
@@ -170,19 +171,8 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass
-class _ProduceStatus:
-    code: ErrorCode
-    message: str = ""
-    base_offset: int = -1
-    log_start_offset: int = -1
-    required_offset: int = -1  # acks=all: the HW it waits for
-    leader_epoch: int = -1
-    done: bool = True
-
-
 # A Produce request's outcome per (topic, partition), between the append and the answer.
-ProduceStatuses = dict[tuple[str, int], _ProduceStatus]
+ProduceStatuses = dict[tuple[str, int], ProducePartitionStatus]
 
 
 @dataclass
@@ -709,7 +699,7 @@ class ReplicaManager:
         for data in request.partitions:
             key = (data.topic, data.partition)
             if acks not in (0, 1, -1):
-                statuses[key] = _ProduceStatus(
+                statuses[key] = ProducePartitionStatus(
                     ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}"
                 )
                 continue
@@ -738,16 +728,18 @@ class ReplicaManager:
             for (topic, index), status in statuses.items()
         ]
 
-    def _append_to_leader(self, tp: TopicPartition, records: Records, acks: int) -> _ProduceStatus:
+    def _append_to_leader(
+        self, tp: TopicPartition, records: Records, acks: int
+    ) -> ProducePartitionStatus:
         partition = self._partitions.get(tp)
         if tp in self._offline_partitions:
-            return _ProduceStatus(ErrorCode.KAFKA_STORAGE_ERROR, self._offline_message(tp))
+            return ProducePartitionStatus(ErrorCode.KAFKA_STORAGE_ERROR, self._offline_message(tp))
         if partition is None or partition.state is None:
             if partition is None and not self._metadata.contains_partition(*tp):
-                return _ProduceStatus(
+                return ProducePartitionStatus(
                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{tp} is not known to this broker"
                 )
-            return _ProduceStatus(
+            return ProducePartitionStatus(
                 ErrorCode.NOT_LEADER_OR_FOLLOWER, f"broker {self.broker_id} does not lead {tp}"
             )
         try:
@@ -760,7 +752,7 @@ class ReplicaManager:
         self.purgatory.notify(log_end_offset_key(tp))
         if partition.maybe_increment_high_watermark():
             self.purgatory.notify(high_watermark_key(tp))
-        return _ProduceStatus(
+        return ProducePartitionStatus(
             ErrorCode.NONE,
             base_offset=info.first_offset,
             log_start_offset=partition.log.log_start_offset,
@@ -769,11 +761,11 @@ class ReplicaManager:
             done=acks != -1,
         )
 
-    def _append_failed(self, tp: TopicPartition, exc: Exception) -> _ProduceStatus:
+    def _append_failed(self, tp: TopicPartition, exc: Exception) -> ProducePartitionStatus:
         self.topic_stats.record_failed_produce(tp.topic)
         if self._log_manager.maybe_handle_io_error(tp, exc, f"error appending to {tp}"):
             # The dir is offline now (one log line said so): the producer retries elsewhere.
-            return _ProduceStatus(
+            return ProducePartitionStatus(
                 ErrorCode.KAFKA_STORAGE_ERROR, f"{self._offline_message(tp)}: {io_error_of(exc)}"
             )
         if isinstance(exc, KafkaError):
@@ -784,38 +776,21 @@ class ReplicaManager:
                 error=exc.code.name,
                 message=exc.message,
             )
-            return _ProduceStatus(exc.code, exc.message)
+            return ProducePartitionStatus(exc.code, exc.message)
         _log.exception("produce.failed", topic=tp.topic, partition=tp.partition)
-        return _ProduceStatus(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+        return ProducePartitionStatus(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
 
     async def _await_replication(self, statuses: ProduceStatuses, timeout_ms: int) -> None:
         """Kafka's DelayedProduce: done when every appended partition's HW passed its append."""
-        waiting = {key: s for key, s in statuses.items() if not s.done}
+        waiting = {
+            high_watermark_key(TopicPartition(*key)): s for key, s in statuses.items() if not s.done
+        }
         if not waiting:
             return
-
-        def check() -> bool | None:
-            for (topic, index), status in waiting.items():
-                if status.done:
-                    continue
-                partition = self._partitions.get(TopicPartition(topic, index))
-                if TopicPartition(topic, index) in self._offline_partitions:
-                    outcome: ErrorCode | None = ErrorCode.KAFKA_STORAGE_ERROR
-                elif partition is None or partition.leader_epoch != status.leader_epoch:
-                    outcome = ErrorCode.NOT_LEADER_OR_FOLLOWER
-                else:
-                    outcome = partition.check_enough_replicas_reach_offset(status.required_offset)
-                if outcome is not None:
-                    status.code = outcome
-                    status.done = True
-            return True if all(s.done for s in waiting.values()) else None
-
-        loop = asyncio.get_running_loop()
-        keys = [high_watermark_key(TopicPartition(*key)) for key in waiting]
         self.stats.delayed_produce += 1
         try:
-            await complete_when(
-                check, keys, self.purgatory, loop.time() + max(timeout_ms, 0) / 1000
+            await DelayedProduce(waiting, self._produce_outcome, self.purgatory).wait(
+                max(timeout_ms, 0) / 1000
             )
         finally:
             self.stats.delayed_produce -= 1
@@ -824,6 +799,17 @@ class ReplicaManager:
                 status.code = ErrorCode.REQUEST_TIMED_OUT
                 status.message = f"the ISR did not replicate the append within {timeout_ms} ms"
                 status.done = True
+
+    def _produce_outcome(
+        self, tp: TopicPartition, status: ProducePartitionStatus
+    ) -> ErrorCode | None:
+        """An acks=all append's outcome on ``tp`` (None while it waits for the HW)."""
+        if tp in self._offline_partitions:
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        partition = self._partitions.get(tp)
+        if partition is None or partition.leader_epoch != status.leader_epoch:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return partition.check_enough_replicas_reach_offset(status.required_offset)
 
     # --- Fetch --------------------------------------------------------------------------------
 
