@@ -633,10 +633,11 @@ class KafkaController:
                 return self._load_topic(topic, with_states=with_states)
         ctx.add_topic(topic, assignment.topic_id, dict(assignment.partitions))
         if with_states:
-            for partition in assignment.partitions:
-                state = self._zk.get_partition_state(topic, partition)
-                if state is not None:
-                    ctx.partition_states[TopicPartition(topic, partition)] = state
+            ctx.partition_states.update(
+                self._zk.get_partition_states(
+                    TopicPartition(topic, partition) for partition in assignment.partitions
+                )
+            )
         if topic not in self._topic_watches:
 
             def on_topic_change(_: TopicAssignment | None) -> None:
@@ -1047,11 +1048,16 @@ class KafkaController:
                 changed |= partitions
         self._zk.delete_isr_change_notifications(names)
         updated = []
-        for tp in sorted(changed):
-            if tp not in ctx.assignments or ctx.is_being_deleted(tp.topic):
-                continue
-            old = ctx.partition_states.get(tp)
-            new = self._partitions.reload_state(tp)
+        wanted = [
+            tp
+            for tp in sorted(changed)
+            if tp in ctx.assignments and not ctx.is_being_deleted(tp.topic)
+        ]
+        previous = {tp: ctx.partition_states.get(tp) for tp in wanted}
+        states = self._partitions.reload_states(wanted)
+        for tp in wanted:
+            old = previous[tp]
+            new = states.get(tp)
             if new is None:
                 continue
             updated.append(tp)
