@@ -462,6 +462,24 @@ class ReplicaManager:
             self._partitions[tp] = partition
         return partition
 
+    async def _create_logs(self, partitions: Iterable[TopicPartition]) -> None:
+        """The logs of partitions new to this broker, made together before a LeaderAndIsr
+        touches them: each topic's config read once and off the loop, and one fsync per log
+        dir for all the new directories, awaited before any of them can be written to (the
+        partitions get their roles after this returns)."""
+        new = [
+            tp
+            for tp in partitions
+            if tp not in self._partitions
+            and tp not in self._offline_partitions
+            and self._log_manager.get_log(tp.topic, tp.partition) is None
+        ]
+        if not new:
+            return
+        configs = await asyncio.to_thread(self._log_manager.log_configs, {tp.topic for tp in new})
+        log_dirs = self._log_manager.create_logs(new, configs)
+        await asyncio.to_thread(self._log_manager.sync_log_dirs, log_dirs)
+
     def _notify(self, tp: TopicPartition) -> None:
         self.purgatory.notify(high_watermark_key(tp))
         self.purgatory.notify(log_end_offset_key(tp))
@@ -477,6 +495,11 @@ class ReplicaManager:
         response = pb.LeaderAndIsrResponse()
         leaders: dict[TopicPartition, PartitionRegistration] = {}
         followers: dict[TopicPartition, PartitionRegistration] = {}
+        await self._create_logs(
+            TopicPartition(ps.topic_name, ps.partition_index)
+            for ps in request.partition_states
+            if self.broker_id in ps.replicas
+        )
         for ps in request.partition_states:
             tp = TopicPartition(ps.topic_name, ps.partition_index)
             code = ErrorCode.NONE

@@ -264,7 +264,10 @@ class Log:
         log_start_offset: int = 0,
         had_clean_shutdown: bool = False,
         time_ms: Callable[[], int] = _wall_clock_ms,
+        sync_parent: bool = True,
     ) -> None:
+        """``sync_parent=False``: a new directory is created without fsyncing its parent (the
+        log dir); the creator fsyncs it before anything is written (LogManager.create_logs)."""
         self.dir = Path(directory)
         self.topic, self.partition = parse_topic_partition(self.dir.name)
         # Its entry says this log may have gaps (see the module docstring).
@@ -285,7 +288,8 @@ class Log:
             # a crash in between cannot leave the new log with it).
             self._cleaner_checkpoint.remove(self._tp)
             self.dir.mkdir(parents=True)
-            fsync_dir(self.dir.parent)
+            if sync_parent:
+                fsync_dir(self.dir.parent)
             had_clean_shutdown = True  # a new log: nothing was written, nothing to recover
         self.leader_epoch_cache = LeaderEpochFileCache(
             self.dir / LEADER_EPOCH_CHECKPOINT, topic=self.topic, partition=self.partition
