@@ -18,7 +18,8 @@
   broker restarts, as Kafka's offline HostedPartition does.
 * A periodic task removes followers that have not caught up for ``replica.lag.time.max.ms``
   from the ISR; another checkpoints the high watermarks. ISR changes are written by the leader
-  to the partition's state znode (conditional on its version) plus an isr_change_notification.
+  to the partition's state znode (conditional on its version); a third task tells the
+  controller in isr_change_notifications, many changes in one as Kafka does (isr_change.py).
 
 Not thread-safe: every method runs on the broker's event loop. ZooKeeper calls and checkpoint
 writes go to the default executor with ``asyncio.to_thread``.
@@ -52,6 +53,10 @@ from minikafka.broker.replication.fetcher import (
     PartitionFetchState,
     ReplicaFetcher,
     ReplicaFetcherManager,
+)
+from minikafka.broker.replication.isr_change import (
+    IsrChangePropagation,
+    IsrChangePropagationConfig,
 )
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import ProducerIdManager
@@ -225,6 +230,7 @@ class ReplicaManager:
         *,
         broker_epoch: Callable[[], int],
         time_ms: Callable[[], int] = _wall_clock_ms,
+        isr_change_propagation: IsrChangePropagationConfig | None = None,
     ) -> None:
         self.config = config
         self.broker_id = config.broker_id
@@ -266,6 +272,8 @@ class ReplicaManager:
         self._isr_writes: set[asyncio.Task[None]] = set()
         self._started = False
         self._leadership_listeners: list[LeadershipListener] = []
+        # ISR changes for the controller, written as Kafka batches them (isr_change.py).
+        self.isr_changes = IsrChangePropagation(isr_change_propagation, now_ms=time_ms())
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -286,6 +294,12 @@ class ReplicaManager:
                     self.checkpoint_high_watermarks,
                 ),
                 name=f"highwatermark-checkpoint-{self.broker_id}",
+            ),
+            loop.create_task(
+                self._every(
+                    self.isr_changes.config.check_interval_ms / 1000, self.propagate_isr_changes
+                ),
+                name=f"isr-change-propagation-{self.broker_id}",
             ),
         ]
         _log.info(
@@ -1332,11 +1346,18 @@ class ReplicaManager:
             partition_epoch=version,
         )
         self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
-        try:
-            await asyncio.to_thread(
-                self._zk.create_isr_change_notification, [zk_data.TopicPartition(topic, index)]
-            )
-        except Exception as exc:
-            _log.warning(
-                "isr_change_notification.failed", topic=topic, partition=index, error=str(exc)
-            )
+        self.isr_changes.record(TopicPartition(topic, index), self._time_ms())
+
+    async def propagate_isr_changes(self) -> None:
+        """Tell the controller of the recorded ISR changes when they are due (isr_change.py)."""
+        for partitions in self.isr_changes.due(self._time_ms()):
+            try:
+                await asyncio.to_thread(
+                    self._zk.create_isr_change_notification,
+                    [zk_data.TopicPartition(tp.topic, tp.partition) for tp in partitions],
+                )
+            except Exception as exc:
+                self.isr_changes.restore(partitions)
+                _log.warning(
+                    "isr_change_notification.failed", partitions=len(partitions), error=str(exc)
+                )

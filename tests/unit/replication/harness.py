@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.requests import (
     FetchPartition,
@@ -159,6 +160,10 @@ class Node:
             self.zk,
             self.metadata,
             broker_epoch=lambda: self.broker_epoch,
+            # Kafka's timings (seconds) scaled down, so that tests see notifications soon.
+            isr_change_propagation=IsrChangePropagationConfig(
+                check_interval_ms=20, linger_ms=50, max_delay_ms=1000
+            ),
         )
         self.server = grpc.aio.server()
         pb_grpc.add_DataServicer_to_server(DataService(self.rm), self.server)
