@@ -611,14 +611,40 @@ class ReplicaManager:
             if partition is None:
                 continue  # stopped while the topic config was read
             partition.min_insync_replicas = min_isr[tp.topic]
-            try:
-                partition.make_leader(registration, now)
-            except Exception as exc:  # the epoch checkpoint write; the dir goes offline
-                if not self._log_manager.maybe_handle_io_error(tp, exc, f"error leading {tp}"):
-                    raise
-                continue
+            partition.make_leader(registration, now, flush_epoch=False)
             partition.maybe_increment_high_watermark()
             self._notify(tp)
+        await self._write_epochs(leaders)
+
+    async def _write_epochs(self, partitions: Iterable[TopicPartition]) -> None:
+        """The new leaders' epoch files, written together in a worker thread rather than one
+        fsync after another on the loop (each log writes its own before fsyncing data of the
+        epoch anyway, see epoch_cache.py). A failed write takes its log dir offline."""
+        writes = {}
+        for tp in partitions:
+            partition = self._partitions.get(tp)
+            write = None if partition is None else partition.epochs_to_write()
+            if write is not None:
+                writes[tp] = write
+
+        def write_all() -> dict[TopicPartition, Exception]:
+            failed = {}
+            for tp, write in writes.items():
+                try:
+                    write()
+                except Exception as exc:
+                    failed[tp] = exc
+            return failed
+
+        if writes:
+            for tp, exc in (await asyncio.to_thread(write_all)).items():
+                if not self._log_manager.maybe_handle_io_error(tp, exc, f"error leading {tp}"):
+                    _log.error(
+                        "leader_epoch.write_failed",
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        error=str(exc),
+                    )
 
     async def _make_followers(
         self,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from minikafka.broker.storage.checkpoints import TopicPartition
-from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage import log as log_module
 from minikafka.broker.storage import log_manager as log_manager_module
+from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log_manager import (
     CLEAN_SHUTDOWN_FILE,
     LogManager,
