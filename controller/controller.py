@@ -391,6 +391,8 @@ class KafkaController:
                 "controller_event_failed", controller_event=event.name, broker_id=self.broker_id
             )
         finally:
+            if self._partition_sm is not None:
+                self._partition_sm.event_done()
             self._update_metrics()
 
     def _update_metrics(self) -> None:
@@ -633,10 +635,8 @@ class KafkaController:
                 return self._load_topic(topic, with_states=with_states)
         ctx.add_topic(topic, assignment.topic_id, dict(assignment.partitions))
         if with_states:
-            ctx.partition_states.update(
-                self._zk.get_partition_states(
-                    TopicPartition(topic, partition) for partition in assignment.partitions
-                )
+            self._partitions.reload_states(
+                TopicPartition(topic, partition) for partition in assignment.partitions
             )
         if topic not in self._topic_watches:
 

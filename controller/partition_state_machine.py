@@ -53,6 +53,13 @@ class PartitionStateMachine:
         self._ctx = context
         self._zk = zk
         self._config = config  # read at each use: a config change may replace it
+        # States read from ZooKeeper or written during the current event: as fresh as another
+        # read would be, so an event that elects, then shrinks ISRs, reads each state once.
+        self._fresh: set[TopicPartition] = set()
+
+    def event_done(self) -> None:
+        """The controller finished an event: what it read may be stale at the next one."""
+        self._fresh.clear()
 
     def announce(self, tp: TopicPartition, batch: RequestBatch) -> None:
         """LeaderAndIsr to the partition's live replicas, UpdateMetadata to every broker."""
@@ -69,6 +76,7 @@ class PartitionStateMachine:
         ctx = self._ctx
         partitions = list(partitions)
         states = self._zk.get_partition_states(partitions)
+        self._fresh.update(partitions)
         for tp in partitions:
             state = states.get(tp)
             if state is None:
@@ -97,15 +105,17 @@ class PartitionStateMachine:
         updateLeaderAndIsr): the partitions whose write lost to another writer are re-read
         together and decided again. The new states of the partitions written.
 
-        Decisions start from states read afresh, as Kafka's doElectLeaderForPartitions does:
+        Decisions start from states read afresh (in this event), as Kafka's
+        doElectLeaderForPartitions does:
         leaders change ISRs without the controller (it hears of them through batched ISR
         change notifications, seconds later), and an election from a stale ISR would pick a
         leader or an ISR that is no longer right, or refuse one that is."""
         ctx = self._ctx
         written: dict[TopicPartition, PartitionState] = {}
         remaining = dict(decisions)
-        if remaining:
-            self.reload_states(remaining)
+        stale = [tp for tp in remaining if tp not in self._fresh]
+        if stale:
+            self.reload_states(stale)
         for _ in range(_MAX_WRITE_ATTEMPTS):
             updates: dict[TopicPartition, tuple[PartitionState, int]] = {}
             olds: dict[TopicPartition, PartitionState] = {}

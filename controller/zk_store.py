@@ -566,20 +566,35 @@ class ZkStore:
         self,
         updates: Mapping[TopicPartition, tuple[PartitionState, int]],
         *,
-        controller_epoch_zk_version: int,
+        controller_epoch_zk_version: int | None = None,
     ) -> dict[TopicPartition, int | BadZNodeVersionError | KafkaError]:
         """Write each ``(state, expected znode version)`` as update_partition_state does, the
         writes in flight together: the new znode version per partition written,
         BadZNodeVersionError per partition someone wrote first (re-read, decide again),
         UnknownTopicOrPartitionError (a KafkaError) per partition without a state znode.
-        ControllerMovedError when fenced."""
-
-        def add_set(tp: TopicPartition, txn: Any) -> None:
-            state, expected = updates[tp]
-            txn.set_data(partition_state_path(*tp), encode_partition_state(state), expected)
-
+        Fenced (ControllerMovedError) when ``controller_epoch_zk_version`` is given, as the
+        controller's writes are; a partition leader's ISR writes are not."""
         answers: dict[TopicPartition, int | BadZNodeVersionError | KafkaError] = {}
-        for tp, result in self._fenced_many(controller_epoch_zk_version, updates, add_set):
+        if controller_epoch_zk_version is None:
+
+            def data(tp: TopicPartition) -> tuple[str, bytes, int]:
+                state, expected = updates[tp]
+                return partition_state_path(*tp), encode_partition_state(state), expected
+
+            written = self._pipelined(
+                {tp: tp for tp in updates},
+                lambda tp: self._client.set_async(*data(tp)),
+                lambda tp: self._client.set(*data(tp)),
+            )
+            results: Iterable[tuple[TopicPartition, Any]] = written.items()
+        else:
+
+            def add_set(tp: TopicPartition, txn: Any) -> None:
+                state, expected = updates[tp]
+                txn.set_data(partition_state_path(*tp), encode_partition_state(state), expected)
+
+            results = self._fenced_many(controller_epoch_zk_version, updates, add_set)
+        for tp, result in results:
             path = partition_state_path(*tp)
             if isinstance(result, BadVersionError):
                 answers[tp] = BadZNodeVersionError(path, updates[tp][1])

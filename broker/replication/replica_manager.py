@@ -30,10 +30,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import structlog
 
@@ -133,6 +133,17 @@ class PartitionStateStore(Protocol):
         controller_epoch_zk_version: int | None = None,
     ) -> int: ...
 
+    def get_partition_states(
+        self, partitions: Iterable[zk_data.TopicPartition]
+    ) -> dict[zk_data.TopicPartition, Versioned[PartitionState]]: ...
+
+    def update_partition_states(
+        self,
+        updates: Mapping[zk_data.TopicPartition, tuple[PartitionState, int]],
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> Mapping[zk_data.TopicPartition, int | Exception]: ...
+
     def create_isr_change_notification(
         self, partitions: Iterable[zk_data.TopicPartition]
     ) -> str: ...
@@ -218,6 +229,15 @@ def _check_fetch_request(
         )
 
 
+class _IsrWrite(NamedTuple):
+    """An ISR change a leader proposed, waiting to be written to its state znode."""
+
+    partition: Partition
+    state: LeaderState  # the leader state it was proposed under
+    new_isr: frozenset[int]
+    change: str  # "shrink" | "expand"
+
+
 class ReplicaManager:
     """Hosted partitions and what clients, followers and the controller ask of them."""
 
@@ -270,6 +290,8 @@ class ReplicaManager:
         self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
         self._tasks: list[asyncio.Task[None]] = []
         self._isr_writes: set[asyncio.Task[None]] = set()
+        self._isr_pending: list[_IsrWrite] = []  # proposed ISR changes not being written yet
+        self._isr_writer: asyncio.Task[None] | None = None
         self._started = False
         self._leadership_listeners: list[LeadershipListener] = []
         # ISR changes for the controller, written as Kafka batches them (isr_change.py).
@@ -1278,65 +1300,91 @@ class ReplicaManager:
         if not isinstance(state, LeaderState) or partition.pending_isr is not None:
             return
         partition.pending_isr = new_isr
-        task = asyncio.get_running_loop().create_task(
-            self._write_isr(partition, state, new_isr, change)
-        )
-        self._isr_writes.add(task)
-        task.add_done_callback(self._isr_writes.discard)
+        # Written together with every other change proposed meanwhile (_write_isrs): after a
+        # broker dies or comes back, thousands of partitions change their ISR in one check.
+        self._isr_pending.append(_IsrWrite(partition, state, new_isr, change))
+        if self._isr_writer is None or self._isr_writer.done():
+            task = asyncio.get_running_loop().create_task(self._write_isrs())
+            self._isr_writer = task
+            self._isr_writes.add(task)
+            task.add_done_callback(self._isr_writes.discard)
 
-    async def _write_isr(
-        self, partition: Partition, state: LeaderState, new_isr: frozenset[int], change: str
-    ) -> None:
-        topic, index = partition.topic, partition.partition
-        znode = PartitionState(
-            leader=self.broker_id,
-            leader_epoch=state.leader_epoch,
-            isr=tuple(sorted(new_isr)),
-            controller_epoch=state.controller_epoch,
-        )
-
-        def still_current() -> bool:
-            current = partition.state
-            return (
-                self._partitions.get(TopicPartition(topic, index)) is partition
-                and isinstance(current, LeaderState)
-                and current.leader_epoch == state.leader_epoch
-            )
-
-        version: int | None = None
-        adopted: frozenset[int] | None = None
-        try:
+    async def _write_isrs(self) -> None:
+        """Write the proposed ISR changes to their state znodes in one pipelined batch (each
+        conditional on the version the leader holds), until none is left."""
+        while self._isr_pending:
+            batch, self._isr_pending = self._isr_pending, []
             try:
-                version = await asyncio.to_thread(
-                    self._zk.update_partition_state, topic, index, znode, state.partition_epoch
-                )
-            except BadZNodeVersionError:
-                read = await asyncio.to_thread(self._zk.get_partition_state, topic, index)
+                await self._write_isr_batch(batch)
+            finally:
+                for write in batch:
+                    if write.partition.pending_isr == write.new_isr:
+                        write.partition.pending_isr = None
+
+    async def _write_isr_batch(self, batch: list[_IsrWrite]) -> None:
+        updates: dict[zk_data.TopicPartition, tuple[PartitionState, int]] = {}
+        for write in batch:
+            znode = PartitionState(
+                leader=self.broker_id,
+                leader_epoch=write.state.leader_epoch,
+                isr=tuple(sorted(write.new_isr)),
+                controller_epoch=write.state.controller_epoch,
+            )
+            tp = zk_data.TopicPartition(write.partition.topic, write.partition.partition)
+            updates[tp] = (znode, write.state.partition_epoch)
+        try:
+            answers = await asyncio.to_thread(self._zk.update_partition_states, updates)
+            lost = [
+                tp for tp, answer in answers.items() if isinstance(answer, BadZNodeVersionError)
+            ]
+            reads = await asyncio.to_thread(self._zk.get_partition_states, lost) if lost else {}
+        except Exception as exc:
+            _log.warning("isr_update.failed", partitions=len(batch), error=str(exc))
+            return
+        for write, tp in zip(batch, updates, strict=True):
+            topic, index = tp
+            answer = answers[tp]
+            version: int | None = None
+            adopted: frozenset[int] | None = None
+            if isinstance(answer, BadZNodeVersionError):
+                read = reads.get(tp)
                 if (
                     read is None
                     or read.value.leader != self.broker_id
-                    or read.value.leader_epoch != state.leader_epoch
+                    or read.value.leader_epoch != write.state.leader_epoch
                 ):
                     _log.info(
                         "isr_update.abandoned",
                         topic=topic,
                         partition=index,
-                        leader_epoch=state.leader_epoch,
+                        leader_epoch=write.state.leader_epoch,
                         reason="the partition state znode has a newer leader or epoch",
                     )
-                    return
+                    continue
                 version = read.zk_version
-                if set(read.value.isr) != new_isr:
+                if set(read.value.isr) != write.new_isr:
                     # Someone else changed the ISR under the same epoch: take theirs and decide
                     # again at the next check rather than overwrite it.
                     adopted = frozenset(read.value.isr)
-        except Exception as exc:
-            _log.warning("isr_update.failed", topic=topic, partition=index, error=str(exc))
-            return
-        finally:
-            if partition.pending_isr == new_isr:
-                partition.pending_isr = None
-        if version is None or not still_current():
+            elif isinstance(answer, Exception):
+                _log.warning("isr_update.failed", topic=topic, partition=index, error=str(answer))
+                continue
+            else:
+                version = answer
+            if write.partition.pending_isr == write.new_isr:
+                write.partition.pending_isr = None
+            self._isr_written(write, version, adopted)
+
+    def _isr_written(self, write: _IsrWrite, version: int, adopted: frozenset[int] | None) -> None:
+        """Apply an ISR the state znode now holds (ours, or ``adopted``) at ``version``."""
+        partition, state, new_isr, change = write
+        topic, index = partition.topic, partition.partition
+        current = partition.state
+        if not (
+            self._partitions.get(TopicPartition(topic, index)) is partition
+            and isinstance(current, LeaderState)
+            and current.leader_epoch == state.leader_epoch
+        ):
             return
         if adopted is not None:
             partition.apply_isr(adopted, version)
@@ -1351,8 +1399,6 @@ class ReplicaManager:
             )
             self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
             return
-        current = partition.state
-        assert isinstance(current, LeaderState)
         old_isr = current.isr
         partition.apply_isr(new_isr, version)
         if change == "shrink":

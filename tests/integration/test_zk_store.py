@@ -297,6 +297,14 @@ def test_partition_states_in_bulk_are_fenced_and_conditional_each(
         tps[4]: Versioned(shrunk[tps[4]][0], 1),
     }
 
+    # a partition leader's ISR writes: not fenced, each still conditional on its version
+    leader_writes = {tps[5]: (PartitionState(2, 1, (2, 1), elected.value), 1)}
+    leader_writes[tps[6]] = (PartitionState(2, 1, (2, 1), elected.value), 0)  # stale version
+    leader_answers = zk.update_partition_states(leader_writes)
+    assert leader_answers[tps[5]] == 2
+    assert isinstance(leader_answers[tps[6]], BadZNodeVersionError)
+    shrunk[tps[5]] = (leader_writes[tps[5]][0], 2)
+
     # a zombie controller's bulk writes are refused, none lands
     expire_session(zk.client, zookeeper_server.connect_string)
     assert successor.elect_controller(broker_id=2) is not None
@@ -309,7 +317,8 @@ def test_partition_states_in_bulk_are_fenced_and_conditional_each(
             {TopicPartition("bulk", count): first[tps[0]]}, controller_epoch_zk_version=fence
         )
     after = successor.get_partition_states(tps)
-    assert all(after[tp] == Versioned(shrunk[tp][0], 1) for tp in tps[4:])
+    assert after[tps[5]] == Versioned(shrunk[tps[5]][0], 2)
+    assert all(after[tp] == Versioned(shrunk[tp][0], 1) for tp in tps[4:] if tp != tps[5])
     assert successor.get_partition_state("bulk", count) is None
 
 

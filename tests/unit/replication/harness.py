@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,26 @@ class FakeZk:
                 raise BadZNodeVersionError(f"/{topic}/{partition}", expected_zk_version)
             self.states[(topic, partition)] = Versioned(state, old.zk_version + 1)
             return old.zk_version + 1
+
+    def get_partition_states(
+        self, partitions: Iterable[zk_data.TopicPartition]
+    ) -> dict[zk_data.TopicPartition, Versioned[PartitionState]]:
+        with self._lock:
+            return {tp: self.states[tp] for tp in partitions if tp in self.states}
+
+    def update_partition_states(
+        self,
+        updates: Mapping[zk_data.TopicPartition, tuple[PartitionState, int]],
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> dict[zk_data.TopicPartition, int | Exception]:
+        answers: dict[zk_data.TopicPartition, int | Exception] = {}
+        for tp, (state, expected) in updates.items():
+            try:
+                answers[tp] = self.update_partition_state(*tp, state, expected)
+            except BadZNodeVersionError as exc:
+                answers[tp] = exc
+        return answers
 
     def create_isr_change_notification(self, partitions: Iterable[zk_data.TopicPartition]) -> str:
         with self._lock:
