@@ -560,6 +560,7 @@ class KafkaController:
             if tp in ctx.partition_states and ctx.has_live_leader(tp):
                 batch.add_leader_and_isr(ctx.live_replicas(tp), tp)
         self._partitions.online_partition_state_change(ctx.all_partitions(), batch)
+        batch.send(self._channels)  # leaders first, as in _on_broker_failure
         # Brokers that died while no controller was watching: their replicas go offline.
         registered = set(ctx.live_brokers)
         self._replicas.replicas_offline(
@@ -686,10 +687,14 @@ class KafkaController:
         ctx = self._ctx
         for broker_id in sorted(dead):
             log.warning("broker_failed", broker_id=broker_id, controller_epoch=ctx.epoch)
+        # As Kafka's onReplicasBecomeOffline: the new leaders are told before the dead
+        # replicas leave the other partitions' ISRs (with thousands of partitions those
+        # writes take seconds, and the partitions without a leader should not wait for them).
         batch = self._new_batch()
         self._partitions.elect_for_failed_leaders(dead, batch)
-        self._replicas.replicas_offline(dead, batch)
         batch.add_update_metadata(ctx.live_brokers)  # every broker learns who is gone
+        batch.send(self._channels)
+        self._replicas.replicas_offline(dead, batch)
         batch.send(self._channels)
 
     def _on_broker_startup(self, new: set[int]) -> None:
