@@ -387,4 +387,8 @@ def test_controller_failover_over_many_partitions_loses_no_acked_record(
         assert cluster.produce("many", partition, [value], acks=-1, retry_s=10).ok
         acked[partition].append(value)
     for partition in range(partitions):
-        assert values(cluster, "many", partition) == acked[partition]
+        read = values(cluster, "many", partition)
+        # Every acked record is there, in order; a produce the harness retried after a
+        # timeout (the client here is not idempotent) may have been stored twice.
+        assert [v for v in read if v is not None and v in acked[partition]] == read
+        assert sorted(set(read), key=read.index) == acked[partition]
