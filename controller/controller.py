@@ -385,6 +385,8 @@ class KafkaController:
                 "controller_event_failed", controller_event=event.name, broker_id=self.broker_id
             )
         finally:
+            if self._partition_sm is not None:
+                self._partition_sm.event_done()
             self._update_metrics()
 
     def _update_metrics(self) -> None:
@@ -552,6 +554,7 @@ class KafkaController:
             if tp in ctx.partition_states and ctx.has_live_leader(tp):
                 batch.add_leader_and_isr(ctx.live_replicas(tp), tp)
         self._partitions.online_partition_state_change(ctx.all_partitions(), batch)
+        batch.send(self._channels)  # leaders first, as in _on_broker_failure
         # Brokers that died while no controller was watching: their replicas go offline.
         registered = set(ctx.live_brokers)
         self._replicas.replicas_offline(
@@ -627,10 +630,9 @@ class KafkaController:
                 return self._load_topic(topic, with_states=with_states)
         ctx.add_topic(topic, assignment.topic_id, dict(assignment.partitions))
         if with_states:
-            for partition in assignment.partitions:
-                state = self._zk.get_partition_state(topic, partition)
-                if state is not None:
-                    ctx.partition_states[TopicPartition(topic, partition)] = state
+            self._partitions.reload_states(
+                TopicPartition(topic, partition) for partition in assignment.partitions
+            )
         if topic not in self._topic_watches:
 
             def on_topic_change(_: TopicAssignment | None) -> None:
@@ -679,10 +681,14 @@ class KafkaController:
         ctx = self._ctx
         for broker_id in sorted(dead):
             log.warning("broker_failed", broker_id=broker_id, controller_epoch=ctx.epoch)
+        # As Kafka's onReplicasBecomeOffline: the new leaders are told before the dead
+        # replicas leave the other partitions' ISRs (with thousands of partitions those
+        # writes take seconds, and the partitions without a leader should not wait for them).
         batch = self._new_batch()
         self._partitions.elect_for_failed_leaders(dead, batch)
-        self._replicas.replicas_offline(dead, batch)
         batch.add_update_metadata(ctx.live_brokers)  # every broker learns who is gone
+        batch.send(self._channels)
+        self._replicas.replicas_offline(dead, batch)
         batch.send(self._channels)
 
     def _on_broker_startup(self, new: set[int]) -> None:
@@ -977,11 +983,16 @@ class KafkaController:
                 changed |= partitions
         self._zk.delete_isr_change_notifications(names)
         updated = []
-        for tp in sorted(changed):
-            if tp not in ctx.assignments or ctx.is_being_deleted(tp.topic):
-                continue
-            old = ctx.partition_states.get(tp)
-            new = self._partitions.reload_state(tp)
+        wanted = [
+            tp
+            for tp in sorted(changed)
+            if tp in ctx.assignments and not ctx.is_being_deleted(tp.topic)
+        ]
+        previous = {tp: ctx.partition_states.get(tp) for tp in wanted}
+        states = self._partitions.reload_states(wanted)
+        for tp in wanted:
+            old = previous[tp]
+            new = states.get(tp)
             if new is None:
                 continue
             updated.append(tp)

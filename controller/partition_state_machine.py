@@ -19,14 +19,14 @@ Not thread-safe: one per term as controller, used on the controller's event thre
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import structlog
 
 from minikafka.controller import election
 from minikafka.controller.config import ControllerConfig
-from minikafka.controller.errors import ControllerMovedError, ZNodeExistsError
+from minikafka.controller.errors import ControllerMovedError
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext
 from minikafka.controller.zk_data import NO_LEADER
@@ -55,6 +55,13 @@ class PartitionStateMachine:
         self._ctx = context
         self._zk = zk
         self._config = config  # read at each use: a config change may replace it
+        # States read from ZooKeeper or written during the current event: as fresh as another
+        # read would be, so an event that elects, then shrinks ISRs, reads each state once.
+        self._fresh: set[TopicPartition] = set()
+
+    def event_done(self) -> None:
+        """The controller finished an event: what it read may be stale at the next one."""
+        self._fresh.clear()
 
     def announce(self, tp: TopicPartition, batch: RequestBatch) -> None:
         """LeaderAndIsr to the partition's live replicas, UpdateMetadata to every broker."""
@@ -62,18 +69,28 @@ class PartitionStateMachine:
         batch.add_update_metadata(self._ctx.live_brokers, [tp])
 
     def reload_state(self, tp: TopicPartition) -> Versioned[PartitionState] | None:
+        return self.reload_states([tp]).get(tp)
+
+    def reload_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, Versioned[PartitionState]]:
+        """Read the partitions' states again (together); those without a state are forgotten."""
         ctx = self._ctx
-        state = self._zk.get_partition_state(tp.topic, tp.partition)
-        if state is None:
-            ctx.partition_states.pop(tp, None)
-            return None
-        if state.value.controller_epoch > ctx.epoch:
-            raise ControllerMovedError(
-                f"{tp} was written by controller epoch {state.value.controller_epoch}, "
-                f"this controller has epoch {ctx.epoch}"
-            )
-        ctx.partition_states[tp] = state
-        return state
+        partitions = list(partitions)
+        states = self._zk.get_partition_states(partitions)
+        self._fresh.update(partitions)
+        for tp in partitions:
+            state = states.get(tp)
+            if state is None:
+                ctx.partition_states.pop(tp, None)
+                continue
+            if state.value.controller_epoch > ctx.epoch:
+                raise ControllerMovedError(
+                    f"{tp} was written by controller epoch {state.value.controller_epoch}, "
+                    f"this controller has epoch {ctx.epoch}"
+                )
+            ctx.partition_states[tp] = state
+        return states
 
     def update(self, tp: TopicPartition, decide: Decision, reason: str) -> PartitionState | None:
         """Write the state ``decide`` picks (leader_epoch + 1), fenced and version-checked.
@@ -81,32 +98,63 @@ class PartitionStateMachine:
         Re-reads and decides again when the leader changed the ISR meanwhile. None when
         ``decide`` found nothing to do.
         """
+        return self.update_many({tp: decide}, reason).get(tp)
+
+    def update_many(
+        self, decisions: Mapping[TopicPartition, Decision], reason: str
+    ) -> dict[TopicPartition, PartitionState]:
+        """``update`` for many partitions, their writes in flight together (Kafka's
+        updateLeaderAndIsr): the partitions whose write lost to another writer are re-read
+        together and decided again. The new states of the partitions written.
+
+        Decisions start from states read afresh (in this event), as Kafka's
+        doElectLeaderForPartitions does:
+        leaders change ISRs without the controller (it hears of them through batched ISR
+        change notifications, seconds later), and an election from a stale ISR would pick a
+        leader or an ISR that is no longer right, or refuse one that is."""
         ctx = self._ctx
+        written: dict[TopicPartition, PartitionState] = {}
+        remaining = dict(decisions)
+        stale = [tp for tp in remaining if tp not in self._fresh]
+        if stale:
+            self.reload_states(stale)
         for _ in range(_MAX_WRITE_ATTEMPTS):
-            current = ctx.partition_states.get(tp)
-            if current is None:
-                return None
-            old = current.value
-            decision = decide(old)
-            if decision is None:
-                return None
-            new = PartitionState(decision.leader, old.leader_epoch + 1, decision.isr, ctx.epoch)
-            try:
-                zk_version = self._zk.update_partition_state(
-                    tp.topic,
-                    tp.partition,
-                    new,
-                    current.zk_version,
-                    controller_epoch_zk_version=ctx.epoch_zk_version,
-                )
-            except BadZNodeVersionError:
-                self.reload_state(tp)
-                continue
-            ctx.partition_states[tp] = Versioned(new, zk_version)
-            _log_state_change(tp, old, new, reason)
-            return new
-        log.warning("partition_state_write_gave_up", topic=tp.topic, partition=tp.partition)
-        return None
+            updates: dict[TopicPartition, tuple[PartitionState, int]] = {}
+            olds: dict[TopicPartition, PartitionState] = {}
+            for tp, decide in remaining.items():
+                current = ctx.partition_states.get(tp)
+                if current is None:
+                    continue
+                old = current.value
+                decision = decide(old)
+                if decision is None:
+                    continue
+                new = PartitionState(decision.leader, old.leader_epoch + 1, decision.isr, ctx.epoch)
+                updates[tp] = (new, current.zk_version)
+                olds[tp] = old
+            if not updates:
+                return written
+            answers = self._zk.update_partition_states(
+                updates, controller_epoch_zk_version=ctx.epoch_zk_version
+            )
+            lost = []
+            for tp, answer in answers.items():
+                if isinstance(answer, BadZNodeVersionError):
+                    lost.append(tp)
+                elif isinstance(answer, Exception):
+                    raise answer
+                else:
+                    new = updates[tp][0]
+                    ctx.partition_states[tp] = Versioned(new, answer)
+                    written[tp] = new
+                    _log_state_change(tp, olds[tp], new, reason)
+            if not lost:
+                return written
+            self.reload_states(lost)
+            remaining = {tp: remaining[tp] for tp in lost}
+        for tp in remaining:
+            log.warning("partition_state_write_gave_up", topic=tp.topic, partition=tp.partition)
+        return written
 
     # --- NewPartition / OfflinePartition -> OnlinePartition ------------------------------------
 
@@ -115,61 +163,73 @@ class PartitionStateMachine:
     ) -> None:
         """New partitions get states, partitions without a live leader get one if they can."""
         ctx = self._ctx
+        new: list[TopicPartition] = []
+        offline: dict[TopicPartition, Decision] = {}
         for tp in partitions:
             if ctx.is_being_deleted(tp.topic) or tp not in ctx.assignments:
                 continue
             if tp not in ctx.partition_states:
-                self._init_partition(tp, batch)
-            elif (
-                not ctx.has_live_leader(tp)
-                and self.update(tp, self.offline_decision(tp), "offline partition") is not None
-            ):
-                self.announce(tp, batch)
+                new.append(tp)
+            elif not ctx.has_live_leader(tp):
+                offline[tp] = self.offline_decision(tp)
+        if new:
+            self._init_partitions(new, batch)
+        for tp in self.update_many(offline, "offline partition"):
+            self.announce(tp, batch)
 
     def elect_for_failed_leaders(self, dead: set[int], batch: RequestBatch) -> None:
         """Partitions whose leader was on a dead broker: elect from the live ISR in AR order."""
         ctx = self._ctx
-        for tp, state in list(ctx.iter_states(ctx.all_partitions())):
-            if ctx.is_being_deleted(tp.topic) or state.value.leader not in dead:
-                continue
-            if self.update(tp, self.offline_decision(tp), "leader broker failed") is not None:
-                self.announce(tp, batch)
+        decisions = {
+            tp: self.offline_decision(tp)
+            for tp, state in ctx.iter_states(ctx.all_partitions())
+            if not ctx.is_being_deleted(tp.topic) and state.value.leader in dead
+        }
+        for tp in self.update_many(decisions, "leader broker failed"):
+            self.announce(tp, batch)
 
-    def _init_partition(self, tp: TopicPartition, batch: RequestBatch) -> None:
-        """NewPartition -> OnlinePartition: first live replica leads, live replicas in ISR."""
+    def _init_partitions(self, partitions: list[TopicPartition], batch: RequestBatch) -> None:
+        """NewPartition -> OnlinePartition: first live replica leads, live replicas in ISR; the
+        state znodes are created together."""
         ctx = self._ctx
-        live = [r for r in ctx.assignments[tp] if ctx.is_alive(r)]
-        if not live:
-            log.warning(
-                "partition_offline",
+        states: dict[TopicPartition, PartitionState] = {}
+        for tp in partitions:
+            live = [r for r in ctx.assignments[tp] if ctx.is_alive(r)]
+            if not live:
+                log.warning(
+                    "partition_offline",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    reason="no live replica for a new partition",
+                    replicas=list(ctx.assignments[tp]),
+                )
+                continue
+            states[tp] = PartitionState(live[0], 0, tuple(live), ctx.epoch)
+        if not states:
+            return
+        answers = self._zk.create_partition_states(
+            states, controller_epoch_zk_version=ctx.epoch_zk_version
+        )
+        existing = [tp for tp, answer in answers.items() if isinstance(answer, Exception)]
+        for tp in self.reload_states(existing) if existing else ():
+            self.announce(tp, batch)
+        for tp, answer in answers.items():
+            if isinstance(answer, Exception):
+                continue
+            state = states[tp]
+            ctx.partition_states[tp] = Versioned(state, answer)
+            log.info(
+                "leader_elected",
                 topic=tp.topic,
                 partition=tp.partition,
-                reason="no live replica for a new partition",
-                replicas=list(ctx.assignments[tp]),
+                leader=state.leader,
+                leader_epoch=0,
+                isr=list(state.isr),
+                controller_epoch=ctx.epoch,
+                reason="new partition",
             )
-            return
-        state = PartitionState(live[0], 0, tuple(live), ctx.epoch)
-        try:
-            zk_version = self._zk.create_partition_state(
-                tp.topic, tp.partition, state, controller_epoch_zk_version=ctx.epoch_zk_version
-            )
-        except ZNodeExistsError:
-            if self.reload_state(tp) is not None:
-                self.announce(tp, batch)
-            return
-        ctx.partition_states[tp] = Versioned(state, zk_version)
-        log.info(
-            "leader_elected",
-            topic=tp.topic,
-            partition=tp.partition,
-            leader=state.leader,
-            leader_epoch=0,
-            isr=list(state.isr),
-            controller_epoch=ctx.epoch,
-            reason="new partition",
-        )
-        batch.add_leader_and_isr(ctx.live_replicas(tp), tp, is_new=True)
-        batch.add_update_metadata(ctx.live_brokers, [tp])
+            batch.add_leader_and_isr(ctx.live_replicas(tp), tp, is_new=True)
+            batch.add_update_metadata(ctx.live_brokers, [tp])
 
     def _unclean_allowed(self, topic: str) -> bool:
         value = self._zk.get_topic_config(topic).get(UNCLEAN_KEY)

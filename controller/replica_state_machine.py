@@ -52,25 +52,24 @@ class ReplicaStateMachine:
         """Kafka's OfflineReplica transition: dead replicas leave the ISR (leader_epoch + 1);
         a dead leader that nobody could replace leaves leader -1 (the last ISR member stays)."""
         ctx = self._ctx
-        for tp, state in list(ctx.iter_states(ctx.all_partitions())):
-            if ctx.is_being_deleted(tp.topic):
-                continue
-            if not dead & ({state.value.leader} | set(state.value.isr)):
-                continue
 
-            def decide(old: PartitionState) -> election.LeaderAndIsr | None:
-                result = election.LeaderAndIsr(old.leader, old.isr)
-                for replica in sorted(dead):
-                    if replica == result.leader or replica in result.isr:
-                        result = election.remove_replica_from_isr(
-                            result.leader, result.isr, replica
-                        )
-                if result == (old.leader, old.isr):
-                    return None
-                return result
+        def decide(old: PartitionState) -> election.LeaderAndIsr | None:
+            result = election.LeaderAndIsr(old.leader, old.isr)
+            for replica in sorted(dead):
+                if replica == result.leader or replica in result.isr:
+                    result = election.remove_replica_from_isr(result.leader, result.isr, replica)
+            if result == (old.leader, old.isr):
+                return None
+            return result
 
-            if self._partitions.update(tp, decide, "replica offline") is not None:
-                self._partitions.announce(tp, batch)
+        decisions = {
+            tp: decide
+            for tp, state in ctx.iter_states(ctx.all_partitions())
+            if not ctx.is_being_deleted(tp.topic)
+            and dead & ({state.value.leader} | set(state.value.isr))
+        }
+        for tp in self._partitions.update_many(decisions, "replica offline"):
+            self._partitions.announce(tp, batch)
 
     def shut_down_follower(
         self,

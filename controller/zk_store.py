@@ -41,11 +41,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
@@ -111,6 +111,7 @@ from minikafka.controller.zk_data import (
     partition_state_path,
     random_uuid_base64,
     topic_config_path,
+    topic_partitions_path,
     topic_path,
 )
 from minikafka.proto.cluster_state import (
@@ -120,12 +121,17 @@ from minikafka.proto.cluster_state import (
     Versioned,
 )
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import KafkaError
 
 __all__ = ["Watch", "ZkStore"]
 
 R = TypeVar("R")
+K = TypeVar("K", bound=Hashable)
 
 MAX_PRODUCER_ID = 2**63 - 1
+# Requests in flight at once in a pipelined bulk read or write: enough to hide the round trip,
+# few enough that one answer's wait holds little memory.
+_PIPELINE_DEPTH = 1000
 
 
 class Watch:
@@ -489,6 +495,118 @@ class ZkStore:
             controller_epoch_zk_version,
         )
 
+    # --- many partition states at once: pipelined round trips ---------------------------------
+    #
+    # As Kafka's KafkaZkClient (getTopicPartitionStatesRaw, createTopicPartitionStatesRaw,
+    # updateLeaderAndIsr): thousands of partitions are read or written with their requests in
+    # flight together, not one round trip after another. Each write is still its own fenced
+    # multi-op, conditional on its own znode version, with the answer of its own.
+
+    def get_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, Versioned[PartitionState]]:
+        """The states of ``partitions``, read together; those without a state znode are left
+        out."""
+        paths = {tp: partition_state_path(tp.topic, tp.partition) for tp in partitions}
+        results = self._pipelined(
+            paths,
+            lambda tp: self._client.get_async(paths[tp]),
+            lambda tp: self._client.get(paths[tp]),
+        )
+        states: dict[TopicPartition, Versioned[PartitionState]] = {}
+        for tp, result in results.items():
+            if isinstance(result, NoNodeError):
+                continue
+            if isinstance(result, Exception):
+                raise result
+            data, stat = result
+            states[tp] = Versioned(
+                decode_partition_state(tp.topic, tp.partition, bytes(data or b"")),
+                int(stat.version),
+            )
+        return states
+
+    def create_partition_states(
+        self, states: Mapping[TopicPartition, PartitionState], *, controller_epoch_zk_version: int
+    ) -> dict[TopicPartition, int | ZNodeExistsError]:
+        """Create the state znodes (and their parents), each fenced as create_partition_state:
+        0 (the znode version) per partition created, ZNodeExistsError per partition that
+        already had a state. ControllerMovedError when fenced."""
+        parents: dict[str, None] = {}
+        for tp in states:
+            parents.setdefault(topic_partitions_path(tp.topic))
+        for tp in states:
+            parents.setdefault(partition_path(tp.topic, tp.partition))
+        # Each level in flight together, the upper one first (ZooKeeper needs the parent).
+        for level in (
+            [p for p in parents if p.endswith("/partitions")],
+            [p for p in parents if not p.endswith("/partitions")],
+        ):
+            created = self._pipelined(
+                {path: path for path in level},
+                lambda path: self._client.create_async(path),
+                lambda path: self._client.create(path),
+            )
+            for result in created.values():
+                if isinstance(result, Exception) and not isinstance(result, NodeExistsError):
+                    raise result
+
+        def add_create(tp: TopicPartition, txn: Any) -> None:
+            txn.create(partition_state_path(*tp), encode_partition_state(states[tp]))
+
+        answers: dict[TopicPartition, int | ZNodeExistsError] = {}
+        for tp, result in self._fenced_many(controller_epoch_zk_version, states, add_create):
+            path = partition_state_path(*tp)
+            if isinstance(result, NodeExistsError):
+                answers[tp] = ZNodeExistsError(path)
+            else:
+                self._check_fenced_result(result, path)
+                answers[tp] = 0
+        return answers
+
+    def update_partition_states(
+        self,
+        updates: Mapping[TopicPartition, tuple[PartitionState, int]],
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> dict[TopicPartition, int | BadZNodeVersionError | KafkaError]:
+        """Write each ``(state, expected znode version)`` as update_partition_state does, the
+        writes in flight together: the new znode version per partition written,
+        BadZNodeVersionError per partition someone wrote first (re-read, decide again),
+        UnknownTopicOrPartitionError (a KafkaError) per partition without a state znode.
+        Fenced (ControllerMovedError) when ``controller_epoch_zk_version`` is given, as the
+        controller's writes are; a partition leader's ISR writes are not."""
+        answers: dict[TopicPartition, int | BadZNodeVersionError | KafkaError] = {}
+        if controller_epoch_zk_version is None:
+
+            def data(tp: TopicPartition) -> tuple[str, bytes, int]:
+                state, expected = updates[tp]
+                return partition_state_path(*tp), encode_partition_state(state), expected
+
+            written = self._pipelined(
+                {tp: tp for tp in updates},
+                lambda tp: self._client.set_async(*data(tp)),
+                lambda tp: self._client.set(*data(tp)),
+            )
+            results: Iterable[tuple[TopicPartition, Any]] = written.items()
+        else:
+
+            def add_set(tp: TopicPartition, txn: Any) -> None:
+                state, expected = updates[tp]
+                txn.set_data(partition_state_path(*tp), encode_partition_state(state), expected)
+
+            results = self._fenced_many(controller_epoch_zk_version, updates, add_set)
+        for tp, result in results:
+            path = partition_state_path(*tp)
+            if isinstance(result, BadVersionError):
+                answers[tp] = BadZNodeVersionError(path, updates[tp][1])
+            elif isinstance(result, NoNodeError):
+                answers[tp] = UnknownTopicOrPartitionError(f"{path} does not exist")
+            else:
+                self._check_fenced_result(result, path)
+                answers[tp] = int(result.version)
+        return answers
+
     # --- controller: /controller and /controller_epoch ----------------------------------------
 
     def elect_controller(self, broker_id: int) -> Versioned[int] | None:
@@ -802,19 +920,77 @@ class ZkStore:
             return list(txn.commit())
 
         check, result = self._call(attempt)
-        if isinstance(check, (BadVersionError, NoNodeError)):
-            raise ControllerMovedError(
-                f"/controller_epoch is no longer at zk version {controller_epoch_zk_version}: "
-                "another broker was elected controller"
-            )
+        _check_fence(check, controller_epoch_zk_version)
         if isinstance(result, BadVersionError):
             return result
+        self._check_fenced_result(result, path)
+        return result
+
+    @staticmethod
+    def _check_fenced_result(result: Any, path: str) -> None:
+        """Raise what a fenced write's own result says went wrong, if anything."""
         if isinstance(result, NodeExistsError):
             raise ZNodeExistsError(path)
         if isinstance(result, NoNodeError):
             raise UnknownTopicOrPartitionError(f"{path} (or its parent) does not exist")
-        _raise_first_error([check, result])
-        return result
+        if isinstance(result, Exception):
+            raise result
+
+    def _fenced_many(
+        self,
+        controller_epoch_zk_version: int,
+        keys: Iterable[K],
+        add_op: Callable[[K, Any], None],
+    ) -> list[tuple[K, Any]]:
+        """One fenced multi-op per key (see ``_fenced``), pipelined; each key with its write's
+        result (the znode stat, or the ZooKeeper error that refused it). Raises
+        ControllerMovedError when a check fails."""
+
+        def transaction(key: K) -> Any:
+            txn = self._client.transaction()
+            txn.check(CONTROLLER_EPOCH_PATH, controller_epoch_zk_version)
+            add_op(key, txn)
+            return txn
+
+        results = self._pipelined(
+            {key: key for key in keys},
+            lambda key: transaction(key).commit_async(),
+            lambda key: list(transaction(key).commit()),
+        )
+        answers = []
+        for key, result in results.items():
+            if isinstance(result, Exception):
+                raise result
+            check, write = result
+            _check_fence(check, controller_epoch_zk_version)
+            answers.append((key, write))
+        return answers
+
+    def _pipelined(
+        self,
+        keys: Mapping[K, object],
+        start: Callable[[K], Any],
+        again: Callable[[K], R],
+    ) -> dict[K, R | Exception]:
+        """Each key's request sent with up to ``_PIPELINE_DEPTH`` in flight (``start`` returns
+        kazoo's async result), then its answer or the exception it raised. A request that
+        met a connection loss is made again on its own, retried as ``_call`` retries."""
+        results: dict[K, R | Exception] = {}
+        pending = list(keys)
+        for first in range(0, len(pending), _PIPELINE_DEPTH):
+            chunk = pending[first : first + _PIPELINE_DEPTH]
+            in_flight = [(key, start(key)) for key in chunk]
+            for key, async_result in in_flight:
+                try:
+                    results[key] = async_result.get()
+                except KazooRetry.RETRY_EXCEPTIONS:
+                    try:
+                        results[key] = self._call(again, key)
+                    except Exception as exc:
+                        results[key] = exc
+                except Exception as exc:
+                    results[key] = exc
+        return results
 
     def _watch_children(self, path: str, callback: Callable[[list[str]], None]) -> Watch:
         watch = Watch()
@@ -851,6 +1027,17 @@ def _new_client(hosts: str, session_timeout_ms: int) -> KazooClient:
 
 def _broker_ids(names: Iterable[str]) -> list[int]:
     return sorted(int(name) for name in names if name.isdigit())
+
+
+def _check_fence(check: Any, controller_epoch_zk_version: int) -> None:
+    """ControllerMovedError when a fenced multi-op's check on /controller_epoch failed."""
+    if isinstance(check, (BadVersionError, NoNodeError)):
+        raise ControllerMovedError(
+            f"/controller_epoch is no longer at zk version {controller_epoch_zk_version}: "
+            "another broker was elected controller"
+        )
+    if isinstance(check, Exception) and not isinstance(check, RolledBackError):
+        raise check
 
 
 def _raise_first_error(results: list[Any]) -> None:

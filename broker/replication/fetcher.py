@@ -508,6 +508,7 @@ class AbstractFetcher(abc.ABC):
         self, tp: TopicPartition, state: PartitionFetchState, code: int, message: str
     ) -> None:
         name = _error_name(code)
+        fenced = code == ErrorCode.FENCED_LEADER_EPOCH
         _log.info(
             "fetcher.partition_error",
             fetcher=self.name,
@@ -518,6 +519,13 @@ class AbstractFetcher(abc.ABC):
             message=message,
             retriable=code in _BACK_OFF_ERRORS,
         )
+        if fenced and self._states.get(tp) == state:
+            # The leader has a newer epoch: as Kafka's onPartitionFenced, stop fetching the
+            # partition until the LeaderAndIsr that carries it arrives (and adds it again),
+            # rather than being fenced again every back-off (thousands of partitions at once
+            # after a failover, each a log line and a wasted slot per fetch).
+            self.remove_partitions([tp])
+            return
         self._delay(tp, state)
 
     # --- hooks --------------------------------------------------------------------------------

@@ -278,13 +278,20 @@ class Partition:
 
     # --- role changes ---------------------------------------------------------------------
 
-    def make_leader(self, registration: PartitionRegistration, now_ms: int) -> bool:
-        """Become (or stay, with a new epoch) leader. True when this is a new leadership."""
+    def make_leader(
+        self, registration: PartitionRegistration, now_ms: int, *, flush_epoch: bool = True
+    ) -> bool:
+        """Become (or stay, with a new epoch) leader. True when this is a new leadership.
+
+        ``flush_epoch=False`` leaves the write of the epoch file to the caller, who writes
+        many at once (``write_epochs``); the log writes it before any data anyway."""
         was_leader = self.is_leader
         old_epoch = self.leader_epoch
         log = self.log
         if registration.leader_epoch != old_epoch:
-            log.maybe_assign_epoch_start_offset(registration.leader_epoch, log.log_end_offset)
+            log.maybe_assign_epoch_start_offset(
+                registration.leader_epoch, log.log_end_offset, flush=flush_epoch
+            )
         epoch_start = (
             self.state.epoch_start_offset
             if isinstance(self.state, LeaderState)
@@ -320,6 +327,15 @@ class Partition:
             replicas=list(registration.replicas),
         )
         return not was_leader
+
+    def epochs_to_write(self) -> Callable[[], None] | None:
+        """The write of this partition's epoch file if a change is not in it yet, to run in
+        a worker thread (LeaderEpochFileCache.write); None when there is nothing to write."""
+        cache = self.log.leader_epoch_cache
+        if not cache.dirty:
+            return None
+        snapshot = cache.snapshot()
+        return lambda: cache.write(snapshot)
 
     def make_follower(self, registration: PartitionRegistration) -> bool:
         """Become a follower of ``registration.leader``. True when the leader or epoch changed."""

@@ -18,7 +18,8 @@
   broker restarts, as Kafka's offline HostedPartition does.
 * A periodic task removes followers that have not caught up for ``replica.lag.time.max.ms``
   from the ISR; another checkpoints the high watermarks. ISR changes are written by the leader
-  to the partition's state znode (conditional on its version) plus an isr_change_notification.
+  to the partition's state znode (conditional on its version); a third task tells the
+  controller in isr_change_notifications, many changes in one as Kafka does (isr_change.py).
 
 Not thread-safe: every method runs on the broker's event loop. ZooKeeper calls and checkpoint
 writes go to the default executor with ``asyncio.to_thread``.
@@ -29,10 +30,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import structlog
 
@@ -59,6 +60,10 @@ from minikafka.broker.replication.fetcher import (
     PartitionFetchState,
     ReplicaFetcher,
     ReplicaFetcherManager,
+)
+from minikafka.broker.replication.isr_change import (
+    IsrChangePropagation,
+    IsrChangePropagationConfig,
 )
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import ProducerIdManager
@@ -143,6 +148,17 @@ class PartitionStateStore(Protocol):
         controller_epoch_zk_version: int | None = None,
     ) -> int: ...
 
+    def get_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, Versioned[PartitionState]]: ...
+
+    def update_partition_states(
+        self,
+        updates: Mapping[TopicPartition, tuple[PartitionState, int]],
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> Mapping[TopicPartition, int | Exception]: ...
+
     def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str: ...
 
     def get_topic_config(self, topic: str) -> dict[str, str]: ...
@@ -218,6 +234,15 @@ def _check_fetch_request(
         )
 
 
+class _IsrWrite(NamedTuple):
+    """An ISR change a leader proposed, waiting to be written to its state znode."""
+
+    partition: Partition
+    state: LeaderState  # the leader state it was proposed under
+    new_isr: frozenset[int]
+    change: str  # "shrink" | "expand"
+
+
 class ReplicaManager:
     """Hosted partitions and what clients, followers and the controller ask of them."""
 
@@ -230,6 +255,7 @@ class ReplicaManager:
         *,
         broker_epoch: Callable[[], int],
         time_ms: Callable[[], int] = _wall_clock_ms,
+        isr_change_propagation: IsrChangePropagationConfig | None = None,
     ) -> None:
         self.config = config
         self.broker_id = config.broker_id
@@ -271,8 +297,12 @@ class ReplicaManager:
         self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
         self._scheduler = Scheduler()
         self._isr_writes: set[asyncio.Task[None]] = set()
+        self._isr_pending: list[_IsrWrite] = []  # proposed ISR changes not being written yet
+        self._isr_writer: asyncio.Task[None] | None = None
         self._started = False
         self._leadership_listeners: list[LeadershipListener] = []
+        # ISR changes for the controller, written as Kafka batches them (isr_change.py).
+        self.isr_changes = IsrChangePropagation(isr_change_propagation, now_ms=time_ms())
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -290,6 +320,11 @@ class ReplicaManager:
             f"highwatermark-checkpoint-{self.broker_id}",
             self.checkpoint_high_watermarks,
             period_ms=self.config.replica_high_watermark_checkpoint_interval_ms,
+        )
+        self._scheduler.schedule(
+            f"isr-change-propagation-{self.broker_id}",
+            self.propagate_isr_changes,
+            period_ms=self.isr_changes.config.check_interval_ms,
         )
         _log.info(
             "replica_manager.started",
@@ -455,6 +490,24 @@ class ReplicaManager:
             self._partitions[tp] = partition
         return partition
 
+    async def _create_logs(self, partitions: Iterable[TopicPartition]) -> None:
+        """The logs of partitions new to this broker, made together before a LeaderAndIsr
+        touches them: each topic's config read once and off the loop, and one fsync per log
+        dir for all the new directories, awaited before any of them can be written to (the
+        partitions get their roles after this returns)."""
+        new = [
+            tp
+            for tp in partitions
+            if tp not in self._partitions
+            and tp not in self._offline_partitions
+            and self._log_manager.get_log(tp.topic, tp.partition) is None
+        ]
+        if not new:
+            return
+        configs = await asyncio.to_thread(self._log_manager.log_configs, {tp.topic for tp in new})
+        log_dirs = self._log_manager.create_logs(new, configs)
+        await asyncio.to_thread(self._log_manager.sync_log_dirs, log_dirs)
+
     def _notify(self, tp: TopicPartition) -> None:
         self.purgatory.notify(high_watermark_key(tp))
         self.purgatory.notify(log_end_offset_key(tp))
@@ -479,6 +532,11 @@ class ReplicaManager:
         partition_errors: list[PartitionError] = []
         leaders: dict[TopicPartition, PartitionRegistration] = {}
         followers: dict[TopicPartition, PartitionRegistration] = {}
+        await self._create_logs(
+            TopicPartition(ps.topic, ps.partition)
+            for ps in request.partition_states
+            if self.broker_id in ps.replicas
+        )
         for ps in request.partition_states:
             tp = TopicPartition(ps.topic, ps.partition)
             code = ErrorCode.NONE
@@ -569,14 +627,40 @@ class ReplicaManager:
             if partition is None:
                 continue  # stopped while the topic config was read
             partition.min_insync_replicas = min_isr[tp.topic]
-            try:
-                partition.make_leader(registration, now)
-            except Exception as exc:  # the epoch checkpoint write; the dir goes offline
-                if not self._log_manager.maybe_handle_io_error(tp, exc, f"error leading {tp}"):
-                    raise
-                continue
+            partition.make_leader(registration, now, flush_epoch=False)
             partition.maybe_increment_high_watermark()
             self._notify(tp)
+        await self._write_epochs(leaders)
+
+    async def _write_epochs(self, partitions: Iterable[TopicPartition]) -> None:
+        """The new leaders' epoch files, written together in a worker thread rather than one
+        fsync after another on the loop (each log writes its own before fsyncing data of the
+        epoch anyway, see epoch_cache.py). A failed write takes its log dir offline."""
+        writes = {}
+        for tp in partitions:
+            partition = self._partitions.get(tp)
+            write = None if partition is None else partition.epochs_to_write()
+            if write is not None:
+                writes[tp] = write
+
+        def write_all() -> dict[TopicPartition, Exception]:
+            failed = {}
+            for tp, write in writes.items():
+                try:
+                    write()
+                except Exception as exc:
+                    failed[tp] = exc
+            return failed
+
+        if writes:
+            for tp, exc in (await asyncio.to_thread(write_all)).items():
+                if not self._log_manager.maybe_handle_io_error(tp, exc, f"error leading {tp}"):
+                    _log.error(
+                        "leader_epoch.write_failed",
+                        topic=tp.topic,
+                        partition=tp.partition,
+                        error=str(exc),
+                    )
 
     async def _make_followers(
         self,
@@ -1274,69 +1358,98 @@ class ReplicaManager:
         if not isinstance(state, LeaderState) or partition.pending_isr is not None:
             return
         partition.pending_isr = new_isr
-        task = asyncio.get_running_loop().create_task(
-            self._write_isr(partition, state, new_isr, change)
-        )
-        self._isr_writes.add(task)
-        task.add_done_callback(self._isr_writes.discard)
+        # Written together with every other change proposed meanwhile (_write_isrs): after a
+        # broker dies or comes back, thousands of partitions change their ISR in one check.
+        self._isr_pending.append(_IsrWrite(partition, state, new_isr, change))
+        if self._isr_writer is None or self._isr_writer.done():
+            task = asyncio.get_running_loop().create_task(self._write_isrs())
+            self._isr_writer = task
+            self._isr_writes.add(task)
+            task.add_done_callback(self._isr_writes.discard)
 
-    async def _write_isr(
-        self, partition: Partition, state: LeaderState, new_isr: frozenset[int], change: str
-    ) -> None:
-        topic, index = partition.topic, partition.partition
-        znode = PartitionState(
-            leader=self.broker_id,
-            leader_epoch=state.leader_epoch,
-            isr=tuple(sorted(new_isr)),
-            controller_epoch=state.controller_epoch,
-        )
-
-        def still_current() -> bool:
-            current = partition.state
-            return (
-                self._partitions.get(TopicPartition(topic, index)) is partition
-                and isinstance(current, LeaderState)
-                and current.leader_epoch == state.leader_epoch
-            )
-
-        version: int | None = None
-        adopted: frozenset[int] | None = None
-        try:
+    async def _write_isrs(self) -> None:
+        """Write the proposed ISR changes to their state znodes in one pipelined batch (each
+        conditional on the version the leader holds), until none is left."""
+        while self._isr_pending:
+            batch, self._isr_pending = self._isr_pending, []
             try:
-                version = await asyncio.to_thread(
-                    self._zk.update_partition_state, topic, index, znode, state.partition_epoch
-                )
-            except BadZNodeVersionError:
-                read = await asyncio.to_thread(self._zk.get_partition_state, topic, index)
+                await self._write_isr_batch(batch)
+            finally:
+                for write in batch:
+                    if write.partition.pending_isr == write.new_isr:
+                        write.partition.pending_isr = None
+                    # Each follower's next fetch records its fetch state here again, as when
+                    # every fetch visited every partition: an expansion refused meanwhile is
+                    # retried (a session's fetch visits only the partitions listed, changed or
+                    # to revisit).
+                    self.fetch_sessions.cache.revisit(
+                        TopicPartition(write.partition.topic, write.partition.partition)
+                    )
+
+    async def _write_isr_batch(self, batch: list[_IsrWrite]) -> None:
+        updates: dict[TopicPartition, tuple[PartitionState, int]] = {}
+        for write in batch:
+            znode = PartitionState(
+                leader=self.broker_id,
+                leader_epoch=write.state.leader_epoch,
+                isr=tuple(sorted(write.new_isr)),
+                controller_epoch=write.state.controller_epoch,
+            )
+            tp = TopicPartition(write.partition.topic, write.partition.partition)
+            updates[tp] = (znode, write.state.partition_epoch)
+        try:
+            answers = await asyncio.to_thread(self._zk.update_partition_states, updates)
+            lost = [
+                tp for tp, answer in answers.items() if isinstance(answer, BadZNodeVersionError)
+            ]
+            reads = await asyncio.to_thread(self._zk.get_partition_states, lost) if lost else {}
+        except Exception as exc:
+            _log.warning("isr_update.failed", partitions=len(batch), error=str(exc))
+            return
+        for write, tp in zip(batch, updates, strict=True):
+            topic, index = tp
+            answer = answers[tp]
+            version: int | None = None
+            adopted: frozenset[int] | None = None
+            if isinstance(answer, BadZNodeVersionError):
+                read = reads.get(tp)
                 if (
                     read is None
                     or read.value.leader != self.broker_id
-                    or read.value.leader_epoch != state.leader_epoch
+                    or read.value.leader_epoch != write.state.leader_epoch
                 ):
                     _log.info(
                         "isr_update.abandoned",
                         topic=topic,
                         partition=index,
-                        leader_epoch=state.leader_epoch,
+                        leader_epoch=write.state.leader_epoch,
                         reason="the partition state znode has a newer leader or epoch",
                     )
-                    return
+                    continue
                 version = read.zk_version
-                if set(read.value.isr) != new_isr:
+                if set(read.value.isr) != write.new_isr:
                     # Someone else changed the ISR under the same epoch: take theirs and decide
                     # again at the next check rather than overwrite it.
                     adopted = frozenset(read.value.isr)
-        except Exception as exc:
-            _log.warning("isr_update.failed", topic=topic, partition=index, error=str(exc))
-            return
-        finally:
-            if partition.pending_isr == new_isr:
-                partition.pending_isr = None
-            # Each follower's next fetch records its fetch state here again, as when every fetch
-            # visited every partition: an expansion refused meanwhile is retried (a session's
-            # fetch visits only the partitions listed, changed or to revisit).
-            self.fetch_sessions.cache.revisit(TopicPartition(topic, index))
-        if version is None or not still_current():
+            elif isinstance(answer, Exception):
+                _log.warning("isr_update.failed", topic=topic, partition=index, error=str(answer))
+                continue
+            else:
+                version = answer
+            if write.partition.pending_isr == write.new_isr:
+                write.partition.pending_isr = None
+            self._isr_written(write, version, adopted)
+
+    def _isr_written(self, write: _IsrWrite, version: int, adopted: frozenset[int] | None) -> None:
+        """Apply an ISR the state znode now holds (ours, or ``adopted``) at ``version``."""
+        partition, state, new_isr, change = write
+        topic, index = partition.topic, partition.partition
+        current = partition.state
+        if not (
+            self._partitions.get(TopicPartition(topic, index)) is partition
+            and isinstance(current, LeaderState)
+            and current.leader_epoch == state.leader_epoch
+        ):
             return
         if adopted is not None:
             partition.apply_isr(adopted, version)
@@ -1351,8 +1464,6 @@ class ReplicaManager:
             )
             self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
             return
-        current = partition.state
-        assert isinstance(current, LeaderState)
         old_isr = current.isr
         partition.apply_isr(new_isr, version)
         if change == "shrink":
@@ -1372,11 +1483,18 @@ class ReplicaManager:
             partition_epoch=version,
         )
         self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
-        try:
-            await asyncio.to_thread(
-                self._zk.create_isr_change_notification, [TopicPartition(topic, index)]
-            )
-        except Exception as exc:
-            _log.warning(
-                "isr_change_notification.failed", topic=topic, partition=index, error=str(exc)
-            )
+        self.isr_changes.record(TopicPartition(topic, index), self._time_ms())
+
+    async def propagate_isr_changes(self) -> None:
+        """Tell the controller of the recorded ISR changes when they are due (isr_change.py)."""
+        for partitions in self.isr_changes.due(self._time_ms()):
+            try:
+                await asyncio.to_thread(
+                    self._zk.create_isr_change_notification,
+                    [TopicPartition(tp.topic, tp.partition) for tp in partitions],
+                )
+            except Exception as exc:
+                self.isr_changes.restore(partitions)
+                _log.warning(
+                    "isr_change_notification.failed", partitions=len(partitions), error=str(exc)
+                )

@@ -12,14 +12,24 @@ An entry says: the first batch written under ``epoch`` has base offset ``startOf
 columns strictly increase. The cache answers OffsetsForLeaderEpoch (``end_offset_for``), which
 a follower uses to find where its log diverges from the leader's (KIP-101, KIP-279).
 
-Every change is written to the file (atomically, fsynced) before the method returns. Kafka
-writes truncations in the background instead; here they are rare enough to do inline.
+Every change is written to the file (atomically, fsynced) before the method returns, except
+with ``flush=False`` (``assign``, ``truncate_from_end``): a broker that becomes leader of
+thousands of partitions at once writes their files together, off its loop (``snapshot``
+there, ``write`` in a worker thread), and loading thousands of logs truncates their epochs
+without an fsync each. Until then the cache is ``dirty``, and the Log writes it before it
+appends or fsyncs anything (``Log._append``, ``Log.flush``, ``PendingFlush.sync``, ``close``):
+the file on disk is stale only while the log has no data written after the change, so
+recovery, which re-reads epochs from the batches past the recovery point, never meets data
+that contradicts it, and the next load truncates a stale entry above the log end again.
+Kafka writes truncations in the background too.
 
-Not thread-safe: owned by the partition's ``Log`` and used from the broker's event loop.
+Not thread-safe: owned by the partition's ``Log`` and used from the broker's event loop;
+only ``write`` may be called from another thread (one write at a time, newest wins).
 """
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from pathlib import Path
 from typing import NamedTuple
@@ -33,6 +43,7 @@ __all__ = [
     "UNDEFINED_EPOCH",
     "UNDEFINED_EPOCH_OFFSET",
     "EpochEntry",
+    "EpochSnapshot",
     "LeaderEpochFileCache",
 ]
 
@@ -46,6 +57,13 @@ _log = structlog.get_logger(__name__)
 class EpochEntry(NamedTuple):
     epoch: int
     start_offset: int
+
+
+class EpochSnapshot(NamedTuple):
+    """The entries as of one change (``version`` counts the changes), for ``write``."""
+
+    version: int
+    entries: tuple[EpochEntry, ...]
 
 
 def _format_entry(entry: EpochEntry) -> str:
@@ -74,6 +92,9 @@ class LeaderEpochFileCache:
         self._entries: list[EpochEntry] = []
         for entry in self._file.read():
             self._assign(entry)
+        self._version = 0  # bumped by every change of the entries
+        self._written_version = 0  # the version the file holds; set under _write_lock
+        self._write_lock = threading.Lock()
 
     # --- queries --------------------------------------------------------------------------
 
@@ -136,16 +157,19 @@ class LeaderEpochFileCache:
 
     # --- changes --------------------------------------------------------------------------
 
-    def assign(self, epoch: int, start_offset: int) -> bool:
+    def assign(self, epoch: int, start_offset: int, *, flush: bool = True) -> bool:
         """Record that ``epoch`` starts at ``start_offset``; True if the cache changed.
 
         A no-op when ``epoch`` is already the latest with a start offset no higher. Entries
         that the new one contradicts (an epoch >= ``epoch``, or a start offset >=
-        ``start_offset``) are removed first, so both columns keep increasing.
+        ``start_offset``) are removed first, so both columns keep increasing. With
+        ``flush=False`` the file is left to a later ``write`` (see the module docstring).
         """
         changed = self._assign(EpochEntry(epoch, start_offset))
         if changed:
-            self.flush()
+            self._version += 1
+            if flush:
+                self.flush()
         return changed
 
     def _assign(self, entry: EpochEntry) -> bool:
@@ -178,8 +202,9 @@ class LeaderEpochFileCache:
             )
         return True
 
-    def truncate_from_end(self, end_offset: int) -> None:
-        """Remove entries whose start offset is >= ``end_offset`` (the log was cut there)."""
+    def truncate_from_end(self, end_offset: int, *, flush: bool = True) -> None:
+        """Remove entries whose start offset is >= ``end_offset`` (the log was cut there).
+        With ``flush=False`` the file is left to a later write, as for ``assign``."""
         removed: list[EpochEntry] = []
         while end_offset >= 0 and self._entries and self._entries[-1].start_offset >= end_offset:
             removed.append(self._entries.pop())
@@ -191,7 +216,9 @@ class LeaderEpochFileCache:
                 end_offset=end_offset,
                 removed=[tuple(e) for e in reversed(removed)],
             )
-            self.flush()
+            self._version += 1
+            if flush:
+                self.flush()
 
     def truncate_from_start(self, start_offset: int) -> None:
         """Drop entries wholly before ``start_offset`` (the log start moved up there).
@@ -213,13 +240,32 @@ class LeaderEpochFileCache:
             start_offset=start_offset,
             first_entry=tuple(self._entries[0]),
         )
+        self._version += 1
         self.flush()
 
     def clear(self) -> None:
         """Remove every entry (the log was emptied and restarted)."""
         self._entries.clear()
+        self._version += 1
         self.flush()
+
+    @property
+    def dirty(self) -> bool:
+        """A change is not in the file yet (``assign(..., flush=False)``)."""
+        return self._written_version != self._version
+
+    def snapshot(self) -> EpochSnapshot:
+        return EpochSnapshot(self._version, tuple(self._entries))
+
+    def write(self, snapshot: EpochSnapshot) -> None:
+        """Write ``snapshot`` to ``leader-epoch-checkpoint`` unless the file already holds it
+        or a newer one. Any thread."""
+        with self._write_lock:
+            if snapshot.version <= self._written_version and self._file.path.exists():
+                return
+            self._file.write(snapshot.entries)
+            self._written_version = snapshot.version
 
     def flush(self) -> None:
         """Write the entries to ``leader-epoch-checkpoint``."""
-        self._file.write(self._entries)
+        self.write(self.snapshot())

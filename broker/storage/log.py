@@ -58,7 +58,11 @@ import structlog
 
 from minikafka.broker.storage.checkpoints import CleanerCheckpoint, fsync_dir
 from minikafka.broker.storage.config import LogConfig
-from minikafka.broker.storage.epoch_cache import LEADER_EPOCH_CHECKPOINT, LeaderEpochFileCache
+from minikafka.broker.storage.epoch_cache import (
+    LEADER_EPOCH_CHECKPOINT,
+    EpochSnapshot,
+    LeaderEpochFileCache,
+)
 from minikafka.broker.storage.index import NO_TIMESTAMP
 from minikafka.broker.storage.segment import (
     INDEX_SUFFIX,
@@ -164,18 +168,33 @@ class PendingFlush:
     and the directory and closes them, ``complete_flush`` (on the owner) moves the recovery
     point. Kafka's roll schedules the same background flush of the rolled segment."""
 
-    def __init__(self, directory: Path, up_to_offset: int, generation: int, fds: list[int]):
+    def __init__(
+        self,
+        directory: Path,
+        up_to_offset: int,
+        generation: int,
+        fds: list[int],
+        epochs: tuple[LeaderEpochFileCache, EpochSnapshot] | None = None,
+    ):
         self.directory = directory
         self.up_to_offset = up_to_offset
         self.generation = generation
         self._fds = fds
+        self._epochs = epochs  # an epoch file not written yet: written before the data
         self.synced = False
         self.error: OSError | None = None  # why ``sync`` failed
 
     def sync(self) -> None:
-        """fsync the files and the directory, then close the files; an OSError is kept in
-        ``error`` for the owner, not raised."""
+        """Write a pending epoch file, fsync the files and the directory, then close the
+        files; an OSError (or the KafkaStorageError of the epoch write) is kept in ``error``
+        for the owner, not raised."""
         try:
+            if self._epochs is not None:
+                cache, snapshot = self._epochs
+                try:
+                    cache.write(snapshot)
+                except KafkaStorageError as exc:
+                    raise OSError(str(exc)) from exc
             for fd in self._fds:
                 os.fsync(fd)
             fsync_dir(self.directory)
@@ -265,8 +284,12 @@ class Log:
         log_start_offset: int = 0,
         had_clean_shutdown: bool = False,
         time_ms: Callable[[], int] = _wall_clock_ms,
+        sync_parent: bool = True,
     ) -> None:
+        """``sync_parent=False``: a new directory is created without fsyncing its parent (the
+        log dir); the creator fsyncs it before anything is written (LogManager.create_logs)."""
         self.dir = Path(directory)
+        created = False
         self.topic, self.partition = parse_topic_partition(self.dir.name)
         # Its entry says this log may have gaps (see the module docstring).
         self._cleaner_checkpoint = CleanerCheckpoint.of(self.dir.parent)
@@ -286,15 +309,17 @@ class Log:
             # a crash in between cannot leave the new log with it).
             self._cleaner_checkpoint.remove(self._tp)
             self.dir.mkdir(parents=True)
-            fsync_dir(self.dir.parent)
+            if sync_parent:
+                fsync_dir(self.dir.parent)
             had_clean_shutdown = True  # a new log: nothing was written, nothing to recover
+            created = True
         self.leader_epoch_cache = LeaderEpochFileCache(
             self.dir / LEADER_EPOCH_CHECKPOINT, topic=self.topic, partition=self.partition
         )
         self._log_start_offset = log_start_offset
         self._recovery_point = recovery_point
         self._leo = 0
-        self._load(recovery_point, log_start_offset, had_clean_shutdown)
+        self._load(recovery_point, log_start_offset, had_clean_shutdown, created=created)
         self._last_flush_ms = time_ms()
 
     def __repr__(self) -> str:
@@ -305,7 +330,9 @@ class Log:
 
     # --- loading --------------------------------------------------------------------------
 
-    def _load(self, recovery_point: int, log_start_offset: int, clean: bool) -> None:
+    def _load(
+        self, recovery_point: int, log_start_offset: int, clean: bool, *, created: bool = False
+    ) -> None:
         started = time.monotonic()
         swapped = self._remove_temp_files()
         for base in self._segment_files():
@@ -330,6 +357,11 @@ class Log:
             if index >= first_recovered:
                 result = segment.recover(self.leader_epoch_cache, allow_gaps=gaps_allowed)
                 validated += 1
+                if segment.size == 0 and not result.bytes_truncated:
+                    # Empty and left as it was: nothing of it needs to become durable (an
+                    # unclean restart beside thousands of idle partitions would otherwise
+                    # fsync three files of each).
+                    touched.pop()
             else:
                 problem = segment.check_indexes()
                 if problem is None:
@@ -430,9 +462,13 @@ class Log:
             self._recovery_point = min(recovery_point, self._leo)
         self._pending_flush_offset = self._recovery_point
         self._flush_dir()
-        self.leader_epoch_cache.truncate_from_end(self._leo)
+        # Entries of epochs that never got data (a leader's last epoch): no fsync each, the
+        # next append or flush writes the file (epoch_cache.py).
+        self.leader_epoch_cache.truncate_from_end(self._leo, flush=False)
         self.leader_epoch_cache.truncate_from_start(self._log_start_offset)
-        _log.info(
+        # A log just created has nothing to report that log.created does not say: at debug,
+        # which costs nothing, rather than a line per partition when thousands are created.
+        (_log.debug if created else _log.info)(
             "log.loaded",
             topic=self.topic,
             partition=self.partition,
@@ -684,9 +720,13 @@ class Log:
         """(epoch, end offset) for OffsetsForLeaderEpoch; (-1, -1) when unknown."""
         return self.leader_epoch_cache.end_offset_for(leader_epoch, self._leo)
 
-    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
-        """A new leader records where its epoch starts (its LEO) before it appends."""
-        self.leader_epoch_cache.assign(leader_epoch, start_offset)
+    def maybe_assign_epoch_start_offset(
+        self, leader_epoch: int, start_offset: int, *, flush: bool = True
+    ) -> None:
+        """A new leader records where its epoch starts (its LEO) before it appends. With
+        ``flush=False`` the caller writes the epoch file later (LeaderEpochFileCache.write);
+        until then the log writes it before fsyncing any data."""
+        self.leader_epoch_cache.assign(leader_epoch, start_offset, flush=flush)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -774,8 +814,10 @@ class Log:
         headers: Sequence[BatchHeader],
         info: LogAppendInfo,
     ) -> None:
+        # Epochs first, as Kafka: the checkpoint is fsynced before data of a new epoch can be
+        # (and one left to a later write goes out now, see epoch_cache.py).
+        self._write_epochs_if_dirty()
         segment = self._maybe_roll(len(data), info)
-        # Epochs first, as Kafka: the checkpoint is fsynced before data of a new epoch can be.
         cache = self.leader_epoch_cache
         for header in headers:
             epoch = header.partition_leader_epoch
@@ -1042,6 +1084,7 @@ class Log:
         """fsync the segments holding offsets [recovery point, ``up_to_offset``) and move the
         recovery point there (default: the LEO)."""
         self._check_open()
+        self._write_epochs_if_dirty()
         offset = self._leo if up_to_offset is None else min(up_to_offset, self._leo)
         if offset <= self._recovery_point:
             return
@@ -1074,6 +1117,8 @@ class Log:
         if offset <= self._recovery_point:
             return None
         fds: list[int] = []
+        cache = self.leader_epoch_cache
+        epochs = (cache, cache.snapshot()) if cache.dirty else None
         try:
             for base in self._bases[max(self._floor_index(self._recovery_point), 0) :]:
                 if base >= offset:
@@ -1082,7 +1127,7 @@ class Log:
         except BaseException:
             PendingFlush(self.dir, offset, self._generation, fds).close()
             raise
-        return PendingFlush(self.dir, offset, self._generation, fds)
+        return PendingFlush(self.dir, offset, self._generation, fds, epochs)
 
     def complete_flush(self, pending: PendingFlush) -> bool:
         """The last step of a background flush: move the recovery point, unless the log was
@@ -1101,6 +1146,11 @@ class Log:
             recovery_point=offset,
         )
         return True
+
+    def _write_epochs_if_dirty(self) -> None:
+        # The epoch file before any data of its epochs (see PendingFlush).
+        if self.leader_epoch_cache.dirty:
+            self.leader_epoch_cache.flush()
 
     def _flush_dir(self) -> None:
         # New segment files only survive a crash once the directory entry is durable.
@@ -1238,6 +1288,7 @@ class Log:
         if self._closed:
             return
         try:
+            self._write_epochs_if_dirty()
             if self._hooks.closing is not None:
                 self._hooks.closing()
         finally:

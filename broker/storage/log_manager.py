@@ -43,6 +43,7 @@ import os
 import shutil
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -147,6 +148,7 @@ class LogManager:
         self._time_ms = time_ms
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        self._logs_in_dir: Counter[Path] = Counter()  # of _dir_of: where a new log goes
         # What the flush scheduler asks each second, rather than every log: logs a roll left
         # a flush pending for (Log.set_flush_listener) and logs with a finite flush.ms.
         self._flush_candidates: set[TopicPartition] = set()
@@ -226,6 +228,7 @@ class LogManager:
         clean = clean_marker.exists()
         recovery_points = self._read_checkpoint_leniently(log_dir / RECOVERY_POINT_CHECKPOINT)
         log_starts = self._read_checkpoint_leniently(log_dir / LOG_START_OFFSET_CHECKPOINT)
+        configs: dict[str, LogConfig] = {}  # one read of a topic's overrides, not one per log
         for entry in sorted(os.scandir(log_dir), key=lambda e: e.name):
             if not entry.is_dir():
                 continue
@@ -245,15 +248,18 @@ class LogManager:
                 raise KafkaStorageError(
                     f"partition {tp} has a directory in both {self._dir_of[tp]} and {log_dir}"
                 )
+            if tp.topic not in configs:
+                configs[tp.topic] = self._config_for(tp.topic)
             self._logs[tp] = Log(
                 path,
-                self._config_for(tp.topic),
+                configs[tp.topic],
                 recovery_point=recovery_points.get(tp, 0),
                 log_start_offset=log_starts.get(tp, 0),
                 had_clean_shutdown=clean,
                 time_ms=self._time_ms,
             )
             self._dir_of[tp] = log_dir
+            self._logs_in_dir[log_dir] += 1
             self._watch_flushes(tp, self._logs[tp])
         # Entries of logs deleted by a delete_log that a crash interrupted: a log created
         # again under that name must not inherit them.
@@ -290,9 +296,21 @@ class LogManager:
     def log_dir_of(self, topic: str, partition: int) -> Path | None:
         return self._dir_of.get(TopicPartition(topic, partition))
 
-    def get_or_create_log(self, topic: str, partition: int, config: LogConfig | None = None) -> Log:
+    def get_or_create_log(
+        self,
+        topic: str,
+        partition: int,
+        config: LogConfig | None = None,
+        *,
+        sync_log_dir: bool = True,
+    ) -> Log:
         """The partition's log, created empty in the online log dir holding the fewest
-        partitions. KafkaStorageError when no dir is online or the one chosen fails."""
+        partitions. KafkaStorageError when no dir is online or the one chosen fails.
+
+        ``sync_log_dir=False`` leaves the fsync of the log dir (which makes the new directory
+        survive a crash) to the caller, who must call ``sync_log_dirs`` before anything is
+        written to the log: ``create_logs`` makes thousands of logs with one fsync per dir.
+        """
         self._check_open()
         tp = TopicPartition(topic, partition)
         log = self._logs.get(tp)
@@ -303,16 +321,13 @@ class LogManager:
         online = self.online_log_dirs
         if not online:
             raise KafkaStorageError(f"cannot create a log for {tp}: no log dir is online")
-        counts = {d: 0 for d in online}
-        for log_dir in self._dir_of.values():
-            if log_dir in counts:
-                counts[log_dir] += 1
-        log_dir = min(online, key=lambda d: counts[d])  # ties: first in log.dirs
+        log_dir = min(online, key=lambda d: self._logs_in_dir[d])  # ties: first in log.dirs
         try:
             log = Log(
                 log_dir / str(tp),
                 config if config is not None else self._config_for(topic),
                 time_ms=self._time_ms,
+                sync_parent=sync_log_dir,
             )
         except Exception as exc:
             if self.failure_channel.maybe_add_offline_log_dir(
@@ -324,9 +339,50 @@ class LogManager:
             raise
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
+        self._logs_in_dir[log_dir] += 1
         self._watch_flushes(tp, log)
         _log.info("log.created", topic=topic, partition=partition, log_dir=str(log_dir))
         return log
+
+    def log_configs(self, topics: Iterable[str]) -> dict[str, LogConfig]:
+        """Each topic's config (its overrides on the defaults). Blocking (the overrides come
+        from ZooKeeper) and touching nothing of the manager's state: for an executor, so
+        that a broker asked for thousands of new partitions reads each topic's once, off its
+        loop."""
+        return {topic: self._config_for(topic) for topic in set(topics)}
+
+    def create_logs(
+        self, partitions: Iterable[TopicPartition], configs: Mapping[str, LogConfig]
+    ) -> set[Path]:
+        """Create the logs of ``partitions`` that do not exist yet, without fsyncing their log
+        dirs; the dirs that got a new log, for ``sync_log_dirs``, which the caller must run
+        before anything is written to these logs. A log that cannot be created is left out
+        (its dir goes offline as in ``get_or_create_log``, which reports the error when the
+        partition is asked for again)."""
+        dirs: set[Path] = set()
+        for tp in partitions:
+            if tp in self._logs:
+                continue
+            try:
+                self.get_or_create_log(
+                    tp.topic, tp.partition, configs.get(tp.topic), sync_log_dir=False
+                )
+            except KafkaStorageError:
+                continue
+            dirs.add(self._dir_of[tp])
+        return dirs
+
+    def sync_log_dirs(self, log_dirs: Iterable[Path]) -> None:
+        """fsync the log dirs, so that the log directories created in them survive a crash.
+        Thread-safe (it touches only the file system); a dir that fails goes offline."""
+        for log_dir in log_dirs:
+            try:
+                fsync_dir(log_dir)
+            except OSError as exc:
+                if not self.failure_channel.maybe_add_offline_log_dir(
+                    log_dir, exc, "error syncing the log dir after creating logs"
+                ):
+                    raise
 
     # --- log dir failure ------------------------------------------------------------------
 
@@ -348,6 +404,7 @@ class LogManager:
         for tp in gone:
             log = self._logs.pop(tp)
             del self._dir_of[tp]
+            self._logs_in_dir[log_dir] -= 1
             try:
                 log.close()
             except Exception as exc:  # the dir is failing: what is not closed stays as it is
@@ -383,6 +440,7 @@ class LogManager:
         if log is None:
             return False
         log_dir = self._dir_of.pop(tp)
+        self._logs_in_dir[log_dir] -= 1
         log.close()
         doomed = log.dir.with_name(f"{log.dir.name}.{uuid.uuid4().hex}{_DELETE_DIR_SUFFIX}")
         os.rename(log.dir, doomed)

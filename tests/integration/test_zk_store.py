@@ -257,6 +257,68 @@ def test_partition_state_round_trip_and_conditional_update(zk: ZkStore) -> None:
         zk.update_partition_state("orders", 1, state, expected_zk_version=0)
 
 
+def test_partition_states_in_bulk_are_fenced_and_conditional_each(
+    zookeeper_server: ZooKeeperServer, new_store: StoreFactory
+) -> None:
+    zk, successor = new_store(), new_store()
+    count = 1500  # more than one pipeline's worth of requests in flight
+    zk.create_topic(
+        TopicAssignment("bulk", random_uuid_base64(), {p: (1, 2) for p in range(count)})
+    )
+    elected = zk.elect_controller(broker_id=1)
+    assert elected is not None
+    fence = elected.zk_version
+    tps = [TopicPartition("bulk", p) for p in range(count)]
+    first = {tp: PartitionState(1, 0, (1, 2), elected.value) for tp in tps}
+    # one partition already has a state: it alone is refused
+    zk.create_partition_state("bulk", 7, first[tps[7]], controller_epoch_zk_version=fence)
+    created = zk.create_partition_states(first, controller_epoch_zk_version=fence)
+    assert isinstance(created.pop(tps[7]), ZNodeExistsError)
+    assert set(created.values()) == {0}
+    raw, _ = zk.client.get("/brokers/topics/bulk/partitions/1499/state")
+    assert raw == b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}'
+
+    read = zk.get_partition_states([*tps, TopicPartition("bulk", count)])
+    assert read == {tp: Versioned(first[tp], 0) for tp in tps}  # the missing one left out
+
+    # a leader's ISR write lands first on partition 3: that update alone loses
+    zk.update_partition_state("bulk", 3, PartitionState(1, 0, (1,), elected.value), 0)
+    shrunk = {tp: (PartitionState(2, 1, (2,), elected.value), 0) for tp in tps}
+    shrunk[TopicPartition("bulk", count)] = (first[tps[0]], 0)
+    answers = zk.update_partition_states(shrunk, controller_epoch_zk_version=fence)
+    assert isinstance(answers.pop(tps[3]), BadZNodeVersionError)
+    assert isinstance(answers.pop(TopicPartition("bulk", count)), UnknownTopicOrPartitionError)
+    assert set(answers.values()) == {1}
+    assert zk.get_partition_states([tps[3], tps[4]]) == {
+        tps[3]: Versioned(PartitionState(1, 0, (1,), elected.value), 1),
+        tps[4]: Versioned(shrunk[tps[4]][0], 1),
+    }
+
+    # a partition leader's ISR writes: not fenced, each still conditional on its version
+    leader_writes = {tps[5]: (PartitionState(2, 1, (2, 1), elected.value), 1)}
+    leader_writes[tps[6]] = (PartitionState(2, 1, (2, 1), elected.value), 0)  # stale version
+    leader_answers = zk.update_partition_states(leader_writes)
+    assert leader_answers[tps[5]] == 2
+    assert isinstance(leader_answers[tps[6]], BadZNodeVersionError)
+    shrunk[tps[5]] = (leader_writes[tps[5]][0], 2)
+
+    # a zombie controller's bulk writes are refused, none lands
+    expire_session(zk.client, zookeeper_server.connect_string)
+    assert successor.elect_controller(broker_id=2) is not None
+    with pytest.raises(ControllerMovedError):
+        zk.update_partition_states(
+            {tp: (first[tp], 1) for tp in tps[4:]}, controller_epoch_zk_version=fence
+        )
+    with pytest.raises(ControllerMovedError):
+        zk.create_partition_states(
+            {TopicPartition("bulk", count): first[tps[0]]}, controller_epoch_zk_version=fence
+        )
+    after = successor.get_partition_states(tps)
+    assert after[tps[5]] == Versioned(shrunk[tps[5]][0], 2)
+    assert all(after[tp] == Versioned(shrunk[tp][0], 1) for tp in tps[4:] if tp != tps[5])
+    assert successor.get_partition_state("bulk", count) is None
+
+
 # --- controller election and fencing -----------------------------------------------------------
 
 

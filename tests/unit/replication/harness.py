@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import grpc
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.requests import (
     FetchPartition,
@@ -83,6 +84,26 @@ class FakeZk:
                 raise BadZNodeVersionError(f"/{topic}/{partition}", expected_zk_version)
             self.states[(topic, partition)] = Versioned(state, old.zk_version + 1)
             return old.zk_version + 1
+
+    def get_partition_states(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, Versioned[PartitionState]]:
+        with self._lock:
+            return {tp: self.states[tp] for tp in partitions if tp in self.states}
+
+    def update_partition_states(
+        self,
+        updates: Mapping[TopicPartition, tuple[PartitionState, int]],
+        *,
+        controller_epoch_zk_version: int | None = None,
+    ) -> dict[TopicPartition, int | Exception]:
+        answers: dict[TopicPartition, int | Exception] = {}
+        for tp, (state, expected) in updates.items():
+            try:
+                answers[tp] = self.update_partition_state(*tp, state, expected)
+            except BadZNodeVersionError as exc:
+                answers[tp] = exc
+        return answers
 
     def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
         with self._lock:
@@ -165,6 +186,10 @@ class Node:
             self.zk,
             self.metadata,
             broker_epoch=lambda: self.broker_epoch,
+            # Kafka's timings (seconds) scaled down, so that tests see notifications soon.
+            isr_change_propagation=IsrChangePropagationConfig(
+                check_interval_ms=20, linger_ms=50, max_delay_ms=1000
+            ),
         )
         self.server = grpc.aio.server()
         pb_grpc.add_DataServicer_to_server(DataService(self.rm), self.server)

@@ -139,3 +139,22 @@ class TestTruncation:
         assert cache.epoch_for_offset(99) == 4
         assert cache.previous_epoch(4) == 2
         assert cache.previous_epoch(2) is None
+
+
+def test_an_assignment_left_to_a_later_write(tmp_path: Path) -> None:
+    path = tmp_path / "leader-epoch-checkpoint"
+    cache = cache_at(tmp_path, (0, 0))
+    assert not cache.dirty
+    cache.assign(2, 10, flush=False)
+    assert cache.dirty and cache.latest_epoch == 2  # answers from memory at once
+    assert path.read_bytes() == b"0\n1\n0 0\n"
+    older = cache.snapshot()
+    cache.assign(3, 12, flush=False)
+    newer = cache.snapshot()
+    cache.write(newer)
+    assert not cache.dirty
+    assert path.read_bytes() == b"0\n3\n0 0\n2 10\n3 12\n"
+    cache.write(older)  # a worker thread that ran late never puts an older file back
+    assert path.read_bytes() == b"0\n3\n0 0\n2 10\n3 12\n"
+    cache.truncate_from_end(12)  # written at once, as every other change
+    assert path.read_bytes() == b"0\n2\n0 0\n2 10\n" and not cache.dirty

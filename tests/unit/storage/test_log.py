@@ -478,3 +478,46 @@ def test_reopen_finds_everything(tmp_path: Path) -> None:
     assert again.leader_epoch_cache.entries == [EpochEntry(3, 0)]
     again.append_as_leader(batch(1), 3)
     assert again.log_end_offset == 91
+
+
+def test_an_epoch_file_not_written_yet_is_written_before_any_data(tmp_path: Path) -> None:
+    epoch_file = tmp_path / "orders-3" / "leader-epoch-checkpoint"
+    log = open_log(tmp_path)
+    # an append: the epoch file first, then the data
+    log.maybe_assign_epoch_start_offset(4, 0, flush=False)
+    assert not epoch_file.exists()
+    leader_fill(log, 3, epoch=4)
+    assert epoch_file.read_text() == "0\n1\n4 0\n"
+    # a background flush of data appended before the change (prepare in the owner, sync in
+    # a worker thread): the epoch file first too
+    log.maybe_assign_epoch_start_offset(5, 9, flush=False)
+    pending = log.prepare_flush()
+    assert pending is not None and epoch_file.read_text() == "0\n1\n4 0\n"
+    pending.sync()
+    assert pending.error is None and epoch_file.read_text() == "0\n2\n4 0\n5 9\n"
+    assert log.complete_flush(pending) and log.recovery_point == 9
+    # Log.flush with no data to sync, and close: each writes one left behind
+    log.maybe_assign_epoch_start_offset(6, 9, flush=False)
+    log.flush()
+    assert epoch_file.read_text() == "0\n2\n4 0\n6 9\n"  # 6 replaces 5: same start
+    log.maybe_assign_epoch_start_offset(7, 9, flush=False)
+    log.close()
+    assert epoch_file.read_text() == "0\n2\n4 0\n7 9\n"
+
+
+def test_loading_truncates_unused_epochs_without_a_write_until_the_next_append(
+    tmp_path: Path,
+) -> None:
+    log = open_log(tmp_path)
+    leader_fill(log, 2, epoch=1)
+    log.maybe_assign_epoch_start_offset(2, 6)  # a leader's epoch that got no data
+    log.flush()
+    log.close()
+    epoch_file = log.dir / "leader-epoch-checkpoint"
+    assert epoch_file.read_text() == "0\n2\n1 0\n2 6\n"
+    again = Log(log.dir, small_config(), recovery_point=6, time_ms=Clock())
+    assert again.leader_epoch_cache.entries == [EpochEntry(1, 0)]
+    assert epoch_file.read_text() == "0\n2\n1 0\n2 6\n"  # stale above the LEO: no data there
+    again.append_as_follower(batch(2, base_offset=6, epoch=1))
+    assert epoch_file.read_text() == "0\n1\n1 0\n"  # written before the data
+    again.close()

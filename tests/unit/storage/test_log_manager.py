@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from minikafka.broker.storage import log as log_module
+from minikafka.broker.storage import log_manager as log_manager_module
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log_manager import (
     CLEAN_SHUTDOWN_FILE,
@@ -83,6 +85,45 @@ def test_new_logs_go_to_the_dir_with_fewest_partitions(tmp_path: Path) -> None:
     assert logs.get_or_create_log("t", 0) is logs.get_log("t", 0)
     assert logs.get_log("t", 9) is None
     assert (tmp_path / "a" / "t-0").is_dir() and (tmp_path / "b" / "t-1").is_dir()
+
+
+def test_create_logs_in_bulk_reads_each_topic_config_once_and_syncs_each_dir_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    asked: list[str] = []
+    short = dataclasses.replace(small_config(), retention_ms=1000)
+
+    def topic_config(topic: str) -> LogConfig | None:
+        asked.append(topic)
+        return short if topic == "short" else None
+
+    logs = manager(dirs, topic_config=topic_config)
+    logs.get_or_create_log("short", 0)  # an existing log is left as it is
+    asked.clear()
+    wanted = [TopicPartition(t, p) for t in ("short", "long") for p in range(3)]
+    configs = logs.log_configs(tp.topic for tp in wanted)
+    assert sorted(asked) == ["long", "short"]
+
+    synced: list[Path] = []
+    monkeypatch.setattr(log_manager_module, "fsync_dir", synced.append)
+    monkeypatch.setattr(log_module, "fsync_dir", synced.append)
+    created = logs.create_logs(wanted, configs)
+    assert synced == []  # no fsync per new directory
+    assert created == set(dirs)
+    logs.sync_log_dirs(created)
+    assert sorted(synced) == dirs
+    placed = [logs.get_log(*tp).dir.parent.name for tp in wanted]  # type: ignore[union-attr]
+    assert sorted(placed) == ["a", "a", "a", "b", "b", "b"]  # still balanced
+    assert [logs.get_log("short", p).config.retention_ms for p in range(3)] == [1000] * 3  # type: ignore[union-attr]
+    assert logs.get_log("long", 0).config == small_config()  # type: ignore[union-attr]
+    # deletions count too: the next new log goes where fewer are left
+    emptied = logs.get_log("long", 0).dir.parent  # type: ignore[union-attr]
+    for tp in wanted:
+        if logs.log_dir_of(*tp) == emptied:
+            logs.delete_log(*tp)
+    assert logs.get_or_create_log("t", 0).dir.parent == emptied
+    logs.close()
 
 
 def test_checkpoints(tmp_path: Path) -> None:
