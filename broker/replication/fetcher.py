@@ -16,6 +16,10 @@ Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
   new epoch, an error and its back-off, an answer naming it) marks it *changed*; a round files
   only the changed ones (and the back-offs that ended) as truncating, fetching or waiting, and
   hands ``build_fetch_request`` only the changed ones, so an idle round touches no partition.
+  A fetch state also carries the follower's log start offset and latest epoch: both move with
+  an append, a truncation or the leader's log start offset, each of which marks the partition;
+  a move of the follower's own (its retention) goes with the partition's next change, where
+  Kafka's fetcher, which rebuilds every partition each round, sends it at once.
 * Each ``ReplicaFetcher`` fetches in an incremental fetch session (KIP-227,
   fetch_session_handler.py): after one full fetch, a request lists only the partitions whose
   fetch offset or epochs changed, and the leader answers only those with news, so an idle
