@@ -11,6 +11,15 @@ Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
   channel; tests may pass any object with the same two coroutines).
 * ``ReplicaFetcher`` is the follower: it appends what it fetched as it is (``append_as_follower``),
   takes min(leader HW, own LEO) as its HW, and truncates as the epochs say.
+* A round's work follows what changed, not the partitions fetched: every change of a
+  partition's fetch state (added, removed, a new fetch offset after an append, a truncation, a
+  new epoch, an error and its back-off, an answer naming it) marks it *changed*; a round files
+  only the changed ones (and the back-offs that ended) as truncating, fetching or waiting, and
+  hands ``build_fetch_request`` only the changed ones, so an idle round touches no partition.
+  A fetch state also carries the follower's log start offset and latest epoch: both move with
+  an append, a truncation or the leader's log start offset, each of which marks the partition;
+  a move of the follower's own (its retention) goes with the partition's next change, where
+  Kafka's fetcher, which rebuilds every partition each round, sends it at once.
 * Each ``ReplicaFetcher`` fetches in an incremental fetch session (KIP-227,
   fetch_session_handler.py): after one full fetch, a request lists only the partitions whose
   fetch offset or epochs changed, and the leader answers only those with news, so an idle
@@ -34,7 +43,7 @@ import asyncio
 import contextlib
 import enum
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import NamedTuple, Protocol
 
@@ -54,6 +63,7 @@ from minikafka.proto.errors import ErrorCode, KafkaError
 __all__ = [
     "AbstractFetcher",
     "FetchState",
+    "FetcherStats",
     "GrpcLeaderEndpoint",
     "LeaderEndpoint",
     "OffsetTruncationState",
@@ -104,6 +114,17 @@ class PartitionFetchState:
 
     def delayed(self, now: float) -> bool:
         return now < self.delayed_until
+
+
+@dataclass
+class FetcherStats:
+    """Counters of one fetcher (tests and benchmarks read them; not exported as metrics)."""
+
+    rounds: int = 0
+    fetches: int = 0
+    # Partitions a round filed again because their fetch state changed or their back-off
+    # ended: the per-partition work of the rounds, none in an idle one.
+    partitions_refiled: int = 0
 
 
 class OffsetTruncationState(NamedTuple):
@@ -252,6 +273,15 @@ class AbstractFetcher(abc.ABC):
         self.name = name
         self._backoff_s = backoff_s
         self._states: dict[TopicPartition, PartitionFetchState] = {}
+        # Partitions whose state changed since a round last filed them, and the filing: ready
+        # to truncate, ready to fetch (the state fetched under), or backed off until a time.
+        self._changed: set[TopicPartition] = set()
+        self._truncating: set[TopicPartition] = set()
+        self._fetching: dict[TopicPartition, PartitionFetchState] = {}
+        self._delayed: dict[TopicPartition, float] = {}
+        # Partitions whose fetch state changed since the last fetch request was built.
+        self._fetch_changed: set[TopicPartition] = set()
+        self.stats = FetcherStats()
         # Per partition: the leader's high watermark minus the next offset to fetch, as of the
         # last answer (Kafka's FetcherLagMetrics, read by the metrics as MaxLag).
         self.lags: dict[TopicPartition, int] = {}
@@ -266,23 +296,34 @@ class AbstractFetcher(abc.ABC):
 
     @property
     def partitions(self) -> dict[TopicPartition, PartitionFetchState]:
+        """A copy of every partition's fetch state."""
         return dict(self._states)
+
+    def partition_state(self, tp: TopicPartition) -> PartitionFetchState | None:
+        return self._states.get(tp)
+
+    @property
+    def partition_count(self) -> int:
+        return len(self._states)
 
     def add_partitions(self, states: dict[TopicPartition, PartitionFetchState]) -> None:
         self._states.update(states)
+        self._changed.update(states)
         self._wakeup.set()
 
     def remove_partitions(self, tps: Iterable[TopicPartition]) -> None:
         for tp in tps:
-            self._states.pop(tp, None)
+            if self._states.pop(tp, None) is not None:
+                self._changed.add(tp)
             self.lags.pop(tp, None)
 
     def _update(
         self, tp: TopicPartition, old: PartitionFetchState, new: PartitionFetchState
     ) -> None:
         # Only if nobody replaced the state (a new LeaderAndIsr) while the RPC was in flight.
-        if self._states.get(tp) == old:
+        if new != old and self._states.get(tp) == old:
             self._states[tp] = new
+            self._changed.add(tp)
 
     def _delay(self, tp: TopicPartition, old: PartitionFetchState) -> None:
         loop = asyncio.get_running_loop()
@@ -324,31 +365,48 @@ class AbstractFetcher(abc.ABC):
 
     async def _do_work(self) -> None:
         self._wakeup.clear()
-        now = asyncio.get_running_loop().time()
-        truncating = {
-            tp: s
-            for tp, s in self._states.items()
-            if s.state is FetchState.TRUNCATING and not s.delayed(now)
-        }
-        if truncating:
-            await self._truncate_to_epoch_end_offsets(truncating)
-        now = asyncio.get_running_loop().time()
-        fetching = {
-            tp: s
-            for tp, s in self._states.items()
-            if s.state is FetchState.FETCHING and not s.delayed(now)
-        }
-        if fetching:
-            await self._fetch(fetching)
+        self.stats.rounds += 1
+        loop = asyncio.get_running_loop()
+        self._refile(loop.time())
+        if self._truncating:
+            await self._truncate_to_epoch_end_offsets(
+                {tp: self._states[tp] for tp in self._truncating}
+            )
+            self._refile(loop.time())
+        if self._fetching:
+            await self._fetch()
             return
-        if any(
-            s.state is FetchState.TRUNCATING and not s.delayed(now) for s in self._states.values()
-        ):
+        if self._truncating:
             return
-        delays = [s.delayed_until - now for s in self._states.values() if s.delayed(now)]
-        timeout = min(delays) if delays else None
+        now = loop.time()
+        timeout = min(self._delayed.values()) - now if self._delayed else None
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wakeup.wait(), timeout)
+
+    def _refile(self, now: float) -> None:
+        """File the partitions whose state changed, or whose back-off ended, as truncating,
+        fetching or backed off; the others stay where they are."""
+        changed = self._changed
+        if self._delayed:
+            changed.update(tp for tp, until in self._delayed.items() if until <= now)
+        if not changed:
+            return
+        self.stats.partitions_refiled += len(changed)
+        self._fetch_changed.update(changed)
+        for tp in changed:
+            self._truncating.discard(tp)
+            self._fetching.pop(tp, None)
+            self._delayed.pop(tp, None)
+            state = self._states.get(tp)
+            if state is None:
+                continue
+            if state.delayed(now):
+                self._delayed[tp] = state.delayed_until
+            elif state.state is FetchState.TRUNCATING:
+                self._truncating.add(tp)
+            else:
+                self._fetching[tp] = state
+        changed.clear()
 
     # --- truncation -------------------------------------------------------------------------
 
@@ -418,8 +476,12 @@ class AbstractFetcher(abc.ABC):
 
     # --- fetching ---------------------------------------------------------------------------
 
-    async def _fetch(self, states: dict[TopicPartition, PartitionFetchState]) -> None:
-        request = self.build_fetch_request(states)
+    async def _fetch(self) -> None:
+        # Not changed while the fetch is in flight: only a round refiles partitions.
+        states = self._fetching
+        changed, self._fetch_changed = self._fetch_changed, set()
+        request = self.build_fetch_request(states, changed)
+        self.stats.fetches += 1
         try:
             response = await self.endpoint.fetch(request)
         except grpc.aio.AioRpcError as exc:
@@ -448,6 +510,9 @@ class AbstractFetcher(abc.ABC):
                 sent = states.get(tp)
                 if sent is None or self._states.get(tp) != sent:
                     continue  # removed or re-added while the fetch was in flight
+                # Its fetch state is built again next round, whether the fetch offset moved
+                # or not: the answer may have moved its log start offset or latest epoch.
+                self._fetch_changed.add(tp)
                 self._handle_partition_data(tp, sent, data)
 
     def _handle_partition_data(
@@ -536,8 +601,13 @@ class AbstractFetcher(abc.ABC):
 
     @abc.abstractmethod
     def build_fetch_request(
-        self, states: dict[TopicPartition, PartitionFetchState]
-    ) -> pb.FetchRequest: ...
+        self,
+        fetching: Mapping[TopicPartition, PartitionFetchState],
+        changed: Collection[TopicPartition],
+    ) -> pb.FetchRequest:
+        """A fetch of ``fetching`` (every partition to fetch now, not to be kept), where
+        ``changed`` names the partitions whose fetch state changed, or which joined or left
+        ``fetching``, since the last request built."""
 
     def handle_fetch_response(self, response: pb.FetchResponse) -> bool:
         """Whether ``response``'s partitions may be used (fetch sessions check it here)."""
@@ -629,27 +699,35 @@ class ReplicaFetcher(AbstractFetcher):
         return partition
 
     def build_fetch_request(
-        self, states: dict[TopicPartition, PartitionFetchState]
+        self,
+        fetching: Mapping[TopicPartition, PartitionFetchState],
+        changed: Collection[TopicPartition],
     ) -> pb.FetchRequest:
         """A fetch in this fetcher's session (fetch_session_handler.py): every partition the
         first time, then only those whose fetch state changed, and the ones it stopped
-        fetching as forgotten."""
-        wanted: dict[TopicPartition, FetchPartition] = {}
-        for tp, state in states.items():
-            partition = self._get_partition(tp)
-            if partition is None:
+        fetching as forgotten. Only the changed partitions' fetch states are built; a full
+        fetch sends those the session handler holds."""
+        session = self.session
+        for tp in changed:
+            state = fetching.get(tp)
+            partition = None if state is None else self._get_partition(tp)
+            if state is None or partition is None:
+                session.remove(tp)
                 continue
             last_epoch = partition.log.latest_epoch if self._use_epochs else None
-            wanted[tp] = FetchPartition(
-                tp.topic,
-                tp.partition,
-                state.fetch_offset,
-                state.current_leader_epoch,
-                UNDEFINED_EPOCH if last_epoch is None else last_epoch,
-                partition.log.log_start_offset,
-                self._partition_max_bytes,
+            session.update(
+                tp,
+                FetchPartition(
+                    tp.topic,
+                    tp.partition,
+                    state.fetch_offset,
+                    state.current_leader_epoch,
+                    UNDEFINED_EPOCH if last_epoch is None else last_epoch,
+                    partition.log.log_start_offset,
+                    self._partition_max_bytes,
+                ),
             )
-        data = self.session.build(wanted)
+        data = session.build()
         request = pb.FetchRequest(
             replica_id=self._broker_id,
             replica_epoch=self._broker_epoch(),
@@ -709,7 +787,7 @@ class ReplicaFetcher(AbstractFetcher):
                 "fetcher.fetch_session_opened",
                 fetcher=self.name,
                 session_id=response.session_id,
-                partitions=len(self.partitions),
+                partitions=self.partition_count,
             )
         return ok
 
@@ -832,7 +910,7 @@ class ReplicaFetcherManager:
 
     def fetch_state(self, tp: TopicPartition) -> PartitionFetchState | None:
         for fetcher in self._fetchers.values():
-            state = fetcher.partitions.get(tp)
+            state = fetcher.partition_state(tp)
             if state is not None:
                 return state
         return None
@@ -862,7 +940,7 @@ class ReplicaFetcherManager:
         tps = list(tps)
         for key, fetcher in list(self._fetchers.items()):
             fetcher.remove_partitions(tps)
-            if not fetcher.partitions:
+            if not fetcher.partition_count:
                 del self._fetchers[key]
                 await fetcher.stop()
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 
 __all__ = [
     "MAX_PARTITIONS_PER_NOTIFICATION",

@@ -471,22 +471,31 @@ def _tp(p: int) -> TopicPartition:
     return TopicPartition("t", p)
 
 
+def _update(handler: FetchSessionHandler, wanted: dict[TopicPartition, FetchPartition]) -> None:
+    for tp, fp in wanted.items():
+        handler.update(tp, fp)
+
+
 def test_handler_sends_everything_once_then_only_changes() -> None:
     handler = FetchSessionHandler()
     wanted = {_tp(p): _fp(p) for p in range(4)}
-    first = handler.build(wanted)
+    _update(handler, wanted)
+    first = handler.build()
     assert first.metadata == FetchMetadata(INVALID_SESSION_ID, INITIAL_EPOCH)
     assert len(first.to_send) == 4 and first.to_forget == []
     assert handler.handle_response(0, 99, wanted)
 
-    same = handler.build(wanted)
+    same = handler.build()
     assert same.metadata == FetchMetadata(99, 1)
     assert same.to_send == [] and same.to_forget == []
     assert handler.handle_response(0, 99, [])
 
-    moved = {**wanted, _tp(2): _fp(2, offset=5), _tp(9): _fp(9)}
-    del moved[_tp(0)]
-    changed = handler.build(moved)
+    handler.update(_tp(2), _fp(2, offset=5))
+    handler.update(_tp(9), _fp(9))
+    handler.update(_tp(3), _fp(3))  # the state the session holds: nothing to send
+    handler.remove(_tp(0))
+    handler.remove(_tp(42))  # never fetched: nothing to forget
+    changed = handler.build()
     assert changed.metadata == FetchMetadata(99, 2)
     assert [fp.partition for fp in changed.to_send] == [2, 9]
     assert changed.to_forget == [_tp(0)]
@@ -505,11 +514,12 @@ def test_handler_starts_over_after_a_session_error(
 ) -> None:
     handler = FetchSessionHandler()
     wanted = {_tp(0): _fp(0)}
-    handler.build(wanted)
+    _update(handler, wanted)
+    handler.build()
     handler.handle_response(0, 99, wanted)
-    handler.build(wanted)
+    handler.build()
     assert not handler.handle_response(error, 0, [])
-    retry = handler.build(wanted)
+    retry = handler.build()
     assert retry.metadata == next_metadata
     assert retry.to_send == [_fp(0)]  # a full fetch again
 
@@ -517,22 +527,24 @@ def test_handler_starts_over_after_a_session_error(
 def test_handler_after_a_failed_rpc_or_a_bad_answer_sends_a_full_fetch() -> None:
     handler = FetchSessionHandler()
     wanted = {_tp(0): _fp(0)}
-    handler.build(wanted)
+    _update(handler, wanted)
+    handler.build()
     handler.handle_response(0, 99, wanted)
-    handler.build(wanted)
+    handler.build()
     handler.handle_error()
-    assert handler.build(wanted).metadata == FetchMetadata(99, INITIAL_EPOCH)
+    assert handler.build().metadata == FetchMetadata(99, INITIAL_EPOCH)
     assert handler.handle_response(0, 100, wanted)
-    handler.build(wanted)
+    handler.build()
     # An incremental answer naming a partition outside the session.
     assert not handler.handle_response(0, 100, [_tp(7)])
-    assert handler.build(wanted).metadata == FetchMetadata(100, INITIAL_EPOCH)
+    assert handler.build().metadata == FetchMetadata(100, INITIAL_EPOCH)
 
 
 def test_handler_without_a_session_keeps_sending_full_fetches() -> None:
     handler = FetchSessionHandler()
     wanted = {_tp(0): _fp(0)}
-    handler.build(wanted)
+    _update(handler, wanted)
+    handler.build()
     assert handler.handle_response(0, INVALID_SESSION_ID, wanted)
-    again = handler.build(wanted)
+    again = handler.build()
     assert again.metadata.is_full and again.to_send == [_fp(0)]

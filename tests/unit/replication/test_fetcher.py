@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import grpc
+import pytest
 import structlog
 
 from minikafka.broker.replication.fetcher import (
@@ -270,5 +272,232 @@ def test_the_next_fetch_goes_out_in_the_turn_the_answer_arrived(tmp_path: Path) 
             endpoint.delivered_at, endpoint.fetched_at[1:], strict=False
         ):
             assert next_fetch == delivered
+
+    asyncio.run(scenario())
+
+
+# --- the follower's rounds follow what changed ---------------------------------------------
+
+
+class SessionLeader:
+    """A leader holding one fetch session (KIP-227) over partitions "t-0".."t-n" that hold no
+    records: a full fetch is answered for every partition it names, an incremental one only
+    for the partitions ``news`` names (records, or a new HW). ``errors`` queues a session
+    error or a failed RPC for the next fetches."""
+
+    def __init__(self, batches: dict[int, bytes] | None = None) -> None:
+        self.fetches: list[pb.FetchRequest] = []
+        self.news: dict[int, bytes] = dict(batches or {})
+        self.errors: list[int | grpc.aio.AioRpcError] = []
+        self.session_id = 0
+
+    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        self.fetches.append(request)
+        error = self.errors.pop(0) if self.errors else None
+        await asyncio.sleep(0.002)  # the long poll, short
+        if error is not None:
+            if isinstance(error, grpc.aio.AioRpcError):
+                raise error
+            return pb.FetchResponse(error_code=error)
+        full = request.session_epoch == 0
+        if full:
+            self.session_id += 1
+        response = pb.FetchResponse(session_id=self.session_id)
+        listed = {p.partition: p.fetch_offset for topic in request.topics for p in topic.partitions}
+        answered = listed if full else {p: listed.get(p, 0) for p in self.news}
+        for p, offset in sorted(answered.items()):
+            data = response.responses.add(topic="t").partitions.add(
+                partition_index=p, high_watermark=0, log_start_offset=0
+            )
+            if offset == 0 and p in self.news:
+                data.records = self.news.pop(p)
+                data.high_watermark = 1
+        return response
+
+    async def offsets_for_leader_epoch(
+        self, request: pb.OffsetsForLeaderEpochRequest
+    ) -> pb.OffsetsForLeaderEpochResponse:
+        raise AssertionError("empty logs need no OffsetsForLeaderEpoch")
+
+    async def close(self) -> None:
+        pass
+
+
+class Follower:
+    """``n`` empty follower partitions of "t" and a fetcher over them, counting the fetcher's
+    partition look-ups (each is one partition's fetch state built for a request)."""
+
+    def __init__(self, tmp_path: Path, n: int, endpoint: SessionLeader) -> None:
+        self.partitions: dict[TopicPartition, Partition] = {}
+        for p in range(n):
+            partition = Partition(Log(tmp_path / f"t-{p}", LogConfig()), 2)
+            partition.make_follower(
+                PartitionRegistration(
+                    leader=1,
+                    leader_epoch=1,
+                    isr=(1, 2),
+                    replicas=(1, 2),
+                    partition_epoch=0,
+                    controller_epoch=1,
+                )
+            )
+            self.partitions[TopicPartition("t", p)] = partition
+        self.lookups = 0
+        self.endpoint = endpoint
+        self.fetcher = ReplicaFetcher(
+            2,
+            1,
+            endpoint,
+            get_partition=self._get_partition,
+            broker_epoch=lambda: 7,
+            max_wait_ms=0,
+            min_bytes=1,
+            partition_max_bytes=1 << 20,
+            response_max_bytes=10 << 20,
+            backoff_s=0.05,
+        )
+        self.fetcher.add_partitions(
+            {tp: PartitionFetchState(0, 1, FetchState.TRUNCATING) for tp in self.partitions}
+        )
+
+    def _get_partition(self, tp: TopicPartition) -> Partition | None:
+        self.lookups += 1
+        return self.partitions.get(tp)
+
+    async def fetches(self, n: int) -> list[pb.FetchRequest]:
+        """The next ``n`` fetch requests."""
+        start = len(self.endpoint.fetches)
+        for _ in range(2000):
+            if len(self.endpoint.fetches) >= start + n:
+                return self.endpoint.fetches[start : start + n]
+            await asyncio.sleep(0.001)
+        raise AssertionError(f"{n} fetches did not come")
+
+
+def _listed(request: pb.FetchRequest) -> dict[int, int]:
+    return {p.partition: p.fetch_offset for topic in request.topics for p in topic.partitions}
+
+
+def test_an_idle_round_builds_no_per_partition_work(tmp_path: Path) -> None:
+    """200 partitions, all idle after one append: once the session is open, a round files no
+    partition, builds no fetch state and sends an empty incremental fetch, whatever the number
+    of partitions. The append's new fetch offset (the follower's LEO) goes in the next fetch,
+    alone."""
+
+    async def scenario() -> None:
+        endpoint = SessionLeader()
+        follower = Follower(tmp_path, 200, endpoint)
+        fetcher = follower.fetcher
+        fetcher.start()
+        try:
+            first, second, _ = await follower.fetches(3)
+            assert (first.session_id, first.session_epoch) == (0, 0)
+            assert len(_listed(first)) == 200
+            # The round after the full answer looks again at the 200 answered partitions
+            # (their log start offsets and epochs may have moved); nothing changed, so the
+            # fetch lists none of them.
+            assert (second.session_id, second.session_epoch) == (1, 1)
+            assert _listed(second) == {}
+
+            stats, lookups = replace(fetcher.stats), follower.lookups
+            idle = await follower.fetches(20)
+            assert all(not r.topics and not r.forgotten_topics_data for r in idle)
+            assert fetcher.stats.fetches - stats.fetches >= 20
+            assert fetcher.stats.partitions_refiled == stats.partitions_refiled
+            assert follower.lookups == lookups
+
+            endpoint.news[7] = encode_batch([(0, None, b"x", ())], partition_leader_epoch=1)
+            requests = await follower.fetches(4)
+            after = [_listed(r) for r in requests]
+            reported = after.index({7: 1})  # the new LEO, in the fetch after the append
+            assert all(listed == {} for i, listed in enumerate(after) if i != reported)
+            fp = next(p for t in requests[reported].topics for p in t.partitions)
+            assert fp.last_fetched_epoch == 1
+            assert follower.partitions[TopicPartition("t", 7)].log_end_offset == 1
+            # Work for the one partition that changed, not for the 200.
+            assert fetcher.stats.partitions_refiled - stats.partitions_refiled <= 2
+            assert follower.lookups - lookups <= 2
+        finally:
+            await fetcher.stop()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+        ErrorCode.INVALID_FETCH_SESSION_EPOCH,
+        grpc.aio.AioRpcError(
+            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), "reset"
+        ),
+    ],
+    ids=["session_id_not_found", "invalid_session_epoch", "connection_reset"],
+)
+def test_after_a_session_error_the_next_fetch_lists_every_partition(
+    tmp_path: Path, error: int | grpc.aio.AioRpcError
+) -> None:
+    async def scenario() -> None:
+        endpoint = SessionLeader()
+        follower = Follower(tmp_path, 30, endpoint)
+        fetcher = follower.fetcher
+        fetcher.start()
+        try:
+            await follower.fetches(3)
+            endpoint.errors.append(error)
+            failed, retry, then = await follower.fetches(3)
+            assert failed.session_epoch > 0 and _listed(failed) == {}
+            assert retry.session_epoch == 0  # a full fetch opening a new session
+            assert _listed(retry) == dict.fromkeys(range(30), 0)
+            assert (then.session_id, then.session_epoch) == (2, 1)
+            assert _listed(then) == {}
+        finally:
+            await fetcher.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_partition_backed_off_leaves_the_session_and_comes_back(tmp_path: Path) -> None:
+    """An error answered for one partition backs it off: the next fetch forgets it alone, and
+    once the back-off ends a fetch lists it again alone."""
+
+    class OneError(SessionLeader):
+        failed = False
+
+        async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+            response = await super().fetch(request)
+            if request.session_epoch == 2 and not self.failed:
+                self.failed = True
+                response.responses.add(topic="t").partitions.add(
+                    partition_index=4, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER
+                )
+            return response
+
+    async def scenario() -> None:
+        endpoint = OneError()
+        follower = Follower(tmp_path, 30, endpoint)
+        fetcher = follower.fetcher
+        fetcher.start()
+        try:
+            for _ in range(2000):
+                if any(_listed(r) == {4: 0} for r in endpoint.fetches):
+                    break
+                await asyncio.sleep(0.001)
+        finally:
+            await fetcher.stop()
+        incremental = [r for r in endpoint.fetches if r.session_epoch > 0]
+        forgot = [
+            i
+            for i, r in enumerate(incremental)
+            if [list(t.partitions) for t in r.forgotten_topics_data] == [[4]]
+        ]
+        listed = [i for i, r in enumerate(incremental) if _listed(r)]
+        assert len(forgot) == 1 and len(listed) == 1 and forgot[0] < listed[0]
+        assert _listed(incremental[listed[0]]) == {4: 0}
+        assert all(
+            not r.topics and not r.forgotten_topics_data
+            for i, r in enumerate(incremental)
+            if i not in (forgot[0], listed[0])
+        )
 
     asyncio.run(scenario())

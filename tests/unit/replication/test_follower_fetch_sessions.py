@@ -87,6 +87,9 @@ def test_incremental_fetches_list_only_the_busy_partition(tmp_path: Path) -> Non
             leader, follower = cluster[1], cluster[2]
             await wait_until(lambda: _stats(leader).partitions_cached == 41)
             assert _stats(leader).sessions == 1
+            # The new partitions' first high watermarks are answered after the full fetch:
+            # count from when they all have been.
+            await wait_until(lambda: _settled(leader, follower))
             before = _stats(leader)
             for i in range(30):
                 await _produce(leader, BUSY, 0, b"v%d" % i)
@@ -179,7 +182,8 @@ def test_a_leader_change_moves_the_partition_between_sessions(tmp_path: Path) ->
 
 def test_an_idle_session_reads_nothing_and_its_followers_stay_in_the_isr(tmp_path: Path) -> None:
     """Incremental fetches of a session none of whose partitions changed read no partition (the
-    leader's own count of the partitions its fetches read), and park until the long poll ends;
+    leader's own count of the partitions its fetches read), build none on the follower, and
+    park until the long poll ends;
     the idle followers are caught up all along: after several replica.lag.time.max.ms nobody
     left the ISR. A follower that stops fetching does leave it."""
 
@@ -204,8 +208,14 @@ def test_an_idle_session_reads_nothing_and_its_followers_stay_in_the_isr(tmp_pat
                 message="every partition of both sessions settled",
             )
             before = _stats(leader)
+            fetchers = [_fetcher(cluster[b], 1) for b in (2, 3)]
+            refiled = [f.stats.partitions_refiled for f in fetchers]
+            rounds = [f.stats.rounds for f in fetchers]
             await asyncio.sleep(3.0)  # three lag times; the ISR check runs every 0.5 s
             after = _stats(leader)
+            # Nor did the followers: their idle rounds filed no partition again.
+            assert [f.stats.partitions_refiled for f in fetchers] == refiled
+            assert all(f.stats.rounds - n >= 2 for f, n in zip(fetchers, rounds, strict=True))
             fetches = after.incremental_fetches - before.incremental_fetches
             assert fetches >= 4, fetches  # two followers, 200 ms long polls
             assert after.partitions_read == before.partitions_read

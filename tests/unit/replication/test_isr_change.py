@@ -7,7 +7,7 @@ from minikafka.broker.replication.isr_change import (
     IsrChangePropagation,
     IsrChangePropagationConfig,
 )
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 
 CONFIG = IsrChangePropagationConfig(check_interval_ms=2500, linger_ms=5000, max_delay_ms=60000)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from minikafka.broker.replication.fetcher import ReplicaFetcher, fetcher_id
-from minikafka.broker.storage.checkpoints import TopicPartition
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import Cluster, produce_request, records, run, wait_until
 
