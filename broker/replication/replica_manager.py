@@ -292,6 +292,8 @@ class ReplicaManager:
                 f"not {truncation!r}"
             )
         self.truncate_to_high_watermark = truncation == "high_watermark"
+        # Set once the broker asks the controller for a controlled shutdown (begin_shutdown).
+        self._shutting_down = False
         self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher, config.num_replica_fetchers)
         self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
@@ -662,6 +664,18 @@ class ReplicaManager:
                         error=str(exc),
                     )
 
+    def begin_shutdown(self) -> None:
+        """The broker is leaving (its controlled shutdown starts): from now on a partition it
+        becomes a follower of is not fetched.
+
+        The controller moves leadership away and makes this broker a follower of the partitions
+        it led. Caught up as it is, its first fetch would put it back in the new leader's ISR
+        just as it stops, and the next produce would wait for it. Kafka's controller refuses
+        such an ISR change for a shutting-down broker (AlterPartition); here leaders write the
+        ISR themselves, so the leaving broker does not ask to join. Its restart catches up.
+        """
+        self._shutting_down = True
+
     async def _make_followers(
         self,
         followers: dict[TopicPartition, PartitionRegistration],
@@ -673,7 +687,7 @@ class ReplicaManager:
             partition = self._partitions[tp]
             partition.make_follower(registration)
             self._notify(tp)  # parked produces and fetches see they lost leadership
-            if registration.leader < 0:
+            if registration.leader < 0 or self._shutting_down:
                 continue
             endpoint = live_leaders.get(
                 registration.leader

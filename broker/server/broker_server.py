@@ -849,6 +849,8 @@ class BrokerServer:
             return
         _log.info("broker_shutting_down", controlled=controlled)
         if controlled and self.config.controlled_shutdown_enable and self._broker_epoch >= 0:
+            if self._replica_manager is not None:
+                self._replica_manager.begin_shutdown()
             await self.controlled_shutdown()
         self._stopped = True
         if self._dynamic_config is not None:

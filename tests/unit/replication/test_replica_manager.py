@@ -9,6 +9,7 @@ from pathlib import Path
 from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.errors import ErrorCode
 from tests.unit.replication.harness import (
+    TP,
     Cluster,
     consume,
     fetch_request,
@@ -286,6 +287,37 @@ def test_fetch_answers_are_capped_by_the_broker_as_kafka_caps_them(tmp_path: Pat
             assert len(values_of(consumer.records)) == 1  # one ~2 KB batch within 3000
             tiny = await consume(cluster[1], 0, max_bytes=10)
             assert len(values_of(tiny.records)) == 1  # the first batch, however large
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_broker_in_controlled_shutdown_does_not_fetch_what_it_now_follows(
+    tmp_path: Path,
+) -> None:
+    """The leader moves away from a leaving broker: it becomes a follower but does not fetch,
+    so the new leader cannot take it back into the ISR just as it stops."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            assert (await produce(cluster[1], b"a", acks=-1)).error_code == ErrorCode.NONE
+            leaving = cluster[1].replica_manager
+            leaving.begin_shutdown()
+            # The controller's controlled-shutdown election: broker 2 leads, 1 left the ISR.
+            await cluster.elect(2, 2, [2, 3])
+            assert leaving.fetchers.fetch_state(TP) is None
+            assert not leaving.get_partition(TP).is_leader
+            # The others go on without it, and it stays out of the ISR.
+            assert (await produce(cluster[2], b"b", acks=-1)).error_code == ErrorCode.NONE
+            await asyncio.sleep(0.3)
+            assert cluster[2].isr() == frozenset({2, 3})
+            assert cluster[1].values() == [b"a"]
+            # A broker that is not leaving fetches as before.
+            assert cluster[3].replica_manager.fetchers.fetch_state(TP) is not None
         finally:
             await cluster.stop()
 
