@@ -5,9 +5,9 @@
 One in-process broker (a ReplicaManager and its LogManager on a temporary dir, the unit tests'
 harness with an in-memory ZooKeeper) leads N partitions of replication factor 3 whose
 followers never fetch (replica.lag.time.max.ms is an hour, so nobody leaves the ISR). Each
-piece of periodic work runs ``--rounds`` times; the best time is printed with its interval at
-Kafka's defaults and the share of the interval it takes (wall clock: an fsync's wait counts,
-though it costs no CPU):
+piece of periodic work runs ``--rounds`` times; the median and range are printed with its
+interval at Kafka's defaults and the median's share of the interval (wall clock: an fsync's
+wait counts, though it costs no CPU):
 
 - ISR expiry (every replica.lag.time.max.ms / 2), over every hosted partition;
 - the high watermark checkpoint (replica.high.watermark.checkpoint.interval.ms): written
@@ -27,6 +27,7 @@ import argparse
 import asyncio
 import logging
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -35,6 +36,8 @@ from pathlib import Path
 
 import structlog
 
+from bench.codec_bench import yardstick
+from bench.stats import summary
 from minikafka.broker.replication.requests import LeaderAndIsrPartitionState
 from minikafka.proto.cluster_state import PartitionState
 from tests.unit.replication.harness import TOPIC, Cluster
@@ -53,19 +56,19 @@ INTERVALS = {
 }
 
 
-async def _best(rounds: int, work: Callable[[], object]) -> float:
-    best = float("inf")
+async def _times(rounds: int, work: Callable[[], object]) -> list[float]:
+    times = []
     for _ in range(rounds):
         began = time.perf_counter()
         result = work()
         if isinstance(result, Awaitable):
             await result
-        best = min(best, time.perf_counter() - began)
-    return best
+        times.append(time.perf_counter() - began)
+    return times
 
 
-async def measure(partitions: int, rounds: int) -> tuple[float, dict[str, float]]:
-    """Seconds the LeaderAndIsr took, and the best seconds of each periodic work."""
+async def measure(partitions: int, rounds: int) -> tuple[float, dict[str, list[float]]]:
+    """Seconds the LeaderAndIsr took, and the seconds of each round of each periodic work."""
     root = Path(tempfile.mkdtemp(prefix="periodic-work-bench-"))
     cluster = Cluster(root, broker_ids=(1,), replica_lag_time_max_ms=HOUR_MS)
     await cluster.start()
@@ -118,23 +121,23 @@ async def measure(partitions: int, rounds: int) -> tuple[float, dict[str, float]
         log_manager.prepare_flushes(now_ms())  # each new log is asked once
         times = {
             # The timer's own callback: the work it does, nothing around it.
-            "ISR expiry": await _best(rounds, rm._maybe_shrink_isr),
-            "HW checkpoint, a HW moved (written)": await _best(
+            "ISR expiry": await _times(rounds, rm._maybe_shrink_isr),
+            "HW checkpoint, a HW moved (written)": await _times(
                 rounds,
                 lambda: asyncio.to_thread(log_manager.write_high_watermarks, rm.high_watermarks()),
             ),
-            "HW checkpoint, no HW moved (skipped)": await _best(
+            "HW checkpoint, no HW moved (skipped)": await _times(
                 rounds, rm.checkpoint_high_watermarks
             ),
-            "flush scheduler, every log asked": await _best(rounds, ask_every_log),
-            "flush scheduler, no log rolled": await _best(
+            "flush scheduler, every log asked": await _times(rounds, ask_every_log),
+            "flush scheduler, no log rolled": await _times(
                 rounds, lambda: log_manager.prepare_flushes(now_ms())
             ),
-            "retention": await _best(
+            "retention": await _times(
                 rounds, lambda: log_manager.cleanup(now_ms(), rm.high_watermarks())
             ),
-            "recovery-point and log-start checkpoints": await _best(rounds, checkpoint_offsets),
-            "producer-id expiry": await _best(rounds, expire_producers),
+            "recovery-point and log-start checkpoints": await _times(rounds, checkpoint_offsets),
+            "producer-id expiry": await _times(rounds, expire_producers),
         }
         return leader_and_isr, times
     finally:
@@ -150,13 +153,15 @@ def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     counts = [int(n) for n in args.partitions.split(",")]
     results = {n: asyncio.run(measure(n, args.rounds)) for n in counts}
-    print(f"best of {args.rounds}, {time.strftime('%Y-%m-%d')}; wall ms per run (fsyncs "
-          "included), and that as a share of the interval")  # fmt: skip
+    print(f"median (range) of {args.rounds} rounds, {time.strftime('%Y-%m-%d')}, machine "
+          f"yardstick {yardstick():,.0f}; wall ms per run (fsyncs included), and the median "
+          "as a share of the interval")  # fmt: skip
     print("| work | interval | " + " | ".join(f"{n:,} partitions" for n in counts) + " |")
     print("|---|---:|" + "---:|" * len(counts))
     for work, interval in INTERVALS.items():
         cells = " | ".join(
-            f"{results[n][1][work] * 1000:.2f} ms ({100 * results[n][1][work] / interval:.2f}%)"
+            f"{summary([t * 1000 for t in results[n][1][work]], '.2f')} ms "
+            f"({100 * statistics.median(results[n][1][work]) / interval:.2f}%)"
             for n in counts
         )
         print(f"| {work} | {interval:g} s | {cells} |")
