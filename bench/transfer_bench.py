@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import os
 import socket
-import statistics
 import struct
 import subprocess
 import sys
@@ -34,6 +33,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from bench.codec_bench import yardstick
+from bench.stats import summary
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
@@ -168,19 +169,20 @@ def main() -> None:
         asyncio.run(_serve(args.leader[0], int(args.leader[1])))
         return
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print("| transport | answer | MiB/s | round trip ms | leader CPU ms/MiB | follower CPU ms/MiB")
-    print("|---|---:|---:|---:|---:|---:")
+    machine = yardstick()
+    print(
+        "| transport | answer | MiB/s | round trip ms | leader CPU ms/MiB | follower CPU ms/MiB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
         for kind in ("grpc", "socket"):
             runs = [run(kind, size, args.messages) for _ in range(args.rounds)]
-            medians = [statistics.median(r[i] for r in runs) for i in range(4)]
-            print(
-                f"| {kind} | {size / 2**20:.2f} MiB | {medians[0]:.0f} | {medians[1]:.2f} | "
-                f"{medians[2]:.2f} | {medians[3]:.2f}",
-                flush=True,
-            )
+            formats = (",.0f", ".2f", ".2f", ".2f")
+            cells = [summary([r[i] for r in runs], fmt) for i, fmt in enumerate(formats)]
+            print(f"| {kind} | {size / 2**20:.2f} MiB | " + " | ".join(cells) + " |", flush=True)
     print(
-        f"\nmedians of {args.rounds} rounds of {args.messages} answers; {os.cpu_count()} cores; "
+        f"\nmedian (range) of {args.rounds} rounds of {args.messages} answers; "
+        f"{os.cpu_count()} cores; machine yardstick {machine:,.0f}; {time.strftime('%Y-%m-%d')}; "
         f"load average before {load_before}, after " + " ".join(f"{x:.2f}" for x in os.getloadavg())
     )
 
