@@ -62,11 +62,14 @@ class ReplicaStateMachine:
                 return None
             return result
 
+        # Every partition with a replica on a dead broker, decided on its state read afresh
+        # (update_many): the cached ISR can be seconds old, since leaders tell the controller
+        # of their ISR changes in batches, and a dead broker just taken into an ISR must
+        # leave it too (as Kafka picks the dead brokers' replicas, not its cached ISRs).
         decisions = {
             tp: decide
-            for tp, state in ctx.iter_states(ctx.all_partitions())
-            if not ctx.is_being_deleted(tp.topic)
-            and dead & ({state.value.leader} | set(state.value.isr))
+            for tp, _ in ctx.iter_states(ctx.all_partitions())
+            if not ctx.is_being_deleted(tp.topic) and dead & set(ctx.assignments.get(tp, ()))
         }
         for tp in self._partitions.update_many(decisions, "replica offline"):
             self._partitions.announce(tp, batch)

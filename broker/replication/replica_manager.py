@@ -1401,32 +1401,47 @@ class ReplicaManager:
                     )
 
     async def _write_isr_batch(self, batch: list[_IsrWrite]) -> None:
-        updates: dict[TopicPartition, tuple[PartitionState, int]] = {}
+        # One write per partition: a partition proposed again in the same batch (a LeaderAndIsr
+        # of a newer epoch reset its pending ISR meanwhile) keeps only its latest proposal.
+        writes: dict[TopicPartition, _IsrWrite] = {}
         for write in batch:
+            writes[TopicPartition(write.partition.topic, write.partition.partition)] = write
+        updates: dict[TopicPartition, tuple[PartitionState, int]] = {}
+        for tp, write in writes.items():
             znode = PartitionState(
                 leader=self.broker_id,
                 leader_epoch=write.state.leader_epoch,
                 isr=tuple(sorted(write.new_isr)),
                 controller_epoch=write.state.controller_epoch,
             )
-            tp = TopicPartition(write.partition.topic, write.partition.partition)
             updates[tp] = (znode, write.state.partition_epoch)
+        answers: Mapping[TopicPartition, int | Exception]
         try:
             answers = await asyncio.to_thread(self._zk.update_partition_states, updates)
-            lost = [
-                tp for tp, answer in answers.items() if isinstance(answer, BadZNodeVersionError)
-            ]
-            reads = await asyncio.to_thread(self._zk.get_partition_states, lost) if lost else {}
         except Exception as exc:
-            _log.warning("isr_update.failed", partitions=len(batch), error=str(exc))
-            return
-        for write, tp in zip(batch, updates, strict=True):
+            # Some writes of the batch may have landed before the error: go by what ZooKeeper
+            # holds, read back below, as after a version conflict.
+            _log.warning("isr_update.failed", partitions=len(updates), error=str(exc))
+            answers = {tp: exc for tp in updates}
+        unsure = [tp for tp, answer in answers.items() if isinstance(answer, Exception)]
+        reads: Mapping[TopicPartition, Versioned[PartitionState]] = {}
+        if unsure:
+            try:
+                reads = await asyncio.to_thread(self._zk.get_partition_states, unsure)
+            except Exception as exc:
+                _log.warning("isr_update.read_failed", partitions=len(unsure), error=str(exc))
+        for tp, write in writes.items():
             topic, index = tp
             answer = answers[tp]
             version: int | None = None
             adopted: frozenset[int] | None = None
-            if isinstance(answer, BadZNodeVersionError):
+            if isinstance(answer, Exception):
                 read = reads.get(tp)
+                if read is None and not isinstance(answer, BadZNodeVersionError):
+                    _log.warning(
+                        "isr_update.failed", topic=topic, partition=index, error=str(answer)
+                    )
+                    continue
                 if (
                     read is None
                     or read.value.leader != self.broker_id
@@ -1445,9 +1460,6 @@ class ReplicaManager:
                     # Someone else changed the ISR under the same epoch: take theirs and decide
                     # again at the next check rather than overwrite it.
                     adopted = frozenset(read.value.isr)
-            elif isinstance(answer, Exception):
-                _log.warning("isr_update.failed", topic=topic, partition=index, error=str(answer))
-                continue
             else:
                 version = answer
             if write.partition.pending_isr == write.new_isr:
