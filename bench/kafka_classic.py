@@ -1,7 +1,7 @@
 """The rows of Jay Kreps's 2014 Kafka benchmark, on a local 3-broker minikafka cluster.
 
     python -m bench.kafka_classic [--scale 1.0] [--latency-rate 10000] [--latency-seconds 5]
-        [--latency-only]
+        [--latency-only] [--latency-client minikafka|confluent]
 
 "Benchmarking Apache Kafka: 2 Million Writes Per Second (On Three Cheap Machines)", J. Kreps,
 LinkedIn Engineering, 2014:
@@ -35,7 +35,10 @@ Rows (throughput in records/s and MB/s):
    another process notes when each arrives (the send time travels in the value; both read the
    same wall clock). p50 / p99 / p99.9 in ms. Kreps's figure came from Kafka's
    TestEndToEndLatency, which sends one record at a time and waits for it. ``--latency-only``
-   runs this row alone (``--latency-rate`` picks the rates).
+   runs this row alone (``--latency-rate`` picks the rates). ``--latency-client`` picks the
+   clients: ``minikafka`` (default; its Producer and Consumer over gRPC) or ``confluent``
+   (confluent-kafka, librdkafka in C, over the brokers' Kafka listeners: what a Kafka user's
+   software sees, with clients that cost the shared cores far less).
 
 ``--scale`` multiplies the record counts (1,000,000 per test by default: about two minutes on
 a 2-core machine; shorter runs are dominated by the start of each tool).
@@ -55,6 +58,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.codec_bench import yardstick
 from bench.local_cluster import start_cluster
@@ -177,12 +181,89 @@ def latency_consumer(bootstrap: str, topic: str, records: int) -> None:
         print("\n".join(lines), flush=True)
 
 
-def latency_run(bootstrap: str, topic: str, rate: int, seconds: float) -> tuple[float, ...]:
+def confluent_latency_consumer(bootstrap: str, topic: str, records: int) -> None:
+    """Child process: as ``latency_consumer``, with confluent-kafka's Consumer over the Kafka
+    protocol (a long poll the broker answers as soon as a record is committed)."""
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"latency-{os.getpid()}",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 100,
+            "fetch.min.bytes": 1,
+        }
+    )
+    consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_END)])
+    # The assignment takes hold (the end offset is looked up) before the producer starts.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        consumer.poll(0.05)
+        position = consumer.position([confluent_kafka.TopicPartition(topic, 0)])[0].offset
+        if position >= 0:
+            break
+    print("ready", flush=True)
+    seen = 0
+    deadline = time.monotonic() + 120
+    lines: list[str] = []
+    while seen < records and time.monotonic() < deadline:
+        for message in consumer.consume(1000, timeout=0.1):
+            now = time.time_ns()
+            if message.error() is not None:
+                raise SystemExit(f"latency consumer: {message.error()}")
+            sequence, sent_ns = struct.unpack_from(">qq", message.value() or b"")
+            if sequence >= 0:
+                lines.append(f"{sequence} {now - sent_ns}")
+                seen += 1
+    consumer.close()
+    print("\n".join(lines), flush=True)
+
+
+class _ConfluentSender:
+    """confluent-kafka's Producer with the minikafka Producer's ``send``/``flush``."""
+
+    def __init__(self, bootstrap: str) -> None:
+        import confluent_kafka
+
+        self._producer = confluent_kafka.Producer(
+            {"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 0}
+        )
+        self.failed = 0
+
+    def _delivered(self, err: object, msg: object) -> None:
+        if err is not None:
+            self.failed += 1
+
+    def send(self, topic: str, value: bytes, partition: int) -> None:
+        self._producer.produce(topic, value, partition=partition, on_delivery=self._delivered)
+        self._producer.poll(0)
+
+    def flush(self) -> None:
+        if self._producer.flush(60) or self.failed:
+            raise RuntimeError(f"the latency producer lost {self.failed} records")
+
+    def __enter__(self) -> _ConfluentSender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._producer.flush(10)
+
+
+def latency_run(
+    cluster: Cluster, topic: str, rate: int, seconds: float, client: str = "minikafka"
+) -> tuple[float, ...]:
     from minikafka.client.producer.producer import Producer
 
     records = int(rate * seconds)
     padding = bytes(RECORD_SIZE - 16)
-    with Producer(bootstrap_servers=bootstrap, acks="all", linger_ms=0) as producer:
+    if client == "confluent":
+        bootstrap = cluster.kafka_bootstrap_servers
+        sender: Any = _ConfluentSender(bootstrap)
+    else:
+        bootstrap = cluster.bootstrap_servers
+        sender = Producer(bootstrap_servers=bootstrap, acks="all", linger_ms=0)
+    with sender as producer:
         # Warm up first (metadata, producer id, connections, the followers' fetch sessions):
         # Kreps's figure is for a running cluster, not for its first records.
         for sequence in range(-100, 0):
@@ -190,7 +271,7 @@ def latency_run(bootstrap: str, topic: str, rate: int, seconds: float) -> tuple[
         producer.flush()
         child = subprocess.Popen(
             [sys.executable, "-m", "bench.kafka_classic", "--latency-consumer", bootstrap, topic,
-             str(records)],
+             str(records), client],
             cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert child.stdout is not None
@@ -317,11 +398,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--latency-only", action="store_true", help="run only row 8, the end-to-end latency"
     )
-    parser.add_argument("--latency-consumer", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--latency-client",
+        choices=("minikafka", "confluent"),
+        default="minikafka",
+        help="the latency row's clients: minikafka's over gRPC (default) or confluent-kafka's "
+        "over the Kafka protocol",
+    )
+    parser.add_argument("--latency-consumer", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.latency_consumer:
-        bootstrap, topic, count = args.latency_consumer
-        latency_consumer(bootstrap, topic, int(count))
+        bootstrap, topic, count, client = args.latency_consumer
+        consume = confluent_latency_consumer if client == "confluent" else latency_consumer
+        consume(bootstrap, topic, int(count))
         return
     configure_tool_logging()
     records = max(int(args.records * args.scale), 1000)
@@ -353,7 +442,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         # catching up for a while, and the test would time their backlog.
         latencies = {}
         for rate in args.latency_rate or [1_000, 10_000]:
-            latencies[rate] = latency_run(bootstrap, "latency", rate, args.latency_seconds)
+            latencies[rate] = latency_run(
+                cluster, "latency", rate, args.latency_seconds, args.latency_client
+            )
             print(f"  end-to-end latency at {rate:,} records/s: {latencies[rate]}", file=sys.stderr)
         rows = [] if args.latency_only else run_rows(cluster, records)
         print()
