@@ -319,6 +319,48 @@ def test_partition_states_in_bulk_are_fenced_and_conditional_each(
     assert successor.get_partition_state("bulk", count) is None
 
 
+def test_partition_states_in_bulk_share_multi_ops(
+    new_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    zk = new_store()
+    count = 1000
+    zk.create_topic(
+        TopicAssignment("shared", random_uuid_base64(), {p: (1, 2) for p in range(count)})
+    )
+    elected = zk.elect_controller(broker_id=1)
+    assert elected is not None
+    fence = elected.zk_version
+    tps = [TopicPartition("shared", p) for p in range(count)]
+    # a partition znode left without its state (a creation cut short): its batch is refused
+    # whole and made again one partition at a time, the state created all the same
+    zk.client.create("/brokers/topics/shared/partitions/5", makepath=True)
+    transactions: list[object] = []
+    real_transaction = zk.client.transaction
+
+    def counted() -> object:
+        transactions.append(None)
+        return real_transaction()
+
+    monkeypatch.setattr(zk.client, "transaction", counted)
+    first = {tp: PartitionState(1, 0, (1, 2), elected.value) for tp in tps}
+    created = zk.create_partition_states(first, controller_epoch_zk_version=fence)
+    assert created == {tp: 0 for tp in tps}
+    assert zk.get_partition_states(tps) == {tp: Versioned(first[tp], 0) for tp in tps}
+    # five batches of 200, the refused one again as 200 multi-ops of one partition each
+    assert len(transactions) == 5 + 200
+
+    transactions.clear()
+    shrunk = {tp: (PartitionState(1, 1, (1,), elected.value), 0) for tp in tps}
+    answers = zk.update_partition_states(shrunk, controller_epoch_zk_version=fence)
+    assert answers == {tp: 1 for tp in tps}
+    assert len(transactions) == 5
+    # a leader's writes, not fenced, batched all the same
+    transactions.clear()
+    grown = {tp: (PartitionState(1, 1, (1, 2), elected.value), 1) for tp in tps}
+    assert zk.update_partition_states(grown) == {tp: 2 for tp in tps}
+    assert len(transactions) == 5
+
+
 # --- controller election and fencing -----------------------------------------------------------
 
 
