@@ -388,6 +388,11 @@ def main() -> None:
     parser.add_argument("--settle-seconds", type=float, default=10.0)
     parser.add_argument("--scale-partitions", type=int, default=0)
     parser.add_argument(
+        "--keep-dir",
+        action="store_true",
+        help="keep the cluster's directory (brokers' logs and data) and print its path",
+    )
+    parser.add_argument(
         "--broker-config",
         action="append",
         default=[],
@@ -433,7 +438,10 @@ def main() -> None:
     finally:
         cluster.close()
         zookeeper.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        if args.keep_dir:
+            print(f"cluster directory kept: {root}", file=sys.stderr, flush=True)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
     print(f"\n{args.rounds} rounds, {args.records:,} records per 100 B run, "
           f"{time.strftime('%Y-%m-%d')}; RF3, acks=all, confluent-kafka; broker config "
