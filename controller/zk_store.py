@@ -114,6 +114,7 @@ from minikafka.controller.zk_data import (
     topic_partitions_path,
     topic_path,
 )
+from minikafka.controller.zk_multi_read import multi_read_async
 from minikafka.proto.cluster_state import (
     BadZNodeVersionError,
     PartitionState,
@@ -514,15 +515,36 @@ class ZkStore:
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, Versioned[PartitionState]]:
         """The states of ``partitions``, read together; those without a state znode are left
-        out."""
+        out. Read in multiRead requests of up to ``_KEYS_PER_MULTI`` znodes (ZooKeeper 3.6+;
+        an older server, or a request that fails, is read again one getData per znode)."""
         paths = {tp: partition_state_path(tp.topic, tp.partition) for tp in partitions}
-        results = self._pipelined(
-            paths,
-            lambda tp: self._client.get_async(paths[tp]),
-            lambda tp: self._client.get(paths[tp]),
+        keys = list(paths)
+        chunks = [
+            tuple(keys[i : i + _KEYS_PER_MULTI]) for i in range(0, len(keys), _KEYS_PER_MULTI)
+        ]
+        read = self._pipelined(
+            {chunk: chunk for chunk in chunks},
+            lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]),
+            lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]).get(),
         )
+        results: dict[TopicPartition, Any] = {}
+        unread: list[TopicPartition] = []
+        for chunk, answer in read.items():
+            if isinstance(answer, Exception):
+                unread.extend(chunk)
+            else:
+                results.update(zip(chunk, answer, strict=True))
+        if unread:
+            results.update(
+                self._pipelined(
+                    {tp: tp for tp in unread},
+                    lambda tp: self._client.get_async(paths[tp]),
+                    lambda tp: self._client.get(paths[tp]),
+                )
+            )
         states: dict[TopicPartition, Versioned[PartitionState]] = {}
-        for tp, result in results.items():
+        for tp in keys:
+            result = results[tp]
             if isinstance(result, NoNodeError):
                 continue
             if isinstance(result, Exception):
