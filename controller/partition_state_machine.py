@@ -151,50 +151,51 @@ class PartitionStateMachine:
                     ctx.partition_states[tp] = Versioned(new, answer)
                     written[tp] = new
                     _log_state_change(tp, olds[tp], new, reason)
-            again = self._read_back(unsure, updates, answers, olds, reason, written)
-            if lost:
-                self.reload_states(lost)
-            if not lost and not again:
+            if unsure:
+                log.warning(
+                    "partition_state_write_failed",
+                    partitions=len(unsure),
+                    error=str(answers[unsure[0]]),
+                    reason=reason,
+                )
+            again = self._read_back([*lost, *unsure], updates, olds, reason, written)
+            if not again:
                 return written
-            remaining = {tp: remaining[tp] for tp in (*lost, *again)}
+            remaining = {tp: remaining[tp] for tp in again}
         for tp in remaining:
             log.warning("partition_state_write_gave_up", topic=tp.topic, partition=tp.partition)
         return written
 
     def _read_back(
         self,
-        unsure: list[TopicPartition],
+        partitions: list[TopicPartition],
         updates: Mapping[TopicPartition, tuple[PartitionState, int]],
-        answers: Mapping[TopicPartition, object],
         olds: Mapping[TopicPartition, PartitionState],
         reason: str,
         written: dict[TopicPartition, PartitionState],
     ) -> list[TopicPartition]:
-        """Writes that met a ZooKeeper error other than a version conflict may have landed:
-        go by what ZooKeeper holds. A state at the leader epoch this controller wrote is
-        its write (only the controller bumps leader epochs; the leader may have changed the
-        ISR since): taken into ``written``. The partitions to decide again (their states
-        read afresh); a partition without a state znode any more is forgotten."""
-        if not unsure:
+        """Writes refused on their znode version, or that met another ZooKeeper error, may
+        still have landed (a request retried after a lost connection, whose first attempt
+        did): go by what ZooKeeper holds. A state at the leader epoch this controller wrote
+        is its write (only the controller bumps leader epochs; the leader may have changed
+        the ISR since): taken into ``written``, to be announced. The partitions to decide
+        again (their states read afresh); one without a state znode any more is forgotten."""
+        if not partitions:
             return []
         ctx = self._ctx
-        log.warning(
-            "partition_state_write_failed",
-            partitions=len(unsure),
-            error=str(answers[unsure[0]]),
-            reason=reason,
-        )
         try:
-            states = self.reload_states(unsure)
+            states = self.reload_states(partitions)
         except ControllerMovedError:
             raise
         except Exception as exc:
             # The cached states stay: the next write of each is refused on its znode version
             # if the failed one landed, and re-read then.
-            log.warning("partition_state_read_back_failed", partitions=len(unsure), error=str(exc))
+            log.warning(
+                "partition_state_read_back_failed", partitions=len(partitions), error=str(exc)
+            )
             return []
         again = []
-        for tp in unsure:
+        for tp in partitions:
             read = states.get(tp)
             if read is None:
                 continue

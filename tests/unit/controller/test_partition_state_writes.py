@@ -21,6 +21,9 @@ LANDED = TopicPartition("orders", 0)  # its write landed, but its answer was an 
 REFUSED = TopicPartition("orders", 1)  # its write met the error and did not land
 WRITTEN = TopicPartition("orders", 2)  # written, answered
 CONFLICT = TopicPartition("orders", 3)  # a leader changed the ISR first
+# Its write landed but the answer was a version conflict: a request retried after a lost
+# connection whose first attempt had landed.
+RETRIED = TopicPartition("orders", 4)
 
 
 class FakeStates:
@@ -62,11 +65,11 @@ class FakeStates:
                 answers[tp] = BadZNodeVersionError(str(tp), expected)
                 continue
             self.znodes[tp] = Versioned(state, expected + 1)
-            answers[tp] = (
-                ConnectionClosedError("connection closed")
-                if first and tp == LANDED
-                else expected + 1
-            )
+            answers[tp] = expected + 1
+            if first and tp == LANDED:
+                answers[tp] = ConnectionClosedError("connection closed")
+            elif first and tp == RETRIED:
+                answers[tp] = BadZNodeVersionError(str(tp), expected + 1)
         return answers
 
     def get_topic_config(self, topic: str) -> dict[str, str]:
@@ -88,23 +91,25 @@ def _drop_replica_3(old: PartitionState) -> election.LeaderAndIsr | None:
     return election.remove_replica_from_isr(old.leader, old.isr, 3)
 
 
-def test_a_write_whose_answer_was_an_error_is_read_back_and_kept_when_it_landed() -> None:
+def test_a_write_answered_with_an_error_is_read_back_and_announced_when_it_landed() -> None:
     before = PartitionState(1, 5, (1, 2, 3), 3)
-    zk = FakeStates({tp: before for tp in (LANDED, REFUSED, WRITTEN, CONFLICT)})
+    zk = FakeStates({tp: before for tp in (LANDED, REFUSED, WRITTEN, CONFLICT, RETRIED)})
     machine, ctx = _machine(zk)
 
     written = machine.update_many({tp: _drop_replica_3 for tp in zk.znodes}, "replica offline")
 
     after = PartitionState(1, 6, (1, 2), EPOCH)
-    # Every partition's write is known, none raised: the landed one was read back and kept,
-    # the refused one and the one that lost to the leader were decided again and written.
+    # Every partition's write is known, none raised: the landed ones were read back and
+    # kept, the refused one and the one that lost to the leader were decided again and
+    # written.
     assert written == {
         LANDED: after,
         REFUSED: after,
         WRITTEN: after,
         CONFLICT: PartitionState(1, 6, (1,), EPOCH),
+        RETRIED: after,
     }
-    assert zk.batches[1] == {REFUSED, CONFLICT}  # the landed write was not made twice
+    assert zk.batches[1] == {REFUSED, CONFLICT}  # the landed writes were not made twice
     assert {tp: ctx.partition_states[tp] for tp in zk.znodes} == zk.znodes
 
 
