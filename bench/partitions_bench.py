@@ -48,6 +48,7 @@ import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,8 +140,37 @@ def _faults(cluster: Cluster) -> Faults:
 
 
 def _metric_values(cluster: Cluster, name: str, broker_ids: list[int]) -> list[int]:
-    """One unlabelled sample of each broker's /metrics."""
-    return [int(cluster.metric(i, name) or 0) for i in broker_ids]
+    """One unlabelled sample of each broker's /metrics; OSError when a scrape fails."""
+    values = []
+    for broker_id in broker_ids:
+        samples = _samples(cluster, broker_id, (name,))
+        if samples is None:
+            raise OSError(f"no /metrics from broker {broker_id}")
+        values.append(samples[name])
+    return values
+
+
+def _samples(cluster: Cluster, broker_id: int, names: tuple[str, ...]) -> dict[str, int] | None:
+    """Unlabelled samples of one scrape of the broker's /metrics (0 for one it does not
+    report); None when the scrape fails.
+
+    Picked from the text by name: the exposition of a broker with 10,000 partitions is
+    megabytes of per-partition samples, and parsing all of it (prometheus_client's parser,
+    as Cluster.metrics does) took seconds per scrape, which a wait loop of several scrapes
+    per poll added to what it measured."""
+    url = f"http://127.0.0.1:{cluster.brokers[broker_id].metrics_port}/metrics"
+    found = dict.fromkeys(names, 0)
+    try:
+        with urllib.request.urlopen(url, timeout=5.0) as response:
+            text = response.read().decode("utf-8")
+    except OSError:
+        return None
+    for name in names:
+        at = text.find(f"\n{name} ")
+        if at >= 0:
+            line = text[at + 1 : text.find("\n", at + 1)]
+            found[name] = int(float(line.split()[1]))
+    return found
 
 
 def _broker_cpu(cluster: Cluster) -> dict[int, float]:
@@ -218,9 +248,12 @@ def wait_all_led(cluster: Cluster, timeout_s: float) -> None:
     live = [b.broker_id for b in cluster.brokers.values() if b.running]
 
     def done() -> bool:
+        scrapes = [_samples(cluster, i, (_LEADERS, _HOSTED)) for i in live]
+        known = [s for s in scrapes if s is not None]
         return (
-            sum(_metric_values(cluster, _LEADERS, live)) >= total
-            and min(_metric_values(cluster, _HOSTED, live)) >= total
+            len(known) == len(scrapes)
+            and sum(s[_LEADERS] for s in known) >= total
+            and min(s[_HOSTED] for s in known) >= total
         )
 
     cluster.wait_for(done, timeout_s, f"{total} partitions with a leader", _POLL_S)
@@ -312,18 +345,19 @@ def scale(cluster: Cluster, target: int) -> list[str]:
         _POLL_S,
     )
     registered = time.perf_counter()
-    cluster.wait_for(
-        lambda: (
-            cluster.brokers[controller].running
-            and all(
-                n == 0 for n in _metric_values(cluster, _UNDER_REPLICATED, sorted(cluster.brokers))
-            )
-            and _metric_values(cluster, _HOSTED, [controller])[0] >= total
-        ),
-        900,
-        "full ISR after the restart",
-        _POLL_S,
-    )
+
+    def full_isr() -> bool:
+        if not cluster.brokers[controller].running:
+            return False
+        scrapes = {i: _samples(cluster, i, (_UNDER_REPLICATED, _HOSTED)) for i in cluster.brokers}
+        known = {i: s for i, s in scrapes.items() if s is not None}
+        return (
+            len(known) == len(scrapes)
+            and all(s[_UNDER_REPLICATED] == 0 for s in known.values())
+            and known[controller][_HOSTED] >= total
+        )
+
+    cluster.wait_for(full_isr, 900, "full ISR after the restart", _POLL_S)
     done = time.perf_counter()
     lines.append(f"broker {controller} restarted (after the SIGKILL above): full ISR on every "
                  f"partition after {done - began:.1f} s: registered (logs loaded) after "
@@ -388,6 +422,11 @@ def main() -> None:
     parser.add_argument("--settle-seconds", type=float, default=10.0)
     parser.add_argument("--scale-partitions", type=int, default=0)
     parser.add_argument(
+        "--keep-dir",
+        action="store_true",
+        help="keep the cluster's directory (brokers' logs and data) and print its path",
+    )
+    parser.add_argument(
         "--broker-config",
         action="append",
         default=[],
@@ -433,7 +472,10 @@ def main() -> None:
     finally:
         cluster.close()
         zookeeper.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        if args.keep_dir:
+            print(f"cluster directory kept: {root}", file=sys.stderr, flush=True)
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
     print(f"\n{args.rounds} rounds, {args.records:,} records per 100 B run, "
           f"{time.strftime('%Y-%m-%d')}; RF3, acks=all, confluent-kafka; broker config "

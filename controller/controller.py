@@ -719,7 +719,9 @@ class KafkaController:
             self._forget_topic(topic)
         batch = self._new_batch()
         for topic in sorted(names - set(ctx.topic_ids)):
-            assignment = self._load_topic(topic, with_states=True)
+            # A new topic's states are not read first, as in Kafka: creating them finds any
+            # left by an earlier controller (online_partition_state_change goes by those).
+            assignment = self._load_topic(topic, with_states=False)
             if assignment is None:
                 continue
             log.info(
@@ -728,11 +730,7 @@ class KafkaController:
                 topic_id=assignment.topic_id,
                 partitions={p: list(r) for p, r in sorted(assignment.partitions.items())},
             )
-            partitions = ctx.partitions_of(topic)
-            for tp in partitions:
-                if tp in ctx.partition_states:  # a state left by an earlier controller
-                    self._partitions.announce(tp, batch)
-            self._partitions.online_partition_state_change(partitions, batch)
+            self._partitions.online_partition_state_change(ctx.partitions_of(topic), batch)
         batch.send(self._channels)
 
     def _forget_topic(self, topic: str) -> None:

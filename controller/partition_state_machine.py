@@ -105,7 +105,9 @@ class PartitionStateMachine:
     ) -> dict[TopicPartition, PartitionState]:
         """``update`` for many partitions, their writes in flight together (Kafka's
         updateLeaderAndIsr): the partitions whose write lost to another writer are re-read
-        together and decided again. The new states of the partitions written.
+        together and decided again; a write that met another ZooKeeper error is read back
+        (``_read_back``), so that one that landed is announced like the others. The new
+        states of the partitions written.
 
         Decisions start from states read afresh (in this event), as Kafka's
         doElectLeaderForPartitions does:
@@ -137,24 +139,76 @@ class PartitionStateMachine:
             answers = self._zk.update_partition_states(
                 updates, controller_epoch_zk_version=ctx.epoch_zk_version
             )
-            lost = []
+            lost: list[TopicPartition] = []
+            unsure: list[TopicPartition] = []
             for tp, answer in answers.items():
                 if isinstance(answer, BadZNodeVersionError):
                     lost.append(tp)
                 elif isinstance(answer, Exception):
-                    raise answer
+                    unsure.append(tp)
                 else:
                     new = updates[tp][0]
                     ctx.partition_states[tp] = Versioned(new, answer)
                     written[tp] = new
                     _log_state_change(tp, olds[tp], new, reason)
-            if not lost:
+            if unsure:
+                log.warning(
+                    "partition_state_write_failed",
+                    partitions=len(unsure),
+                    error=str(answers[unsure[0]]),
+                    reason=reason,
+                )
+            again = self._read_back([*lost, *unsure], updates, olds, reason, written)
+            if not again:
                 return written
-            self.reload_states(lost)
-            remaining = {tp: remaining[tp] for tp in lost}
+            remaining = {tp: remaining[tp] for tp in again}
         for tp in remaining:
             log.warning("partition_state_write_gave_up", topic=tp.topic, partition=tp.partition)
         return written
+
+    def _read_back(
+        self,
+        partitions: list[TopicPartition],
+        updates: Mapping[TopicPartition, tuple[PartitionState, int]],
+        olds: Mapping[TopicPartition, PartitionState],
+        reason: str,
+        written: dict[TopicPartition, PartitionState],
+    ) -> list[TopicPartition]:
+        """Writes refused on their znode version, or that met another ZooKeeper error, may
+        still have landed (a request retried after a lost connection, whose first attempt
+        did): go by what ZooKeeper holds. A state at the leader epoch this controller wrote
+        is its write (only the controller bumps leader epochs; the leader may have changed
+        the ISR since): taken into ``written``, to be announced. The partitions to decide
+        again (their states read afresh); one without a state znode any more is forgotten."""
+        if not partitions:
+            return []
+        ctx = self._ctx
+        try:
+            states = self.reload_states(partitions)
+        except ControllerMovedError:
+            raise
+        except Exception as exc:
+            # The cached states stay: the next write of each is refused on its znode version
+            # if the failed one landed, and re-read then.
+            log.warning(
+                "partition_state_read_back_failed", partitions=len(partitions), error=str(exc)
+            )
+            return []
+        again = []
+        for tp in partitions:
+            read = states.get(tp)
+            if read is None:
+                continue
+            new = updates[tp][0]
+            if (
+                read.value.leader_epoch == new.leader_epoch
+                and read.value.controller_epoch == ctx.epoch
+            ):
+                written[tp] = read.value
+                _log_state_change(tp, olds[tp], read.value, reason)
+            else:
+                again.append(tp)
+        return again
 
     # --- NewPartition / OfflinePartition -> OnlinePartition ------------------------------------
 
@@ -172,8 +226,12 @@ class PartitionStateMachine:
                 new.append(tp)
             elif not ctx.has_live_leader(tp):
                 offline[tp] = self.offline_decision(tp)
-        if new:
-            self._init_partitions(new, batch)
+        for tp in self._init_partitions(new, batch) if new else ():
+            # It had a state already (left by an earlier controller): as any other partition.
+            if ctx.has_live_leader(tp):
+                self.announce(tp, batch)
+            else:
+                offline[tp] = self.offline_decision(tp)
         for tp in self.update_many(offline, "offline partition"):
             self.announce(tp, batch)
 
@@ -188,9 +246,12 @@ class PartitionStateMachine:
         for tp in self.update_many(decisions, "leader broker failed"):
             self.announce(tp, batch)
 
-    def _init_partitions(self, partitions: list[TopicPartition], batch: RequestBatch) -> None:
+    def _init_partitions(
+        self, partitions: list[TopicPartition], batch: RequestBatch
+    ) -> list[TopicPartition]:
         """NewPartition -> OnlinePartition: first live replica leads, live replicas in ISR; the
-        state znodes are created together."""
+        state znodes are created together. The partitions found to have a state already (read
+        into the context), for the caller to announce or elect a leader for."""
         ctx = self._ctx
         states: dict[TopicPartition, PartitionState] = {}
         for tp in partitions:
@@ -206,18 +267,17 @@ class PartitionStateMachine:
                 continue
             states[tp] = PartitionState(live[0], 0, tuple(live), ctx.epoch)
         if not states:
-            return
+            return []
         answers = self._zk.create_partition_states(
             states, controller_epoch_zk_version=ctx.epoch_zk_version
         )
         existing = [tp for tp, answer in answers.items() if isinstance(answer, Exception)]
-        for tp in self.reload_states(existing) if existing else ():
-            self.announce(tp, batch)
         for tp, answer in answers.items():
             if isinstance(answer, Exception):
                 continue
             state = states[tp]
             ctx.partition_states[tp] = Versioned(state, answer)
+            self._fresh.add(tp)
             log.info(
                 "leader_elected",
                 topic=tp.topic,
@@ -230,6 +290,19 @@ class PartitionStateMachine:
             )
             batch.add_leader_and_isr(ctx.live_replicas(tp), tp, is_new=True)
             batch.add_update_metadata(ctx.live_brokers, [tp])
+        if not existing:
+            return []
+        # A state left by an earlier controller, or a create that met a ZooKeeper error and
+        # may have landed: go by what ZooKeeper holds.
+        try:
+            return list(self.reload_states(existing))
+        except ControllerMovedError:
+            raise
+        except Exception as exc:
+            log.warning(
+                "partition_state_read_back_failed", partitions=len(existing), error=str(exc)
+            )
+            return []
 
     def _unclean_allowed(self, topic: str) -> bool:
         value = self._zk.get_topic_config(topic).get(UNCLEAN_KEY)

@@ -114,6 +114,7 @@ from minikafka.controller.zk_data import (
     topic_partitions_path,
     topic_path,
 )
+from minikafka.controller.zk_multi_read import multi_read_async
 from minikafka.proto.cluster_state import (
     BadZNodeVersionError,
     PartitionState,
@@ -121,7 +122,6 @@ from minikafka.proto.cluster_state import (
     Versioned,
 )
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import KafkaError
 
 __all__ = ["Watch", "ZkStore"]
 
@@ -132,6 +132,12 @@ MAX_PRODUCER_ID = 2**63 - 1
 # Requests in flight at once in a pipelined bulk read or write: enough to hide the round trip,
 # few enough that one answer's wait holds little memory.
 _PIPELINE_DEPTH = 1000
+# Partitions per multi-op in a batched write of partition states. Each request costs kazoo
+# (a Python thread sharing the GIL with the broker) far more than each operation in it: 10,000
+# fenced writes took 2.3 s one multi-op each, 0.2 s two hundred to a multi-op. Two hundred
+# state writes are some 40 KB, far below ZooKeeper's jute.maxbuffer (1 MB) per request, and a
+# refused batch costs two hundred writes made again one by one.
+_KEYS_PER_MULTI = 200
 
 
 class Watch:
@@ -499,22 +505,46 @@ class ZkStore:
     #
     # As Kafka's KafkaZkClient (getTopicPartitionStatesRaw, createTopicPartitionStatesRaw,
     # updateLeaderAndIsr): thousands of partitions are read or written with their requests in
-    # flight together, not one round trip after another. Each write is still its own fenced
-    # multi-op, conditional on its own znode version, with the answer of its own.
+    # flight together, not one round trip after another. Writes go further than Kafka's: up to
+    # _KEYS_PER_MULTI partitions share one multi-op (behind one check of /controller_epoch when
+    # fenced), each write in it conditional on its own znode version. ZooKeeper applies a
+    # multi-op whole or not at all, so a batch with one refused write is made again one
+    # multi-op per partition, and every partition still gets the answer of its own.
 
     def get_partition_states(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, Versioned[PartitionState]]:
         """The states of ``partitions``, read together; those without a state znode are left
-        out."""
+        out. Read in multiRead requests of up to ``_KEYS_PER_MULTI`` znodes (ZooKeeper 3.6+;
+        an older server, or a request that fails, is read again one getData per znode)."""
         paths = {tp: partition_state_path(tp.topic, tp.partition) for tp in partitions}
-        results = self._pipelined(
-            paths,
-            lambda tp: self._client.get_async(paths[tp]),
-            lambda tp: self._client.get(paths[tp]),
+        keys = list(paths)
+        chunks = [
+            tuple(keys[i : i + _KEYS_PER_MULTI]) for i in range(0, len(keys), _KEYS_PER_MULTI)
+        ]
+        read = self._pipelined(
+            {chunk: chunk for chunk in chunks},
+            lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]),
+            lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]).get(),
         )
+        results: dict[TopicPartition, Any] = {}
+        unread: list[TopicPartition] = []
+        for chunk, answer in read.items():
+            if isinstance(answer, Exception):
+                unread.extend(chunk)
+            else:
+                results.update(zip(chunk, answer, strict=True))
+        if unread:
+            results.update(
+                self._pipelined(
+                    {tp: tp for tp in unread},
+                    lambda tp: self._client.get_async(paths[tp]),
+                    lambda tp: self._client.get(paths[tp]),
+                )
+            )
         states: dict[TopicPartition, Versioned[PartitionState]] = {}
-        for tp, result in results.items():
+        for tp in keys:
+            result = results[tp]
             if isinstance(result, NoNodeError):
                 continue
             if isinstance(result, Exception):
@@ -528,82 +558,98 @@ class ZkStore:
 
     def create_partition_states(
         self, states: Mapping[TopicPartition, PartitionState], *, controller_epoch_zk_version: int
-    ) -> dict[TopicPartition, int | ZNodeExistsError]:
+    ) -> dict[TopicPartition, int | Exception]:
         """Create the state znodes (and their parents), each fenced as create_partition_state:
         0 (the znode version) per partition created, ZNodeExistsError per partition that
-        already had a state. ControllerMovedError when fenced."""
-        parents: dict[str, None] = {}
-        for tp in states:
-            parents.setdefault(topic_partitions_path(tp.topic))
-        for tp in states:
-            parents.setdefault(partition_path(tp.topic, tp.partition))
-        # Each level in flight together, the upper one first (ZooKeeper needs the parent).
-        for level in (
-            [p for p in parents if p.endswith("/partitions")],
-            [p for p in parents if not p.endswith("/partitions")],
-        ):
-            created = self._pipelined(
-                {path: path for path in level},
-                lambda path: self._client.create_async(path),
-                lambda path: self._client.create(path),
-            )
-            for result in created.values():
-                if isinstance(result, Exception) and not isinstance(result, NodeExistsError):
-                    raise result
+        already had a state, and the ZooKeeper error per partition whose request failed
+        otherwise (it may have landed: read it back). ControllerMovedError when fenced.
 
-        def add_create(tp: TopicPartition, txn: Any) -> None:
+        Written in batches (see "many partition states at once"): ``partitions/<p>`` and its
+        ``state`` in the same multi-op, one ``partitions`` per topic before."""
+        topics = {topic_partitions_path(tp.topic): None for tp in states}
+        self._create_parents(list(topics))
+
+        def add_creates(tp: TopicPartition, txn: Any) -> None:
+            txn.create(partition_path(*tp))
             txn.create(partition_state_path(*tp), encode_partition_state(states[tp]))
 
-        answers: dict[TopicPartition, int | ZNodeExistsError] = {}
-        for tp, result in self._fenced_many(controller_epoch_zk_version, states, add_create):
-            path = partition_state_path(*tp)
+        def one_by_one(partitions: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            # Some already exist: the parents that do not, then one multi-op per state.
+            self._create_parents([partition_path(*tp) for tp in partitions])
+            return self._fenced_each(
+                controller_epoch_zk_version,
+                partitions,
+                lambda tp, txn: txn.create(
+                    partition_state_path(*tp), encode_partition_state(states[tp])
+                ),
+            )
+
+        results = self._batched(controller_epoch_zk_version, states, add_creates, one_by_one)
+        answers: dict[TopicPartition, int | Exception] = {}
+        for tp, result in results.items():
             if isinstance(result, NodeExistsError):
-                answers[tp] = ZNodeExistsError(path)
+                answers[tp] = ZNodeExistsError(partition_state_path(*tp))
+            elif isinstance(result, Exception):
+                answers[tp] = result
             else:
-                self._check_fenced_result(result, path)
                 answers[tp] = 0
         return answers
+
+    def _create_parents(self, paths: list[str]) -> None:
+        """Create the persistent znodes, those already there left as they are; their own
+        parents must exist."""
+        created = self._pipelined(
+            {path: path for path in paths},
+            lambda path: self._client.create_async(path),
+            lambda path: self._client.create(path),
+        )
+        for result in created.values():
+            if isinstance(result, Exception) and not isinstance(result, NodeExistsError):
+                raise result
 
     def update_partition_states(
         self,
         updates: Mapping[TopicPartition, tuple[PartitionState, int]],
         *,
         controller_epoch_zk_version: int | None = None,
-    ) -> dict[TopicPartition, int | BadZNodeVersionError | KafkaError]:
-        """Write each ``(state, expected znode version)`` as update_partition_state does, the
-        writes in flight together: the new znode version per partition written,
-        BadZNodeVersionError per partition someone wrote first (re-read, decide again),
-        UnknownTopicOrPartitionError (a KafkaError) per partition without a state znode.
+    ) -> dict[TopicPartition, int | Exception]:
+        """Write each ``(state, expected znode version)`` as update_partition_state does, in
+        batches: the new znode version per partition written, BadZNodeVersionError per
+        partition someone wrote first (re-read, decide again), UnknownTopicOrPartitionError
+        (a KafkaError) per partition without a state znode, and the ZooKeeper error per
+        partition whose request failed otherwise (it may have landed: read it back).
         Fenced (ControllerMovedError) when ``controller_epoch_zk_version`` is given, as the
         controller's writes are; a partition leader's ISR writes are not."""
-        answers: dict[TopicPartition, int | BadZNodeVersionError | KafkaError] = {}
-        if controller_epoch_zk_version is None:
+
+        def add_set(tp: TopicPartition, txn: Any) -> None:
+            state, expected = updates[tp]
+            txn.set_data(partition_state_path(*tp), encode_partition_state(state), expected)
+
+        def one_by_one(partitions: list[TopicPartition]) -> dict[TopicPartition, Any]:
+            if controller_epoch_zk_version is not None:
+                return self._fenced_each(controller_epoch_zk_version, partitions, add_set)
 
             def data(tp: TopicPartition) -> tuple[str, bytes, int]:
                 state, expected = updates[tp]
                 return partition_state_path(*tp), encode_partition_state(state), expected
 
-            written = self._pipelined(
-                {tp: tp for tp in updates},
+            return self._pipelined(
+                {tp: tp for tp in partitions},
                 lambda tp: self._client.set_async(*data(tp)),
                 lambda tp: self._client.set(*data(tp)),
             )
-            results: Iterable[tuple[TopicPartition, Any]] = written.items()
-        else:
 
-            def add_set(tp: TopicPartition, txn: Any) -> None:
-                state, expected = updates[tp]
-                txn.set_data(partition_state_path(*tp), encode_partition_state(state), expected)
-
-            results = self._fenced_many(controller_epoch_zk_version, updates, add_set)
-        for tp, result in results:
+        results = self._batched(controller_epoch_zk_version, updates, add_set, one_by_one)
+        answers: dict[TopicPartition, int | Exception] = {}
+        for tp, result in results.items():
             path = partition_state_path(*tp)
             if isinstance(result, BadVersionError):
                 answers[tp] = BadZNodeVersionError(path, updates[tp][1])
             elif isinstance(result, NoNodeError):
                 answers[tp] = UnknownTopicOrPartitionError(f"{path} does not exist")
+            elif isinstance(result, Exception):
+                answers[tp] = result
             else:
-                self._check_fenced_result(result, path)
                 answers[tp] = int(result.version)
         return answers
 
@@ -936,15 +982,72 @@ class ZkStore:
         if isinstance(result, Exception):
             raise result
 
-    def _fenced_many(
+    def _batched(
+        self,
+        controller_epoch_zk_version: int | None,
+        keys: Iterable[K],
+        add_ops: Callable[[K, Any], None],
+        one_by_one: Callable[[list[K]], Mapping[K, Any]],
+    ) -> dict[K, Any]:
+        """Each key's writes (``add_ops`` adds them to a transaction) in multi-ops of up to
+        ``_KEYS_PER_MULTI`` keys, pipelined, each behind a check of /controller_epoch when
+        fenced; each key with the result of its last write (a znode stat or path), or the
+        error that refused it, or the error its request met. Raises ControllerMovedError
+        when a check fails.
+
+        A multi-op is all or nothing: when ZooKeeper refuses one of its writes (a version
+        conflict, a znode missing or already there), none of them landed and ZooKeeper
+        names only the first refused. Those keys are then written again by ``one_by_one``,
+        which answers each key on its own (one multi-op per key, as before batching)."""
+        pending = list(keys)
+        chunks = [
+            tuple(pending[i : i + _KEYS_PER_MULTI]) for i in range(0, len(pending), _KEYS_PER_MULTI)
+        ]
+        last_ops: dict[tuple[K, ...], list[int]] = {}
+
+        def transaction(chunk: tuple[K, ...]) -> Any:
+            txn = self._client.transaction()
+            if controller_epoch_zk_version is not None:
+                txn.check(CONTROLLER_EPOCH_PATH, controller_epoch_zk_version)
+            ends = []
+            for key in chunk:
+                add_ops(key, txn)
+                ends.append(len(txn.operations) - 1)
+            last_ops[chunk] = ends
+            return txn
+
+        results = self._pipelined(
+            {chunk: chunk for chunk in chunks},
+            lambda chunk: transaction(chunk).commit_async(),
+            lambda chunk: list(transaction(chunk).commit()),
+        )
+        answers: dict[K, Any] = {}
+        refused: list[K] = []
+        for chunk, result in results.items():
+            if isinstance(result, Exception):
+                answers.update((key, result) for key in chunk)
+                continue
+            if controller_epoch_zk_version is not None:
+                _check_fence(result[0], controller_epoch_zk_version)
+            if any(isinstance(op, Exception) for op in result):
+                refused.extend(chunk)
+                continue
+            answers.update(
+                (key, result[end]) for key, end in zip(chunk, last_ops[chunk], strict=True)
+            )
+        if refused:
+            answers.update(one_by_one(refused))
+        return answers
+
+    def _fenced_each(
         self,
         controller_epoch_zk_version: int,
         keys: Iterable[K],
         add_op: Callable[[K, Any], None],
-    ) -> list[tuple[K, Any]]:
+    ) -> dict[K, Any]:
         """One fenced multi-op per key (see ``_fenced``), pipelined; each key with its write's
-        result (the znode stat, or the ZooKeeper error that refused it). Raises
-        ControllerMovedError when a check fails."""
+        result (the znode stat), or the ZooKeeper error that refused it, or the error its
+        request met. Raises ControllerMovedError when a check fails."""
 
         def transaction(key: K) -> Any:
             txn = self._client.transaction()
@@ -957,13 +1060,14 @@ class ZkStore:
             lambda key: transaction(key).commit_async(),
             lambda key: list(transaction(key).commit()),
         )
-        answers = []
+        answers: dict[K, Any] = {}
         for key, result in results.items():
             if isinstance(result, Exception):
-                raise result
+                answers[key] = result
+                continue
             check, write = result
             _check_fence(check, controller_epoch_zk_version)
-            answers.append((key, write))
+            answers[key] = write
         return answers
 
     def _pipelined(

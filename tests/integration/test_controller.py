@@ -29,7 +29,12 @@ from minikafka.controller.controller import (
 )
 from minikafka.controller.election import LeaderAndIsr
 from minikafka.controller.errors import ControllerMovedError
-from minikafka.controller.zk_data import BrokerRegistration, TopicAssignment
+from minikafka.controller.zk_data import (
+    BrokerRegistration,
+    TopicAssignment,
+    encode_partition_state,
+    encode_topic,
+)
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -517,6 +522,37 @@ def test_topic_written_directly_to_zookeeper_gets_leaders(
     read = cluster.admin.get_topic("direct")
     assert read is not None and read.value.topic_id is not None  # the controller gave it an id
     assert state.topic_id == read.value.topic_id
+
+
+def test_a_new_topic_with_states_left_over_goes_by_them(
+    make_cluster: Callable[..., Cluster],
+) -> None:
+    """A topic that appears with states already (written by an earlier controller cut
+    short): the one with a live leader is announced as it is, the one whose leader is gone
+    gets a leader; neither is created again."""
+    cluster = make_cluster()
+    epoch = cluster.active().epoch
+    gone, other = cluster.non_controllers()
+    cluster.brokers[gone].unregister()
+    zk = cluster.admin
+    wait_for(lambda: gone not in zk.get_live_broker_ids(), what=f"broker {gone} gone")
+    kept = PartitionState(other, 4, (other,), epoch)
+    orphaned = PartitionState(gone, 6, (gone, other), epoch)
+    assignment = TopicAssignment("leftover", None, {0: (other, gone), 1: (gone, other)})
+    txn = zk.client.transaction()  # the topic appears with its states
+    txn.create("/brokers/topics/leftover", encode_topic(assignment))
+    txn.create("/brokers/topics/leftover/partitions")
+    for partition, state in enumerate((kept, orphaned)):
+        txn.create(f"/brokers/topics/leftover/partitions/{partition}")
+        txn.create(
+            f"/brokers/topics/leftover/partitions/{partition}/state", encode_partition_state(state)
+        )
+    assert not [r for r in txn.commit() if isinstance(r, Exception)]
+    assert cluster.brokers[other].wait_leader_and_isr("leftover", 0).leader_epoch == 4
+    assert cluster.wait_state("leftover", 1, lambda s: s.leader == other) == PartitionState(
+        other, 7, (other,), epoch
+    )
+    assert cluster.state("leftover", 0) == kept
 
 
 def test_create_partitions(make_cluster: Callable[..., Cluster]) -> None:

@@ -14,7 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import pytest
+from kazoo.exceptions import NoNodeError, UnimplementedError
 
+from minikafka.controller import zk_store
 from minikafka.controller.errors import (
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
@@ -29,6 +31,7 @@ from minikafka.controller.zk_data import (
     TopicAssignment,
     random_uuid_base64,
 )
+from minikafka.controller.zk_multi_read import multi_read_async
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
 from minikafka.proto.common import EndPoint, TopicPartition
@@ -317,6 +320,79 @@ def test_partition_states_in_bulk_are_fenced_and_conditional_each(
     assert after[tps[5]] == Versioned(shrunk[tps[5]][0], 2)
     assert all(after[tp] == Versioned(shrunk[tp][0], 1) for tp in tps[4:] if tp != tps[5])
     assert successor.get_partition_state("bulk", count) is None
+
+
+def test_partition_states_in_bulk_share_multi_ops(
+    new_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    zk = new_store()
+    count = 1000
+    zk.create_topic(
+        TopicAssignment("shared", random_uuid_base64(), {p: (1, 2) for p in range(count)})
+    )
+    elected = zk.elect_controller(broker_id=1)
+    assert elected is not None
+    fence = elected.zk_version
+    tps = [TopicPartition("shared", p) for p in range(count)]
+    # a partition znode left without its state (a creation cut short): its batch is refused
+    # whole and made again one partition at a time, the state created all the same
+    zk.client.create("/brokers/topics/shared/partitions/5", makepath=True)
+    transactions: list[object] = []
+    real_transaction = zk.client.transaction
+
+    def counted() -> object:
+        transactions.append(None)
+        return real_transaction()
+
+    monkeypatch.setattr(zk.client, "transaction", counted)
+    first = {tp: PartitionState(1, 0, (1, 2), elected.value) for tp in tps}
+    created = zk.create_partition_states(first, controller_epoch_zk_version=fence)
+    assert created == {tp: 0 for tp in tps}
+    assert zk.get_partition_states(tps) == {tp: Versioned(first[tp], 0) for tp in tps}
+    # five batches of 200, the refused one again as 200 multi-ops of one partition each
+    assert len(transactions) == 5 + 200
+
+    transactions.clear()
+    shrunk = {tp: (PartitionState(1, 1, (1,), elected.value), 0) for tp in tps}
+    answers = zk.update_partition_states(shrunk, controller_epoch_zk_version=fence)
+    assert answers == {tp: 1 for tp in tps}
+    assert len(transactions) == 5
+    # a leader's writes, not fenced, batched all the same
+    transactions.clear()
+    grown = {tp: (PartitionState(1, 1, (1, 2), elected.value), 1) for tp in tps}
+    assert zk.update_partition_states(grown) == {tp: 2 for tp in tps}
+    assert len(transactions) == 5
+
+
+def test_multi_read_answers_each_path_on_its_own(zk: ZkStore) -> None:
+    zk.client.create("/reads/a", b"first", makepath=True)
+    zk.client.create("/reads/empty")
+    answers = multi_read_async(zk.client, ["/reads/a", "/reads/missing", "/reads/empty"]).get()
+    assert [a[0] if isinstance(a, tuple) else type(a) for a in answers] == [
+        b"first",
+        NoNodeError,
+        b"",
+    ]
+    assert answers[0][1] == zk.client.get("/reads/a")[1]  # the stat, through the chroot
+
+
+def test_partition_states_are_read_one_by_one_when_a_multi_read_fails(
+    zk: ZkStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    states = {TopicPartition("old", p): PartitionState(1, p, (1,), 1) for p in range(3)}
+    for tp, state in states.items():
+        zk.create_partition_state(tp.topic, tp.partition, state)
+
+    def refused(client: object, paths: list[str]) -> object:
+        result = zk.client.handler.async_result()
+        result.set_exception(UnimplementedError())  # what a server before 3.6 answers
+        return result
+
+    monkeypatch.setattr(zk_store, "multi_read_async", refused)
+    missing = TopicPartition("old", 3)
+    assert zk.get_partition_states([*states, missing]) == {
+        tp: Versioned(state, 0) for tp, state in states.items()
+    }
 
 
 # --- controller election and fencing -----------------------------------------------------------
