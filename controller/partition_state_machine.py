@@ -45,6 +45,10 @@ Decision = Callable[[PartitionState], election.LeaderAndIsr | None]
 """Picks a partition's next (leader, isr) from its current state; None: nothing to change."""
 
 
+def _nothing(state: PartitionState) -> election.LeaderAndIsr | None:
+    return None
+
+
 class PartitionStateMachine:
     def __init__(
         self,
@@ -58,6 +62,10 @@ class PartitionStateMachine:
         # States read from ZooKeeper or written during the current event: as fresh as another
         # read would be, so an event that elects, then shrinks ISRs, reads each state once.
         self._fresh: set[TopicPartition] = set()
+        # Writes whose outcome is unknown (ZooKeeper answered with an error and the read-back
+        # failed too), with the state written: kept across events until a later read tells
+        # whether it landed, so that one that did is announced (``update_many``).
+        self._unsure: dict[TopicPartition, PartitionState] = {}
 
     def event_done(self) -> None:
         """The controller finished an event: what it read may be stale at the next one."""
@@ -120,6 +128,22 @@ class PartitionStateMachine:
         stale = [tp for tp in remaining if tp not in self._fresh]
         if stale:
             self.reload_states(stale)
+        for tp in [tp for tp in remaining if tp in self._unsure]:
+            # An earlier write of this controller's whose outcome was unknown: if ZooKeeper
+            # holds it, nobody has been told of it yet, whatever is decided now.
+            tried = self._unsure.pop(tp)
+            current = ctx.partition_states.get(tp)
+            if current is not None and current.value == tried:
+                written[tp] = tried
+                log.info(
+                    "partition_state_write_found",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    leader=tried.leader,
+                    leader_epoch=tried.leader_epoch,
+                    isr=list(tried.isr),
+                    reason=reason,
+                )
         for _ in range(_MAX_WRITE_ATTEMPTS):
             updates: dict[TopicPartition, tuple[PartitionState, int]] = {}
             olds: dict[TopicPartition, PartitionState] = {}
@@ -176,34 +200,34 @@ class PartitionStateMachine:
     ) -> list[TopicPartition]:
         """Writes refused on their znode version, or that met another ZooKeeper error, may
         still have landed (a request retried after a lost connection, whose first attempt
-        did): go by what ZooKeeper holds. A state at the leader epoch this controller wrote
-        is its write (only the controller bumps leader epochs; the leader may have changed
-        the ISR since): taken into ``written``, to be announced. The partitions to decide
-        again (their states read afresh); one without a state znode any more is forgotten."""
+        did): go by what ZooKeeper holds. A state equal to the one this controller wrote is
+        its write (only the controller bumps leader epochs, and nobody has heard of this one
+        yet, so nobody has changed it since): taken into ``written``, to be announced. The
+        partitions to decide again (their states read afresh); one without a state znode any
+        more is forgotten. When the read-back fails too, the writes' outcome is unknown
+        (``_unsure``)."""
         if not partitions:
             return []
-        ctx = self._ctx
         try:
             states = self.reload_states(partitions)
         except ControllerMovedError:
             raise
         except Exception as exc:
-            # The cached states stay: the next write of each is refused on its znode version
-            # if the failed one landed, and re-read then.
+            # Outcome unknown: the next decision about each re-reads its state, and announces
+            # the write if it landed (``_unsure``), even when there is nothing left to decide.
             log.warning(
                 "partition_state_read_back_failed", partitions=len(partitions), error=str(exc)
             )
+            for tp in partitions:
+                self._unsure[tp] = updates[tp][0]
+                self._fresh.discard(tp)
             return []
         again = []
         for tp in partitions:
             read = states.get(tp)
             if read is None:
                 continue
-            new = updates[tp][0]
-            if (
-                read.value.leader_epoch == new.leader_epoch
-                and read.value.controller_epoch == ctx.epoch
-            ):
+            if read.value == updates[tp][0]:
                 written[tp] = read.value
                 _log_state_change(tp, olds[tp], read.value, reason)
             else:
@@ -232,6 +256,10 @@ class PartitionStateMachine:
                 self.announce(tp, batch)
             else:
                 offline[tp] = self.offline_decision(tp)
+        for tp in self._unsure:
+            # A write of unknown outcome whose partition looks led: re-read, nothing to decide.
+            if tp not in offline and tp in ctx.assignments and not ctx.is_being_deleted(tp.topic):
+                offline[tp] = _nothing
         for tp in self.update_many(offline, "offline partition"):
             self.announce(tp, batch)
 
