@@ -323,7 +323,7 @@ class PartitionStateMachine:
         # A state left by an earlier controller, or a create that met a ZooKeeper error and
         # may have landed: go by what ZooKeeper holds.
         try:
-            return list(self.reload_states(existing))
+            found = self.reload_states(existing)
         except ControllerMovedError:
             raise
         except Exception as exc:
@@ -331,6 +331,17 @@ class PartitionStateMachine:
                 "partition_state_read_back_failed", partitions=len(existing), error=str(exc)
             )
             return []
+        missed = [tp for tp in existing if tp not in found]
+        if missed:
+            # Their creates failed and did not land: new partitions still, tried again at the
+            # next change of brokers or partitions (as Kafka's NewPartition state).
+            log.warning(
+                "partition_state_create_failed",
+                partitions=len(missed),
+                error=str(answers[missed[0]]),
+                first=str(missed[0]),
+            )
+        return list(found)
 
     def _unclean_allowed(self, topic: str) -> bool:
         value = self._zk.get_topic_config(topic).get(UNCLEAN_KEY)

@@ -44,8 +44,15 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
+import structlog
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, RolledBackError
+from kazoo.exceptions import (
+    BadVersionError,
+    NodeExistsError,
+    NoNodeError,
+    RolledBackError,
+    UnimplementedError,
+)
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
@@ -123,6 +130,8 @@ from minikafka.proto.cluster_state import (
 )
 from minikafka.proto.common import TopicPartition
 
+_log = structlog.get_logger(__name__)
+
 __all__ = ["Watch", "ZkStore"]
 
 R = TypeVar("R")
@@ -160,6 +169,9 @@ class ZkStore:
     def __init__(self, client: KazooClient, *, deadline_s: float = 18.0) -> None:
         """Wrap a started client; ``close()`` stops and closes it."""
         self._client = client
+        # False once the server answered a multiRead UNIMPLEMENTED (before ZooKeeper 3.6),
+        # which it follows by closing the connection: not asked again.
+        self._multi_read = True
         self._retry = KazooRetry(
             max_tries=-1, delay=0.05, backoff=2, max_delay=1.0, deadline=deadline_s
         )
@@ -522,15 +534,22 @@ class ZkStore:
         chunks = [
             tuple(keys[i : i + _KEYS_PER_MULTI]) for i in range(0, len(keys), _KEYS_PER_MULTI)
         ]
-        read = self._pipelined(
-            {chunk: chunk for chunk in chunks},
-            lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]),
-            lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]).get(),
+        read = (
+            self._pipelined(
+                {chunk: chunk for chunk in chunks},
+                lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]),
+                lambda chunk: multi_read_async(self._client, [paths[tp] for tp in chunk]).get(),
+            )
+            if self._multi_read
+            else {}
         )
         results: dict[TopicPartition, Any] = {}
-        unread: list[TopicPartition] = []
+        unread: list[TopicPartition] = [] if self._multi_read else keys
         for chunk, answer in read.items():
             if isinstance(answer, Exception):
+                if isinstance(answer, UnimplementedError) and self._multi_read:
+                    self._multi_read = False
+                    _log.info("zookeeper.multi_read_unsupported", error=str(answer))
                 unread.extend(chunk)
             else:
                 results.update(zip(chunk, answer, strict=True))

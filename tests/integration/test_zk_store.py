@@ -383,7 +383,10 @@ def test_partition_states_are_read_one_by_one_when_a_multi_read_fails(
     for tp, state in states.items():
         zk.create_partition_state(tp.topic, tp.partition, state)
 
+    asked: list[list[str]] = []
+
     def refused(client: object, paths: list[str]) -> object:
+        asked.append(paths)
         result = zk.client.handler.async_result()
         result.set_exception(UnimplementedError())  # what a server before 3.6 answers
         return result
@@ -393,6 +396,12 @@ def test_partition_states_are_read_one_by_one_when_a_multi_read_fails(
     assert zk.get_partition_states([*states, missing]) == {
         tp: Versioned(state, 0) for tp, state in states.items()
     }
+    assert len(asked) == 1
+    # Such a server closes the connection after its answer: it is not asked again.
+    assert zk.get_partition_states(list(states)) == {
+        tp: Versioned(state, 0) for tp, state in states.items()
+    }
+    assert len(asked) == 1
 
 
 # --- controller election and fencing -----------------------------------------------------------
