@@ -1,6 +1,7 @@
 """Storage throughput beside the disk's own sequential write bandwidth, in one run.
 
     python -m bench.storage_bench [--dir DIR] [--mb 512] [--rounds 3]
+    python -m bench.storage_bench --load-logs 10000 [--load-batches 0] [--profile] [--dir DIR]
 
 1. ``dd``: sequential writes of 1 MiB blocks to a file in ``--dir``, once to the page cache only
    and once with ``conv=fdatasync`` (the data forced to the disk before dd reports).
@@ -12,6 +13,16 @@
 
 Each figure is the median of ``--rounds`` runs with their range (bench/stats.py).
 The ratio of append to dd is the target in issue 2 (at least 0.5).
+
+``--load-logs N`` measures something else instead: a broker restart's loading of N logs
+(issue 18), ``LogManager`` opening one log dir of N partition directories (topics of 1000
+partitions, as partitions_bench's), each with ``--load-batches`` batches of 10 records (0: the
+idle partitions of partitions_bench's restart) and a leader epoch in its
+``leader-epoch-checkpoint`` for every third (the partitions this broker led). Two cases: after a
+clean close (``.kafka_cleanshutdown``: nothing recovered) and after a crash (no marker, the
+recovery points checkpointed: what partitions_bench's SIGKILL leaves). Logging as the broker's
+(``configure_logging``, JSON, to /dev/null). ``--profile`` prints cProfile's top functions of
+one more load of each case.
 """
 
 from __future__ import annotations
@@ -28,8 +39,11 @@ from pathlib import Path
 
 from bench.codec_bench import yardstick
 from bench.stats import summary
+from minikafka.broker.server.logging import configure_logging
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
+from minikafka.broker.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.records import encode_batch, iter_batch_headers
 
 MiB = 1 << 20
@@ -92,6 +106,88 @@ def read_run(directory: Path) -> float:
     return total / elapsed / 1e6
 
 
+LOAD_TOPIC_PARTITIONS = 1000
+
+
+def build_log_dir(log_dir: Path, logs: int, batches: int) -> None:
+    """``logs`` partition directories in ``log_dir``, closed cleanly."""
+    manager = LogManager([log_dir], LogConfig(), broker_id=1)
+    partitions = [
+        TopicPartition(f"scale-{n // LOAD_TOPIC_PARTITIONS}", n % LOAD_TOPIC_PARTITIONS)
+        for n in range(logs)
+    ]
+    manager.sync_log_dirs(manager.create_logs(partitions, {}))
+    data = encode_batch([(1_700_000_000_000 + i, None, b"v" * 100, ()) for i in range(10)])
+    for n, tp in enumerate(partitions):
+        log = manager.get_log(tp.topic, tp.partition)
+        assert log is not None
+        if n % 3 == 0:
+            log.maybe_assign_epoch_start_offset(1, 0)
+        for _ in range(batches):
+            log.append_as_leader(data, leader_epoch=1)
+    manager.close()
+
+
+def load_seconds(log_dir: Path, *, clean: bool) -> float:
+    """Seconds to open the LogManager of ``log_dir`` (closed cleanly before, by the caller or
+    the previous round): with the clean-shutdown marker, or without it (a crash)."""
+    if not clean:
+        (log_dir / CLEAN_SHUTDOWN_FILE).unlink()
+    start = time.perf_counter()
+    manager = LogManager([log_dir], LogConfig(), broker_id=1)
+    elapsed = time.perf_counter() - start
+    manager.close()
+    return elapsed
+
+
+def profile_load(log_dir: Path, *, clean: bool) -> None:
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    load_seconds(log_dir, clean=clean)
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+
+def load_main(args: argparse.Namespace) -> None:
+    base = Path(tempfile.mkdtemp(prefix="storage-bench-load-", dir=args.dir))
+    with open(os.devnull, "w") as devnull:
+        configure_logging(broker_id=1, stream=devnull, environ={"KAFKA_LOG_FORMAT": "json"})
+        try:
+            _load_cases(args, base)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _load_cases(args: argparse.Namespace, base: Path) -> None:
+    log_dir = base / "kafka-logs"
+    build_log_dir(log_dir, args.load_logs, args.load_batches)
+    load_seconds(log_dir, clean=True)  # warms the page cache and the code
+    cases = {"clean shutdown": True, "after a crash": False}
+    runs: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(args.rounds):  # the cases take turns
+        for name, clean in cases.items():
+            runs[name].append(load_seconds(log_dir, clean=clean))
+    if args.profile:
+        for name, clean in cases.items():
+            print(f"--- cProfile: {name}")
+            profile_load(log_dir, clean=clean)
+    print(
+        f"machine: {machine()}; yardstick: {yardstick():,.0f}; dir: {base}; "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"median (range) of {args.rounds} rounds"
+    )
+    print(f"LogManager load of {args.load_logs:,} logs, {args.load_batches} batches each")
+    print("| case | seconds | ms per log |")
+    print("|---|---:|---:|")
+    for name, seconds in runs.items():
+        per_log = [s * 1000 / args.load_logs for s in seconds]
+        print(f"| {name} | {summary(seconds, '.2f')} | {summary(per_log, '.3f')} |")
+
+
 def machine() -> str:
     cpu = "unknown cpu"
     try:
@@ -109,7 +205,13 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=None, help="directory on the disk to test")
     parser.add_argument("--mb", type=int, default=512, help="MiB written per run")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--load-logs", type=int, default=0, help="measure loading N logs instead")
+    parser.add_argument("--load-batches", type=int, default=0, help="batches per loaded log")
+    parser.add_argument("--profile", action="store_true", help="cProfile one load of each case")
     args = parser.parse_args()
+    if args.load_logs:
+        load_main(args)
+        return
     base = Path(tempfile.mkdtemp(prefix="storage-bench-", dir=args.dir))
     try:
         batches = build_batches(args.mb * MiB)

@@ -14,7 +14,8 @@ The level comes from ``KAFKA_LOG_LEVEL`` (default INFO). Libraries that log thro
 standard ``logging`` module (kazoo, grpc) are rendered the same way, at WARNING and above
 unless the level is DEBUG.
 
-Process-wide, like ``logging.basicConfig``: call it from the main thread at startup.
+Process-wide, like ``logging.basicConfig``: call it from the main thread at startup. The call
+with the broker id is the last: structlog's loggers are cached on first use from then on.
 """
 
 from __future__ import annotations
@@ -141,7 +142,11 @@ def configure_logging(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.stdlib.LoggerFactory(),
-        cache_logger_on_first_use=False,
+        # Once the broker id is known this is the final configuration, and each logger is
+        # assembled once, on first use, rather than on every call (structlog's advice: a
+        # debug call that logs nothing then costs little, for thousands of partitions). Not
+        # before: the first call's loggers would keep a configuration without the broker id.
+        cache_logger_on_first_use=broker_id is not None,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,

@@ -171,7 +171,7 @@ class CleanerCheckpoint:
     Thread-safe.
     """
 
-    _instances: ClassVar[dict[Path, CleanerCheckpoint]] = {}
+    _instances: ClassVar[dict[str, CleanerCheckpoint]] = {}
     _instances_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, log_dir: Path) -> None:
@@ -181,11 +181,11 @@ class CleanerCheckpoint:
 
     @classmethod
     def of(cls, log_dir: Path) -> CleanerCheckpoint:
-        key = Path(os.path.abspath(log_dir))
+        key = os.path.abspath(log_dir)  # a str: every log of a dir asks, when it loads
         with cls._instances_lock:
             instance = cls._instances.get(key)
             if instance is None:
-                instance = cls._instances[key] = cls(key)
+                instance = cls._instances[key] = cls(Path(key))
             return instance
 
     def _entries(self) -> dict[TopicPartition, int]:

@@ -84,13 +84,15 @@ class LeaderEpochFileCache:
     Not thread-safe: owned by the partition's Log, used by its single owner.
     """
 
-    def __init__(self, path: Path, *, topic: str, partition: int) -> None:
+    def __init__(self, path: Path, *, topic: str, partition: int, read: bool = True) -> None:
+        """``read=False``: the caller knows the file does not exist (a directory listing
+        without it), so it is not looked for; the cache starts empty."""
         self.path = path
         self._topic = topic
         self._partition = partition
         self._file: CheckpointFile[EpochEntry] = CheckpointFile(path, _format_entry, _parse_entry)
         self._entries: list[EpochEntry] = []
-        for entry in self._file.read():
+        for entry in self._file.read() if read else ():
             self._assign(entry)
         self._version = 0  # bumped by every change of the entries
         self._written_version = 0  # the version the file holds; set under _write_lock

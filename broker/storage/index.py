@@ -147,8 +147,12 @@ class _IndexFile:
         """Drop every entry, in memory and in the file (before a rebuild)."""
         self._truncate_entries(0)
         self._written = 0
-        with open(self.path, "wb"):
+        try:
+            if os.stat(self.path).st_size == 0:
+                return  # already empty: not written (the index of an idle segment)
+        except FileNotFoundError:
             pass
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
 
     def delete(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -177,9 +181,13 @@ class OffsetIndex(_IndexFile):
 
     entry_size = 8
 
-    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
+    def __init__(
+        self, path: Path, base_offset: int, max_entries: int, *, data: bytes | None = None
+    ) -> None:
+        """The entries of ``path``, or of ``data`` when its content is already known."""
         super().__init__(path, base_offset, max_entries)
-        data = _read_file(path)
+        if data is None:
+            data = _read_file(path)
         if len(data) % self.entry_size:
             raise CorruptIndexError(
                 f"offset index {path} is {len(data)} bytes long, not a multiple of "
@@ -292,9 +300,13 @@ class TimeIndex(_IndexFile):
 
     entry_size = 12
 
-    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
+    def __init__(
+        self, path: Path, base_offset: int, max_entries: int, *, data: bytes | None = None
+    ) -> None:
+        """The entries of ``path``, or of ``data`` when its content is already known."""
         super().__init__(path, base_offset, max_entries)
-        data = _read_file(path)
+        if data is None:
+            data = _read_file(path)
         if len(data) % self.entry_size:
             raise CorruptIndexError(
                 f"time index {path} is {len(data)} bytes long, not a multiple of {self.entry_size}"

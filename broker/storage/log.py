@@ -117,6 +117,7 @@ DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 _TMP_SUFFIX = ".tmp"
+_LEFTOVER_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, _TMP_SUFFIX, SWAP_SUFFIX)
 
 _log = structlog.get_logger(__name__)
 
@@ -288,7 +289,7 @@ class Log:
     ) -> None:
         """``sync_parent=False``: a new directory is created without fsyncing its parent (the
         log dir); the creator fsyncs it before anything is written (LogManager.create_logs)."""
-        self.dir = Path(directory)
+        self.dir = directory if isinstance(directory, Path) else Path(directory)
         created = False
         self.topic, self.partition = parse_topic_partition(self.dir.name)
         # Its entry says this log may have gaps (see the module docstring).
@@ -303,7 +304,13 @@ class Log:
         self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
         self._flush_listener: Callable[[Log], None] | None = None
         self._hooks = LogHooks()
-        if not self.dir.exists():
+        # One listing of the directory serves the whole load (None: there is none yet).
+        names: list[str] | None
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            names = None
+        if names is None:
             # An entry without a directory belongs to a deleted log of the same name: a new
             # log starts dirty from its first offset (removed before the directory exists, so
             # a crash in between cannot leave the new log with it).
@@ -313,13 +320,17 @@ class Log:
                 fsync_dir(self.dir.parent)
             had_clean_shutdown = True  # a new log: nothing was written, nothing to recover
             created = True
+            names = []
         self.leader_epoch_cache = LeaderEpochFileCache(
-            self.dir / LEADER_EPOCH_CHECKPOINT, topic=self.topic, partition=self.partition
+            self.dir / LEADER_EPOCH_CHECKPOINT,
+            topic=self.topic,
+            partition=self.partition,
+            read=LEADER_EPOCH_CHECKPOINT in names,
         )
         self._log_start_offset = log_start_offset
         self._recovery_point = recovery_point
         self._leo = 0
-        self._load(recovery_point, log_start_offset, had_clean_shutdown, created=created)
+        self._load(names, recovery_point, log_start_offset, had_clean_shutdown, created=created)
         self._last_flush_ms = time_ms()
 
     def __repr__(self) -> str:
@@ -331,11 +342,18 @@ class Log:
     # --- loading --------------------------------------------------------------------------
 
     def _load(
-        self, recovery_point: int, log_start_offset: int, clean: bool, *, created: bool = False
+        self,
+        names: list[str],
+        recovery_point: int,
+        log_start_offset: int,
+        clean: bool,
+        *,
+        created: bool = False,
     ) -> None:
+        """Load the segments of ``names``, the directory's listing, and recover them."""
         started = time.monotonic()
-        swapped = self._remove_temp_files()
-        for base in self._segment_files():
+        swapped, names = self._remove_temp_files(names)
+        for base in self._segment_files(names):
             self._add(LogSegment.open(self.dir, base, self._config, time_ms=self._time_ms))
         for base in swapped:
             if base in self._segments:
@@ -486,13 +504,17 @@ class Log:
             return known
         return self._segments[self._bases[index]].read_next_offset()
 
-    def _remove_temp_files(self) -> list[int]:
+    def _remove_temp_files(self, names: list[str]) -> tuple[list[int], list[str]]:
         """Delete leftovers of interrupted deletes, cleanings and checkpoint writes; finish
-        interrupted swaps. Returns the base offsets of segments swapped in."""
+        interrupted swaps. ``names`` is the directory's listing. Returns the base offsets of
+        segments swapped in, and the listing after these changes (listed again only when
+        there was something to do, which a clean directory never has)."""
+        leftovers = [name for name in names if name.endswith(_LEFTOVER_SUFFIXES)]
+        if not leftovers:
+            return [], names
         swapped: list[int] = []
-        for entry in os.scandir(self.dir):
-            name = entry.name
-            path = Path(entry.path)
+        for name in leftovers:
+            path = self.dir / name
             if name.endswith((DELETED_SUFFIX, CLEANED_SUFFIX, _TMP_SUFFIX)):
                 _unlink(path)
             elif name.endswith(SWAP_SUFFIX):
@@ -508,20 +530,21 @@ class Log:
         for base in swapped:
             for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
                 _unlink(self.dir / (segment_file_name(base) + suffix))
-        return swapped
+        return swapped, os.listdir(self.dir)
 
-    def _segment_files(self) -> list[int]:
-        """Base offsets of the ``.log`` files; index files without a ``.log`` are deleted."""
+    def _segment_files(self, names: list[str]) -> list[int]:
+        """Base offsets of the ``.log`` files among ``names`` (the directory's listing); index
+        files without a ``.log`` are deleted."""
         logs: set[int] = set()
         indexes: list[tuple[int, Path]] = []
-        for entry in os.scandir(self.dir):
-            base = _base_offset_of(entry.name)
+        for name in names:
+            base = _base_offset_of(name)
             if base is None:
                 continue
-            if entry.name.endswith(LOG_SUFFIX):
+            if name.endswith(LOG_SUFFIX):
                 logs.add(base)
-            elif entry.name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
-                indexes.append((base, Path(entry.path)))
+            elif name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
+                indexes.append((base, self.dir / name))
         for base, path in indexes:
             if base not in logs:
                 _log.info(

@@ -71,6 +71,21 @@ def segment_file_name(base_offset: int) -> str:
     return f"{base_offset:020d}"
 
 
+def _read_index_file(path: Path) -> bytes | None:
+    """The file's bytes, or None when it does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 class FetchDataInfo(NamedTuple):
     """What a read returns: raw batches starting at the batch that holds ``fetch_offset``.
 
@@ -134,55 +149,109 @@ class LogSegment:
         self.dir = directory
         self.base_offset = base_offset
         self._index_interval_bytes = config.index_interval_bytes
+        self._max_offset_index_entries = config.max_offset_index_entries
+        self._max_time_index_entries = config.max_time_index_entries
         self._time_ms = time_ms
         self.created_ms = time_ms()
-        name = segment_file_name(base_offset)
-        self.path = directory / (name + LOG_SUFFIX)
-        index_path = directory / (name + INDEX_SUFFIX)
-        time_index_path = directory / (name + TIME_INDEX_SUFFIX)
+        self.path = directory / (segment_file_name(base_offset) + LOG_SUFFIX)
         self._index_error: str | None = None
+        # Both indexes are read on first use (Kafka's LazyIndex): a load recovers or checks
+        # every segment, and neither needs the old entries of an index it rebuilds, nor of
+        # an empty segment's, which ``check_indexes`` checks by their files' sizes. Until
+        # then ``_bytes_since_last_index_entry`` and the max timestamp are unknown too.
+        self._offset_index: OffsetIndex | None = None
+        self._time_index: TimeIndex | None = None
+        self._bytes_since_last_index_entry = 0
+        self._max_timestamp = NO_TIMESTAMP
+        self._offset_of_max_timestamp = base_offset
         flags = os.O_RDWR | os.O_CREAT
         if create:
             flags |= os.O_TRUNC
             # Stale files with this base offset (from a crash mid-roll) must not leak into the
             # new segment.
-            for stale in (index_path, time_index_path):
-                with open(stale, "wb"):
-                    pass
-        elif not index_path.exists() or not time_index_path.exists():
-            missing = index_path if not index_path.exists() else time_index_path
-            self._index_error = f"index file {missing} is missing"
+            self._start_empty_indexes()
         self._fd: int | None = os.open(self.path, flags, 0o644)
         stat = os.fstat(self._fd)
         self._size = stat.st_size
         self.inode = stat.st_ino  # which file: the cleaner's swap checks it is still this one
-        try:
-            self.offset_index = OffsetIndex(
-                index_path, base_offset, config.max_offset_index_entries
-            )
-        except CorruptIndexError as exc:
-            self._index_error = str(exc)
-            os.unlink(index_path)
-            self.offset_index = OffsetIndex(
-                index_path, base_offset, config.max_offset_index_entries
-            )
-        try:
-            self.time_index = TimeIndex(time_index_path, base_offset, config.max_time_index_entries)
-        except CorruptIndexError as exc:
-            self._index_error = self._index_error or str(exc)
-            os.unlink(time_index_path)
-            self.time_index = TimeIndex(time_index_path, base_offset, config.max_time_index_entries)
-        # Kafka restarts this count at 0 on load; measuring from the last entry instead keeps
-        # the spacing identical to what a rebuild of the index would produce.
-        self._bytes_since_last_index_entry = self._size - self.offset_index.last_entry.position
-        last = self.time_index.last_entry
-        self._max_timestamp = last.timestamp
-        self._offset_of_max_timestamp = last.offset
         self._rolling_timestamp: int | None = None  # first batch's max timestamp, read lazily
         # Whether every batch in the file was validated by this process (appended after
         # validation, or re-read by ``recover``). Reads from an unverified segment check
         # each batch's CRC: recovery leaves the segments below the recovery point unread.
         self.verified = create
+
+    def _index_paths(self) -> tuple[Path, Path]:
+        return self.path.with_suffix(INDEX_SUFFIX), self.path.with_suffix(TIME_INDEX_SUFFIX)
+
+    def _start_empty_indexes(self) -> None:
+        """Both indexes empty, in memory and on disk (a new segment, or one rebuilt)."""
+        index_path, time_index_path = self._index_paths()
+        self._offset_index = OffsetIndex(
+            index_path, self.base_offset, self._max_offset_index_entries, data=b""
+        )
+        self._time_index = TimeIndex(
+            time_index_path, self.base_offset, self._max_time_index_entries, data=b""
+        )
+        self._offset_index.reset()
+        self._time_index.reset()
+
+    def _load_indexes(self) -> None:
+        """Read both index files (first use). A missing one reads as empty and a malformed
+        one is deleted and starts empty; either is reported by ``check_indexes``."""
+        index_path, time_index_path = self._index_paths()
+        index_data, time_index_data = (
+            _read_index_file(index_path),
+            _read_index_file(time_index_path),
+        )
+        if index_data is None or time_index_data is None:
+            missing = index_path if index_data is None else time_index_path
+            self._index_error = self._index_error or f"index file {missing} is missing"
+        base, max_entries = self.base_offset, self._max_offset_index_entries
+        try:
+            offset_index = OffsetIndex(index_path, base, max_entries, data=index_data or b"")
+        except CorruptIndexError as exc:
+            self._index_error = str(exc)
+            os.unlink(index_path)
+            offset_index = OffsetIndex(index_path, base, max_entries, data=b"")
+        max_entries = self._max_time_index_entries
+        try:
+            time_index = TimeIndex(time_index_path, base, max_entries, data=time_index_data or b"")
+        except CorruptIndexError as exc:
+            self._index_error = self._index_error or str(exc)
+            os.unlink(time_index_path)
+            time_index = TimeIndex(time_index_path, base, max_entries, data=b"")
+        self._offset_index, self._time_index = offset_index, time_index
+        # Kafka restarts this count at 0 on load; measuring from the last entry instead keeps
+        # the spacing identical to what a rebuild of the index would produce.
+        self._bytes_since_last_index_entry = self._size - offset_index.last_entry.position
+        last = time_index.last_entry
+        self._max_timestamp = last.timestamp
+        self._offset_of_max_timestamp = last.offset
+
+    @property
+    def offset_index(self) -> OffsetIndex:
+        """``<base>.index``, read from its file on first use."""
+        if self._offset_index is None:
+            self._load_indexes()
+            assert self._offset_index is not None
+        return self._offset_index
+
+    @property
+    def time_index(self) -> TimeIndex:
+        """``<base>.timeindex``, read from its file on first use."""
+        if self._time_index is None:
+            self._load_indexes()
+            assert self._time_index is not None
+        return self._time_index
+
+    def _ensure_indexes(self) -> None:
+        if self._offset_index is None:
+            self._load_indexes()
+
+    @property
+    def indexes_loaded(self) -> bool:
+        """Whether the indexes have been read (or rebuilt) since the segment was opened."""
+        return self._offset_index is not None
 
     @classmethod
     def create(
@@ -258,10 +327,12 @@ class LogSegment:
 
     @property
     def max_timestamp_so_far(self) -> int:
+        self._ensure_indexes()
         return self._max_timestamp
 
     @property
     def offset_of_max_timestamp_so_far(self) -> int:
+        self._ensure_indexes()
         return self._offset_of_max_timestamp
 
     @property
@@ -270,13 +341,14 @@ class LogSegment:
 
     def set_last_modified(self, ms: int) -> None:
         ns = ms * 1_000_000
-        for path in (self.path, self.offset_index.path, self.time_index.path):
+        for path in (self.path, *self._index_paths()):
             if path.exists():
                 os.utime(path, ns=(ns, ns))
 
     @property
     def largest_timestamp(self) -> int:
         """Largest record timestamp, or the file's mtime when no batch has a timestamp."""
+        self._ensure_indexes()
         if self._max_timestamp >= 0:
             return self._max_timestamp
         return self.last_modified_ms
@@ -291,6 +363,8 @@ class LogSegment:
         """The offset after the last batch (base offset when empty). Scans from the last index
         entry, so it costs a few reads."""
         next_offset = self.base_offset
+        if self._size == 0:
+            return next_offset  # (without reading the index of an empty segment)
         for location in self.iter_batches(self.offset_index.last_entry.position):
             next_offset = location.header.next_offset
         return next_offset
@@ -298,6 +372,18 @@ class LogSegment:
     def check_indexes(self) -> str | None:
         """Why the indexes cannot be trusted (missing, malformed, pointing past the data), or
         None when they pass. Catches what a crash or a stray write can do to a flushed index."""
+        if self._offset_index is None and self._size == 0:
+            # An empty segment's indexes pass exactly when both files exist and are empty:
+            # their sizes say so without reading them (thousands of idle partitions at load).
+            for path in self._index_paths():
+                try:
+                    if os.stat(path).st_size:
+                        break  # read and checked below
+                except FileNotFoundError:
+                    return f"index file {path} is missing"
+            else:
+                return None
+        self._ensure_indexes()
         if self._index_error is not None:
             return self._index_error
         try:
@@ -483,6 +569,7 @@ class LogSegment:
     def on_become_inactive(self) -> None:
         """Called when a newer segment takes over appends: record the final max timestamp in
         the time index (retention reads it) and write the indexes out."""
+        self._ensure_indexes()
         if self._max_timestamp >= 0:
             self.time_index.maybe_append(
                 self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
@@ -513,8 +600,7 @@ class LogSegment:
         gap or a step back, so gaps are refused where cleaning cannot have made them. Feeds
         each new leader epoch seen to ``leader_epoch_cache``, as Kafka does.
         """
-        self.offset_index.reset()
-        self.time_index.reset()
+        self._start_empty_indexes()  # the old entries are not needed: not read if not yet
         self._max_timestamp = NO_TIMESTAMP
         self._offset_of_max_timestamp = self.base_offset
         file_size = os.fstat(self._file).st_size
@@ -639,12 +725,14 @@ class LogSegment:
     def close(self) -> None:
         if self._fd is None:
             return
-        if self._max_timestamp >= 0:
-            self.time_index.maybe_append(
-                self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
-            )
-        self.offset_index.flush(fsync=False)
-        self.time_index.flush(fsync=False)
+        if self._offset_index is not None and self._time_index is not None:
+            # (Never read: the files hold all there is, the max timestamp included.)
+            if self._max_timestamp >= 0:
+                self._time_index.maybe_append(
+                    self._max_timestamp, self._offset_of_max_timestamp, skip_full_check=True
+                )
+            self._offset_index.flush(fsync=False)
+            self._time_index.flush(fsync=False)
         os.close(self._fd)
         self._fd = None
 
@@ -654,6 +742,6 @@ class LogSegment:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        for path in (self.path, self.offset_index.path, self.time_index.path):
+        for path in (self.path, *self._index_paths()):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)

@@ -91,3 +91,18 @@ def test_console_lines_are_short_and_event_first() -> None:
     assert "replica_manager" not in lines[0]  # no logger name
     assert "\x1b" not in out.getvalue()  # no colours off a terminal
     assert lines[-1] == "ValueError: boom"  # a plain traceback, no locals
+
+
+def test_loggers_are_cached_only_once_the_broker_id_is_known() -> None:
+    out = io.StringIO()
+    log = structlog.get_logger("minikafka.broker.config")
+    configure_logging(stream=out, environ={"KAFKA_LOG_FORMAT": "json"})
+    log.info("before_the_config")  # used before the broker id is known: not cached then
+    configure_logging(broker_id=4, stream=out, environ={"KAFKA_LOG_FORMAT": "json"})
+    log.info("after_the_config")
+    log.info("again")
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [e["event"] for e in events] == ["before_the_config", "after_the_config", "again"]
+    assert "broker_id" not in events[0]
+    assert events[1]["broker_id"] == events[2]["broker_id"] == 4
+    assert structlog.get_config()["cache_logger_on_first_use"] is True

@@ -274,3 +274,103 @@ def test_check_indexes_catches_an_entry_off_a_batch_boundary(tmp_path: Path, pos
     segment.offset_index.path.write_bytes(bytes(data))
     reopened = LogSegment.open(tmp_path, 100, CONFIG, time_ms=Clock())
     assert reopened.check_indexes() is not None
+
+
+# --- lazily read indexes (Kafka's LazyIndex) ---------------------------------------------
+
+
+def closed_segment(tmp_path: Path, batches: int = 20) -> tuple[list[bytes], bytes, bytes]:
+    """A filled, closed segment at base 100: its batches and both index files' bytes."""
+    segment = new_segment(tmp_path)
+    written = fill(segment, batches)
+    segment.close()
+    paths = sorted(tmp_path.glob("*index"))  # .index, .timeindex
+    return written, paths[0].read_bytes(), paths[1].read_bytes()
+
+
+def reopen(tmp_path: Path) -> LogSegment:
+    return LogSegment.open(tmp_path, 100, CONFIG, time_ms=Clock())
+
+
+def test_indexes_are_read_on_first_use_and_answer_as_when_read_at_open(tmp_path: Path) -> None:
+    written, index_bytes, _ = closed_segment(tmp_path)
+    assert len(index_bytes) > 8  # several entries: a lookup needs them
+    segment = reopen(tmp_path)
+    assert not segment.indexes_loaded
+    info = segment.read(150, 10_000)
+    assert segment.indexes_loaded
+    assert info is not None and info.records == b"".join(written[16:])
+    assert segment.offset_index.entries == len(index_bytes) // 8
+    assert segment.max_timestamp_so_far == T0 + 192
+
+
+def test_an_empty_segment_is_checked_and_closed_without_reading_its_indexes(
+    tmp_path: Path,
+) -> None:
+    new_segment(tmp_path).close()
+    segment = reopen(tmp_path)
+    assert segment.check_indexes() is None
+    assert segment.read_next_offset() == 100
+    segment.close()
+    assert not segment.indexes_loaded
+    assert sorted(p.stat().st_size for p in tmp_path.iterdir()) == [0, 0, 0]
+
+
+def test_an_empty_segment_with_index_entries_or_no_index_file_fails_its_check(
+    tmp_path: Path,
+) -> None:
+    closed_segment(tmp_path)
+    with open(tmp_path / "00000000000000000100.log", "r+b") as f:
+        f.truncate(0)  # the entries now point past the data
+    assert reopen(tmp_path).check_indexes() is not None
+    (tmp_path / "00000000000000000100.index").write_bytes(b"")
+    (tmp_path / "00000000000000000100.timeindex").unlink()
+    problem = reopen(tmp_path).check_indexes()
+    assert problem is not None and "00000000000000000100.timeindex is missing" in problem
+
+
+def test_recover_does_not_need_the_old_entries(tmp_path: Path) -> None:
+    _, index_bytes, time_index_bytes = closed_segment(tmp_path)
+    (tmp_path / "00000000000000000100.index").write_bytes(b"\xff" * 13)  # malformed
+    segment = reopen(tmp_path)
+    result = segment.recover()
+    assert result.next_offset == 160 and result.error is None
+    segment.close()
+    assert (tmp_path / "00000000000000000100.index").read_bytes() == index_bytes
+    assert (tmp_path / "00000000000000000100.timeindex").read_bytes() == time_index_bytes
+
+
+def test_truncation_roll_and_deletion_of_a_segment_whose_indexes_were_not_read(
+    tmp_path: Path,
+) -> None:
+    written, _, _ = closed_segment(tmp_path)
+    segment = reopen(tmp_path)
+    assert segment.truncate_to(130) == sum(len(b) for b in written[10:])
+    assert segment.read_next_offset() == 130
+    assert all(
+        segment.offset_index.entry(n).offset < 130 for n in range(segment.offset_index.entries)
+    )
+    assert segment.max_timestamp_so_far == T0 + 92
+    segment.close()
+    rolled = reopen(tmp_path)
+    rolled.on_become_inactive()  # a roll: the final max timestamp into the time index
+    assert rolled.time_index.last_entry == (T0 + 92, 129)
+    rolled.close()
+    deleted = reopen(tmp_path)
+    deleted.delete()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_index_file_removed_before_first_use(tmp_path: Path) -> None:
+    written, _, _ = closed_segment(tmp_path)
+    segment = reopen(tmp_path)
+    (tmp_path / "00000000000000000100.index").unlink()
+    info = segment.read(150, 10_000)  # found by a scan from the start instead
+    assert info is not None and info.records == b"".join(written[16:])
+    assert segment.check_indexes() is not None  # a load would rebuild it
+    segment.close()
+    again = reopen(tmp_path)
+    assert again.check_indexes() is not None
+    again.recover()
+    again.close()
+    assert OffsetIndex.read_entries(tmp_path / "00000000000000000100.index", 100)
