@@ -88,6 +88,10 @@ class KafkaConnection:
         self._answers = asyncio.Queue(maxsize=_MAX_IN_FLIGHT)
         self._written = asyncio.Event()  # set whenever the writer has nothing left
 
+    def abort(self) -> None:
+        """Close the socket at once (the broker stops): reads and writes fail from now on."""
+        self._writer.transport.abort()
+
     async def serve(self) -> None:
         writer_task = asyncio.ensure_future(self._write_answers())
         # A failed answer closes the connection at once: the reader may be waiting for a
@@ -258,7 +262,10 @@ class KafkaConnection:
             if response is not None:
                 self._writer.write(_frame(request, response))
                 await self._writer.drain()
-            self._broker.requests.observe(kafka_request_name(request.api_key), started)
+            from_follower = request.api_key == 1 and request.body.replica_id >= 0
+            self._broker.requests.observe(
+                kafka_request_name(request.api_key, from_follower=from_follower), started
+            )
             if self._answers.empty():
                 self._written.set()
 
