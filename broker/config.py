@@ -27,7 +27,8 @@ Keys, with Kafka's names and defaults::
                                                listener the controller's LeaderAndIsr,
                                                UpdateMetadata and StopReplica (and controlled
                                                shutdown) go over; required when
-                                               inter.broker.listener.name is a Kafka listener
+                                               inter.broker.listener.name is a Kafka listener;
+                                               when set, another listener than that one
     broker.rack                                none
     metrics.listener                           empty: no metrics; http://host:port serves
                                                Prometheus' GET /metrics (empty host: every
@@ -418,6 +419,14 @@ class BrokerConfig:
                 f"invalid value {control!r} for configuration control.plane.listener.name: "
                 "must be the name of a gRPC listener in advertised.listeners "
                 f"({', '.join(sorted(grpc_names))})"
+            )
+        if control is not None and control == inter_broker:
+            # Kafka's rule: a control plane listener is one of its own (unset, the controller's
+            # requests share the inter-broker listener).
+            raise InvalidConfigError(
+                f"invalid value {control!r} for configuration control.plane.listener.name: "
+                "must differ from inter.broker.listener.name (leave it unset to send the "
+                "controller's requests over the inter-broker listener)"
             )
         if control is None and inter_broker in kafka_names:
             raise InvalidConfigError(

@@ -763,6 +763,12 @@ def test_by_default_the_controller_uses_the_grpc_inter_broker_listener() -> None
             "name of a gRPC listener in advertised.listeners (CONTROL)",
         ),
         (
+            {"inter.broker.listener.name": "CONTROL", "control.plane.listener.name": "CONTROL"},
+            "invalid value 'CONTROL' for configuration control.plane.listener.name: must differ "
+            "from inter.broker.listener.name (leave it unset to send the controller's requests "
+            "over the inter-broker listener)",
+        ),
+        (
             {"inter.broker.listener.name": "NOWHERE", "control.plane.listener.name": "CONTROL"},
             "invalid value 'NOWHERE' for configuration inter.broker.listener.name: must be the "
             "name of a listener in advertised.listeners (CONTROL) or kafka.advertised.listeners "
