@@ -1,5 +1,7 @@
 """A local cluster for benchmarks: one real ZooKeeper (Debian's package) and broker processes
-on 127.0.0.1, started the way the integration tests start them (tests/integration/cluster.py).
+on 127.0.0.1, started the way the integration tests start them (tests/integration/cluster.py):
+followers replicate over the Kafka listener, or over gRPC with MINIKAFKA_TEST_REPLICATION=grpc
+(or ``start_cluster(..., replication="grpc")``).
 
     zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp()))
     try: ... cluster.bootstrap_servers ...
@@ -14,14 +16,18 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from tests.integration.cluster import Cluster
+from tests.integration.cluster import DEFAULT_REPLICATION, Cluster
 from tests.integration.zookeeper import ZooKeeperServer
 
 __all__ = ["start_cluster"]
 
 
 def start_cluster(
-    root: Path, n_brokers: int = 3, overrides: Mapping[str, str] | None = None
+    root: Path,
+    n_brokers: int = 3,
+    overrides: Mapping[str, str] | None = None,
+    *,
+    replication: str = DEFAULT_REPLICATION,
 ) -> tuple[ZooKeeperServer, Cluster]:
     """ZooKeeper plus ``n_brokers`` serving brokers, in a chroot of their own under ``root``;
     ``overrides`` go to every broker's server.properties."""
@@ -38,6 +44,7 @@ def start_cluster(
         root / "cluster",
         n_brokers=n_brokers,
         overrides=overrides,
+        replication=replication,
     )
     cluster.start_all()
     cluster.wait_until_serving()

@@ -1,18 +1,23 @@
 """What moving fetched bytes from a leader process to a follower process costs, per MiB (issue 18).
 
     python -m bench.transfer_bench [--sizes 262144,1048576,2097152] [--messages 200]
-        [--rounds 3]
+        [--rounds 3] [--transports grpc,kafka,socket]
 
 Two processes on 127.0.0.1. The "leader" answers each request with ``size`` bytes of records;
 the "follower" sends the next request when it has the answer, one in flight, as a follower's
-fetcher does. Two transports:
+fetcher does. Three transports:
 
 - grpc: ``Data.FetchStream`` over grpc.aio with the channel and server options the brokers use
   (proto/transport.py), the answer a ``FetchResponse`` with one partition's records: what
   replication costs today, protobuf and HTTP/2 included;
 - socket: the same bytes as ``size:int32`` + payload frames over a plain TCP socket on the
   loop (the follower reads each answer into a buffer of its size), the shape of Kafka's own
-  protocol: near the floor for any transport.
+  protocol: near the floor for any transport;
+- kafka: the real Kafka-protocol follower endpoint (KafkaLeaderEndpoint, Fetch v12 with
+  replica_id 1) against the real leader path of the Kafka door (KafkaListeners, connection.py,
+  the Fetch handler and the fetch session cache), the records a slice the stand-in
+  ReplicaManager hands over as a segment read would: what replication over the Kafka listener
+  costs, minus the log's own reads and appends.
 
 For each it prints MiB/s, the round trip and the CPU each side used per MiB moved (user +
 system, from /proc). With RF3 every byte produced crosses twice (one copy per follower), so
@@ -35,9 +40,24 @@ from typing import Any
 
 from bench.codec_bench import yardstick
 from bench.stats import summary
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.fetch_session import (
+    FetchContext,
+    FetchManager,
+    FetchSessionCache,
+)
+from minikafka.broker.replication.requests import (
+    FetchPartition,
+    FetchPartitionResult,
+    FetchRequest,
+)
+from minikafka.broker.server.kafka.broker import KafkaBroker
+from minikafka.broker.server.kafka.leader_endpoint import KafkaLeaderEndpoint
+from minikafka.broker.server.kafka.listener import KafkaListeners
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
+from minikafka.proto.common import EndPoint
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 _FRAME = struct.Struct(">i")
@@ -62,7 +82,57 @@ class _Leader(pb_grpc.DataServicer):
             yield response
 
 
+class _ReplicaManager:
+    """What the Kafka door's Fetch handler asks of a ReplicaManager: its session cache, and the
+    read, which answers every partition with the same records (a slice, as of a segment)."""
+
+    def __init__(self, size: int) -> None:
+        self._records = memoryview(os.urandom(size))
+        self.fetch_sessions = FetchManager(
+            FetchSessionCache(1000, 120_000), lambda: int(time.time() * 1000)
+        )
+
+    async def fetch_messages(
+        self, request: FetchRequest, context: FetchContext
+    ) -> list[FetchPartitionResult]:
+        return [
+            FetchPartitionResult(
+                p.topic, p.partition, 0, "", 1, 1, 0, self._records[: p.partition_max_bytes]
+            )
+            for p in request.partitions
+        ]
+
+
+def _kafka_config(root: Path) -> BrokerConfig:
+    return BrokerConfig(
+        broker_id=0,
+        zookeeper_connect="127.0.0.1:1",
+        listeners=(EndPoint("PLAINTEXT", "127.0.0.1", 1),),
+        kafka_listeners=(EndPoint("KAFKA", "127.0.0.1", 0),),
+        listener_security_protocol_map={"PLAINTEXT": "PLAINTEXT", "KAFKA": "PLAINTEXT"},
+        inter_broker_listener_name="KAFKA",
+        control_plane_listener_name="PLAINTEXT",
+        log_dirs=(root,),
+    )
+
+
 async def _serve(kind: str, size: int) -> None:
+    if kind == "kafka":
+        unused: Any = None  # the Fetch handler reads only the config and the ReplicaManager
+        listeners = KafkaListeners(
+            KafkaBroker(
+                _kafka_config(Path("/nonexistent")),
+                _ReplicaManager(size),
+                unused,
+                unused,
+                None,
+                unused,
+            )
+        )
+        (bound,) = await listeners.start()
+        print(bound.rsplit(":", 1)[1], flush=True)
+        await asyncio.Event().wait()
+        return
     if kind == "grpc":
         server = transport.aio_server(_LIMIT)
         pb_grpc.add_DataServicer_to_server(_Leader(size), server)
@@ -99,6 +169,18 @@ async def _follow(kind: str, port: int, messages: int, leader_pid: int) -> tuple
             response = await call.read()
             assert isinstance(response, pb.FetchResponse)
             return len(response.responses[0].partitions[0].records)
+
+    elif kind == "kafka":
+        endpoint = KafkaLeaderEndpoint(
+            "127.0.0.1", port, timeout_s=30, max_response_bytes=_LIMIT, client_id="bench"
+        )
+        fetch = FetchRequest(
+            1, 0, 1, _LIMIT, [FetchPartition("t", 0, 0, partition_max_bytes=_LIMIT)]
+        )
+
+        async def exchange() -> int:
+            response = await endpoint.fetch(fetch)
+            return len(response.partitions[0].records)
 
     else:
         # recv_into a buffer of the answer's size: asyncio's StreamReader grows and slices a
@@ -138,6 +220,8 @@ async def _follow(kind: str, port: int, messages: int, leader_pid: int) -> tuple
     if kind == "grpc":
         call.cancel()
         await channel.close()
+    elif kind == "kafka":
+        await endpoint.close()
     else:
         sock.close()
     return result
@@ -163,6 +247,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="262144,1048576,2097152")
     parser.add_argument("--messages", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--transports", default="grpc,kafka,socket")
     parser.add_argument("--leader", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.leader:
@@ -175,7 +260,7 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
-        for kind in ("grpc", "socket"):
+        for kind in args.transports.split(","):
             runs = [run(kind, size, args.messages) for _ in range(args.rounds)]
             formats = (",.0f", ".2f", ".2f", ".2f")
             cells = [summary([r[i] for r in runs], fmt) for i, fmt in enumerate(formats)]

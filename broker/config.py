@@ -19,7 +19,16 @@ Keys, with Kafka's names and defaults::
     advertised.listeners                       listeners; an empty host becomes this machine's
                                                fully qualified name, 0.0.0.0 is refused
     listener.security.protocol.map             PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:...
-    inter.broker.listener.name                 PLAINTEXT (must be an advertised listener)
+    inter.broker.listener.name                 PLAINTEXT: the listener followers fetch on; an
+                                               advertised gRPC listener, or a Kafka one
+                                               (kafka.advertised.listeners): followers then fetch
+                                               with Kafka's Fetch and OffsetsForLeaderEpoch
+    control.plane.listener.name                inter.broker.listener.name (KIP-291): the gRPC
+                                               listener the controller's LeaderAndIsr,
+                                               UpdateMetadata and StopReplica (and controlled
+                                               shutdown) go over; required when
+                                               inter.broker.listener.name is a Kafka listener;
+                                               when set, another listener than that one
     broker.rack                                none
     metrics.listener                           empty: no metrics; http://host:port serves
                                                Prometheus' GET /metrics (empty host: every
@@ -182,6 +191,7 @@ class BrokerConfig:
         default_factory=lambda: _DEFAULT_PROTOCOL_MAP, hash=False
     )
     inter_broker_listener_name: str = "PLAINTEXT"
+    control_plane_listener_name: str | None = None  # None: inter_broker_listener_name
     # The Kafka-protocol front door (broker/server/kafka): none unless set.
     kafka_listeners: tuple[EndPoint, ...] = ()
     kafka_advertised_listeners: tuple[EndPoint, ...] = ()
@@ -280,6 +290,7 @@ class BrokerConfig:
         )
         self._check_advertised()
         self._resolve_kafka_listeners()
+        self._check_inter_broker_listeners()
         self._check_replica_fetch_timing()
 
     def _set(self, name: str, value: object) -> None:
@@ -336,12 +347,6 @@ class BrokerConfig:
                 f"invalid value {text!r} for configuration advertised.listeners: its listener "
                 f"names must be among those of listeners ({', '.join(sorted(listener_names))})"
             )
-        if self.inter_broker_listener_name not in advertised_names:
-            raise InvalidConfigError(
-                f"invalid value {self.inter_broker_listener_name!r} for configuration "
-                "inter.broker.listener.name: must be the name of a listener in "
-                f"advertised.listeners ({', '.join(sorted(advertised_names))})"
-            )
 
     def _resolve_kafka_listeners(self) -> None:
         """kafka.listeners and kafka.advertised.listeners follow the rules of listeners and
@@ -390,6 +395,47 @@ class BrokerConfig:
         self._set("kafka_listeners", listeners)
         self._set("kafka_advertised_listeners", advertised)
 
+    def _check_inter_broker_listeners(self) -> None:
+        """inter.broker.listener.name names an advertised gRPC or Kafka listener; the
+        controller's requests go over control.plane.listener.name, which defaults to it and
+        must be a gRPC listener (they are gRPC calls)."""
+        grpc_names = {e.listener_name for e in self.advertised_listeners}
+        kafka_names = {e.listener_name for e in self.kafka_advertised_listeners}
+        inter_broker = self.inter_broker_listener_name
+        if inter_broker not in grpc_names | kafka_names:
+            raise InvalidConfigError(
+                f"invalid value {inter_broker!r} for configuration inter.broker.listener.name: "
+                "must be the name of a listener in advertised.listeners "
+                f"({', '.join(sorted(grpc_names))})"
+                + (
+                    f" or kafka.advertised.listeners ({', '.join(sorted(kafka_names))})"
+                    if kafka_names
+                    else ""
+                )
+            )
+        control = self.control_plane_listener_name or None  # empty in a file: unset
+        if control is not None and control not in grpc_names:
+            raise InvalidConfigError(
+                f"invalid value {control!r} for configuration control.plane.listener.name: "
+                "must be the name of a gRPC listener in advertised.listeners "
+                f"({', '.join(sorted(grpc_names))})"
+            )
+        if control is not None and control == inter_broker:
+            # Kafka's rule: a control plane listener is one of its own (unset, the controller's
+            # requests share the inter-broker listener).
+            raise InvalidConfigError(
+                f"invalid value {control!r} for configuration control.plane.listener.name: "
+                "must differ from inter.broker.listener.name (leave it unset to send the "
+                "controller's requests over the inter-broker listener)"
+            )
+        if control is None and inter_broker in kafka_names:
+            raise InvalidConfigError(
+                f"invalid value {inter_broker!r} for configuration inter.broker.listener.name: "
+                "a Kafka listener carries replication only; set control.plane.listener.name to "
+                "a gRPC listener in advertised.listeners for the controller's requests "
+                f"({', '.join(sorted(grpc_names))})"
+            )
+
     def _check_replica_fetch_timing(self) -> None:
         # Kafka's rules: a fetch parked on the leader for the full wait must neither time out
         # its socket nor make the follower look lagging.
@@ -409,12 +455,27 @@ class BrokerConfig:
 
     @property
     def inter_broker_endpoint(self) -> EndPoint:
-        """The advertised endpoint other brokers use to reach this one."""
+        """The advertised endpoint followers fetch from (gRPC or Kafka)."""
         return next(
             e
-            for e in self.advertised_listeners
+            for e in self.registered_endpoints
             if e.listener_name == self.inter_broker_listener_name
         )
+
+    @property
+    def replicates_over_kafka(self) -> bool:
+        """Whether inter.broker.listener.name is a Kafka listener (followers fetch with Kafka's
+        Fetch; see broker/server/kafka/leader_endpoint.py)."""
+        return any(
+            e.listener_name == self.inter_broker_listener_name
+            for e in self.kafka_advertised_listeners
+        )
+
+    @property
+    def control_plane_listener(self) -> str:
+        """The gRPC listener of the controller's requests: control.plane.listener.name, else
+        inter.broker.listener.name (a gRPC one then)."""
+        return self.control_plane_listener_name or self.inter_broker_listener_name
 
     @property
     def bind_addresses(self) -> tuple[str, ...]:
@@ -760,6 +821,7 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec("listeners", "listeners", _endpoints),
     _Spec("advertised.listeners", "advertised_listeners", _endpoints),
     _Spec("inter.broker.listener.name", "inter_broker_listener_name", _upper),
+    _Spec("control.plane.listener.name", "control_plane_listener_name", _upper),
     _Spec("kafka.listeners", "kafka_listeners", _endpoints),
     _Spec("kafka.advertised.listeners", "kafka_advertised_listeners", _endpoints),
     _Spec("socket.request.max.bytes", "socket_request_max_bytes", _INT, minimum=1),

@@ -70,7 +70,8 @@ class BrokerChannels(Protocol):
 
 
 def inter_broker_endpoint(registration: BrokerRegistration, listener_name: str) -> EndPoint:
-    """The endpoint of inter.broker.listener.name, else the broker's first endpoint."""
+    """The broker's endpoint of ``listener_name`` (inter.broker.listener.name, or
+    control.plane.listener.name for the controller's requests), else its first endpoint."""
     for endpoint in registration.endpoints:
         if endpoint.listener_name == listener_name:
             return endpoint

@@ -15,6 +15,11 @@ The broker builds it from its own config; the controller never imports broker/::
     delete_topic_enable                      delete.topic.enable                        true
     request_timeout_ms                       request.timeout.ms (controller -> broker)  30000
     inter_broker_listener_name               inter.broker.listener.name                 PLAINTEXT
+    control_plane_listener_name              control.plane.listener.name                none
+
+LeaderAndIsr's live leaders carry each leader's endpoint on inter.broker.listener.name (where
+followers fetch, gRPC or Kafka); the requests themselves go to each broker's endpoint on
+control.plane.listener.name, the inter-broker listener when unset (``control_plane_listener``).
 
 ``leader_imbalance_check_interval_seconds`` is a float so that tests may use fractions of a
 second. ``retry_backoff_ms`` is the pause between resends of a controller request to a broker
@@ -42,6 +47,7 @@ class ControllerConfig:
     delete_topic_enable: bool = True
     request_timeout_ms: int = 30_000
     inter_broker_listener_name: str = "PLAINTEXT"
+    control_plane_listener_name: str | None = None
     retry_backoff_ms: int = 100
     # The brokers take requests up to this size; LeaderAndIsr and UpdateMetadata grow with the
     # partitions they carry.
@@ -54,6 +60,10 @@ class ControllerConfig:
             raise ValueError("leader.imbalance.per.broker.percentage must be within 0..100")
         if self.num_partitions < 1 or self.default_replication_factor < 1:
             raise ValueError("num.partitions and default.replication.factor must be at least 1")
+
+    @property
+    def control_plane_listener(self) -> str:
+        return self.control_plane_listener_name or self.inter_broker_listener_name
 
     @classmethod
     def from_attributes(cls, source: Any, **overrides: Any) -> ControllerConfig:

@@ -601,9 +601,8 @@ class KafkaController:
 
     def _add_live_broker(self, broker: LiveBroker) -> None:
         self._ctx.live_brokers[broker.broker_id] = broker
-        endpoint = inter_broker_endpoint(
-            broker.registration, self.config.inter_broker_listener_name
-        )
+        # KIP-291: the controller's requests go over the control plane listener.
+        endpoint = inter_broker_endpoint(broker.registration, self.config.control_plane_listener)
         self._channels.add_broker(broker.broker_id, endpoint)
 
     def _load_topic(self, topic: str, *, with_states: bool) -> TopicAssignment | None:

@@ -3,7 +3,8 @@
     python healthcheck.py [--config /etc/minikafka/server.properties] [--timeout 2]
 
 Reads the broker's configuration as the broker does (the file, then ``KAFKA_*`` variables), asks
-the broker's own inter-broker listener on this host for ``Metadata.DescribeCluster`` with a
+the broker's own gRPC control plane listener (control.plane.listener.name, by default the
+inter-broker one) on this host for ``Metadata.DescribeCluster`` with a
 deadline, and exits 0 when the broker answers without error, a controller is known, and the
 broker sees itself among the live brokers (so the controller has registered it and sent it
 metadata: it can take traffic). Otherwise it prints one line saying why and exits 1.
@@ -28,10 +29,9 @@ _EVERY_INTERFACE = frozenset({"", "0.0.0.0", "::"})
 
 
 def probe_address(config: BrokerConfig) -> str:
-    """``host:port`` of the broker's inter-broker listener as seen from its own container."""
-    listener = next(
-        e for e in config.listeners if e.listener_name == config.inter_broker_listener_name
-    )
+    """``host:port`` of the broker's gRPC control plane listener (the inter-broker one unless
+    replication runs over a Kafka listener) as seen from its own container."""
+    listener = next(e for e in config.listeners if e.listener_name == config.control_plane_listener)
     host = "127.0.0.1" if listener.host in _EVERY_INTERFACE else listener.host
     return f"[{host}]:{listener.port}" if ":" in host else f"{host}:{listener.port}"
 

@@ -7,8 +7,10 @@ Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
   or FETCHING, and a back-off deadline). Each round it first resolves the partitions that must
   truncate (OffsetsForLeaderEpoch, KIP-101/279), then sends one Fetch for the others and hands
   each partition's answer to a hook. Errors back a partition off; RPC failures back off all.
-* The leader is reached through ``LeaderEndpoint`` (``GrpcLeaderEndpoint`` over a grpc.aio
-  channel; tests may pass any object with the same two coroutines).
+* The leader is reached through ``LeaderEndpoint`` (leader_endpoint.py): plain values in and
+  out, whatever the wire (``GrpcLeaderEndpoint`` over a grpc.aio channel, the Kafka-protocol
+  endpoint of broker/server/kafka; tests may pass any object with the same coroutines), and
+  ``LeaderEndpointError`` when a request gets no answer.
 * ``ReplicaFetcher`` is the follower: it appends what it fetched as it is (``append_as_follower``),
   takes min(leader HW, own LEO) as its HW, and truncates as the epochs say.
 * A round's work follows what changed, not the partitions fetched: every change of a
@@ -23,7 +25,7 @@ Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
 * Each ``ReplicaFetcher`` fetches in an incremental fetch session (KIP-227,
   fetch_session_handler.py): after one full fetch, a request lists only the partitions whose
   fetch offset or epochs changed, and the leader answers only those with news, so an idle
-  partition costs neither side a protobuf entry per fetch.
+  partition costs neither side an entry per fetch.
 
 Truncation (``truncation_offset``), as Kafka: the follower asks the leader for the end offset of
 its own latest epoch. When the leader answers with that same epoch, the follower truncates to
@@ -45,18 +47,22 @@ import enum
 import functools
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
-import grpc
 import structlog
 
+from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.fetch_session_handler import FetchSessionHandler
+from minikafka.broker.replication.leader_endpoint import LeaderEndpoint, LeaderEndpointError
 from minikafka.broker.replication.partition import Partition
-from minikafka.broker.replication.requests import FetchPartition
+from minikafka.broker.replication.requests import (
+    FetchPartition,
+    FetchPartitionResult,
+    FetchRequest,
+    OffsetForLeaderPartition,
+    OffsetsForLeaderEpochRequest,
+)
 from minikafka.broker.storage.log import UnexpectedAppendOffsetError
-from minikafka.proto import minikafka_pb2 as pb
-from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
@@ -64,8 +70,6 @@ __all__ = [
     "AbstractFetcher",
     "FetchState",
     "FetcherStats",
-    "GrpcLeaderEndpoint",
-    "LeaderEndpoint",
     "OffsetTruncationState",
     "PartitionFetchState",
     "ReplicaFetcher",
@@ -130,107 +134,6 @@ class FetcherStats:
 class OffsetTruncationState(NamedTuple):
     offset: int
     truncation_completed: bool
-
-
-class LeaderEndpoint(Protocol):
-    """The leader as a fetcher sees it."""
-
-    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse: ...
-
-    async def offsets_for_leader_epoch(
-        self, request: pb.OffsetsForLeaderEpochRequest
-    ) -> pb.OffsetsForLeaderEpochResponse: ...
-
-    async def close(self) -> None: ...
-
-
-class GrpcLeaderEndpoint:
-    """A leader broker over one grpc.aio channel. Fetches go over one ``FetchStream``, opened
-    on first use and again after it fails: a stream costs both brokers much less per fetch than
-    a call per fetch, and a follower has one fetch at a time anyway."""
-
-    def __init__(self, host: str, port: int, *, timeout_s: float, max_message_bytes: int) -> None:
-        self.address = f"{host}:{port}"
-        self._timeout_s = timeout_s
-        # A connection of its own, as each of Kafka's fetcher threads has: the follower's
-        # fetchers (num.replica.fetchers) move data side by side rather than share one
-        # HTTP/2 connection with each other and with the broker's other channels.
-        self._channel = transport.aio_channel(
-            self.address, max_message_bytes, [("grpc.use_local_subchannel_pool", 1)]
-        )
-        self._stub = pb_grpc.DataStub(self._channel)
-        self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
-        self._one_fetch = asyncio.Lock()
-
-    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
-        """One fetch; raises ``grpc.aio.AioRpcError`` if the stream fails or the answer takes
-        longer than the timeout plus the request's max wait (the stream is then dropped).
-
-        The write and the read are awaited in this task, the deadline a timer that cancels the
-        call (a stream's read ends only when its call does, so cancelling the task would not
-        end it): no task and no ``asyncio.wait`` per fetch, whose extra turns of the loop sat
-        between a follower's append and the fetch that reports its new LEO to the leader.
-        """
-        timeout = self._timeout_s + request.max_wait_ms / 1000
-        async with self._one_fetch:  # answers are matched to requests by order alone
-            if self._fetches is None:
-                self._fetches = self._stub.FetchStream()
-            call = self._fetches
-            expired = False
-
-            def expire() -> None:
-                nonlocal expired
-                expired = True
-                call.cancel()
-
-            deadline = asyncio.get_running_loop().call_later(timeout, expire)
-            try:
-                try:
-                    await call.write(request)
-                    response = await call.read()
-                except asyncio.CancelledError:
-                    task = asyncio.current_task()
-                    if not expired or (task is not None and task.cancelling()):
-                        raise
-                    raise _rpc_error(
-                        grpc.StatusCode.DEADLINE_EXCEEDED,
-                        f"no answer to a fetch within {timeout} s",
-                    ) from None
-                finally:
-                    deadline.cancel()
-                if expired:
-                    raise _rpc_error(
-                        grpc.StatusCode.DEADLINE_EXCEEDED,
-                        f"no answer to a fetch within {timeout} s",
-                    )
-                if not isinstance(response, pb.FetchResponse):  # grpc.aio.EOF
-                    code = await call.code()
-                    if code == grpc.StatusCode.OK:
-                        code = grpc.StatusCode.UNAVAILABLE
-                    raise _rpc_error(code, await call.details() or "the leader ended the stream")
-                return response
-            except BaseException as exc:
-                self._fetches = None
-                call.cancel()
-                if isinstance(exc, Exception) and not isinstance(exc, grpc.aio.AioRpcError):
-                    # a write to, or a read from, a stream that has just ended
-                    raise _rpc_error(grpc.StatusCode.UNAVAILABLE, str(exc)) from exc
-                raise
-
-    async def offsets_for_leader_epoch(
-        self, request: pb.OffsetsForLeaderEpochRequest
-    ) -> pb.OffsetsForLeaderEpochResponse:
-        return await self._stub.OffsetsForLeaderEpoch(request, timeout=self._timeout_s)
-
-    async def close(self) -> None:
-        if self._fetches is not None:
-            self._fetches.cancel()
-            self._fetches = None
-        await self._channel.close()
-
-
-def _rpc_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
-    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
 
 
 def truncation_offset(
@@ -414,60 +317,54 @@ class AbstractFetcher(abc.ABC):
         self, states: dict[TopicPartition, PartitionFetchState]
     ) -> None:
         without_epoch: list[TopicPartition] = []
-        request = pb.OffsetsForLeaderEpochRequest(replica_id=self.replica_id)
-        by_topic: dict[str, pb.OffsetsForLeaderEpochRequest.OffsetForLeaderTopic] = {}
+        asked: list[OffsetForLeaderPartition] = []
         for tp, state in states.items():
             epoch = self.latest_epoch(tp)
             if epoch is None:
                 without_epoch.append(tp)
                 continue
-            topic = by_topic.get(tp.topic)
-            if topic is None:
-                topic = request.topics.add(topic=tp.topic)
-                by_topic[tp.topic] = topic
-            topic.partitions.add(
-                partition=tp.partition,
-                current_leader_epoch=state.current_leader_epoch,
-                leader_epoch=epoch,
+            asked.append(
+                OffsetForLeaderPartition(tp.topic, tp.partition, epoch, state.current_leader_epoch)
             )
         for tp in without_epoch:
             # An empty epoch cache means an empty log here (every batch carries its epoch):
             # there is nothing to truncate.
             state = states[tp]
             self._finish_truncation(tp, state, self.log_end_offset(tp))
-        if not by_topic:
+        if not asked:
             return
         try:
-            response = await self.endpoint.offsets_for_leader_epoch(request)
-        except grpc.aio.AioRpcError as exc:
+            results = await self.endpoint.offsets_for_leader_epoch(
+                OffsetsForLeaderEpochRequest(self.replica_id, asked)
+            )
+        except LeaderEndpointError as exc:
             _log.warning(
                 "fetcher.offsets_for_leader_epoch_failed",
                 fetcher=self.name,
-                code=str(exc.code()),
-                details=exc.details(),
+                code=exc.code,
+                details=exc.details,
             )
             for tp, state in states.items():
                 if tp not in without_epoch:
                     self._delay(tp, state)
             return
-        for topic_result in response.topics:
-            for result in topic_result.partitions:
-                tp = TopicPartition(topic_result.topic, result.partition)
-                sent = states.get(tp)
-                if sent is None or self._states.get(tp) != sent:
-                    continue
-                if result.error_code != ErrorCode.NONE:
-                    self._on_partition_error(tp, sent, result.error_code, result.error_message)
-                    continue
-                outcome = truncation_offset(
-                    result.leader_epoch,
-                    result.end_offset,
-                    self.log_end_offset(tp),
-                    functools.partial(self.end_offset_for_epoch, tp),
-                )
-                self.truncate(tp, outcome.offset, "leader_epoch")
-                if outcome.truncation_completed:
-                    self._finish_truncation(tp, sent, self.log_end_offset(tp))
+        for result in results:
+            tp = TopicPartition(result.topic, result.partition)
+            sent = states.get(tp)
+            if sent is None or self._states.get(tp) != sent:
+                continue
+            if result.error_code != ErrorCode.NONE:
+                self._on_partition_error(tp, sent, result.error_code, result.error_message)
+                continue
+            outcome = truncation_offset(
+                result.leader_epoch,
+                result.end_offset,
+                self.log_end_offset(tp),
+                functools.partial(self.end_offset_for_epoch, tp),
+            )
+            self.truncate(tp, outcome.offset, "leader_epoch")
+            if outcome.truncation_completed:
+                self._finish_truncation(tp, sent, self.log_end_offset(tp))
 
     def _finish_truncation(
         self, tp: TopicPartition, state: PartitionFetchState, offset: int
@@ -484,15 +381,15 @@ class AbstractFetcher(abc.ABC):
         self.stats.fetches += 1
         try:
             response = await self.endpoint.fetch(request)
-        except grpc.aio.AioRpcError as exc:
+        except LeaderEndpointError as exc:
             self.handle_fetch_error()
-            code = str(exc.code())
+            code = exc.code
             self._failures += 1
             (_log.debug if code == self._failing else _log.warning)(
                 "fetcher.fetch_failed",
                 fetcher=self.name,
                 code=code,
-                details=exc.details(),
+                details=exc.details,
                 failures=self._failures,
             )
             self._failing = code
@@ -504,26 +401,26 @@ class AbstractFetcher(abc.ABC):
             self._failing, self._failures = None, 0
         if not self.handle_fetch_response(response):
             return  # a session error: the next round fetches in full
-        for topic in response.responses:
-            for data in topic.partitions:
-                tp = TopicPartition(topic.topic, data.partition_index)
-                sent = states.get(tp)
-                if sent is None or self._states.get(tp) != sent:
-                    continue  # removed or re-added while the fetch was in flight
-                # Its fetch state is built again next round, whether the fetch offset moved
-                # or not: the answer may have moved its log start offset or latest epoch.
-                self._fetch_changed.add(tp)
-                self._handle_partition_data(tp, sent, data)
+        for data in response.partitions:
+            tp = TopicPartition(data.topic, data.partition)
+            sent = states.get(tp)
+            if sent is None or self._states.get(tp) != sent:
+                continue  # removed or re-added while the fetch was in flight
+            # Its fetch state is built again next round, whether the fetch offset moved or
+            # not: the answer may have moved its log start offset or latest epoch.
+            self._fetch_changed.add(tp)
+            self._handle_partition_data(tp, sent, data)
 
     def _handle_partition_data(
-        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+        self, tp: TopicPartition, state: PartitionFetchState, data: FetchPartitionResult
     ) -> None:
         code = data.error_code
         if code == ErrorCode.NONE:
-            if data.HasField("diverging_epoch") and data.diverging_epoch.epoch >= 0:
+            diverging = data.diverging_epoch
+            if diverging is not None and diverging[0] >= 0:
                 outcome = truncation_offset(
-                    data.diverging_epoch.epoch,
-                    data.diverging_epoch.end_offset,
+                    diverging[0],
+                    diverging[1],
                     self.log_end_offset(tp),
                     lambda epoch: self.end_offset_for_epoch(tp, epoch),
                 )
@@ -604,12 +501,12 @@ class AbstractFetcher(abc.ABC):
         self,
         fetching: Mapping[TopicPartition, PartitionFetchState],
         changed: Collection[TopicPartition],
-    ) -> pb.FetchRequest:
+    ) -> FetchRequest:
         """A fetch of ``fetching`` (every partition to fetch now, not to be kept), where
         ``changed`` names the partitions whose fetch state changed, or which joined or left
         ``fetching``, since the last request built."""
 
-    def handle_fetch_response(self, response: pb.FetchResponse) -> bool:
+    def handle_fetch_response(self, response: FetchSessionResponse) -> bool:
         """Whether ``response``'s partitions may be used (fetch sessions check it here)."""
         return True
 
@@ -618,7 +515,7 @@ class AbstractFetcher(abc.ABC):
 
     @abc.abstractmethod
     def process_partition_data(
-        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+        self, tp: TopicPartition, state: PartitionFetchState, data: FetchPartitionResult
     ) -> int:
         """Apply fetched data; returns the next fetch offset."""
 
@@ -628,7 +525,7 @@ class AbstractFetcher(abc.ABC):
 
     @abc.abstractmethod
     def handle_offset_out_of_range(
-        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+        self, tp: TopicPartition, state: PartitionFetchState, data: FetchPartitionResult
     ) -> int:
         """Repair the log after OFFSET_OUT_OF_RANGE; returns the offset to fetch from."""
 
@@ -702,7 +599,7 @@ class ReplicaFetcher(AbstractFetcher):
         self,
         fetching: Mapping[TopicPartition, PartitionFetchState],
         changed: Collection[TopicPartition],
-    ) -> pb.FetchRequest:
+    ) -> FetchRequest:
         """A fetch in this fetcher's session (fetch_session_handler.py): every partition the
         first time, then only those whose fetch state changed, and the ones it stopped
         fetching as forgotten. Only the changed partitions' fetch states are built; a full
@@ -728,51 +625,27 @@ class ReplicaFetcher(AbstractFetcher):
                 ),
             )
         data = session.build()
-        request = pb.FetchRequest(
-            replica_id=self._broker_id,
-            replica_epoch=self._broker_epoch(),
-            max_wait_ms=self._max_wait_ms,
-            min_bytes=self._min_bytes,
+        return FetchRequest(
+            self._broker_id,
+            self._max_wait_ms,
+            self._min_bytes,
             # replica.fetch.response.max.bytes, as Kafka: the answer's size does not grow with
             # the partitions this follower replicates (the leader still sends the first batch
             # even when it is larger, so a follower never stalls).
-            max_bytes=self._response_max_bytes,
+            self._response_max_bytes,
+            data.to_send,
             session_id=data.metadata.session_id,
             session_epoch=data.metadata.epoch,
+            forgotten=data.to_forget,
+            replica_epoch=self._broker_epoch(),
         )
-        by_topic: dict[str, pb.FetchRequest.FetchTopic] = {}
-        for fp in data.to_send:
-            topic = by_topic.get(fp.topic)
-            if topic is None:
-                topic = request.topics.add(topic=fp.topic)
-                by_topic[fp.topic] = topic
-            topic.partitions.add(
-                partition=fp.partition,
-                current_leader_epoch=fp.current_leader_epoch,
-                fetch_offset=fp.fetch_offset,
-                last_fetched_epoch=fp.last_fetched_epoch,
-                log_start_offset=fp.log_start_offset,
-                partition_max_bytes=fp.partition_max_bytes,
-            )
-        forgotten: dict[str, pb.FetchRequest.ForgottenTopic] = {}
-        for tp in data.to_forget:
-            entry = forgotten.get(tp.topic)
-            if entry is None:
-                entry = request.forgotten_topics_data.add(topic=tp.topic)
-                forgotten[tp.topic] = entry
-            entry.partitions.append(tp.partition)
-        return request
 
-    def handle_fetch_response(self, response: pb.FetchResponse) -> bool:
+    def handle_fetch_response(self, response: FetchSessionResponse) -> bool:
         metadata = self.session.next_metadata
         ok = self.session.handle_response(
             response.error_code,
             response.session_id,
-            (
-                TopicPartition(topic.topic, data.partition_index)
-                for topic in response.responses
-                for data in topic.partitions
-            ),
+            (TopicPartition(data.topic, data.partition) for data in response.partitions),
         )
         if not ok:
             _log.info(
@@ -795,7 +668,7 @@ class ReplicaFetcher(AbstractFetcher):
         self.session.handle_error()
 
     def process_partition_data(
-        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+        self, tp: TopicPartition, state: PartitionFetchState, data: FetchPartitionResult
     ) -> int:
         partition = self._partition(tp)
         log = partition.log
@@ -805,7 +678,6 @@ class ReplicaFetcher(AbstractFetcher):
                 state.fetch_offset,
                 state.fetch_offset,
             )
-        # Read once: each read of a protobuf bytes field is a copy of the whole answer.
         records = data.records
         if records:
             try:
@@ -829,7 +701,7 @@ class ReplicaFetcher(AbstractFetcher):
         return log.log_end_offset
 
     def handle_offset_out_of_range(
-        self, tp: TopicPartition, state: PartitionFetchState, data: pb.FetchResponse.PartitionData
+        self, tp: TopicPartition, state: PartitionFetchState, data: FetchPartitionResult
     ) -> int:
         partition = self._partition(tp)
         start = max(data.log_start_offset, 0)

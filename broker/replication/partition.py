@@ -412,7 +412,7 @@ class Partition:
             self.producer_state.update(appended)
         return info
 
-    def append_records_as_follower(self, data: bytes) -> LogAppendInfo:
+    def append_records_as_follower(self, data: bytes | bytearray | memoryview) -> LogAppendInfo:
         """Follower: append fetched batches as they are, and note their producers."""
         info = self.log.append_as_follower(data)
         self.producer_state.update(header for _, header in iter_batch_headers(data))

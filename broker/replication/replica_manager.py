@@ -56,15 +56,16 @@ from minikafka.broker.replication.fetch_session import (
 from minikafka.broker.replication.fetcher import (
     AbstractFetcher,
     FetchState,
-    GrpcLeaderEndpoint,
     PartitionFetchState,
     ReplicaFetcher,
     ReplicaFetcherManager,
 )
+from minikafka.broker.replication.grpc_endpoint import GrpcLeaderEndpoint
 from minikafka.broker.replication.isr_change import (
     IsrChangePropagation,
     IsrChangePropagationConfig,
 )
+from minikafka.broker.replication.leader_endpoint import LeaderEndpoint, LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import ProducerIdManager
 from minikafka.broker.replication.requests import (
@@ -256,8 +257,13 @@ class ReplicaManager:
         broker_epoch: Callable[[], int],
         time_ms: Callable[[], int] = _wall_clock_ms,
         isr_change_propagation: IsrChangePropagationConfig | None = None,
+        leader_endpoint: LeaderEndpointFactory | None = None,
     ) -> None:
+        """``leader_endpoint`` makes a follower's connection to a leader on the inter-broker
+        listener (the server injects the Kafka-protocol one when that listener is a Kafka
+        listener); by default a ``GrpcLeaderEndpoint``."""
         self.config = config
+        self._leader_endpoint = leader_endpoint or self._grpc_leader_endpoint
         self.broker_id = config.broker_id
         self._log_manager = log_manager
         self._zk = zk
@@ -717,17 +723,20 @@ class ReplicaManager:
         for (leader, host, port), states in by_leader.items():
             await self.fetchers.add_partitions(leader, host, port, states)
 
+    def _grpc_leader_endpoint(self, host: str, port: int) -> LeaderEndpoint:
+        return GrpcLeaderEndpoint(
+            host,
+            port,
+            timeout_s=self.config.replica_socket_timeout_ms / 1000,
+            max_message_bytes=self.config.grpc_max_message_bytes,
+        )
+
     def _make_fetcher(self, leader: int, host: str, port: int, fetcher_id: int) -> AbstractFetcher:
         config = self.config
         return ReplicaFetcher(
             self.broker_id,
             leader,
-            GrpcLeaderEndpoint(
-                host,
-                port,
-                timeout_s=config.replica_socket_timeout_ms / 1000,
-                max_message_bytes=config.grpc_max_message_bytes,
-            ),
+            self._leader_endpoint(host, port),
             get_partition=self._partitions.get,
             broker_epoch=self._broker_epoch,
             max_wait_ms=config.replica_fetch_wait_max_ms,

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from minikafka.proto.common import TopicPartition
+
 __all__ = [
     "DeleteRecordsPartition",
     "DeleteRecordsPartitionResult",
@@ -134,6 +136,15 @@ class FetchRequest:
     min_bytes: int
     max_bytes: int
     partitions: Sequence[FetchPartition]
+    # The fetch session (KIP-227) as a fetcher sends it: session id and epoch (-1: none), and
+    # the partitions it stops fetching. A leader's front door hands them to its session cache
+    # (``ReplicaManager.fetch_sessions``), so ``fetch_messages`` never reads them.
+    session_id: int = 0
+    session_epoch: int = -1
+    forgotten: Sequence[TopicPartition] = ()
+    # The follower's broker epoch (KIP-903): carried by the gRPC Fetch; Kafka's Fetch has it
+    # from v15 only. No leader checks it yet.
+    replica_epoch: int = -1
 
 
 @dataclass(frozen=True, slots=True)

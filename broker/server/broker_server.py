@@ -61,6 +61,7 @@ from kazoo.protocol.states import KazooState
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator
 from minikafka.broker.group.offsets_log import ReplicaManagerOffsetsLog
+from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.server.admin_service import AdminService
@@ -74,6 +75,7 @@ from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.dynamic_config import DynamicConfigManager
 from minikafka.broker.server.group_service import GroupService
+from minikafka.broker.server.kafka import leader_endpoint as kafka_leader_endpoint
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.listener import KafkaListeners
 from minikafka.broker.server.metadata_cache import MetadataCache
@@ -236,6 +238,7 @@ class BrokerServer:
             self._zk,
             self._metadata_cache,
             broker_epoch=lambda: self._broker_epoch,
+            leader_endpoint=self._kafka_leader_endpoint() if config.replicates_over_kafka else None,
         )
         self._controller = KafkaController(
             self._zk, self.broker_id, ControllerConfig.from_attributes(config)
@@ -315,6 +318,16 @@ class BrokerServer:
             cluster_id=self.cluster_id,
         )
 
+    def _kafka_leader_endpoint(self) -> LeaderEndpointFactory:
+        """Followers fetch from leaders' Kafka inter-broker listener (KIP-291's split)."""
+        config = self.config
+        return kafka_leader_endpoint.factory(
+            timeout_s=config.replica_socket_timeout_ms / 1000,
+            # as the gRPC endpoint: a fetch answer may exceed the fetch's limits by one batch
+            max_response_bytes=config.grpc_max_message_bytes,
+            client_id=f"broker-{config.broker_id}-fetcher",
+        )
+
     def _start_metrics(self) -> str | None:
         """Serve GET /metrics on metrics.listener (broker/server/metrics.py); its URL."""
         if self._metrics is None:
@@ -329,7 +342,9 @@ class BrokerServer:
                 zk_client=self.zk.client,
                 metadata_cache=self._metadata_cache,
                 group_coordinator=self._group_coordinator,
-                inter_broker_listener=self.config.inter_broker_listener_name,
+                # Its ListOffsets to other leaders are gRPC calls: the control plane listener
+                # is the gRPC one every broker serves inter-broker requests on.
+                inter_broker_listener=self.config.control_plane_listener,
                 max_message_bytes=self.config.grpc_max_message_bytes,
             )
         )
@@ -399,6 +414,7 @@ class BrokerServer:
         )
         requests = self._metrics.requests if self._metrics is not None else None
         inter_broker = listener == self.config.inter_broker_listener_name
+        control_plane = listener == self.config.control_plane_listener
         pb_grpc.add_DataServicer_to_server(
             DataService(self._replica_manager, requests, replication=inter_broker), server
         )
@@ -409,9 +425,9 @@ class BrokerServer:
         assert self._topic_admin is not None
         replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch)
         pb_grpc.add_AdminServicer_to_server(AdminService(self._topic_admin, replicas), server)
-        # Controller requests come in on the inter-broker listener only (with one listener,
-        # that is it), never on a listener meant for clients.
-        if inter_broker:
+        # Controller requests come in on the control plane listener only (KIP-291; by default
+        # the inter-broker one, with one listener that is it), never on one meant for clients.
+        if control_plane:
             assert self._controller_fence is not None
             pb_grpc.add_ControlServicer_to_server(
                 ControlService(
@@ -824,7 +840,7 @@ class BrokerServer:
                 raise error_for_code(
                     ErrorCode.NOT_CONTROLLER, f"controller {controller.broker_id} is gone"
                 )
-            endpoint = inter_broker_endpoint(registration, self.config.inter_broker_listener_name)
+            endpoint = inter_broker_endpoint(registration, self.config.control_plane_listener)
             request = pb.ControlledShutdownRequest(
                 broker_id=self.broker_id, broker_epoch=self._broker_epoch
             )

@@ -15,6 +15,9 @@
 
 Each broker also serves the Kafka protocol on ``kafka_port`` (``kafka_bootstrap_servers``)
 and Prometheus metrics on ``metrics_port`` (``cluster.metrics(1)``: {(name, labels): value}).
+Followers replicate over the Kafka listener (inter.broker.listener.name=KAFKA, the controller's
+requests on control.plane.listener.name=PLAINTEXT); ``Cluster(..., replication="grpc")``, or
+MINIKAFKA_TEST_REPLICATION=grpc for a whole run, replicates over the gRPC listener instead.
 Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.properties``,
 ``logs/`` (its log.dirs) and ``broker.log`` (the process's stdout and stderr, JSON log lines).
 Timeouts are short so that failover happens within seconds: zookeeper.session.timeout.ms 6000,
@@ -72,6 +75,13 @@ DEFAULT_OVERRIDES: Mapping[str, str] = {
     "auto.leader.rebalance.enable": "false",
     "group.initial.rebalance.delay.ms": "0",
 }
+
+# What each way of replicating adds to a broker's config (``Cluster(replication=...)``).
+REPLICATION_CONFIGS: Mapping[str, Mapping[str, str]] = {
+    "kafka": {"inter.broker.listener.name": "KAFKA", "control.plane.listener.name": "PLAINTEXT"},
+    "grpc": {"inter.broker.listener.name": "PLAINTEXT"},
+}
+DEFAULT_REPLICATION = os.environ.get("MINIKAFKA_TEST_REPLICATION", "kafka")
 
 # Errors after which a produce or fetch should look for the leader again.
 _RETRY_ELSEWHERE = frozenset(
@@ -196,10 +206,16 @@ class Cluster:
         overrides: Mapping[str, str] | None = None,
         *,
         first_id: int = 0,
+        replication: str = DEFAULT_REPLICATION,
     ) -> None:
         self.zk_connect = zk_connect
         self.tmp_path = tmp_path
-        self.overrides = {**DEFAULT_OVERRIDES, **(overrides or {})}
+        self.replication = replication
+        self.overrides = {
+            **DEFAULT_OVERRIDES,
+            **REPLICATION_CONFIGS[replication],
+            **(overrides or {}),
+        }
         self.brokers: dict[int, BrokerProcess] = {}
         for broker_id in range(first_id, first_id + n_brokers):
             root = tmp_path / f"broker-{broker_id}"

@@ -27,7 +27,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.retry import KazooRetry
 
-from tests.integration.cluster import Cluster
+from tests.integration.cluster import DEFAULT_REPLICATION, Cluster
 from tests.integration.zookeeper import (
     ZooKeeperServer,
     ZooKeeperStartError,
@@ -105,7 +105,8 @@ _CLUSTERS_KEY = pytest.StashKey[list[Cluster]]()
 def cluster_factory(
     zk_connect: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[ClusterFactory]:
-    """``cluster_factory(n_brokers=3, overrides=None, start=True) -> Cluster``.
+    """``cluster_factory(n_brokers=3, overrides=None, start=True, replication=...) -> Cluster``
+    (``replication`` "kafka" or "grpc": Cluster's, by default MINIKAFKA_TEST_REPLICATION's).
 
     The brokers are started and waited for (``start=False`` leaves that to the test). At the
     end of the test every broker process still running is killed; when the test failed, the
@@ -115,9 +116,19 @@ def cluster_factory(
     request.node.stash[_CLUSTERS_KEY] = clusters
 
     def make(
-        n_brokers: int = 3, overrides: Mapping[str, str] | None = None, *, start: bool = True
+        n_brokers: int = 3,
+        overrides: Mapping[str, str] | None = None,
+        *,
+        start: bool = True,
+        replication: str = DEFAULT_REPLICATION,
     ) -> Cluster:
-        cluster = Cluster(zk_connect, tmp_path / f"cluster-{len(clusters)}", n_brokers, overrides)
+        cluster = Cluster(
+            zk_connect,
+            tmp_path / f"cluster-{len(clusters)}",
+            n_brokers,
+            overrides,
+            replication=replication,
+        )
         clusters.append(cluster)
         if start:
             cluster.start_all()

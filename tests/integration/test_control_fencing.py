@@ -6,6 +6,8 @@ listener. Real broker processes and ZooKeeper."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
 import pytest
 
@@ -16,6 +18,7 @@ from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import encode_batch
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_protocol.raw import RawKafka
 from tests.integration.zookeeper import free_port
 
 pytestmark = pytest.mark.integration
@@ -128,7 +131,7 @@ def test_a_forged_leader_and_isr_is_refused_and_failover_still_works(
 def test_control_requests_and_replica_fetches_only_on_the_inter_broker_listener(
     cluster_factory: ClusterFactory,
 ) -> None:
-    cluster = cluster_factory(n_brokers=2, start=False)
+    cluster = cluster_factory(n_brokers=2, start=False, replication="grpc")
     client_ports = {broker_id: free_port() for broker_id in cluster.brokers}
     for broker_id, broker in cluster.brokers.items():
         cluster.start(
@@ -199,3 +202,74 @@ def test_control_requests_and_replica_fetches_only_on_the_inter_broker_listener(
 
 def _batch(value: bytes) -> bytes:
     return encode_batch([(0, None, value, ())])
+
+
+def _replica_fetch(raw: RawKafka, replica_id: int, fetch_offset: int) -> Any:
+    answer = raw.call(
+        1,
+        12,
+        {
+            "replica_id": replica_id,
+            "max_wait": 0,
+            "min_bytes": 1,
+            "max_bytes": 1 << 20,
+            "topics": [
+                {
+                    "topic": TOPIC,
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "fetch_offset": fetch_offset,
+                            "partition_max_bytes": 1 << 20,
+                        }
+                    ],
+                }
+            ],
+        },
+    )
+    return answer.responses[0].partitions[0]
+
+
+def test_followers_replicate_over_a_kafka_listener_that_alone_serves_replica_fetches(
+    cluster_factory: ClusterFactory,
+) -> None:
+    """inter.broker.listener.name=REPLICATION (a Kafka listener) beside a Kafka CLIENT listener
+    and the gRPC control plane: followers replicate over REPLICATION (the gRPC listener refuses
+    replica fetches), and a client posing as a follower on CLIENT is refused."""
+    cluster = cluster_factory(n_brokers=2, start=False, replication="grpc")
+    client_ports = {broker_id: free_port() for broker_id in cluster.brokers}
+    for broker_id, broker in cluster.brokers.items():
+        cluster.start(
+            broker_id,
+            extra={
+                "kafka.listeners": (
+                    f"REPLICATION://127.0.0.1:{broker.kafka_port},"
+                    f"CLIENT://127.0.0.1:{client_ports[broker_id]}"
+                ),
+                "listener.security.protocol.map": (
+                    "PLAINTEXT:PLAINTEXT,REPLICATION:PLAINTEXT,CLIENT:PLAINTEXT"
+                ),
+                "inter.broker.listener.name": "REPLICATION",
+                "control.plane.listener.name": "PLAINTEXT",
+            },
+        )
+    cluster.wait_until_serving()
+    controller = cluster.controller_id()
+    assert controller is not None
+    other = 1 - controller
+    _topic_led_by(cluster, leader=controller, follower=other)  # replication works
+    assert cluster.produce(TOPIC, 0, [b"second"], acks=-1, to=controller, retry_s=20).ok
+
+    with RawKafka(f"127.0.0.1:{client_ports[controller]}") as raw:
+        posed = _replica_fetch(raw, other, fetch_offset=2)
+        assert posed.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        assert posed.records is None or not posed.records
+        consumed = _replica_fetch(raw, -1, fetch_offset=0)  # a consumer's fetch is served
+        assert consumed.error_code == ErrorCode.NONE and consumed.high_watermark == 2
+    with RawKafka(cluster.brokers[controller].kafka_address) as raw:
+        served = _replica_fetch(raw, other, fetch_offset=2)  # the follower's own LEO
+        assert served.error_code == ErrorCode.NONE and served.high_watermark == 2
+
+    assert set(cluster.isr(TOPIC, 0)) == {0, 1}
+    # controlled shutdown (broker -> controller) goes over the gRPC control plane listener
+    assert cluster.stop(other) == 0

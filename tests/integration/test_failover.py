@@ -13,6 +13,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from minikafka.client.admin import NewTopic, raise_first
 from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.errors import ErrorCode
@@ -240,8 +242,12 @@ def test_a_new_controller_is_not_refused_as_stale(cluster_factory: ClusterFactor
     assert cluster.produce("quiet", 0, [b"x"], acks=-1, retry_s=10).ok
 
 
-def test_acknowledged_writes_survive_random_kills(cluster_factory: ClusterFactory) -> None:
-    cluster = cluster_factory(n_brokers=3, overrides=FAST)
+# The core of replication over both wires (the harness's default, Kafka, and gRPC).
+@pytest.mark.parametrize("replication", ["kafka", "grpc"])
+def test_acknowledged_writes_survive_random_kills(
+    cluster_factory: ClusterFactory, replication: str
+) -> None:
+    cluster = cluster_factory(n_brokers=3, overrides=FAST, replication=replication)
     create_topic(cluster, "safe", configs={"min.insync.replicas": "2"})
     cluster.wait_for(lambda: full_isr(cluster, "safe"), what="a full ISR")
 
@@ -304,8 +310,11 @@ def test_acknowledged_writes_survive_random_kills(cluster_factory: ClusterFactor
     assert len(set(images.values())) == 1, {b: len(i) for b, i in images.items()}
 
 
-def test_zombie_leader_cannot_acknowledge(cluster_factory: ClusterFactory) -> None:
-    cluster = cluster_factory(n_brokers=3, overrides=FAST)
+@pytest.mark.parametrize("replication", ["kafka", "grpc"])
+def test_zombie_leader_cannot_acknowledge(
+    cluster_factory: ClusterFactory, replication: str
+) -> None:
+    cluster = cluster_factory(n_brokers=3, overrides=FAST, replication=replication)
     create_topic(cluster, "zombie", configs={"min.insync.replicas": "2"})
     cluster.wait_for(lambda: full_isr(cluster, "zombie"), what="a full ISR")
     assert cluster.produce("zombie", 0, [b"before"], acks=-1, retry_s=10).ok

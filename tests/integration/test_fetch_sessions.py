@@ -8,6 +8,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
+import pytest
+
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
@@ -48,10 +50,11 @@ def _sessions(cluster: Cluster, brokers: Iterable[int]) -> dict[str, float]:
     return total
 
 
+@pytest.mark.parametrize("replication", ["kafka", "grpc"])
 def test_follower_sessions_idle_partitions_and_a_leader_change(
-    cluster_factory: ClusterFactory,
+    cluster_factory: ClusterFactory, replication: str
 ) -> None:
-    cluster = cluster_factory(n_brokers=3, overrides=FAST)
+    cluster = cluster_factory(n_brokers=3, overrides=FAST, replication=replication)
     _create(cluster, IDLE, IDLE_PARTITIONS)
     _create(cluster, BUSY, BUSY_PARTITIONS)
     everything = range(IDLE_PARTITIONS)

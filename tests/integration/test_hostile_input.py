@@ -227,7 +227,8 @@ def test_random_bytes_as_an_rpc_body_are_invalid_argument(cluster_factory: Clust
 
 
 def test_fetches_kafka_refuses_get_kafkas_errors(cluster_factory: ClusterFactory) -> None:
-    cluster = cluster_factory(n_brokers=1)
+    # gRPC replication: these fetches go to the gRPC listener, which then serves replicas too.
+    cluster = cluster_factory(n_brokers=1, replication="grpc")
     create_topic(cluster, 1)
     assert cluster.produce(TOPIC, 0, [b"one"], retry_s=10).ok
 

@@ -1,11 +1,15 @@
-"""gRPC's message limits fit what the config lets a fetch answer hold.
+"""Fetch answers above 4 MiB between real brokers, over the Kafka protocol (the harness's
+default replication) and over gRPC.
 
 gRPC refuses a message above its receive limit (4 MiB unless the channel sets one) with
 RESOURCE_EXHAUSTED and ends the stream: a follower that had to catch up on several partitions at
 once got an answer above that, lost its fetch stream on every try and never rejoined the ISR.
+The Kafka-protocol follower takes answers up to the same limit (grpc_max_message_bytes).
 """
 
 from __future__ import annotations
+
+import pytest
 
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
@@ -73,10 +77,11 @@ def fetch_failures(cluster: Cluster, broker_id: int) -> int:
     return len(cluster.brokers[broker_id].log_events("fetcher.fetch_failed"))
 
 
+@pytest.mark.parametrize("replication", ["kafka", "grpc"])
 def test_rf3_followers_catch_up_on_one_partition_answers_above_4_mib(
-    cluster_factory: ClusterFactory,
+    cluster_factory: ClusterFactory, replication: str
 ) -> None:
-    cluster = cluster_factory(n_brokers=3, overrides=LARGE_FETCHES)
+    cluster = cluster_factory(n_brokers=3, overrides=LARGE_FETCHES, replication=replication)
     create_topic(cluster, "large", 1, replication_factor=3)
     cluster.wait_for(lambda: len(cluster.isr("large", 0)) == 3, 30, "a full ISR")
     leader = cluster.leader("large", 0)

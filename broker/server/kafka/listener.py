@@ -24,7 +24,7 @@ class KafkaListeners:
     def __init__(self, broker: KafkaBroker) -> None:
         self._broker = broker
         self._servers: list[asyncio.Server] = []
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], KafkaConnection] = {}
 
     async def start(self) -> list[str]:
         """Bind every Kafka listener; the addresses actually bound (``NAME://host:port``)."""
@@ -52,13 +52,16 @@ class KafkaListeners:
     ) -> None:
         connection = KafkaConnection(reader, writer, self._broker, name)
         task = asyncio.ensure_future(connection.serve())
-        self._connections.add(task)
-        task.add_done_callback(self._connections.discard)
+        self._connections[task] = connection
+        task.add_done_callback(lambda done: self._connections.pop(done, None))
 
     async def stop(self) -> None:
         for server in self._servers:
             server.close()
-        for task in list(self._connections):
+        for task, connection in list(self._connections.items()):
+            # Closed as well as cancelled: a follower fetching again at once keeps a connection
+            # busy, and Python 3.11's wait_for can drop a cancellation that races a read.
+            connection.abort()
             task.cancel()
         for server in self._servers:
             await server.wait_closed()

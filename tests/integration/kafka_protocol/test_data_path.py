@@ -24,7 +24,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import TopicPartition as MiniTopicPartition
 from minikafka.proto.errors import ErrorCode
-from tests.integration.cluster import Cluster
+from tests.integration.cluster import DEFAULT_REPLICATION, Cluster
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_protocol.raw import RawKafka
 
@@ -43,9 +43,10 @@ def _cluster(
     brokers: int = 1,
     replication_factor: int = 1,
     overrides: dict[str, str] | None = None,
+    replication: str = DEFAULT_REPLICATION,
 ) -> Cluster:
     """A cluster with a one-partition ``topic`` (created over gRPC), once its leader serves."""
-    cluster = cluster_factory(n_brokers=brokers, overrides=overrides)
+    cluster = cluster_factory(n_brokers=brokers, overrides=overrides, replication=replication)
     with cluster.admin() as admin:
         admin.create_topics([NewTopic(topic, 1, replication_factor)])
 
@@ -506,7 +507,9 @@ def _produce_fields(
 
 
 def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) -> None:
-    cluster = _cluster(cluster_factory, "raw")
+    # gRPC replication: the Kafka listener is not the inter-broker one (test_control_fencing has
+    # a Kafka inter-broker listener beside a Kafka client one).
+    cluster = _cluster(cluster_factory, "raw", replication="grpc")
     leader = cluster.brokers[cluster.leader("raw", 0)]
     connection = RawKafka(leader.kafka_address)
     try:
@@ -597,7 +600,7 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
         # An incremental fetch names a session this broker never created.
         answer = connection.call(1, 11, {**fetch_fields, "session_id": 7, "session_epoch": 1})
         assert answer.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
-        # Replication is not served on the Kafka listener.
+        # Replication is not served on a Kafka listener other than the inter-broker one.
         answer = connection.call(1, 11, {**fetch_fields, "replica_id": 1})
         [partition] = answer.responses[0].partitions
         assert partition.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED

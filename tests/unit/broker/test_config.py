@@ -712,3 +712,72 @@ def test_dynamic_configs_lay_over_the_static_ones_per_broker_first() -> None:
 def test_dynamic_updates_refused(props: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidConfigError, match=re.escape(message)):
         from_props({}).with_dynamic(props, {})
+
+
+# --- replication over a Kafka listener (KIP-291's control plane) ------------------------------
+
+_KAFKA_REPLICATION = {
+    "listeners": "CONTROL://kafka-1:19091",
+    "kafka.listeners": "REPLICATION://kafka-1:19092,CLIENT://kafka-1:9092",
+    "listener.security.protocol.map": ("CONTROL:PLAINTEXT,REPLICATION:PLAINTEXT,CLIENT:PLAINTEXT"),
+    "inter.broker.listener.name": "REPLICATION",
+}
+
+
+def test_followers_fetch_on_a_kafka_listener_and_the_controller_uses_its_own() -> None:
+    config = from_props({**_KAFKA_REPLICATION, "control.plane.listener.name": "control"})
+    assert config.replicates_over_kafka
+    assert config.inter_broker_endpoint == EndPoint("REPLICATION", "kafka-1", 19092, "PLAINTEXT")
+    assert config.control_plane_listener == "CONTROL"
+
+
+def test_by_default_the_controller_uses_the_grpc_inter_broker_listener() -> None:
+    config = from_props({"listeners": "PLAINTEXT://kafka-1:9092"})
+    assert not config.replicates_over_kafka
+    assert config.control_plane_listener_name is None
+    assert config.control_plane_listener == "PLAINTEXT"
+    explicit = from_props(
+        {
+            "listeners": "PLAINTEXT://kafka-1:9092,CONTROL://kafka-1:9093",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROL:PLAINTEXT",
+            "control.plane.listener.name": "CONTROL",
+        }
+    )
+    assert explicit.control_plane_listener == "CONTROL"
+    assert not explicit.replicates_over_kafka
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        # a Kafka inter-broker listener, and no gRPC listener named for the controller
+        (
+            {},
+            "invalid value 'REPLICATION' for configuration inter.broker.listener.name: a Kafka "
+            "listener carries replication only; set control.plane.listener.name to a gRPC "
+            "listener in advertised.listeners for the controller's requests (CONTROL)",
+        ),
+        (
+            {"control.plane.listener.name": "CLIENT"},
+            "invalid value 'CLIENT' for configuration control.plane.listener.name: must be the "
+            "name of a gRPC listener in advertised.listeners (CONTROL)",
+        ),
+        (
+            {"inter.broker.listener.name": "CONTROL", "control.plane.listener.name": "CONTROL"},
+            "invalid value 'CONTROL' for configuration control.plane.listener.name: must differ "
+            "from inter.broker.listener.name (leave it unset to send the controller's requests "
+            "over the inter-broker listener)",
+        ),
+        (
+            {"inter.broker.listener.name": "NOWHERE", "control.plane.listener.name": "CONTROL"},
+            "invalid value 'NOWHERE' for configuration inter.broker.listener.name: must be the "
+            "name of a listener in advertised.listeners (CONTROL) or kafka.advertised.listeners "
+            "(CLIENT, REPLICATION)",
+        ),
+    ],
+)
+def test_replication_listener_errors_are_one_line(extra: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError) as raised:
+        from_props({**_KAFKA_REPLICATION, **extra})
+    assert raised.value.message == message
+    assert "\n" not in str(raised.value)

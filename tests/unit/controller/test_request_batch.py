@@ -135,6 +135,32 @@ def test_inter_broker_endpoint_by_listener_name() -> None:
     assert inter_broker_endpoint(registration, "MISSING").listener_name == "CLIENT"
 
 
+def test_live_leaders_name_the_kafka_replication_listener(context: ControllerContext) -> None:
+    """Followers replicating over a Kafka listener get the leader's endpoint there (the batch's
+    listener is inter.broker.listener.name), while requests go over the control plane."""
+    for broker_id, live in context.live_brokers.items():
+        replication = EndPoint("REPLICATION", f"kafka-{broker_id}", 19090 + broker_id)
+        context.live_brokers[broker_id] = LiveBroker(
+            BrokerRegistration(broker_id, (*live.registration.endpoints, replication)),
+            live.broker_epoch,
+        )
+    channels = RecordingChannels()
+    batch = RequestBatch(context, controller_id=1, listener_name="REPLICATION")
+    batch.add_leader_and_isr([2], TP0)
+    batch.send(channels)
+    [request] = channels.of(pb.LeaderAndIsrRequest, 2)
+    assert [(x.broker_id, x.host_name, x.port) for x in request.live_leaders] == [
+        (1, "kafka-1", 19091)
+    ]
+    config = ControllerConfig(
+        inter_broker_listener_name="REPLICATION", control_plane_listener_name="PLAINTEXT"
+    )
+    assert config.control_plane_listener == "PLAINTEXT"
+    assert ControllerConfig().control_plane_listener == "PLAINTEXT"
+    registration = context.live_brokers[2].registration
+    assert inter_broker_endpoint(registration, config.control_plane_listener).port == 9092
+
+
 def test_controller_config_from_broker_like_object() -> None:
     class BrokerLike:
         unclean_leader_election_enable = True

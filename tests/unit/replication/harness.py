@@ -1,6 +1,9 @@
 """In-process brokers for the replication tests: each a ReplicaManager with its own LogManager
 (tmp_path) behind a real grpc.aio Data server on 127.0.0.1:0, sharing a fake ZooKeeper; the
-test plays the controller by sending hand-made LeaderAndIsr requests.
+test plays the controller by sending hand-made LeaderAndIsr requests. With
+``transport="kafka"`` each also serves a real Kafka listener (KafkaListeners, the handlers)
+and its followers fetch over it (inter.broker.listener.name=KAFKA), as a cluster does when
+replicating over the Kafka protocol.
 
 Everything runs on the test's one event loop; tests drive it with ``asyncio.run``.
 """
@@ -8,6 +11,7 @@ Everything runs on the test's one event loop; tests drive it with ``asyncio.run`
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -32,6 +36,9 @@ from minikafka.broker.replication.requests import (
     ProduceRequest,
 )
 from minikafka.broker.server.data_service import DataService
+from minikafka.broker.server.kafka import leader_endpoint as kafka_leader_endpoint
+from minikafka.broker.server.kafka.broker import KafkaBroker
+from minikafka.broker.server.kafka.listener import KafkaListeners
 from minikafka.broker.storage.log_manager import LogManager
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.cluster_state import (
@@ -40,11 +47,14 @@ from minikafka.proto.cluster_state import (
     ProducerIdBlock,
     Versioned,
 )
-from minikafka.proto.common import TopicPartition
+from minikafka.proto.common import EndPoint, TopicPartition
 from minikafka.proto.records import decode_records, encode_batch
 
 TOPIC = "t"
 TP = TopicPartition(TOPIC, 0)
+# How followers fetch unless a test says: "grpc" or "kafka" (MINIKAFKA_TEST_REPLICATION, as the
+# integration tests read it, runs every replication test over the other).
+DEFAULT_TRANSPORT = os.environ.get("MINIKAFKA_TEST_REPLICATION", "grpc")
 
 
 class FakeZk:
@@ -159,17 +169,35 @@ def broker_config(broker_id: int, log_dir: Path, **overrides: Any) -> BrokerConf
 class Node:
     """One broker: LogManager + ReplicaManager + a grpc.aio Data server."""
 
-    def __init__(self, broker_id: int, root: Path, zk: FakeZk, **config: Any) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        root: Path,
+        zk: FakeZk,
+        *,
+        transport: str = DEFAULT_TRANSPORT,
+        **config: Any,
+    ) -> None:
         self.broker_id = broker_id
         self.log_dir = root / f"broker-{broker_id}"
         self.zk = zk
         self.metadata = FakeMetadata()
+        self.transport = transport
+        if transport == "kafka":
+            config = {
+                "kafka_listeners": (EndPoint("KAFKA", "127.0.0.1", 0),),
+                "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT", "KAFKA": "PLAINTEXT"},
+                "inter_broker_listener_name": "KAFKA",
+                "control_plane_listener_name": "PLAINTEXT",
+                **config,
+            }
         self.config = broker_config(broker_id, self.log_dir, **config)
         self.broker_epoch = 100 + broker_id
         self.port = 0
         self.log_manager: LogManager | None = None
         self.rm: ReplicaManager | None = None
         self.server: grpc.aio.Server | None = None
+        self.kafka: KafkaListeners | None = None
 
     @property
     def replica_manager(self) -> ReplicaManager:
@@ -190,15 +218,35 @@ class Node:
             isr_change_propagation=IsrChangePropagationConfig(
                 check_interval_ms=20, linger_ms=50, max_delay_ms=1000
             ),
+            leader_endpoint=(
+                kafka_leader_endpoint.factory(
+                    timeout_s=self.config.replica_socket_timeout_ms / 1000,
+                    max_response_bytes=self.config.grpc_max_message_bytes,
+                    client_id=f"broker-{self.broker_id}-fetcher",
+                )
+                if self.transport == "kafka"
+                else None
+            ),
         )
         self.server = grpc.aio.server()
         pb_grpc.add_DataServicer_to_server(DataService(self.rm), self.server)
         self.port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
+        if self.transport == "kafka":
+            # Only the fetch path is asked of this broker's Kafka door.
+            unused: Any = None
+            self.kafka = KafkaListeners(
+                KafkaBroker(self.config, self.rm, unused, unused, None, unused)
+            )
+            (bound,) = await self.kafka.start()
+            self.port = int(bound.rsplit(":", 1)[1])
         await self.rm.startup()
 
     async def stop(self) -> None:
         """A clean stop: HW checkpointed, logs flushed and closed."""
+        if self.kafka is not None:
+            await self.kafka.stop()
+            self.kafka = None
         if self.server is not None:
             await self.server.stop(0)
             self.server = None
@@ -238,10 +286,17 @@ class Node:
 class Cluster:
     """Nodes plus a hand-driven controller."""
 
-    def __init__(self, root: Path, broker_ids: Iterable[int] = (1, 2, 3), **config: Any) -> None:
+    def __init__(
+        self,
+        root: Path,
+        broker_ids: Iterable[int] = (1, 2, 3),
+        *,
+        transport: str = DEFAULT_TRANSPORT,
+        **config: Any,
+    ) -> None:
         self.zk = FakeZk()
         self.root = root
-        self.nodes = {b: Node(b, root, self.zk, **config) for b in broker_ids}
+        self.nodes = {b: Node(b, root, self.zk, transport=transport, **config) for b in broker_ids}
         self.controller_epoch = 1
 
     def __getitem__(self, broker_id: int) -> Node:

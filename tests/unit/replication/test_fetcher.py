@@ -6,20 +6,26 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-import grpc
 import pytest
 import structlog
 
+from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.fetcher import (
     FetchState,
     PartitionFetchState,
     ReplicaFetcher,
     truncation_offset,
 )
+from minikafka.broker.replication.leader_endpoint import LeaderEndpointError
 from minikafka.broker.replication.partition import Partition, PartitionRegistration
+from minikafka.broker.replication.requests import (
+    EpochEndOffset,
+    FetchPartitionResult,
+    FetchRequest,
+    OffsetsForLeaderEpochRequest,
+)
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
-from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import decode_records, encode_batch
@@ -54,36 +60,34 @@ class LocalLeader:
         self.log = leader_log
         self.epoch = epoch
         self.error = error
-        self.fetches: list[pb.FetchRequest] = []
-        self.epoch_requests: list[pb.OffsetsForLeaderEpochRequest] = []
+        self.fetches: list[FetchRequest] = []
+        self.epoch_requests: list[OffsetsForLeaderEpochRequest] = []
 
-    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+    async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
         self.fetches.append(request)
-        fp = request.topics[0].partitions[0]
-        response = pb.FetchResponse()
-        data = response.responses.add(topic="t").partitions.add(
-            partition_index=0,
-            error_code=self.error,
-            high_watermark=self.log.log_end_offset,
-            log_start_offset=self.log.log_start_offset,
-        )
+        fp = request.partitions[0]
+        records = b""
         if self.error == ErrorCode.NONE:
-            data.records = self.log.read(fp.fetch_offset, 1 << 20).records
+            records = bytes(self.log.read(fp.fetch_offset, 1 << 20).records)
         else:
             await asyncio.sleep(0.01)
-        return response
+        data = FetchPartitionResult(
+            "t",
+            0,
+            self.error,
+            high_watermark=self.log.log_end_offset,
+            log_start_offset=self.log.log_start_offset,
+            records=records,
+        )
+        return FetchSessionResponse(ErrorCode.NONE, 0, [data])
 
     async def offsets_for_leader_epoch(
-        self, request: pb.OffsetsForLeaderEpochRequest
-    ) -> pb.OffsetsForLeaderEpochResponse:
+        self, request: OffsetsForLeaderEpochRequest
+    ) -> list[EpochEndOffset]:
         self.epoch_requests.append(request)
-        asked = request.topics[0].partitions[0].leader_epoch
+        asked = request.partitions[0].leader_epoch
         epoch, end = self.log.end_offset_for_epoch(asked)
-        response = pb.OffsetsForLeaderEpochResponse()
-        response.topics.add(topic="t").partitions.add(
-            partition=0, leader_epoch=epoch, end_offset=end, error_code=self.error
-        )
-        return response
+        return [EpochEndOffset("t", 0, self.error, leader_epoch=epoch, end_offset=end)]
 
     async def close(self) -> None:
         pass
@@ -149,13 +153,13 @@ def test_fetcher_truncates_a_divergent_tail_then_fetches(tmp_path: Path) -> None
                 await asyncio.sleep(0.01)
         finally:
             await fetcher.stop()
-        asked = endpoint.epoch_requests[0].topics[0].partitions[0]
+        asked = endpoint.epoch_requests[0].partitions[0]
         assert (asked.leader_epoch, asked.current_leader_epoch) == (1, 2)
         data = follower.log.read(0, 1 << 20).records
         assert [r.value for r in decode_records(data)] == [b"a", b"b", b"c"]
         fetch = endpoint.fetches[0]
         assert fetch.replica_id == 2 and fetch.replica_epoch == 7
-        assert fetch.topics[0].partitions[0].fetch_offset == 2
+        assert fetch.partitions[0].fetch_offset == 2
 
     asyncio.run(scenario())
 
@@ -185,15 +189,10 @@ class FlakyLeader(LocalLeader):
         super().__init__(leader_log, epoch)
         self.failures = failures
 
-    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+    async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
         if self.failures > 0:
             self.failures -= 1
-            raise grpc.aio.AioRpcError(
-                grpc.StatusCode.UNAVAILABLE,
-                grpc.aio.Metadata(),
-                grpc.aio.Metadata(),
-                details="Connection refused",
-            )
+            raise LeaderEndpointError("UNAVAILABLE", "Connection refused")
         return await super().fetch(request)
 
 
@@ -240,7 +239,7 @@ class NetworkLeader(LocalLeader):
         if len(self.fetches) < 5:
             asyncio.get_running_loop().call_soon(self.count_turns)
 
-    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+    async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
         self.fetched_at.append(self.turns)
         response = await super().fetch(request)
         delivered = asyncio.get_running_loop().create_future()
@@ -286,37 +285,38 @@ class SessionLeader:
     error or a failed RPC for the next fetches."""
 
     def __init__(self, batches: dict[int, bytes] | None = None) -> None:
-        self.fetches: list[pb.FetchRequest] = []
+        self.fetches: list[FetchRequest] = []
         self.news: dict[int, bytes] = dict(batches or {})
-        self.errors: list[int | grpc.aio.AioRpcError] = []
+        self.errors: list[int | LeaderEndpointError] = []
         self.session_id = 0
 
-    async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+    async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
         self.fetches.append(request)
         error = self.errors.pop(0) if self.errors else None
         await asyncio.sleep(0.002)  # the long poll, short
         if error is not None:
-            if isinstance(error, grpc.aio.AioRpcError):
+            if isinstance(error, LeaderEndpointError):
                 raise error
-            return pb.FetchResponse(error_code=error)
+            return FetchSessionResponse(error, 0, [])
         full = request.session_epoch == 0
         if full:
             self.session_id += 1
-        response = pb.FetchResponse(session_id=self.session_id)
-        listed = {p.partition: p.fetch_offset for topic in request.topics for p in topic.partitions}
+        listed = _listed(request)
         answered = listed if full else {p: listed.get(p, 0) for p in self.news}
+        results = []
         for p, offset in sorted(answered.items()):
-            data = response.responses.add(topic="t").partitions.add(
-                partition_index=p, high_watermark=0, log_start_offset=0
-            )
             if offset == 0 and p in self.news:
-                data.records = self.news.pop(p)
-                data.high_watermark = 1
-        return response
+                data = FetchPartitionResult(
+                    "t", p, 0, high_watermark=1, log_start_offset=0, records=self.news.pop(p)
+                )
+            else:
+                data = FetchPartitionResult("t", p, 0, high_watermark=0, log_start_offset=0)
+            results.append(data)
+        return FetchSessionResponse(ErrorCode.NONE, self.session_id, results)
 
     async def offsets_for_leader_epoch(
-        self, request: pb.OffsetsForLeaderEpochRequest
-    ) -> pb.OffsetsForLeaderEpochResponse:
+        self, request: OffsetsForLeaderEpochRequest
+    ) -> list[EpochEndOffset]:
         raise AssertionError("empty logs need no OffsetsForLeaderEpoch")
 
     async def close(self) -> None:
@@ -364,7 +364,7 @@ class Follower:
         self.lookups += 1
         return self.partitions.get(tp)
 
-    async def fetches(self, n: int) -> list[pb.FetchRequest]:
+    async def fetches(self, n: int) -> list[FetchRequest]:
         """The next ``n`` fetch requests."""
         start = len(self.endpoint.fetches)
         for _ in range(2000):
@@ -374,8 +374,8 @@ class Follower:
         raise AssertionError(f"{n} fetches did not come")
 
 
-def _listed(request: pb.FetchRequest) -> dict[int, int]:
-    return {p.partition: p.fetch_offset for topic in request.topics for p in topic.partitions}
+def _listed(request: FetchRequest) -> dict[int, int]:
+    return {p.partition: p.fetch_offset for p in request.partitions}
 
 
 def test_an_idle_round_builds_no_per_partition_work(tmp_path: Path) -> None:
@@ -401,7 +401,7 @@ def test_an_idle_round_builds_no_per_partition_work(tmp_path: Path) -> None:
 
             stats, lookups = replace(fetcher.stats), follower.lookups
             idle = await follower.fetches(20)
-            assert all(not r.topics and not r.forgotten_topics_data for r in idle)
+            assert all(not r.partitions and not r.forgotten for r in idle)
             assert fetcher.stats.fetches - stats.fetches >= 20
             assert fetcher.stats.partitions_refiled == stats.partitions_refiled
             assert follower.lookups == lookups
@@ -411,7 +411,7 @@ def test_an_idle_round_builds_no_per_partition_work(tmp_path: Path) -> None:
             after = [_listed(r) for r in requests]
             reported = after.index({7: 1})  # the new LEO, in the fetch after the append
             assert all(listed == {} for i, listed in enumerate(after) if i != reported)
-            fp = next(p for t in requests[reported].topics for p in t.partitions)
+            fp = requests[reported].partitions[0]
             assert fp.last_fetched_epoch == 1
             assert follower.partitions[TopicPartition("t", 7)].log_end_offset == 1
             # Work for the one partition that changed, not for the 200.
@@ -428,14 +428,12 @@ def test_an_idle_round_builds_no_per_partition_work(tmp_path: Path) -> None:
     [
         ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
         ErrorCode.INVALID_FETCH_SESSION_EPOCH,
-        grpc.aio.AioRpcError(
-            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), "reset"
-        ),
+        LeaderEndpointError("UNAVAILABLE", "reset"),
     ],
     ids=["session_id_not_found", "invalid_session_epoch", "connection_reset"],
 )
 def test_after_a_session_error_the_next_fetch_lists_every_partition(
-    tmp_path: Path, error: int | grpc.aio.AioRpcError
+    tmp_path: Path, error: int | LeaderEndpointError
 ) -> None:
     async def scenario() -> None:
         endpoint = SessionLeader()
@@ -464,12 +462,12 @@ def test_a_partition_backed_off_leaves_the_session_and_comes_back(tmp_path: Path
     class OneError(SessionLeader):
         failed = False
 
-        async def fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
             response = await super().fetch(request)
             if request.session_epoch == 2 and not self.failed:
                 self.failed = True
-                response.responses.add(topic="t").partitions.add(
-                    partition_index=4, error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER
+                response.partitions.append(
+                    FetchPartitionResult("t", 4, ErrorCode.NOT_LEADER_OR_FOLLOWER)
                 )
             return response
 
@@ -487,15 +485,13 @@ def test_a_partition_backed_off_leaves_the_session_and_comes_back(tmp_path: Path
             await fetcher.stop()
         incremental = [r for r in endpoint.fetches if r.session_epoch > 0]
         forgot = [
-            i
-            for i, r in enumerate(incremental)
-            if [list(t.partitions) for t in r.forgotten_topics_data] == [[4]]
+            i for i, r in enumerate(incremental) if list(r.forgotten) == [TopicPartition("t", 4)]
         ]
         listed = [i for i, r in enumerate(incremental) if _listed(r)]
         assert len(forgot) == 1 and len(listed) == 1 and forgot[0] < listed[0]
         assert _listed(incremental[listed[0]]) == {4: 0}
         assert all(
-            not r.topics and not r.forgotten_topics_data
+            not r.partitions and not r.forgotten
             for i, r in enumerate(incremental)
             if i not in (forgot[0], listed[0])
         )

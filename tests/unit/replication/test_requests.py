@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from minikafka.broker.replication.requests import (
+    FetchPartition,
+    FetchRequest,
     ListOffsetsPartition,
     ListOffsetsRequest,
     OffsetForLeaderPartition,
@@ -13,9 +15,11 @@ from minikafka.broker.replication.requests import (
     StopReplicaRequest,
     by_request_topic,
 )
+from minikafka.broker.server.kafka import leader_endpoint as kafka_leader_endpoint
 from minikafka.broker.storage.config import LogConfig
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
+from minikafka.proto.records import decode_records
 from tests.batches import poison_batch
 from tests.unit.replication.harness import (
     TP,
@@ -270,6 +274,55 @@ def test_offsets_for_leader_epoch_and_diverging_epoch(tmp_path: Path) -> None:
             assert data.error_code == ErrorCode.NONE and data.records == b""
             assert data.diverging_epoch == (1, 2)
         finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_follower_over_the_kafka_door_gets_the_diverging_epoch_and_epoch_end_offsets(
+    tmp_path: Path,
+) -> None:
+    """The leader's Kafka handlers answer a follower's Fetch v12 (diverging_epoch, a tagged
+    field) and OffsetsForLeaderEpoch v4 as the ReplicaManager does."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,), transport="kafka")
+        await cluster.start()
+        follower = kafka_leader_endpoint.KafkaLeaderEndpoint(
+            "127.0.0.1", cluster[1].port, timeout_s=5, max_response_bytes=1 << 20, client_id="f"
+        )
+        try:
+            await cluster.elect(1, 1, [1], [1], to=[1])
+            await produce(cluster[1], b"a", b"b")  # epoch 1: offsets 0-1
+            await cluster.elect(1, 3, [1], [1, 2], to=[1])
+            await produce(cluster[1], b"c")  # epoch 3: offset 2
+            answer = await follower.fetch(
+                FetchRequest(2, 0, 1, 1 << 20, [FetchPartition("t", 0, 3, 3, 2, 0, 1 << 20)])
+            )
+            [data] = answer.partitions
+            assert (data.error_code, data.records, data.diverging_epoch) == (0, b"", (1, 2))
+            answer = await follower.fetch(
+                FetchRequest(2, 0, 1, 1 << 20, [FetchPartition("t", 0, 1, 3, 1, 0, 1 << 20)])
+            )
+            [data] = answer.partitions
+            assert data.diverging_epoch is None and data.high_watermark == 3
+            # whole batches, from the one holding offset 1
+            assert [r.value for r in decode_records(data.records)] == [b"a", b"b", b"c"]
+            results = await follower.offsets_for_leader_epoch(
+                OffsetsForLeaderEpochRequest(
+                    2,
+                    [
+                        OffsetForLeaderPartition("t", 0, 2, current_leader_epoch=3),
+                        OffsetForLeaderPartition("t", 0, 3, current_leader_epoch=2),
+                    ],
+                )
+            )
+            assert [(r.error_code, r.leader_epoch, r.end_offset) for r in results] == [
+                (ErrorCode.NONE, 1, 2),
+                (ErrorCode.FENCED_LEADER_EPOCH, -1, -1),
+            ]
+        finally:
+            await follower.close()
             await cluster.stop()
 
     run(scenario)

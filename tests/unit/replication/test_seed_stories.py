@@ -20,7 +20,7 @@ A, B = 1, 2
 REPLICAS = (A, B)
 
 
-def _cluster(tmp_path: Path, truncation: str) -> Cluster:
+def _cluster(tmp_path: Path, truncation: str, transport: str) -> Cluster:
     # A long replica.fetch.wait.max.ms: a follower's fetch that finds no new data is parked on
     # the leader that long, so the follower learns a new HW only that much later.
     return Cluster(
@@ -29,16 +29,19 @@ def _cluster(tmp_path: Path, truncation: str) -> Cluster:
         replica_fetch_wait_max_ms=3_000,
         replica_lag_time_max_ms=30_000,
         unknown={FOLLOWER_TRUNCATION_KEY: truncation},
+        transport=transport,
     )
 
 
+# Followers fetch over gRPC or over the Kafka protocol (Fetch, OffsetsForLeaderEpoch).
+@pytest.mark.parametrize("transport", ["grpc", "kafka"])
 @pytest.mark.parametrize("truncation", ["high_watermark", "leader_epoch"])
-def test_story_1_acknowledged_message_lost(tmp_path: Path, truncation: str) -> None:
+def test_story_1_acknowledged_message_lost(tmp_path: Path, truncation: str, transport: str) -> None:
     """A leads; m1 and m2 are acked with acks=all. B restarts before it learns HW=2, and
     A dies before B fetches again; B becomes leader. Pre-KIP-101, B truncated m2 away."""
 
     async def scenario() -> None:
-        cluster = _cluster(tmp_path, truncation)
+        cluster = _cluster(tmp_path, truncation, transport)
         await cluster.start()
         try:
             await cluster.elect(A, 1, REPLICAS, REPLICAS)
@@ -77,14 +80,15 @@ def test_story_1_acknowledged_message_lost(tmp_path: Path, truncation: str) -> N
     run(scenario)
 
 
+@pytest.mark.parametrize("transport", ["grpc", "kafka"])
 @pytest.mark.parametrize("truncation", ["high_watermark", "leader_epoch"])
-def test_story_2_replicas_diverge(tmp_path: Path, truncation: str) -> None:
+def test_story_2_replicas_diverge(tmp_path: Path, truncation: str, transport: str) -> None:
     """A leads with m1, m2 (HW 2 on A). Both brokers crash; B loses its unflushed m2. B comes
     back first, is elected and takes m3 at offset 1. A comes back as follower: pre-KIP-101 it
     kept m2 (below its HW), and A and B held different messages at offset 1 for ever."""
 
     async def scenario() -> None:
-        cluster = _cluster(tmp_path, truncation)
+        cluster = _cluster(tmp_path, truncation, transport)
         await cluster.start()
         try:
             await cluster.elect(A, 1, REPLICAS, REPLICAS)

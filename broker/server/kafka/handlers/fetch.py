@@ -1,5 +1,5 @@
-"""Fetch (key 1), versions 4-12, for consumers: ``ReplicaManager.fetch_messages``, records as
-the core returns them (slices of the segment files, never decoded or copied here).
+"""Fetch (key 1), versions 4-12, for consumers and followers: ``ReplicaManager.fetch_messages``,
+records as the core returns them (slices of the segment files, never decoded or copied here).
 
 ``max_wait_ms``, ``min_bytes``, ``max_bytes`` and ``partition_max_bytes`` go to the core's
 long-poll as they are; the first batch comes back even when larger than the limits, as in
@@ -17,10 +17,18 @@ fetches before v7 are sessionless too. An unknown session is FETCH_SESSION_ID_NO
 epoch INVALID_FETCH_SESSION_EPOCH, in the top-level ``error_code``, after which clients send a
 full fetch.
 
+Followers (``replica_id`` >= 0, the follower's broker id) fetch on the inter-broker listener
+when inter.broker.listener.name names a Kafka listener (KIP-291's split: the controller's
+requests stay on control.plane.listener.name, a gRPC one). Their fetch takes the path of the
+gRPC follower fetch: the same session cache and ``fetch_messages``, whose fetch offset is the
+follower's LEO (it moves the HW and the ISR); the answer adds ``diverging_epoch`` (KIP-320, a
+tagged field) when the follower's ``last_fetched_epoch`` says its log diverged. v12 carries no
+broker epoch (``replica_epoch``, KIP-903, comes with v15); the gRPC fetch's is not checked by
+the leader either. On any other Kafka listener a fetch with ``replica_id`` >= 0 gets
+TOPIC_AUTHORIZATION_FAILED on every partition, what Kafka answers a follower fetch from a
+principal without ClusterAction, so no client can pose as a follower and move a HW.
+
 Not supported:
-- replication over this listener: followers fetch over the inter-broker gRPC listener. A fetch
-  with ``replica_id`` >= 0 gets TOPIC_AUTHORIZATION_FAILED on every partition, what Kafka
-  answers a follower fetch from a principal without ClusterAction.
 - reading from followers (KIP-392): ``rack_id`` is ignored and ``preferred_read_replica`` is -1.
 - Fetch v13+ names topics by id (KIP-516); ApiVersions caps the version at 12.
 """
@@ -46,12 +54,13 @@ _MS = datetime.timedelta(milliseconds=1)
 _READ_COMMITTED = 1
 _NO_SESSION = 0
 _FINAL_EPOCH = -1  # a full fetch outside any session (KIP-227's FetchMetadata)
+_NO_DIVERGENCE: dict[str, Any] = {}  # the tagged field's default: not sent
 
 
 @handler(api_key=1, min_version=4, max_version=12)
 async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    if body.replica_id >= 0:
+    if body.replica_id >= 0 and request.listener != broker.config.inter_broker_listener_name:
         return _refuse_replica(request)
     replica_manager = broker.replica_manager
 
@@ -107,6 +116,16 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
                 "aborted_transactions": aborted,
                 "preferred_read_replica": -1,
                 "records": result.records,
+                **(
+                    _NO_DIVERGENCE
+                    if result.diverging_epoch is None
+                    else {
+                        "diverging_epoch": {
+                            "epoch": result.diverging_epoch[0],
+                            "end_offset": result.diverging_epoch[1],
+                        }
+                    }
+                ),
             }
         )
     return request.response(

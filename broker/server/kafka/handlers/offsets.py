@@ -12,8 +12,11 @@ UNKNOWN_LEADER_EPOCH). Versions 8+ add timestamps of tiered storage (KIP-405), w
 implemented: ApiVersions caps ListOffsets at 7.
 
 OffsetsForLeaderEpoch: the end offset of the requested epoch on the leader (what librdkafka and
-the Java consumer ask after a leader change, KIP-320). Kafka answers it from the leader only;
-v2 has no ``replica_id``, so it is asked as a consumer (-1), not as Kafka's debugging replica.
+the Java consumer ask after a leader change, KIP-320), and what a follower replicating over a
+Kafka inter-broker listener asks before it fetches (v4, ``replica_id`` its broker id,
+broker/server/kafka/leader_endpoint.py). Kafka answers it from the leader only; v2 has no
+``replica_id``, so it is asked as a consumer (-1), not as Kafka's debugging replica. The answer
+reads no records and moves nothing, so it is served on every listener.
 
 DeleteRecords: TopicAdmin.delete_records, sent by the client to each partition's leader; the
 offset -1 means the high watermark. The answer waits up to ``timeout`` for the followers' log

@@ -1,0 +1,208 @@
+"""``GrpcLeaderEndpoint``: a follower's leader over the gRPC Data service (``FetchStream`` and
+``OffsetsForLeaderEpoch``), when inter.broker.listener.name names a gRPC listener.
+
+It adapts the fetcher's plain values (leader_endpoint.py) to the protobuf messages and back,
+and every failure of the call to ``LeaderEndpointError`` with the gRPC status name as its code.
+The Kafka-protocol endpoint is the other form (broker/server/kafka/leader_endpoint.py).
+
+Not thread-safe: the fetcher's task on the broker's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+
+from minikafka.broker.replication.fetch_session import FetchSessionResponse
+from minikafka.broker.replication.leader_endpoint import (
+    DEADLINE_EXCEEDED,
+    UNAVAILABLE,
+    LeaderEndpointError,
+)
+from minikafka.broker.replication.requests import (
+    EpochEndOffset,
+    FetchPartitionResult,
+    FetchRequest,
+    OffsetsForLeaderEpochRequest,
+)
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
+
+__all__ = ["GrpcLeaderEndpoint", "fetch_request_message", "fetch_response_values"]
+
+
+class GrpcLeaderEndpoint:
+    """A leader broker over one grpc.aio channel. Fetches go over one ``FetchStream``, opened
+    on first use and again after it fails: a stream costs both brokers much less per fetch than
+    a call per fetch, and a follower has one fetch at a time anyway."""
+
+    def __init__(self, host: str, port: int, *, timeout_s: float, max_message_bytes: int) -> None:
+        self.address = f"{host}:{port}"
+        self._timeout_s = timeout_s
+        # A connection of its own, as each of Kafka's fetcher threads has: the follower's
+        # fetchers (num.replica.fetchers) move data side by side rather than share one
+        # HTTP/2 connection with each other and with the broker's other channels.
+        self._channel = transport.aio_channel(
+            self.address, max_message_bytes, [("grpc.use_local_subchannel_pool", 1)]
+        )
+        self._stub = pb_grpc.DataStub(self._channel)
+        self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
+        self._one_fetch = asyncio.Lock()
+
+    async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
+        return fetch_response_values(await self._fetch(fetch_request_message(request)))
+
+    async def _fetch(self, request: pb.FetchRequest) -> pb.FetchResponse:
+        """One fetch; raises ``LeaderEndpointError`` if the stream fails or the answer takes
+        longer than the timeout plus the request's max wait (the stream is then dropped).
+
+        The write and the read are awaited in this task, the deadline a timer that cancels the
+        call (a stream's read ends only when its call does, so cancelling the task would not
+        end it): no task and no ``asyncio.wait`` per fetch, whose extra turns of the loop sat
+        between a follower's append and the fetch that reports its new LEO to the leader.
+        """
+        timeout = self._timeout_s + request.max_wait_ms / 1000
+        async with self._one_fetch:  # answers are matched to requests by order alone
+            if self._fetches is None:
+                self._fetches = self._stub.FetchStream()
+            call = self._fetches
+            expired = False
+
+            def expire() -> None:
+                nonlocal expired
+                expired = True
+                call.cancel()
+
+            deadline = asyncio.get_running_loop().call_later(timeout, expire)
+            try:
+                try:
+                    await call.write(request)
+                    response = await call.read()
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if not expired or (task is not None and task.cancelling()):
+                        raise
+                    raise LeaderEndpointError(
+                        DEADLINE_EXCEEDED, f"no answer to a fetch within {timeout} s"
+                    ) from None
+                finally:
+                    deadline.cancel()
+                if expired:
+                    raise LeaderEndpointError(
+                        DEADLINE_EXCEEDED, f"no answer to a fetch within {timeout} s"
+                    )
+                if not isinstance(response, pb.FetchResponse):  # grpc.aio.EOF
+                    code = await call.code()
+                    if code == grpc.StatusCode.OK:
+                        code = grpc.StatusCode.UNAVAILABLE
+                    raise LeaderEndpointError(
+                        code.name, await call.details() or "the leader ended the stream"
+                    )
+                return response
+            except BaseException as exc:
+                self._fetches = None
+                call.cancel()
+                if isinstance(exc, grpc.aio.AioRpcError):
+                    raise LeaderEndpointError(exc.code().name, exc.details() or "") from exc
+                if isinstance(exc, Exception) and not isinstance(exc, LeaderEndpointError):
+                    # a write to, or a read from, a stream that has just ended
+                    raise LeaderEndpointError(UNAVAILABLE, str(exc)) from exc
+                raise
+
+    async def offsets_for_leader_epoch(
+        self, request: OffsetsForLeaderEpochRequest
+    ) -> list[EpochEndOffset]:
+        message = pb.OffsetsForLeaderEpochRequest(replica_id=request.replica_id)
+        by_topic: dict[str, pb.OffsetsForLeaderEpochRequest.OffsetForLeaderTopic] = {}
+        for p in request.partitions:
+            topic = by_topic.get(p.topic)
+            if topic is None:
+                topic = by_topic[p.topic] = message.topics.add(topic=p.topic)
+            topic.partitions.add(
+                partition=p.partition,
+                current_leader_epoch=p.current_leader_epoch,
+                leader_epoch=p.leader_epoch,
+            )
+        try:
+            response = await self._stub.OffsetsForLeaderEpoch(message, timeout=self._timeout_s)
+        except grpc.aio.AioRpcError as exc:
+            raise LeaderEndpointError(exc.code().name, exc.details() or "") from exc
+        return [
+            EpochEndOffset(
+                topic.topic,
+                r.partition,
+                r.error_code,
+                r.error_message,
+                r.leader_epoch,
+                r.end_offset,
+            )
+            for topic in response.topics
+            for r in topic.partitions
+        ]
+
+    async def close(self) -> None:
+        if self._fetches is not None:
+            self._fetches.cancel()
+            self._fetches = None
+        await self._channel.close()
+
+
+def fetch_request_message(request: FetchRequest) -> pb.FetchRequest:
+    """The gRPC Fetch of a follower's fetch (partitions grouped by topic, in order)."""
+    message = pb.FetchRequest(
+        replica_id=request.replica_id,
+        replica_epoch=request.replica_epoch,
+        max_wait_ms=request.max_wait_ms,
+        min_bytes=request.min_bytes,
+        max_bytes=request.max_bytes,
+        session_id=request.session_id,
+        session_epoch=request.session_epoch,
+    )
+    by_topic: dict[str, pb.FetchRequest.FetchTopic] = {}
+    for fp in request.partitions:
+        topic = by_topic.get(fp.topic)
+        if topic is None:
+            topic = by_topic[fp.topic] = message.topics.add(topic=fp.topic)
+        topic.partitions.add(
+            partition=fp.partition,
+            current_leader_epoch=fp.current_leader_epoch,
+            fetch_offset=fp.fetch_offset,
+            last_fetched_epoch=fp.last_fetched_epoch,
+            log_start_offset=fp.log_start_offset,
+            partition_max_bytes=fp.partition_max_bytes,
+        )
+    forgotten: dict[str, pb.FetchRequest.ForgottenTopic] = {}
+    for tp in request.forgotten:
+        entry = forgotten.get(tp.topic)
+        if entry is None:
+            entry = forgotten[tp.topic] = message.forgotten_topics_data.add(topic=tp.topic)
+        entry.partitions.append(tp.partition)
+    return message
+
+
+def fetch_response_values(response: pb.FetchResponse) -> FetchSessionResponse:
+    """The plain answer; each partition's records read once (every read of a protobuf bytes
+    field copies it)."""
+    results: list[FetchPartitionResult] = []
+    for topic in response.responses:
+        name = topic.topic
+        for data in topic.partitions:
+            diverging = None
+            if data.HasField("diverging_epoch") and data.diverging_epoch.epoch >= 0:
+                diverging = (data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
+            results.append(
+                FetchPartitionResult(
+                    name,
+                    data.partition_index,
+                    data.error_code,
+                    data.error_message,
+                    data.high_watermark,
+                    data.last_stable_offset,
+                    data.log_start_offset,
+                    data.records,
+                    diverging,
+                )
+            )
+    return FetchSessionResponse(response.error_code, response.session_id, results)

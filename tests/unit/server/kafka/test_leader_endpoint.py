@@ -1,0 +1,312 @@
+"""The follower's Kafka-protocol endpoint against a scripted leader on 127.0.0.1: what it puts on
+the wire (Fetch v12, OffsetsForLeaderEpoch v4, decoded here with kio as the broker decodes
+them), what it makes of the answers, and its failures (timeouts, closes, stray answers,
+refused connections), each a LeaderEndpointError after which the next request connects again."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import struct
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from minikafka.broker.replication.leader_endpoint import LeaderEndpointError
+from minikafka.broker.replication.requests import (
+    FetchPartition,
+    FetchRequest,
+    OffsetForLeaderPartition,
+    OffsetsForLeaderEpochRequest,
+)
+from minikafka.broker.server.kafka.leader_endpoint import KafkaLeaderEndpoint
+from minikafka.broker.server.kafka.schema import (
+    Entity,
+    build,
+    read_entity,
+    request_class,
+    response_class,
+    write_entity,
+)
+from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import ErrorCode
+
+# (api key, version, correlation id, decoded request) -> the answer's frame body (header
+# included), or None for no answer.
+Script = Callable[[int, int, int, Entity], Awaitable[bytes | None]]
+
+
+class ScriptedLeader:
+    """Accepts connections and answers each request as ``script`` says."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.connections = 0
+        self.requests: list[tuple[int, int, Entity]] = []
+        self.port = 0
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> ScriptedLeader:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                (size,) = struct.unpack(">i", await reader.readexactly(4))
+                frame = await reader.readexactly(size)
+                api_key, version, correlation_id = struct.unpack_from(">hhi", frame)
+                cls = request_class(api_key, version)
+                header, offset = read_entity(cls.__header_schema__, frame, 0)
+                assert header.client_id == "broker-2-fetcher"
+                body, _ = read_entity(cls, frame, offset)
+                self.requests.append((api_key, version, body))
+                answer = await self.script(api_key, version, correlation_id, body)
+                if answer is None:
+                    continue
+                writer.write(struct.pack(">i", len(answer)) + answer)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+def answer(api_key: int, version: int, correlation_id: int, values: dict[str, Any]) -> bytes:
+    cls = response_class(api_key, version)
+    buffer = io.BytesIO()
+    header_cls = cls.__header_schema__
+    write_entity(header_cls, buffer, build(header_cls, {"correlation_id": correlation_id}))
+    write_entity(cls, buffer, build(cls, values))
+    return buffer.getvalue()
+
+
+def endpoint(port: int, timeout_s: float = 5.0, max_bytes: int = 64 << 20) -> KafkaLeaderEndpoint:
+    return KafkaLeaderEndpoint(
+        "127.0.0.1",
+        port,
+        timeout_s=timeout_s,
+        max_response_bytes=max_bytes,
+        client_id="broker-2-fetcher",
+    )
+
+
+FETCH = FetchRequest(
+    2,
+    100,
+    1,
+    10 << 20,
+    [FetchPartition("t", 0, 5, 3, 2, 1, 1 << 20), FetchPartition("u", 1, 0)],
+    session_id=77,
+    session_epoch=4,
+    forgotten=[TopicPartition("t", 9)],
+)
+RECORDS = bytes(range(256)) * 40_000  # 10 MB: a big answer comes in many reads
+
+
+async def fetch_answer(api_key: int, version: int, correlation_id: int, body: Entity) -> bytes:
+    return answer(
+        api_key,
+        version,
+        correlation_id,
+        {
+            "throttle_time": 0,
+            "error_code": 0,
+            "session_id": 77,
+            "responses": [
+                {
+                    "topic": "t",
+                    "partitions": [
+                        {
+                            "partition_index": 0,
+                            "error_code": 0,
+                            "high_watermark": 9,
+                            "last_stable_offset": 9,
+                            "log_start_offset": 1,
+                            "records": RECORDS,
+                        }
+                    ],
+                },
+                {
+                    "topic": "u",
+                    "partitions": [
+                        {
+                            "partition_index": 1,
+                            "error_code": ErrorCode.NONE,
+                            "high_watermark": 4,
+                            "records": None,
+                            "diverging_epoch": {"epoch": 1, "end_offset": 3},
+                        },
+                        {
+                            "partition_index": 2,
+                            "error_code": ErrorCode.FENCED_LEADER_EPOCH,
+                            "high_watermark": -1,
+                            "records": None,
+                        },
+                    ],
+                },
+            ],
+        },
+    )
+
+
+def test_a_fetch_goes_out_as_fetch_v12_and_its_answer_comes_back_as_values() -> None:
+    async def scenario() -> None:
+        async with ScriptedLeader(fetch_answer) as leader:
+            follower = endpoint(leader.port)
+            try:
+                response = await follower.fetch(FETCH)
+            finally:
+                await follower.close()
+        [(api_key, version, body)] = leader.requests
+        assert (api_key, version) == (1, 12)
+        assert (body.replica_id, body.max_wait.total_seconds(), body.min_bytes) == (2, 0.1, 1)
+        assert (body.max_bytes, body.session_id, body.session_epoch) == (10 << 20, 77, 4)
+        sent = [(t.topic, p) for t in body.topics for p in t.partitions]
+        assert [(topic, p.partition, p.fetch_offset) for topic, p in sent] == [
+            ("t", 0, 5),
+            ("u", 1, 0),
+        ]
+        first = sent[0][1]
+        assert (first.current_leader_epoch, first.last_fetched_epoch) == (3, 2)
+        assert (first.log_start_offset, first.partition_max_bytes) == (1, 1 << 20)
+        assert [(t.topic, list(t.partitions)) for t in body.forgotten_topics_data] == [("t", [9])]
+
+        assert (response.error_code, response.session_id) == (0, 77)
+        t0, u1, u2 = response.partitions
+        assert (t0.topic, t0.partition, t0.high_watermark, t0.log_start_offset) == ("t", 0, 9, 1)
+        assert t0.records == RECORDS and t0.diverging_epoch is None
+        assert (u1.topic, u1.partition, u1.records, u1.diverging_epoch) == ("u", 1, b"", (1, 3))
+        assert (u2.error_code, u2.diverging_epoch) == (ErrorCode.FENCED_LEADER_EPOCH, None)
+        assert type(u2.error_code) is int
+
+    asyncio.run(scenario())
+
+
+def test_offsets_for_leader_epoch_goes_out_as_v4_with_the_replica_id() -> None:
+    async def script(api_key: int, version: int, correlation_id: int, body: Entity) -> bytes:
+        return answer(
+            api_key,
+            version,
+            correlation_id,
+            {
+                "throttle_time": 0,
+                "topics": [
+                    {
+                        "topic": "t",
+                        "partitions": [
+                            {"error_code": 0, "partition": 0, "leader_epoch": 2, "end_offset": 7},
+                            {"error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER, "partition": 1},
+                        ],
+                    }
+                ],
+            },
+        )
+
+    async def scenario() -> None:
+        async with ScriptedLeader(script) as leader:
+            follower = endpoint(leader.port)
+            try:
+                results = await follower.offsets_for_leader_epoch(
+                    OffsetsForLeaderEpochRequest(
+                        2,
+                        [
+                            OffsetForLeaderPartition("t", 0, 2, 3),
+                            OffsetForLeaderPartition("t", 1, 1, 3),
+                        ],
+                    )
+                )
+            finally:
+                await follower.close()
+        [(api_key, version, body)] = leader.requests
+        assert (api_key, version, body.replica_id) == (23, 4, 2)
+        asked = [
+            (p.partition, p.leader_epoch, p.current_leader_epoch) for p in body.topics[0].partitions
+        ]
+        assert asked == [(0, 2, 3), (1, 1, 3)]
+        assert [
+            (r.topic, r.partition, r.error_code, r.leader_epoch, r.end_offset) for r in results
+        ] == [
+            ("t", 0, 0, 2, 7),
+            ("t", 1, ErrorCode.NOT_LEADER_OR_FOLLOWER, -1, -1),
+        ]
+
+    asyncio.run(scenario())
+
+
+def _failing_once(failure: str) -> Script:
+    """The first request fails as ``failure`` says; later ones are answered."""
+    calls = 0
+
+    async def script(api_key: int, version: int, correlation_id: int, body: Entity) -> bytes | None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            if failure == "silence":
+                return None
+            if failure == "stray":
+                return answer(api_key, version, correlation_id + 1, {"error_code": 0})
+            if failure == "close":
+                raise ConnectionResetError
+        return await fetch_answer(api_key, version, correlation_id, body)
+
+    return script
+
+
+@pytest.mark.parametrize(
+    ("failure", "code", "details"),
+    [
+        ("silence", "DEADLINE_EXCEEDED", "no answer within 0.4 s"),  # 0.3 + max wait 0.1
+        ("stray", "UNAVAILABLE", "an answer to correlation id 1, not 0"),
+        ("close", "UNAVAILABLE", "the leader closed the connection"),
+    ],
+)
+def test_a_failed_request_closes_the_connection_and_the_next_connects_again(
+    failure: str, code: str, details: str
+) -> None:
+    async def scenario() -> None:
+        async with ScriptedLeader(_failing_once(failure)) as leader:
+            follower = endpoint(leader.port, timeout_s=0.3)
+            try:
+                started = asyncio.get_running_loop().time()
+                with pytest.raises(LeaderEndpointError) as failed:
+                    await follower.fetch(FETCH)
+                took = asyncio.get_running_loop().time() - started
+                assert (failed.value.code, failed.value.details) == (code, details)
+                assert took < 2
+                response = await follower.fetch(FETCH)
+                assert response.partitions[0].records == RECORDS
+            finally:
+                await follower.close()
+        assert leader.connections == 2
+
+    asyncio.run(scenario())
+
+
+def test_an_unreachable_leader_and_an_oversized_answer() -> None:
+    async def scenario() -> None:
+        async with ScriptedLeader(fetch_answer) as leader:
+            port = leader.port
+            small = endpoint(port, max_bytes=1 << 20)
+            try:
+                with pytest.raises(LeaderEndpointError) as failed:
+                    await small.fetch(FETCH)
+                assert failed.value.code == "UNAVAILABLE"
+                assert "at most 1048576" in failed.value.details
+            finally:
+                await small.close()
+        gone = endpoint(port)  # the leader's listener is closed now
+        with pytest.raises(LeaderEndpointError) as failed:
+            await gone.fetch(FETCH)
+        assert failed.value.code == "UNAVAILABLE"
+        assert f"cannot connect to 127.0.0.1:{port}" in failed.value.details
+        await gone.close()
+
+    asyncio.run(scenario())
