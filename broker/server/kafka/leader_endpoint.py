@@ -145,7 +145,12 @@ class KafkaLeaderEndpoint:
         async with self._one_request:
             correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
             try:
-                connection = self._connection or await self._connect()
+                connection = self._connection
+                if connection is None or connection.lost:
+                    # Never connected, or the leader closed it while idle (its
+                    # connections.max.idle.ms): connect again rather than fail the request.
+                    self._disconnect()
+                    connection = await self._connect()
                 frame = await connection.request(
                     _encode(api_key, version, correlation_id, self._client_id, body), timeout_s
                 )
@@ -191,6 +196,10 @@ class _FrameProtocol(asyncio.BufferedProtocol):
         self._filled = 0
         self._waiter: asyncio.Future[bytearray] | None = None
         self._lost: LeaderEndpointError | None = None
+
+    @property
+    def lost(self) -> bool:
+        return self._lost is not None or self._transport is None
 
     # asyncio.BufferedProtocol
 
