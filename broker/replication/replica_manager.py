@@ -174,7 +174,7 @@ class MetadataView(Protocol):
 
     def is_alive(self, broker_id: int) -> bool: ...
 
-    def get_alive_broker_endpoint(
+    def get_listener_endpoint(
         self, broker_id: int, listener_name: str
     ) -> tuple[str, int] | None: ...
 
@@ -695,11 +695,7 @@ class ReplicaManager:
             self._notify(tp)  # parked produces and fetches see they lost leadership
             if registration.leader < 0 or self._shutting_down:
                 continue
-            endpoint = live_leaders.get(
-                registration.leader
-            ) or self._metadata.get_alive_broker_endpoint(
-                registration.leader, self.config.inter_broker_listener_name
-            )
+            endpoint = self._leader_address(tp, registration, live_leaders)
             if endpoint is None:
                 _log.warning(
                     "follower.leader_unreachable",
@@ -722,6 +718,35 @@ class ReplicaManager:
             )
         for (leader, host, port), states in by_leader.items():
             await self.fetchers.add_partitions(leader, host, port, states)
+
+    def _leader_address(
+        self,
+        tp: TopicPartition,
+        registration: PartitionRegistration,
+        live_leaders: dict[int, tuple[str, int]],
+    ) -> tuple[str, int] | None:
+        """Where to fetch ``tp`` from: the leader's endpoint on this broker's own
+        inter.broker.listener.name, as Kafka's makeFollowers resolves it, never another
+        listener's (a gRPC port spoken to in the Kafka protocol, or the other way round). A
+        leader this broker's metadata does not know yet (its first LeaderAndIsr comes before
+        its first UpdateMetadata) is taken from the request's live leaders, which carry the
+        controller's inter-broker listener: the same one when the brokers agree."""
+        leader = registration.leader
+        listener = self.config.inter_broker_listener_name
+        if not self._metadata.is_alive(leader):
+            return live_leaders.get(leader)
+        endpoint = self._metadata.get_listener_endpoint(leader, listener)
+        if endpoint is None:
+            _log.error(
+                "follower.leader_has_no_listener",
+                topic=tp.topic,
+                partition=tp.partition,
+                leader=leader,
+                leader_epoch=registration.leader_epoch,
+                listener=listener,
+                hint="every broker must name the same inter.broker.listener.name",
+            )
+        return endpoint
 
     def _grpc_leader_endpoint(self, host: str, port: int) -> LeaderEndpoint:
         return GrpcLeaderEndpoint(

@@ -138,6 +138,8 @@ class FakeMetadata:
         self.partitions: set[tuple[str, int]] = set()
         self.endpoints: dict[int, tuple[str, int]] = {}
         self.dead: set[int] = set()  # every broker is alive unless listed here
+        # Every other node's address on the inter-broker listener (set by the Cluster).
+        self.nodes: Mapping[int, Node] = {}
 
     def contains_partition(self, topic: str, partition: int) -> bool:
         return (topic, partition) in self.partitions
@@ -145,9 +147,12 @@ class FakeMetadata:
     def is_alive(self, broker_id: int) -> bool:
         return broker_id not in self.dead
 
-    def get_alive_broker_endpoint(
-        self, broker_id: int, listener_name: str
-    ) -> tuple[str, int] | None:
+    def get_listener_endpoint(self, broker_id: int, listener_name: str) -> tuple[str, int] | None:
+        if broker_id in self.dead:
+            return None
+        node = self.nodes.get(broker_id)
+        if broker_id not in self.endpoints and node is not None and node.port:
+            return "127.0.0.1", node.port
         return self.endpoints.get(broker_id)
 
 
@@ -297,6 +302,8 @@ class Cluster:
         self.zk = FakeZk()
         self.root = root
         self.nodes = {b: Node(b, root, self.zk, transport=transport, **config) for b in broker_ids}
+        for node in self.nodes.values():
+            node.metadata.nodes = self.nodes
         self.controller_epoch = 1
 
     def __getitem__(self, broker_id: int) -> Node:

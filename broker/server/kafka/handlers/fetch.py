@@ -38,6 +38,8 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+import structlog
+
 from minikafka.broker.replication.fetch_session import FetchContext, FetchMetadata
 from minikafka.broker.replication.requests import (
     FetchPartition,
@@ -56,11 +58,25 @@ _NO_SESSION = 0
 _FINAL_EPOCH = -1  # a full fetch outside any session (KIP-227's FetchMetadata)
 _NO_DIVERGENCE: dict[str, Any] = {}  # the tagged field's default: not sent
 
+_log = structlog.get_logger(__name__)
+# (listener, replica id) already warned of: a refused follower retries every back-off.
+_refused: set[tuple[str, int]] = set()
+
 
 @handler(api_key=1, min_version=4, max_version=12)
 async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if body.replica_id >= 0 and request.listener != broker.config.inter_broker_listener_name:
+        if (request.listener, body.replica_id) not in _refused:
+            _refused.add((request.listener, body.replica_id))
+            _log.warning(
+                "fetch.replica_refused",
+                replica=body.replica_id,
+                listener=request.listener,
+                inter_broker_listener=broker.config.inter_broker_listener_name,
+                hint="replicas fetch on inter.broker.listener.name only; every broker must "
+                "name the same one",
+            )
         return _refuse_replica(request)
     replica_manager = broker.replica_manager
 
