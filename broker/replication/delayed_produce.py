@@ -38,7 +38,7 @@ class ProducePartitionStatus:
     base_offset: int = -1
     log_start_offset: int = -1
     required_offset: int = -1  # acks=all: the HW it waits for
-    leader_epoch: int = -1
+    leader_epoch: int = -1  # the leader epoch of the append
     done: bool = True
 
 

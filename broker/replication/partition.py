@@ -3,8 +3,10 @@ knows of the other replicas.
 
 Roles are small value types, replaced whole on every change::
 
-    LeaderState    leader_epoch, epoch_start_offset (the LEO when this epoch began), isr,
-                   replicas, partition_epoch (the state znode's version), controller_epoch
+    LeaderState    leader_epoch, epoch_start_offset (the LEO when this epoch began),
+                   led_since_epoch (the epoch in which this broker became leader: a new epoch
+                   that keeps it leader keeps it), isr, replicas, partition_epoch (the state
+                   znode's version), controller_epoch
     FollowerState  leader_id, leader_epoch, isr, replicas, partition_epoch, controller_epoch
 
 A leader keeps one ``ReplicaState`` per other assigned replica (Kafka's remote replica): its log
@@ -90,6 +92,7 @@ class PartitionRegistration:
 class LeaderState:
     leader_epoch: int
     epoch_start_offset: int
+    led_since_epoch: int
     isr: frozenset[int]
     replicas: tuple[int, ...]
     partition_epoch: int
@@ -302,6 +305,11 @@ class Partition:
         self.state = LeaderState(
             leader_epoch=registration.leader_epoch,
             epoch_start_offset=epoch_start,
+            led_since_epoch=(
+                self.state.led_since_epoch
+                if isinstance(self.state, LeaderState)
+                else registration.leader_epoch
+            ),
             isr=isr,
             replicas=registration.replicas,
             partition_epoch=registration.partition_epoch,
@@ -418,9 +426,23 @@ class Partition:
         self.producer_state.update(header for _, header in iter_batch_headers(data))
         return info
 
-    def check_enough_replicas_reach_offset(self, required_offset: int) -> ErrorCode | None:
-        """For an acks=all produce: None while waiting, else its outcome."""
-        if not self.is_leader:
+    def check_enough_replicas_reach_offset(
+        self, required_offset: int, append_leader_epoch: int
+    ) -> ErrorCode | None:
+        """For an acks=all produce appended in ``append_leader_epoch``: None while waiting,
+        else its outcome.
+
+        As Kafka's (Partition.checkEnoughReplicasReachOffset), it waits for as long as this
+        broker leads, across new leader epochs that keep it leader (the controller taking a
+        dead follower out of the ISR): the append is still in the log, only a follower
+        truncates. A broker that stopped leading since the append may have truncated it away,
+        even if it leads again now: NOT_LEADER_OR_FOLLOWER (Kafka's makeFollowers completes
+        the produce at once; here the epochs say it even if no check ran in between)."""
+        state = self.state
+        if not (
+            isinstance(state, LeaderState)
+            and state.led_since_epoch <= append_leader_epoch <= state.leader_epoch
+        ):
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         if self.high_watermark < required_offset:
             return None
@@ -550,6 +572,7 @@ class Partition:
         self.state = LeaderState(
             leader_epoch=state.leader_epoch,
             epoch_start_offset=state.epoch_start_offset,
+            led_since_epoch=state.led_since_epoch,
             isr=isr,
             replicas=state.replicas,
             partition_epoch=partition_epoch,

@@ -9,7 +9,9 @@
   fetching; a follower (re)starts fetching from its leader, after truncating as the epochs say
   (fetcher.py) -- or, with the test-only key ``minikafka.test.follower.truncation=high_watermark``,
   after truncating to its own checkpointed high watermark as Kafka did before KIP-101.
-* Produce appends to leaders; acks=all waits (delayed.py) until the HW passes the append.
+* Produce appends to leaders; acks=all waits (delayed.py) until the HW passes the append, for
+  as long as this broker leads: a new leader epoch that keeps it leader (a smaller ISR from
+  the controller) does not end the wait, becoming a follower answers NOT_LEADER_OR_FOLLOWER.
 * Fetch serves consumers up to the HW and followers up to the LEO; a follower's fetch is also
   how the leader learns its LEO, which moves the HW and may put it back into the ISR.
 * A log dir that goes offline (an I/O error, reported to the LogManager's
@@ -939,9 +941,11 @@ class ReplicaManager:
         if tp in self._offline_partitions:
             return ErrorCode.KAFKA_STORAGE_ERROR
         partition = self._partitions.get(tp)
-        if partition is None or partition.leader_epoch != status.leader_epoch:
+        if partition is None:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return partition.check_enough_replicas_reach_offset(status.required_offset)
+        return partition.check_enough_replicas_reach_offset(
+            status.required_offset, status.leader_epoch
+        )
 
     # --- Fetch --------------------------------------------------------------------------------
 

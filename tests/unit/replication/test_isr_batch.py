@@ -20,6 +20,7 @@ def _leader_state(epoch: int, isr: Iterable[int], version: int) -> LeaderState:
     return LeaderState(
         leader_epoch=epoch,
         epoch_start_offset=0,
+        led_since_epoch=epoch,
         isr=frozenset(isr),
         replicas=(1, 2, 3),
         partition_epoch=version,

@@ -322,3 +322,75 @@ def test_a_broker_in_controlled_shutdown_does_not_fetch_what_it_now_follows(
             await cluster.stop()
 
     run(scenario)
+
+
+def test_a_waiting_produce_survives_a_new_epoch_that_keeps_its_leader(tmp_path: Path) -> None:
+    """The controller takes a dead follower out of the ISR with the same leader and
+    leader_epoch + 1 (Kafka ZK mode). The leader keeps its parked acks=all produce, as Kafka's
+    DelayedProduce does (it asks only that this broker still leads), and answers it once the
+    smaller ISR has the append: failing it made the producer append the record again."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            await cluster[3].stop()
+            waiting = asyncio.ensure_future(produce(cluster[1], b"a", acks=-1, timeout_ms=10_000))
+            await wait_until(lambda: cluster[2].values() == [b"a"], message="2 fetched it")
+            assert not waiting.done() and cluster[1].high_watermark() == 0  # waits for 3
+            await cluster.elect(1, 2, [1, 2])
+            result = await waiting
+            assert (result.error_code, result.base_offset) == (ErrorCode.NONE, 0)
+            assert cluster[1].values() == [b"a"]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_waiting_produce_fails_when_its_leader_becomes_a_follower(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            await cluster[3].stop()
+            waiting = asyncio.ensure_future(produce(cluster[1], b"a", acks=-1, timeout_ms=10_000))
+            await wait_until(lambda: cluster[2].values() == [b"a"], message="2 fetched it")
+            await cluster.elect(2, 2, [1, 2])
+            result = await asyncio.wait_for(waiting, 2)
+            assert result.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_an_append_truncated_away_is_never_acknowledged_by_a_leader_again(
+    tmp_path: Path,
+) -> None:
+    """Broker 1 appends "a" and loses leadership before the produce waits (the gap between
+    ``append_to_leaders`` and ``produce_response``); as a follower it truncates "a" and takes
+    "b" at the same offset; it leads again and its HW passes that offset. The produce of "a"
+    must fail, not answer NONE for "b"."""
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1, 2))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2], [1, 2], to=[1])  # 2 does not fetch
+            request = produce_request(records(b"a"), acks=-1, timeout_ms=10_000)
+            statuses = cluster[1].replica_manager.append_to_leaders(request)
+            await cluster.elect(2, 2, [2], [1, 2])
+            await wait_until(lambda: cluster[1].values() == [], message="1 truncated a")
+            assert (await produce(cluster[2], b"b", acks=1)).error_code == ErrorCode.NONE
+            await wait_until(lambda: cluster[1].values() == [b"b"], message="1 fetched b")
+            await cluster.elect(1, 3, [1], [1, 2])
+            assert cluster[1].high_watermark() == 1
+            (result,) = await cluster[1].replica_manager.produce_response(request, statuses)
+            assert result.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        finally:
+            await cluster.stop()
+
+    run(scenario)
