@@ -11,7 +11,9 @@ from kazoo.exceptions import ConnectionClosedError
 from minikafka.controller import election
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.partition_state_machine import PartitionStateMachine
-from minikafka.controller.state import ControllerContext
+from minikafka.controller.request_batch import RequestBatch
+from minikafka.controller.state import ControllerContext, LiveBroker
+from minikafka.controller.zk_data import BrokerRegistration
 from minikafka.controller.zk_store import ZkStore
 from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
 from minikafka.proto.common import TopicPartition
@@ -130,6 +132,43 @@ def test_a_failed_read_back_leaves_the_others_written() -> None:
 
     assert written == {WRITTEN: PartitionState(1, 6, (1, 2), EPOCH)}
     assert ctx.partition_states[WRITTEN] == Versioned(written[WRITTEN], 1)
-    # Unknown: the cache keeps the state it had, so its next write is refused on the version
-    # and re-read.
+    # Unknown: the cache keeps the state it had until the next decision about it re-reads.
     assert ctx.partition_states[LANDED] == Versioned(before, 0)
+
+
+def test_a_landed_election_whose_read_back_failed_is_announced_at_a_later_event() -> None:
+    # Broker 1, the leader, died; 2 and 3 are alive.
+    zk = FakeStates({LANDED: PartitionState(1, 5, (1, 2, 3), EPOCH)})
+    machine, ctx = _machine(zk)
+    ctx.live_brokers = _live(2, 3)
+    ctx.topic_ids["orders"] = None
+    real_update = zk.update_partition_states
+
+    def update_then_lose_connection(*args: Any, **kwargs: Any) -> dict[TopicPartition, Any]:
+        answers = real_update(*args, **kwargs)  # LANDED: written, answered with an error
+        zk.failing_reads = True
+        return answers
+
+    zk.update_partition_states = update_then_lose_connection  # type: ignore[method-assign]
+    # Event 1 (broker 1 failed): the election of broker 2 lands, its answer and the read-back
+    # fail: nobody is told.
+    first = RequestBatch(ctx, controller_id=9, listener_name="PLAINTEXT")
+    machine.elect_for_failed_leaders({1}, first)
+    machine.event_done()
+    zk.failing_reads = False
+    assert zk.znodes[LANDED].value == PartitionState(2, 6, (2, 3), EPOCH)
+    assert not first._leader_and_isr
+
+    # Event 2 (a broker joins): nothing is left to decide, but the landed election has not
+    # been announced: the new leader must hear of it, or the partition stays leaderless for
+    # every broker and client until the next controller.
+    ctx.live_brokers.update(_live(4))
+    second = RequestBatch(ctx, controller_id=9, listener_name="PLAINTEXT")
+    machine.online_partition_state_change(ctx.all_partitions(), second)
+    assert ctx.partition_states[LANDED].value.leader == 2
+    assert LANDED in second._leader_and_isr.get(2, {})
+    assert zk.batches == [{LANDED}]  # found, not written again
+
+
+def _live(*ids: int) -> dict[int, LiveBroker]:
+    return {b: LiveBroker(BrokerRegistration(b, ()), 100 + b) for b in ids}
