@@ -25,6 +25,7 @@ Versions:
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import uuid
 from collections import Counter
@@ -72,6 +73,12 @@ async def create_topics(request: Request, broker: KafkaBroker) -> Entity:
         else []
     )
     by_name = {t.name: t for t in answer}
+    if not body.validate_only:
+        await _await_metadata(
+            broker,
+            {t.name: t.num_partitions for t in answer if t.error_code == ErrorCode.NONE},
+            _millis(body.timeout),
+        )
     results = []
     for name in dict.fromkeys(t.name for t in body.topics):
         if name in refused:
@@ -155,6 +162,33 @@ async def delete_topics(request: Request, broker: KafkaBroker) -> Entity:
         result["error_code"] = outcome.error_code
         result["error_message"] = outcome.error_message or None
     return request.response({"throttle_time": 0, "responses": list(results.values())})
+
+
+_METADATA_POLL_S = 0.01
+
+
+async def _await_metadata(broker: KafkaBroker, topics: dict[str, int], timeout_ms: int) -> None:
+    """As Kafka's DelayedCreatePartitions: the answer waits, at most the request's timeout,
+    until this broker's metadata has a leader for every partition of the topics created, so
+    that a client's next request (Metadata, DeleteTopics by id) to this broker knows them. The
+    cache is filled by the controller's UpdateMetadata, a few milliseconds after the
+    creation; it is looked at every 10 ms (nothing on the data path waits here)."""
+    if not topics or timeout_ms <= 0:
+        return
+    cache = broker.metadata_cache
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_ms / 1000
+
+    def known() -> bool:
+        for topic, count in topics.items():
+            for partition in range(count):
+                info = cache.get_partition(topic, partition)
+                if info is None or info.leader < 0:
+                    return False
+        return True
+
+    while not known() and loop.time() < deadline:
+        await asyncio.sleep(_METADATA_POLL_S)
 
 
 def _names_by_topic_id(broker: KafkaBroker) -> dict[uuid.UUID, str]:
