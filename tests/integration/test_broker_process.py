@@ -48,6 +48,7 @@ def test_start_register_and_stop(cluster_factory: ClusterFactory) -> None:
     assert started["broker_id"] == 0
     assert started["listeners"] == [f"PLAINTEXT://127.0.0.1:{broker.port}"]
     assert started["broker_epoch"] == cluster.zk.get_broker_epoch(0)
+    assert started["event_loop"] == "uvloop"  # MINIKAFKA_EVENT_LOOP unset
     assert cluster.controller_id() == 0
 
     assert cluster.stop(0) == 0
