@@ -32,7 +32,7 @@ import io
 import itertools
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.leader_endpoint import (
@@ -204,8 +204,8 @@ class _FrameProtocol(asyncio.BufferedProtocol):
     # asyncio.BufferedProtocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # A TCP connection's transport; uvloop's is not a subclass of asyncio.Transport.
+        self._transport = cast(asyncio.Transport, transport)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         target = self._size if self._frame is None else self._frame

@@ -32,6 +32,9 @@ from minikafka.broker.server.kafka.schema import (
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
+# The broker runs this endpoint on uvloop (conftest.py).
+pytestmark = pytest.mark.usefixtures("either_event_loop")
+
 # (api key, version, correlation id, decoded request) -> the answer's frame body (header
 # included), or None for no answer.
 Script = Callable[[int, int, int, Entity], Awaitable[bytes | None]]

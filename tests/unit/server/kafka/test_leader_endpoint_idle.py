@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import struct
 
+import pytest
+
 from minikafka.broker.server.kafka.schema import Entity, read_entity, request_class
 from tests.unit.server.kafka.test_leader_endpoint import (
     FETCH,
@@ -13,6 +15,9 @@ from tests.unit.server.kafka.test_leader_endpoint import (
     endpoint,
     fetch_answer,
 )
+
+# The broker runs this endpoint on uvloop (conftest.py).
+pytestmark = pytest.mark.usefixtures("either_event_loop")
 
 
 def test_a_connection_the_leader_closed_while_idle_is_replaced_not_failed() -> None:
