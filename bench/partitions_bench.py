@@ -35,8 +35,10 @@ librdkafka's default batch.size (1,000,000 bytes), linger.ms 5.
 only part 1 (``--sizes 10240 --partitions 0 --idle-seconds 0``: the 10 KB RF3 acks=all rate
 alone). Each run's line on stderr also gives the CPU the brokers used during it (user +
 system, in cores: a broker near 1.0 is CPU-bound). The medians and
-ranges over the rounds, the load average and the machine yardstick
-(kafka-python's encoder, bench.codec_bench) end the output.
+ranges over the rounds, the load average, the machine yardstick (kafka-python's encoder,
+bench.codec_bench) and the page-cache write rate before and after (MB of new file written per
+CPU-second: the kernel's copy into the page cache, which every replica's append pays) end the
+output.
 """
 
 from __future__ import annotations
@@ -283,6 +285,25 @@ class Rates:
         return statistics.median(self.rates[name])
 
 
+def page_cache_write_rate(directory: Path, megabytes: int = 512) -> float:
+    """MB of new file written per CPU-second (1 MiB writes into the page cache, no fsync), in
+    ``directory``; the file is removed. An RF3 run appends each byte three times, and on this
+    machine's virtual machines the same write costs several times more CPU on memory the guest
+    has not used lately (docs/benchmarks.md, "Large records and latency at RF3 acks=all")."""
+    path = directory / "page-cache-write-rate"
+    chunk = b"x" * (1 << 20)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        start = time.process_time()
+        for _ in range(megabytes):
+            os.write(fd, chunk)
+        used = time.process_time() - start
+    finally:
+        os.close(fd)
+        path.unlink()
+    return megabytes * (1 << 20) / 1e6 / max(used, 1e-9)
+
+
 def _records_for(records: int, size: int) -> int:
     """As many bytes at 1 KB and 10 KB as 4x the 100 B run: long enough to reach steady state
     without filling the disk."""
@@ -447,6 +468,7 @@ def main() -> None:
     cpu: list[str] = []
     notes: list[str] = []
     root = Path(tempfile.mkdtemp(prefix="partitions-bench-"))
+    page_cache_before = page_cache_write_rate(root)
     overrides = dict(KAFKA_TIMERS)
     for item in args.broker_config:
         key, _, value = item.partition("=")
@@ -472,6 +494,7 @@ def main() -> None:
     finally:
         cluster.close()
         zookeeper.stop()
+        page_cache_after = page_cache_write_rate(root)
         if args.keep_dir:
             print(f"cluster directory kept: {root}", file=sys.stderr, flush=True)
         else:
@@ -481,7 +504,9 @@ def main() -> None:
           f"{time.strftime('%Y-%m-%d')}; RF3, acks=all, confluent-kafka; broker config "
           f"{args.broker_config or 'as above'}; machine: "
           f"{os.cpu_count()} cores, yardstick (kafka-python encoder) {machine:,.0f} records/s; "
-          f"load average before {load_before}, after {_load_average()}")  # fmt: skip
+          f"load average before {load_before}, after {_load_average()}; page-cache writes "
+          f"{page_cache_before:,.0f} MB per CPU-s before, {page_cache_after:,.0f} "
+          "after")  # fmt: skip
     print("| test | median records/s | range | MB/s | fetch errors | ISR shrinks |")
     print("|---|---:|---|---:|---:|---:|")
     for name, values in rates.rates.items():
