@@ -38,7 +38,9 @@ Rows (throughput in records/s and MB/s):
    runs this row alone (``--latency-rate`` picks the rates). ``--latency-client`` picks the
    clients: ``minikafka`` (default; its Producer and Consumer over gRPC) or ``confluent``
    (confluent-kafka, librdkafka in C, over the brokers' Kafka listeners: what a Kafka user's
-   software sees, with clients that cost the shared cores far less).
+   software sees, with clients that cost the shared cores far less). A run in which a
+   follower's fetch failed or an ISR shrank stops with an error rather than print a figure
+   that is not RF3's.
 
 ``--scale`` multiplies the record counts (1,000,000 per test by default: about two minutes on
 a 2-core machine; shorter runs are dominated by the start of each tool).
@@ -69,6 +71,7 @@ from tests.integration.cluster import Cluster
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RECORD_SIZE = 100
+ISR_SHRINKS = "kafka_server_replicamanager_isrshrinks_total"
 PARTITIONS = 6
 MB = 1024 * 1024
 
@@ -298,11 +301,29 @@ def latency_run(
             producer.send(topic, value, partition=0)
         producer.flush()
     out = _finish(child, "latency consumer")
+    errors, shrinks = replication_faults(cluster)
+    if errors or shrinks:
+        raise RuntimeError(
+            f"{errors} follower fetch errors and {shrinks} ISR shrinks so far: the latency "
+            "would not be RF3 acks=all's (the brokers' logs say why)"
+        )
     latencies = sorted(int(line.split()[1]) / 1e6 for line in out.split("\n") if line.strip())
     if len(latencies) < records:
         raise RuntimeError(f"the latency consumer saw {len(latencies)} of {records} records")
     return tuple(latencies[min(int(len(latencies) * p), len(latencies) - 1)]
                  for p in (0.5, 0.99, 0.999))  # fmt: skip
+
+
+def replication_faults(cluster: Cluster) -> tuple[int, int]:
+    """(follower fetch errors, ISR shrinks) since the brokers started, summed over them: the
+    ``fetcher.fetch_failed`` log events and the brokers' isrshrinks counters. A figure taken
+    while a follower was out of the ISR is not an RF3 figure."""
+    errors = shrinks = 0
+    for broker in cluster.brokers.values():
+        errors += len(broker.log_events("fetcher.fetch_failed"))
+        if broker.running:
+            shrinks += int(cluster.metric(broker.broker_id, ISR_SHRINKS) or 0)
+    return errors, shrinks
 
 
 # --- the cluster and the table -----------------------------------------------------------------

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.codec_bench import yardstick
-from bench.kafka_classic import python_module
+from bench.kafka_classic import python_module, replication_faults
 from bench.kafka_protocol_bench import produce_records
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import NewTopic, raise_first
@@ -76,7 +76,6 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 # Between scrapes of every broker's /metrics while waiting: a scrape snapshots every partition
 # on the broker's loop, so polling faster would load the brokers being measured.
 _POLL_S = 0.5
-_ISR_SHRINKS = "kafka_server_replicamanager_isrshrinks_total"
 _LEADERS = "kafka_server_replicamanager_leadercount"
 _HOSTED = "kafka_server_replicamanager_partitioncount"
 _UNDER_REPLICATED = "kafka_server_replicamanager_underreplicatedpartitions"
@@ -133,12 +132,7 @@ class Faults:
 
 
 def _faults(cluster: Cluster) -> Faults:
-    errors = shrinks = 0
-    for broker in cluster.brokers.values():
-        errors += len(broker.log_events("fetcher.fetch_failed"))
-        if broker.running:
-            shrinks += int(cluster.metric(broker.broker_id, _ISR_SHRINKS) or 0)
-    return Faults(errors, shrinks)
+    return Faults(*replication_faults(cluster))
 
 
 def _metric_values(cluster: Cluster, name: str, broker_ids: list[int]) -> list[int]:
