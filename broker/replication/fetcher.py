@@ -229,8 +229,14 @@ class AbstractFetcher(abc.ABC):
             self._changed.add(tp)
 
     def _delay(self, tp: TopicPartition, old: PartitionFetchState) -> None:
-        loop = asyncio.get_running_loop()
-        self._update(tp, old, replace(old, delayed_until=loop.time() + self._backoff_s))
+        self._delay_all({tp: old})
+
+    def _delay_all(self, states: Mapping[TopicPartition, PartitionFetchState]) -> None:
+        """Back off partitions until one instant, so that partitions that failed together come
+        back in one fetch (a clock read per partition spread them over several)."""
+        until = asyncio.get_running_loop().time() + self._backoff_s
+        for tp, old in states.items():
+            self._update(tp, old, replace(old, delayed_until=until))
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -344,9 +350,7 @@ class AbstractFetcher(abc.ABC):
                 code=exc.code,
                 details=exc.details,
             )
-            for tp, state in states.items():
-                if tp not in without_epoch:
-                    self._delay(tp, state)
+            self._delay_all({tp: s for tp, s in states.items() if tp not in without_epoch})
             return
         for result in results:
             tp = TopicPartition(result.topic, result.partition)
@@ -393,8 +397,7 @@ class AbstractFetcher(abc.ABC):
                 failures=self._failures,
             )
             self._failing = code
-            for tp, state in states.items():
-                self._delay(tp, state)
+            self._delay_all(states)
             return
         if self._failing is not None:
             _log.info("fetcher.fetch_recovered", fetcher=self.name, failures=self._failures)

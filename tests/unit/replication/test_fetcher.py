@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from dataclasses import replace
 from pathlib import Path
 
@@ -449,6 +450,30 @@ def test_after_a_session_error_the_next_fetch_lists_every_partition(
             assert _listed(retry) == dict.fromkeys(range(30), 0)
             assert (then.session_id, then.session_epoch) == (2, 1)
             assert _listed(then) == {}
+        finally:
+            await fetcher.stop()
+
+    asyncio.run(scenario())
+
+
+def test_partitions_that_failed_together_come_back_in_one_fetch(tmp_path: Path) -> None:
+    """After a failed fetch every partition backs off until one instant, however far the clock
+    moves while they are put back: the retry lists all 30 (one clock read per partition
+    brought them back a few at a time on a busy machine)."""
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        clock, reads = loop.time, itertools.count()
+        loop.time = lambda: clock() + next(reads) * 0.0005  # type: ignore[method-assign]
+        endpoint = SessionLeader()
+        follower = Follower(tmp_path, 30, endpoint)
+        fetcher = follower.fetcher
+        fetcher.start()
+        try:
+            await follower.fetches(3)
+            endpoint.errors.append(LeaderEndpointError("UNAVAILABLE", "reset"))
+            _, retry = await follower.fetches(2)
+            assert _listed(retry) == dict.fromkeys(range(30), 0)
         finally:
             await fetcher.stop()
 
