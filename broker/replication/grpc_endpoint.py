@@ -1,8 +1,9 @@
 """``GrpcLeaderEndpoint``: a follower's leader over the gRPC Data service (``FetchStream`` and
 ``OffsetsForLeaderEpoch``), when inter.broker.listener.name names a gRPC listener.
 
-It adapts the fetcher's plain values (leader_endpoint.py) to the protobuf messages and back,
-and every failure of the call to ``LeaderEndpointError`` with the gRPC status name as its code.
+It adapts the fetcher's plain values (leader_endpoint.py) to the protobuf messages and back
+(grpc_messages.py, which the leader's DataService reads and writes them with), and every failure
+of the call to ``LeaderEndpointError`` with the gRPC status name as its code.
 The Kafka-protocol endpoint is the other form (broker/server/kafka/leader_endpoint.py).
 
 Not thread-safe: the fetcher's task on the broker's event loop.
@@ -15,6 +16,12 @@ import asyncio
 import grpc
 
 from minikafka.broker.replication.fetch_session import FetchSessionResponse
+from minikafka.broker.replication.grpc_messages import (
+    fetch_request_message,
+    fetch_response_values,
+    offsets_for_leader_epoch_request_message,
+    offsets_for_leader_epoch_response_values,
+)
 from minikafka.broker.replication.leader_endpoint import (
     DEADLINE_EXCEEDED,
     UNAVAILABLE,
@@ -22,7 +29,6 @@ from minikafka.broker.replication.leader_endpoint import (
 )
 from minikafka.broker.replication.requests import (
     EpochEndOffset,
-    FetchPartitionResult,
     FetchRequest,
     OffsetsForLeaderEpochRequest,
 )
@@ -30,7 +36,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 
-__all__ = ["GrpcLeaderEndpoint", "fetch_request_message", "fetch_response_values"]
+__all__ = ["GrpcLeaderEndpoint"]
 
 
 class GrpcLeaderEndpoint:
@@ -114,95 +120,15 @@ class GrpcLeaderEndpoint:
     async def offsets_for_leader_epoch(
         self, request: OffsetsForLeaderEpochRequest
     ) -> list[EpochEndOffset]:
-        message = pb.OffsetsForLeaderEpochRequest(replica_id=request.replica_id)
-        by_topic: dict[str, pb.OffsetsForLeaderEpochRequest.OffsetForLeaderTopic] = {}
-        for p in request.partitions:
-            topic = by_topic.get(p.topic)
-            if topic is None:
-                topic = by_topic[p.topic] = message.topics.add(topic=p.topic)
-            topic.partitions.add(
-                partition=p.partition,
-                current_leader_epoch=p.current_leader_epoch,
-                leader_epoch=p.leader_epoch,
-            )
+        message = offsets_for_leader_epoch_request_message(request)
         try:
             response = await self._stub.OffsetsForLeaderEpoch(message, timeout=self._timeout_s)
         except grpc.aio.AioRpcError as exc:
             raise LeaderEndpointError(exc.code().name, exc.details() or "") from exc
-        return [
-            EpochEndOffset(
-                topic.topic,
-                r.partition,
-                r.error_code,
-                r.error_message,
-                r.leader_epoch,
-                r.end_offset,
-            )
-            for topic in response.topics
-            for r in topic.partitions
-        ]
+        return offsets_for_leader_epoch_response_values(response)
 
     async def close(self) -> None:
         if self._fetches is not None:
             self._fetches.cancel()
             self._fetches = None
         await self._channel.close()
-
-
-def fetch_request_message(request: FetchRequest) -> pb.FetchRequest:
-    """The gRPC Fetch of a follower's fetch (partitions grouped by topic, in order)."""
-    message = pb.FetchRequest(
-        replica_id=request.replica_id,
-        replica_epoch=request.replica_epoch,
-        max_wait_ms=request.max_wait_ms,
-        min_bytes=request.min_bytes,
-        max_bytes=request.max_bytes,
-        session_id=request.session_id,
-        session_epoch=request.session_epoch,
-    )
-    by_topic: dict[str, pb.FetchRequest.FetchTopic] = {}
-    for fp in request.partitions:
-        topic = by_topic.get(fp.topic)
-        if topic is None:
-            topic = by_topic[fp.topic] = message.topics.add(topic=fp.topic)
-        topic.partitions.add(
-            partition=fp.partition,
-            current_leader_epoch=fp.current_leader_epoch,
-            fetch_offset=fp.fetch_offset,
-            last_fetched_epoch=fp.last_fetched_epoch,
-            log_start_offset=fp.log_start_offset,
-            partition_max_bytes=fp.partition_max_bytes,
-        )
-    forgotten: dict[str, pb.FetchRequest.ForgottenTopic] = {}
-    for tp in request.forgotten:
-        entry = forgotten.get(tp.topic)
-        if entry is None:
-            entry = forgotten[tp.topic] = message.forgotten_topics_data.add(topic=tp.topic)
-        entry.partitions.append(tp.partition)
-    return message
-
-
-def fetch_response_values(response: pb.FetchResponse) -> FetchSessionResponse:
-    """The plain answer; each partition's records read once (every read of a protobuf bytes
-    field copies it)."""
-    results: list[FetchPartitionResult] = []
-    for topic in response.responses:
-        name = topic.topic
-        for data in topic.partitions:
-            diverging = None
-            if data.HasField("diverging_epoch") and data.diverging_epoch.epoch >= 0:
-                diverging = (data.diverging_epoch.epoch, data.diverging_epoch.end_offset)
-            results.append(
-                FetchPartitionResult(
-                    name,
-                    data.partition_index,
-                    data.error_code,
-                    data.error_message,
-                    data.high_watermark,
-                    data.last_stable_offset,
-                    data.log_start_offset,
-                    data.records,
-                    diverging,
-                )
-            )
-    return FetchSessionResponse(response.error_code, response.session_id, results)

@@ -259,7 +259,13 @@ class BrokerServer:
         topic_creator = TopicCreator(config, self._zk)
         self._metadata_api = MetadataApi(config, self._metadata_cache, self._zk, topic_creator)
         self._group_api = GroupApi(self._group_coordinator, self._metadata_cache, topic_creator)
-        self._topic_admin = TopicAdmin(config, self._controller, self._zk, self._replica_manager)
+        self._topic_admin = TopicAdmin(
+            config,
+            self._controller,
+            self._zk,
+            self._replica_manager,
+            metadata_cache=self._metadata_cache,
+        )
         zk_client = self._zk.client
         self._controller_fence = ControllerFence(
             self._zk, sync=lambda: zk_client.sync(CONTROLLER_EPOCH_PATH)

@@ -1,7 +1,9 @@
 """The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, InitProducerId.
 
 A thin gRPC face on the ReplicaManager, which does the work and answers with Kafka's error codes;
-grpc_adapters.py turns the messages into the ReplicaManager's values and back. Runs on the
+grpc_adapters.py turns the messages into the ReplicaManager's values and back, and
+broker/replication/grpc_messages.py those of Fetch and OffsetsForLeaderEpoch (the follower's
+GrpcLeaderEndpoint writes and reads them with the same module). Runs on the
 broker's event loop (grpc.aio).
 
 Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``; the proto says how
@@ -23,7 +25,13 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from minikafka.broker.replication.fetch_session import FetchContext
+from minikafka.broker.replication import grpc_messages as messages
+from minikafka.broker.replication.fetch_session import (
+    INVALID_SESSION_ID,
+    FetchContext,
+    FetchMetadata,
+    FetchSessionResponse,
+)
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import (
     FetchPartitionResult,
@@ -62,38 +70,38 @@ class DataService(pb_grpc.DataServicer):
         return adapt.produce_response(results)
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
-        if request.replica_id >= 0 and not self._replication:
-            return adapt.fetch_response(
-                [
-                    FetchPartitionResult(
-                        topic.topic,
-                        p.partition,
-                        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                        "replicas fetch on the inter-broker listener only",
-                    )
-                    for topic in request.topics
-                    for p in topic.partitions
-                ]
+        fetch = messages.fetch_request_values(request)
+        if fetch.replica_id >= 0 and not self._replication:
+            return messages.fetch_response_message(
+                FetchSessionResponse(
+                    ErrorCode.NONE,
+                    INVALID_SESSION_ID,
+                    [
+                        FetchPartitionResult(
+                            p.topic,
+                            p.partition,
+                            ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                            "replicas fetch on the inter-broker listener only",
+                        )
+                        for p in fetch.partitions
+                    ],
+                )
             )
-        core = adapt.fetch_request(request)
         replica_manager = self._replica_manager
 
         async def read(context: FetchContext) -> list[FetchPartitionResult]:
             return await replica_manager.fetch_messages(
-                replace(core, partitions=context.partitions), context
+                replace(fetch, partitions=context.partitions), context
             )
 
         answer = await replica_manager.fetch_sessions.fetch(
-            adapt.fetch_metadata(request),
-            core.partitions,
-            adapt.fetch_forgotten(request),
-            replica_id=request.replica_id,
+            FetchMetadata(fetch.session_id, fetch.session_epoch),
+            fetch.partitions,
+            fetch.forgotten,
+            replica_id=fetch.replica_id,
             read=read,
         )
-        response = adapt.fetch_response(answer.partitions)
-        response.error_code = answer.error_code
-        response.session_id = answer.session_id
-        return response
+        return messages.fetch_response_message(answer)
 
     async def ProduceStream(
         self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
@@ -162,9 +170,9 @@ class DataService(pb_grpc.DataServicer):
         self, request: pb.OffsetsForLeaderEpochRequest, context: _Context
     ) -> pb.OffsetsForLeaderEpochResponse:
         results = await self._replica_manager.offsets_for_leader_epoch(
-            adapt.offsets_for_leader_epoch_request(request)
+            messages.offsets_for_leader_epoch_request_values(request)
         )
-        return adapt.offsets_for_leader_epoch_response(request, results)
+        return messages.offsets_for_leader_epoch_response_message(request, results)
 
     async def InitProducerId(
         self, request: pb.InitProducerIdRequest, context: _Context

@@ -1,23 +1,19 @@
 """The Data RPCs' protobuf messages to and from the ReplicaManager's values (replication/requests),
 and the Control RPCs' LeaderAndIsr and StopReplica (UpdateMetadata goes to the MetadataCache as
-protobuf).
+protobuf). Fetch and OffsetsForLeaderEpoch, which followers send too, are mapped both ways in
+broker/replication/grpc_messages.py, shared with the follower's GrpcLeaderEndpoint.
 
 Requests are flattened to one value per partition; answers are put back the way each response
-message has always been shaped: Produce and Fetch answers grouped by topic in the order topics
-first appear, ListOffsets and OffsetsForLeaderEpoch answers in the request's own topic layout.
-Record bytes are handed over as they are (one copy into or out of protobuf, as before).
+message has always been shaped: Produce answers grouped by topic in the order topics first
+appear, ListOffsets answers in the request's own topic layout. Record bytes are handed over as
+they are (one copy into or out of protobuf, as before).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from minikafka.broker.replication.fetch_session import FINAL_EPOCH, FetchMetadata
 from minikafka.broker.replication.requests import (
-    EpochEndOffset,
-    FetchPartition,
-    FetchPartitionResult,
-    FetchRequest,
     InitProducerIdRequest,
     InitProducerIdResult,
     LeaderAndIsrPartitionState,
@@ -27,8 +23,6 @@ from minikafka.broker.replication.requests import (
     ListOffsetsPartitionResult,
     ListOffsetsRequest,
     LiveLeader,
-    OffsetForLeaderPartition,
-    OffsetsForLeaderEpochRequest,
     PartitionError,
     ProducePartition,
     ProducePartitionResult,
@@ -39,21 +33,14 @@ from minikafka.broker.replication.requests import (
     by_request_topic,
 )
 from minikafka.proto import minikafka_pb2 as pb
-from minikafka.proto.common import TopicPartition
 
 __all__ = [
-    "fetch_forgotten",
-    "fetch_metadata",
-    "fetch_request",
-    "fetch_response",
     "init_producer_id_request",
     "init_producer_id_response",
     "leader_and_isr_request",
     "leader_and_isr_response",
     "list_offsets_request",
     "list_offsets_response",
-    "offsets_for_leader_epoch_request",
-    "offsets_for_leader_epoch_response",
     "produce_request",
     "produce_response",
     "stop_replica_request",
@@ -92,64 +79,6 @@ def produce_response(results: Iterable[ProducePartitionResult]) -> pb.ProduceRes
     return response
 
 
-def fetch_request(request: pb.FetchRequest) -> FetchRequest:
-    return FetchRequest(
-        request.replica_id,
-        request.max_wait_ms,
-        request.min_bytes,
-        request.max_bytes,
-        [
-            FetchPartition(
-                topic.topic,
-                fp.partition,
-                fp.fetch_offset,
-                fp.current_leader_epoch,
-                fp.last_fetched_epoch,
-                fp.log_start_offset,
-                fp.partition_max_bytes,
-            )
-            for topic in request.topics
-            for fp in topic.partitions
-        ],
-    )
-
-
-def fetch_metadata(request: pb.FetchRequest) -> FetchMetadata:
-    """The fetch session (KIP-227) a request names; no session_epoch is a sessionless fetch."""
-    epoch = request.session_epoch if request.HasField("session_epoch") else FINAL_EPOCH
-    return FetchMetadata(request.session_id, epoch)
-
-
-def fetch_forgotten(request: pb.FetchRequest) -> list[TopicPartition]:
-    return [
-        TopicPartition(topic.topic, partition)
-        for topic in request.forgotten_topics_data
-        for partition in topic.partitions
-    ]
-
-
-def fetch_response(results: Iterable[FetchPartitionResult]) -> pb.FetchResponse:
-    response = pb.FetchResponse()
-    by_topic: dict[str, pb.FetchResponse.FetchableTopicResponse] = {}
-    for result in results:
-        topic_response = by_topic.get(result.topic)
-        if topic_response is None:
-            topic_response = response.responses.add(topic=result.topic)
-            by_topic[result.topic] = topic_response
-        data = topic_response.partitions.add(
-            partition_index=result.partition,
-            error_code=result.error_code,
-            error_message=result.error_message,
-            high_watermark=result.high_watermark,
-            last_stable_offset=result.last_stable_offset,
-            log_start_offset=result.log_start_offset,
-            records=result.records,
-        )
-        if result.diverging_epoch is not None:
-            data.diverging_epoch.epoch, data.diverging_epoch.end_offset = result.diverging_epoch
-    return response
-
-
 def list_offsets_request(request: pb.ListOffsetsRequest) -> ListOffsetsRequest:
     return ListOffsetsRequest(
         request.replica_id,
@@ -178,39 +107,6 @@ def list_offsets_response(
                 timestamp=result.timestamp,
                 offset=result.offset,
                 leader_epoch=result.leader_epoch,
-            )
-    return response
-
-
-def offsets_for_leader_epoch_request(
-    request: pb.OffsetsForLeaderEpochRequest,
-) -> OffsetsForLeaderEpochRequest:
-    return OffsetsForLeaderEpochRequest(
-        request.replica_id,
-        [
-            OffsetForLeaderPartition(
-                topic.topic, op.partition, op.leader_epoch, op.current_leader_epoch
-            )
-            for topic in request.topics
-            for op in topic.partitions
-        ],
-    )
-
-
-def offsets_for_leader_epoch_response(
-    request: pb.OffsetsForLeaderEpochRequest, results: Iterable[EpochEndOffset]
-) -> pb.OffsetsForLeaderEpochResponse:
-    """``results`` are in request order, one per partition: laid out as the request's topics."""
-    response = pb.OffsetsForLeaderEpochResponse()
-    for topic, answers in by_request_topic(request.topics, results):
-        topic_response = response.topics.add(topic=topic.topic)
-        for result in answers:
-            topic_response.partitions.add(
-                partition=result.partition,
-                error_code=result.error_code,
-                error_message=result.error_message,
-                leader_epoch=result.leader_epoch,
-                end_offset=result.end_offset,
             )
     return response
 

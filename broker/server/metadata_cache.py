@@ -5,15 +5,25 @@ partition states that changed (a partition whose leader is -2 is being deleted a
 cache). Any broker answers Metadata and DescribeCluster from here, and the replica manager finds
 a leader's inter-broker endpoint here when LeaderAndIsr did not name it.
 
-Not thread-safe: owned by the broker's event loop.
+A request that must not be answered before the cache knows something (CreateTopics, until its
+partitions have leaders: Kafka's DelayedCreatePartitions) waits with ``wait_until``, a future
+parked in a purgatory (broker/replication/delayed.py) that each applied UpdateMetadata wakes:
+
+    known = await cache.wait_until(lambda: cache.contains_topic("t"), timeout_s=30)
+
+Not thread-safe: owned by the broker's event loop. UpdateMetadata is applied there too (the
+Control service is a grpc.aio servicer on that loop), so ``update`` wakes the waiters directly.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
 
+from minikafka.broker.replication.delayed import Purgatory, complete_when
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import TopicPartition
 
@@ -21,6 +31,7 @@ __all__ = ["BrokerInfo", "MetadataCache", "PartitionInfo"]
 
 LEADER_DURING_DELETE = -2
 NO_LEADER = -1
+_UPDATED = "metadata_cache.updated"  # the one key waiters park under, notified by every update
 
 _log = structlog.get_logger(__name__)
 
@@ -64,6 +75,7 @@ class MetadataCache:
         self.controller_id = -1
         self._brokers: dict[int, BrokerInfo] = {}
         self._partitions: dict[str, dict[int, PartitionInfo]] = {}
+        self._updates = Purgatory()
 
     # --- updates ------------------------------------------------------------------------------
 
@@ -111,7 +123,23 @@ class MetadataCache:
             partition_states=len(request.partition_states),
             deleted=[str(tp) for tp in deleted],
         )
+        self._updates.notify(_UPDATED)
         return deleted
+
+    async def wait_until(self, condition: Callable[[], bool], timeout_s: float) -> bool:
+        """Until ``condition()`` holds, checked now and after every update applied, at most
+        ``timeout_s``; whether it held. Nothing polls, and a wait that times out or is
+        cancelled leaves nothing parked (``waiting``)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        held = await complete_when(
+            lambda: True if condition() else None, [_UPDATED], self._updates, deadline
+        )
+        return held is not None
+
+    @property
+    def waiting(self) -> int:
+        """Waits parked until the next update."""
+        return len(self._updates)
 
     # --- brokers ------------------------------------------------------------------------------
 

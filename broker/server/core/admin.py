@@ -1,7 +1,8 @@
 """Topic administration on plain values: topics, partitions, leader elections, configs, records.
 
     TopicAdmin(config: BrokerConfig, controller: KafkaController, zk: ZkStore,
-               replica_manager: ReplicaManager | None = None)
+               replica_manager: ReplicaManager | None = None, *,
+               metadata_cache: MetadataCache | None = None)
 
 Both front doors call it: the gRPC ``AdminService`` (broker/server/admin_service.py) and the
 Kafka listener's handlers (broker/server/kafka/handlers/topics.py, configs.py, offsets.py). Each
@@ -19,6 +20,11 @@ waits and the errors are written once.
   one). Kafka in ZooKeeper mode leaves this to ACLs, which this broker does not have; a
   ``__consumer_offsets`` of a client's making (1 partition, RF 1, not compacted) would take
   the place of the one the broker creates on first use (core/topic_creation.py).
+  ``create_topics`` with ``timeout_ms`` > 0 answers once this broker's metadata has a leader for
+  every partition created, at most ``timeout_ms`` (Kafka's DelayedCreatePartitions): the
+  controller elects them before it answers, but this broker learns of them from its
+  UpdateMetadata a moment later, and a client's next request here (Metadata, DeleteTopics by
+  topic id) must know the topic. Past the timeout the answer is sent as it is.
   ``delete_topics`` with ``timeout_ms`` > 0 waits until the topic is gone from ZooKeeper, else
   REQUEST_TIMED_OUT.
 - ``describe_configs`` answers from ZooKeeper (``/config/topics/<t>``) and this broker's config;
@@ -70,6 +76,7 @@ from minikafka.broker.replication.requests import (
     DeleteRecordsPartitionResult,
 )
 from minikafka.broker.server.core.metadata import INTERNAL_TOPICS
+from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.storage.config import TOPIC_KEY_SYNONYMS, LogConfig
 from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
 from minikafka.controller.topics import validate_topic_name
@@ -322,11 +329,15 @@ class TopicAdmin:
         controller: KafkaController,
         zk: ZkStore,
         replica_manager: ReplicaManager | None = None,
+        *,
+        metadata_cache: MetadataCache | None = None,
     ) -> None:
+        """Without ``metadata_cache``, ``create_topics`` answers without waiting for it."""
         self._config = config
         self._controller = controller
         self._zk = zk
         self._replica_manager = replica_manager
+        self._metadata_cache = metadata_cache
 
     def reconfigure(self, config: BrokerConfig) -> None:
         """The broker's config after a dynamic broker config change."""
@@ -335,8 +346,10 @@ class TopicAdmin:
     # --- the controller's requests -------------------------------------------------------------
 
     async def create_topics(
-        self, topics: Sequence[NewTopic], *, validate_only: bool = False
+        self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout_ms: int = 0
     ) -> list[CreatableTopicResult]:
+        """See the module docstring: with ``timeout_ms`` > 0 the answer waits, at most that
+        long, until this broker's metadata has a leader for every partition created."""
         duplicates = _duplicates(t.name for t in topics)
         results: dict[str, CreatableTopicResult] = {}
         to_create: list[NewTopic] = []
@@ -388,7 +401,39 @@ class TopicAdmin:
                     partitions=outcome.num_partitions,
                     replication_factor=outcome.replication_factor,
                 )
+        if not validate_only and timeout_ms > 0:
+            await self._await_leaders(
+                {
+                    r.name: r.num_partitions
+                    for r in results.values()
+                    if r.error_code == ErrorCode.NONE
+                },
+                timeout_ms,
+            )
         return [results[t.name] for t in _unique(topics)]
+
+    async def _await_leaders(self, topics: Mapping[str, int], timeout_ms: int) -> None:
+        """Until this broker's metadata has a leader for every partition of ``topics`` (name ->
+        partition count), at most ``timeout_ms``: woken by each UpdateMetadata it applies."""
+        cache = self._metadata_cache
+        if cache is None or not topics:
+            return
+
+        def leaders_known() -> bool:
+            for topic, count in topics.items():
+                for partition in range(count):
+                    info = cache.get_partition(topic, partition)
+                    if info is None or info.leader < 0:
+                        return False
+            return True
+
+        if not await cache.wait_until(leaders_known, timeout_ms / 1000):
+            log.warning(
+                "create_topic_leaders_unknown",
+                topics=sorted(topics),
+                timeout_ms=timeout_ms,
+                hint="answered without this broker's metadata knowing every leader",
+            )
 
     async def delete_topics(
         self, names: Sequence[str], *, timeout_ms: int = 0

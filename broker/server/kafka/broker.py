@@ -34,3 +34,6 @@ class KafkaBroker:
     groups: GroupApi | None  # None: this broker has no group coordinator
     admin: TopicAdmin
     requests: RequestMetrics = field(default_factory=RequestMetrics)  # off unless metrics are on
+    # (listener, replica id) this broker has warned of refusing a follower's fetch from
+    # (handlers/fetch.py): a refused follower retries every back-off, so once per pair.
+    refused_replicas: set[tuple[str, int]] = field(default_factory=set)

@@ -25,6 +25,7 @@ from minikafka.broker.server.kafka.schema import (
 )
 from minikafka.client.admin import NewTopic as GrpcNewTopic
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
@@ -708,6 +709,68 @@ def test_records_produced_over_kafka_to_a_topic_created_over_grpc(
     assert producer.flush(15) == 0
     values = [r.value for p in (0, 1) for r in cluster.fetch_all("made-over-grpc", p)]
     assert sorted(values) == sorted(f"v{i}".encode() for i in range(10))
+
+
+def test_both_doors_answer_create_topics_once_this_broker_knows_the_leaders(
+    cluster: Cluster,
+) -> None:
+    """CreateTopics waits, in the core both doors call, until the controller's own metadata
+    has a leader for every partition created (Kafka's DelayedCreatePartitions): the next
+    request to that broker, on either door, knows the topic."""
+    controller = cluster.controller_id()
+    assert controller is not None
+    address = controller_address(cluster)
+    created = raw(
+        address,
+        CREATE_TOPICS,
+        7,
+        {
+            "topics": [
+                {
+                    "name": "known-over-kafka",
+                    "num_partitions": 3,
+                    "replication_factor": 2,
+                    "assignments": [],
+                    "configs": [],
+                }
+            ],
+            "timeout": 10_000,
+        },
+    )
+    assert [(t.name, t.error_code) for t in created.topics] == [("known-over-kafka", 0)]
+    entry = metadata_v9(address, "known-over-kafka", False)
+    assert entry.error_code == ErrorCode.NONE
+    assert sorted((p.partition_index, p.leader_id >= 0) for p in entry.partitions) == [
+        (0, True),
+        (1, True),
+        (2, True),
+    ]
+    # by topic id, which this broker resolves from its metadata alone
+    deleted = raw(
+        address,
+        DELETE_TOPICS,
+        6,
+        {"topics": [{"name": None, "topic_id": created.topics[0].topic_id}], "timeout": 10_000},
+    )
+    assert [(t.name, t.error_code) for t in deleted.responses] == [("known-over-kafka", 0)]
+
+    request = pb.CreateTopicsRequest(
+        topics=[
+            pb.CreateTopicsRequest.CreatableTopic(
+                name="known-over-grpc", num_partitions=3, replication_factor=2
+            )
+        ],
+        timeout_ms=10_000,
+    )
+    answer = pb_grpc.AdminStub(cluster.channel(controller)).CreateTopics(request, timeout=15)
+    assert [(t.name, t.error_code) for t in answer.topics] == [("known-over-grpc", 0)]
+    (topic,) = cluster.metadata(controller, ["known-over-grpc"]).topics
+    assert topic.error_code == ErrorCode.NONE
+    assert sorted((p.partition_index, p.leader_id >= 0) for p in topic.partitions) == [
+        (0, True),
+        (1, True),
+        (2, True),
+    ]
 
 
 # --- auto topic creation ------------------------------------------------------------------------

@@ -1,9 +1,10 @@
-"""Topic admin pieces that need no ZooKeeper: topic config checks, and DeleteRecords through
-the gRPC AdminService onto TopicAdmin."""
+"""Topic admin pieces that need no ZooKeeper: topic config checks, and DeleteRecords and
+CreateTopics' wait for this broker's metadata through the gRPC AdminService onto TopicAdmin."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,8 @@ from minikafka.broker.server.core.admin import (
     validate_topic_configs,
 )
 from minikafka.broker.server.core.topic_creation import OFFSETS_TOPIC_CONFIGS
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.controller.controller import CreateTopicResult, NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode, InvalidConfigError
 
@@ -127,3 +130,88 @@ def test_delete_records_adapter_passes_the_timeout_and_regroups_by_topic() -> No
         for t in response.topics
         for p in t.partitions
     ] == [("a", 0, 4, 0, "m"), ("a", 1, 0, 0, "m"), ("b", 2, -1, 7, "m")]
+
+
+class CreatingController:
+    """Creates every topic at once, as the controller answers once it elected the leaders."""
+
+    def create_topics(
+        self, new_topics: Sequence[NewTopic], *, validate_only: bool = False
+    ) -> concurrent.futures.Future[dict[str, CreateTopicResult]]:
+        future: concurrent.futures.Future[dict[str, CreateTopicResult]]
+        future = concurrent.futures.Future()
+        future.set_result(
+            {
+                t.name: CreateTopicResult(ErrorCode.NONE, "", "id", t.num_partitions, 1)
+                for t in new_topics
+            }
+        )
+        return future
+
+
+def _leaders(topic: str, leaders: Sequence[int]) -> pb.UpdateMetadataRequest:
+    request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=5)
+    request.live_brokers.add(id=1, host="127.0.0.1", port=9091)
+    for partition, leader in enumerate(leaders):
+        request.partition_states.add(
+            topic_name=topic, topic_id="id", partition_index=partition, leader=leader
+        )
+    return request
+
+
+def _create_topics_service(cache: MetadataCache) -> AdminService:
+    return AdminService(
+        TopicAdmin(
+            BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
+            controller=CreatingController(),  # type: ignore[arg-type]
+            zk=None,  # type: ignore[arg-type]
+            metadata_cache=cache,
+        )
+    )
+
+
+def _create(name: str, partitions: int, timeout_ms: int, **kwargs: Any) -> pb.CreateTopicsRequest:
+    topic = pb.CreateTopicsRequest.CreatableTopic(
+        name=name, num_partitions=partitions, replication_factor=1
+    )
+    return pb.CreateTopicsRequest(topics=[topic], timeout_ms=timeout_ms, **kwargs)
+
+
+def test_create_topics_answers_once_this_brokers_metadata_knows_every_leader() -> None:
+    async def scenario() -> None:
+        cache = MetadataCache(1)
+        service = _create_topics_service(cache)
+        context: Any = None
+        answer = asyncio.ensure_future(service.CreateTopics(_create("t", 2, 30_000), context))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not answer.done() and cache.waiting == 1
+        cache.update(_leaders("t", [1, -1]))  # partition 1 has no leader yet
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not answer.done()
+        cache.update(_leaders("t", [1, 1]))
+        response = await asyncio.wait_for(answer, 5)
+        assert [(t.name, t.error_code) for t in response.topics] == [("t", ErrorCode.NONE)]
+        assert cache.waiting == 0
+
+    asyncio.run(scenario())
+
+
+def test_create_topics_answers_after_the_timeout_or_at_once_without_one() -> None:
+    async def scenario() -> None:
+        cache = MetadataCache(1)
+        service = _create_topics_service(cache)
+        context: Any = None
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        response = await service.CreateTopics(_create("late", 1, 50), context)
+        assert loop.time() - started >= 0.05
+        assert [t.error_code for t in response.topics] == [ErrorCode.NONE]
+        assert cache.waiting == 0
+        # timeout_ms 0 (do not wait) and validate_only answer without looking at the metadata
+        for request in (_create("now", 1, 0), _create("checked", 1, 30_000, validate_only=True)):
+            response = await asyncio.wait_for(service.CreateTopics(request, context), 5)
+            assert [t.error_code for t in response.topics] == [ErrorCode.NONE]
+
+    asyncio.run(scenario())

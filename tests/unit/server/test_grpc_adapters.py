@@ -1,10 +1,9 @@
 """The Data and Control RPCs' messages to the ReplicaManager's values and back keep each
-message's shape."""
+message's shape (Fetch and OffsetsForLeaderEpoch: tests/unit/replication/test_grpc_messages.py)."""
 
 from __future__ import annotations
 
 from minikafka.broker.replication.requests import (
-    FetchPartitionResult,
     LeaderAndIsrPartitionState,
     LeaderAndIsrResponse,
     ListOffsetsPartitionResult,
@@ -41,18 +40,6 @@ def test_produce_request_is_flattened_and_answers_grouped_by_topic() -> None:
     ]
     first = response.responses[0].partition_responses[0]
     assert (first.base_offset, first.log_append_time_ms) == (5, -1)
-
-
-def test_fetch_response_sets_diverging_epoch_only_when_there_is_one() -> None:
-    response = adapt.fetch_response(
-        [
-            FetchPartitionResult("t", 0, 0, "", 3, 3, 0, b"batch"),
-            FetchPartitionResult("t", 1, 0, "", 3, 3, 0, b"", (1, 2)),
-        ]
-    )
-    plain, diverged = response.responses[0].partitions
-    assert plain.records == b"batch" and not plain.HasField("diverging_epoch")
-    assert (diverged.diverging_epoch.epoch, diverged.diverging_epoch.end_offset) == (1, 2)
 
 
 def test_list_offsets_answers_in_the_request_layout() -> None:

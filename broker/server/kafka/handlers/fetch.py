@@ -59,16 +59,14 @@ _FINAL_EPOCH = -1  # a full fetch outside any session (KIP-227's FetchMetadata)
 _NO_DIVERGENCE: dict[str, Any] = {}  # the tagged field's default: not sent
 
 _log = structlog.get_logger(__name__)
-# (listener, replica id) already warned of: a refused follower retries every back-off.
-_refused: set[tuple[str, int]] = set()
 
 
 @handler(api_key=1, min_version=4, max_version=12)
 async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if body.replica_id >= 0 and request.listener != broker.config.inter_broker_listener_name:
-        if (request.listener, body.replica_id) not in _refused:
-            _refused.add((request.listener, body.replica_id))
+        if (request.listener, body.replica_id) not in broker.refused_replicas:
+            broker.refused_replicas.add((request.listener, body.replica_id))
             _log.warning(
                 "fetch.replica_refused",
                 replica=body.replica_id,

@@ -10,12 +10,13 @@ Versions:
 - CreateTopics 2-7. ``num_partitions`` and ``replication_factor`` -1 mean num.partitions and
   default.replication.factor (sent by clients from v4); a manual assignment needs both at -1
   (else INVALID_REQUEST). ``validate_only`` checks without creating. The answer comes once the
-  controller has written the topic and elected its leaders; brokers learn of it through
-  UpdateMetadata right after, so a Metadata request may not know the topic for a moment (Kafka's
-  clients wait for it). From v5 the answer carries the topic's partition count, replication
-  factor and effective configs (overrides and broker defaults, with their sources), also for
-  ``validate_only``; v7 adds the topic id. A config given without a value is INVALID_CONFIG, as
-  in Kafka (the gRPC door cannot send one).
+  controller has written the topic and elected its leaders and this broker's metadata knows
+  those leaders, at most ``timeout`` later (TopicAdmin's wait, Kafka's DelayedCreatePartitions);
+  other brokers learn of them through UpdateMetadata too, so a Metadata request to another
+  broker may not know the topic for a moment (Kafka's clients wait for it). From v5 the answer
+  carries the topic's partition count, replication factor and effective configs (overrides and
+  broker defaults, with their sources), also for ``validate_only``; v7 adds the topic id. A
+  config given without a value is INVALID_CONFIG, as in Kafka (the gRPC door cannot send one).
 - DeleteTopics 1-6. ``timeout_ms`` > 0 waits for the deletion to complete, else
   REQUEST_TIMED_OUT; <= 0 answers at once. v6 names a topic by name or by topic id: an id this
   broker's metadata does not know is UNKNOWN_TOPIC_ID, both a name and an id INVALID_REQUEST.
@@ -25,7 +26,6 @@ Versions:
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import uuid
 from collections import Counter
@@ -68,17 +68,13 @@ async def create_topics(request: Request, broker: KafkaBroker) -> Entity:
             )
         )
     answer = (
-        await broker.admin.create_topics(creatable, validate_only=body.validate_only)
+        await broker.admin.create_topics(
+            creatable, validate_only=body.validate_only, timeout_ms=_millis(body.timeout)
+        )
         if creatable
         else []
     )
     by_name = {t.name: t for t in answer}
-    if not body.validate_only:
-        await _await_metadata(
-            broker,
-            {t.name: t.num_partitions for t in answer if t.error_code == ErrorCode.NONE},
-            _millis(body.timeout),
-        )
     results = []
     for name in dict.fromkeys(t.name for t in body.topics):
         if name in refused:
@@ -162,33 +158,6 @@ async def delete_topics(request: Request, broker: KafkaBroker) -> Entity:
         result["error_code"] = outcome.error_code
         result["error_message"] = outcome.error_message or None
     return request.response({"throttle_time": 0, "responses": list(results.values())})
-
-
-_METADATA_POLL_S = 0.01
-
-
-async def _await_metadata(broker: KafkaBroker, topics: dict[str, int], timeout_ms: int) -> None:
-    """As Kafka's DelayedCreatePartitions: the answer waits, at most the request's timeout,
-    until this broker's metadata has a leader for every partition of the topics created, so
-    that a client's next request (Metadata, DeleteTopics by id) to this broker knows them. The
-    cache is filled by the controller's UpdateMetadata, a few milliseconds after the
-    creation; it is looked at every 10 ms (nothing on the data path waits here)."""
-    if not topics or timeout_ms <= 0:
-        return
-    cache = broker.metadata_cache
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_ms / 1000
-
-    def known() -> bool:
-        for topic, count in topics.items():
-            for partition in range(count):
-                info = cache.get_partition(topic, partition)
-                if info is None or info.leader < 0:
-                    return False
-        return True
-
-    while not known() and loop.time() < deadline:
-        await asyncio.sleep(_METADATA_POLL_S)
 
 
 def _names_by_topic_id(broker: KafkaBroker) -> dict[uuid.UUID, str]:
