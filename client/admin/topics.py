@@ -20,6 +20,9 @@ from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
+# How much sooner than the call's deadline a CreateTopics asks the broker to answer by.
+_ANSWER_MARGIN_MS = 200
+
 
 class ElectionType(IntEnum):
     """Kafka's ElectionType; ``str()`` is the name Kafka prints (PREFERRED, UNCLEAN)."""
@@ -56,7 +59,7 @@ class TopicAdmin(AdminBase):
         pending = {t.name: t for t in new_topics}
         timeout_ms = self._timeout(timeout_ms)
 
-        def request() -> pb.CreateTopicsRequest:
+        def request(timeout_s: float) -> pb.CreateTopicsRequest:
             return pb.CreateTopicsRequest(
                 topics=[
                     pb.CreateTopicsRequest.CreatableTopic(
@@ -73,12 +76,14 @@ class TopicAdmin(AdminBase):
                     )
                     for t in pending.values()
                 ],
-                timeout_ms=timeout_ms,
+                # The broker waits up to this for its metadata to know the new leaders: it
+                # answers a little before this call's deadline, never just after it.
+                timeout_ms=max(int(timeout_s * 1000) - _ANSWER_MARGIN_MS, 0),
                 validate_only=validate_only,
             )
 
         def send(stub: pb_grpc.AdminStub, timeout_s: float) -> pb.CreateTopicsResponse:
-            return stub.CreateTopics(request(), timeout=timeout_s)
+            return stub.CreateTopics(request(timeout_s), timeout=timeout_s)
 
         return self._per_item(
             "createTopics",

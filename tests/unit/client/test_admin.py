@@ -58,6 +58,7 @@ class FakeBroker(pb_grpc.MetadataServicer, pb_grpc.AdminServicer):
 
     def CreateTopics(self, request: Any, context: Any) -> pb.CreateTopicsResponse:
         self.calls.append("CreateTopics")
+        self.cluster.create_timeouts.append((request.timeout_ms, context.time_remaining()))
         response = pb.CreateTopicsResponse()
         for t in request.topics:
             if self.broker_id != self.cluster.controller_id:
@@ -94,6 +95,8 @@ class FakeCluster:
         self.controller_id = 1
         self.move_controller_after_create: int | None = None
         self.topics: dict[str, list[list[int]]] = {}
+        # (the request's timeout_ms, the call's seconds left) of each CreateTopics
+        self.create_timeouts: list[tuple[int, float]] = []
         self.brokers: list[FakeBroker] = []
         self.ports: dict[int, int] = {}
         self.servers: list[grpc.Server] = []
@@ -131,6 +134,18 @@ def test_controller_requests_go_to_the_controller(cluster: FakeCluster) -> None:
     assert errors["orders"].message == "Topic 'orders' already exists."
     assert cluster.brokers[1].calls.count("CreateTopics") == 2
     assert "CreateTopics" not in cluster.brokers[0].calls
+
+
+def test_create_topics_asks_for_an_answer_before_the_call_times_out(
+    cluster: FakeCluster,
+) -> None:
+    """The broker waits up to the request's timeout_ms for its metadata to know the new leaders:
+    that is a little less than the call's own deadline, so its answer comes before the call
+    gives up (a retry would then find the topic already there)."""
+    with AdminClient(cluster.address(0)) as admin:
+        assert admin.create_topics([NewTopic("orders", 2, 1)], timeout_ms=5000) == {"orders": None}
+    ((asked_ms, remaining_s),) = cluster.create_timeouts
+    assert 4000 < asked_ms <= remaining_s * 1000 - 100
 
 
 def test_not_controller_refreshes_and_retries(cluster: FakeCluster) -> None:
