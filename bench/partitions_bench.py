@@ -58,6 +58,7 @@ from bench.codec_bench import yardstick
 from bench.kafka_classic import python_module, replication_faults
 from bench.kafka_protocol_bench import produce_records
 from bench.local_cluster import start_cluster
+from bench.storage_bench import page_cache_write_rate
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import Cluster
 from tests.integration.zookeeper import ZooKeeperServer
@@ -277,25 +278,6 @@ class Rates:
 
     def median(self, name: str) -> float:
         return statistics.median(self.rates[name])
-
-
-def page_cache_write_rate(directory: Path, megabytes: int = 512) -> float:
-    """MB of new file written per CPU-second (1 MiB writes into the page cache, no fsync), in
-    ``directory``; the file is removed. An RF3 run appends each byte three times, and on this
-    machine's virtual machines the same write costs several times more CPU on memory the guest
-    has not used lately (docs/benchmarks.md, "Large records and latency at RF3 acks=all")."""
-    path = directory / "page-cache-write-rate"
-    chunk = b"x" * (1 << 20)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        start = time.process_time()
-        for _ in range(megabytes):
-            os.write(fd, chunk)
-        used = time.process_time() - start
-    finally:
-        os.close(fd)
-        path.unlink()
-    return megabytes * (1 << 20) / 1e6 / max(used, 1e-9)
 
 
 def _records_for(records: int, size: int) -> int:

@@ -2,6 +2,7 @@
 
     python -m bench.storage_bench [--dir DIR] [--mb 512] [--rounds 3]
     python -m bench.storage_bench --load-logs 10000 [--load-batches 0] [--profile] [--dir DIR]
+    python -m bench.storage_bench --page-cache-gb 4 [--dir DIR]
 
 1. ``dd``: sequential writes of 1 MiB blocks to a file in ``--dir``, once to the page cache only
    and once with ``conv=fdatasync`` (the data forced to the disk before dd reports).
@@ -23,6 +24,11 @@ clean close (``.kafka_cleanshutdown``: nothing recovered) and after a crash (no 
 recovery points checkpointed: what partitions_bench's SIGKILL leaves). Logging as the broker's
 (``configure_logging``, JSON, to /dev/null). ``--profile`` prints cProfile's top functions of
 one more load of each case.
+
+``--page-cache-gb G`` measures the page cache alone: G GB written to one new file in 256 MB
+steps, each step's MB per CPU-second and wall MB/s, and the Dirty memory after it. Every
+replica's append is such a write (the kernel's copy into the page cache); on this project's
+virtual machines it costs over ten times more CPU once a few GB of new page cache are in use.
 """
 
 from __future__ import annotations
@@ -61,6 +67,59 @@ def dd_mb_per_s(directory: Path, mb: int, *, fdatasync: bool) -> float:
     elapsed = time.perf_counter() - start
     target.unlink()
     return mb * MiB / elapsed / 1e6
+
+
+def page_cache_write_rate(directory: Path, megabytes: int = 512) -> float:
+    """MB of new file written per CPU-second (1 MiB writes into the page cache, no fsync), in
+    ``directory``; the file is removed. An RF3 run appends each byte three times, and on this
+    machine's virtual machines the same write costs over ten times more CPU once a few GB of
+    new page cache are in use (``--page-cache-gb``; docs/benchmarks.md, "Large records and
+    latency at RF3 acks=all")."""
+    path = directory / "page-cache-write-rate"
+    chunk = b"x" * (1 << 20)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        start = time.process_time()
+        for _ in range(megabytes):
+            os.write(fd, chunk)
+        used = time.process_time() - start
+    finally:
+        os.close(fd)
+        path.unlink()
+    return megabytes * (1 << 20) / 1e6 / max(used, 1e-9)
+
+
+def page_cache_curve(directory: Path, gigabytes: float, step_mb: int = 256) -> None:
+    """Write ``gigabytes`` to one new file in ``directory`` in ``step_mb`` steps (1 MiB writes,
+    no fsync) and print each step's MB per CPU-second, wall MB/s and the Dirty memory; the
+    file is removed."""
+    path = directory / "page-cache-curve"
+    chunk = b"x" * MiB
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    print(f"machine: {machine()}; {gigabytes} GB to one new file in {directory}")
+    print("| written, MB | MB per CPU-second | wall MB/s | Dirty, MB |")
+    print("|---:|---:|---:|---:|")
+    try:
+        for step in range(1, int(gigabytes * 1000 / step_mb) + 1):
+            cpu, wall = time.process_time(), time.perf_counter()
+            for _ in range(step_mb):
+                os.write(fd, chunk)
+            mb = step_mb * MiB / 1e6
+            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            print(f"| {step * mb:,.0f} | {mb / max(cpu, 1e-9):,.0f} | {mb / max(wall, 1e-9):,.0f} "
+                  f"| {_meminfo_mb('Dirty'):,} |", flush=True)  # fmt: skip
+    finally:
+        os.close(fd)
+        path.unlink()
+
+
+def _meminfo_mb(field: str) -> int:
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            name, _, value = line.partition(":")
+            if name == field:
+                return int(value.split()[0]) // 1024
+    return -1
 
 
 def build_batches(total_bytes: int) -> list[bytes]:
@@ -208,9 +267,19 @@ def main() -> None:
     parser.add_argument("--load-logs", type=int, default=0, help="measure loading N logs instead")
     parser.add_argument("--load-batches", type=int, default=0, help="batches per loaded log")
     parser.add_argument("--profile", action="store_true", help="cProfile one load of each case")
+    parser.add_argument(
+        "--page-cache-gb", type=float, default=0, help="the page cache's cost as it fills instead"
+    )
     args = parser.parse_args()
     if args.load_logs:
         load_main(args)
+        return
+    if args.page_cache_gb:
+        base = Path(tempfile.mkdtemp(prefix="storage-bench-", dir=args.dir))
+        try:
+            page_cache_curve(base, args.page_cache_gb)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
         return
     base = Path(tempfile.mkdtemp(prefix="storage-bench-", dir=args.dir))
     try:
