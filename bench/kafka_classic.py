@@ -35,7 +35,8 @@ Rows (throughput in records/s and MB/s):
    another process notes when each arrives (the send time travels in the value; both read the
    same wall clock). p50 / p99 / p99.9 in ms. Kreps's figure came from Kafka's
    TestEndToEndLatency, which sends one record at a time and waits for it. ``--latency-only``
-   runs this row alone (``--latency-rate`` picks the rates). ``--latency-client`` picks the
+   runs this row alone (``--latency-rate`` picks the rates, ``--latency-rf`` the topic's
+   replication factor: 1 leaves out the followers' round trip). ``--latency-client`` picks the
    clients: ``minikafka`` (default; its Producer and Consumer over gRPC) or ``confluent``
    (confluent-kafka, librdkafka in C, over the brokers' Kafka listeners: what a Kafka user's
    software sees, with clients that cost the shared cores far less). A run in which a
@@ -394,7 +395,9 @@ def run_rows(cluster: Cluster, records: int) -> list[Row]:
     return rows
 
 
-def table(rows: Sequence[Row], latencies: dict[int, tuple[float, ...]]) -> list[str]:
+def table(
+    rows: Sequence[Row], latencies: dict[int, tuple[float, ...]], latency_rf: int = 3
+) -> list[str]:
     lines = [
         "| Test | minikafka records/s | minikafka MB/s | Kafka 2014 records/s | Kafka 2014 MB/s "
         "| Note |",
@@ -410,7 +413,8 @@ def table(rows: Sequence[Row], latencies: dict[int, tuple[float, ...]]) -> list[
     for rate, (p50, p99, p999) in sorted(latencies.items()):
         lines.append(
             f"| end-to-end latency p50 / p99 / p99.9 | {p50:.1f} / {p99:.1f} / {p999:.1f} ms | "
-            f"| {k50:.0f} / {k99:.0f} / {k999:.0f} ms | | {rate:,} records/s, acks=all, RF 3 |"
+            f"| {k50:.0f} / {k99:.0f} / {k999:.0f} ms | | {rate:,} records/s, acks=all, "
+            f"RF {latency_rf} |"
         )
     return lines
 
@@ -438,6 +442,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="the latency row's clients: minikafka's over gRPC (default) or confluent-kafka's "
         "over the Kafka protocol",
     )
+    parser.add_argument(
+        "--latency-rf",
+        type=int,
+        choices=(1, 2, 3),
+        default=3,
+        help="the latency topic's replication factor (default 3; 1 leaves out the followers' "
+        "round trip)",
+    )
     parser.add_argument("--latency-consumer", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.latency_consumer:
@@ -459,7 +471,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "rf3-sync": (PARTITIONS, 3),
                 "rf3-three": (PARTITIONS, 3),
                 "together": (PARTITIONS, 3),
-                "latency": (1, 3),
+                "latency": (1, args.latency_rf),
             },
         )
         bootstrap = cluster.bootstrap_servers
@@ -489,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "commodity machines, 50 million records per test"
         )
         print()
-        for line in table(rows, latencies):
+        for line in table(rows, latencies, args.latency_rf):
             print(line)
     finally:
         cluster.close()
