@@ -321,7 +321,7 @@ class BrokerServer:
                 e.connection_string for e in config.kafka_advertised_listeners
             ],
             metrics_listener=metrics_bound,
-            event_loop=type(asyncio.get_running_loop()).__module__,
+            event_loop=type(asyncio.get_running_loop()).__module__.partition(".")[0],
             broker_epoch=self._broker_epoch,
             cluster_id=self.cluster_id,
         )

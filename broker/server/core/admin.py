@@ -349,7 +349,9 @@ class TopicAdmin:
         self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout_ms: int = 0
     ) -> list[CreatableTopicResult]:
         """See the module docstring: with ``timeout_ms`` > 0 the answer waits, at most that
-        long, until this broker's metadata has a leader for every partition created."""
+        long, until this broker's metadata has a leader for every partition created; the
+        time counts from the request's arrival, the controller's work included."""
+        deadline = asyncio.get_running_loop().time() + timeout_ms / 1000
         duplicates = _duplicates(t.name for t in topics)
         results: dict[str, CreatableTopicResult] = {}
         to_create: list[NewTopic] = []
@@ -408,13 +410,14 @@ class TopicAdmin:
                     for r in results.values()
                     if r.error_code == ErrorCode.NONE
                 },
-                timeout_ms,
+                deadline,
             )
         return [results[t.name] for t in _unique(topics)]
 
-    async def _await_leaders(self, topics: Mapping[str, int], timeout_ms: int) -> None:
+    async def _await_leaders(self, topics: Mapping[str, int], deadline: float) -> None:
         """Until this broker's metadata has a leader for every partition of ``topics`` (name ->
-        partition count), at most ``timeout_ms``: woken by each UpdateMetadata it applies."""
+        partition count), at most until ``deadline`` (the loop's clock): woken by each
+        UpdateMetadata it applies."""
         cache = self._metadata_cache
         if cache is None or not topics:
             return
@@ -427,11 +430,11 @@ class TopicAdmin:
                         return False
             return True
 
-        if not await cache.wait_until(leaders_known, timeout_ms / 1000):
+        remaining = deadline - asyncio.get_running_loop().time()
+        if not await cache.wait_until(leaders_known, max(remaining, 0.0)):
             log.warning(
                 "create_topic_leaders_unknown",
                 topics=sorted(topics),
-                timeout_ms=timeout_ms,
                 hint="answered without this broker's metadata knowing every leader",
             )
 

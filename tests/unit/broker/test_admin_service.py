@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -149,6 +150,23 @@ class CreatingController:
         return future
 
 
+class SlowController(CreatingController):
+    """Answers after ``seconds`` (many partitions, a slow ZooKeeper)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def create_topics(
+        self, new_topics: Sequence[NewTopic], *, validate_only: bool = False
+    ) -> concurrent.futures.Future[dict[str, CreateTopicResult]]:
+        done = super().create_topics(new_topics, validate_only=validate_only)
+        answer: concurrent.futures.Future[dict[str, CreateTopicResult]]
+        answer = concurrent.futures.Future()
+        # completed later on another thread, as the controller's thread does
+        threading.Timer(self.seconds, lambda: answer.set_result(done.result())).start()
+        return answer
+
+
 def _leaders(topic: str, leaders: Sequence[int]) -> pb.UpdateMetadataRequest:
     request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=5)
     request.live_brokers.add(id=1, host="127.0.0.1", port=9091)
@@ -159,11 +177,13 @@ def _leaders(topic: str, leaders: Sequence[int]) -> pb.UpdateMetadataRequest:
     return request
 
 
-def _create_topics_service(cache: MetadataCache) -> AdminService:
+def _create_topics_service(
+    cache: MetadataCache, controller: CreatingController | None = None
+) -> AdminService:
     return AdminService(
         TopicAdmin(
             BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
-            controller=CreatingController(),  # type: ignore[arg-type]
+            controller=controller or CreatingController(),  # type: ignore[arg-type]
             zk=None,  # type: ignore[arg-type]
             metadata_cache=cache,
         )
@@ -213,5 +233,23 @@ def test_create_topics_answers_after_the_timeout_or_at_once_without_one() -> Non
         for request in (_create("now", 1, 0), _create("checked", 1, 30_000, validate_only=True)):
             response = await asyncio.wait_for(service.CreateTopics(request, context), 5)
             assert [t.error_code for t in response.topics] == [ErrorCode.NONE]
+
+    asyncio.run(scenario())
+
+
+def test_the_wait_for_leaders_counts_from_the_request_not_from_the_controllers_answer() -> None:
+    """timeout_ms bounds the whole answer, the controller's work included, so that a client
+    whose call deadline is that long (less a margin) gets it before giving up."""
+
+    async def scenario() -> None:
+        cache = MetadataCache(1)
+        service = _create_topics_service(cache, SlowController(0.3))
+        context: Any = None
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        response = await service.CreateTopics(_create("slow", 1, 500), context)
+        assert [t.error_code for t in response.topics] == [ErrorCode.NONE]
+        assert 0.3 <= loop.time() - started < 0.7
+        assert cache.waiting == 0
 
     asyncio.run(scenario())
