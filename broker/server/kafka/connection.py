@@ -148,7 +148,7 @@ class KafkaConnection:
                     answer = handler.handle(request, self._broker)
                 else:
                     await self._wait_written(writer_task)
-                    answer = _done(await handler.handle(request, self._broker))
+                    response = await handler.handle(request, self._broker)
             except registry.CloseConnection as close:
                 raise _Closed(close.reason, api=handler.name, **close.details) from None
             except Exception as exc:
@@ -156,12 +156,21 @@ class KafkaConnection:
                     "kafka.handler_failed", api=handler.name, api_version=request.api_version
                 )
                 raise _Closed("handler failed", api=handler.name, error=str(exc)) from None
+            if not handler.pipelined:
+                # Every earlier answer is written, and nothing more is read until this one is:
+                # it goes out from here, not through the writer task (a follower's fetch
+                # answer one task switch sooner).
+                await self._send(request, response, started)
+                continue
             self._written.clear()
             await self._answers.put((request, answer, started))
 
     async def _read_frame(self, writer_task: asyncio.Future[None]) -> bytes | None:
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for wraps each read in a task of
+        # its own, two tasks and several turns of the loop per request.
         try:
-            head = await asyncio.wait_for(self._reader.readexactly(4), self._idle_s)
+            async with asyncio.timeout(self._idle_s):
+                head = await self._reader.readexactly(4)
         except TimeoutError:
             raise _Closed("idle", idle_ms=self._broker.config.connections_max_idle_ms) from None
         except asyncio.IncompleteReadError as exc:
@@ -176,7 +185,8 @@ class KafkaConnection:
                 "invalid request size", size=size, socket_request_max_bytes=self._max_bytes
             )
         try:
-            return await asyncio.wait_for(self._reader.readexactly(size), self._idle_s)
+            async with asyncio.timeout(self._idle_s):
+                return await self._reader.readexactly(size)
         except TimeoutError:
             raise _Closed("truncated request", size=size) from None
         except asyncio.IncompleteReadError as exc:
@@ -259,15 +269,30 @@ class KafkaConnection:
                 api = registry.HANDLERS[request.api_key].name
                 _log.exception("kafka.handler_failed", api=api, api_version=request.api_version)
                 raise _Closed("handler failed", api=api, error=str(exc)) from None
-            if response is not None:
-                self._writer.write(_frame(request, response))
-                await self._writer.drain()
-            from_follower = request.api_key == 1 and request.body.replica_id >= 0
-            self._broker.requests.observe(
-                kafka_request_name(request.api_key, from_follower=from_follower), started
-            )
+            await self._send(request, response, started)
             if self._answers.empty():
                 self._written.set()
+
+    async def _send(
+        self, request: registry.Request, response: Entity | None, started: float
+    ) -> None:
+        """Write one answer (None: the request has none) and count the request as served."""
+        if response is not None:
+            try:
+                data = _frame(request, response)
+            except Exception as exc:
+                api = registry.HANDLERS[request.api_key].name
+                _log.exception("kafka.handler_failed", api=api, api_version=request.api_version)
+                raise _Closed("handler failed", api=api, error=str(exc)) from None
+            try:
+                self._writer.write(data)
+            except Exception as exc:  # uvloop's transport refuses a write after a reset
+                raise ConnectionResetError(str(exc)) from None
+            await self._writer.drain()
+        from_follower = request.api_key == 1 and request.body.replica_id >= 0
+        self._broker.requests.observe(
+            kafka_request_name(request.api_key, from_follower=from_follower), started
+        )
 
 
 async def _done(value: Entity | None) -> Entity | None:
