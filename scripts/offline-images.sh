@@ -219,10 +219,14 @@ EOF
     [ "$arch" != x86_64 ] || platforms+=(--platform manylinux2010_x86_64 --platform manylinux1_x86_64)
     find "$WHEELHOUSE" -name '*.whl' -delete
     rm -f "$WHEELHOUSE/.stamp"
-    # shellcheck disable=SC2086  # one requirement per line
+    # One requirement per line of a file: a requirement may hold spaces (an environment marker).
+    local list
+    list=$(mktemp)
+    printf '%s\n' "$requirements" >"$list"
     "$python" -m pip download -q --disable-pip-version-check --dest "$WHEELHOUSE" \
         --only-binary=:all: --implementation cp --python-version 3.11 --abi cp311 \
-        "${platforms[@]}" $requirements
+        "${platforms[@]}" -r "$list"
+    rm -f "$list"
     echo "$stamp" >"$WHEELHOUSE/.stamp"
     echo "$WHEELHOUSE: $(find "$WHEELHOUSE" -name '*.whl' | wc -l) wheels"
 }
