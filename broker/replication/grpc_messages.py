@@ -29,6 +29,7 @@ from minikafka.broker.replication.requests import (
     OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
     by_request_topic,
+    by_topic,
 )
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import TopicPartition
@@ -59,25 +60,19 @@ def fetch_request_message(request: FetchRequest) -> pb.FetchRequest:
         session_id=request.session_id,
         session_epoch=request.session_epoch,
     )
-    by_topic: dict[str, pb.FetchRequest.FetchTopic] = {}
-    for fp in request.partitions:
-        topic = by_topic.get(fp.topic)
-        if topic is None:
-            topic = by_topic[fp.topic] = message.topics.add(topic=fp.topic)
-        topic.partitions.add(
-            partition=fp.partition,
-            current_leader_epoch=fp.current_leader_epoch,
-            fetch_offset=fp.fetch_offset,
-            last_fetched_epoch=fp.last_fetched_epoch,
-            log_start_offset=fp.log_start_offset,
-            partition_max_bytes=fp.partition_max_bytes,
-        )
-    forgotten: dict[str, pb.FetchRequest.ForgottenTopic] = {}
-    for tp in request.forgotten:
-        entry = forgotten.get(tp.topic)
-        if entry is None:
-            entry = forgotten[tp.topic] = message.forgotten_topics_data.add(topic=tp.topic)
-        entry.partitions.append(tp.partition)
+    for name, partitions in by_topic(request.partitions).items():
+        topic = message.topics.add(topic=name)
+        for fp in partitions:
+            topic.partitions.add(
+                partition=fp.partition,
+                current_leader_epoch=fp.current_leader_epoch,
+                fetch_offset=fp.fetch_offset,
+                last_fetched_epoch=fp.last_fetched_epoch,
+                log_start_offset=fp.log_start_offset,
+                partition_max_bytes=fp.partition_max_bytes,
+            )
+    for name, forgotten in by_topic(request.forgotten).items():
+        message.forgotten_topics_data.add(topic=name, partitions=[tp.partition for tp in forgotten])
     return message
 
 
@@ -117,23 +112,20 @@ def fetch_response_message(response: FetchSessionResponse) -> pb.FetchResponse:
     """A leader's answer on the wire: partitions grouped by topic in the order topics first
     appear; ``diverging_epoch`` set only for a partition that has one."""
     message = pb.FetchResponse(error_code=response.error_code, session_id=response.session_id)
-    by_topic: dict[str, pb.FetchResponse.FetchableTopicResponse] = {}
-    for result in response.partitions:
-        topic_response = by_topic.get(result.topic)
-        if topic_response is None:
-            topic_response = message.responses.add(topic=result.topic)
-            by_topic[result.topic] = topic_response
-        data = topic_response.partitions.add(
-            partition_index=result.partition,
-            error_code=result.error_code,
-            error_message=result.error_message,
-            high_watermark=result.high_watermark,
-            last_stable_offset=result.last_stable_offset,
-            log_start_offset=result.log_start_offset,
-            records=result.records,
-        )
-        if result.diverging_epoch is not None:
-            data.diverging_epoch.epoch, data.diverging_epoch.end_offset = result.diverging_epoch
+    for name, results in by_topic(response.partitions).items():
+        topic_response = message.responses.add(topic=name)
+        for result in results:
+            data = topic_response.partitions.add(
+                partition_index=result.partition,
+                error_code=result.error_code,
+                error_message=result.error_message,
+                high_watermark=result.high_watermark,
+                last_stable_offset=result.last_stable_offset,
+                log_start_offset=result.log_start_offset,
+                records=result.records,
+            )
+            if result.diverging_epoch is not None:
+                data.diverging_epoch.epoch, data.diverging_epoch.end_offset = result.diverging_epoch
     return message
 
 
@@ -171,16 +163,14 @@ def offsets_for_leader_epoch_request_message(
 ) -> pb.OffsetsForLeaderEpochRequest:
     """A follower's request on the wire (partitions grouped by topic, in order)."""
     message = pb.OffsetsForLeaderEpochRequest(replica_id=request.replica_id)
-    by_topic: dict[str, pb.OffsetsForLeaderEpochRequest.OffsetForLeaderTopic] = {}
-    for p in request.partitions:
-        topic = by_topic.get(p.topic)
-        if topic is None:
-            topic = by_topic[p.topic] = message.topics.add(topic=p.topic)
-        topic.partitions.add(
-            partition=p.partition,
-            current_leader_epoch=p.current_leader_epoch,
-            leader_epoch=p.leader_epoch,
-        )
+    for name, partitions in by_topic(request.partitions).items():
+        topic = message.topics.add(topic=name)
+        for p in partitions:
+            topic.partitions.add(
+                partition=p.partition,
+                current_leader_epoch=p.current_leader_epoch,
+                leader_epoch=p.leader_epoch,
+            )
     return message
 
 

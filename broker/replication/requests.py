@@ -61,8 +61,26 @@ class _RequestTopic(Protocol):
     def partitions(self) -> Sized: ...
 
 
+class _OfTopic(Protocol):
+    @property
+    def topic(self) -> str: ...
+
+
 T = TypeVar("T", bound=_RequestTopic)
 R = TypeVar("R")
+P = TypeVar("P", bound=_OfTopic)
+
+
+def by_topic(items: Iterable[P]) -> dict[str, list[P]]:
+    """Partitions (anything with a ``topic``) grouped by topic, topics in the order they first
+    appear: how a wire message lays out a flat list of partitions.
+
+        for topic, partitions in by_topic(request.partitions).items(): ...
+    """
+    grouped: dict[str, list[P]] = {}
+    for item in items:
+        grouped.setdefault(item.topic, []).append(item)
+    return grouped
 
 
 def by_request_topic(topics: Iterable[T], results: Iterable[R]) -> list[tuple[T, list[R]]]:

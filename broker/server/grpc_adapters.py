@@ -31,6 +31,7 @@ from minikafka.broker.replication.requests import (
     StopReplicaRequest,
     StopReplicaResponse,
     by_request_topic,
+    by_topic,
 )
 from minikafka.proto import minikafka_pb2 as pb
 
@@ -62,20 +63,17 @@ def produce_request(request: pb.ProduceRequest) -> ProduceRequest:
 
 def produce_response(results: Iterable[ProducePartitionResult]) -> pb.ProduceResponse:
     response = pb.ProduceResponse()
-    by_topic: dict[str, pb.ProduceResponse.TopicProduceResponse] = {}
-    for result in results:
-        topic_response = by_topic.get(result.topic)
-        if topic_response is None:
-            topic_response = response.responses.add(name=result.topic)
-            by_topic[result.topic] = topic_response
-        topic_response.partition_responses.add(
-            index=result.partition,
-            error_code=result.error_code,
-            error_message=result.error_message,
-            base_offset=result.base_offset,
-            log_append_time_ms=-1,
-            log_start_offset=result.log_start_offset,
-        )
+    for name, answers in by_topic(results).items():
+        topic_response = response.responses.add(name=name)
+        for result in answers:
+            topic_response.partition_responses.add(
+                index=result.partition,
+                error_code=result.error_code,
+                error_message=result.error_message,
+                base_offset=result.base_offset,
+                log_append_time_ms=-1,
+                log_start_offset=result.log_start_offset,
+            )
     return response
 
 
