@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import random
 import shutil
 import signal
 import socket
@@ -108,11 +109,41 @@ def zookeeper_classpath(jar_dir: Path | None = None) -> list[str]:
     return [str(jar_dir / name) for name in names]
 
 
+_LOWEST_LISTEN_PORT = 10_000
+_handed_out: set[int] = set()
+
+
+def _ephemeral_ports() -> range:
+    """The range the kernel picks outgoing connections' local ports from."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return range(int(low), int(high) + 1)
+    except (OSError, ValueError):
+        return range(32_768, 61_000)  # Linux's default
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
+    """A port nothing listens on now, for a server that binds it later (and again on restart).
+
+    Drawn below the kernel's ephemeral range, and never twice in one process: a port from the
+    ephemeral range can be taken in between by any outgoing connection's local end (a client's,
+    ZooKeeper's, another broker's), and the broker bound to it later fails to start.
+    """
+    ephemeral = _ephemeral_ports()
+    candidates = [p for p in range(_LOWEST_LISTEN_PORT, ephemeral.start) if p not in _handed_out]
+    random.shuffle(candidates)
+    for port in candidates[:200]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _handed_out.add(port)
         return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # no room below the range
+        sock.bind((host, 0))
+        chosen: int = sock.getsockname()[1]
+        return chosen
 
 
 def four_letter_word(host: str, port: int, word: str, timeout_s: float = 1.0) -> str:
