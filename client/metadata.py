@@ -144,15 +144,21 @@ class ClusterMetadata:
         if self.needs_update():
             self.update()
 
-    def wait_for_topic(self, topic: str, timeout_s: float) -> dict[int, PartitionMetadata]:
-        """The partitions of ``topic``, refreshing until it is known or ``timeout_s`` passes."""
+    def wait_for_topic(
+        self, topic: str, timeout_s: float, *, partition: int | None = None
+    ) -> dict[int, PartitionMetadata]:
+        """The partitions of ``topic``, refreshing until it is known (with ``partition``
+        among them, when given: one added a moment ago) or ``timeout_s`` passes."""
         self.add_topics([topic])
         unknown_since: float | None = None
+
+        def known(partitions: dict[int, PartitionMetadata] | None) -> bool:
+            return bool(partitions) and (partition is None or partition in partitions)
 
         def attempt() -> dict[int, PartitionMetadata]:
             nonlocal unknown_since
             partitions = self._snapshot.topics.get(topic)
-            if partitions and not self._need_update:
+            if known(partitions) and not self._need_update:
                 return partitions
             try:
                 self.update()
@@ -160,8 +166,10 @@ class ClusterMetadata:
                 if not exc.retriable:
                     raise
             partitions = self._snapshot.topics.get(topic)
-            if partitions:
+            if partitions and known(partitions):
                 return partitions
+            if partitions:
+                raise RetryLater(f"partition {partition} of topic {topic} not in the metadata yet")
             error = self._snapshot.topic_errors.get(topic)
             if error is not None and not error.retriable:
                 raise error
@@ -185,7 +193,11 @@ class ClusterMetadata:
             deadline=time.monotonic() + timeout_s,
             timed_out=lambda last: error_for_code(
                 ErrorCode.REQUEST_TIMED_OUT,
-                f"topic {topic} not present in metadata after {timeout_s * 1000:.0f} ms",
+                f"topic {topic} not present in metadata after {timeout_s * 1000:.0f} ms"
+                if not self._snapshot.topics.get(topic)
+                else f"partition {partition} of topic {topic} with partition count "
+                f"{len(self._snapshot.topics[topic])} is not present in metadata after "
+                f"{timeout_s * 1000:.0f} ms",
             ),
         )
 

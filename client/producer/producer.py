@@ -192,11 +192,7 @@ class Producer:
                 partition = self._partitioner(topic, key, info.partitions, info.available)
         tp = info.tps.get(partition)
         if tp is None:
-            raise error_for_code(
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                f"partition {partition} of topic {topic} is not in the metadata "
-                f"({len(info.partitions)} partitions)",
-            )
+            tp = self._added_partition(topic, partition, info)
         timestamp = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
         future, batch_full = self._accumulator.append(
             tp, timestamp, key, value, header_tuple, size, self._max_block_s
@@ -204,6 +200,24 @@ class Producer:
         if batch_full and sticky:
             self._sticky.batch_full(topic, partition, info.partitions, info.available)
         return future
+
+    def _added_partition(self, topic: str, partition: int, info: _TopicInfo) -> TopicPartition:
+        """A partition beyond the topic's known count may have been added a moment ago: wait
+        (max.block.ms) for metadata that has it, as Kafka's producer does. One below 0 never
+        will be."""
+        if partition < 0:
+            raise error_for_code(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                f"partition {partition} of topic {topic} is not in the range "
+                f"[0, {len(info.partitions)})",
+            )
+        self._metadata.wait_for_topic(topic, self._max_block_s, partition=partition)
+        tp = self._topic_info(topic).tps.get(partition)
+        if tp is None:  # the topic was deleted since
+            raise error_for_code(
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"partition {partition} of topic {topic}"
+            )
+        return tp
 
     def _topic_info(self, topic: str) -> _TopicInfo:
         version = self._metadata.version

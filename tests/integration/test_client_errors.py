@@ -142,3 +142,30 @@ def test_a_produce_to_a_missing_topic_fails_fast_when_the_brokers_do_not_create_
         "do not create topics on first use (auto.create.topics.enable=false)"
     ]
     assert elapsed < 10
+
+
+def test_a_send_to_a_partition_added_a_moment_ago_waits_for_the_metadata_that_has_it(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    with cluster.admin() as admin:
+        raise_first(admin.create_topics([NewTopic("growing", 1, 1)]))
+        with Producer(cluster.bootstrap_servers, acks="all", max_block_ms=2_000) as producer:
+            assert producer.send("growing", b"zero", partition=0).result(timeout=30).offset == 0
+            assert admin.create_partitions({"growing": 3}) == {"growing": None}
+            # The producer's metadata still says one partition: it refreshes rather than fail.
+            assert producer.send("growing", b"two", partition=2).result(timeout=30).partition == 2
+
+            start = time.monotonic()
+            with pytest.raises(KafkaError) as beyond:
+                producer.send("growing", b"never", partition=5)
+            assert beyond.value.code == ErrorCode.REQUEST_TIMED_OUT
+            assert (
+                "partition 5 of topic growing with partition count 3 is not present in "
+                "metadata after 2000 ms" in str(beyond.value)
+            )
+            assert 1.9 < time.monotonic() - start < 10
+
+            with pytest.raises(KafkaError) as negative:
+                producer.send("growing", b"never", partition=-1)
+            assert negative.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
