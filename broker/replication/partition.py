@@ -482,7 +482,10 @@ class Partition:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         if self.high_watermark < required_offset:
             return None
-        if len(self.isr) < self.min_insync_replicas:
+        # The ISR now, not at the append; the maximal one, as for the HW: a replica whose
+        # expansion is being written has the records (the HW counted it), one being removed
+        # counts until the write lands (Kafka's maximalIsr).
+        if len(self.maximal_isr) < self.min_insync_replicas:
             return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         return ErrorCode.NONE
 

@@ -10,6 +10,7 @@ from minikafka.broker.replication.partition import Partition, PartitionRegistrat
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
 from minikafka.proto.errors import (
+    ErrorCode,
     FencedLeaderEpochError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
@@ -171,3 +172,27 @@ def test_a_replica_newly_assigned_to_the_same_leader_starts_unknown(tmp_path: Pa
     assert sorted(partition.remote_replicas) == [2, 4]
     assert partition.remote_replicas[2].log_end_offset == 0
     assert partition.remote_replicas[4].log_end_offset == -1
+
+
+def test_enough_replicas_after_append_counts_the_isr_with_an_expansion_being_written(
+    tmp_path: Path,
+) -> None:
+    """Kafka's checkEnoughReplicasReachOffset compares min.insync.replicas with the maximal ISR
+    at the time of the check: a follower whose ISR expansion is in flight has the records
+    (the HW waited for it), so the produce succeeds."""
+    partition = _partition(tmp_path, min_insync_replicas=2)
+    partition.make_leader(_registration(epoch=1, isr=(1, 2)), now_ms=0)
+    info = partition.append_records_to_leader(records(b"a"), -1)
+    required = info.last_offset + 1
+    partition.apply_isr(frozenset({1}), 1)  # 2 fell out while the produce waited
+    partition.update_follower_fetch_state(3, required, 0, 100, required)
+    expanded = partition.isr_to_expand(3)
+    assert expanded == {1, 3}
+    partition.pending_isr = expanded  # the ZooKeeper write is under way
+    assert partition.maybe_increment_high_watermark() and partition.high_watermark == required
+    assert partition.check_enough_replicas_reach_offset(required, 1) == ErrorCode.NONE
+    partition.pending_isr = None  # the write failed: the ISR is {1}
+    assert (
+        partition.check_enough_replicas_reach_offset(required, 1)
+        == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    )
