@@ -104,7 +104,8 @@ def fetch_request_values(message: pb.FetchRequest) -> FetchRequest:
             for topic in message.forgotten_topics_data
             for partition in topic.partitions
         ],
-        replica_epoch=message.replica_epoch,
+        # absent (a consumer, an older sender) is unknown, not broker epoch 0
+        replica_epoch=message.replica_epoch if message.HasField("replica_epoch") else -1,
     )
 
 

@@ -10,7 +10,8 @@ Roles are small value types, replaced whole on every change::
     FollowerState  leader_id, leader_epoch, isr, replicas, partition_epoch, controller_epoch
 
 A leader keeps one ``ReplicaState`` per other assigned replica (Kafka's remote replica): its log
-end offset as of its last fetch (-1 = unknown until it fetches) and ``last_caught_up_time_ms``,
+end offset as of its last fetch (-1 = unknown until it fetches; a new leader forgets what it
+knew, a new epoch of the same leader keeps it) and ``last_caught_up_time_ms``,
 Kafka's definition: the last time the follower had fetched up to the leader's LEO, either at the
 fetch itself or at the previous fetch (``fetch_offset >= the leader's LEO at the previous
 fetch``). A follower whose last caught-up time is older than ``replica.lag.time.max.ms`` leaves
@@ -316,13 +317,13 @@ class Partition:
             controller_epoch=registration.controller_epoch,
         )
         self.pending_isr = None
-        # Remote LEOs are unknown until the followers fetch; an ISR member counts as caught up
-        # now, so that it is not removed before it had a chance to fetch.
-        self.remote_replicas = {
-            replica: ReplicaState(last_caught_up_time_ms=now_ms if replica in isr else 0)
-            for replica in registration.replicas
-            if replica != self.broker_id
-        }
+        self.remote_replicas = self._reset_remote_replicas(
+            registration,
+            now_ms,
+            keep=self.remote_replicas if was_leader else None,
+            new_epoch=registration.leader_epoch != old_epoch,
+            epoch_start=epoch_start,
+        )
         self.high_watermark = self._bounded(self.high_watermark)
         _log.info(
             "became_leader",
@@ -335,6 +336,41 @@ class Partition:
             replicas=list(registration.replicas),
         )
         return not was_leader
+
+    def _reset_remote_replicas(
+        self,
+        registration: PartitionRegistration,
+        now_ms: int,
+        *,
+        keep: dict[int, ReplicaState] | None,
+        new_epoch: bool,
+        epoch_start: int,
+    ) -> dict[int, ReplicaState]:
+        """The followers' states for a leadership (Kafka's Replica.resetReplicaState): an ISR
+        member counts as caught up now, so that it is not removed before it had a chance to
+        fetch; any other as never caught up. A new leadership (``keep`` None) knows no
+        follower's LEO until it fetches: what this broker knew when it last led may be stale.
+        A new epoch of the same leadership keeps what it knows of them (Kafka's isNewLeader
+        false): the HW moves on without waiting for each follower's next fetch; their last
+        fetch counts as made now at the epoch's start (ISR members) or never. A replica newly
+        assigned starts unknown; one no longer assigned is forgotten."""
+        states = {}
+        for replica in registration.replicas:
+            if replica == self.broker_id:
+                continue
+            in_sync = replica in registration.isr
+            known = None if keep is None else keep.get(replica)
+            if known is not None and not new_epoch:
+                states[replica] = known
+            elif keep is None:
+                states[replica] = ReplicaState(last_caught_up_time_ms=now_ms if in_sync else 0)
+            else:
+                states[replica] = (known or ReplicaState())._replace(
+                    last_caught_up_time_ms=now_ms if in_sync else 0,
+                    last_fetch_leader_log_end_offset=epoch_start,
+                    last_fetch_time_ms=now_ms if in_sync else 0,
+                )
+        return states
 
     def epochs_to_write(self) -> Callable[[], None] | None:
         """The write of this partition's epoch file if a change is not in it yet, to run in
@@ -446,7 +482,10 @@ class Partition:
             return ErrorCode.NOT_LEADER_OR_FOLLOWER
         if self.high_watermark < required_offset:
             return None
-        if len(self.isr) < self.min_insync_replicas:
+        # The ISR now, not at the append; the maximal one, as for the HW: a replica whose
+        # expansion is being written has the records (the HW counted it), one being removed
+        # counts until the write lands (Kafka's maximalIsr).
+        if len(self.maximal_isr) < self.min_insync_replicas:
             return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
         return ErrorCode.NONE
 

@@ -55,7 +55,11 @@ class TopicAdmin(AdminBase):
         timeout_ms: int | None = None,
         validate_only: bool = False,
     ) -> dict[str, KafkaError | None]:
-        """Create topics; waits (up to the timeout) until the controller has elected leaders."""
+        """Create topics; waits (up to the timeout) until the controller has elected leaders
+        and the broker that answers knows them. A topic answered RequestTimedOutError was
+        created all the same, its leaders not yet known there (Kafka's AdminClient fails that
+        topic's future with TimeoutException): it is not asked for again, which could only
+        answer TOPIC_ALREADY_EXISTS."""
         pending = {t.name: t for t in new_topics}
         timeout_ms = self._timeout(timeout_ms)
 

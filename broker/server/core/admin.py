@@ -24,7 +24,9 @@ waits and the errors are written once.
   every partition created, at most ``timeout_ms`` (Kafka's DelayedCreatePartitions): the
   controller elects them before it answers, but this broker learns of them from its
   UpdateMetadata a moment later, and a client's next request here (Metadata, DeleteTopics by
-  topic id) must know the topic. Past the timeout the answer is sent as it is.
+  topic id) must know the topic, under the id it was created with. Past the timeout a topic
+  whose leaders are not all known is answered REQUEST_TIMED_OUT, as Kafka does: it was
+  created all the same.
   ``delete_topics`` with ``timeout_ms`` > 0 waits until the topic is gone from ZooKeeper, else
   REQUEST_TIMED_OUT.
 - ``describe_configs`` answers from ZooKeeper (``/config/topics/<t>``) and this broker's config;
@@ -404,39 +406,56 @@ class TopicAdmin:
                     replication_factor=outcome.replication_factor,
                 )
         if not validate_only and timeout_ms > 0:
-            await self._await_leaders(
-                {
-                    r.name: r.num_partitions
-                    for r in results.values()
-                    if r.error_code == ErrorCode.NONE
-                },
-                deadline,
-            )
+            created_ok = [r for r in results.values() if r.error_code == ErrorCode.NONE]
+            late = await self._await_leaders(created_ok, deadline)
+            for name in late:
+                # Kafka's DelayedCreatePartitions on expiry: the topic exists, but the answer
+                # says the wait for its leaders timed out (AdminClient: TimeoutException).
+                results[name] = _create_error(
+                    name,
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"Topic '{name}' was created, but not every partition had a leader in "
+                    f"broker {self._config.broker_id}'s metadata within {timeout_ms} ms.",
+                )
         return [results[t.name] for t in _unique(topics)]
 
-    async def _await_leaders(self, topics: Mapping[str, int], deadline: float) -> None:
-        """Until this broker's metadata has a leader for every partition of ``topics`` (name ->
-        partition count), at most until ``deadline`` (the loop's clock): woken by each
-        UpdateMetadata it applies."""
+    async def _await_leaders(
+        self, topics: Sequence[CreatableTopicResult], deadline: float
+    ) -> set[str]:
+        """Until this broker's metadata has a leader for every partition of ``topics`` (as
+        created: name, id, partition count), at most until ``deadline`` (the loop's clock):
+        woken by each UpdateMetadata it applies. Returns the names of the topics still missing
+        a leader then. A partition counts only under the created topic's id, so the entries of
+        a deleted topic of the same name, not yet removed here, do not satisfy the wait."""
         cache = self._metadata_cache
         if cache is None or not topics:
-            return
+            return set()
 
-        def leaders_known() -> bool:
-            for topic, count in topics.items():
-                for partition in range(count):
-                    info = cache.get_partition(topic, partition)
-                    if info is None or info.leader < 0:
-                        return False
-            return True
+        def missing() -> set[str]:
+            late = set()
+            for topic in topics:
+                for partition in range(topic.num_partitions):
+                    info = cache.get_partition(topic.name, partition)
+                    if (
+                        info is None
+                        or info.leader < 0
+                        or (topic.topic_id and info.topic_id != topic.topic_id)
+                    ):
+                        late.add(topic.name)
+                        break
+            return late
 
         remaining = deadline - asyncio.get_running_loop().time()
-        if not await cache.wait_until(leaders_known, max(remaining, 0.0)):
-            log.warning(
-                "create_topic_leaders_unknown",
-                topics=sorted(topics),
-                hint="answered without this broker's metadata knowing every leader",
-            )
+        if await cache.wait_until(lambda: not missing(), max(remaining, 0.0)):
+            return set()
+        late = missing()
+        log.warning(
+            "create_topic_leaders_unknown",
+            topics=sorted(late),
+            hint="answered REQUEST_TIMED_OUT: created, but this broker's metadata does not "
+            "know every leader",
+        )
+        return late
 
     async def delete_topics(
         self, names: Sequence[str], *, timeout_ms: int = 0

@@ -11,7 +11,9 @@ above ``socket.request.max.bytes`` (or below a header's) closes the connection w
 it; an unknown API key, an unsupported version (except ApiVersions, which answers
 UNSUPPORTED_VERSION with the supported ranges) or a request that does not decode closes the
 connection; a connection with no request for ``connections.max.idle.ms`` is closed. Each close
-is one log line saying why. Nothing here touches stored data.
+is one log line saying why: a warning when the client broke the protocol or idled, a debug line
+when it hung up mid-request (a reset is normal: no traceback, as Kafka's Selector); a handler's
+own exception is ``kafka.handler_failed`` with its traceback. Nothing here touches stored data.
 
 Runs on the broker's event loop; one reader and one writer task per connection.
 """
@@ -99,17 +101,20 @@ class KafkaConnection:
         writer_task.add_done_callback(self._writer_ended)
         self._written.set()
         reason: _Closed | None = None
+        hung_up: BaseException | None = None  # the client went away: not a fault of ours
         try:
             await self._read_requests(writer_task)
         except _Closed as closed:
             reason = closed
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass  # the client went away, or the writer failed (its reason is below)
+        except (ConnectionError, asyncio.IncompleteReadError) as exc:
+            hung_up = exc  # unless the writer failed first (below)
         finally:
             if reason is None and writer_task.done() and not writer_task.cancelled():
                 failure = writer_task.exception()
                 if isinstance(failure, _Closed):
                     reason = failure
+                elif isinstance(failure, ConnectionError):
+                    hung_up = failure  # the reader only saw the writer end
             if not writer_task.done():
                 if reason is None:
                     await self._answers.put(None)
@@ -124,6 +129,16 @@ class KafkaConnection:
                     listener=self._listener,
                     client=f"{self._host}:{self._port}",
                     **reason.details,
+                )
+            elif hung_up is not None:
+                # A peer hanging up (a reset, a socket closed under an answer) is normal: one
+                # debug line and no traceback, as Kafka's Selector logs an IOException.
+                _log.debug(
+                    "kafka.connection_closed",
+                    reason="client disconnected",
+                    listener=self._listener,
+                    client=f"{self._host}:{self._port}",
+                    error=str(hung_up) or type(hung_up).__name__,
                 )
             self._writer.close()
             with contextlib.suppress(Exception):
@@ -143,11 +158,14 @@ class KafkaConnection:
                 self._written.clear()
                 await self._answers.put((request, _done(unsupported), started))
                 continue
+            if not handler.pipelined:
+                # Outside the handler's try: the writer failing here is the client hanging up
+                # (ConnectionError to serve), not this handler failing.
+                await self._wait_written(writer_task)
             try:
                 if handler.pipelined:
                     answer = handler.handle(request, self._broker)
                 else:
-                    await self._wait_written(writer_task)
                     response = await handler.handle(request, self._broker)
             except registry.CloseConnection as close:
                 raise _Closed(close.reason, api=handler.name, **close.details) from None

@@ -167,12 +167,12 @@ class SlowController(CreatingController):
         return answer
 
 
-def _leaders(topic: str, leaders: Sequence[int]) -> pb.UpdateMetadataRequest:
+def _leaders(topic: str, leaders: Sequence[int], topic_id: str = "id") -> pb.UpdateMetadataRequest:
     request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=5)
     request.live_brokers.add(id=1, host="127.0.0.1", port=9091)
     for partition, leader in enumerate(leaders):
         request.partition_states.add(
-            topic_name=topic, topic_id="id", partition_index=partition, leader=leader
+            topic_name=topic, topic_id=topic_id, partition_index=partition, leader=leader
         )
     return request
 
@@ -227,7 +227,11 @@ def test_create_topics_answers_after_the_timeout_or_at_once_without_one() -> Non
         started = loop.time()
         response = await service.CreateTopics(_create("late", 1, 50), context)
         assert loop.time() - started >= 0.05
-        assert [t.error_code for t in response.topics] == [ErrorCode.NONE]
+        # Kafka's DelayedCreatePartitions on expiry: created, but REQUEST_TIMED_OUT
+        ((late,),) = [response.topics]
+        assert late.error_code == ErrorCode.REQUEST_TIMED_OUT
+        assert "'late' was created" in late.error_message
+        assert (late.topic_id, late.num_partitions, late.replication_factor) == ("", -1, -1)
         assert cache.waiting == 0
         # timeout_ms 0 (do not wait) and validate_only answer without looking at the metadata
         for request in (_create("now", 1, 0), _create("checked", 1, 30_000, validate_only=True)):
@@ -248,8 +252,46 @@ def test_the_wait_for_leaders_counts_from_the_request_not_from_the_controllers_a
         loop = asyncio.get_running_loop()
         started = loop.time()
         response = await service.CreateTopics(_create("slow", 1, 500), context)
-        assert [t.error_code for t in response.topics] == [ErrorCode.NONE]
+        assert [t.error_code for t in response.topics] == [ErrorCode.REQUEST_TIMED_OUT]
         assert 0.3 <= loop.time() - started < 0.7
         assert cache.waiting == 0
+
+    asyncio.run(scenario())
+
+
+def test_create_topics_times_out_only_the_topics_whose_leaders_are_unknown() -> None:
+    async def scenario() -> None:
+        cache = MetadataCache(1)
+        cache.update(_leaders("known", [1, 1]))
+        service = _create_topics_service(cache)
+        context: Any = None
+        request = _create("known", 2, 100)
+        request.topics.add(name="unknown", num_partitions=1, replication_factor=1)
+        response = await service.CreateTopics(request, context)
+        assert [(t.name, t.error_code) for t in response.topics] == [
+            ("known", ErrorCode.NONE),
+            ("unknown", ErrorCode.REQUEST_TIMED_OUT),
+        ]
+        assert response.topics[0].topic_id == "id" and response.topics[0].num_partitions == 2
+
+    asyncio.run(scenario())
+
+
+def test_a_deleted_topics_leaders_do_not_answer_for_the_topic_created_in_its_place() -> None:
+    """This broker may still hold the partitions of a topic of the same name that was just
+    deleted (its UpdateMetadata not yet here): only the created topic's id counts."""
+
+    async def scenario() -> None:
+        cache = MetadataCache(1)
+        cache.update(_leaders("t", [1], topic_id="old-id"))
+        service = _create_topics_service(cache)  # creates "t" with id "id"
+        context: Any = None
+        answer = asyncio.ensure_future(service.CreateTopics(_create("t", 1, 30_000), context))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not answer.done() and cache.waiting == 1
+        cache.update(_leaders("t", [1], topic_id="id"))
+        response = await asyncio.wait_for(answer, 5)
+        assert [(t.name, t.error_code) for t in response.topics] == [("t", ErrorCode.NONE)]
 
     asyncio.run(scenario())

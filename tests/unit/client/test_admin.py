@@ -69,6 +69,16 @@ class FakeBroker(pb_grpc.MetadataServicer, pb_grpc.AdminServicer):
                     error_code=ErrorCode.TOPIC_ALREADY_EXISTS,
                     error_message=f"Topic '{t.name}' already exists.",
                 )
+            elif t.name in self.cluster.leaders_late:
+                # created, but the broker's metadata did not learn its leaders in time
+                self.cluster.topics[t.name] = [[self.broker_id]] * max(t.num_partitions, 1)
+                response.topics.add(
+                    name=t.name,
+                    error_code=ErrorCode.REQUEST_TIMED_OUT,
+                    error_message=f"Topic '{t.name}' was created, but ...",
+                    num_partitions=-1,
+                    replication_factor=-1,
+                )
             else:
                 self.cluster.topics[t.name] = [[self.broker_id]] * max(t.num_partitions, 1)
                 response.topics.add(name=t.name, topic_id="id-" + t.name)
@@ -95,6 +105,7 @@ class FakeCluster:
         self.controller_id = 1
         self.move_controller_after_create: int | None = None
         self.topics: dict[str, list[list[int]]] = {}
+        self.leaders_late: set[str] = set()  # CreateTopics answers these REQUEST_TIMED_OUT
         # (the request's timeout_ms, the call's seconds left) of each CreateTopics
         self.create_timeouts: list[tuple[int, float]] = []
         self.brokers: list[FakeBroker] = []
@@ -146,6 +157,21 @@ def test_create_topics_asks_for_an_answer_before_the_call_times_out(
         assert admin.create_topics([NewTopic("orders", 2, 1)], timeout_ms=5000) == {"orders": None}
     ((asked_ms, remaining_s),) = cluster.create_timeouts
     assert 4000 < asked_ms <= remaining_s * 1000 - 100
+
+
+def test_a_topic_created_without_its_leaders_known_in_time_is_a_timeout_not_retried(
+    cluster: FakeCluster,
+) -> None:
+    """As Kafka's AdminClient (the topic's future fails with TimeoutException): the topic exists,
+    so asking again would only be told TOPIC_ALREADY_EXISTS."""
+    cluster.leaders_late.add("slow")
+    with AdminClient(cluster.address(0), retry_backoff_ms=10) as admin:
+        errors = admin.create_topics([NewTopic("slow", 1, 1), NewTopic("fast", 1, 1)])
+    assert errors["fast"] is None
+    assert isinstance(errors["slow"], RequestTimedOutError)
+    assert errors["slow"].message == "Topic 'slow' was created, but ..."
+    assert cluster.brokers[1].calls.count("CreateTopics") == 1
+    assert "slow" in cluster.topics
 
 
 def test_not_controller_refreshes_and_retries(cluster: FakeCluster) -> None:

@@ -92,6 +92,19 @@ def test_a_sessionless_fetch_round_trips_and_no_session_epoch_on_the_wire_is_fin
     assert list(values.partitions) == [FetchPartition("t", 0, 3, 0, 0, 0, 0)]
 
 
+def test_a_fetch_without_replica_epoch_reads_minus_one_and_a_broker_epoch_0_survives() -> None:
+    """KIP-903's broker epoch: a consumer (or any sender that leaves it out) has none, which the
+    values say as -1; 0, a value like any other, comes back as 0."""
+    bare = pb.FetchRequest(replica_id=-1, max_wait_ms=100)
+    assert messages.fetch_request_values(bare).replica_epoch == -1
+    wire = pb.FetchRequest.FromString(bare.SerializeToString())
+    assert messages.fetch_request_values(wire).replica_epoch == -1
+    zero = FetchRequest(2, 0, 0, 0, [], forgotten=[], replica_epoch=0)
+    assert _fetch_round_trip(zero).replica_epoch == 0
+    unknown = FetchRequest(2, 0, 0, 0, [], forgotten=[])
+    assert _fetch_round_trip(unknown).replica_epoch == -1
+
+
 def test_a_fetch_answer_round_trips() -> None:
     response = FetchSessionResponse(
         ErrorCode.NONE,

@@ -10,6 +10,7 @@ from minikafka.broker.replication.partition import Partition, PartitionRegistrat
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
 from minikafka.proto.errors import (
+    ErrorCode,
     FencedLeaderEpochError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
@@ -116,3 +117,82 @@ def test_new_leader_records_its_epoch_at_the_log_end(tmp_path: Path) -> None:
     partition.make_leader(_registration(epoch=3), now_ms=0)
     assert [tuple(e) for e in partition.log.leader_epoch_cache.entries] == [(1, 0), (3, 1)]
     assert partition.state.epoch_start_offset == 1  # type: ignore[union-attr]
+
+
+def test_a_new_epoch_of_the_same_leader_keeps_the_followers_log_end_offsets(
+    tmp_path: Path,
+) -> None:
+    """Kafka's makeLeader with isNewLeader false (the controller took a follower out of the
+    ISR, a reassignment): the HW may move at once on what the followers already reported."""
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(epoch=1), now_ms=0)
+    partition.append_records_to_leader(records(b"a", b"b", b"c", b"d", b"e"), 1)  # LEO 5
+    partition.update_follower_fetch_state(2, 5, 0, 100, 5)
+    partition.update_follower_fetch_state(3, 2, 0, 100, 5)
+    partition.maybe_increment_high_watermark()
+    assert partition.high_watermark == 2  # broker 3 holds it back
+
+    partition.make_leader(_registration(epoch=2, isr=(1, 2)), now_ms=500)
+    assert partition.maybe_increment_high_watermark() and partition.high_watermark == 5
+    kept = partition.remote_replicas[2]
+    assert (kept.log_end_offset, kept.log_start_offset) == (5, 0)
+    assert (kept.last_caught_up_time_ms, kept.last_fetch_time_ms) == (500, 500)
+    assert kept.last_fetch_leader_log_end_offset == 5  # the new epoch's start
+    dropped = partition.remote_replicas[3]  # out of the ISR: never caught up, never fetched
+    assert (dropped.log_end_offset, dropped.last_caught_up_time_ms) == (2, 0)
+    assert dropped.last_fetch_time_ms == 0
+
+
+def test_a_new_leader_forgets_what_it_knew_of_the_followers(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(epoch=1), now_ms=0)
+    partition.append_records_to_leader(records(b"a", b"b"), 1)
+    partition.update_follower_fetch_state(2, 2, 0, 100, 2)
+    partition.update_follower_fetch_state(3, 2, 0, 100, 2)
+    partition.make_follower(_registration(leader=2, epoch=2))
+    partition.make_leader(_registration(epoch=3), now_ms=500)
+    assert {r: s.log_end_offset for r, s in partition.remote_replicas.items()} == {2: -1, 3: -1}
+    assert partition.remote_replicas[2].last_caught_up_time_ms == 500  # in the ISR
+
+
+def test_a_replica_newly_assigned_to_the_same_leader_starts_unknown(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(epoch=1), now_ms=0)
+    partition.update_follower_fetch_state(2, 0, 0, 100, 0)
+    partition.update_follower_fetch_state(3, 0, 0, 100, 0)
+    moved = PartitionRegistration(
+        leader=1,
+        leader_epoch=2,
+        isr=(1, 2),
+        replicas=(1, 2, 4),
+        partition_epoch=1,
+        controller_epoch=1,
+    )
+    partition.make_leader(moved, now_ms=500)
+    assert sorted(partition.remote_replicas) == [2, 4]
+    assert partition.remote_replicas[2].log_end_offset == 0
+    assert partition.remote_replicas[4].log_end_offset == -1
+
+
+def test_enough_replicas_after_append_counts_the_isr_with_an_expansion_being_written(
+    tmp_path: Path,
+) -> None:
+    """Kafka's checkEnoughReplicasReachOffset compares min.insync.replicas with the maximal ISR
+    at the time of the check: a follower whose ISR expansion is in flight has the records
+    (the HW waited for it), so the produce succeeds."""
+    partition = _partition(tmp_path, min_insync_replicas=2)
+    partition.make_leader(_registration(epoch=1, isr=(1, 2)), now_ms=0)
+    info = partition.append_records_to_leader(records(b"a"), -1)
+    required = info.last_offset + 1
+    partition.apply_isr(frozenset({1}), 1)  # 2 fell out while the produce waited
+    partition.update_follower_fetch_state(3, required, 0, 100, required)
+    expanded = partition.isr_to_expand(3)
+    assert expanded == {1, 3}
+    partition.pending_isr = expanded  # the ZooKeeper write is under way
+    assert partition.maybe_increment_high_watermark() and partition.high_watermark == required
+    assert partition.check_enough_replicas_reach_offset(required, 1) == ErrorCode.NONE
+    partition.pending_isr = None  # the write failed: the ISR is {1}
+    assert (
+        partition.check_enough_replicas_reach_offset(required, 1)
+        == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+    )

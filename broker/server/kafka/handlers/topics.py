@@ -11,7 +11,8 @@ Versions:
   default.replication.factor (sent by clients from v4); a manual assignment needs both at -1
   (else INVALID_REQUEST). ``validate_only`` checks without creating. The answer comes once the
   controller has written the topic and elected its leaders and this broker's metadata knows
-  those leaders, at most ``timeout`` later (TopicAdmin's wait, Kafka's DelayedCreatePartitions);
+  those leaders, at most ``timeout`` later (TopicAdmin's wait, Kafka's DelayedCreatePartitions:
+  a topic whose leaders it does not know by then is answered REQUEST_TIMED_OUT, though created);
   other brokers learn of them through UpdateMetadata too, so a Metadata request to another
   broker may not know the topic for a moment (Kafka's clients wait for it). From v5 the answer
   carries the topic's partition count, replication factor and effective configs (overrides and

@@ -1,0 +1,64 @@
+"""The Kafka door's CreateTopics answers what TopicAdmin answers: a topic whose leaders this
+broker's metadata did not learn within the request's timeout is REQUEST_TIMED_OUT (Kafka's
+DelayedCreatePartitions), with the message and without id, counts or configs."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from minikafka.broker.config import BrokerConfig
+from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.kafka.handlers.topic_ids import ZERO
+from minikafka.broker.server.kafka.handlers.topics import create_topics
+from minikafka.broker.server.kafka.registry import Request
+from minikafka.broker.server.kafka.schema import build, request_class
+from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.controller.controller import CreateTopicResult, NewTopic
+from minikafka.proto.errors import ErrorCode
+
+_CREATE_TOPICS = 19
+
+
+class _Controller:
+    def create_topics(
+        self, new_topics: Sequence[NewTopic], *, validate_only: bool = False
+    ) -> concurrent.futures.Future[dict[str, CreateTopicResult]]:
+        future: concurrent.futures.Future[dict[str, CreateTopicResult]]
+        future = concurrent.futures.Future()
+        future.set_result(
+            {
+                t.name: CreateTopicResult(ErrorCode.NONE, "", "", t.num_partitions, 1)
+                for t in new_topics
+            }
+        )
+        return future
+
+
+def test_a_topic_whose_leaders_stay_unknown_is_answered_request_timed_out() -> None:
+    admin = TopicAdmin(
+        BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
+        controller=_Controller(),  # type: ignore[arg-type]
+        zk=None,  # type: ignore[arg-type]
+        metadata_cache=MetadataCache(1),  # never told of a leader
+    )
+    broker: Any = SimpleNamespace(admin=admin)
+    body = build(
+        request_class(_CREATE_TOPICS, 7),
+        {
+            "topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1}],
+            "timeout": 50,
+        },
+    )
+    request = Request(_CREATE_TOPICS, 7, 3, "admin", "127.0.0.1", 50000, "PLAINTEXT", body)
+
+    answer = asyncio.run(create_topics(request, broker))
+
+    ((topic,),) = [answer.topics]
+    assert topic.error_code == ErrorCode.REQUEST_TIMED_OUT
+    assert topic.error_message and "'t' was created" in topic.error_message
+    assert (topic.topic_id, topic.num_partitions, topic.replication_factor) == (ZERO, -1, -1)
+    assert list(topic.configs) == []
