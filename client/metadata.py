@@ -152,13 +152,13 @@ class ClusterMetadata:
         self.add_topics([topic])
         unknown_since: float | None = None
 
-        def known(partitions: dict[int, PartitionMetadata] | None) -> bool:
-            return bool(partitions) and (partition is None or partition in partitions)
+        def known(partitions: dict[int, PartitionMetadata]) -> bool:
+            return partition is None or partition in partitions
 
         def attempt() -> dict[int, PartitionMetadata]:
             nonlocal unknown_since
             partitions = self._snapshot.topics.get(topic)
-            if known(partitions) and not self._need_update:
+            if partitions and known(partitions) and not self._need_update:
                 return partitions
             try:
                 self.update()
