@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import io
 import struct
 import time
@@ -122,6 +123,7 @@ class KafkaConnection:
                         await writer_task
                 else:
                     writer_task.cancel()
+            self._drop_unwritten()
             if reason is not None:
                 _log.warning(
                     "kafka.connection_closed",
@@ -268,6 +270,21 @@ class KafkaConnection:
                 writer_task.result()
                 raise ConnectionError("writer ended")
 
+    def _drop_unwritten(self) -> None:
+        """The answers still queued when the writer has ended: nobody will write them. A
+        produce's task runs on (its records are appended all the same) and its outcome is read
+        when it ends, so that its exception, if any, is not reported as never retrieved; an
+        answer not yet started is closed."""
+        while not self._answers.empty():
+            item = self._answers.get_nowait()
+            if item is None:
+                continue
+            answer = item[1]
+            if isinstance(answer, asyncio.Future):
+                answer.add_done_callback(_read_outcome)
+            elif inspect.iscoroutine(answer):
+                answer.close()
+
     def _writer_ended(self, task: asyncio.Future[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
             self._writer.transport.abort()
@@ -311,6 +328,11 @@ class KafkaConnection:
         self._broker.requests.observe(
             kafka_request_name(request.api_key, from_follower=from_follower), started
         )
+
+
+def _read_outcome(answer: asyncio.Future[Entity | None]) -> None:
+    if not answer.cancelled():
+        answer.exception()
 
 
 async def _done(value: Entity | None) -> Entity | None:

@@ -6,9 +6,11 @@ the registry for the test."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import socket
 import struct
+import warnings
 from types import SimpleNamespace
 from typing import Any
 
@@ -145,3 +147,41 @@ def test_a_handlers_own_exception_is_still_logged_with_its_traceback(
     assert failed["api"] == "describe_cluster" and failed["exc_info"] is True
     (closed,) = [e for e in logs if e["event"] == "kafka.connection_closed"]
     assert closed["reason"] == "handler failed" and closed["log_level"] == "warning"
+
+
+def test_answers_queued_behind_a_reset_are_dropped_without_warnings(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Pipelined answers (produces) still queued when the client resets are never written: a
+    failed one's exception is read (no "exception was never retrieved" from asyncio) and one
+    not started is closed (no "never awaited")."""
+    outcomes = iter(["failed", "not started"] * 2)
+
+    def queued_answer(request: registry.Request, broker: Any) -> Any:
+        if next(outcomes) == "failed":
+            failed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            failed.set_exception(registry.CloseConnection("acks=0 produce failed"))
+            return failed
+        return asyncio.sleep(0)
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+        _handlers(monkeypatch, pipelined=True, release=release, bug=False)
+        monkeypatch.setitem(
+            registry.HANDLERS,
+            DESCRIBE_CLUSTER,
+            registry.Handler(DESCRIBE_CLUSTER, "describe_cluster", 0, 1, queued_answer, True),
+        )
+        await _serve_one(
+            _API_VERSIONS_REQUEST + _DESCRIBE_CLUSTER_REQUEST * 4, reset=True, release=release
+        )
+
+    with warnings.catch_warnings(record=True) as caught, capture_logs() as logs:
+        warnings.simplefilter("always")
+        asyncio.run(scenario())
+        gc.collect()
+
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+    assert "never retrieved" not in caplog.text
+    (closed,) = [e for e in logs if e["event"] == "kafka.connection_closed"]
+    assert closed["reason"] == "client disconnected"
