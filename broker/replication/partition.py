@@ -283,12 +283,20 @@ class Partition:
     # --- role changes ---------------------------------------------------------------------
 
     def make_leader(
-        self, registration: PartitionRegistration, now_ms: int, *, flush_epoch: bool = True
+        self,
+        registration: PartitionRegistration,
+        now_ms: int,
+        *,
+        flush_epoch: bool = True,
+        keep_follower_offsets: bool = True,
     ) -> bool:
         """Become (or stay, with a new epoch) leader. True when this is a new leadership.
 
         ``flush_epoch=False`` leaves the write of the epoch file to the caller, who writes
-        many at once (``write_epochs``); the log writes it before any data anyway."""
+        many at once (``write_epochs``); the log writes it before any data anyway.
+        ``keep_follower_offsets=False`` forgets the followers' LEOs on a new epoch of the same
+        leadership too, as Kafka did before KIP-101: its followers truncated to their HW on
+        every epoch change, so what the leader knew of them may be above their logs."""
         was_leader = self.is_leader
         old_epoch = self.leader_epoch
         log = self.log
@@ -320,7 +328,7 @@ class Partition:
         self.remote_replicas = self._reset_remote_replicas(
             registration,
             now_ms,
-            keep=self.remote_replicas if was_leader else None,
+            keep=self.remote_replicas if was_leader and keep_follower_offsets else None,
             new_epoch=registration.leader_epoch != old_epoch,
             epoch_start=epoch_start,
         )

@@ -637,7 +637,12 @@ class ReplicaManager:
             if partition is None:
                 continue  # stopped while the topic config was read
             partition.min_insync_replicas = min_isr[tp.topic]
-            partition.make_leader(registration, now, flush_epoch=False)
+            partition.make_leader(
+                registration,
+                now,
+                flush_epoch=False,
+                keep_follower_offsets=not self.truncate_to_high_watermark,
+            )
             partition.maybe_increment_high_watermark()
             self._notify(tp)
         await self._write_epochs(leaders)

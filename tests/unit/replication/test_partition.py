@@ -143,6 +143,20 @@ def test_a_new_epoch_of_the_same_leader_keeps_the_followers_log_end_offsets(
     assert dropped.last_fetch_time_ms == 0
 
 
+def test_with_high_watermark_truncation_a_new_epoch_forgets_the_followers_offsets(
+    tmp_path: Path,
+) -> None:
+    """The pre-KIP-101 mode: a follower truncates to its HW on every epoch change, so a LEO it
+    reported before may be above its log now; the leader waits for its next fetch."""
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(epoch=1), now_ms=0)
+    partition.append_records_to_leader(records(b"a", b"b", b"c"), 1)
+    partition.update_follower_fetch_state(2, 3, 0, 100, 3)
+    partition.make_leader(_registration(epoch=2, isr=(1, 2)), 500, keep_follower_offsets=False)
+    assert partition.remote_replicas[2].log_end_offset == -1
+    assert not partition.maybe_increment_high_watermark()
+
+
 def test_a_new_leader_forgets_what_it_knew_of_the_followers(tmp_path: Path) -> None:
     partition = _partition(tmp_path)
     partition.make_leader(_registration(epoch=1), now_ms=0)
