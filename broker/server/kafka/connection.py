@@ -107,22 +107,29 @@ class KafkaConnection:
             await self._read_requests(writer_task)
         except _Closed as closed:
             reason = closed
-        except (ConnectionError, asyncio.IncompleteReadError) as exc:
-            hung_up = exc  # unless the writer failed first (below)
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            # A reset, a broken pipe, a dead host's ETIMEDOUT or EHOSTUNREACH: the client is
+            # gone (unless the writer failed first, below).
+            hung_up = exc
         finally:
+            if not writer_task.done():
+                if reason is None:
+                    # The answers owed go out first; a writer that dies meanwhile (the client
+                    # reset) ends the wait, whether the queue had room for the end or not.
+                    end = asyncio.ensure_future(self._answers.put(None))
+                    await asyncio.wait({end, writer_task}, return_when=asyncio.FIRST_COMPLETED)
+                    if not writer_task.done():
+                        with contextlib.suppress(Exception):
+                            await writer_task
+                    end.cancel()
+                else:
+                    writer_task.cancel()
             if reason is None and writer_task.done() and not writer_task.cancelled():
                 failure = writer_task.exception()
                 if isinstance(failure, _Closed):
                     reason = failure
-                elif isinstance(failure, ConnectionError):
+                elif isinstance(failure, OSError):
                     hung_up = failure  # the reader only saw the writer end
-            if not writer_task.done():
-                if reason is None:
-                    await self._answers.put(None)
-                    with contextlib.suppress(Exception):
-                        await writer_task
-                else:
-                    writer_task.cancel()
             self._drop_unwritten()
             if reason is not None:
                 _log.warning(

@@ -185,3 +185,46 @@ def test_answers_queued_behind_a_reset_are_dropped_without_warnings(
     assert "never retrieved" not in caplog.text
     (closed,) = [e for e in logs if e["event"] == "kafka.connection_closed"]
     assert closed["reason"] == "client disconnected"
+
+
+def test_a_reset_after_a_full_pipeline_and_a_half_close_ends_the_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The client pipelines as many produces as the connection reads ahead, closes its side
+    (the connection owes it every answer), then resets: the writer dies with the queue full,
+    and the connection still ends (it used to wait forever to queue its end marker)."""
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+        _handlers(monkeypatch, pipelined=True, release=release, bug=False)
+        broker: Any = SimpleNamespace(
+            config=SimpleNamespace(
+                socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000
+            ),
+            requests=SimpleNamespace(observe=lambda *args: None),
+        )
+        served: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.ensure_future(KafkaConnection(reader, writer, broker, "C").serve())
+            task.add_done_callback(lambda _: served.set_result(None))
+
+        server = await asyncio.start_server(accept, "127.0.0.1", 0)
+        client = socket.create_connection(("127.0.0.1", server.sockets[0].getsockname()[1]))
+        try:
+            client.sendall(_API_VERSIONS_REQUEST * 101)  # one being answered, 100 read ahead
+            client.shutdown(socket.SHUT_WR)
+            await asyncio.sleep(0.3)  # all read, and the end of the stream
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()  # RST
+            await asyncio.sleep(0.1)
+            release.set()
+            await asyncio.wait_for(served, 5)
+        finally:
+            client.close()
+            server.close()
+            await server.wait_closed()
+
+    with capture_logs() as logs:
+        asyncio.run(scenario())
+    assert [e for e in logs if e["event"] == "kafka.handler_failed"] == []
