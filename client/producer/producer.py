@@ -181,9 +181,12 @@ class Producer:
                 f"the record is {size} bytes, more than max.request.size "
                 f"({self._max_request_size})",
             )
+        block_s = self._max_block_s  # max.block.ms bounds the metadata and buffer waits together
         info = self._topics.get(topic)
         if info is None or info.version != self._metadata.version:
+            began = time.monotonic()
             info = self._topic_info(topic)
+            block_s -= time.monotonic() - began
         sticky = partition is None and key is None and self._partitioner is self._sticky
         if sticky:
             partition = self._sticky.unkeyed(topic, info.partitions, info.available)
@@ -192,16 +195,20 @@ class Producer:
                 partition = self._partitioner(topic, key, info.partitions, info.available)
         tp = info.tps.get(partition)
         if tp is None:
-            tp = self._added_partition(topic, partition, info)
+            began = time.monotonic()
+            tp = self._added_partition(topic, partition, info, block_s)
+            block_s -= time.monotonic() - began
         timestamp = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
         future, batch_full = self._accumulator.append(
-            tp, timestamp, key, value, header_tuple, size, self._max_block_s
+            tp, timestamp, key, value, header_tuple, size, max(block_s, 0.0)
         )
         if batch_full and sticky:
             self._sticky.batch_full(topic, partition, info.partitions, info.available)
         return future
 
-    def _added_partition(self, topic: str, partition: int, info: _TopicInfo) -> TopicPartition:
+    def _added_partition(
+        self, topic: str, partition: int, info: _TopicInfo, block_s: float
+    ) -> TopicPartition:
         """A partition beyond the topic's known count may have been added a moment ago: wait
         (max.block.ms) for metadata that has it, as Kafka's producer does. One below 0 never
         will be."""
@@ -211,7 +218,7 @@ class Producer:
                 f"partition {partition} of topic {topic} is not in the range "
                 f"[0, {len(info.partitions)})",
             )
-        self._metadata.wait_for_topic(topic, self._max_block_s, partition=partition)
+        self._metadata.wait_for_topic(topic, max(block_s, 0.0), partition=partition)
         tp = self._topic_info(topic).tps.get(partition)
         if tp is None:  # the topic was deleted since
             raise error_for_code(
