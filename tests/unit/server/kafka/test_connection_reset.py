@@ -49,9 +49,12 @@ _API_VERSIONS_REQUEST = _frame(
 _DESCRIBE_CLUSTER_REQUEST = _frame(DESCRIBE_CLUSTER, 0, 2, {})
 
 
-async def _serve_one(send: bytes, *, reset: bool, release: asyncio.Event) -> None:
-    """Accept one connection, send ``send`` on it, then reset it (or just wait) and let the
-    handlers answer; until the broker side is done with it."""
+async def _serve_one(
+    send: bytes, *, reset: bool, release: asyncio.Event, half_close: bool = False
+) -> None:
+    """Accept one connection, send ``send`` on it (then close the client's side, with
+    ``half_close``), then reset it (or just wait) and let the handlers answer; until the broker
+    side is done with it."""
     broker: Any = SimpleNamespace(
         config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000),
         requests=SimpleNamespace(observe=lambda *args: None),
@@ -67,7 +70,9 @@ async def _serve_one(send: bytes, *, reset: bool, release: asyncio.Event) -> Non
     client = socket.create_connection(("127.0.0.1", port))
     try:
         client.sendall(send)
-        await asyncio.sleep(0.1)  # read, and the first handler waits on ``release``
+        if half_close:
+            client.shutdown(socket.SHUT_WR)
+        await asyncio.sleep(0.3)  # read, and the first handler waits on ``release``
         if reset:
             client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             client.close()  # RST
@@ -197,33 +202,8 @@ def test_a_reset_after_a_full_pipeline_and_a_half_close_ends_the_connection(
     async def scenario() -> None:
         release = asyncio.Event()
         _handlers(monkeypatch, pipelined=True, release=release, bug=False)
-        broker: Any = SimpleNamespace(
-            config=SimpleNamespace(
-                socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000
-            ),
-            requests=SimpleNamespace(observe=lambda *args: None),
-        )
-        served: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.ensure_future(KafkaConnection(reader, writer, broker, "C").serve())
-            task.add_done_callback(lambda _: served.set_result(None))
-
-        server = await asyncio.start_server(accept, "127.0.0.1", 0)
-        client = socket.create_connection(("127.0.0.1", server.sockets[0].getsockname()[1]))
-        try:
-            client.sendall(_API_VERSIONS_REQUEST * 101)  # one being answered, 100 read ahead
-            client.shutdown(socket.SHUT_WR)
-            await asyncio.sleep(0.3)  # all read, and the end of the stream
-            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            client.close()  # RST
-            await asyncio.sleep(0.1)
-            release.set()
-            await asyncio.wait_for(served, 5)
-        finally:
-            client.close()
-            server.close()
-            await server.wait_closed()
+        # one being answered, as many read ahead as the connection reads
+        await _serve_one(_API_VERSIONS_REQUEST * 101, reset=True, release=release, half_close=True)
 
     with capture_logs() as logs:
         asyncio.run(scenario())

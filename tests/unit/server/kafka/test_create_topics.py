@@ -5,8 +5,6 @@ DelayedCreatePartitions), with the message and without id, counts or configs."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,31 +15,16 @@ from minikafka.broker.server.kafka.handlers.topics import create_topics
 from minikafka.broker.server.kafka.registry import Request
 from minikafka.broker.server.kafka.schema import build, request_class
 from minikafka.broker.server.metadata_cache import MetadataCache
-from minikafka.controller.controller import CreateTopicResult, NewTopic
 from minikafka.proto.errors import ErrorCode
+from tests.unit.broker.test_admin_service import CreatingController
 
 _CREATE_TOPICS = 19
-
-
-class _Controller:
-    def create_topics(
-        self, new_topics: Sequence[NewTopic], *, validate_only: bool = False
-    ) -> concurrent.futures.Future[dict[str, CreateTopicResult]]:
-        future: concurrent.futures.Future[dict[str, CreateTopicResult]]
-        future = concurrent.futures.Future()
-        future.set_result(
-            {
-                t.name: CreateTopicResult(ErrorCode.NONE, "", "", t.num_partitions, 1)
-                for t in new_topics
-            }
-        )
-        return future
 
 
 def test_a_topic_whose_leaders_stay_unknown_is_answered_request_timed_out() -> None:
     admin = TopicAdmin(
         BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
-        controller=_Controller(),  # type: ignore[arg-type]
+        controller=CreatingController(),  # type: ignore[arg-type]
         zk=None,  # type: ignore[arg-type]
         metadata_cache=MetadataCache(1),  # never told of a leader
     )
