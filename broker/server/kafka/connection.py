@@ -179,10 +179,7 @@ class KafkaConnection:
             except registry.CloseConnection as close:
                 raise _Closed(close.reason, api=handler.name, **close.details) from None
             except Exception as exc:
-                _log.exception(
-                    "kafka.handler_failed", api=handler.name, api_version=request.api_version
-                )
-                raise _Closed("handler failed", api=handler.name, error=str(exc)) from None
+                raise _handler_failed(request, exc) from None
             if not handler.pipelined:
                 # Every earlier answer is written, and nothing more is read until this one is:
                 # it goes out from here, not through the writer task (a follower's fetch
@@ -308,9 +305,7 @@ class KafkaConnection:
                 api = registry.HANDLERS[request.api_key].name
                 raise _Closed(close.reason, api=api, **close.details) from None
             except Exception as exc:
-                api = registry.HANDLERS[request.api_key].name
-                _log.exception("kafka.handler_failed", api=api, api_version=request.api_version)
-                raise _Closed("handler failed", api=api, error=str(exc)) from None
+                raise _handler_failed(request, exc) from None
             await self._send(request, response, started)
             if self._answers.empty():
                 self._written.set()
@@ -323,9 +318,7 @@ class KafkaConnection:
             try:
                 data = _frame(request, response)
             except Exception as exc:
-                api = registry.HANDLERS[request.api_key].name
-                _log.exception("kafka.handler_failed", api=api, api_version=request.api_version)
-                raise _Closed("handler failed", api=api, error=str(exc)) from None
+                raise _handler_failed(request, exc) from None
             try:
                 self._writer.write(data)
             except Exception as exc:  # uvloop's transport refuses a write after a reset
@@ -335,6 +328,14 @@ class KafkaConnection:
         self._broker.requests.observe(
             kafka_request_name(request.api_key, from_follower=from_follower), started
         )
+
+
+def _handler_failed(request: registry.Request, exc: Exception) -> _Closed:
+    """A handler's own exception (or its answer's encoding): logged with its traceback, and
+    the reason the connection closes."""
+    api = registry.HANDLERS[request.api_key].name
+    _log.exception("kafka.handler_failed", api=api, api_version=request.api_version)
+    return _Closed("handler failed", api=api, error=str(exc))
 
 
 def _read_outcome(answer: asyncio.Future[Entity | None]) -> None:
