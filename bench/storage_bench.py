@@ -76,17 +76,22 @@ def page_cache_write_rate(directory: Path, megabytes: int = 512) -> float:
     new page cache are in use (``--page-cache-gb``; docs/benchmarks.md, "Large records and
     latency at RF3 acks=all")."""
     path = directory / "page-cache-write-rate"
-    chunk = b"x" * (1 << 20)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        start = time.process_time()
-        for _ in range(megabytes):
-            os.write(fd, chunk)
-        used = time.process_time() - start
+        used, _ = _timed_writes(fd, megabytes)
     finally:
         os.close(fd)
         path.unlink()
-    return megabytes * (1 << 20) / 1e6 / max(used, 1e-9)
+    return megabytes * MiB / 1e6 / max(used, 1e-9)
+
+
+def _timed_writes(fd: int, mebibytes: int) -> tuple[float, float]:
+    """Append ``mebibytes`` MiB to ``fd`` in 1 MiB writes; the CPU and wall seconds taken."""
+    chunk = b"x" * MiB
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(mebibytes):
+        os.write(fd, chunk)
+    return time.process_time() - cpu, time.perf_counter() - wall
 
 
 def page_cache_curve(directory: Path, gigabytes: float, step_mb: int = 256) -> None:
@@ -94,18 +99,14 @@ def page_cache_curve(directory: Path, gigabytes: float, step_mb: int = 256) -> N
     no fsync) and print each step's MB per CPU-second, wall MB/s and the Dirty memory; the
     file is removed."""
     path = directory / "page-cache-curve"
-    chunk = b"x" * MiB
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     print(f"machine: {machine()}; {gigabytes} GB to one new file in {directory}")
     print("| written, MB | MB per CPU-second | wall MB/s | Dirty, MB |")
     print("|---:|---:|---:|---:|")
     try:
         for step in range(1, int(gigabytes * 1000 / step_mb) + 1):
-            cpu, wall = time.process_time(), time.perf_counter()
-            for _ in range(step_mb):
-                os.write(fd, chunk)
+            cpu, wall = _timed_writes(fd, step_mb)
             mb = step_mb * MiB / 1e6
-            cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
             print(f"| {step * mb:,.0f} | {mb / max(cpu, 1e-9):,.0f} | {mb / max(wall, 1e-9):,.0f} "
                   f"| {_meminfo_mb('Dirty'):,} |", flush=True)  # fmt: skip
     finally:
