@@ -7,7 +7,8 @@ proto; broker.server uses replication. Everything here lives on the broker's eve
 from minikafka.broker.replication.delayed import Purgatory
 from minikafka.broker.replication.fetcher import ReplicaFetcher, ReplicaFetcherManager
 from minikafka.broker.replication.partition import Partition
-from minikafka.broker.replication.producer_state import ProducerIdManager, ProducerStateManager
+from minikafka.broker.replication.producer_id_manager import ProducerIdManager
+from minikafka.broker.replication.producer_state import ProducerStateManager
 from minikafka.broker.replication.replica_manager import (
     FOLLOWER_TRUNCATION_KEY,
     MetadataView,

@@ -57,6 +57,7 @@ from minikafka.proto.errors import (
     FencedLeaderEpochError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
     UnknownLeaderEpochError,
 )
 from minikafka.proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, iter_batch_headers
@@ -65,6 +66,7 @@ __all__ = [
     "UNKNOWN_OFFSET",
     "FollowerState",
     "LeaderState",
+    "LogDeleteRecordsResult",
     "Partition",
     "PartitionRegistration",
     "ReplicaState",
@@ -108,6 +110,14 @@ class FollowerState:
     replicas: tuple[int, ...]
     partition_epoch: int
     controller_epoch: int
+
+
+class LogDeleteRecordsResult(NamedTuple):
+    """A DeleteRecords done on the leader's log: the offset the replicas' low watermark must
+    reach, and the leader's log start offset now."""
+
+    requested_offset: int
+    log_start_offset: int
 
 
 class ReplicaState(NamedTuple):
@@ -541,6 +551,30 @@ class Partition:
             last_caught_up_time_ms=max(current.last_caught_up_time_ms, fetch_time_ms),
             last_fetch_time_ms=fetch_time_ms,
         )
+
+    def delete_records_on_leader(self, offset: int) -> LogDeleteRecordsResult:
+        """Leader: move the log start offset up to ``offset`` (-1: the high watermark), as
+        Kafka's deleteRecordsOnLeader; never above the HW (OFFSET_OUT_OF_RANGE). The followers
+        follow at their next fetches (``low_watermark_if_leader`` tells how far they are)."""
+        if not self.is_leader:
+            raise NotLeaderOrFollowerError(
+                f"broker {self.broker_id} is not the leader of {self.topic}-{self.partition}"
+            )
+        high_watermark = int(self.high_watermark)
+        target = high_watermark if offset == -1 else offset
+        if target < 0 or target > high_watermark:
+            raise OffsetOutOfRangeError(
+                f"Cannot delete records below {target}: the high watermark is {high_watermark}"
+            )
+        log = self.log
+        log.maybe_increment_log_start_offset(target, high_watermark)
+        _log.info(
+            "records_deleted",
+            **self._log_fields(),
+            required_offset=target,
+            log_start_offset=log.log_start_offset,
+        )
+        return LogDeleteRecordsResult(target, log.log_start_offset)
 
     def low_watermark_if_leader(self, is_alive: Callable[[int], bool]) -> int:
         """Leader: the lowest log start offset over this log and the replicas on live brokers

@@ -1,9 +1,5 @@
-"""Idempotent producers: producer ids handed out in blocks, and per-partition sequence state.
-
-``ProducerIdManager`` (Kafka's ZK-mode ProducerIdManager): a broker claims blocks of
-``PRODUCER_ID_BLOCK_SIZE`` ids from ``/latest_producer_id_block`` (ZkStore) and hands them out
-one by one to InitProducerId; a new producer gets (next id, epoch 0). A producer that presents
-its id and epoch again (KIP-360) gets the same id with the epoch bumped.
+"""Idempotent producers: per-partition sequence state and its snapshots (the ids themselves come
+from producer_id_manager.py).
 
 ``ProducerStateManager`` (Kafka's class of the same name, without transactions): per producer id
 the epoch and the last ``MAX_BATCHES_PER_PRODUCER`` (5, as Kafka) batches' sequence and offset
@@ -52,19 +48,18 @@ corrupt (``CorruptSnapshotError``, with Kafka's messages); loading skips and del
 Snapshots are written to ``<name>.tmp``, fsynced and renamed (the Log deletes stray ``.tmp``
 files when it opens).
 
-Not thread-safe: the broker's event loop only (ProducerIdManager claims blocks in the executor).
+Not thread-safe: the broker's event loop only.
 Snapshot files are written and read inline on the loop: a few dozen bytes per producer, at
 segment rolls, truncations, opens and closes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import struct
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, NamedTuple
@@ -73,14 +68,13 @@ import crc32c
 import structlog
 
 from minikafka.broker.storage.checkpoints import fsync_dir
-from minikafka.proto.cluster_state import ProducerIdBlock
 from minikafka.proto.errors import (
     ErrorCode,
     KafkaError,
     OutOfOrderSequenceError,
     error_for_code,
 )
-from minikafka.proto.records import MAX_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
+from minikafka.proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
 
 __all__ = [
     "MAX_BATCHES_PER_PRODUCER",
@@ -88,7 +82,6 @@ __all__ = [
     "SNAPSHOT_SUFFIX",
     "BatchMetadata",
     "CorruptSnapshotError",
-    "ProducerIdManager",
     "ProducerSnapshotEntry",
     "ProducerStateManager",
     "decode_snapshot",
@@ -485,41 +478,3 @@ class ProducerStateManager:
             offset=offset,
             reason=reason,
         )
-
-
-class ProducerIdManager:
-    """Producer ids from blocks claimed in ZooKeeper (see the module docstring)."""
-
-    def __init__(self, broker_id: int, allocate_block: Callable[[int], ProducerIdBlock]) -> None:
-        self._broker_id = broker_id
-        self._allocate_block = allocate_block
-        self._block: ProducerIdBlock | None = None
-        self._next = 0
-
-    async def init_producer_id(self, producer_id: int, producer_epoch: int) -> tuple[int, int]:
-        """(producer id, epoch) for InitProducerId; raises a KafkaError when none can be had."""
-        if producer_id >= 0 and 0 <= producer_epoch < MAX_PRODUCER_EPOCH - 1:
-            return producer_id, producer_epoch + 1  # KIP-360: the same producer, fenced epoch
-        return await self.generate_producer_id(), 0
-
-    async def generate_producer_id(self) -> int:
-        if self._block is None or self._next > self._block.block_end:
-            try:
-                block = await asyncio.to_thread(self._allocate_block, self._broker_id)
-            except KafkaError:
-                raise
-            except Exception as exc:
-                raise error_for_code(
-                    ErrorCode.COORDINATOR_NOT_AVAILABLE, f"no producer id block: {exc}"
-                ) from exc
-            self._block = block
-            self._next = block.block_start
-            _log.info(
-                "producer_id_block.claimed",
-                broker_id=self._broker_id,
-                block_start=block.block_start,
-                block_end=block.block_end,
-            )
-        producer_id = self._next
-        self._next += 1
-        return producer_id

@@ -32,14 +32,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import structlog
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.alter_partition_manager import (
+    AlterPartitionItem,
+    AlterPartitionManager,
+    IsrStore,
+)
 from minikafka.broker.replication.delayed import (
     Purgatory,
     WatchKey,
@@ -49,6 +54,7 @@ from minikafka.broker.replication.delayed import (
     log_end_offset_key,
     low_watermark_key,
 )
+from minikafka.broker.replication.delayed_delete_records import DelayedDeleteRecords
 from minikafka.broker.replication.delayed_produce import DelayedProduce, ProducePartitionStatus
 from minikafka.broker.replication.fetch_session import (
     FetchContext,
@@ -63,13 +69,9 @@ from minikafka.broker.replication.fetcher import (
     ReplicaFetcherManager,
 )
 from minikafka.broker.replication.grpc_endpoint import GrpcLeaderEndpoint
-from minikafka.broker.replication.isr_change import (
-    IsrChangePropagation,
-    IsrChangePropagationConfig,
-)
+from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
 from minikafka.broker.replication.leader_endpoint import LeaderEndpoint, LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
-from minikafka.broker.replication.producer_state import ProducerIdManager
 from minikafka.broker.replication.requests import (
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
@@ -77,8 +79,6 @@ from minikafka.broker.replication.requests import (
     FetchPartition,
     FetchPartitionResult,
     FetchRequest,
-    InitProducerIdRequest,
-    InitProducerIdResult,
     LeaderAndIsrRequest,
     LeaderAndIsrResponse,
     ListOffsetsPartitionResult,
@@ -98,12 +98,6 @@ from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerS
 from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from minikafka.broker.storage.log_dir_failure import io_error_of
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.proto.cluster_state import (
-    BadZNodeVersionError,
-    PartitionState,
-    ProducerIdBlock,
-    Versioned,
-)
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     ErrorCode,
@@ -134,39 +128,11 @@ _DEFAULT_PARTITION_MAX_BYTES = 1024 * 1024
 _log = structlog.get_logger(__name__)
 
 
-class PartitionStateStore(Protocol):
-    """The part of ZkStore a partition leader uses (ZkStore satisfies it)."""
-
-    def get_partition_state(
-        self, topic: str, partition: int
-    ) -> Versioned[PartitionState] | None: ...
-
-    def update_partition_state(
-        self,
-        topic: str,
-        partition: int,
-        state: PartitionState,
-        expected_zk_version: int,
-        *,
-        controller_epoch_zk_version: int | None = None,
-    ) -> int: ...
-
-    def get_partition_states(
-        self, partitions: Iterable[TopicPartition]
-    ) -> dict[TopicPartition, Versioned[PartitionState]]: ...
-
-    def update_partition_states(
-        self,
-        updates: Mapping[TopicPartition, tuple[PartitionState, int]],
-        *,
-        controller_epoch_zk_version: int | None = None,
-    ) -> Mapping[TopicPartition, int | Exception]: ...
-
-    def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str: ...
+class PartitionStateStore(IsrStore, Protocol):
+    """The part of ZkStore the replica manager uses: its leaders' ISR writes
+    (alter_partition_manager.py) and the topics' min.insync.replicas (ZkStore satisfies it)."""
 
     def get_topic_config(self, topic: str) -> dict[str, str]: ...
-
-    def allocate_producer_id_block(self, broker_id: int) -> ProducerIdBlock: ...
 
 
 class MetadataView(Protocol):
@@ -237,15 +203,6 @@ def _check_fetch_request(
         )
 
 
-class _IsrWrite(NamedTuple):
-    """An ISR change a leader proposed, waiting to be written to its state znode."""
-
-    partition: Partition
-    state: LeaderState  # the leader state it was proposed under
-    new_isr: frozenset[int]
-    change: str  # "shrink" | "expand"
-
-
 class ReplicaManager:
     """Hosted partitions and what clients, followers and the controller ask of them."""
 
@@ -304,15 +261,17 @@ class ReplicaManager:
         self._shutting_down = False
         self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher, config.num_replica_fetchers)
-        self.producer_ids = ProducerIdManager(self.broker_id, zk.allocate_producer_id_block)
         self._scheduler = Scheduler()
-        self._isr_writes: set[asyncio.Task[None]] = set()
-        self._isr_pending: list[_IsrWrite] = []  # proposed ISR changes not being written yet
-        self._isr_writer: asyncio.Task[None] | None = None
         self._started = False
         self._leadership_listeners: list[LeadershipListener] = []
-        # ISR changes for the controller, written as Kafka batches them (isr_change.py).
-        self.isr_changes = IsrChangePropagation(isr_change_propagation, now_ms=time_ms())
+        self.alter_partition_manager = AlterPartitionManager(
+            self.broker_id,
+            zk,
+            on_written=self._apply_isr_update,
+            on_settled=self._isr_update_settled,
+            time_ms=time_ms,
+            isr_change_propagation=isr_change_propagation,
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -331,11 +290,7 @@ class ReplicaManager:
             self.checkpoint_high_watermarks,
             period_ms=self.config.replica_high_watermark_checkpoint_interval_ms,
         )
-        self._scheduler.schedule(
-            f"isr-change-propagation-{self.broker_id}",
-            self.propagate_isr_changes,
-            period_ms=self.isr_changes.config.check_interval_ms,
-        )
+        self.alter_partition_manager.start(self._scheduler)
         _log.info(
             "replica_manager.started",
             broker_id=self.broker_id,
@@ -346,12 +301,7 @@ class ReplicaManager:
 
     async def shutdown(self) -> None:
         await self._scheduler.shutdown()
-        tasks = list(self._isr_writes)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self.alter_partition_manager.shutdown()
         await self.fetchers.shutdown()
         self.purgatory.notify_all()
         await self.checkpoint_high_watermarks()
@@ -1074,7 +1024,7 @@ class ReplicaManager:
                 self.purgatory.notify(high_watermark_key(tp))
             new_isr = partition.isr_to_expand(replica_id)
             if new_isr is not None:
-                self._start_isr_write(partition, new_isr, "expand")
+                self.alter_partition_manager.submit(partition, new_isr, "expand")
 
     @staticmethod
     def _diverging_epoch(partition: Partition, fp: FetchPartition) -> tuple[int, int] | None:
@@ -1171,20 +1121,6 @@ class ReplicaManager:
                 unsettled.append(tp)
         return _FetchRead(responses, total, errors, unsettled)
 
-    # --- InitProducerId ---------------------------------------------------------------------
-
-    async def init_producer_id(self, request: InitProducerIdRequest) -> InitProducerIdResult:
-        """An id and epoch for an idempotent producer (transactions are not supported)."""
-        if request.transactional_id is not None:
-            return InitProducerIdResult(ErrorCode.INVALID_REQUEST, "transactions are not supported")
-        try:
-            producer_id, epoch = await self.producer_ids.init_producer_id(
-                request.producer_id, request.producer_epoch
-            )
-        except KafkaError as exc:
-            return InitProducerIdResult(exc.code, exc.message)
-        return InitProducerIdResult(ErrorCode.NONE, "", producer_id, epoch)
-
     # --- ListOffsets and OffsetsForLeaderEpoch ------------------------------------------------
 
     async def list_offsets(self, request: ListOffsetsRequest) -> list[ListOffsetsPartitionResult]:
@@ -1249,97 +1185,32 @@ class ReplicaManager:
     async def delete_records(
         self, partitions: Sequence[DeleteRecordsPartition], timeout_ms: int
     ) -> list[DeleteRecordsPartitionResult]:
-        """Kafka's deleteRecords and DelayedDeleteRecords: move the log start offset of each
-        partition this broker leads, then wait until its low watermark (the lowest log start
-        offset over the replicas on live brokers, which the followers report in their fetches)
-        reaches the target, or ``timeout_ms`` passes (REQUEST_TIMED_OUT). One result per
-        partition, in request order."""
-        local = [self._delete_records_on_leader(p) for p in partitions]
-        results = [result for result, _ in local]
-        required = {i: target for i, (result, target) in enumerate(local) if result.error_code == 0}
-        waiting = dict(required)
-
-        def check() -> bool | None:
-            for i in list(waiting):
-                topic, index = partitions[i].topic, partitions[i].partition
-                try:
-                    partition = self._hosted(TopicPartition(topic, index))
-                    low_watermark = partition.low_watermark_if_leader(self._metadata.is_alive)
-                except KafkaError as exc:
-                    results[i] = DeleteRecordsPartitionResult(
-                        topic, index, -1, exc.code, exc.message
-                    )
-                else:
-                    if low_watermark < required[i]:
-                        continue
-                    results[i] = DeleteRecordsPartitionResult(
-                        topic, index, low_watermark, ErrorCode.NONE
-                    )
-                del waiting[i]
-            return True if not waiting else None
-
-        keys = [
-            key
-            for i in waiting
-            for tp in [TopicPartition(partitions[i].topic, partitions[i].partition)]
-            for key in (low_watermark_key(tp), high_watermark_key(tp))  # HW: leadership moved
-        ]
-        loop = asyncio.get_running_loop()
-        await complete_when(check, keys, self.purgatory, loop.time() + max(timeout_ms, 0) / 1000)
-        for i in waiting:
-            r = results[i]
-            results[i] = DeleteRecordsPartitionResult(
-                r.topic,
-                r.partition,
-                r.low_watermark,
-                ErrorCode.REQUEST_TIMED_OUT,
-                f"The replicas' log start offsets did not reach {required[i]} "
-                f"within {timeout_ms} ms",
-            )
-            _log.info(
-                "delete_records_timed_out",
-                topic=r.topic,
-                partition=r.partition,
-                required_offset=required[i],
-                timeout_ms=timeout_ms,
-            )
-        return results
-
-    def _delete_records_on_leader(
-        self, request: DeleteRecordsPartition
-    ) -> tuple[DeleteRecordsPartitionResult, int]:
-        """Move the leader's log start offset: NONE with the new one as ``low_watermark``, and
-        the offset the replicas' low watermark must reach."""
-        topic, index = request.topic, request.partition
-        try:
-            partition = self._hosted(TopicPartition(topic, index))
-            if not partition.is_leader:
-                raise NotLeaderOrFollowerError(
-                    f"broker {self.broker_id} is not the leader of {topic}-{index}"
+        """Kafka's deleteRecords: each partition's leader moves its log start offset
+        (``Partition.delete_records_on_leader``), then the answer waits until the replicas
+        followed (delayed_delete_records.py). One result per partition, in request order."""
+        results: list[DeleteRecordsPartitionResult] = []
+        required: dict[int, int] = {}
+        for i, request in enumerate(partitions):
+            topic, index = request.topic, request.partition
+            try:
+                deleted = self._hosted(TopicPartition(topic, index)).delete_records_on_leader(
+                    request.offset
                 )
-        except KafkaError as exc:
-            return DeleteRecordsPartitionResult(topic, index, -1, exc.code, exc.message), -1
-        log = partition.log
-        high_watermark = int(partition.high_watermark)
-        target = high_watermark if request.offset == -1 else request.offset
-        if target < 0 or target > high_watermark:
-            return DeleteRecordsPartitionResult(
-                topic,
-                index,
-                -1,
-                ErrorCode.OFFSET_OUT_OF_RANGE,
-                f"Cannot delete records below {target}: the high watermark is {high_watermark}",
-            ), -1
-        log.maybe_increment_log_start_offset(target, high_watermark)
-        _log.info(
-            "records_deleted",
-            topic=topic,
-            partition=index,
-            required_offset=target,
-            log_start_offset=log.log_start_offset,
-        )
-        result = DeleteRecordsPartitionResult(topic, index, log.log_start_offset, ErrorCode.NONE)
-        return result, target
+            except KafkaError as exc:
+                results.append(
+                    DeleteRecordsPartitionResult(topic, index, -1, exc.code, exc.message)
+                )
+                continue
+            results.append(
+                DeleteRecordsPartitionResult(topic, index, deleted.log_start_offset, ErrorCode.NONE)
+            )
+            required[i] = deleted.requested_offset
+        return await DelayedDeleteRecords(
+            results, required, self._low_watermark, self.purgatory
+        ).wait(timeout_ms)
+
+    def _low_watermark(self, tp: TopicPartition) -> int:
+        return self._hosted(tp).low_watermark_if_leader(self._metadata.is_alive)
 
     def _offline_message(self, tp: TopicPartition) -> str:
         return f"{tp} is in an offline log dir on broker {self.broker_id}"
@@ -1408,110 +1279,15 @@ class ReplicaManager:
                     partition.follower_fetched_again(replica, fetched)
             lagging = partition.out_of_sync_replicas(now, lag)
             if lagging:
-                self._start_isr_write(partition, partition.isr - lagging, "shrink")
+                self.alter_partition_manager.submit(partition, partition.isr - lagging, "shrink")
 
-    def _start_isr_write(self, partition: Partition, new_isr: frozenset[int], change: str) -> None:
-        state = partition.state
-        if not isinstance(state, LeaderState) or partition.pending_isr is not None:
-            return
-        partition.pending_isr = new_isr
-        # Written together with every other change proposed meanwhile (_write_isrs): after a
-        # broker dies or comes back, thousands of partitions change their ISR in one check.
-        self._isr_pending.append(_IsrWrite(partition, state, new_isr, change))
-        if self._isr_writer is None or self._isr_writer.done():
-            task = asyncio.get_running_loop().create_task(self._write_isrs())
-            self._isr_writer = task
-            self._isr_writes.add(task)
-            task.add_done_callback(self._isr_writes.discard)
-
-    async def _write_isrs(self) -> None:
-        """Write the proposed ISR changes to their state znodes in one pipelined batch (each
-        conditional on the version the leader holds), until none is left."""
-        while self._isr_pending:
-            batch, self._isr_pending = self._isr_pending, []
-            try:
-                await self._write_isr_batch(batch)
-            finally:
-                for write in batch:
-                    if write.partition.pending_isr == write.new_isr:
-                        write.partition.pending_isr = None
-                    # Each follower's next fetch records its fetch state here again, as when
-                    # every fetch visited every partition: an expansion refused meanwhile is
-                    # retried (a session's fetch visits only the partitions listed, changed or
-                    # to revisit).
-                    self.fetch_sessions.cache.revisit(
-                        TopicPartition(write.partition.topic, write.partition.partition)
-                    )
-
-    async def _write_isr_batch(self, batch: list[_IsrWrite]) -> None:
-        # One write per partition: a partition proposed again in the same batch (a LeaderAndIsr
-        # of a newer epoch reset its pending ISR meanwhile) keeps only its latest proposal.
-        writes: dict[TopicPartition, _IsrWrite] = {}
-        for write in batch:
-            writes[TopicPartition(write.partition.topic, write.partition.partition)] = write
-        updates: dict[TopicPartition, tuple[PartitionState, int]] = {}
-        for tp, write in writes.items():
-            znode = PartitionState(
-                leader=self.broker_id,
-                leader_epoch=write.state.leader_epoch,
-                isr=tuple(sorted(write.new_isr)),
-                controller_epoch=write.state.controller_epoch,
-            )
-            updates[tp] = (znode, write.state.partition_epoch)
-        answers: Mapping[TopicPartition, int | Exception]
-        try:
-            answers = await asyncio.to_thread(self._zk.update_partition_states, updates)
-        except Exception as exc:
-            # Some writes of the batch may have landed before the error: go by what ZooKeeper
-            # holds, read back below, as after a version conflict.
-            _log.warning("isr_update.failed", partitions=len(updates), error=str(exc))
-            answers = {tp: exc for tp in updates}
-        unsure = [tp for tp, answer in answers.items() if isinstance(answer, Exception)]
-        reads: Mapping[TopicPartition, Versioned[PartitionState]] = {}
-        if unsure:
-            try:
-                reads = await asyncio.to_thread(self._zk.get_partition_states, unsure)
-            except Exception as exc:
-                _log.warning("isr_update.read_failed", partitions=len(unsure), error=str(exc))
-        for tp, write in writes.items():
-            topic, index = tp
-            answer = answers[tp]
-            version: int | None = None
-            adopted: frozenset[int] | None = None
-            if isinstance(answer, Exception):
-                read = reads.get(tp)
-                if read is None and not isinstance(answer, BadZNodeVersionError):
-                    _log.warning(
-                        "isr_update.failed", topic=topic, partition=index, error=str(answer)
-                    )
-                    continue
-                if (
-                    read is None
-                    or read.value.leader != self.broker_id
-                    or read.value.leader_epoch != write.state.leader_epoch
-                ):
-                    _log.info(
-                        "isr_update.abandoned",
-                        topic=topic,
-                        partition=index,
-                        leader_epoch=write.state.leader_epoch,
-                        reason="the partition state znode has a newer leader or epoch",
-                    )
-                    continue
-                version = read.zk_version
-                if set(read.value.isr) != write.new_isr:
-                    # Someone else changed the ISR under the same epoch: take theirs and decide
-                    # again at the next check rather than overwrite it.
-                    adopted = frozenset(read.value.isr)
-            else:
-                version = answer
-            if write.partition.pending_isr == write.new_isr:
-                write.partition.pending_isr = None
-            self._isr_written(write, version, adopted)
-
-    def _isr_written(self, write: _IsrWrite, version: int, adopted: frozenset[int] | None) -> None:
-        """Apply an ISR the state znode now holds (ours, or ``adopted``) at ``version``."""
-        partition, state, new_isr, change = write
+    def _apply_isr_update(
+        self, item: AlterPartitionItem, version: int, adopted: frozenset[int] | None
+    ) -> bool:
+        """The AlterPartitionManager's answer: the state znode holds our ISR (or ``adopted``)
+        at ``version``. Applied if the partition still has the leadership it was proposed
+        under; True when our ISR was applied (the controller is told of it)."""
+        partition, state, new_isr, change = item
         topic, index = partition.topic, partition.partition
         current = partition.state
         if not (
@@ -1519,7 +1295,7 @@ class ReplicaManager:
             and isinstance(current, LeaderState)
             and current.leader_epoch == state.leader_epoch
         ):
-            return
+            return False
         if adopted is not None:
             partition.apply_isr(adopted, version)
             _log.info(
@@ -1532,7 +1308,7 @@ class ReplicaManager:
                 partition_epoch=version,
             )
             self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
-            return
+            return False
         old_isr = current.isr
         partition.apply_isr(new_isr, version)
         if change == "shrink":
@@ -1552,18 +1328,10 @@ class ReplicaManager:
             partition_epoch=version,
         )
         self.purgatory.notify(high_watermark_key(TopicPartition(topic, index)))
-        self.isr_changes.record(TopicPartition(topic, index), self._time_ms())
+        return True
 
-    async def propagate_isr_changes(self) -> None:
-        """Tell the controller of the recorded ISR changes when they are due (isr_change.py)."""
-        for partitions in self.isr_changes.due(self._time_ms()):
-            try:
-                await asyncio.to_thread(
-                    self._zk.create_isr_change_notification,
-                    [TopicPartition(tp.topic, tp.partition) for tp in partitions],
-                )
-            except Exception as exc:
-                self.isr_changes.restore(partitions)
-                _log.warning(
-                    "isr_change_notification.failed", partitions=len(partitions), error=str(exc)
-                )
+    def _isr_update_settled(self, tp: TopicPartition) -> None:
+        # Each follower's next fetch records its fetch state here again, as when every fetch
+        # visited every partition: an expansion refused while the write was in flight is
+        # retried (a session's fetch visits only the partitions listed, changed or to revisit).
+        self.fetch_sessions.cache.revisit(tp)

@@ -6,9 +6,10 @@ Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
        read or create /cluster/id
     2. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
        load and recover every partition log
-    3. MetadataCache, ReplicaManager, GroupCoordinator (told of __consumer_offsets leadership
-       by the ReplicaManager), and the servicers Data, Metadata, Admin, Control, Group on one
-       grpc.aio server per listener of ``listeners`` (Control on the inter-broker one only)
+    3. MetadataCache, ReplicaManager, ProducerIdManager, GroupCoordinator (told of
+       __consumer_offsets leadership by the ReplicaManager), and the servicers Data, Metadata,
+       Admin, Control, Group on one grpc.aio server per listener of ``listeners`` (Control on
+       the inter-broker one only)
     4. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
        the broker epoch. A registration of the same id held by another session is waited for
        (the session of this broker's previous, crashed process expires); one still there
@@ -63,6 +64,7 @@ from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.coordinator import GroupConfig, GroupCoordinator
 from minikafka.broker.group.offsets_log import ReplicaManagerOffsetsLog
 from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
+from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.server.admin_service import AdminService
@@ -164,6 +166,7 @@ class BrokerServer:
         self._log_manager: LogManager | None = None
         self._metadata_cache: MetadataCache | None = None
         self._replica_manager: ReplicaManager | None = None
+        self._producer_ids: ProducerIdManager | None = None
         self._controller: KafkaController | None = None
         self._group_coordinator: GroupCoordinator | None = None
         self._topic_admin: TopicAdmin | None = None
@@ -241,6 +244,7 @@ class BrokerServer:
             broker_epoch=lambda: self._broker_epoch,
             leader_endpoint=self._kafka_leader_endpoint() if config.replicates_over_kafka else None,
         )
+        self._producer_ids = ProducerIdManager(self.broker_id, self._zk.allocate_producer_id_block)
         self._controller = KafkaController(
             self._zk, self.broker_id, ControllerConfig.from_attributes(config)
         )
@@ -283,6 +287,7 @@ class BrokerServer:
                     self._metadata_api,
                     self._group_api,
                     self._topic_admin,
+                    self._producer_ids,
                     self._metrics.requests if self._metrics else RequestMetrics(),
                 )
             )
@@ -413,7 +418,7 @@ class BrokerServer:
     def _grpc_server(self, listener: str) -> grpc.aio.Server:
         assert self._replica_manager is not None and self._metadata_cache is not None
         assert self._controller is not None and self._zk is not None
-        assert self._metadata_api is not None
+        assert self._metadata_api is not None and self._producer_ids is not None
         interceptors = []
         if self._metrics is not None:
             interceptors.append(RequestMetricsInterceptor(self._metrics.requests))
@@ -424,7 +429,13 @@ class BrokerServer:
         inter_broker = listener == self.config.inter_broker_listener_name
         control_plane = listener == self.config.control_plane_listener
         pb_grpc.add_DataServicer_to_server(
-            DataService(self._replica_manager, requests, replication=inter_broker), server
+            DataService(
+                self._replica_manager,
+                requests,
+                producer_ids=self._producer_ids,
+                replication=inter_broker,
+            ),
+            server,
         )
         pb_grpc.add_MetadataServicer_to_server(
             MetadataService(self._metadata_api, listener=listener),

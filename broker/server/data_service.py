@@ -1,6 +1,7 @@
 """The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, InitProducerId.
 
-A thin gRPC face on the ReplicaManager, which does the work and answers with Kafka's error codes;
+A thin gRPC face on the ReplicaManager, which does the work and answers with Kafka's error codes
+(InitProducerId on the ProducerIdManager);
 grpc_adapters.py turns the messages into the ReplicaManager's values and back, and
 broker/replication/grpc_messages.py those of Fetch and OffsetsForLeaderEpoch (the follower's
 GrpcLeaderEndpoint writes and reads them with the same module). Runs on the
@@ -32,6 +33,7 @@ from minikafka.broker.replication.fetch_session import (
     FetchMetadata,
     FetchSessionResponse,
 )
+from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import (
     FetchPartitionResult,
@@ -56,12 +58,14 @@ class DataService(pb_grpc.DataServicer):
         replica_manager: ReplicaManager,
         metrics: RequestMetrics | None = None,
         *,
+        producer_ids: ProducerIdManager,
         replication: bool = True,
     ) -> None:
         """``replication`` False (a listener other than the inter-broker one): a Fetch from a
         replica (``replica_id`` >= 0) gets TOPIC_AUTHORIZATION_FAILED on every partition, as
         the Kafka listener answers it, so no client can pose as a follower and move a HW."""
         self._replica_manager = replica_manager
+        self._producer_ids = producer_ids
         self._metrics = metrics or RequestMetrics()
         self._replication = replication
 
@@ -177,9 +181,7 @@ class DataService(pb_grpc.DataServicer):
     async def InitProducerId(
         self, request: pb.InitProducerIdRequest, context: _Context
     ) -> pb.InitProducerIdResponse:
-        result = await self._replica_manager.init_producer_id(
-            adapt.init_producer_id_request(request)
-        )
+        result = await self._producer_ids.init_producer_id(adapt.init_producer_id_request(request))
         return adapt.init_producer_id_response(result)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.groups import GroupApi
@@ -33,6 +34,7 @@ class KafkaBroker:
     metadata_api: MetadataApi
     groups: GroupApi | None  # None: this broker has no group coordinator
     admin: TopicAdmin
+    producer_ids: ProducerIdManager
     requests: RequestMetrics = field(default_factory=RequestMetrics)  # off unless metrics are on
     # (listener, replica id) this broker has warned of refusing a follower's fetch from
     # (handlers/fetch.py): a refused follower retries every back-off, so once per pair.

@@ -22,6 +22,7 @@ import grpc
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
+from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.requests import (
     FetchPartition,
@@ -234,14 +235,17 @@ class Node:
             ),
         )
         self.server = grpc.aio.server()
-        pb_grpc.add_DataServicer_to_server(DataService(self.rm), self.server)
+        producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block)
+        pb_grpc.add_DataServicer_to_server(
+            DataService(self.rm, producer_ids=producer_ids), self.server
+        )
         self.port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
         if self.transport == "kafka":
             # Only the fetch path is asked of this broker's Kafka door.
             unused: Any = None
             self.kafka = KafkaListeners(
-                KafkaBroker(self.config, self.rm, unused, unused, None, unused)
+                KafkaBroker(self.config, self.rm, unused, unused, None, unused, producer_ids)
             )
             (bound,) = await self.kafka.start()
             self.port = int(bound.rsplit(":", 1)[1])

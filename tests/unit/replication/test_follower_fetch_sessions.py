@@ -292,7 +292,7 @@ async def _expansion_refused_then_parked_fetch(cluster: Cluster) -> tuple[Partit
     cluster.zk.update_partition_state = slow_write  # type: ignore[method-assign]
     partition = rm.get_partition(TP)
     assert partition is not None
-    rm._start_isr_write(partition, frozenset({1}), "shrink")  # any write in flight
+    rm.alter_partition_manager.submit(partition, frozenset({1}), "shrink")  # any write in flight
     assert partition.pending_isr is not None
     caught_up = await _session_fetch(leader, FetchMetadata(sid, 1), [_at(1)])
     assert caught_up.error_code == ErrorCode.NONE

@@ -1,4 +1,4 @@
-"""Idempotent producers: ids from blocks, duplicates answered with the original offsets,
+"""Idempotent producers: duplicates answered with the original offsets,
 sequence and epoch checks, and producer state carried to followers."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from minikafka.broker.replication.producer_state import ProducerStateManager
-from minikafka.broker.replication.requests import InitProducerIdRequest
 from minikafka.proto.errors import ErrorCode, OutOfOrderSequenceError
 from minikafka.proto.records import BatchHeader, encode_batch, read_header
 from tests.unit.replication.harness import Cluster, produce_request, run, wait_until
@@ -29,31 +28,6 @@ def idempotent(value: bytes, producer_id: int, epoch: int, sequence: int, count:
 async def send(cluster: Cluster, broker: int, data: bytes) -> tuple[int, int]:
     [result] = await cluster[broker].replica_manager.append_records(produce_request(data))
     return result.error_code, result.base_offset
-
-
-def test_init_producer_id_hands_out_ids_and_bumps_epochs(tmp_path: Path) -> None:
-    async def scenario() -> None:
-        cluster = Cluster(tmp_path, broker_ids=(1, 2))
-        await cluster.start()
-        try:
-            rm1, rm2 = cluster[1].replica_manager, cluster[2].replica_manager
-            new = InitProducerIdRequest()
-            first = await rm1.init_producer_id(new)
-            second = await rm1.init_producer_id(new)
-            other = await rm2.init_producer_id(new)
-            assert (first.error_code, first.producer_id, first.producer_epoch) == (0, 0, 0)
-            assert second.producer_id == 1
-            assert other.producer_id == 10  # another broker's block
-            bumped = await rm1.init_producer_id(
-                InitProducerIdRequest(producer_id=0, producer_epoch=0)
-            )
-            assert (bumped.producer_id, bumped.producer_epoch) == (0, 1)
-            transactional = await rm1.init_producer_id(InitProducerIdRequest(transactional_id="tx"))
-            assert transactional.error_code == ErrorCode.INVALID_REQUEST
-        finally:
-            await cluster.stop()
-
-    run(scenario)
 
 
 def test_duplicates_are_not_appended_and_sequences_are_checked(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import grpc
 
+from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.controller_fence import ControllerFence
@@ -87,9 +88,11 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
     config = broker_config(1, tmp_path / "logs")
     log_manager = LogManager(config.log_dirs, config.log, broker_id=1)
     cache = MetadataCache(1, cluster_id="cluster-xyz")
-    rm = ReplicaManager(config, log_manager, FakeZk(), cache, broker_epoch=lambda: 10)
+    zk = FakeZk()
+    rm = ReplicaManager(config, log_manager, zk, cache, broker_epoch=lambda: 10)
     server = grpc.aio.server()
-    pb_grpc.add_DataServicer_to_server(DataService(rm), server)
+    producer_ids = ProducerIdManager(1, zk.allocate_producer_id_block)
+    pb_grpc.add_DataServicer_to_server(DataService(rm, producer_ids=producer_ids), server)
     pb_grpc.add_MetadataServicer_to_server(MetadataService(MetadataApi(config, cache)), server)
     znodes = FakeControllerZnodes(2, 1)
     pb_grpc.add_ControlServicer_to_server(

@@ -1,7 +1,7 @@
 """InitProducerId (key 22), versions 0-5: a producer id and epoch for an idempotent producer,
-from ``ReplicaManager.init_producer_id`` as over gRPC (ids come from blocks claimed in ZooKeeper's
-``/latest_producer_id_block``). Any broker answers. From v3 a producer that holds an id may send
-it back with its epoch to get the next epoch of the same id (KIP-360).
+from ``ProducerIdManager.init_producer_id`` as over gRPC (ids come from blocks claimed in
+ZooKeeper's ``/latest_producer_id_block``). Any broker answers. From v3 a producer that holds an
+id may send it back with its epoch to get the next epoch of the same id (KIP-360).
 
 Not supported: transactions. A request with a ``transactional_id`` gets
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
@@ -24,7 +24,7 @@ from minikafka.proto.errors import ErrorCode
 @handler(api_key=22, min_version=0, max_version=5)
 async def init_producer_id(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    answer = await broker.replica_manager.init_producer_id(
+    answer = await broker.producer_ids.init_producer_id(
         InitProducerIdRequest(
             body.transactional_id,
             body.transaction_timeout // datetime.timedelta(milliseconds=1),

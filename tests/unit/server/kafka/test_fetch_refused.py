@@ -22,7 +22,7 @@ _FETCH = 1
 def _broker() -> KafkaBroker:
     unused: Any = None  # a refused fetch reaches nothing but the config
     config: Any = SimpleNamespace(inter_broker_listener_name="INTERNAL")
-    return KafkaBroker(config, unused, unused, unused, None, unused)
+    return KafkaBroker(config, unused, unused, unused, None, unused, unused)
 
 
 def _follower_fetch(replica_id: int, listener: str) -> Request:
