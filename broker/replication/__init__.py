@@ -1,7 +1,8 @@
 """Partition replicas: leader and follower state, HW and ISR, fetchers, delayed operations.
 
-Imports point one way: replication uses broker.storage, controller (ZooKeeper state types) and
-proto; broker.server uses replication. Everything here lives on the broker's event loop.
+Imports point one way: replication uses broker.storage, broker.config and proto (the ZooKeeper
+state types included); broker.server uses replication. Everything here lives on the broker's
+event loop.
 """
 
 from minikafka.broker.replication.delayed import Purgatory

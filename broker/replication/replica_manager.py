@@ -1,6 +1,11 @@
 """The broker's partition replicas: role changes from the controller, produce, fetch, offsets.
 
-``ReplicaManager`` is Kafka's class of the same name, cut to ZooKeeper mode:
+``ReplicaManager`` is Kafka's class of the same name, cut to ZooKeeper mode: the replica
+lifecycle and the data path. Beside it, as in Kafka: the ISR writes to ZooKeeper and the
+controller's isr_change_notifications (alter_partition_manager.py), the wait of a DeleteRecords
+(delayed_delete_records.py; the leader's part is ``Partition.delete_records_on_leader``) and
+of an acks=all produce (delayed_produce.py). InitProducerId is not asked of it at all
+(producer_id_manager.py).
 
 * LeaderAndIsr makes hosted partitions leaders or followers. Requests from an older controller
   (controller_epoch) or for an older registration of this broker (broker_epoch) are refused
@@ -19,9 +24,13 @@
   produce, fetch, list offsets and LeaderAndIsr answer KAFKA_STORAGE_ERROR for them until the
   broker restarts, as Kafka's offline HostedPartition does.
 * A periodic task removes followers that have not caught up for ``replica.lag.time.max.ms``
-  from the ISR; another checkpoints the high watermarks. ISR changes are written by the leader
-  to the partition's state znode (conditional on its version); a third task tells the
-  controller in isr_change_notifications, many changes in one as Kafka does (isr_change.py).
+  from the ISR; another checkpoints the high watermarks. An ISR change, a shrink from that
+  task or an expansion from a follower's fetch, is submitted to the AlterPartitionManager, which
+  writes it to the partition's state znode (conditional on its version) and answers with the
+  version ZooKeeper holds; the ReplicaManager applies the answer if the partition still has the
+  leadership the change was proposed under (``_apply_isr_update``).
+* DeleteRecords moves each led partition's log start offset and waits until the replicas
+  followed.
 
 Not thread-safe: every method runs on the broker's event loop. ZooKeeper calls and checkpoint
 writes go to the default executor with ``asyncio.to_thread``.
