@@ -14,6 +14,7 @@ from minikafka.proto.errors import (
     FencedLeaderEpochError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
     UnknownLeaderEpochError,
 )
 from minikafka.proto.records import encode_batch
@@ -210,3 +211,19 @@ def test_enough_replicas_after_append_counts_the_isr_with_an_expansion_being_wri
         partition.check_enough_replicas_reach_offset(required, 1)
         == ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
     )
+
+
+def test_delete_records_on_leader_moves_the_log_start_offset_up_to_the_hw(tmp_path: Path) -> None:
+    partition = _partition(tmp_path)
+    partition.make_leader(_registration(isr=(1,)), now_ms=0)
+    partition.append_records_to_leader(records(b"a", b"b", b"c", b"d"), 1)
+    partition.maybe_increment_high_watermark()
+    assert partition.high_watermark == 4
+    assert partition.delete_records_on_leader(2) == (2, 2)
+    assert partition.log.log_start_offset == 2
+    with pytest.raises(OffsetOutOfRangeError, match="the high watermark is 4"):
+        partition.delete_records_on_leader(5)
+    assert partition.delete_records_on_leader(-1) == (4, 4)  # -1: the high watermark
+    partition.make_follower(_registration(leader=2, epoch=2))
+    with pytest.raises(NotLeaderOrFollowerError):
+        partition.delete_records_on_leader(4)
