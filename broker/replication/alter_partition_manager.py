@@ -3,7 +3,7 @@ ZooKeeper-mode form, ZkAlterPartitionManager).
 
 The partition asks, this manager writes and answers. A leader's ``Partition`` says when a
 follower joins (``isr_to_expand``) or leaves (``out_of_sync_replicas``) the ISR; the
-ReplicaManager ``submit``\\ s the new ISR here. In ZooKeeper mode the leader writes the
+ReplicaManager hands the new ISR to ``submit``. In ZooKeeper mode the leader writes the
 partition's state znode itself, conditional on the znode version it holds (its partition
 epoch), and tells the controller afterwards through ``/isr_change_notification``:
 
