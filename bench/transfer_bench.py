@@ -123,10 +123,11 @@ async def _serve(kind: str, size: int) -> None:
             KafkaBroker(
                 _kafka_config(Path("/nonexistent")),
                 _ReplicaManager(size),
-                unused,
-                unused,
-                None,
-                unused,
+                metadata_cache=unused,
+                metadata_api=unused,
+                groups=None,
+                admin=unused,
+                producer_ids=unused,
             )
         )
         (bound,) = await listeners.start()
