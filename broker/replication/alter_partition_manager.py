@@ -7,8 +7,9 @@ ReplicaManager hands the new ISR to ``submit``. In ZooKeeper mode the leader wri
 partition's state znode itself, conditional on the znode version it holds (its partition
 epoch), and tells the controller afterwards through ``/isr_change_notification``:
 
-* ``submit`` sets the partition's ``pending_isr`` (its maximal ISR counts the change for the
-  HW until the write ends) and queues the change; a partition has one change in flight.
+* ``submit`` sets the partition's ``pending_isr`` (until the write ends its maximal ISR, which
+  the HW goes by, counts a replica being added and still counts one being removed) and queues
+  the change; a partition has one change in flight.
 * Every change queued while a batch is written goes into the next batch, written as one
   pipelined ``update_partition_states``: after a broker dies or comes back, thousands of
   partitions change their ISR in one check. A partition proposed twice in one batch (a
@@ -24,7 +25,9 @@ epoch), and tells the controller afterwards through ``/isr_change_notification``
 
 Who listens::
 
-    manager = AlterPartitionManager(broker_id, zk, on_written=apply, on_settled=revisit)
+    manager = AlterPartitionManager(
+        broker_id, zk, on_written=apply, on_settled=revisit, time_ms=clock_ms
+    )
     manager.start(scheduler)                  # the isr-change-propagation task
     manager.submit(partition, frozenset({1, 2}), "shrink")
     # later, on the loop: apply(change, zk_version, adopted_isr_or_None) -> applied?

@@ -23,8 +23,8 @@ a replica being added counts before the write lands, one being removed still cou
 has). It only moves forward. On a follower it is min(leader's HW, own LEO).
 
 The ISR itself changes only through ``apply_isr`` after the ZooKeeper write succeeded; this
-class proposes changes (``isr_to_expand``, ``out_of_sync_replicas``) and the ReplicaManager
-writes them.
+class proposes changes (``isr_to_expand``, ``out_of_sync_replicas``), the ReplicaManager submits
+them and the AlterPartitionManager writes them.
 
 Producer state (idempotence) follows Kafka's snapshot cycle; the ``.snapshot`` format is in
 producer_state.py. Through the Log's hooks a snapshot is taken when a segment rolls (at the new
