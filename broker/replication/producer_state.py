@@ -391,10 +391,6 @@ class ProducerStateManager:
     # --- snapshot files -------------------------------------------------------------------
 
     @property
-    def snapshot_offsets(self) -> list[int]:
-        return sorted(self._snapshots)
-
-    @property
     def latest_snapshot_offset(self) -> int | None:
         return max(self._snapshots, default=None)
 
