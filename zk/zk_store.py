@@ -2,7 +2,8 @@
 
 Paths and JSON layouts live in zk.zk_data (each written out in its docstring); this
 module only moves them in and out of ZooKeeper, and turns ZooKeeper's answers into the errors of
-zk.errors. Kazoo is imported only in this package and in broker/.
+zk.errors. Kazoo is imported only in this package and in the broker's server layer (its session
+listener and metrics; .importlinter).
 
     with ZkStore.connect("127.0.0.1:2181/minikafka", session_timeout_ms=6000) as zk:
         zk.ensure_paths()
