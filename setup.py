@@ -1,8 +1,8 @@
 """The package layout and the C extension; the rest of the distribution is in pyproject.toml.
 
-The repository keeps one folder per part at its top (proto/, broker/, controller/, client/,
-spark_jobs/), and all of them install under the one import package ``minikafka``: setuptools'
-package-dir mapping puts ``proto/`` at ``minikafka.proto``, ``spark_jobs/`` at
+The repository keeps one folder per part at its top (proto/, broker/, controller/, zk/,
+client/, spark_jobs/), and all of them install under the one import package ``minikafka``:
+setuptools' package-dir mapping puts ``proto/`` at ``minikafka.proto``, ``spark_jobs/`` at
 ``minikafka.spark`` and so on, so a wheel has ``minikafka`` alone at the top of site-packages.
 
 minikafka.proto._crecords holds the producer's and the consumer's record loops in C. It is
@@ -20,6 +20,7 @@ PACKAGE_DIRS = {
     "minikafka.proto": "proto",
     "minikafka.broker": "broker",
     "minikafka.controller": "controller",
+    "minikafka.zk": "zk",
     "minikafka.client": "client",
     "minikafka.spark": "spark_jobs",
 }

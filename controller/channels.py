@@ -31,12 +31,12 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
-from minikafka.controller.zk_data import BrokerRegistration
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.zk_data import BrokerRegistration
 
 __all__ = [
     "BrokerChannels",

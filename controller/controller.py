@@ -51,24 +51,23 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 import structlog
-from kazoo.client import KazooState
 
 from minikafka.controller import rebalance
 from minikafka.controller.admin_validation import validate_create_partitions, validate_create_topic
 from minikafka.controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
-from minikafka.controller.errors import ControllerMovedError
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.replica_state_machine import ReplicaStateMachine
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext, LiveBroker
 from minikafka.controller.topic_deletion import TopicDeletionManager
-from minikafka.controller.zk_data import TopicAssignment, random_uuid_base64
-from minikafka.controller.zk_store import Watch, ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.cluster_state import BadZNodeVersionError, Versioned
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
+from minikafka.zk.errors import ControllerMovedError
+from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
+from minikafka.zk.zk_store import KazooState, Watch, ZkStore
 
 __all__ = [
     "ApiResult",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
-from minikafka.controller.zk_data import NO_LEADER
+from minikafka.zk.zk_data import NO_LEADER
 
 __all__ = [
     "LeaderAndIsr",

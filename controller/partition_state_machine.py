@@ -26,13 +26,13 @@ import structlog
 
 from minikafka.controller import election
 from minikafka.controller.config import ControllerConfig
-from minikafka.controller.errors import ControllerMovedError
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext
-from minikafka.controller.zk_data import NO_LEADER
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
 from minikafka.proto.common import TopicPartition
+from minikafka.zk.errors import ControllerMovedError
+from minikafka.zk.zk_data import NO_LEADER
+from minikafka.zk.zk_store import ZkStore
 
 __all__ = ["UNCLEAN_KEY", "Decision", "PartitionStateMachine"]
 

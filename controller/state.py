@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from minikafka.controller.zk_data import NO_LEADER, BrokerRegistration
 from minikafka.proto.cluster_state import PartitionState, Versioned
 from minikafka.proto.common import TopicPartition
+from minikafka.zk.zk_data import NO_LEADER, BrokerRegistration
 
 __all__ = ["ControllerContext", "LiveBroker", "PartitionReplica"]
 

@@ -23,9 +23,9 @@ from minikafka.controller.channels import BrokerChannels
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.request_batch import EPOCH_DURING_DELETE, RequestBatch
 from minikafka.controller.state import ControllerContext, PartitionReplica
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import TopicPartition
+from minikafka.zk.zk_store import ZkStore
 
 __all__ = ["TopicDeletionManager"]
 

@@ -3,10 +3,10 @@
 The controller elects leaders into a partition's state znode; the leader then writes its ISR
 changes to the same znode, conditional on the znode version (Kafka's partition epoch), and
 takes producer id blocks from ``/latest_producer_id_block``. So these values are shared by
-``minikafka.controller`` and ``minikafka.broker.replication``, and live here, below both: the
-replication layer imports nothing of the controller. The JSON of each znode is written and
-read in one place only, controller/zk_data.py; ZooKeeper itself is reached through
-controller/zk_store.py.
+``minikafka.controller``, ``minikafka.zk`` and ``minikafka.broker.replication``, and live here,
+below all three: the replication layer imports nothing of the controller or of zk. The JSON of
+each znode is written and read in one place only, zk/zk_data.py; ZooKeeper itself is reached
+through zk/zk_store.py.
 
     Versioned(PartitionState(leader=2, leader_epoch=7, isr=(2, 1), controller_epoch=3), 12)
     ProducerIdBlock(broker_id=1, block_start=0, block_end=999).size   # 1000
@@ -58,7 +58,7 @@ class ProducerIdBlock:
 class BadZNodeVersionError(Exception):
     """A write conditional on a znode version found another version: someone wrote first.
 
-    Raised by the store (controller/zk_store.py) and caught by whoever wrote: the controller's
+    Raised by the store (zk/zk_store.py) and caught by whoever wrote: the controller's
     state machines and a leader's ISR update, which re-read and decide again.
     """
 

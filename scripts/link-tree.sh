@@ -19,6 +19,7 @@ done <<'MAP'
 proto proto
 broker broker
 controller controller
+zk zk
 client client
 spark spark_jobs
 MAP

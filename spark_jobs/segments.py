@@ -40,7 +40,9 @@ from pyspark.sql.types import StructType
 from minikafka.proto.errors import KafkaError
 from minikafka.proto.log_files import (
     LOG_START_OFFSET_CHECKPOINT,
+    LOG_SUFFIX,
     REPLICATION_OFFSET_CHECKPOINT,
+    parse_log_file_name,
     parse_offset_checkpoint,
     parse_partition_dir,
 )
@@ -53,7 +55,6 @@ __all__ = ["SegmentFile", "SegmentsDataSource", "list_segments", "read_checkpoin
 HIGH_WATERMARK_CHECKPOINT = REPLICATION_OFFSET_CHECKPOINT
 LOG_START_CHECKPOINT = LOG_START_OFFSET_CHECKPOINT
 
-_SEGMENT = re.compile(r"^(\d{20})\.log$")
 _ROWS_PER_BATCH = 50_000
 
 
@@ -97,14 +98,14 @@ def list_segments(
             topic, partition = parsed
             high_watermark = None if read_uncommitted else high_watermarks.get(parsed)
             for file in sorted(child.iterdir()):
-                match = _SEGMENT.match(file.name)
-                if match is None:
+                file_name = parse_log_file_name(file.name)
+                if file_name is None or file_name.suffix != LOG_SUFFIX:
                     continue
                 segments.append(
                     SegmentFile(
                         topic,
                         partition,
-                        int(match.group(1)),
+                        file_name.offset,
                         str(file),
                         log_starts.get(parsed, 0),
                         high_watermark,

@@ -319,11 +319,10 @@ class GroupCoordinator:
             return
         if self._partitions.get(partition) is not ownership:
             return  # unloaded (and maybe loading again) meanwhile
-        now = self._time_ms()
         loaded: dict[str, GroupMetadata] = {}
         for group_id, value in groups.items():
             loaded[group_id] = GroupMetadata.from_record(
-                group_id, decode_group_metadata_value(value), now
+                group_id, decode_group_metadata_value(value)
             )
         for offset_key, committed in offsets.items():
             group = loaded.get(offset_key.group)
@@ -370,7 +369,6 @@ class GroupCoordinator:
         old = self._heartbeat_timers.pop(key, None)
         if old is not None:
             old.cancel()
-        member.last_heartbeat_ms = self._time_ms()
         timeout = _NEW_MEMBER_JOIN_TIMEOUT_MS if member.is_new else member.session_timeout_ms
         self._heartbeat_timers[key] = self._call_later(
             timeout / 1000, lambda: self._on_heartbeat_expired(group, member.member_id)

@@ -85,7 +85,6 @@ class MemberMetadata:
     awaiting_join: asyncio.Future[JoinResult] | None = None
     awaiting_sync: asyncio.Future[SyncResult] | None = None
     is_new: bool = False
-    last_heartbeat_ms: int = 0
 
     def protocol_names(self) -> list[str]:
         return [name for name, _ in self.protocols]
@@ -157,9 +156,6 @@ class GroupMetadata:
         self.state_timestamp_ms = now_ms
 
     # --- members ------------------------------------------------------------------------------
-
-    def has(self, member_id: str) -> bool:
-        return member_id in self.members
 
     def add(self, member: MemberMetadata, future: asyncio.Future[JoinResult] | None) -> None:
         if not self.members:
@@ -264,7 +260,7 @@ class GroupMetadata:
         )
 
     @classmethod
-    def from_record(cls, group_id: str, value: GroupMetadataValue, now_ms: int) -> GroupMetadata:
+    def from_record(cls, group_id: str, value: GroupMetadataValue) -> GroupMetadata:
         """A group loaded from its last record: Stable with its members, or Empty."""
         group = cls(
             group_id,
@@ -286,7 +282,6 @@ class GroupMetadata:
                 protocol_type=value.protocol_type,
                 protocols=[(value.protocol or "", record.subscription)],
                 assignment=record.assignment,
-                last_heartbeat_ms=now_ms,
             )
         return group
 

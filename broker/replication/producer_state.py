@@ -74,6 +74,7 @@ from minikafka.proto.errors import (
     OutOfOrderSequenceError,
     error_for_code,
 )
+from minikafka.proto.log_files import log_file_name, parse_log_file_name
 from minikafka.proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
 
 __all__ = [
@@ -135,7 +136,7 @@ class ProducerSnapshotEntry(NamedTuple):
 
 
 def snapshot_file_name(offset: int) -> str:
-    return f"{offset:020d}{SNAPSHOT_SUFFIX}"
+    return log_file_name(offset, SNAPSHOT_SUFFIX)
 
 
 def list_snapshot_files(directory: Path) -> dict[int, Path]:
@@ -143,9 +144,9 @@ def list_snapshot_files(directory: Path) -> dict[int, Path]:
     found: dict[int, Path] = {}
     with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
         for entry in entries:
-            stem, dot, suffix = entry.name.partition(".")
-            if dot and "." + suffix == SNAPSHOT_SUFFIX and stem.isdigit():
-                found[int(stem)] = Path(entry.path)
+            parsed = parse_log_file_name(entry.name)
+            if parsed is not None and parsed.suffix == SNAPSHOT_SUFFIX:
+                found[parsed.offset] = Path(entry.path)
     return found
 
 
@@ -381,10 +382,6 @@ class ProducerStateManager:
         return sorted(entry.snapshot_entry(pid) for pid, entry in self._producers.items())
 
     # --- snapshot files -------------------------------------------------------------------
-
-    @property
-    def snapshot_offsets(self) -> list[int]:
-        return sorted(self._snapshots)
 
     @property
     def latest_snapshot_offset(self) -> int | None:

@@ -97,18 +97,18 @@ from minikafka.broker.storage.log_manager import LogManager
 from minikafka.controller.channels import inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.controller import KafkaController
-from minikafka.controller.errors import BrokerIdAlreadyRegisteredError
-from minikafka.controller.zk_data import (
-    CONTROLLER_EPOCH_PATH,
-    BrokerRegistration,
-    ControllerRegistration,
-)
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.zk.errors import BrokerIdAlreadyRegisteredError
+from minikafka.zk.zk_data import (
+    CONTROLLER_EPOCH_PATH,
+    BrokerRegistration,
+    ControllerRegistration,
+)
+from minikafka.zk.zk_store import ZkStore
 
 __all__ = ["BrokerServer", "BrokerStartupError", "run_broker"]
 

@@ -34,10 +34,10 @@ from collections.abc import Awaitable, Callable, Mapping
 import structlog
 
 from minikafka.broker.config import BrokerConfig
-from minikafka.controller.errors import ZkDataError
-from minikafka.controller.zk_data import CONFIG_CHANGE_PREFIX, DEFAULT_BROKER_ENTITY
-from minikafka.controller.zk_store import Watch, ZkStore
 from minikafka.proto.errors import KafkaError
+from minikafka.zk.errors import ZkDataError
+from minikafka.zk.zk_data import CONFIG_CHANGE_PREFIX, DEFAULT_BROKER_ENTITY
+from minikafka.zk.zk_store import Watch, ZkStore
 
 __all__ = ["CHANGE_EXPIRATION_MS", "DynamicConfigManager"]
 

@@ -82,14 +82,9 @@ from minikafka.broker.storage.config import LONG_MAX, LogConfig
 from minikafka.broker.storage.index import OffsetIndex, TimeIndex
 from minikafka.broker.storage.log import CLEANED_SUFFIX, Log
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
-from minikafka.broker.storage.segment import (
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    segment_file_name,
-)
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, KafkaStorageError
+from minikafka.proto.log_files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, log_file_name
 from minikafka.proto.records import (
     HEADER_SIZE,
     BatchHeader,
@@ -455,7 +450,7 @@ class _CleanedWriter:
 
     def __init__(self, plan: CleanPlan, base_offset: int, buffer_size: int) -> None:
         self.base_offset = base_offset
-        name = segment_file_name(base_offset)
+        name = log_file_name(base_offset)
         directory = plan.directory
         self.paths = [
             directory / (name + suffix + CLEANED_SUFFIX)
@@ -618,7 +613,7 @@ def clean_segments(
 def discard_cleaned(result: CleanResult) -> None:
     """Delete the ``.cleaned`` files of a cleaning that will not be swapped in."""
     for group in result.groups:
-        name = segment_file_name(group.base_offset)
+        name = log_file_name(group.base_offset)
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(result.plan.directory / (name + suffix + CLEANED_SUFFIX))

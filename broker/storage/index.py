@@ -90,12 +90,27 @@ class _IndexFile:
     """What both indexes share: a base offset, a file and the count of entries written to it."""
 
     entry_size: int
+    kind: str  # what the index is called in errors
 
-    def __init__(self, path: Path, base_offset: int, max_entries: int) -> None:
+    def __init__(
+        self, path: Path, base_offset: int, max_entries: int, *, data: bytes | None = None
+    ) -> None:
+        """The entries of ``path``, or of ``data`` when its content is already known."""
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max_entries
-        self._written = 0  # entries [0, _written) are in the file
+        if data is None:
+            data = _read_file(path)
+        if len(data) % self.entry_size:
+            raise CorruptIndexError(
+                f"{self.kind} {path} is {len(data)} bytes long, not a multiple of {self.entry_size}"
+            )
+        self._load(data)
+        self._written = self._count()  # entries [0, _written) are in the file
+
+    def _load(self, data: bytes) -> None:
+        """Take the entries of ``data``, a whole number of them."""
+        raise NotImplementedError
 
     def _relative(self, offset: int) -> int:
         relative = offset - self.base_offset
@@ -180,23 +195,14 @@ class OffsetIndex(_IndexFile):
     """
 
     entry_size = 8
+    kind = "offset index"
+    _relative_offsets: array[int]
+    _positions: array[int]
 
-    def __init__(
-        self, path: Path, base_offset: int, max_entries: int, *, data: bytes | None = None
-    ) -> None:
-        """The entries of ``path``, or of ``data`` when its content is already known."""
-        super().__init__(path, base_offset, max_entries)
-        if data is None:
-            data = _read_file(path)
-        if len(data) % self.entry_size:
-            raise CorruptIndexError(
-                f"offset index {path} is {len(data)} bytes long, not a multiple of "
-                f"{self.entry_size}"
-            )
+    def _load(self, data: bytes) -> None:
         column = _int32_column(data)
-        self._relative_offsets: array[int] = column[0::2]
-        self._positions: array[int] = column[1::2]
-        self._written = len(self._positions)
+        self._relative_offsets = column[0::2]
+        self._positions = column[1::2]
 
     @classmethod
     def read_entries(cls, path: str | Path, base_offset: int) -> list[tuple[int, int]]:
@@ -299,24 +305,16 @@ class TimeIndex(_IndexFile):
     """
 
     entry_size = 12
+    kind = "time index"
+    _timestamps: array[int]
+    _relative_offsets: array[int]
 
-    def __init__(
-        self, path: Path, base_offset: int, max_entries: int, *, data: bytes | None = None
-    ) -> None:
-        """The entries of ``path``, or of ``data`` when its content is already known."""
-        super().__init__(path, base_offset, max_entries)
-        if data is None:
-            data = _read_file(path)
-        if len(data) % self.entry_size:
-            raise CorruptIndexError(
-                f"time index {path} is {len(data)} bytes long, not a multiple of {self.entry_size}"
-            )
-        self._timestamps: array[int] = array("q")
-        self._relative_offsets: array[int] = array("i")
+    def _load(self, data: bytes) -> None:
+        self._timestamps = array("q")
+        self._relative_offsets = array("i")
         for timestamp, relative in _TIME_ENTRY.iter_unpack(data):
             self._timestamps.append(timestamp)
             self._relative_offsets.append(relative)
-        self._written = len(self._timestamps)
 
     @classmethod
     def read_entries(cls, path: str | Path, base_offset: int) -> list[tuple[int, int]]:

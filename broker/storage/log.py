@@ -64,15 +64,7 @@ from minikafka.broker.storage.epoch_cache import (
     LeaderEpochFileCache,
 )
 from minikafka.broker.storage.index import NO_TIMESTAMP
-from minikafka.broker.storage.segment import (
-    INDEX_SUFFIX,
-    LOG_SUFFIX,
-    TIME_INDEX_SUFFIX,
-    FetchDataInfo,
-    LogSegment,
-    TimestampAndOffset,
-    segment_file_name,
-)
+from minikafka.broker.storage.segment import FetchDataInfo, LogSegment, TimestampAndOffset
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     CorruptRecordError,
@@ -83,7 +75,14 @@ from minikafka.proto.errors import (
     OffsetOutOfRangeError,
     error_for_code,
 )
-from minikafka.proto.log_files import parse_partition_dir
+from minikafka.proto.log_files import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    log_file_name,
+    parse_log_file_name,
+    parse_partition_dir,
+)
 from minikafka.proto.records import (
     BatchHeader,
     assign_offsets,
@@ -236,11 +235,6 @@ def parse_topic_partition(dir_name: str) -> TopicPartition:
             f"directory name {dir_name!r} is not of the form <topic>-<partition>"
         )
     return TopicPartition(*parsed)
-
-
-def _base_offset_of(file_name: str) -> int | None:
-    stem = file_name.split(".", 1)[0]
-    return int(stem) if stem.isdigit() else None
 
 
 def _unlink(path: Path) -> None:
@@ -521,15 +515,15 @@ class Log:
                 # A .swap .log is a finished replacement segment: complete the swap as Kafka
                 # does. Its indexes are rebuilt rather than trusted.
                 real = name[: -len(SWAP_SUFFIX)]
-                base = _base_offset_of(real)
-                if real.endswith(LOG_SUFFIX) and base is not None:
+                parsed = parse_log_file_name(real)
+                if parsed is not None and parsed.suffix == LOG_SUFFIX:
                     os.replace(path, self.dir / real)
-                    swapped.append(base)
+                    swapped.append(parsed.offset)
                 else:
                     _unlink(path)
         for base in swapped:
             for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
-                _unlink(self.dir / (segment_file_name(base) + suffix))
+                _unlink(self.dir / log_file_name(base, suffix))
         return swapped, os.listdir(self.dir)
 
     def _segment_files(self, names: list[str]) -> list[int]:
@@ -538,13 +532,13 @@ class Log:
         logs: set[int] = set()
         indexes: list[tuple[int, Path]] = []
         for name in names:
-            base = _base_offset_of(name)
-            if base is None:
+            parsed = parse_log_file_name(name)
+            if parsed is None:
                 continue
-            if name.endswith(LOG_SUFFIX):
-                logs.add(base)
-            elif name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
-                indexes.append((base, self.dir / name))
+            if parsed.suffix == LOG_SUFFIX:
+                logs.add(parsed.offset)
+            elif parsed.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                indexes.append((parsed.offset, self.dir / name))
         for base, path in indexes:
             if base not in logs:
                 _log.info(
@@ -634,7 +628,7 @@ class Log:
         test hook for crash simulation.
         """
         self._check_open()
-        name = segment_file_name(base_offset)
+        name = log_file_name(base_offset)
         suffixes = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX)  # the .log last
         current = [self._segments.get(base) for base, _, _ in replaced]
         position = bisect_right(self._bases, base_offset) - 1

@@ -36,6 +36,7 @@ from minikafka.broker.storage.index import (
     TimeIndex,
 )
 from minikafka.proto.errors import CorruptRecordError, InvalidRecordError, KafkaStorageError
+from minikafka.proto.log_files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, log_file_name
 from minikafka.proto.records import (
     HEADER_SIZE,
     LOG_OVERHEAD,
@@ -47,28 +48,16 @@ from minikafka.proto.records import (
 )
 
 __all__ = [
-    "INDEX_SUFFIX",
-    "LOG_SUFFIX",
-    "TIME_INDEX_SUFFIX",
     "BatchLocation",
     "FetchDataInfo",
     "LogSegment",
     "RecoveryResult",
     "TimestampAndOffset",
-    "segment_file_name",
 ]
-
-LOG_SUFFIX = ".log"
-INDEX_SUFFIX = ".index"
-TIME_INDEX_SUFFIX = ".timeindex"
 
 _MIN_BATCH_SIZE = HEADER_SIZE  # a batch with no records is still a whole header
 _SCAN_CHUNK = 8 * 1024  # enough for the batches between two index entries, usually
 _RECOVERY_CHUNK = 4 * 1024 * 1024
-
-
-def segment_file_name(base_offset: int) -> str:
-    return f"{base_offset:020d}"
 
 
 def _read_index_file(path: Path) -> bytes | None:
@@ -153,7 +142,7 @@ class LogSegment:
         self._max_time_index_entries = config.max_time_index_entries
         self._time_ms = time_ms
         self.created_ms = time_ms()
-        self.path = directory / (segment_file_name(base_offset) + LOG_SUFFIX)
+        self.path = directory / log_file_name(base_offset, LOG_SUFFIX)
         self._index_error: str | None = None
         # Both indexes are read on first use (Kafka's LazyIndex): a load recovers or checks
         # every segment, and neither needs the old entries of an index it rebuilds, nor of

@@ -26,6 +26,12 @@ from minikafka.broker.replication.producer_state import (
 )
 from minikafka.broker.storage.index import OffsetIndex, TimeIndex
 from minikafka.proto.errors import KafkaError
+from minikafka.proto.log_files import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    parse_log_file_name,
+)
 from minikafka.proto.records import (
     HEADER_SIZE,
     BatchHeader,
@@ -66,15 +72,15 @@ def run(args: argparse.Namespace) -> int:
             with open(path, "rb"):
                 pass
             print(f"Dumping {path}")
-            if path.endswith(".log"):
+            if path.endswith(LOG_SUFFIX):
                 dump_log(
                     path,
                     deep=args.deep_iteration or args.print_data_log,
                     print_data=args.print_data_log,
                 )
-            elif path.endswith(".index"):
+            elif path.endswith(INDEX_SUFFIX):
                 dump_offset_index(path, verify_only=args.verify_index_only)
-            elif path.endswith(".timeindex"):
+            elif path.endswith(TIME_INDEX_SUFFIX):
                 dump_time_index(path, verify_only=args.verify_index_only)
             elif path.endswith(SNAPSHOT_SUFFIX):
                 dump_producer_snapshot(path)
@@ -94,13 +100,10 @@ class FileBatch(NamedTuple):
 
 
 def base_offset_of(path: str) -> int:
-    name = os.path.basename(path).split(".")[0]
-    try:
-        return int(name)
-    except ValueError:
-        raise SystemExit(
-            f"minikafka dump-log: {path}: file name is not a 20-digit base offset"
-        ) from None
+    parsed = parse_log_file_name(os.path.basename(path))
+    if parsed is None:
+        raise SystemExit(f"minikafka dump-log: {path}: file name is not a 20-digit base offset")
+    return parsed.offset
 
 
 def read_batches(log: BinaryIO) -> Iterator[FileBatch]:
@@ -200,7 +203,7 @@ def _dump_records(batch: FileBatch, print_data: bool, out: TextIO) -> None:
 
 
 def _log_beside(index_path: str) -> str:
-    return index_path.rsplit(".", 1)[0] + ".log"
+    return index_path.rsplit(".", 1)[0] + LOG_SUFFIX
 
 
 def _batch_at(log: BinaryIO, position: int) -> BatchHeader | None:

@@ -121,6 +121,7 @@ class Consumer:
                 fetch_max_bytes=fetch_max_bytes,
                 max_partition_fetch_bytes=max_partition_fetch_bytes,
                 request_timeout_ms=request_timeout_ms,
+                retry_backoff_ms=retry_backoff_ms,
                 auto_offset_reset=auto_offset_reset,
                 check_crcs=check_crcs,
             ),

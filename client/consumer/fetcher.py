@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import grpc
 
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
+from minikafka.client._retry import RetryLater, RetryPolicy
 from minikafka.client.metadata import ClusterMetadata
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -73,6 +74,7 @@ class FetchConfig:
     fetch_max_bytes: int = 52_428_800
     max_partition_fetch_bytes: int = 1_048_576
     request_timeout_ms: int = 30_000
+    retry_backoff_ms: int = 100  # between ListOffsets attempts, Kafka's retry.backoff.ms
     auto_offset_reset: str = "latest"  # latest | earliest | none
     check_crcs: bool = True
 
@@ -82,6 +84,8 @@ class Fetcher:
         self._config = config
         self._metadata = metadata
         self._pool = pool
+        # overrun: ListOffsets is tried until its deadline has passed, as it always was
+        self._retry = RetryPolicy(backoff_s=config.retry_backoff_ms / 1000, overrun=True)
         self._states: dict[TopicPartition, _PartitionState] = {}
         # leader id -> (the Fetch in flight, the position each partition was fetched from)
         self._in_flight: dict[int, tuple[Any, dict[TopicPartition, int | None]]] = {}
@@ -159,71 +163,85 @@ class Fetcher:
         self, query: dict[TopicPartition, int], timeout_s: float | None = None
     ) -> dict[TopicPartition, tuple[int, int]]:
         """``{tp: timestamp}`` -> ``{tp: (offset, timestamp)}`` from the leaders (-1, -1 when
-        nothing matches), retrying leader moves until ``timeout_s``."""
+        nothing matches), retrying leader moves every ``retry_backoff_ms`` until ``timeout_s``
+        (request.timeout.ms by default) has passed; then the last retriable error is raised."""
         timeout_s = timeout_s if timeout_s is not None else self._config.request_timeout_ms / 1000
         deadline = time.monotonic() + timeout_s
         remaining = dict(query)
         answers: dict[TopicPartition, tuple[int, int]] = {}
+        if not remaining:
+            return answers
         self._metadata.add_topics({tp.topic for tp in query})
-        while remaining:
+
+        def attempt() -> dict[TopicPartition, tuple[int, int]]:
             self._metadata.maybe_update()
-            by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
-            for tp in remaining:
-                leader = self._metadata.leader_for(tp)
-                if leader is not None:
-                    by_node[leader].append(tp)
-            last_error: KafkaError | None = None
-            for node, tps in by_node.items():
-                by_topic: dict[str, list[TopicPartition]] = defaultdict(list)
-                for tp in tps:
-                    by_topic[tp.topic].append(tp)
-                request = pb.ListOffsetsRequest(
-                    replica_id=-1,
-                    topics=[
-                        pb.ListOffsetsRequest.ListOffsetsTopic(
-                            name=topic,
-                            partitions=[
-                                pb.ListOffsetsRequest.ListOffsetsPartition(
-                                    partition_index=tp.partition,
-                                    current_leader_epoch=-1,
-                                    timestamp=remaining[tp],
-                                )
-                                for tp in parts
-                            ],
-                        )
-                        for topic, parts in by_topic.items()
-                    ],
-                )
-                try:
-                    response = pb_grpc.DataStub(self._pool.get(node.address)).ListOffsets(
-                        request, timeout=self._config.request_timeout_ms / 1000
-                    )
-                except grpc.RpcError as exc:
-                    if exc.code() not in RETRIABLE_STATUS:
-                        raise
-                    self._metadata.request_update()
-                    continue
-                for topic in response.topics:
-                    for part in topic.partitions:
-                        tp = TopicPartition(topic.name, part.partition_index)
-                        if part.error_code == ErrorCode.NONE:
-                            answers[tp] = (part.offset, part.timestamp)
-                            remaining.pop(tp, None)
-                            continue
-                        error = error_for_code(part.error_code, part.error_message)
-                        if not error.retriable:
-                            raise error
-                        last_error = error
-                        self._metadata.request_update()
+            last_error = self._list_offsets_once(remaining, answers)
             if remaining:
-                if time.monotonic() >= deadline:
-                    raise last_error or error_for_code(
-                        ErrorCode.REQUEST_TIMED_OUT,
-                        f"no leader answered ListOffsets for {sorted(map(str, remaining))}",
-                    )
                 self._metadata.request_update()
-                time.sleep(0.1)
-        return answers
+                raise RetryLater(
+                    last_error
+                    or f"no leader answered ListOffsets for {sorted(map(str, remaining))}"
+                )
+            return answers
+
+        return self._retry.call(attempt, deadline=deadline)
+
+    def _list_offsets_once(
+        self,
+        remaining: dict[TopicPartition, int],
+        answers: dict[TopicPartition, tuple[int, int]],
+    ) -> KafkaError | None:
+        """One ListOffsets to the leader of each partition in ``remaining``: each answer moves
+        from ``remaining`` to ``answers``. Returns the last retriable error; raises any other."""
+        by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
+        for tp in remaining:
+            leader = self._metadata.leader_for(tp)
+            if leader is not None:
+                by_node[leader].append(tp)
+        last_error: KafkaError | None = None
+        for node, tps in by_node.items():
+            by_topic: dict[str, list[TopicPartition]] = defaultdict(list)
+            for tp in tps:
+                by_topic[tp.topic].append(tp)
+            request = pb.ListOffsetsRequest(
+                replica_id=-1,
+                topics=[
+                    pb.ListOffsetsRequest.ListOffsetsTopic(
+                        name=topic,
+                        partitions=[
+                            pb.ListOffsetsRequest.ListOffsetsPartition(
+                                partition_index=tp.partition,
+                                current_leader_epoch=-1,
+                                timestamp=remaining[tp],
+                            )
+                            for tp in parts
+                        ],
+                    )
+                    for topic, parts in by_topic.items()
+                ],
+            )
+            try:
+                response = pb_grpc.DataStub(self._pool.get(node.address)).ListOffsets(
+                    request, timeout=self._config.request_timeout_ms / 1000
+                )
+            except grpc.RpcError as exc:
+                if exc.code() not in RETRIABLE_STATUS:
+                    raise
+                self._metadata.request_update()
+                continue
+            for topic in response.topics:
+                for part in topic.partitions:
+                    tp = TopicPartition(topic.name, part.partition_index)
+                    if part.error_code == ErrorCode.NONE:
+                        answers[tp] = (part.offset, part.timestamp)
+                        remaining.pop(tp, None)
+                        continue
+                    error = error_for_code(part.error_code, part.error_message)
+                    if not error.retriable:
+                        raise error
+                    last_error = error
+                    self._metadata.request_update()
+        return last_error
 
     # --- fetching -------------------------------------------------------------------------
 

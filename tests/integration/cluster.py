@@ -50,13 +50,13 @@ from minikafka.broker.storage.checkpoints import (
     OffsetCheckpointFile,
 )
 from minikafka.client.admin import AdminClient
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import Record, decode_records, encode_batch, iter_batch_headers
+from minikafka.zk.zk_store import ZkStore
 from tests.integration.zookeeper import free_port
 
 T = TypeVar("T")

@@ -25,12 +25,12 @@ from minikafka.broker.server.core.admin import (
 )
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.controller import KafkaController, NewTopic
-from minikafka.controller.zk_data import BrokerRegistration
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.zk_data import BrokerRegistration
+from minikafka.zk.zk_store import ZkStore
 
 pytestmark = pytest.mark.integration
 

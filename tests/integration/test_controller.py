@@ -28,19 +28,19 @@ from minikafka.controller.controller import (
     NewTopic,
 )
 from minikafka.controller.election import LeaderAndIsr
-from minikafka.controller.errors import ControllerMovedError
-from minikafka.controller.zk_data import (
-    BrokerRegistration,
-    TopicAssignment,
-    encode_partition_state,
-    encode_topic,
-)
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.common import EndPoint, TopicPartition
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.errors import ControllerMovedError
+from minikafka.zk.zk_data import (
+    BrokerRegistration,
+    TopicAssignment,
+    encode_partition_state,
+    encode_topic,
+)
+from minikafka.zk.zk_store import ZkStore
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 
 pytestmark = pytest.mark.integration

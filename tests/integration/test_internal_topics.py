@@ -17,11 +17,11 @@ from minikafka.broker.server.core.topic_creation import OFFSETS_TOPIC_CONFIGS
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.producer.producer import Producer
-from minikafka.controller.zk_data import TopicAssignment, random_uuid_base64
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
 from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_protocol.raw import RawKafka

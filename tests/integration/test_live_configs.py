@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from minikafka.client.admin import NewTopic
-from minikafka.controller.zk_data import CONFIG_CHANGES_PATH
 from minikafka.proto.errors import ErrorCode, InvalidRequestError
+from minikafka.zk.zk_data import CONFIG_CHANGES_PATH
 from tests.integration.cluster import REPO_ROOT, Cluster
 
 ClusterFactory = Callable[..., Cluster]

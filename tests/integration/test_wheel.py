@@ -42,7 +42,7 @@ def test_the_wheel_holds_only_the_minikafka_package(wheel: Path) -> None:
     tops = {name.split("/")[0] for name in names}
     assert tops == {"minikafka", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
                     + ".dist-info"}  # fmt: skip
-    for package in ("proto", "broker", "controller", "client", "spark"):
+    for package in ("proto", "broker", "controller", "zk", "client", "spark"):
         assert f"minikafka/{package}/__init__.py" in names
     assert any(n.startswith("minikafka/proto/_crecords.") and n.endswith(".so") for n in names)
 

@@ -16,25 +16,25 @@ from typing import TypeVar
 import pytest
 from kazoo.exceptions import NoNodeError, UnimplementedError
 
-from minikafka.controller import zk_store
-from minikafka.controller.errors import (
+from minikafka.controller.errors import TopicAlreadyExistsError
+from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
+from minikafka.proto.common import EndPoint, TopicPartition
+from minikafka.proto.errors import UnknownTopicOrPartitionError
+from minikafka.zk import zk_store
+from minikafka.zk.errors import (
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
     ElectionInProgressError,
-    TopicAlreadyExistsError,
-    UnknownTopicOrPartitionError,
     ZNodeExistsError,
 )
-from minikafka.controller.zk_data import (
+from minikafka.zk.zk_data import (
     PERSISTENT_PATHS,
     BrokerRegistration,
     TopicAssignment,
     random_uuid_base64,
 )
-from minikafka.controller.zk_multi_read import multi_read_async
-from minikafka.controller.zk_store import ZkStore
-from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
-from minikafka.proto.common import EndPoint, TopicPartition
+from minikafka.zk.zk_multi_read import multi_read_async
+from minikafka.zk.zk_store import ZkStore
 from tests.integration.zookeeper import ZooKeeperServer, expire_session
 
 pytestmark = pytest.mark.integration

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from kazoo.exceptions import ConnectionLoss
 
-from minikafka.controller.zk_data import TopicAssignment, random_uuid_base64
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
 from minikafka.proto.common import TopicPartition
+from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
+from minikafka.zk.zk_store import ZkStore
 
 pytestmark = pytest.mark.integration
 

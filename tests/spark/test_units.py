@@ -175,6 +175,8 @@ def test_segments_are_read_between_log_start_and_high_watermark(tmp_path: Path) 
     part.mkdir()
     _write_log(part, 0, 10)
     _write_log(part, 10, 10)
+    for leftover in ("00000000000000000010.log.deleted", "00000000000000000010.index", "x.log"):
+        (part / leftover).write_bytes(b"")  # named as the broker names them: no segment
     (tmp_path / "my-topic-0.abc-delete").mkdir()
     (tmp_path / "replication-offset-checkpoint").write_text("0\n1\nmy-topic 0 15\n")
     (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\nmy-topic 0 3\n")

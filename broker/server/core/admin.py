@@ -82,8 +82,6 @@ from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.storage.config import TOPIC_KEY_SYNONYMS, LogConfig
 from minikafka.controller.controller import ElectionType, KafkaController, NewPartitions, NewTopic
 from minikafka.controller.topics import validate_topic_name
-from minikafka.controller.zk_data import DEFAULT_BROKER_ENTITY
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     ErrorCode,
@@ -92,6 +90,8 @@ from minikafka.proto.errors import (
     KafkaError,
     error_for_code,
 )
+from minikafka.zk.zk_data import DEFAULT_BROKER_ENTITY
+from minikafka.zk.zk_store import ZkStore
 
 __all__ = [
     "TOPIC_CONFIG_KEYS",

@@ -42,9 +42,9 @@ from typing import Protocol
 
 import structlog
 
-from minikafka.controller.zk_data import ControllerRegistration
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.zk_data import ControllerRegistration
 
 __all__ = ["ControllerFence", "ControllerZnodes", "Refusal"]
 

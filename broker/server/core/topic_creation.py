@@ -27,9 +27,9 @@ from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
 from minikafka.controller.errors import InvalidReplicationFactorError, TopicAlreadyExistsError
 from minikafka.controller.topics import assign_replicas, validate_new_topic
-from minikafka.controller.zk_data import TopicAssignment, random_uuid_base64
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.errors import KafkaError, LeaderNotAvailableError
+from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
 
 __all__ = ["OFFSETS_TOPIC_CONFIGS", "TopicCreator", "TopicStore"]
 

@@ -148,12 +148,6 @@ def _is_array(hint: Any) -> bool:
     return False
 
 
-def _to_uuid(value: Any) -> uuid.UUID | None:
-    if value is None or value == "":
-        return None
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
-
-
 def _item(cls: type[Entity], value: Any) -> Entity:
     return value if isinstance(value, cls) else build(cls, value)
 

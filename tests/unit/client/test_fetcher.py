@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -10,7 +12,12 @@ import pytest
 from minikafka.client.consumer.fetcher import ConsumerRecord, FetchConfig, Fetcher
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import Node, TopicPartition
-from minikafka.proto.errors import UnsupportedCompressionTypeError
+from minikafka.proto.errors import (
+    ErrorCode,
+    InvalidRequestError,
+    NotLeaderOrFollowerError,
+    UnsupportedCompressionTypeError,
+)
 from minikafka.proto.records import encode_batch
 from tests.batches import poison_batch
 
@@ -152,3 +159,91 @@ def test_records_of_other_partitions_are_not_lost_to_a_poison_batch() -> None:
     with pytest.raises(UnsupportedCompressionTypeError, match="t-1 at offset 0"):
         fetcher.fetched_records(500)
     assert (fetcher.position(P0), fetcher.position(P1)) == (3, 0)
+
+
+# --- ListOffsets ----------------------------------------------------------------------------
+
+
+class CountingMetadata(FakeMetadata):
+    def __init__(self) -> None:
+        self.updates = 0
+
+    def request_update(self) -> None:
+        self.updates += 1
+
+
+class FakeLeader:
+    """A channel whose ListOffsets answers each partition with the next code scripted for it
+    (offset 10 + partition once NONE); the requests are kept."""
+
+    def __init__(self, codes: dict[int, list[ErrorCode]]) -> None:
+        self.codes = codes
+        self.requests: list[pb.ListOffsetsRequest] = []
+
+    def unary_unary(self, method: str, **_: object) -> Callable[..., object]:
+        return self._list_offsets
+
+    unary_stream = stream_unary = stream_stream = unary_unary
+
+    def get(self, address: str) -> FakeLeader:
+        assert address == LEADER.address
+        return self
+
+    def _list_offsets(
+        self, request: pb.ListOffsetsRequest, timeout: float
+    ) -> pb.ListOffsetsResponse:
+        self.requests.append(request)
+        (topic,) = request.topics
+        answers = []
+        for part in topic.partitions:
+            codes = self.codes[part.partition_index]
+            code = codes.pop(0) if len(codes) > 1 else codes[0]
+            answers.append(
+                pb.ListOffsetsResponse.ListOffsetsPartitionResponse(
+                    partition_index=part.partition_index,
+                    error_code=code,
+                    timestamp=-1,
+                    offset=10 + part.partition_index if code == ErrorCode.NONE else -1,
+                )
+            )
+        return pb.ListOffsetsResponse(
+            topics=[pb.ListOffsetsResponse.ListOffsetsTopicResponse(name="t", partitions=answers)]
+        )
+
+
+def list_offsets_fetcher(
+    leader: FakeLeader, retry_backoff_ms: int
+) -> tuple[Fetcher, CountingMetadata]:
+    metadata = CountingMetadata()
+    config = FetchConfig(retry_backoff_ms=retry_backoff_ms)
+    return Fetcher(config, metadata, leader), metadata  # type: ignore[arg-type]
+
+
+def test_list_offsets_asks_again_for_a_moved_leader_after_retry_backoff_ms() -> None:
+    moved = [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NONE]
+    leader = FakeLeader({0: moved, 1: [ErrorCode.NONE]})
+    fetcher, metadata = list_offsets_fetcher(leader, retry_backoff_ms=300)
+    started = time.monotonic()
+    assert fetcher.list_offsets({P0: -1, P1: -1}, timeout_s=10) == {P0: (10, -1), P1: (11, -1)}
+    assert time.monotonic() - started >= 0.3  # the consumer's retry.backoff.ms, not a fixed 0.1 s
+    asked = [[p.partition_index for p in r.topics[0].partitions] for r in leader.requests]
+    assert asked == [[0, 1], [0]]  # only what is still unanswered
+    assert metadata.updates >= 1  # the leader moved: metadata is refreshed before asking again
+
+
+def test_list_offsets_raises_the_last_retriable_error_once_its_time_has_passed() -> None:
+    leader = FakeLeader({0: [ErrorCode.NOT_LEADER_OR_FOLLOWER]})
+    fetcher, _ = list_offsets_fetcher(leader, retry_backoff_ms=50)
+    started = time.monotonic()
+    with pytest.raises(NotLeaderOrFollowerError):
+        fetcher.list_offsets({P0: -1}, timeout_s=0.2)
+    assert time.monotonic() - started >= 0.2
+    assert len(leader.requests) >= 2
+
+
+def test_list_offsets_raises_an_error_retrying_will_not_fix_at_once() -> None:
+    leader = FakeLeader({0: [ErrorCode.INVALID_REQUEST]})
+    fetcher, _ = list_offsets_fetcher(leader, retry_backoff_ms=50)
+    with pytest.raises(InvalidRequestError):
+        fetcher.list_offsets({P0: -1}, timeout_s=10)
+    assert len(leader.requests) == 1

@@ -13,10 +13,10 @@ from minikafka.controller.config import ControllerConfig
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext, LiveBroker
-from minikafka.controller.zk_data import BrokerRegistration
-from minikafka.controller.zk_store import ZkStore
 from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
 from minikafka.proto.common import TopicPartition
+from minikafka.zk.zk_data import BrokerRegistration
+from minikafka.zk.zk_store import ZkStore
 
 EPOCH = 4
 LANDED = TopicPartition("orders", 0)  # its write landed, but its answer was an error

@@ -10,10 +10,10 @@ from minikafka.controller.channels import inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext, LiveBroker
-from minikafka.controller.zk_data import BrokerRegistration
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.cluster_state import PartitionState, Versioned
 from minikafka.proto.common import EndPoint, TopicPartition
+from minikafka.zk.zk_data import BrokerRegistration
 
 TP0 = TopicPartition("orders", 0)
 TP1 = TopicPartition("orders", 1)

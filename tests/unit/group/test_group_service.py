@@ -12,10 +12,10 @@ from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.metadata_cache import MetadataCache
-from minikafka.controller.zk_data import TopicAssignment
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.zk_data import TopicAssignment
 from tests.unit.group.test_coordinator import FakeOffsetsLog, FakeTimers, run
 
 

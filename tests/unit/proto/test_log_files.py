@@ -10,7 +10,14 @@ import pytest
 from minikafka.broker.storage.checkpoints import OffsetCheckpointFile
 from minikafka.broker.storage.log import parse_topic_partition
 from minikafka.proto.errors import KafkaStorageError
-from minikafka.proto.log_files import parse_offset_checkpoint, parse_partition_dir
+from minikafka.proto.log_files import (
+    LOG_SUFFIX,
+    LogFileName,
+    log_file_name,
+    parse_log_file_name,
+    parse_offset_checkpoint,
+    parse_partition_dir,
+)
 
 
 @pytest.mark.parametrize(
@@ -22,6 +29,8 @@ from minikafka.proto.log_files import parse_offset_checkpoint, parse_partition_d
         ("orders", None),
         ("-3", None),
         ("orders-", None),
+        ("orders-²", None),  # str.isdigit's other digits are no partition number
+        ("orders-٣", None),
     ],
 )
 def test_partition_dir_names(name: str, expected: tuple[str, int] | None) -> None:
@@ -60,3 +69,31 @@ def test_malformed_checkpoints_name_the_file_and_line(
     path.write_text(text)
     with pytest.raises(KafkaStorageError, match=message):
         OffsetCheckpointFile(path).read()
+
+
+def test_log_file_names_read_back_as_written() -> None:
+    for offset in (0, 42, 2**63 - 1):
+        name = log_file_name(offset, LOG_SUFFIX)
+        assert len(name) == max(20, len(str(offset))) + len(LOG_SUFFIX)
+        assert parse_log_file_name(name) == LogFileName(offset, LOG_SUFFIX)
+    assert log_file_name(7) == "00000000000000000007"
+    assert sorted(log_file_name(o, ".log") for o in (100, 9, 10)) == [
+        log_file_name(o, ".log") for o in (9, 10, 100)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("00000000000000000042.index.swap", LogFileName(42, ".index.swap")),
+        ("00000000000000000042.snapshot", LogFileName(42, ".snapshot")),
+        ("5.log", LogFileName(5, ".log")),  # Kafka reads any number of digits
+        ("00000000000000000042", None),  # no suffix
+        ("leader-epoch-checkpoint", None),
+        (".log", None),
+        ("4x.log", None),
+        ("²³.log", None),
+    ],
+)
+def test_log_file_names_parsed(name: str, expected: LogFileName | None) -> None:
+    assert parse_log_file_name(name) == expected

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from minikafka.broker.server.core.controller_fence import ControllerFence, Refusal
-from minikafka.controller.zk_data import ControllerRegistration
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.zk_data import ControllerRegistration
 
 
 class Znodes:

@@ -23,12 +23,12 @@ from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.broker.storage.log_manager import LogManager
-from minikafka.controller.zk_data import ControllerRegistration
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
+from minikafka.zk.zk_data import ControllerRegistration
 from tests.unit.replication.harness import FakeZk, broker_config, records, values_of
 
 

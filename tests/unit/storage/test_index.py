@@ -97,8 +97,10 @@ class TestOffsetIndex:
 
     def test_load_rejects_partial_entry(self, tmp_path: Path) -> None:
         (tmp_path / "00000000000000001000.index").write_bytes(b"\x00" * 12)
-        with pytest.raises(CorruptIndexError):
+        with pytest.raises(CorruptIndexError, match=r"offset index .* 12 bytes long, not a multi"):
             offset_index(tmp_path)
+        with pytest.raises(CorruptIndexError, match="offset index <given> is 4 bytes long"):
+            OffsetIndex(Path("<given>"), BASE, 10, data=b"\x00" * 4)  # the file is not read
 
     def test_sanity_check(self, tmp_path: Path) -> None:
         path = tmp_path / "00000000000000001000.index"
@@ -175,5 +177,5 @@ class TestTimeIndex:
         path.write_bytes(struct.pack(">qiqi", 100, 2, 200, 5))
         time_index(tmp_path).sanity_check(next_offset=1010)
         path.write_bytes(b"\x01" * 13)
-        with pytest.raises(CorruptIndexError):
+        with pytest.raises(CorruptIndexError, match=r"time index .* 13 bytes long, not a multiple"):
             time_index(tmp_path)

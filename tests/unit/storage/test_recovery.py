@@ -178,6 +178,22 @@ def test_leftovers_are_cleaned_up(tmp_path: Path) -> None:
     assert read_all(log) == b"".join(stored)
 
 
+def test_files_not_named_by_an_offset_and_suffix_are_left_alone(tmp_path: Path) -> None:
+    # proto.log_files names the files: digits (ASCII only), then the suffix from the first dot.
+    # "²³" passes str.isdigit but not int(); "<offset>.old.log" ends with .log but names no
+    # segment: read as one, it became an empty segment 5 among the others.
+    directory, stored = written_log(tmp_path)
+    bases = [int(p.name[:20]) for p in segment_files(directory)]
+    strays = ("²³.log", "00000000000000000005.old.log", "notes.index")
+    for name in strays:
+        (directory / name).write_bytes(b"junk")
+    log = reopen(directory, recovery_point=90)
+    assert [s.base_offset for s in log.segments] == bases
+    assert read_all(log) == b"".join(stored)
+    assert all((directory / name).read_bytes() == b"junk" for name in strays)
+    assert not (directory / "00000000000000000005.log").exists()
+
+
 def test_an_interrupted_swap_is_completed(tmp_path: Path) -> None:
     directory, stored = written_log(tmp_path)
     segments = segment_files(directory)

@@ -1,6 +1,6 @@
 """Every znode path and JSON layout of the cluster, as Kafka's ZooKeeper mode writes them.
 
-Nobody else builds these paths or bytes: controller.zk_store reads and writes znodes with the
+Nobody else builds these paths or bytes: zk.zk_store reads and writes znodes with the
 functions here. JSON is compact (no spaces), UTF-8, and has Kafka's field names and version
 numbers, in the field order Kafka's own brokers happen to write. Timestamps are milliseconds
 since the epoch, written as strings where Kafka writes them as strings.
@@ -67,9 +67,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from minikafka.controller.errors import ZkDataError
 from minikafka.proto.cluster_state import PartitionState, ProducerIdBlock
 from minikafka.proto.common import EndPoint, TopicPartition
+from minikafka.zk.errors import ZkDataError
 
 # --- paths -------------------------------------------------------------------------------------
 

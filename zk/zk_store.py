@@ -1,8 +1,9 @@
 """Typed reads and writes of the cluster's znodes over one kazoo client.
 
-Paths and JSON layouts live in controller.zk_data (each written out in its docstring); this
+Paths and JSON layouts live in zk.zk_data (each written out in its docstring); this
 module only moves them in and out of ZooKeeper, and turns ZooKeeper's answers into the errors of
-controller.errors. Kazoo is imported only here and in broker/.
+zk.errors. Kazoo is imported only in this package and in the broker's server layer (its session
+listener and metrics; .importlinter).
 
     with ZkStore.connect("127.0.0.1:2181/minikafka", session_timeout_ms=6000) as zk:
         zk.ensure_paths()
@@ -45,7 +46,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import structlog
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
     BadVersionError,
     NodeExistsError,
@@ -56,16 +57,22 @@ from kazoo.exceptions import (
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
 
-from minikafka.controller.errors import (
+from minikafka.proto.cluster_state import (
+    BadZNodeVersionError,
+    PartitionState,
+    ProducerIdBlock,
+    Versioned,
+)
+from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import ErrorCode, UnknownTopicOrPartitionError, error_for_code
+from minikafka.zk.errors import (
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
     ElectionInProgressError,
-    TopicAlreadyExistsError,
-    UnknownTopicOrPartitionError,
     ZkStoreError,
     ZNodeExistsError,
 )
-from minikafka.controller.zk_data import (
+from minikafka.zk.zk_data import (
     BROKER_IDS_PATH,
     CLUSTER_ID_PATH,
     CONFIG_CHANGES_PATH,
@@ -121,18 +128,13 @@ from minikafka.controller.zk_data import (
     topic_partitions_path,
     topic_path,
 )
-from minikafka.controller.zk_multi_read import multi_read_async
-from minikafka.proto.cluster_state import (
-    BadZNodeVersionError,
-    PartitionState,
-    ProducerIdBlock,
-    Versioned,
-)
-from minikafka.proto.common import TopicPartition
+from minikafka.zk.zk_multi_read import multi_read_async
 
 _log = structlog.get_logger(__name__)
 
-__all__ = ["Watch", "ZkStore"]
+# KazooState: what a session-state listener on ``ZkStore.client`` receives; exported so that
+# the controller names it without importing kazoo.
+__all__ = ["KazooState", "Watch", "ZkStore"]
 
 R = TypeVar("R")
 K = TypeVar("K", bound=Hashable)
@@ -354,7 +356,10 @@ class ZkStore:
             if isinstance(topic_result, NodeExistsError) or (
                 isinstance(config_result, NodeExistsError) and self._exists(topic_path(topic))
             ):
-                raise TopicAlreadyExistsError(f"topic {topic!r} already exists")
+                # TOPIC_ALREADY_EXISTS: the class controller.errors names TopicAlreadyExistsError
+                raise error_for_code(
+                    ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {topic!r} already exists"
+                )
             if isinstance(config_result, (NodeExistsError, NoNodeError)):
                 continue  # the config znode appeared or vanished meanwhile: decide again
             _raise_first_error([config_result, topic_result])

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minikafka.controller import zk_data
-from minikafka.controller.errors import ZkDataError
-from minikafka.controller.zk_data import (
+from minikafka.proto.cluster_state import PartitionState, ProducerIdBlock
+from minikafka.proto.common import EndPoint, TopicPartition
+from minikafka.zk import zk_data
+from minikafka.zk.errors import ZkDataError
+from minikafka.zk.zk_data import (
     BrokerRegistration,
     ControllerRegistration,
     TopicAssignment,
 )
-from minikafka.proto.cluster_state import PartitionState, ProducerIdBlock
-from minikafka.proto.common import EndPoint, TopicPartition
 
 TOPIC_ID = "q9bXSr0cQSK7DRa-vUxjbg"
 
