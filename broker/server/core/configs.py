@@ -9,9 +9,10 @@ for an empty name; the keys of broker.config.DYNAMIC_KEYS); each write adds a
 ``alter_configs`` is Kafka's older AlterConfigs: the same operations applied to an empty set of
 overrides, so keys it leaves out go back to their defaults.
 
-Topic-level keys (the broker key that gives the default in ``TOPIC_TO_BROKER_KEY``): the storage
-keys of broker.storage.config.LogConfig, ``min.insync.replicas`` and
-``unclean.leader.election.enable``.
+Topic-level keys are the rows of proto/topic_config.py's table (``TOPIC_CONFIG_KEYS``; the
+broker key that gives each its default in ``TOPIC_TO_BROKER_KEY``): a topic's configs are
+checked by parsing them into a TopicConfig, so every door and every key has one parser and one
+wording.
 
 Answers come one per resource in request order; error codes are Kafka's, messages "" for none,
 numbers Kafka's (resource types, config sources, operations), so an adapter copies them.
@@ -31,11 +32,9 @@ from minikafka.broker.config import (
     DYNAMIC_KEYS,
     BrokerConfig,
     ConfigSource,
-    parse_compression_type,
     validate_dynamic_update,
 )
 from minikafka.broker.server.core._admin_base import AdminBase, duplicate_names
-from minikafka.broker.storage.config import TOPIC_KEY_SYNONYMS, LogConfig
 from minikafka.controller.topics import validate_topic_name
 from minikafka.controller.zk_data import DEFAULT_BROKER_ENTITY
 from minikafka.proto.errors import (
@@ -44,6 +43,13 @@ from minikafka.proto.errors import (
     InvalidRequestError,
     KafkaError,
     error_for_code,
+)
+from minikafka.proto.topic_config import (
+    TOPIC_CONFIG_KEYS,
+    TOPIC_KEY_SPECS,
+    TOPIC_KEY_SYNONYMS,
+    ConfigType,
+    TopicConfig,
 )
 
 __all__ = [
@@ -67,17 +73,9 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 
-# topic key -> the broker key whose value is the topic's default (Kafka's synonyms): the storage
-# keys from LogConfig's own table, then the keys the replicas and the controller read.
-TOPIC_TO_BROKER_KEY = {
-    **{topic_key: broker_keys[0] for topic_key, broker_keys in TOPIC_KEY_SYNONYMS.items()},
-    "compression.type": "compression.type",
-    "min.insync.replicas": "min.insync.replicas",
-    "unclean.leader.election.enable": "unclean.leader.election.enable",
-}
-TOPIC_CONFIG_KEYS = frozenset(TOPIC_TO_BROKER_KEY)
-_LIST_KEYS = frozenset({"cleanup.policy"})
-_STORAGE_TOPIC_KEYS = frozenset(LogConfig().to_properties())
+# topic key -> the broker key whose value is the topic's default (the first of its synonyms).
+TOPIC_TO_BROKER_KEY = {key: synonyms[0] for key, synonyms in TOPIC_KEY_SYNONYMS.items()}
+_LIST_KEYS = frozenset(k for k, spec in TOPIC_KEY_SPECS.items() if spec.type == ConfigType.LIST)
 
 
 class ConfigResourceType(enum.IntEnum):
@@ -178,30 +176,7 @@ def validate_topic_configs(configs: Mapping[str, str]) -> None:
             raise InvalidConfigError(f"Unknown topic config name: {key}")
         if value is None:
             raise InvalidConfigError(f"Null value not supported for topic config {key}")
-    storage = {k: v for k, v in configs.items() if k in _STORAGE_TOPIC_KEYS}
-    try:
-        LogConfig.from_properties(storage)
-    except (ValueError, KafkaError) as exc:
-        raise InvalidConfigError(str(getattr(exc, "message", exc))) from None
-    if "min.insync.replicas" in configs:
-        raw = configs["min.insync.replicas"]
-        if not raw.strip().lstrip("-").isdigit() or int(raw) < 1:
-            raise InvalidConfigError(
-                f"Invalid value {raw} for configuration min.insync.replicas: "
-                "Value must be at least 1"
-            )
-    if "compression.type" in configs:
-        try:
-            parse_compression_type("compression.type", configs["compression.type"])
-        except KafkaError as exc:
-            raise InvalidConfigError(exc.message) from None
-    if "unclean.leader.election.enable" in configs:
-        raw = configs["unclean.leader.election.enable"]
-        if raw.strip().lower() not in ("true", "false"):
-            raise InvalidConfigError(
-                f"Invalid value {raw} for configuration unclean.leader.election.enable: "
-                "Expected value to be either true or false"
-            )
+    TopicConfig.from_properties(configs)  # each key's row: InvalidConfigError naming it
 
 
 def topic_config_entries(

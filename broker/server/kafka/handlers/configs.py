@@ -43,7 +43,7 @@ from minikafka.broker.server.core.configs import (
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.broker.storage.config import ConfigType
+from minikafka.proto.topic_config import ConfigType
 
 
 @handler(api_key=32, min_version=1, max_version=4)
