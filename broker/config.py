@@ -902,8 +902,8 @@ CONFIG_TYPES: Mapping[str, ConfigType] = {
 }
 
 # The keys a running broker takes from /config/brokers (Kafka's DynamicBrokerConfig, those of
-# them this broker has): the storage defaults of every topic, the topic-level defaults the
-# replicas and the controller read, the cleaner's and producer-id expiry.
+# them this broker has): the defaults of every topic key but compression.type (its one value
+# here, producer, leaves nothing to change), the cleaner's and producer-id expiry.
 DYNAMIC_KEYS: frozenset[str] = (BROKER_TOPIC_KEYS - {"compression.type"}) | frozenset(
     {
         "log.cleaner.threads",
