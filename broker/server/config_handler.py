@@ -31,6 +31,7 @@ the kept overrides are guarded by a lock for it.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -139,6 +140,14 @@ class ConfigHandler:
             # A topic with no log here any more is read again when one is created.
             kept = {t: o for t, o in self._overrides.items() if t in open_topics}
             self._overrides = kept
+        for topic in sorted(open_topics - kept.keys()):
+            # Only a log whose creation in the executor overlapped the pruning above lacks
+            # them: read as that creation did.
+            overrides = MappingProxyType(
+                dict(await asyncio.to_thread(self._read_topic_config, topic))
+            )
+            with self._lock:
+                self._overrides.setdefault(topic, overrides)
         for topic in sorted(open_topics):
             self._apply_topic(topic)
         if (

@@ -171,3 +171,21 @@ def test_overrides_that_do_not_parse_leave_the_logs_as_they_were(tmp_path: Path)
         assert broker.replicas.min_insync_replicas == {}
     finally:
         broker.close()
+
+
+def test_a_log_whose_overrides_were_not_kept_has_them_read_once(tmp_path: Path) -> None:
+    # A log created while the handler pruned its overrides (by a LeaderAndIsr in the executor,
+    # say) is open without them: the broker-level change reads them, once, rather than
+    # dropping them.
+    broker = Broker(tmp_path)
+    try:
+        broker.zk.overrides["c"] = {"retention.ms": "5000"}
+        log = broker.logs.get_or_create_log("c", 0, broker.config.log)  # no topic_config call
+        changed = broker.config.with_dynamic({"log.segment.bytes": str(2 * _MIB)}, {})
+        asyncio.run(broker.handler.apply_broker_config(changed))
+        assert (log.config.segment_bytes, log.config.retention_ms) == (2 * _MIB, 5000)
+        assert broker.zk.reads == 3
+        asyncio.run(broker.handler.apply_broker_config(broker.config))
+        assert broker.zk.reads == 3 and log.config.retention_ms == 5000
+    finally:
+        broker.close()
