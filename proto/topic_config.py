@@ -1,29 +1,13 @@
 """Kafka's topic-level config keys: one table row per key, parsed once into a TopicConfig.
 
-Every topic key, its field, its Kafka ConfigDef type, its range, its default and the broker keys
-that give a topic its default (Kafka's synonyms, highest precedence first)::
+Each row of ``TOPIC_KEY_SPECS`` is one topic key: its name, the TopicConfig field it fills (whose
+default is Kafka's), its Kafka ConfigDef type, its range or parser, and the broker keys that give
+every topic its default (Kafka's synonyms, highest precedence first, with the multiplier of the
+hours and minutes keys)::
 
-    field                     topic key                  broker keys                     default
-    segment_bytes             segment.bytes              log.segment.bytes               1 GiB
-    segment_ms                segment.ms                 log.roll.ms (/ .hours)          7 days
-    segment_index_bytes       segment.index.bytes        log.index.size.max.bytes        10 MiB
-    index_interval_bytes      index.interval.bytes       log.index.interval.bytes        4096
-    retention_ms              retention.ms               log.retention.ms (/ .minutes /
-                                                         .hours)                         7 days
-    retention_bytes           retention.bytes            log.retention.bytes             -1
-    flush_messages            flush.messages             log.flush.interval.messages     Long.MAX
-    flush_ms                  flush.ms                   log.flush.interval.ms           Long.MAX
-    max_message_bytes         max.message.bytes          message.max.bytes               1048588
-    cleanup_policy            cleanup.policy             log.cleanup.policy              delete
-    delete_retention_ms       delete.retention.ms        log.cleaner.delete.retention.ms 1 day
-    min_compaction_lag_ms     min.compaction.lag.ms      log.cleaner.min.compaction.lag.ms  0
-    max_compaction_lag_ms     max.compaction.lag.ms      log.cleaner.max.compaction.lag.ms
-                                                                                         Long.MAX
-    min_cleanable_dirty_ratio min.cleanable.dirty.ratio  log.cleaner.min.cleanable.ratio 0.5
-    compression_type          compression.type           compression.type                producer
-    min_insync_replicas       min.insync.replicas        min.insync.replicas             1
-    unclean_leader_election_enable
-                              unclean.leader.election.enable (the same name)             false
+    ConfigKey("retention.ms", "retention_ms", LONG, -1,
+              synonyms=(("log.retention.ms", 1), ("log.retention.minutes", 60_000),
+                        ("log.retention.hours", 3_600_000)))
 
 A topic's config is its overrides laid over the broker's defaults: ``TopicConfig.from_properties(
 overrides, base=broker_config.log)``; the broker's defaults are ``TopicConfig.from_properties`` of

@@ -19,7 +19,9 @@ The overrides of every topic this broker has logs of are kept here: read from Zo
 when the LogManager opens or creates the topic's first log (``topic_log_config``, as Kafka
 reads them then) and replaced by each config change notification after that. A broker-level
 change lays the kept overrides on the new defaults, so its cost does not grow with the topics
-hosted (a read per topic, the ZooKeeper round trips of a thousand topics, for one changed key).
+hosted (a read per topic, the ZooKeeper round trips of a thousand topics, for one changed key);
+only a log created while such a change dropped the overrides of topics without a log has its
+topic's read again.
 
 A config that cannot be applied (written to ZooKeeper by hand, past the admin's checks) is
 logged and skipped; the broker keeps what it had.
