@@ -87,10 +87,13 @@ Keys, with Kafka's names and defaults::
     offsets.retention.minutes                  10080
     offsets.retention.check.interval.ms        600000
 
-The storage keys (log.segment.bytes, log.roll.ms/hours, log.index.size.max.bytes,
-log.index.interval.bytes, log.retention.ms/minutes/hours/bytes, log.flush.interval.messages/ms,
-log.cleanup.policy, message.max.bytes) belong to ``broker.storage.config.LogConfig``, built here
-from the same merged properties into ``BrokerConfig.log``.
+The broker keys that give every topic its default (log.segment.bytes, log.roll.ms/hours,
+log.retention.ms/minutes/hours/bytes, message.max.bytes, log.cleanup.policy,
+min.insync.replicas, unclean.leader.election.enable, compression.type, ...) are the synonyms of
+the topic keys in proto/topic_config.py's table, parsed by those rows from the same merged
+properties into ``BrokerConfig.log``, a TopicConfig (``min_insync_replicas`` and
+``unclean_leader_election_enable`` read it). Every key, broker-level or topic-level, is a row of
+the one spec class, ``proto.topic_config.ConfigKey``.
 
 Unknown keys are kept in ``BrokerConfig.unknown`` and logged as a warning, as Kafka does (a
 misspelt ``log.*`` key too, with the key it probably meant); a bad value raises
@@ -120,22 +123,22 @@ from urllib.parse import urlsplit
 import javaproperties
 import structlog
 
-from minikafka.broker.storage.config import (
-    BROKER_STORAGE_KEYS,
-    STORAGE_KEY_TYPES,
-    TOPIC_KEY_SYNONYMS,
-    ConfigType,
-    LogConfig,
-)
 from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import InvalidConfigError
+from minikafka.proto.topic_config import (
+    BROKER_TOPIC_KEYS,
+    TOPIC_KEY_SYNONYMS,
+    TOPIC_KEY_TYPES,
+    ConfigKey,
+    ConfigType,
+    TopicConfig,
+)
 
 __all__ = [
     "CONFIG_TYPES",
     "DYNAMIC_KEYS",
     "BrokerConfig",
     "ConfigSource",
-    "parse_compression_type",
     "parse_metrics_listener",
     "parse_overrides",
     "parse_properties",
@@ -145,10 +148,6 @@ __all__ = [
 ]
 
 _log = structlog.get_logger(__name__)
-
-_INT_MAX = 2**31 - 1
-_LONG_MAX = 2**63 - 1
-_SHORT_MAX = 2**15 - 1
 
 _DEFAULT_PROTOCOL_MAP: Mapping[str, str] = MappingProxyType(
     {
@@ -204,7 +203,6 @@ class BrokerConfig:
     zookeeper_connection_timeout_ms: int = -1
     num_partitions: int = 1
     default_replication_factor: int = 1
-    min_insync_replicas: int = 1
     replica_lag_time_max_ms: int = 30_000
     replica_fetch_wait_max_ms: int = 500
     replica_fetch_min_bytes: int = 1
@@ -218,8 +216,6 @@ class BrokerConfig:
     replica_socket_timeout_ms: int = 30_000
     replica_high_watermark_checkpoint_interval_ms: int = 5_000
     request_timeout_ms: int = 30_000
-    unclean_leader_election_enable: bool = False
-    compression_type: str = "producer"
     auto_create_topics_enable: bool = True
     auto_leader_rebalance_enable: bool = True
     leader_imbalance_check_interval_seconds: int = 300
@@ -250,7 +246,9 @@ class BrokerConfig:
     offsets_load_buffer_size: int = 5_242_880
     offsets_retention_minutes: int = 10_080
     offsets_retention_check_interval_ms: int = 600_000
-    log: LogConfig = field(default_factory=LogConfig)
+    # The defaults of every topic key (proto/topic_config.py): log.segment.bytes,
+    # min.insync.replicas, unclean.leader.election.enable, ... as one TopicConfig.
+    log: TopicConfig = field(default_factory=TopicConfig)
     # Keys nobody here knows, kept as given (Kafka keeps and warns about them too).
     unknown: Mapping[str, str] = field(default_factory=dict, hash=False)
     # Keys that were set by the file, the environment or an override (the rest are defaults).
@@ -265,12 +263,7 @@ class BrokerConfig:
         if self.zookeeper_connection_timeout_ms == -1:
             self._set("zookeeper_connection_timeout_ms", self.zookeeper_session_timeout_ms)
         for spec in _SPECS:
-            value = getattr(self, spec.field)
-            if spec.minimum is not None and isinstance(value, int) and value < spec.minimum:
-                raise InvalidConfigError(
-                    f"invalid value {value} for configuration {spec.key}: "
-                    f"must be at least {spec.minimum}"
-                )
+            spec.check(getattr(self, spec.field))
         if not self.zookeeper_connect.strip():
             raise InvalidConfigError("missing required configuration zookeeper.connect")
         if self.leader_imbalance_per_broker_percentage > 100:
@@ -497,6 +490,20 @@ class BrokerConfig:
     def message_max_bytes(self) -> int:
         return self.log.max_message_bytes
 
+    # The broker-level defaults of topic keys live in ``log``, parsed by their topic key's row.
+
+    @property
+    def min_insync_replicas(self) -> int:
+        return self.log.min_insync_replicas
+
+    @property
+    def unclean_leader_election_enable(self) -> bool:
+        return self.log.unclean_leader_election_enable
+
+    @property
+    def compression_type(self) -> str:
+        return self.log.compression_type
+
     @property
     def grpc_max_message_bytes(self) -> int:
         """The largest gRPC message this broker sends or takes (proto/transport.py): a request
@@ -536,21 +543,21 @@ class BrokerConfig:
         """Build from merged ``key -> value`` properties (values as text, as in the file)."""
         values: dict[str, Any] = {}
         for spec in _SPECS:
-            key, raw = spec.lookup(props)
+            key, scale, raw = spec.lookup(props)
             if raw is not None:
-                values[spec.field] = spec.parser(key, raw)
+                values[spec.field] = spec.parse(key, raw, scale)
         for spec in _SPECS:
             if spec.required and spec.field not in values:
-                raise InvalidConfigError(f"missing required configuration {spec.key}")
+                raise InvalidConfigError(f"missing required configuration {spec.name}")
 
-        known = {spec.key for spec in _SPECS} | {k for spec in _SPECS for k in spec.fallbacks}
+        known = {key for spec in _SPECS for key, _ in spec.keys_by_precedence()}
         unknown = {
             k: v
             for k, v in props.items()
             if k not in known and not _is_storage_key(k) and k not in _KAFKA_KEYS_NOT_USED
         }
         for key in sorted(unknown):  # the key only: a value may be a secret
-            meant = _suggestion(key, known | BROKER_STORAGE_KEYS)
+            meant = _suggestion(key, known | BROKER_TOPIC_KEYS)
             extra = {} if meant is None else {"did_you_mean": meant}
             _log.warning("config.unknown_key", key=key, **extra)
         ignored = sorted(k for k in props if k in _KAFKA_KEYS_NOT_USED)
@@ -558,9 +565,11 @@ class BrokerConfig:
             _log.info("config.kafka_keys_not_used", keys=ignored)
 
         # Topic-level keys (segment.bytes, retention.ms, ...) mean nothing in server.properties;
-        # only the broker-level log.* keys and message.max.bytes set the default LogConfig.
-        topic_keys = set(LogConfig().to_properties())
-        log = LogConfig.from_properties({k: v for k, v in props.items() if k not in topic_keys})
+        # only their broker keys (log.*, message.max.bytes, min.insync.replicas, ...) set the
+        # defaults of every topic.
+        log = TopicConfig.from_properties(
+            {k: v for k, v in props.items() if k in BROKER_TOPIC_KEYS}
+        )
         return cls(
             **values,
             log=log,
@@ -581,10 +590,10 @@ class BrokerConfig:
         base = self.static or self
         values: dict[str, Any] = {}
         for spec in _SPECS:
-            if spec.key in merged:
-                values[spec.field] = spec.parser(spec.key, merged[spec.key])
-        log = LogConfig.from_properties(
-            {k: v for k, v in merged.items() if k in BROKER_STORAGE_KEYS}, base=base.log
+            if spec.name in merged:
+                values[spec.field] = spec.parse(spec.name, merged[spec.name])
+        log = TopicConfig.from_properties(
+            {k: v for k, v in merged.items() if k in BROKER_TOPIC_KEYS}, base=base.log
         )
         return dataclasses.replace(
             base,
@@ -606,8 +615,8 @@ class BrokerConfig:
         """
         out: dict[str, tuple[str | None, ConfigSource]] = {}
         for spec in _SPECS:
-            source = self.source_of((spec.key, *spec.fallbacks))
-            out[spec.key] = (_format(getattr(self, spec.field)), source)
+            source = self.source_of(name for name, _ in spec.keys_by_precedence())
+            out[spec.name] = (_format(getattr(self, spec.field)), source)
         for topic_key, value in self.log.to_properties().items():
             synonyms = TOPIC_KEY_SYNONYMS[topic_key]
             out[synonyms[0]] = (value, self.source_of(synonyms))
@@ -649,82 +658,12 @@ class BrokerConfig:
 # --- keys ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Spec:
-    key: str
-    field: str
-    parser: Callable[[str, str], Any]
-    minimum: int | None = None
-    required: bool = False
-    fallbacks: tuple[str, ...] = ()  # older keys read when ``key`` is absent
-
-    def lookup(self, props: Mapping[str, str]) -> tuple[str, str | None]:
-        """The key that is set (``key`` first, then the fallbacks) and its raw value."""
-        for key in (self.key, *self.fallbacks):
-            if key in props:
-                return key, props[key]
-        return self.key, None
-
-    @property
-    def config_type(self) -> ConfigType:
-        """The key's type in Kafka's ConfigDef: its parser's (every other parser reads a STRING,
-        as Kafka types listeners, paths and names)."""
-        return _PARSER_TYPES.get(self.parser, ConfigType.STRING)
-
-
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-
-
-def _integer(bits: int) -> Callable[[str, str], int]:
-    limit = {16: _SHORT_MAX, 32: _INT_MAX, 64: _LONG_MAX}[bits]
-    type_name = {16: "SHORT", 32: "INT", 64: "LONG"}[bits]
-
-    def parse(key: str, raw: str) -> int:
-        text = raw.strip()
-        if not _INTEGER.fullmatch(text) or not -limit - 1 <= int(text) <= limit:
-            raise InvalidConfigError(
-                f"invalid value {raw!r} for configuration {key}: not a number of type {type_name}"
-            )
-        return int(text)
-
-    return parse
-
-
-def _boolean(key: str, raw: str) -> bool:
-    text = raw.strip().lower()
-    if text not in ("true", "false"):
-        raise InvalidConfigError(
-            f"invalid value {raw!r} for configuration {key}: expected true or false"
-        )
-    return text == "true"
-
-
 def _string(key: str, raw: str) -> str:
     return raw.strip()
 
 
 def _optional_string(key: str, raw: str) -> str | None:
     return raw.strip() or None
-
-
-_COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
-
-
-def parse_compression_type(key: str, raw: str) -> str:
-    """Kafka's compression.type. Only ``producer`` (keep what the producer sent) is served:
-    this broker does not recompress, so any other value is refused rather than ignored."""
-    value = raw.strip().lower()
-    if value not in _COMPRESSION_TYPES:
-        raise InvalidConfigError(
-            f"Invalid value {raw} for configuration {key}: String must be one of: "
-            + ", ".join(_COMPRESSION_TYPES)
-        )
-    if value != "producer":
-        raise InvalidConfigError(
-            f"Invalid value {raw} for configuration {key}: this broker keeps the producer's "
-            "compression and does not recompress; only 'producer' is supported"
-        )
-    return value
 
 
 def parse_metrics_listener(value: str) -> tuple[str, int] | None:
@@ -804,136 +743,151 @@ def _upper(key: str, raw: str) -> str:
     return raw.strip().upper()
 
 
-_INT = _integer(32)
-_LONG = _integer(64)
-_SHORT = _integer(16)
-_PARSER_TYPES: Mapping[Callable[[str, str], Any], ConfigType] = {
-    _INT: ConfigType.INT,
-    _LONG: ConfigType.LONG,
-    _SHORT: ConfigType.SHORT,
-    _boolean: ConfigType.BOOLEAN,
-}
+_INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
+_BOOLEAN, _STRING = ConfigType.BOOLEAN, ConfigType.STRING
 
-_SPECS: tuple[_Spec, ...] = (
-    _Spec("broker.id", "broker_id", _INT, minimum=0, required=True),
-    _Spec("zookeeper.connect", "zookeeper_connect", _string, required=True),
-    _Spec("listener.security.protocol.map", "listener_security_protocol_map", _protocol_map),
-    _Spec("listeners", "listeners", _endpoints),
-    _Spec("advertised.listeners", "advertised_listeners", _endpoints),
-    _Spec("inter.broker.listener.name", "inter_broker_listener_name", _upper),
-    _Spec("control.plane.listener.name", "control_plane_listener_name", _upper),
-    _Spec("kafka.listeners", "kafka_listeners", _endpoints),
-    _Spec("kafka.advertised.listeners", "kafka_advertised_listeners", _endpoints),
-    _Spec("socket.request.max.bytes", "socket_request_max_bytes", _INT, minimum=1),
-    _Spec("connections.max.idle.ms", "connections_max_idle_ms", _LONG, minimum=1),
-    _Spec("broker.rack", "broker_rack", _optional_string),
-    _Spec("metrics.listener", "metrics_listener", _metrics_listener),
-    _Spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
-    _Spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),
-    _Spec("zookeeper.connection.timeout.ms", "zookeeper_connection_timeout_ms", _INT, minimum=1),
-    _Spec("num.partitions", "num_partitions", _INT, minimum=1),
-    _Spec("default.replication.factor", "default_replication_factor", _INT, minimum=1),
-    _Spec("min.insync.replicas", "min_insync_replicas", _INT, minimum=1),
-    _Spec("replica.lag.time.max.ms", "replica_lag_time_max_ms", _LONG, minimum=0),
-    _Spec("replica.fetch.wait.max.ms", "replica_fetch_wait_max_ms", _INT, minimum=0),
-    _Spec("replica.fetch.min.bytes", "replica_fetch_min_bytes", _INT, minimum=0),
-    _Spec("replica.fetch.max.bytes", "replica_fetch_max_bytes", _INT, minimum=0),
-    _Spec(
+
+def _spec(
+    name: str,
+    field: str,
+    parse: ConfigType | Callable[[str, str], Any],
+    *,
+    minimum: int | None = None,
+    required: bool = False,
+    fallbacks: tuple[str, ...] = (),
+) -> ConfigKey:
+    """A broker key's row: typed by ConfigDef type, or read by ``parse`` (a STRING in
+    Kafka's ConfigDef, as listeners, paths and names are); ``fallbacks``: older spellings."""
+    config_type = parse if isinstance(parse, ConfigType) else _STRING
+    parser = None if isinstance(parse, ConfigType) else parse
+    return ConfigKey(
+        name,
+        field,
+        config_type,
+        minimum=minimum,
+        parser=parser,
+        synonyms=tuple((key, 1) for key in fallbacks),
+        required=required,
+    )
+
+
+_SPECS: tuple[ConfigKey, ...] = (
+    _spec("broker.id", "broker_id", _INT, minimum=0, required=True),
+    _spec("zookeeper.connect", "zookeeper_connect", _string, required=True),
+    _spec("listener.security.protocol.map", "listener_security_protocol_map", _protocol_map),
+    _spec("listeners", "listeners", _endpoints),
+    _spec("advertised.listeners", "advertised_listeners", _endpoints),
+    _spec("inter.broker.listener.name", "inter_broker_listener_name", _upper),
+    _spec("control.plane.listener.name", "control_plane_listener_name", _upper),
+    _spec("kafka.listeners", "kafka_listeners", _endpoints),
+    _spec("kafka.advertised.listeners", "kafka_advertised_listeners", _endpoints),
+    _spec("socket.request.max.bytes", "socket_request_max_bytes", _INT, minimum=1),
+    _spec("connections.max.idle.ms", "connections_max_idle_ms", _LONG, minimum=1),
+    _spec("broker.rack", "broker_rack", _optional_string),
+    _spec("metrics.listener", "metrics_listener", _metrics_listener),
+    _spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
+    _spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),
+    _spec("zookeeper.connection.timeout.ms", "zookeeper_connection_timeout_ms", _INT, minimum=1),
+    _spec("num.partitions", "num_partitions", _INT, minimum=1),
+    _spec("default.replication.factor", "default_replication_factor", _INT, minimum=1),
+    _spec("replica.lag.time.max.ms", "replica_lag_time_max_ms", _LONG, minimum=0),
+    _spec("replica.fetch.wait.max.ms", "replica_fetch_wait_max_ms", _INT, minimum=0),
+    _spec("replica.fetch.min.bytes", "replica_fetch_min_bytes", _INT, minimum=0),
+    _spec("replica.fetch.max.bytes", "replica_fetch_max_bytes", _INT, minimum=0),
+    _spec(
         "replica.fetch.response.max.bytes",
         "replica_fetch_response_max_bytes",
         _INT,
         minimum=0,
     ),
-    _Spec("fetch.max.bytes", "fetch_max_bytes", _INT, minimum=0),
-    _Spec(
+    _spec("fetch.max.bytes", "fetch_max_bytes", _INT, minimum=0),
+    _spec(
         "max.incremental.fetch.session.cache.slots",
         "max_incremental_fetch_session_cache_slots",
         _INT,
         minimum=0,
     ),
-    _Spec(
+    _spec(
         "min.incremental.fetch.session.eviction.ms",
         "min_incremental_fetch_session_eviction_ms",
         _LONG,
         minimum=0,
     ),
-    _Spec("replica.fetch.backoff.ms", "replica_fetch_backoff_ms", _INT, minimum=0),
-    _Spec("num.replica.fetchers", "num_replica_fetchers", _INT, minimum=1),
-    _Spec("replica.socket.timeout.ms", "replica_socket_timeout_ms", _INT, minimum=0),
-    _Spec(
+    _spec("replica.fetch.backoff.ms", "replica_fetch_backoff_ms", _INT, minimum=0),
+    _spec("num.replica.fetchers", "num_replica_fetchers", _INT, minimum=1),
+    _spec("replica.socket.timeout.ms", "replica_socket_timeout_ms", _INT, minimum=0),
+    _spec(
         "replica.high.watermark.checkpoint.interval.ms",
         "replica_high_watermark_checkpoint_interval_ms",
         _LONG,
         minimum=1,
     ),
-    _Spec("request.timeout.ms", "request_timeout_ms", _INT, minimum=0),
-    _Spec("unclean.leader.election.enable", "unclean_leader_election_enable", _boolean),
-    _Spec("compression.type", "compression_type", parse_compression_type),
-    _Spec("auto.create.topics.enable", "auto_create_topics_enable", _boolean),
-    _Spec("auto.leader.rebalance.enable", "auto_leader_rebalance_enable", _boolean),
-    _Spec(
+    _spec("request.timeout.ms", "request_timeout_ms", _INT, minimum=0),
+    _spec("auto.create.topics.enable", "auto_create_topics_enable", _BOOLEAN),
+    _spec("auto.leader.rebalance.enable", "auto_leader_rebalance_enable", _BOOLEAN),
+    _spec(
         "leader.imbalance.check.interval.seconds",
         "leader_imbalance_check_interval_seconds",
         _LONG,
         minimum=1,
     ),
-    _Spec(
+    _spec(
         "leader.imbalance.per.broker.percentage",
         "leader_imbalance_per_broker_percentage",
         _INT,
         minimum=0,
     ),
-    _Spec("controlled.shutdown.enable", "controlled_shutdown_enable", _boolean),
-    _Spec("controlled.shutdown.max.retries", "controlled_shutdown_max_retries", _INT, minimum=0),
-    _Spec(
+    _spec("controlled.shutdown.enable", "controlled_shutdown_enable", _BOOLEAN),
+    _spec("controlled.shutdown.max.retries", "controlled_shutdown_max_retries", _INT, minimum=0),
+    _spec(
         "controlled.shutdown.retry.backoff.ms",
         "controlled_shutdown_retry_backoff_ms",
         _LONG,
         minimum=0,
     ),
-    _Spec("delete.topic.enable", "delete_topic_enable", _boolean),
-    _Spec("offsets.topic.num.partitions", "offsets_topic_num_partitions", _INT, minimum=1),
-    _Spec(
+    _spec("delete.topic.enable", "delete_topic_enable", _BOOLEAN),
+    _spec("offsets.topic.num.partitions", "offsets_topic_num_partitions", _INT, minimum=1),
+    _spec(
         "offsets.topic.replication.factor",
         "offsets_topic_replication_factor",
         _SHORT,
         minimum=1,
     ),
-    _Spec("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _INT, minimum=0),
-    _Spec("group.min.session.timeout.ms", "group_min_session_timeout_ms", _INT, minimum=0),
-    _Spec("group.max.session.timeout.ms", "group_max_session_timeout_ms", _INT, minimum=0),
-    _Spec("offset.metadata.max.bytes", "offset_metadata_max_bytes", _INT, minimum=0),
-    _Spec(
+    _spec("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _INT, minimum=0),
+    _spec("group.min.session.timeout.ms", "group_min_session_timeout_ms", _INT, minimum=0),
+    _spec("group.max.session.timeout.ms", "group_max_session_timeout_ms", _INT, minimum=0),
+    _spec("offset.metadata.max.bytes", "offset_metadata_max_bytes", _INT, minimum=0),
+    _spec(
         "log.flush.offset.checkpoint.interval.ms",
         "log_flush_offset_checkpoint_interval_ms",
         _INT,
         minimum=0,
     ),
-    _Spec(
+    _spec(
         "log.retention.check.interval.ms",
         "log_retention_check_interval_ms",
         _LONG,
         minimum=1,
     ),
-    _Spec("producer.id.expiration.ms", "producer_id_expiration_ms", _INT, minimum=1),
-    _Spec(
+    _spec("producer.id.expiration.ms", "producer_id_expiration_ms", _INT, minimum=1),
+    _spec(
         "producer.id.expiration.check.interval.ms",
         "producer_id_expiration_check_interval_ms",
         _INT,
         minimum=1,
     ),
-    _Spec("log.cleaner.enable", "log_cleaner_enable", _boolean),
-    _Spec("log.cleaner.threads", "log_cleaner_threads", _INT, minimum=0),
-    _Spec("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", _LONG, minimum=0),
-    _Spec("log.cleaner.dedupe.buffer.size", "log_cleaner_dedupe_buffer_size", _LONG, minimum=0),
-    _Spec("log.cleaner.io.buffer.size", "log_cleaner_io_buffer_size", _INT, minimum=0),
-    _Spec("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", _INT, minimum=1),
-    _Spec("offsets.topic.compression.codec", "offsets_topic_compression_codec", _INT, minimum=0),
-    _Spec("offsets.commit.required.acks", "offsets_commit_required_acks", _SHORT, minimum=-1),
-    _Spec("offsets.commit.timeout.ms", "offsets_commit_timeout_ms", _INT, minimum=1),
-    _Spec("offsets.load.buffer.size", "offsets_load_buffer_size", _INT, minimum=1),
-    _Spec("offsets.retention.minutes", "offsets_retention_minutes", _INT, minimum=1),
-    _Spec(
+    _spec("log.cleaner.enable", "log_cleaner_enable", _BOOLEAN),
+    _spec("log.cleaner.threads", "log_cleaner_threads", _INT, minimum=0),
+    _spec("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", _LONG, minimum=0),
+    _spec("log.cleaner.dedupe.buffer.size", "log_cleaner_dedupe_buffer_size", _LONG, minimum=0),
+    _spec("log.cleaner.io.buffer.size", "log_cleaner_io_buffer_size", _INT, minimum=0),
+    _spec("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", _INT, minimum=1),
+    _spec("offsets.topic.compression.codec", "offsets_topic_compression_codec", _INT, minimum=0),
+    _spec("offsets.commit.required.acks", "offsets_commit_required_acks", _SHORT, minimum=-1),
+    _spec("offsets.commit.timeout.ms", "offsets_commit_timeout_ms", _INT, minimum=1),
+    _spec("offsets.load.buffer.size", "offsets_load_buffer_size", _INT, minimum=1),
+    _spec("offsets.retention.minutes", "offsets_retention_minutes", _INT, minimum=1),
+    _spec(
         "offsets.retention.check.interval.ms",
         "offsets_retention_check_interval_ms",
         _LONG,
@@ -943,17 +897,15 @@ _SPECS: tuple[_Spec, ...] = (
 
 # Every key this broker reads -> its type in Kafka's ConfigDef (DescribeConfigs' config_type).
 CONFIG_TYPES: Mapping[str, ConfigType] = {
-    **STORAGE_KEY_TYPES,
-    **{spec.key: spec.config_type for spec in _SPECS},
+    **TOPIC_KEY_TYPES,
+    **{spec.name: spec.type for spec in _SPECS},
 }
 
 # The keys a running broker takes from /config/brokers (Kafka's DynamicBrokerConfig, those of
-# them this broker has): the storage defaults of every topic, the topic-level defaults the
-# replicas and the controller read, the cleaner's and producer-id expiry.
-DYNAMIC_KEYS: frozenset[str] = BROKER_STORAGE_KEYS | frozenset(
+# them this broker has): the defaults of every topic key but compression.type (its one value
+# here, producer, leaves nothing to change), the cleaner's and producer-id expiry.
+DYNAMIC_KEYS: frozenset[str] = (BROKER_TOPIC_KEYS - {"compression.type"}) | frozenset(
     {
-        "min.insync.replicas",
-        "unclean.leader.election.enable",
         "log.cleaner.threads",
         "log.cleaner.backoff.ms",
         "log.cleaner.dedupe.buffer.size",
@@ -966,7 +918,7 @@ DYNAMIC_KEYS: frozenset[str] = BROKER_STORAGE_KEYS | frozenset(
 def validate_dynamic_update(props: Mapping[str, str]) -> None:
     """InvalidConfigError with Kafka's message when a key cannot change without a restart (or
     is no key at all), or a value is invalid."""
-    known = {spec.key for spec in _SPECS} | BROKER_STORAGE_KEYS
+    known = {spec.name for spec in _SPECS} | BROKER_TOPIC_KEYS
     unknown = sorted(k for k in props if k not in known)
     if unknown:
         raise InvalidConfigError(f"Unknown broker configs: Set({', '.join(unknown)})")
@@ -976,14 +928,9 @@ def validate_dynamic_update(props: Mapping[str, str]) -> None:
             f"Cannot update these configs dynamically: Set({', '.join(static)})"
         )
     for spec in _SPECS:
-        if spec.key in props:
-            value = spec.parser(spec.key, props[spec.key])
-            if spec.minimum is not None and isinstance(value, int) and value < spec.minimum:
-                raise InvalidConfigError(
-                    f"invalid value {value} for configuration {spec.key}: "
-                    f"must be at least {spec.minimum}"
-                )
-    LogConfig.from_properties({k: v for k, v in props.items() if k in BROKER_STORAGE_KEYS})
+        if spec.name in props:
+            spec.parse(spec.name, props[spec.name])
+    TopicConfig.from_properties({k: v for k, v in props.items() if k in BROKER_TOPIC_KEYS})
 
 
 # Keys of Kafka's stock server.properties that have no meaning here (thread pools, socket buffers,
@@ -1016,7 +963,7 @@ _KAFKA_KEYS_NOT_USED = frozenset(
 
 
 def _is_storage_key(key: str) -> bool:
-    return key in BROKER_STORAGE_KEYS
+    return key in BROKER_TOPIC_KEYS
 
 
 def _suggestion(key: str, known: Iterable[str]) -> str | None:

@@ -30,15 +30,17 @@ from minikafka.controller.request_batch import RequestBatch
 from minikafka.controller.state import ControllerContext
 from minikafka.proto.cluster_state import BadZNodeVersionError, PartitionState, Versioned
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import KafkaError
+from minikafka.proto.topic_config import TOPIC_KEY_SPECS
 from minikafka.zk.errors import ControllerMovedError
 from minikafka.zk.zk_data import NO_LEADER
 from minikafka.zk.zk_store import ZkStore
 
-__all__ = ["UNCLEAN_KEY", "Decision", "PartitionStateMachine"]
+__all__ = ["Decision", "PartitionStateMachine"]
 
 log = structlog.get_logger("controller")
 
-UNCLEAN_KEY = "unclean.leader.election.enable"
+_UNCLEAN = TOPIC_KEY_SPECS["unclean.leader.election.enable"]
 _MAX_WRITE_ATTEMPTS = 5
 
 Decision = Callable[[PartitionState], election.LeaderAndIsr | None]
@@ -344,10 +346,13 @@ class PartitionStateMachine:
         return list(found)
 
     def _unclean_allowed(self, topic: str) -> bool:
-        value = self._zk.get_topic_config(topic).get(UNCLEAN_KEY)
-        if value is None:
+        raw = self._zk.get_topic_config(topic).get(_UNCLEAN.name)
+        if raw is None:
             return self._config().unclean_leader_election_enable
-        return value.strip().lower() == "true"
+        try:
+            return bool(_UNCLEAN.parse(_UNCLEAN.name, raw))
+        except KafkaError:  # written to ZooKeeper by hand, past the admin's check: not "true"
+            return False
 
     def offline_decision(self, tp: TopicPartition) -> Decision:
         """Kafka's OfflinePartitionLeaderElectionStrategy, unclean when the topic allows it."""

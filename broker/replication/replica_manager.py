@@ -117,6 +117,7 @@ from minikafka.proto.errors import (
     UnknownTopicOrPartitionError,
     error_for_code,
 )
+from minikafka.proto.topic_config import TOPIC_KEY_SPECS
 
 __all__ = [
     "FOLLOWER_TRUNCATION_KEY",
@@ -133,6 +134,7 @@ _DEBUGGING_REPLICA_ID = -2
 _CONSUMER_REPLICA_ID = -1
 _DEFAULT_FETCH_MAX_BYTES = 50 * 1024 * 1024
 _DEFAULT_PARTITION_MAX_BYTES = 1024 * 1024
+_MIN_INSYNC_REPLICAS = TOPIC_KEY_SPECS["min.insync.replicas"]
 
 _log = structlog.get_logger(__name__)
 
@@ -580,8 +582,9 @@ class ReplicaManager:
             value = self.config.min_insync_replicas
             try:
                 overrides = await asyncio.to_thread(self._zk.get_topic_config, topic)
-                if "min.insync.replicas" in overrides:
-                    value = int(overrides["min.insync.replicas"])
+                raw = overrides.get(_MIN_INSYNC_REPLICAS.name)
+                if raw is not None:
+                    value = _MIN_INSYNC_REPLICAS.parse(_MIN_INSYNC_REPLICAS.name, raw)
             except Exception as exc:  # the broker default is a safe fallback
                 _log.warning("topic_config.unreadable", topic=topic, error=str(exc))
             result[topic] = value

@@ -16,18 +16,17 @@ from typing import Any, cast
 
 import grpc
 
-from minikafka.broker.replication.requests import by_request_topic
-from minikafka.broker.server.core.admin import (
+from minikafka.broker.replication.requests import DeleteRecordsPartition, by_request_topic
+from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.configs import (
     AlterableConfig,
     AlterConfigsResource,
     ConfigEntry,
     ConfigResource,
     ConfigSource,
-    CreatePartitionsTopic,
-    DeleteRecordsPartition,
-    TopicAdmin,
 )
 from minikafka.broker.server.core.replicas import ReplicaApi
+from minikafka.broker.server.core.topics import CreatePartitionsTopic
 from minikafka.controller.controller import NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc

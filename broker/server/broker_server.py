@@ -51,7 +51,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,8 @@ from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.server.admin_service import AdminService
+from minikafka.broker.server.cleaner_threads import CleanerThreads
+from minikafka.broker.server.config_handler import ConfigHandler, ConfigTargets
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.controller_fence import ControllerFence
@@ -89,8 +91,6 @@ from minikafka.broker.server.metrics import (
     RequestMetrics,
     RequestMetricsInterceptor,
 )
-from minikafka.broker.storage.cleaner import CleanerConfig, LogCleaner, run_cleaner_thread
-from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import PendingFlush
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.broker.storage.log_manager import LogManager
@@ -101,7 +101,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.proto.errors import ErrorCode, error_for_code
 from minikafka.zk.errors import BrokerIdAlreadyRegisteredError
 from minikafka.zk.zk_data import (
     CONTROLLER_EPOCH_PATH,
@@ -141,16 +141,6 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _cleaner_settings(config: BrokerConfig) -> tuple[object, ...]:
-    return (
-        config.log_cleaner_enable,
-        config.log_cleaner_threads,
-        config.log_cleaner_backoff_ms,
-        config.log_cleaner_dedupe_buffer_size,
-        config.log_cleaner_io_buffer_size,
-    )
-
-
 def _session_hex(session_id: int | None) -> str:
     return "unknown" if session_id is None else f"0x{session_id:x}"
 
@@ -187,7 +177,8 @@ class BrokerServer:
         self._tasks: list[asyncio.Task[None]] = []
         self._scheduler = Scheduler()  # the periodic log work below
         self._dynamic_config: DynamicConfigManager | None = None
-        self._cleaner_task: asyncio.Task[None] | None = None
+        self._config_handler: ConfigHandler | None = None
+        self._cleaner: CleanerThreads | None = None
         self._shutdown_requested: asyncio.Event | None = None
         self._signals = 0
         self._controller_asked: int | None = None  # by the last controlled shutdown attempt
@@ -227,13 +218,15 @@ class BrokerServer:
         )
 
         # Dynamic broker configs (/config/brokers) apply before the logs open, as in Kafka.
+        handler = self._config_handler = ConfigHandler(config, self._zk.get_topic_config)
         self._dynamic_config = DynamicConfigManager(
             self._zk,
             config,
-            on_topic_config=self._apply_topic_config,
-            on_broker_config=self._apply_broker_config,
+            on_topic_config=handler.apply_topic_config,
+            on_broker_config=handler.apply_broker_config,
         )
         config = self.config = await self._dynamic_config.load()
+        await handler.apply_broker_config(config)  # nothing built yet: only its defaults
         self._log_manager = await asyncio.to_thread(self._open_logs)
         self._metadata_cache = MetadataCache(self.broker_id, self.cluster_id)
         self._replica_manager = ReplicaManager(
@@ -269,6 +262,18 @@ class BrokerServer:
             self._zk,
             self._replica_manager,
             metadata_cache=self._metadata_cache,
+        )
+        self._cleaner = CleanerThreads(
+            self._log_manager, self._replica_manager, self._log_dir_failures
+        )
+        handler.attach(
+            ConfigTargets(
+                self._log_manager,
+                self._replica_manager,
+                self._controller,
+                self._cleaner,
+                reconfigured=(self._reconfigured, self._topic_admin.reconfigure),
+            )
         )
         zk_client = self._zk.client
         self._controller_fence = ControllerFence(
@@ -311,7 +316,7 @@ class BrokerServer:
         self._scheduler.schedule(
             "retention", self._log_retention, period_ms=config.log_retention_check_interval_ms
         )
-        self._cleaner_task = asyncio.create_task(self._log_cleaner())
+        self._cleaner.start(config)
         self._scheduler.schedule(
             "producer_id_expiration",
             self._expire_producer_ids,
@@ -368,13 +373,14 @@ class BrokerServer:
         return f"http://{self._metrics.host}:{port}/metrics"
 
     def _open_logs(self) -> LogManager:
+        assert self._config_handler is not None
         started = time.monotonic()
         manager = LogManager(
             self.config.log_dirs,
             self.config.log,
             broker_id=self.broker_id,
             cluster_id=self.cluster_id,
-            topic_config=self._topic_log_config,
+            topic_config=self._config_handler.topic_log_config,
             failure_channel=self._log_dir_failures,
         )
         _log.info(
@@ -384,17 +390,6 @@ class BrokerServer:
             duration_ms=int((time.monotonic() - started) * 1000),
         )
         return manager
-
-    def _topic_log_config(self, topic: str) -> LogConfig | None:
-        """The topic's overrides from /config/topics/<t> on the broker defaults.
-
-        Called by the LogManager when it opens or creates a log: in the executor at startup,
-        on the loop when LeaderAndIsr creates a partition (one ZooKeeper read, as Kafka does).
-        """
-        overrides = self.zk.get_topic_config(topic)
-        if not overrides:
-            return None
-        return LogConfig.from_properties(overrides, base=self.config.log)
 
     def _grpc_servers(self) -> list[grpc.aio.Server]:
         """One gRPC server per listener, so that Metadata and FindCoordinator can answer with
@@ -591,102 +586,9 @@ class BrokerServer:
         if deleted:
             _log.info("log_retention", segments_deleted=deleted)
 
-    # --- configs that change while the broker runs (broker/server/dynamic_config.py) -----------
-
-    async def _apply_topic_config(
-        self, topic: str, overrides: Mapping[str, str], *, elect: bool = True
-    ) -> None:
-        """A topic's overrides changed: its open logs, its partitions' min.insync.replicas and,
-        when unclean election turned on, the controller's leaderless partitions."""
-        if self._log_manager is None or self._replica_manager is None:
-            return
-        config = self.config
-        try:
-            log_config = LogConfig.from_properties(overrides, base=config.log)
-            min_isr = int(overrides.get("min.insync.replicas", config.min_insync_replicas))
-        except (KafkaError, ValueError) as exc:
-            _log.error("topic_config_invalid", topic=topic, config=dict(overrides), error=str(exc))
-            return
-        self._log_manager.update_topic_config(topic, log_config)
-        self._replica_manager.set_min_insync_replicas(topic, min_isr)
-        _log.info("topic_config_applied", topic=topic, config=dict(overrides))
-        unclean = overrides.get("unclean.leader.election.enable", "").strip().lower()
-        if elect and unclean == "true" and self._controller is not None:
-            self._controller.enable_unclean_leader_election(topic)
-
-    async def _apply_broker_config(self, config: BrokerConfig) -> None:
-        """The dynamic broker configs changed: every part that reads a dynamic key gets the
-        new config; every open log its topic's config on the new defaults."""
-        old, self.config = self.config, config
-        if self._log_manager is None or self._replica_manager is None:
-            return
-        _log.info(
-            "broker_config_applied",
-            dynamic_default=dict(config.dynamic_default),
-            dynamic_broker=dict(config.dynamic_broker),
-        )
-        self._replica_manager.reconfigure(config)
-        if self._topic_admin is not None:
-            self._topic_admin.reconfigure(config)
-        self._log_manager.default_config = config.log
-        for topic in sorted({tp.topic for tp in self._log_manager.logs}):
-            overrides = await asyncio.to_thread(self.zk.get_topic_config, topic)
-            await self._apply_topic_config(topic, overrides, elect=False)
-        if (
-            config.unclean_leader_election_enable != old.unclean_leader_election_enable
-            and self._controller is not None
-        ):
-            self._controller.enable_unclean_leader_election(
-                default=config.unclean_leader_election_enable
-            )
-        if _cleaner_settings(config) != _cleaner_settings(old) and not self._stopped:
-            # Kafka's LogCleaner.reconfigure: stop the cleaner threads, start them anew.
-            if self._cleaner_task is not None:
-                self._cleaner_task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await self._cleaner_task
-            self._cleaner_task = asyncio.create_task(self._log_cleaner())
-
-    async def _log_cleaner(self) -> None:
-        # Kafka's log.cleaner.threads, as coroutines: each picks and swaps on the loop, which
-        # owns the logs, and cleans in a worker thread (broker/storage/cleaner.py).
-        config = self.config
-        if not config.log_cleaner_enable or config.log_cleaner_threads < 1:
-            return
-        assert self._log_manager is not None and self._replica_manager is not None
-        log_manager, replica_manager = self._log_manager, self._replica_manager
-        cleaner = LogCleaner(
-            CleanerConfig(
-                threads=config.log_cleaner_threads,
-                dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
-                io_buffer_size=config.log_cleaner_io_buffer_size,
-                backoff_ms=config.log_cleaner_backoff_ms,
-            )
-        )
-
-        def producer_last_offsets(tp: Any) -> frozenset[int]:
-            partition = replica_manager.partitions.get(tp)
-            if partition is None:
-                return frozenset()
-            return frozenset(e.last_offset for e in partition.producer_state.snapshot_entries())
-
-        try:
-            await asyncio.gather(
-                *(
-                    run_cleaner_thread(
-                        cleaner,
-                        lambda: log_manager.logs,
-                        high_watermarks=replica_manager.high_watermarks,
-                        producer_last_offsets=producer_last_offsets,
-                        failure_channel=self._log_dir_failures,
-                    )
-                    for _ in range(config.log_cleaner_threads)
-                )
-            )
-        finally:
-            # Cancelled at shutdown: a cleaning in a worker thread stops within a batch
-            # instead of holding the process until it ends.
-            cleaner.shutdown()
+    def _reconfigured(self, config: BrokerConfig) -> None:
+        """A dynamic broker config change (broker/server/config_handler.py) took effect."""
+        self.config = config
 
     def _expire_producer_ids(self) -> None:
         # Every replica forgets idle producers, as each Kafka log does: a follower that becomes
@@ -891,7 +793,9 @@ class BrokerServer:
         if self._dynamic_config is not None:
             await self._dynamic_config.shutdown()
         await self._scheduler.shutdown()
-        tasks = [*self._tasks, *([self._cleaner_task] if self._cleaner_task else [])]
+        if self._cleaner is not None:
+            await self._cleaner.shutdown()
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -16,12 +16,12 @@ import pytest
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.server.admin_service import AdminService
-from minikafka.broker.server.core.admin import (
+from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.configs import (
     AlterableConfig,
     AlterConfigsResource,
     ConfigOperation,
     ConfigResourceType,
-    TopicAdmin,
 )
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.controller import KafkaController, NewTopic

@@ -17,11 +17,8 @@ from minikafka.broker.replication.requests import (
     DeleteRecordsPartitionResult,
 )
 from minikafka.broker.server.admin_service import AdminService
-from minikafka.broker.server.core.admin import (
-    TOPIC_CONFIG_KEYS,
-    TopicAdmin,
-    validate_topic_configs,
-)
+from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.configs import TOPIC_CONFIG_KEYS, validate_topic_configs
 from minikafka.broker.server.core.topic_creation import OFFSETS_TOPIC_CONFIGS
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.controller.controller import CreateTopicResult, NewTopic

@@ -483,7 +483,7 @@ def test_built_in_code_is_held_to_the_same_rules() -> None:
     assert config.advertised_listeners[0].host == "broker1.example.com"
     assert config.zookeeper_connection_timeout_ms == config.zookeeper_session_timeout_ms
     with pytest.raises(InvalidConfigError, match=re.escape("min.insync.replicas")):
-        dataclasses.replace(config, min_insync_replicas=0)
+        dataclasses.replace(config, log=dataclasses.replace(config.log, min_insync_replicas=0))
 
 
 # --- unknown keys, immutability, describe -------------------------------------------------------

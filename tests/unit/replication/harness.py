@@ -11,6 +11,7 @@ Everything runs on the test's one event loop; tests drive it with ``asyncio.run`
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import threading
 import time
@@ -50,6 +51,7 @@ from minikafka.proto.cluster_state import (
 )
 from minikafka.proto.common import EndPoint, TopicPartition
 from minikafka.proto.records import decode_records, encode_batch
+from minikafka.proto.topic_config import TopicConfig
 
 TOPIC = "t"
 TP = TopicPartition(TOPIC, 0)
@@ -166,9 +168,12 @@ def broker_config(broker_id: int, log_dir: Path, **overrides: Any) -> BrokerConf
         "replica_lag_time_max_ms": 10_000,
         "replica_fetch_wait_max_ms": 200,
         "replica_high_watermark_checkpoint_interval_ms": 60_000,
-        "min_insync_replicas": 1,
     }
     values.update(overrides)
+    # The broker's defaults of topic keys (min_insync_replicas, ...) are its TopicConfig's.
+    topic_fields = {f.name for f in dataclasses.fields(TopicConfig)}
+    topic_defaults = {k: values.pop(k) for k in list(values) if k in topic_fields}
+    values["log"] = dataclasses.replace(values.get("log", TopicConfig()), **topic_defaults)
     return BrokerConfig(unknown={"replica.fetch.backoff.ms": "50", **unknown}, **values)
 
 

@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
-from minikafka.broker.storage.config import LONG_MAX, STORAGE_KEYS, LogConfig
+from minikafka.broker.storage.config import LONG_MAX, LogConfig
 from minikafka.proto.errors import InvalidConfigError
+from minikafka.proto.topic_config import TOPIC_KEY_TYPES
 
 
 def test_defaults_are_kafkas() -> None:
@@ -99,8 +100,8 @@ def test_dataclass_checks_bounds_too() -> None:
         LogConfig(segment_bytes=0)
 
 
-def test_storage_keys_lists_both_spellings() -> None:
-    assert {"segment.bytes", "log.segment.bytes", "log.roll.hours", "message.max.bytes"} <= (
-        STORAGE_KEYS
+def test_topic_key_types_list_both_spellings() -> None:
+    assert {"segment.bytes", "log.segment.bytes", "log.roll.hours", "message.max.bytes"} <= set(
+        TOPIC_KEY_TYPES
     )
-    assert "broker.id" not in STORAGE_KEYS
+    assert "broker.id" not in TOPIC_KEY_TYPES

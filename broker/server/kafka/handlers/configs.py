@@ -1,5 +1,5 @@
 """DescribeConfigs (key 32), AlterConfigs (key 33) and IncrementalAlterConfigs (key 44), answered
-by the TopicAdmin calls (broker/server/core/admin.py) the gRPC door makes; any broker answers
+by the TopicAdmin calls (broker/server/core/configs.py) the gRPC door makes; any broker answers
 them.
 
 Resources: TOPIC (2) and BROKER (4). Any other type (BROKER_LOGGER 8, CLIENT_METRICS, GROUP)
@@ -8,7 +8,7 @@ A topic resource of a missing topic is UNKNOWN_TOPIC_OR_PARTITION.
 
 Versions:
 - DescribeConfigs 1-4. Null or empty ``configuration_keys`` means every key. Topic keys are the
-  ones this broker acts on (see core/admin.py), each with its source (DYNAMIC_TOPIC_CONFIG for
+  ones this broker acts on (see core/configs.py), each with its source (DYNAMIC_TOPIC_CONFIG for
   an override, STATIC_BROKER_CONFIG or DEFAULT_CONFIG for the broker key that gives its
   default); broker keys carry their source (dynamic per broker, dynamic cluster default,
   static, default) and are read-only unless they can change at run time. An empty broker
@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from minikafka.broker.config import CONFIG_TYPES
-from minikafka.broker.server.core.admin import (
+from minikafka.broker.server.core.configs import (
     AlterableConfig,
     AlterConfigsResource,
     AlterConfigsResult,
@@ -43,7 +43,7 @@ from minikafka.broker.server.core.admin import (
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.broker.storage.config import ConfigType
+from minikafka.proto.topic_config import ConfigType
 
 
 @handler(api_key=32, min_version=1, max_version=4)

@@ -1,6 +1,6 @@
 """ListOffsets (key 2, versions 1-7), OffsetsForLeaderEpoch (key 23, versions 2-4) and
 DeleteRecords (key 21, versions 0-2): the first two straight to the ReplicaManager, DeleteRecords
-to TopicAdmin (broker/server/core/admin.py), as the gRPC door does.
+to TopicAdmin (broker/server/core/records.py), as the gRPC door does.
 
 ListOffsets: timestamp -1 is the latest offset (the high watermark for a consumer, the log end
 offset for a replica), -2 the log start offset, -3 the offset of the record with the largest
@@ -28,13 +28,13 @@ from __future__ import annotations
 import datetime
 
 from minikafka.broker.replication.requests import (
+    DeleteRecordsPartition,
     ListOffsetsPartition,
     ListOffsetsRequest,
     OffsetForLeaderPartition,
     OffsetsForLeaderEpochRequest,
     by_request_topic,
 )
-from minikafka.broker.server.core.admin import DeleteRecordsPartition
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity

@@ -1,5 +1,5 @@
 """CreateTopics (key 19), DeleteTopics (key 20) and CreatePartitions (key 37): the controller's
-requests, answered by the TopicAdmin calls (broker/server/core/admin.py) the gRPC door makes.
+requests, answered by the TopicAdmin calls (broker/server/core/topics.py) the gRPC door makes.
 
 Kafka clients send these to the controller named in Metadata's ``controller_id``; any other
 broker answers NOT_CONTROLLER per topic, and the client looks the controller up again. Name
@@ -32,7 +32,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from minikafka.broker.server.core.admin import CreatePartitionsTopic
+from minikafka.broker.server.core.topics import CreatePartitionsTopic
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.handlers.topic_ids import ZERO, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minikafka.broker.config import BrokerConfig
-from minikafka.broker.server.core.admin import TOPIC_CONFIG_KEYS
+from minikafka.broker.server.core.configs import TOPIC_CONFIG_KEYS
 from minikafka.broker.server.kafka.handlers.configs import CONFIG_TYPES
 
 

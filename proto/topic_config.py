@@ -1,0 +1,450 @@
+"""Kafka's topic-level config keys: one table row per key, parsed once into a TopicConfig.
+
+Each row of ``TOPIC_KEY_SPECS`` is one topic key: its name, the TopicConfig field it fills (whose
+default is Kafka's), its Kafka ConfigDef type, its range or parser, and the broker keys that give
+every topic its default (Kafka's synonyms, highest precedence first, with the multiplier of the
+hours and minutes keys)::
+
+    ConfigKey("retention.ms", "retention_ms", LONG, -1,
+              synonyms=(("log.retention.ms", 1), ("log.retention.minutes", 60_000),
+                        ("log.retention.hours", 3_600_000)))
+
+A topic's config is its overrides laid over the broker's defaults: ``TopicConfig.from_properties(
+overrides, base=broker_config.log)``; the broker's defaults are ``TopicConfig.from_properties`` of
+server.properties (the broker keys). Storage reads the log fields (broker.storage.config's
+``LogConfig`` is this class), the replicas ``min_insync_replicas``, the controller
+``unclean_leader_election_enable``, the admin core validates and describes every key from the
+table. It lives in proto because the controller, which may import only proto, reads a topic key
+too: one table below the broker and the controller instead of one in each.
+
+``ConfigKey`` is the one spec class of every config key, topic-level here and broker-level in
+broker/config.py, with the one integer and boolean parser and their wording::
+
+    invalid value 'big' for configuration segment.bytes: not a number of type INT
+    invalid value '2147483648' for configuration segment.bytes: not a number of type INT
+    invalid value '13' for configuration segment.bytes: must be at least 14
+    invalid value '0' for configuration min.insync.replicas: must be at least 1
+
+Adding a topic key is one row in ``TOPIC_KEY_SPECS`` and one field in ``TopicConfig``.
+Immutable values and pure functions: safe from any thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from minikafka.proto.errors import InvalidConfigError, KafkaError
+
+__all__ = [
+    "BROKER_TOPIC_KEYS",
+    "INT_MAX",
+    "LONG_MAX",
+    "SHORT_MAX",
+    "TOPIC_CONFIG_KEYS",
+    "TOPIC_KEY_SPECS",
+    "TOPIC_KEY_SYNONYMS",
+    "TOPIC_KEY_TYPES",
+    "ConfigKey",
+    "ConfigType",
+    "TopicConfig",
+    "parse_compression_type",
+]
+
+SHORT_MAX = 2**15 - 1
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+_DAY_MS = 24 * 60 * 60 * 1000
+_MINUTE_MS = 60 * 1000
+_HOUR_MS = 60 * _MINUTE_MS
+_CLEANUP_POLICIES = frozenset({"delete", "compact"})
+
+
+class ConfigType(enum.IntEnum):
+    """The type of a key in Kafka's ConfigDef, as DescribeConfigs (v3+) reports it."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INTEGER_LIMITS = {ConfigType.SHORT: SHORT_MAX, ConfigType.INT: INT_MAX, ConfigType.LONG: LONG_MAX}
+
+
+def _invalid(key: str, raw: object, reason: str) -> KafkaError:
+    return InvalidConfigError(f"invalid value {raw!r} for configuration {key}: {reason}")
+
+
+def _parse_integer(key: str, raw: str, config_type: ConfigType) -> int:
+    limit = _INTEGER_LIMITS[config_type]
+    text = raw.strip()
+    if not _INTEGER.fullmatch(text) or not -limit - 1 <= int(text) <= limit:
+        raise _invalid(key, raw, f"not a number of type {config_type.name}")
+    return int(text)
+
+
+def _parse_boolean(key: str, raw: str) -> bool:
+    text = raw.strip().lower()
+    if text not in ("true", "false"):
+        raise _invalid(key, raw, "expected true or false")
+    return text == "true"
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One config key: its name, the field it fills, its ConfigDef type, its range and its
+    synonyms. Integers and booleans are parsed by type; any other key by its ``parser`` (text
+    as given, stripped, without one). ``synonyms``: (key, multiplier to the field's unit) read
+    when ``name`` is absent, in that order: a topic key's broker keys, or a broker key's older
+    spelling (log.dir for log.dirs)."""
+
+    name: str
+    field: str
+    type: ConfigType
+    minimum: int | None = None
+    maximum: int | None = None
+    parser: Callable[[str, str], Any] | None = None
+    synonyms: tuple[tuple[str, int], ...] = ()
+    required: bool = False
+
+    @property
+    def synonym_names(self) -> tuple[str, ...]:
+        return tuple(key for key, _ in self.synonyms)
+
+    def keys_by_precedence(self) -> tuple[tuple[str, int], ...]:
+        return ((self.name, 1), *self.synonyms)
+
+    def lookup(self, props: Mapping[str, str]) -> tuple[str, int, str | None]:
+        """The key that is set (``name`` first, then the synonyms), its multiplier and its raw
+        value (None when none is set)."""
+        for key, scale in self.keys_by_precedence():
+            if key in props:
+                return key, scale, props[key]
+        return self.name, 1, None
+
+    def type_of(self, key: str) -> ConfigType:
+        """The ConfigDef type of ``key`` (this key or a synonym): Kafka's hours and minutes
+        keys (log.roll.hours, log.retention.minutes, ...) are INTs."""
+        scale = dict(self.keys_by_precedence()).get(key, 1)
+        return self.type if scale == 1 else ConfigType.INT
+
+    def parse(self, key: str, raw: str, scale: int = 1) -> Any:
+        """The typed value of ``raw`` given for ``key`` (this key or a synonym with multiplier
+        ``scale``), range checked; InvalidConfigError naming the key otherwise."""
+        if self.parser is not None:
+            return self.parser(key, raw)
+        if self.type == ConfigType.BOOLEAN:
+            return _parse_boolean(key, raw)
+        if self.type not in _INTEGER_LIMITS:
+            return raw.strip()
+        value = _parse_integer(key, raw, self.type_of(key))
+        if value >= 0:  # -1 means "unlimited" and must not be scaled
+            value *= scale
+        self.check(value, key, raw)
+        return value
+
+    def check(self, value: object, key: str | None = None, raw: object = None) -> None:
+        """InvalidConfigError unless an integer ``value`` is within the key's range."""
+        if not isinstance(value, int) or isinstance(value, bool):
+            return
+        limit = _INTEGER_LIMITS.get(self.type)
+        if limit is not None and not -limit - 1 <= value <= limit:
+            raise _invalid(key or self.name, value, f"not a number of type {self.type.name}")
+        low, high = self.minimum, self.maximum
+        if (low is None or value >= low) and (high is None or value <= high):
+            return
+        if high is None:
+            reason = f"must be at least {low}"
+        elif low is None:
+            reason = f"must be at most {high}"
+        else:
+            reason = f"must be between {low} and {high}"
+        raise _invalid(key or self.name, value if raw is None else raw, reason)
+
+
+def _parse_policy(key: str, raw: str) -> frozenset[str]:
+    policies = frozenset(p.strip().lower() for p in raw.split(",") if p.strip())
+    if not policies or not policies <= _CLEANUP_POLICIES:
+        raise _invalid(key, raw, "expected a comma-separated list of 'delete' and 'compact'")
+    return policies
+
+
+def _parse_ratio(key: str, raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise _invalid(key, raw, "not a number of type DOUBLE") from None
+    if not 0 <= value <= 1:
+        raise _invalid(key, raw, "must be between 0 and 1")
+    return value
+
+
+_COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+
+
+def parse_compression_type(key: str, raw: str) -> str:
+    """Kafka's compression.type. Only ``producer`` (keep what the producer sent) is served:
+    this broker does not recompress, so any other value is refused rather than ignored."""
+    value = raw.strip().lower()
+    if value not in _COMPRESSION_TYPES:
+        raise InvalidConfigError(
+            f"Invalid value {raw} for configuration {key}: String must be one of: "
+            + ", ".join(_COMPRESSION_TYPES)
+        )
+    if value != "producer":
+        raise InvalidConfigError(
+            f"Invalid value {raw} for configuration {key}: this broker keeps the producer's "
+            "compression and does not recompress; only 'producer' is supported"
+        )
+    return value
+
+
+# Minimums are Kafka's: segment.bytes at least 14 (the smallest legacy record), segment.ms and
+# flush.messages at least 1, segment.index.bytes at least one entry's worth (4). The largest
+# value is the type's (an INT's 2147483647, a LONG's), as in Kafka's ConfigDef.
+_INT, _LONG = ConfigType.INT, ConfigType.LONG
+TOPIC_KEY_SPECS: Mapping[str, ConfigKey] = {
+    key.name: key
+    for key in (
+        ConfigKey(
+            "segment.bytes",
+            "segment_bytes",
+            _INT,
+            14,
+            synonyms=(("log.segment.bytes", 1),),
+        ),
+        ConfigKey(
+            "segment.ms",
+            "segment_ms",
+            _LONG,
+            1,
+            synonyms=(("log.roll.ms", 1), ("log.roll.hours", _HOUR_MS)),
+        ),
+        ConfigKey(
+            "segment.index.bytes",
+            "segment_index_bytes",
+            _INT,
+            4,
+            synonyms=(("log.index.size.max.bytes", 1),),
+        ),
+        ConfigKey(
+            "index.interval.bytes",
+            "index_interval_bytes",
+            _INT,
+            0,
+            synonyms=(("log.index.interval.bytes", 1),),
+        ),
+        ConfigKey(
+            "retention.ms",
+            "retention_ms",
+            _LONG,
+            -1,
+            synonyms=(
+                ("log.retention.ms", 1),
+                ("log.retention.minutes", _MINUTE_MS),
+                ("log.retention.hours", _HOUR_MS),
+            ),
+        ),
+        ConfigKey(
+            "retention.bytes",
+            "retention_bytes",
+            _LONG,
+            -1,
+            synonyms=(("log.retention.bytes", 1),),
+        ),
+        ConfigKey(
+            "flush.messages",
+            "flush_messages",
+            _LONG,
+            1,
+            synonyms=(("log.flush.interval.messages", 1),),
+        ),
+        ConfigKey("flush.ms", "flush_ms", _LONG, 0, synonyms=(("log.flush.interval.ms", 1),)),
+        ConfigKey(
+            "max.message.bytes",
+            "max_message_bytes",
+            _INT,
+            0,
+            synonyms=(("message.max.bytes", 1),),
+        ),
+        ConfigKey(
+            "cleanup.policy",
+            "cleanup_policy",
+            ConfigType.LIST,
+            parser=_parse_policy,
+            synonyms=(("log.cleanup.policy", 1),),
+        ),
+        ConfigKey(
+            "delete.retention.ms",
+            "delete_retention_ms",
+            _LONG,
+            0,
+            synonyms=(("log.cleaner.delete.retention.ms", 1),),
+        ),
+        ConfigKey(
+            "min.compaction.lag.ms",
+            "min_compaction_lag_ms",
+            _LONG,
+            0,
+            synonyms=(("log.cleaner.min.compaction.lag.ms", 1),),
+        ),
+        ConfigKey(
+            "max.compaction.lag.ms",
+            "max_compaction_lag_ms",
+            _LONG,
+            1,
+            synonyms=(("log.cleaner.max.compaction.lag.ms", 1),),
+        ),
+        ConfigKey(
+            "min.cleanable.dirty.ratio",
+            "min_cleanable_dirty_ratio",
+            ConfigType.DOUBLE,
+            parser=_parse_ratio,
+            synonyms=(("log.cleaner.min.cleanable.ratio", 1),),
+        ),
+        ConfigKey(
+            "compression.type",
+            "compression_type",
+            ConfigType.STRING,
+            parser=parse_compression_type,
+            synonyms=(("compression.type", 1),),
+        ),
+        ConfigKey(
+            "min.insync.replicas",
+            "min_insync_replicas",
+            _INT,
+            1,
+            synonyms=(("min.insync.replicas", 1),),
+        ),
+        ConfigKey(
+            "unclean.leader.election.enable",
+            "unclean_leader_election_enable",
+            ConfigType.BOOLEAN,
+            synonyms=(("unclean.leader.election.enable", 1),),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    """The settings of one topic (fields and keys in the module docstring), or, as a broker's
+    ``log``, the defaults of every topic. Immutable: safe to share between threads."""
+
+    segment_bytes: int = 1024 * 1024 * 1024
+    segment_ms: int = 7 * _DAY_MS
+    segment_index_bytes: int = 10 * 1024 * 1024
+    index_interval_bytes: int = 4096
+    retention_ms: int = 7 * _DAY_MS
+    retention_bytes: int = -1
+    flush_messages: int = LONG_MAX
+    flush_ms: int = LONG_MAX
+    max_message_bytes: int = 1024 * 1024 + 12
+    cleanup_policy: frozenset[str] = frozenset({"delete"})
+    delete_retention_ms: int = _DAY_MS
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_dirty_ratio: float = 0.5
+    compression_type: str = "producer"
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
+
+    def __post_init__(self) -> None:
+        # The table's bounds hold for a value built in code as for one read from properties.
+        for key in TOPIC_KEY_SPECS.values():
+            value = getattr(self, key.field)
+            if key.type in _INTEGER_LIMITS and (
+                not isinstance(value, int) or isinstance(value, bool)
+            ):
+                raise _invalid(key.name, value, f"not a number of type {key.type.name}")
+            key.check(value)
+        if not self.cleanup_policy or not self.cleanup_policy <= _CLEANUP_POLICIES:
+            raise _invalid(
+                "cleanup.policy",
+                sorted(self.cleanup_policy),
+                "must be a non-empty subset of [compact, delete]",
+            )
+        ratio = self.min_cleanable_dirty_ratio
+        if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 <= ratio <= 1:
+            raise _invalid("min.cleanable.dirty.ratio", ratio, "must be between 0 and 1")
+
+    @property
+    def max_offset_index_entries(self) -> int:
+        return self.segment_index_bytes // 8
+
+    @property
+    def max_time_index_entries(self) -> int:
+        return self.segment_index_bytes // 12
+
+    @property
+    def delete_enabled(self) -> bool:
+        """Whether retention may delete segments (``cleanup.policy`` includes ``delete``)."""
+        return "delete" in self.cleanup_policy
+
+    @property
+    def compact(self) -> bool:
+        """Whether the log cleaner compacts this log (``cleanup.policy`` includes ``compact``)."""
+        return "compact" in self.cleanup_policy
+
+    @classmethod
+    def from_properties(
+        cls, props: Mapping[str, str], *, base: TopicConfig | None = None
+    ) -> TopicConfig:
+        """Build from ``server.properties``-style keys, topic-level or broker-level.
+
+        Other keys are ignored (a broker's whole properties file may be passed). A topic key
+        beats the broker key for the same field; for the time keys, as in Kafka, ``.ms`` beats
+        ``.minutes`` beats ``.hours``. InvalidConfigError naming the key for a bad value.
+        """
+        changes: dict[str, Any] = {}
+        for key in TOPIC_KEY_SPECS.values():
+            name, scale, raw = key.lookup(props)
+            if raw is not None:
+                changes[key.field] = key.parse(name, raw, scale)
+        return dataclasses.replace(base if base is not None else cls(), **changes)
+
+    def to_properties(self) -> dict[str, str]:
+        """Topic-level keys and values, as ``kafka-configs --describe`` would list them."""
+        out: dict[str, str] = {}
+        for key in TOPIC_KEY_SPECS.values():
+            value = getattr(self, key.field)
+            if isinstance(value, frozenset):
+                out[key.name] = ",".join(sorted(value))
+            elif isinstance(value, bool):
+                out[key.name] = "true" if value else "false"
+            elif key.type == ConfigType.DOUBLE:
+                out[key.name] = repr(float(value))
+            else:
+                out[key.name] = str(value)
+        return out
+
+
+# Every topic key's name.
+TOPIC_CONFIG_KEYS: frozenset[str] = frozenset(TOPIC_KEY_SPECS)
+# topic key -> its broker keys, highest precedence first (Kafka's synonyms):
+# "retention.ms" -> ("log.retention.ms", "log.retention.minutes", "log.retention.hours").
+TOPIC_KEY_SYNONYMS: Mapping[str, tuple[str, ...]] = {
+    name: key.synonym_names for name, key in TOPIC_KEY_SPECS.items()
+}
+# The broker-level keys that give topics their defaults (server.properties, dynamic configs).
+BROKER_TOPIC_KEYS: frozenset[str] = frozenset(
+    name for names in TOPIC_KEY_SYNONYMS.values() for name in names
+)
+# Every topic key and broker synonym -> its ConfigDef type.
+TOPIC_KEY_TYPES: Mapping[str, ConfigType] = {
+    name: key.type_of(name)
+    for key in TOPIC_KEY_SPECS.values()
+    for name, _ in key.keys_by_precedence()
+}
