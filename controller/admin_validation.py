@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from minikafka.controller import topics
 from minikafka.controller.errors import TopicAlreadyExistsError
+from minikafka.proto.common import INTERNAL_TOPICS
 from minikafka.proto.errors import ErrorCode, error_for_code
 
 if TYPE_CHECKING:
@@ -84,7 +85,18 @@ def validate_create_partitions(
 ) -> dict[int, tuple[int, ...]]:
     """The replicas of each partition ``request`` adds to ``topic`` (``current``: its
     assignment, None when it does not exist): the request's own, or the topic's rule
-    continued over the live brokers."""
+    continued over the live brokers.
+
+    An internal topic keeps its partition count: the group coordinators hash group ids over it,
+    so a partition added to ``__consumer_offsets`` would send most groups to a partition that
+    holds none of their offsets. Kafka 3.9's broker takes the request (its kafka-topics tool
+    refuses it); refused here, INVALID_REQUEST as for creating or deleting an internal topic,
+    so every client and both front doors get the same answer."""
+    if topic in INTERNAL_TOPICS:
+        raise error_for_code(
+            ErrorCode.INVALID_REQUEST,
+            f"Topic {topic} is a kafka internal topic: its number of partitions cannot be changed.",
+        )
     if current is None:
         raise error_for_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{topic}' not found.")
     if queued_for_deletion:

@@ -2,8 +2,9 @@
 
 The client (producer, consumer, admin), the broker and the controller all speak of partitions,
 brokers and committed offsets, and the broker's config and the controller of listener
-endpoints. Each is defined once here, in ``proto``, the one package both sides may import, so a
-value made on one side is the same type on the other (not merely an equal tuple).
+endpoints and of the brokers' internal topics. Each is defined once here, in ``proto``, the
+one package both sides may import, so a value made on one side is the same type on the other
+(not merely an equal tuple).
 
     TopicPartition("orders", 3)                  # str() -> "orders-3"
     Node(2, "10.0.0.7", 9092, rack="r1")         # .address -> "10.0.0.7:9092"
@@ -19,7 +20,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["EndPoint", "Node", "OffsetAndMetadata", "TopicPartition"]
+__all__ = [
+    "GROUP_METADATA_TOPIC",
+    "INTERNAL_TOPICS",
+    "EndPoint",
+    "Node",
+    "OffsetAndMetadata",
+    "TopicPartition",
+]
+
+GROUP_METADATA_TOPIC = "__consumer_offsets"
+
+# The brokers' own topics (Kafka's Topic.INTERNAL_TOPICS): no client creates or deletes one or
+# changes its partition count, since groups hash over that count.
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC})
 
 
 class TopicPartition(NamedTuple):

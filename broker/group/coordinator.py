@@ -48,7 +48,7 @@ from minikafka.broker.group.group_metadata import (
     MemberMetadata,
     SyncResult,
 )
-from minikafka.proto.common import OffsetAndMetadata
+from minikafka.proto.common import GROUP_METADATA_TOPIC, OffsetAndMetadata
 from minikafka.proto.consumer_offsets import (
     OffsetKey,
     decode_group_metadata_value,
@@ -70,8 +70,6 @@ __all__ = [
     "OffsetsLog",
     "java_string_hashcode",
 ]
-
-GROUP_METADATA_TOPIC = "__consumer_offsets"
 
 _log = structlog.get_logger(__name__)
 

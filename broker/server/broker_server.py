@@ -277,7 +277,10 @@ class BrokerServer:
         )
         zk_client = self._zk.client
         self._controller_fence = ControllerFence(
-            self._zk, sync=lambda: zk_client.sync(CONTROLLER_EPOCH_PATH)
+            self._zk,
+            broker_id=self.broker_id,
+            broker_epoch=lambda: self._broker_epoch,
+            sync=lambda: zk_client.sync(CONTROLLER_EPOCH_PATH),
         )
         self._servers = self._grpc_servers()
         for server in self._servers:

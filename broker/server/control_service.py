@@ -1,14 +1,15 @@
 """The Control RPC family: LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker) and
 ControlledShutdown (broker -> controller).
 
-A request that arrives before this broker has registered in ZooKeeper (a restart waits for
-its previous session to expire) waits for the registration, as Kafka processes no request
-before it: only then can the broker tell the registration being made from the previous one.
-Fencing happens twice. First ``ControllerFence`` (core/controller_fence.py): broker_epoch -1 is
-refused, and a controller epoch newer than the broker has confirmed must be the one ZooKeeper's
-/controller and /controller_epoch hold for the sender. Then the ReplicaManager's: the three
-controller requests share its newest-seen controller epoch, as in Kafka. A refusal carries its
-reason in ``error_message``. LeaderAndIsr and StopReplica reach the ReplicaManager as its plain
+A request that arrives before this broker has registered in ZooKeeper (a restart waits for its
+previous session to expire) waits for the registration, as Kafka processes no request before it:
+only then can the broker tell the registration being made from the previous one. Fencing happens
+twice. First ``ControllerFence`` (core/controller_fence.py): broker_epoch must be this broker's
+current one, and a controller epoch newer than the broker has confirmed must be the one
+ZooKeeper's /controller and /controller_epoch hold for the sender. Then the ReplicaManager's:
+the three controller requests share its newest-seen controller epoch, as in Kafka. A refusal
+carries in ``error_message`` what was wrong with the request, never the epochs or the controller
+it was measured against. LeaderAndIsr and StopReplica reach the ReplicaManager as its plain
 values (grpc_adapters.py); UpdateMetadata goes to the MetadataCache as it came. BrokerServer
 adds this service only to the inter-broker listener when other listeners are configured.
 ControlledShutdown is handed to the controller object running in this process (its
@@ -98,13 +99,9 @@ class ControlService(pb_grpc.ControlServicer):
         )
         if refusal is not None:
             return refusal
-        latest = self._replica_manager.controller_epoch
-        if request.controller_epoch < latest:
-            return Refusal(
-                ErrorCode.STALE_CONTROLLER_EPOCH,
-                f"controller epoch {request.controller_epoch} is older than the latest "
-                f"known {latest}",
-            )
+        if request.controller_epoch < self._replica_manager.controller_epoch:
+            code = ErrorCode.STALE_CONTROLLER_EPOCH
+            return Refusal(code, _explain(code, request))
         return None
 
     async def LeaderAndIsr(
@@ -163,9 +160,10 @@ class ControlService(pb_grpc.ControlServicer):
 
 
 def _explain(code: int, request: _ControllerRequest) -> str:
-    """The message of a refusal the ReplicaManager answered with a bare code."""
+    """The message of a refusal the ReplicaManager answered with a bare code: what was wrong
+    with the request, not the epochs it was measured against (core/controller_fence.py)."""
     if code == ErrorCode.STALE_BROKER_EPOCH:
-        return f"broker epoch {request.broker_epoch} is from an older registration of this broker"
+        return f"stale broker epoch {request.broker_epoch}"
     if code == ErrorCode.STALE_CONTROLLER_EPOCH:
-        return f"controller epoch {request.controller_epoch} is older than the latest known"
+        return f"stale controller epoch {request.controller_epoch}"
     return ""

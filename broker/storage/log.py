@@ -50,7 +50,7 @@ import itertools
 import os
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
@@ -260,6 +260,21 @@ def _summarize(headers: Sequence[BatchHeader], size: int) -> LogAppendInfo:
         records,
         size,
     )
+
+
+def _segment_sized(
+    headers: Sequence[BatchHeader], segment_bytes: int
+) -> Iterator[Sequence[BatchHeader]]:
+    """Consecutive runs of ``headers`` whose batches together fit ``segment_bytes``; a batch
+    larger than that is a run of its own."""
+    run_start, run_size = 0, 0
+    for i, header in enumerate(headers):
+        size = header.size
+        if run_size and run_size + size > segment_bytes:
+            yield headers[run_start:i]
+            run_start, run_size = i, 0
+        run_size += size
+    yield headers[run_start:]
 
 
 class Log:
@@ -788,12 +803,17 @@ class Log:
         cleaned leader log has gaps, as in Kafka); otherwise UnexpectedAppendOffsetError
         (nothing is written). The first gap gives the log its ``cleaner-offset-checkpoint``
         entry, durable before the gapped batches are written (see the module docstring).
+
+        Neither max.message.bytes nor segment.bytes refuses them: the leader accepted them
+        under its config, and a follower that refused its leader's data would fall out of the
+        ISR for good (a lowered segment.bytes, a fetch of replica.fetch.max.bytes). An append
+        larger than a segment is written in pieces of at most segment.bytes, rolling between
+        batches as needed; a single batch larger than segment.bytes gets a segment of its own
+        (Kafka, KAFKA-17375).
         """
         self._check_open()
         if not data:
             return LogAppendInfo(self._leo, self._leo - 1, NO_TIMESTAMP, -1, 0, 0)
-        self._check_append_size(len(data))
-        # No max.message.bytes check: the leader accepted these batches under its config.
         headers = validate_batches(data)
         expected = self._leo
         gapped = False
@@ -814,7 +834,15 @@ class Log:
             # marked as one that may have gaps, so recovery keeps them whatever the policy.
             self._cleaner_checkpoint.ensure(self._tp, self._log_start_offset)
         info = _summarize(headers, len(data))
-        self._append(data, headers, info)
+        if len(data) <= self._config.segment_bytes:
+            self._append(data, headers, info)
+            return info
+        view = memoryview(data)
+        start = 0
+        for piece in _segment_sized(headers, self._config.segment_bytes):
+            end = start + sum(h.size for h in piece)
+            self._append(view[start:end], piece, _summarize(piece, end - start))
+            start = end
         return info
 
     def _check_append_size(self, size: int) -> None:

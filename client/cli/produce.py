@@ -1,6 +1,8 @@
 """``minikafka produce``: Kafka's kafka-console-producer.sh — one record per line of stdin.
 
     minikafka produce --bootstrap-server H:P --topic T [--acks all|1|0] [--sync]
+        [--message-send-max-retries 3] [--retry-backoff-ms 100] [--timeout 1000]
+        [--request-timeout-ms 1500] [--batch-size 16384]
         [--property parse.key=true --property key.separator=:]
         [--producer-property linger.ms=5 ...] [--producer.config FILE]
 
@@ -12,9 +14,18 @@ Reader properties (``--property``), as Kafka's LineMessageReader reads them: ``p
 it is), ``null.marker`` (a key, value or header value equal to it is sent as null). Lines are
 bytes; the line end (``\\n`` or ``\\r\\n``) is not part of the value.
 
-Records go out asynchronously (``--sync``: one at a time) with acks=all unless ``--acks`` says
-otherwise. The first failure prints one line on stderr, as Kafka's ErrorLoggingCallback words
-it, and the tool exits 1 once what was already sent is settled::
+Records go out asynchronously (``--sync``: one at a time) with Kafka's console-producer
+settings, not the producer library's (``CONSOLE_DEFAULTS``): acks=all (``--acks``, or Kafka's
+``--request-required-acks``), 3 retries (``--message-send-max-retries``) ``--retry-backoff-ms``
+100 apart, linger.ms 1000 (``--timeout``), request.timeout.ms 1500 (``--request-timeout-ms``),
+batch.size 16384 (``--batch-size``), client.id ``console-producer``. So a record the cluster
+cannot take (NOT_ENOUGH_REPLICAS while the ISR is short) fails after 4 attempts, within a
+few seconds, rather than after the library's delivery.timeout.ms of two minutes. As Kafka
+merges them, an option given on the command line wins over ``--producer-property`` and
+``--producer.config``, and its default only fills a key neither of those set. ``--sync``
+sends each record at once (a flush) and waits for it. The first failure prints one line on
+stderr, as Kafka's ErrorLoggingCallback words it, and the tool exits 1 once what was already
+sent is settled::
 
     ERROR Error when sending message to topic T with key: null, value: 5 bytes with error: <error>
 """
@@ -35,6 +46,7 @@ if TYPE_CHECKING:  # the producer loads grpc: only when the command runs (see mi
     from minikafka.client.producer.future import FutureRecordMetadata
 
 __all__ = [
+    "CONSOLE_DEFAULTS",
     "LineReader",
     "ParsedRecord",
     "ReaderError",
@@ -43,6 +55,17 @@ __all__ = [
     "run",
     "send_error_line",
 ]
+
+
+# Kafka's kafka-console-producer.sh: its option -> (the producer config it sets, its default).
+CONSOLE_DEFAULTS: dict[str, tuple[str, str]] = {
+    "acks": ("acks", "all"),
+    "message_send_max_retries": ("retries", "3"),
+    "retry_backoff_ms": ("retry.backoff.ms", "100"),
+    "timeout": ("linger.ms", "1000"),
+    "request_timeout_ms": ("request.timeout.ms", "1500"),
+    "batch_size": ("batch.size", "16384"),
+}
 
 
 class ReaderError(Exception):
@@ -173,10 +196,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", required=True, help="topic to produce to")
     parser.add_argument(
         "--acks",
+        "--request-required-acks",
+        dest="acks",
         choices=["all", "-1", "0", "1"],
-        help="acknowledgements the leader waits for (default: the producer's acks, all)",
+        help="acknowledgements the leader waits for (default: all)",
     )
     parser.add_argument("--sync", action="store_true", help="send each record and wait for it")
+    numbers = (
+        ("--message-send-max-retries", "retries before a record is given up (default: 3)"),
+        ("--retry-backoff-ms", "wait before each retry (default: 100)"),
+        ("--timeout", "linger.ms: how long a record may wait for its batch (default: 1000)"),
+        ("--request-timeout-ms", "how long the leader may take to answer (default: 1500)"),
+        ("--batch-size", "batch.size in bytes (default: 16384)"),
+    )
+    for flag, text in numbers:
+        parser.add_argument(flag, type=_non_negative, metavar="N", help=text)
     parser.add_argument(
         "--property",
         action="append",
@@ -227,6 +261,7 @@ def execute(
             key, value = record.key, record.value
             future = producer.send(topic, value=value, key=key, headers=record.headers or None)
             if args.sync:
+                producer.flush()  # now, not after linger.ms
                 future.result()
             else:
                 future.add_errback(
@@ -249,13 +284,28 @@ def execute(
 
 def producer_config(args: argparse.Namespace) -> dict[str, str]:
     """The producer's Kafka-named config: --producer.config, then --producer-property, then
-    --acks when given (as Kafka merges its --request-required-acks)."""
+    each console option when given, else its default where neither set the key (Kafka's
+    maybeMergeOptions)."""
     config = read_properties_file(args.producer_config) if args.producer_config else {}
     config.update(parse_key_values(args.producer_property))
-    if args.acks is not None:
-        config["acks"] = args.acks
-    config.setdefault("acks", "all")
+    for option, (key, default) in CONSOLE_DEFAULTS.items():
+        given = getattr(args, option)
+        if given is not None:
+            config[key] = str(given)
+        else:
+            config.setdefault(key, default)
+    config.setdefault("client.id", "console-producer")
     return config
+
+
+def _non_negative(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {number}")
+    return number
 
 
 def run(args: argparse.Namespace) -> int:

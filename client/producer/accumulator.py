@@ -8,7 +8,14 @@ then raises.
 
 A partition with a request in flight is *muted* and not drained again until that request
 completes, so batches of one partition reach the broker in order even after retries (Kafka does
-the same for max.in.flight=1 and with idempotence).
+the same for max.in.flight=1 and with idempotence). The sender drains one batch per partition
+per request, as Kafka's RecordAccumulator.drain.
+
+A batch the broker refuses as too large (MESSAGE_TOO_LARGE over max.message.bytes,
+RECORD_LIST_TOO_LARGE over a small segment.bytes) with more than one record is split into
+batches of at most batch.size and put back at the head of its partition, not counted as a
+retry (Kafka's splitAndReenqueue); the pieces keep the records' sequence numbers. From then on
+that partition's open batch no longer grows past batch.size while it waits.
 
 Thread-safe: every method takes the accumulator's lock; ``send`` threads and the sender thread
 share it.
@@ -25,7 +32,13 @@ from dataclasses import dataclass, field
 from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
-from minikafka.proto.records import Compression, Header, RecordBatchBuilder
+from minikafka.proto.records import (
+    NO_SEQUENCE,
+    Compression,
+    Header,
+    RecordBatchBuilder,
+    decode_batch,
+)
 
 __all__ = ["ProducerBatch", "RecordAccumulator"]
 
@@ -47,6 +60,10 @@ class ProducerBatch:
     data: bytes = b""
     reserved: int = 0  # bytes of buffer.memory held
     full_at: int = 0  # builder size at which the sticky partitioner next moves on
+    # Bytes past which the batch is full, and whether it may grow past them while its
+    # partition waits (not once a batch of the partition was split, see the module docstring).
+    limit: int = 0
+    grows: bool = True
 
     @property
     def record_count(self) -> int:
@@ -97,6 +114,8 @@ class RecordAccumulator:
         self._used = 0
         self._flushing = 0
         self._in_flight: set[ProducerBatch] = set()
+        # Partitions a batch was split for: the size their batches stop at.
+        self._split_limits: dict[TopicPartition, int] = {}
         self._closed = False
 
     # --- send side ------------------------------------------------------------------------
@@ -130,8 +149,8 @@ class RecordAccumulator:
                 # request) keep up.
                 after = before + size
                 if (
-                    after > self._batch_size
-                    and (after > self._max_batch_bytes or tp not in self._muted)
+                    after > batch.limit
+                    and (after > self._max_batch_bytes or tp not in self._muted or not batch.grows)
                     and builder.record_count > 0
                 ):
                     batch = None  # full: a new one
@@ -148,8 +167,15 @@ class RecordAccumulator:
                 reserve = max(self._batch_size, size + 61)
                 self._reserve(reserve, max_block_s)
                 builder = RecordBatchBuilder(compression=self._compression)
+                limit = self._split_limits.get(tp)
                 batch = ProducerBatch(
-                    tp, builder, time.monotonic(), reserved=reserve, full_at=self._batch_size
+                    tp,
+                    builder,
+                    time.monotonic(),
+                    reserved=reserve,
+                    full_at=limit or self._batch_size,
+                    limit=limit or self._batch_size,
+                    grows=limit is None,
                 )
                 queue.append(batch)
                 before = 0
@@ -290,6 +316,58 @@ class RecordAccumulator:
                 self._in_flight.discard(batch)
                 self._muted.discard(batch.tp)
         self.wakeup.set()
+
+    def split_and_requeue(self, batch: ProducerBatch) -> list[ProducerBatch]:
+        """Kafka's splitAndReenqueue for ``batch`` (in flight, refused as too large, more than
+        one record): its records in batches of at most batch.size and at most half its own
+        size (a larger record alone), at the head of its partition, ready at once and with the
+        attempts ``batch`` had. Half, so that a batch.size the leader refuses too still comes
+        down to what it takes (Kafka's split to batch.size alone would send the same batch
+        again). The partition's batches stop at that size from then on. Each record's future
+        follows its record (``ProduceRequestResult.split``)."""
+        old = batch.builder
+        data = batch.build()
+        target = min(self._batch_size, len(data) // 2)
+        _, records = decode_batch(data, verify_crc=False)
+        pieces: list[ProducerBatch] = []
+        starts: list[int] = []
+        builder: RecordBatchBuilder | None = None
+        for index, record in enumerate(records):
+            size = RecordBatchBuilder.estimate_record_size(record.key, record.value, record.headers)
+            if builder is None or (builder.record_count > 0 and builder.size + size > target):
+                builder = RecordBatchBuilder(
+                    compression=old.compression,
+                    producer_id=old.producer_id,
+                    producer_epoch=old.producer_epoch,
+                    base_sequence=(
+                        NO_SEQUENCE
+                        if old.base_sequence == NO_SEQUENCE
+                        else (old.base_sequence + index) % (2**31)
+                    ),
+                )
+                piece = ProducerBatch(
+                    batch.tp,
+                    builder,
+                    batch.created,
+                    attempts=batch.attempts,
+                    last_error=batch.last_error,
+                    closed=True,  # stamped already: its sequence numbers are the records'
+                )
+                pieces.append(piece)
+                starts.append(index)
+            builder.append(record.timestamp, record.key, record.value, record.headers)
+        with self._lock:
+            # The memory the batch held goes on with its first piece.
+            pieces[0].reserved, batch.reserved = batch.reserved, 0
+            self._in_flight.discard(batch)
+            self._muted.discard(batch.tp)
+            self._split_limits[batch.tp] = min(target, self._split_limits.get(batch.tp, target))
+            self._queues.setdefault(batch.tp, deque()).extendleft(reversed(pieces))
+        batch.result.split(
+            [(start, piece.result) for start, piece in zip(starts, pieces, strict=True)]
+        )
+        self.wakeup.set()
+        return pieces
 
     def expired_in_flight(self, batch: ProducerBatch, now: float) -> bool:
         return now - batch.created > self._delivery_timeout_s

@@ -7,7 +7,11 @@
 
 As in Kafka's Java client, the records of one batch share one ``ProduceRequestResult``, which is
 settled once, when the broker answers for the batch. Each record's future only holds its index
-in the batch, so ``send`` does not pay for a lock and an event per record.
+in the batch, so ``send`` does not pay for a lock and an event per record. A batch the broker
+refused as too large is split (Kafka's splitAndReenqueue): its result then names the results
+of the pieces (``split``), each record's future reads its own piece's (``resolve``), and the
+batch's result settles once every piece has: its records settle together, so callbacks still run
+in send order within a partition.
 
 Callbacks run on the producer's sender thread, or at once when the future is already done.
 Keep them short.
@@ -16,7 +20,7 @@ Keep them short.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 __all__ = ["FutureRecordMetadata", "ProduceRequestResult", "RecordMetadata"]
@@ -32,12 +36,22 @@ class RecordMetadata(NamedTuple):
 class ProduceRequestResult:
     """The outcome of one batch: its base offset, or the error it failed with. Thread-safe."""
 
-    __slots__ = ("_callbacks", "_event", "_lock", "base_offset", "error", "log_append_time")
+    __slots__ = (
+        "_callbacks",
+        "_event",
+        "_lock",
+        "_pieces",
+        "base_offset",
+        "error",
+        "log_append_time",
+    )
 
     def __init__(self) -> None:
         self._event = threading.Event()
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], None]] = []
+        # After a split: (index of the piece's first record, the piece's result), in order.
+        self._pieces: tuple[tuple[int, ProduceRequestResult], ...] = ()
         self.base_offset = -1
         self.log_append_time = -1
         self.error: BaseException | None = None
@@ -67,6 +81,34 @@ class ProduceRequestResult:
                 return
         callback()
 
+    def split(self, pieces: Sequence[tuple[int, ProduceRequestResult]]) -> None:
+        """The batch goes on as ``pieces`` (each with the index of its first record): this
+        result settles when all of them have, failed with the first piece's error if any
+        failed (base offset -1: the records are not contiguous any more)."""
+        self._pieces = tuple(pieces)
+        remaining = [len(self._pieces)]
+        count = threading.Lock()
+
+        def piece_done() -> None:
+            with count:
+                remaining[0] -= 1
+                if remaining[0]:
+                    return
+            errors = (r.error for _, r in self._pieces if r.error is not None)
+            self.set(-1, -1, next(errors, None))
+
+        for _, piece in self._pieces:
+            piece.on_done(piece_done)
+
+    def resolve(self, index: int) -> tuple[ProduceRequestResult, int]:
+        """The result that settles record ``index`` of this batch, and the record's index
+        there: this one and ``index``, unless the batch was split."""
+        result = self
+        while result._pieces:
+            start, piece = next(p for p in reversed(result._pieces) if p[0] <= index)
+            result, index = piece, index - start
+        return result, index
+
 
 class FutureRecordMetadata:
     """One record's slice of its batch's result, with the ``concurrent.futures`` methods."""
@@ -90,24 +132,25 @@ class FutureRecordMetadata:
     def result(self, timeout: float | None = None) -> RecordMetadata:
         if not self.batch_result.wait(timeout):
             raise TimeoutError(f"no answer for the record within {timeout} s")
-        if self.batch_result.error is not None:
-            raise self.batch_result.error
-        return self._metadata()
+        result, index = self.batch_result.resolve(self._index)
+        if result.error is not None:
+            raise result.error
+        return self._metadata(result, index)
 
     get = result
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
         if not self.batch_result.wait(timeout):
             raise TimeoutError(f"no answer for the record within {timeout} s")
-        return self.batch_result.error
+        return self.batch_result.resolve(self._index)[0].error
 
-    def _metadata(self) -> RecordMetadata:
-        base = self.batch_result.base_offset
-        append_time = self.batch_result.log_append_time
+    def _metadata(self, result: ProduceRequestResult, index: int) -> RecordMetadata:
+        base = result.base_offset
+        append_time = result.log_append_time
         return RecordMetadata(
             self._topic,
             self._partition,
-            -1 if base < 0 else base + self._index,
+            -1 if base < 0 else base + index,
             append_time if append_time >= 0 else self._timestamp,
         )
 
@@ -116,14 +159,16 @@ class FutureRecordMetadata:
 
     def add_callback(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         def call() -> None:
-            if self.batch_result.error is None:
-                fn(*args, self._metadata(), **kwargs)
+            result, index = self.batch_result.resolve(self._index)
+            if result.error is None:
+                fn(*args, self._metadata(result, index), **kwargs)
 
         self.batch_result.on_done(call)
 
     def add_errback(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         def call() -> None:
-            if self.batch_result.error is not None:
-                fn(*args, self.batch_result.error, **kwargs)
+            error = self.batch_result.resolve(self._index)[0].error
+            if error is not None:
+                fn(*args, error, **kwargs)
 
         self.batch_result.on_done(call)

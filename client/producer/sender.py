@@ -2,9 +2,10 @@
 
 One thread. Each round it fails batches past ``delivery.timeout.ms``, refreshes metadata when
 asked, groups the ready partitions by leader, and sends one Produce request per leader that has
-room under ``max.in.flight.requests.per.connection``. A request holds every ready batch of its
-partitions, up to ``max.request.size``, and goes over the client's produce stream to that
-broker (``ChannelPool.stream``). Answers arrive on the stream's own thread and come back
+room under ``max.in.flight.requests.per.connection``. A request holds the first ready batch of
+each of its partitions (Kafka's drain: one per partition, so no partition's part of a request
+is more than a batch), up to ``max.request.size``, and goes over the client's produce stream to
+that broker (``ChannelPool.stream``). Answers arrive on the stream's own thread and come back
 through a queue; only this thread handles them.
 
 Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...) or a lost
@@ -13,7 +14,10 @@ connection puts the batches back at the head of their partition, to be sent afte
 retry goes to the new leader. A batch fails once ``retries`` or ``delivery.timeout.ms`` runs out,
 with the error of its last attempt (NOT_ENOUGH_REPLICAS, say: what the user must fix), and
 REQUEST_TIMED_OUT only if it was never answered; an idempotent producer then bumps its epoch
-(``_reset_sequences_after``).
+(``_reset_sequences_after``). A batch of more than one record refused as too large
+(MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE) is split and sent again instead
+(``RecordAccumulator.split_and_requeue``), without counting as a retry; a single record too
+large fails with the error.
 """
 
 from __future__ import annotations
@@ -142,12 +146,15 @@ class Sender(threading.Thread):
                 room = self._config.max_request_size - size
                 if room <= 0:
                     break
-                if self._config.idempotent:
-                    # One batch per partition per request, as Kafka: the leader recognises a
-                    # retried batch only on its own.
-                    taken = self._accumulator.drain(tp, room, max_batches=1, prepare=self._stamp)
-                else:
-                    taken = self._accumulator.drain(tp, room)
+                # One batch per partition per request, as Kafka: the leader refuses a
+                # partition's records beyond segment.bytes as a whole, and recognises a retried
+                # batch of an idempotent producer only on its own.
+                taken = self._accumulator.drain(
+                    tp,
+                    room,
+                    max_batches=1,
+                    prepare=self._stamp if self._config.idempotent else None,
+                )
                 batches.extend(taken)
                 size += sum(len(b.data) for b in taken)
             if batches:
@@ -293,7 +300,28 @@ class Sender(threading.Thread):
             error = error_for_code(result.error_code, result.error_message)
             if error.invalid_metadata:
                 self._metadata.request_update()
+            if error.code in _TOO_LARGE:
+                tp_batches = self._split(tp_batches, error)
             self._retry_or_fail(tp_batches, error)
+
+    def _split(self, batches: list[ProducerBatch], error: KafkaError) -> list[ProducerBatch]:
+        """Split the batches of more than one record; the others (a record too large on its
+        own) to be failed."""
+        whole = []
+        for batch in batches:
+            if batch.record_count < 2:
+                whole.append(batch)
+                continue
+            pieces = self._accumulator.split_and_requeue(batch)
+            _log.warning(
+                "producer.batch_split",
+                partition=str(batch.tp),
+                records=batch.record_count,
+                bytes=len(batch.data),
+                batches=len(pieces),
+                error=error.code.name,
+            )
+        return whole
 
     def _retry_or_fail(self, batches: list[ProducerBatch], error: KafkaError) -> None:
         now = time.monotonic()
@@ -350,6 +378,10 @@ class Sender(threading.Thread):
         self._accumulator.done(batches)
         for batch in batches:
             action(batch)
+
+
+# A batch the leader refuses for its size: over max.message.bytes, or over segment.bytes.
+_TOO_LARGE = frozenset({ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE})
 
 
 def _expiry_error(batch: ProducerBatch, last: KafkaError | None, *, sent: int) -> KafkaError:

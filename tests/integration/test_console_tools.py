@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import REPO_ROOT, Cluster
@@ -123,6 +124,28 @@ SUMMARY = re.compile(
     r"^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
     r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.$"
 )
+
+
+def test_produce_gives_up_after_kafkas_three_retries(cluster_factory: ClusterFactory) -> None:
+    # An ISR (one replica) below min.insync.replicas (2): every acks=all produce is refused
+    # with NOT_ENOUGH_REPLICAS, which a producer retries. The console producer gives up
+    # after Kafka's 3 retries, not the library's two minutes of delivery.timeout.ms.
+    cluster = cluster_factory(n_brokers=1)
+    with cluster.admin() as admin:
+        raise_first(
+            admin.create_topics([NewTopic("short", 1, 1, configs={"min.insync.replicas": "2"})])
+        )
+    cluster.wait_for(lambda: cluster.leader("short", 0) == 0, what="short-0 leader")
+    started = time.monotonic()
+    produced = tool(cluster, "produce", "--topic", "short", stdin="hello\n", timeout=60)
+    elapsed = time.monotonic() - started
+    assert (produced.returncode, produced.stdout) == (1, "")
+    assert produced.stderr == (
+        "ERROR Error when sending message to topic short with key: null, value: 5 bytes with "
+        "error: NOT_ENOUGH_REPLICAS (19): the ISR [0] of short-0 is smaller than "
+        "min.insync.replicas (2)\n"
+    )
+    assert elapsed < 20, elapsed  # 4 attempts 100 ms apart, and the interpreter's start
 
 
 def test_perf_tools_print_kafkas_summaries(cluster_factory: ClusterFactory) -> None:

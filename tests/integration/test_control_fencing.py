@@ -1,8 +1,10 @@
 """Controller requests from anyone but the controller are refused: a forged LeaderAndIsr with a
-made-up newer controller epoch (and the target's real broker epoch, read from ZooKeeper, or -1)
-changes nothing, while a real controller failover still moves leadership; with an inter-broker
-listener configured, the Control service and replica fetches are not served on the client
-listener. Real broker processes and ZooKeeper."""
+made-up newer controller epoch (and the target's real broker epoch, read from ZooKeeper, or -1),
+or with the real controller's id and epoch but a broker epoch other than the target's current
+one, changes nothing, and the refusal names neither the controller nor its epoch, while a real
+controller failover still moves leadership; with an inter-broker listener configured, the
+Control service and replica fetches are not served on the client listener. Real broker
+processes and ZooKeeper."""
 
 from __future__ import annotations
 
@@ -85,19 +87,42 @@ def test_a_forged_leader_and_isr_is_refused_and_failover_still_works(
         answer = control.LeaderAndIsr(
             _take_over(sender, epoch + 1, broker_epoch, other, controller), timeout=10
         )
-        assert answer.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
-        assert f"ZooKeeper names broker {controller}, epoch {epoch}" in answer.error_message
+        # what was wrong with the request; not who the controller is, nor its epoch
+        assert (answer.error_code, answer.error_message) == (
+            ErrorCode.STALE_CONTROLLER_EPOCH,
+            f"broker {sender} is not the controller of epoch {epoch + 1}",
+        )
         assert not answer.partition_errors  # nothing was applied
     # the current epoch, claimed by a broker that is not the controller
     answer = control.LeaderAndIsr(
         _take_over(other, epoch, broker_epoch, other, controller), timeout=10
     )
-    assert answer.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
-    assert f"broker {controller} is" in answer.error_message
-    # no broker epoch at all
-    answer = control.LeaderAndIsr(_take_over(controller, epoch + 1, -1, other, controller))
-    assert answer.error_code == ErrorCode.STALE_BROKER_EPOCH
-    assert "-1" in answer.error_message
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.STALE_CONTROLLER_EPOCH,
+        f"broker {other} is not the controller of epoch {epoch}",
+    )
+    # an older epoch: stale, without the current one
+    answer = control.LeaderAndIsr(
+        _take_over(controller, epoch - 1, broker_epoch, other, controller), timeout=10
+    )
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.STALE_CONTROLLER_EPOCH,
+        f"stale controller epoch {epoch - 1}",
+    )
+    # no broker epoch at all, an older one, or a larger one than the broker's registration
+    for wrong, message in (
+        (-1, "unknown broker epoch -1"),
+        (broker_epoch - 1, f"stale broker epoch {broker_epoch - 1}"),
+        (broker_epoch + 1, f"unknown broker epoch {broker_epoch + 1}"),
+    ):
+        answer = control.LeaderAndIsr(
+            _take_over(controller, epoch, wrong, other, controller), timeout=10
+        )
+        assert (answer.error_code, answer.error_message) == (
+            ErrorCode.STALE_BROKER_EPOCH,
+            message,
+        )
+        assert not answer.partition_errors
     # nor may the other Control requests take anything over
     stop = pb.StopReplicaRequest(
         controller_id=other, controller_epoch=epoch + 1, broker_epoch=broker_epoch

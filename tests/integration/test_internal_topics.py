@@ -1,7 +1,7 @@
-"""``__consumer_offsets`` belongs to the brokers: clients can neither create nor delete it, over
-gRPC, Kafka's wire protocol or the CLI, and groups hash over the partition count the topic has,
-on both sides (FindCoordinator and the coordinator), whatever ``offsets.topic.num.partitions``
-says. Real broker processes and ZooKeeper."""
+"""``__consumer_offsets`` belongs to the brokers: clients can neither create nor delete it nor
+add partitions to it, over gRPC, Kafka's wire protocol or the CLI, and groups hash over the
+partition count the topic has, on both sides (FindCoordinator and the coordinator), whatever
+``offsets.topic.num.partitions`` says. Real broker processes and ZooKeeper."""
 
 from __future__ import annotations
 
@@ -29,11 +29,15 @@ from tests.integration.kafka_protocol.raw import RawKafka
 pytestmark = pytest.mark.integration
 
 OFFSETS = "__consumer_offsets"
-CREATE_TOPICS, DELETE_TOPICS = 19, 20
+CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS = 19, 20, 37
 TOPIC = "events"
 PROHIBITED = f"Creation of internal topic {OFFSETS} is prohibited."
 NOT_DELETABLE = (
     f"Topic {OFFSETS} is a kafka internal topic and is not allowed to be marked for deletion."
+)
+
+NOT_RESIZABLE = (
+    f"Topic {OFFSETS} is a kafka internal topic: its number of partitions cannot be changed."
 )
 
 
@@ -185,3 +189,56 @@ def test_find_coordinator_and_the_coordinator_hash_over_the_topics_own_partition
         ends = reader.end_offsets([TopicPartition(OFFSETS, p) for p in (0, 1)])
     assert ends[TopicPartition(OFFSETS, partition_for(group, 2))] > 0
     assert cluster.zk.get_topic(OFFSETS).value.partitions == {0: (0,), 1: (0,)}  # type: ignore[union-attr]
+
+
+def test_clients_cannot_add_partitions_to_the_offsets_topic(
+    cluster_factory: ClusterFactory,
+) -> None:
+    # Groups hash over __consumer_offsets' partition count: had the 3 partitions become 6,
+    # most of these groups would look for their offsets in a partition that has none.
+    cluster = cluster_factory(n_brokers=2)
+    _create_topic(cluster, replication_factor=2)
+    tp = TopicPartition(TOPIC, 0)
+    groups = {f"group-{i}": i + 1 for i in range(10)}
+    assert len({partition_for(g, 3) for g in groups}) == 3
+    for group, offset in groups.items():
+        with Consumer(
+            bootstrap_servers=cluster.bootstrap_servers, group_id=group, enable_auto_commit=False
+        ) as committer:
+            committer.assign([tp])
+            committer.commit({tp: offset})
+    before = cluster.zk.get_topic(OFFSETS)
+    assert before is not None and len(before.value.partitions) == 3
+
+    with cluster.admin() as admin:
+        for validate_only in (True, False):
+            refused = admin.create_partitions({OFFSETS: 6}, validate_only=validate_only)[OFFSETS]
+            assert refused is not None
+            assert (refused.code, refused.message) == (ErrorCode.INVALID_REQUEST, NOT_RESIZABLE)
+    with RawKafka(_controller_kafka_address(cluster), timeout_s=15) as raw:
+        for validate_only in (True, False):
+            answer = raw.call(
+                CREATE_PARTITIONS,
+                3,
+                {
+                    "topics": [{"name": OFFSETS, "count": 6, "assignments": None}],
+                    "timeout": 5000,
+                    "validate_only": validate_only,
+                },
+            )
+            assert [(r.name, r.error_code, r.error_message) for r in answer.results] == [
+                (OFFSETS, ErrorCode.INVALID_REQUEST, NOT_RESIZABLE)
+            ]
+    altered = _cli(cluster, "--alter", "--topic", OFFSETS, "--partitions", "6")
+    assert (altered.returncode, altered.stdout) == (1, "")
+    assert altered.stderr == f"Error while executing topic command : {NOT_RESIZABLE}\n"
+
+    time.sleep(1)  # partitions, had any been added, would be in the metadata by now
+    after = cluster.zk.get_topic(OFFSETS)
+    assert after is not None and after.value.partitions == before.value.partitions
+    with cluster.admin() as admin:
+        described = admin.describe_topics([OFFSETS])
+    assert len(described[OFFSETS].partitions) == 3
+    for group, offset in groups.items():
+        with Consumer(bootstrap_servers=cluster.bootstrap_servers, group_id=group) as reader:
+            assert reader.committed(tp) == offset, group

@@ -1,7 +1,7 @@
 """Who may send controller requests: the fence in front of LeaderAndIsr, UpdateMetadata and
 StopReplica.
 
-    fence = ControllerFence(zk)                         # ZkStore, or any ControllerZnodes
+    fence = ControllerFence(zk, broker_id=1, broker_epoch=lambda: server.broker_epoch)
     refusal = await fence.check(request.controller_id, request.controller_epoch,
                                 request.broker_epoch)
     if refusal is not None:
@@ -12,8 +12,11 @@ older than the newest it has seen, and a broker epoch from an older registration
 whatever epoch a request claims: a request with a made-up, higher epoch would be obeyed and
 would fence the real controller out. So before it, this fence:
 
-* refuses ``broker_epoch`` -1 (STALE_BROKER_EPOCH): the controller always knows the broker's
-  registration it is talking to;
+* refuses a ``broker_epoch`` other than this broker's current one (STALE_BROKER_EPOCH): the
+  controller always knows the registration it is talking to. Kafka lets a larger one through
+  (its isBrokerEpochStale: the controller may see a new registration before the broker has
+  its own epoch back from ZooKeeper); here a larger one is obeyed only when ZooKeeper's
+  ``/brokers/ids/<id>`` already has exactly that epoch, which closes the same race;
 * lets through, without any ZooKeeper read, an epoch it already confirmed when the sender is
   the controller it confirmed for that epoch, and an older epoch (the ReplicaManager refuses
   those as stale). This is every request of a stable cluster;
@@ -23,8 +26,13 @@ would fence the real controller out. So before it, this fence:
   epoch. A confirmed pair is kept; the next controller's first request confirms the next one.
 
 A ZooKeeper that cannot be read refuses the request too: an unconfirmed epoch is never obeyed.
-Reads from a ZooKeeper ensemble may lag behind the leader's writes, so the slow path first
-calls ``sync`` (kazoo's ``sync``: the server this session talks to catches up), when given.
+Reads from a ZooKeeper ensemble may lag behind the leader's writes, so the slow paths first
+call ``sync`` (kazoo's ``sync``: the server this session talks to catches up), when given.
+
+A refusal's message says what was wrong with the request ("stale broker epoch 12", "broker 2
+is not the controller of epoch 5"), never the cluster's answer to it: a sender that is told
+who the controller is and its epoch has what it needs to forge the next request. The log line
+of each refusal carries the rest.
 
 This is no authentication: a sender that copies the current controller's id and epoch from
 ZooKeeper passes. That is what serving the Control service on the inter-broker listener only
@@ -54,11 +62,13 @@ _READ_ATTEMPTS = 3
 
 
 class ControllerZnodes(Protocol):
-    """The two reads the fence makes (ZkStore satisfies it)."""
+    """The reads the fence makes (ZkStore satisfies it)."""
 
     def get_controller(self) -> ControllerRegistration | None: ...
 
     def get_controller_epoch(self) -> Versioned[int] | None: ...
+
+    def get_broker_epoch(self, broker_id: int) -> int | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +80,18 @@ class Refusal:
 class ControllerFence:
     """See the module docstring. Not thread-safe: the broker's event loop only."""
 
-    def __init__(self, zk: ControllerZnodes, sync: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        zk: ControllerZnodes,
+        *,
+        broker_id: int,
+        broker_epoch: Callable[[], int],
+        sync: Callable[[], object] | None = None,
+    ) -> None:
+        """``broker_epoch``: this broker's current one (-1 before it has registered)."""
         self._zk = zk
+        self._broker_id = broker_id
+        self._broker_epoch = broker_epoch
         self._sync = sync
         # (controller id, controller epoch) last confirmed in ZooKeeper
         self._confirmed: tuple[int, int] | None = None
@@ -84,25 +104,28 @@ class ControllerFence:
         self, controller_id: int, controller_epoch: int, broker_epoch: int
     ) -> Refusal | None:
         """None when the request may go on to the ReplicaManager, else why not."""
-        if broker_epoch < 0:
+        wrong_broker_epoch = await self._check_broker_epoch(broker_epoch)
+        if wrong_broker_epoch is not None:
             return self._refuse(
                 ErrorCode.STALE_BROKER_EPOCH,
-                f"broker epoch {broker_epoch} is not a broker registration: a controller "
-                "request must carry the receiving broker's epoch",
+                wrong_broker_epoch,
                 controller_id,
                 controller_epoch,
                 broker_epoch,
             )
+        not_the_controller = (
+            f"broker {controller_id} is not the controller of epoch {controller_epoch}"
+        )
         confirmed = self._confirmed
         if confirmed is not None and controller_epoch <= confirmed[1]:
             if controller_epoch == confirmed[1] and controller_id != confirmed[0]:
                 return self._refuse(
                     ErrorCode.STALE_CONTROLLER_EPOCH,
-                    f"broker {controller_id} is not the controller of epoch {controller_epoch}: "
-                    f"broker {confirmed[0]} is",
+                    not_the_controller,
                     controller_id,
                     controller_epoch,
                     broker_epoch,
+                    confirmed=confirmed,
                 )
             return None
         try:
@@ -110,22 +133,20 @@ class ControllerFence:
         except Exception as exc:
             return self._refuse(
                 ErrorCode.STALE_CONTROLLER_EPOCH,
-                f"cannot confirm controller epoch {controller_epoch} in ZooKeeper: {exc}",
+                f"controller epoch {controller_epoch} cannot be confirmed now",
                 controller_id,
                 controller_epoch,
                 broker_epoch,
+                zookeeper_error=repr(exc),
             )
         if current != (controller_id, controller_epoch):
-            named = (
-                "no controller" if current is None else f"broker {current[0]}, epoch {current[1]}"
-            )
             return self._refuse(
                 ErrorCode.STALE_CONTROLLER_EPOCH,
-                f"broker {controller_id} with controller epoch {controller_epoch} is not the "
-                f"controller: ZooKeeper names {named}",
+                not_the_controller,
                 controller_id,
                 controller_epoch,
                 broker_epoch,
+                confirmed=current,
             )
         if self._confirmed is None or controller_epoch > self._confirmed[1]:
             self._confirmed = current
@@ -135,6 +156,31 @@ class ControllerFence:
                 controller_epoch=controller_epoch,
             )
         return None
+
+    async def _check_broker_epoch(self, broker_epoch: int) -> str | None:
+        """None when ``broker_epoch`` is this broker's current registration, else what is
+        wrong with it."""
+        current = self._broker_epoch()
+        if broker_epoch == current and current >= 0:
+            return None
+        if 0 <= broker_epoch < current:
+            return f"stale broker epoch {broker_epoch}"
+        if broker_epoch >= 0:
+            # Larger than the one this broker knows: a registration it is making may already
+            # be in ZooKeeper, and the controller may have seen it first.
+            try:
+                registered = await asyncio.to_thread(self._read_broker_epoch)
+            except Exception as exc:
+                _log.warning("broker_epoch.unreadable", error=repr(exc))
+                registered = None
+            if registered == broker_epoch:
+                return None
+        return f"unknown broker epoch {broker_epoch}"
+
+    def _read_broker_epoch(self) -> int | None:
+        if self._sync is not None:
+            self._sync()
+        return self._zk.get_broker_epoch(self._broker_id)
 
     def _read_controller(self) -> tuple[int, int] | None:
         """``(id, epoch)`` from /controller and /controller_epoch, or None without a controller.
@@ -155,20 +201,24 @@ class ControllerFence:
                 return controller.broker_id, after.value
         raise RuntimeError("the controller kept changing while it was read")
 
-    @staticmethod
     def _refuse(
+        self,
         error: ErrorCode,
         message: str,
         controller_id: int,
         controller_epoch: int,
         broker_epoch: int,
+        **known: object,
     ) -> Refusal:
+        """The refusal, and a log line with what the message leaves out (``known``)."""
         _log.warning(
             "controller_request.refused",
             error=error.name,
             controller_id=controller_id,
             controller_epoch=controller_epoch,
             broker_epoch=broker_epoch,
+            current_broker_epoch=self._broker_epoch(),
             reason=message,
+            **known,
         )
         return Refusal(error, message)

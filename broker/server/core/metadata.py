@@ -25,11 +25,10 @@ from typing import Protocol
 import structlog
 
 from minikafka.broker.config import BrokerConfig
-from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.metadata_cache import BrokerInfo, MetadataCache
 from minikafka.controller.topics import validate_topic_name
-from minikafka.proto.common import Node
+from minikafka.proto.common import INTERNAL_TOPICS, Node
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
@@ -40,8 +39,6 @@ __all__ = [
     "PartitionMetadata",
     "TopicMetadata",
 ]
-
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC})
 
 _log = structlog.get_logger(__name__)
 

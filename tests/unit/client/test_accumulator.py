@@ -1,13 +1,16 @@
 """RecordAccumulator.append says when a record fills its partition's batch: the sticky
-partitioner moves on then."""
+partitioner moves on then; a batch refused as too large is split (Kafka's splitAndReenqueue)."""
 
 from __future__ import annotations
 
+import itertools
 from itertools import pairwise
 
 from minikafka.client.producer.accumulator import RecordAccumulator
+from minikafka.client.producer.future import FutureRecordMetadata
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.records import Compression, RecordBatchBuilder
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.proto.records import Compression, RecordBatchBuilder, decode_batch
 
 TP = TopicPartition("t", 0)
 
@@ -98,3 +101,80 @@ def test_a_batch_started_by_a_record_over_batch_size_has_a_next_mark() -> None:
     assert full and 8 <= full[0] <= 11
     assert all(9 <= b - a <= 11 for a, b in pairwise(full))
     acc.done([in_flight])
+
+
+def append_future(acc: RecordAccumulator, value: bytes) -> FutureRecordMetadata:
+    size = RecordBatchBuilder.estimate_record_size(None, value, ())
+    future, _ = acc.append(TP, 1_700_000_000_000, None, value, (), size, 1.0)
+    return future
+
+
+def test_a_batch_refused_as_too_large_is_split_at_batch_size_and_goes_first() -> None:
+    # Kafka's splitAndReenqueue: a batch that grew while its partition waited, refused by a
+    # leader whose segment.bytes is smaller, goes again as batches of at most batch.size.
+    acc = accumulator(batch_size=1000)
+    append(acc, bytes(90))
+    (first,) = acc.drain(TP, 1 << 20)  # muted: the next batch grows past batch.size
+    futures = [append_future(acc, bytes([n]) * 90) for n in range(40)]
+    acc.done([first])
+    (big,) = acc.drain(TP, 1 << 20)
+    big.builder.base_sequence = 7  # as the idempotent sender stamps it
+    big.attempts = 1
+    assert big.record_count == 40 and big.size() > 3 * 1000
+    behind = append_future(acc, b"behind")
+    pieces = acc.split_and_requeue(big)
+
+    assert 4 <= len(pieces) <= 5
+    assert [p.size() <= 1000 for p in pieces] == [True] * len(pieces)
+    assert sum(p.record_count for p in pieces) == 40
+    # the pieces keep the records' sequence numbers and the batch's attempts (no retry)
+    starts = [0, *itertools.accumulate(p.record_count for p in pieces)][:-1]
+    assert [p.builder.base_sequence for p in pieces] == [7 + s for s in starts]
+    assert {p.attempts for p in pieces} == {1}
+    ready, _ = acc.ready_partitions(now=0.0)
+    assert ready == [TP]  # unmuted, and ready at once
+    for piece in pieces:
+        (drained,) = acc.drain(TP, 1 << 20, max_batches=1)
+        assert drained is piece
+        _, records = decode_batch(drained.build())
+        assert [r.value for r in records] == [
+            bytes([n]) * 90 for n in range(starts[pieces.index(piece)], 40)
+        ][: piece.record_count]
+        acc.done([drained])
+    (last,) = acc.drain(TP, 1 << 20)
+    assert last.record_count == 1 and behind.batch_result is last.result
+
+    # The batch's records settle together, once the last piece has (so a partition's
+    # callbacks still run in send order); each record's future reads its own piece.
+    for n, piece in enumerate(pieces[:-1]):
+        piece.complete(100 * n, -1)
+    assert not big.result.done() and not futures[0].done()
+    pieces[-1].fail(error_for_code(ErrorCode.NOT_ENOUGH_REPLICAS, "no"))
+    assert big.result.done()
+    assert isinstance(big.result.error, KafkaError)
+    assert futures[0].result(0).offset == 0
+    assert futures[starts[1] + 2].result(0).offset == 102
+    assert futures[starts[-1]].exception(0) is big.result.error
+    assert futures[starts[-1] - 1].exception(0) is None
+    errors: list[BaseException] = []
+    futures[-1].add_errback(errors.append)
+    futures[0].add_errback(errors.append)
+    assert errors == [big.result.error]
+
+
+def test_after_a_split_the_partitions_batches_stop_at_batch_size() -> None:
+    acc = accumulator(batch_size=1000)
+    append(acc, bytes(90))
+    (first,) = acc.drain(TP, 1 << 20)
+    for _ in range(20):
+        append(acc, bytes(90))
+    acc.done([first])
+    (big,) = acc.drain(TP, 1 << 20)
+    assert big.size() > 1000  # it grew while its partition waited
+    acc.split_and_requeue(big)
+    (piece,) = acc.drain(TP, 1 << 20, max_batches=1)  # muted again, with batches behind it
+    for _ in range(40):
+        append(acc, bytes(90))
+    acc.done([piece])
+    sizes = [b.size() for b in acc.drain(TP, 1 << 20)]
+    assert max(sizes) <= 1000 and sum(sizes) > 3 * 1000

@@ -219,6 +219,11 @@ def test_producer_config_maps_kafka_names_to_producer_kwargs(tmp_path: Any) -> N
         "enable_idempotence": False,
         "compression_type": "gzip",
         "acks": "0",
+        # the console producer's own defaults, for the keys nobody set
+        "retries": 3,
+        "retry_backoff_ms": 100,
+        "request_timeout_ms": 1500,
+        "client_id": "console-producer",
     }
     # --acks wins over a producer property only when given, as in Kafka
     assert produce.producer_config(parse("--producer-property", "acks=1"))["acks"] == "1"
@@ -245,3 +250,54 @@ def test_key_values_and_properties_files(tmp_path: Any) -> None:
         parse_key_values(["=1"])
     with pytest.raises(ConfigError, match="cannot read"):
         read_properties_file(str(tmp_path / "missing.properties"))
+
+
+def test_the_console_producers_defaults_are_kafkas_not_the_librarys() -> None:
+    # kafka-console-producer.sh gives up after 3 retries, where a producer's defaults retry
+    # for delivery.timeout.ms (two minutes).
+    assert produce.producer_config(parse()) == {
+        "acks": "all",
+        "retries": "3",
+        "retry.backoff.ms": "100",
+        "linger.ms": "1000",
+        "request.timeout.ms": "1500",
+        "batch.size": "16384",
+        "client.id": "console-producer",
+    }
+    given = parse(
+        "--request-required-acks",
+        "1",
+        "--message-send-max-retries",
+        "0",
+        "--retry-backoff-ms",
+        "5",
+        "--timeout",
+        "0",
+        "--request-timeout-ms",
+        "900",
+        "--batch-size",
+        "100",
+        "--producer-property",
+        "retries=7",
+        "--producer-property",
+        "client.id=mine",
+    )
+    assert produce.producer_config(given) == {
+        "acks": "1",
+        "retries": "0",  # the option wins over the property
+        "retry.backoff.ms": "5",
+        "linger.ms": "0",
+        "request.timeout.ms": "900",
+        "batch.size": "100",
+        "client.id": "mine",
+    }
+    # a property wins over an option's default
+    assert produce.producer_config(parse("--producer-property", "retries=7"))["retries"] == "7"
+    with pytest.raises(SystemExit):
+        parse("--message-send-max-retries", "-1")
+
+
+def test_sync_sends_each_record_at_once() -> None:
+    producer = FakeProducer()
+    status, _ = run(producer, b"a\nb\n", "--sync")
+    assert status == 0 and producer.flushed == 3  # one per record (not after linger.ms), one at EOF

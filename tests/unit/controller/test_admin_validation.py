@@ -9,6 +9,7 @@ from minikafka.controller.admin_validation import (
     validate_create_topic,
 )
 from minikafka.controller.controller import NewPartitions, NewTopic
+from minikafka.proto.common import INTERNAL_TOPICS
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 
@@ -110,3 +111,21 @@ def test_create_partitions_refusals(
         _add(request_, current, deleting=deleting)
     assert info.value.code == code
     assert message in info.value.message
+
+
+@pytest.mark.parametrize("topic", sorted(INTERNAL_TOPICS))
+def test_an_internal_topic_keeps_its_partition_count(topic: str) -> None:
+    # Groups hash over __consumer_offsets' partition count: one more partition moves them.
+    with pytest.raises(KafkaError) as info:
+        validate_create_partitions(
+            topic,
+            {0: (1,), 1: (2,)},
+            NewPartitions(3),
+            {1, 2, 3},
+            [1, 2, 3],
+            queued_for_deletion=False,
+        )
+    assert info.value.code == ErrorCode.INVALID_REQUEST
+    assert info.value.message == (
+        f"Topic {topic} is a kafka internal topic: its number of partitions cannot be changed."
+    )

@@ -59,16 +59,20 @@ class FakeController:
 
 
 class FakeControllerZnodes:
-    """/controller and /controller_epoch, as the test sets them."""
+    """/controller, /controller_epoch and this broker's registration, as the test sets them."""
 
     def __init__(self, controller_id: int, epoch: int) -> None:
         self.controller_id, self.epoch = controller_id, epoch
+        self.broker_epoch = 10
 
     def get_controller(self) -> ControllerRegistration | None:
         return ControllerRegistration(self.controller_id)
 
     def get_controller_epoch(self) -> Versioned[int] | None:
         return Versioned(self.epoch, self.epoch)
+
+    def get_broker_epoch(self, broker_id: int) -> int | None:
+        return self.broker_epoch
 
 
 @dataclass
@@ -96,7 +100,13 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
     pb_grpc.add_MetadataServicer_to_server(MetadataService(MetadataApi(config, cache)), server)
     znodes = FakeControllerZnodes(2, 1)
     pb_grpc.add_ControlServicer_to_server(
-        ControlService(rm, cache, controller, fence=ControllerFence(znodes)), server
+        ControlService(
+            rm,
+            cache,
+            controller,
+            fence=ControllerFence(znodes, broker_id=1, broker_epoch=lambda: 10),
+        ),
+        server,
     )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
@@ -193,15 +203,24 @@ def test_update_metadata_fencing_and_deletion(tmp_path: Path) -> None:
             assert (await stubs.control.UpdateMetadata(update_metadata(3))).error_code == 0
             stale = await stubs.control.UpdateMetadata(update_metadata(controller_epoch=2))
             assert stale.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
+            # what was wrong with the request, not the epoch it lost to
+            assert stale.error_message == "stale controller epoch 2"
             request = update_metadata(controller_epoch=3)
             request.broker_epoch = 9  # this broker's epoch is 10
             stale_broker = await stubs.control.UpdateMetadata(request)
             assert stale_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
-            assert "older registration" in stale_broker.error_message
-            request.broker_epoch = -1
-            unknown_broker = await stubs.control.UpdateMetadata(request)
-            assert unknown_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
-            assert "broker epoch -1" in unknown_broker.error_message
+            assert stale_broker.error_message == "stale broker epoch 9"
+            request.partition_states[1].leader = -2  # would delete t-1, if obeyed
+            for unknown in (-1, 11, 1 << 40):  # none of them this broker's registration
+                request.broker_epoch = unknown
+                unknown_broker = await stubs.control.UpdateMetadata(request)
+                assert unknown_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
+                assert unknown_broker.error_message == f"unknown broker epoch {unknown}"
+            assert stubs.cache.contains_partition("t", 1)
+            # the registration this broker is still making, which the controller saw first
+            stubs.znodes.broker_epoch = request.broker_epoch = 11
+            assert (await stubs.control.UpdateMetadata(request)).error_code == 0
+            assert not stubs.cache.contains_partition("t", 1)
 
             delete = pb.UpdateMetadataRequest(controller_id=2, controller_epoch=3, broker_epoch=10)
             delete.partition_states.add(topic_name="t", partition_index=1, leader=-2)

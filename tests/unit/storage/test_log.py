@@ -172,6 +172,41 @@ class TestFollowerAppend:
         log.append_as_follower(batch(1, base_offset=3) + batch(1, base_offset=5))
         assert log.log_end_offset == 6
 
+    def test_an_append_larger_than_a_segment_is_split_between_batches(self, tmp_path: Path) -> None:
+        # segment.bytes lowered under the follower's fetch size: the leader accepted these
+        # batches one by one; refusing the fetch would wedge the follower out of the ISR.
+        log = open_log(tmp_path, small_config(segment_bytes=400))
+        batches = [batch(2, base_offset=2 * n, epoch=1, tag=n, value_size=40) for n in range(12)]
+        data = b"".join(batches)
+        assert len(data) > 2 * 400 and all(len(b) < 200 for b in batches)
+        info = log.append_as_follower(data)
+        assert (info.first_offset, info.last_offset, info.record_count) == (0, 23, 24)
+        assert (info.valid_bytes, log.log_end_offset) == (len(data), 24)
+        assert read_all(log) == data
+        assert log.number_of_segments >= 3
+        for segment in log.segments:
+            assert 0 < segment.size <= 400
+            first = next(iter_batch_headers(segment.path.read_bytes()))[1]
+            assert first.base_offset == segment.base_offset
+        assert log.leader_epoch_cache.entries == [EpochEntry(1, 0)]
+
+    def test_a_batch_larger_than_a_segment_gets_a_segment_of_its_own(self, tmp_path: Path) -> None:
+        log = open_log(tmp_path, small_config(segment_bytes=200))
+        small, large = (
+            batch(1, base_offset=0, value_size=20),
+            batch(1, base_offset=1, value_size=300),
+        )
+        log.append_as_follower(small)
+        log.append_as_follower(large + batch(1, base_offset=2, value_size=20))
+        assert [s.base_offset for s in log.segments] == [0, 1, 2]
+        assert [s.size for s in log.segments][:2] == [len(small), len(large)]
+        assert offsets_of(read_all(log)) == [0, 1, 2]
+        # the leader's own appends are still bounded by segment.bytes
+        with pytest.raises(KafkaError) as raised:
+            log.append_as_leader(batch(1, value_size=300), 0)
+        assert raised.value.code is ErrorCode.RECORD_LIST_TOO_LARGE
+        assert log.log_end_offset == 3
+
     def test_empty_append_is_a_no_op(self, tmp_path: Path) -> None:
         log = open_log(tmp_path)
         info = log.append_as_follower(b"")
