@@ -69,6 +69,7 @@ from minikafka.broker.storage.segment import (
     LOG_SUFFIX,
     TIME_INDEX_SUFFIX,
     FetchDataInfo,
+    FileRecords,
     LogSegment,
     TimestampAndOffset,
     segment_file_name,
@@ -85,6 +86,7 @@ from minikafka.proto.errors import (
 )
 from minikafka.proto.log_files import parse_partition_dir
 from minikafka.proto.records import (
+    HEADER_SIZE,
     BatchHeader,
     assign_offsets,
     decode_batch,
@@ -99,6 +101,7 @@ __all__ = [
     "LATEST_TIMESTAMP",
     "MAX_TIMESTAMP",
     "FetchDataInfo",
+    "FileRecords",
     "Log",
     "LogAppendInfo",
     "LogHooks",
@@ -128,8 +131,9 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _starts_with_records(data: bytes) -> bool:
-    return read_header(data).record_count > 0
+def _starts_with_records(data: bytes | FileRecords) -> bool:
+    head = data.read(HEADER_SIZE) if isinstance(data, FileRecords) else data
+    return read_header(head).record_count > 0
 
 
 def _holds_records(data: bytes) -> bool:
@@ -916,13 +920,17 @@ class Log:
         max_bytes: int,
         max_offset: int | None = None,
         min_one_message: bool = True,
+        *,
+        file_records: bool = False,
     ) -> FetchDataInfo:
         """Whole batches from the one holding ``fetch_offset``, up to ``max_bytes``.
 
         ``max_offset`` is an exclusive bound such as the high watermark: no batch whose base
         offset is >= it is returned. With ``min_one_message`` the first batch comes back even
         when larger than ``max_bytes``. OffsetOutOfRangeError when ``fetch_offset`` is below
-        the log start offset or above the LEO.
+        the log start offset or above the LEO. With ``file_records`` the batches may come
+        back left in their file (``FileRecords``, for sendfile); those of a segment recovery
+        did not re-validate, and runs of batches the cleaner emptied, are read and checked.
         """
         self._check_open()
         if fetch_offset < self._log_start_offset or fetch_offset > self._leo:
@@ -945,7 +953,11 @@ class Log:
                 None if upper >= segment_end else segment.position_of_first_batch_from(upper)
             )
             info = segment.read(
-                fetch_offset, max_bytes - size, max_position, min_one_message and not collected
+                fetch_offset,
+                max_bytes - size,
+                max_position,
+                min_one_message and not collected,
+                file_records=file_records and segment.verified and not collected,
             )
             index += 1
             if info is None:
@@ -963,9 +975,12 @@ class Log:
                 return info
             if not info.records:
                 break
-            collected.append(info.records)
-            size += len(info.records)
-            if _holds_records(info.records) or size >= max_bytes:
+            records = info.records
+            if isinstance(records, FileRecords):  # its first batch is empty: read them
+                records = records.read_and_close()
+            collected.append(records)
+            size += len(records)
+            if _holds_records(records) or size >= max_bytes:
                 break
             # Only batches the cleaner emptied: go on, so that the reader gets to the next
             # record rather than a response it cannot move past.
@@ -976,6 +991,8 @@ class Log:
         recovery point), cut before the first that fails validation; CorruptRecordError
         (CORRUPT_MESSAGE) when that is the first one, so the reader stops at the damage."""
         data = info.records
+        if isinstance(data, FileRecords):  # (never: an unverified segment's are read)
+            raise TypeError(f"unread records from unverified segment {segment.path}")
         position = 0
         expected = -1
         while position < len(data):
