@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from minikafka.broker.server.kafka import registry
+from minikafka.broker.server.kafka.memory_pool import MemoryPool
 from minikafka.broker.server.kafka.schema import (
     Entity,
     build,
@@ -88,6 +89,8 @@ class KafkaConnection:
         writer: asyncio.StreamWriter,
         broker: KafkaBroker,
         listener: str,
+        *,
+        memory_pool: MemoryPool | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -104,8 +107,10 @@ class KafkaConnection:
         ]
         self._answers = asyncio.Queue(maxsize=_MAX_IN_FLIGHT)
         self._written = asyncio.Event()  # set whenever the writer has nothing left
-        # Bytes of the requests read and not yet answered; the reader waits while above the
-        # bound (``_answered`` is set whenever an answer is written).
+        # Bytes of the requests read and not yet answered (taken from the memory pool, if
+        # any); the reader waits while above the bound (``_answered`` is set whenever an
+        # answer is written).
+        self._memory_pool = memory_pool
         self._unanswered_bytes = 0
         self._answered = asyncio.Event()
         # drain() returns only when the transport holds nothing: one answer in flight.
@@ -151,6 +156,9 @@ class KafkaConnection:
                 elif isinstance(failure, OSError):
                     hung_up = failure  # the reader only saw the writer end
             self._drop_unwritten()
+            if self._memory_pool is not None:
+                self._memory_pool.release(self._unanswered_bytes)
+            self._unanswered_bytes = 0
             if reason is not None:
                 _log.warning(
                     "kafka.connection_closed",
@@ -180,7 +188,6 @@ class KafkaConnection:
             if frame is None:
                 return
             started = time.perf_counter()
-            self._unanswered_bytes += len(frame)
             request, handler = self._decode(frame)
             if handler is None:  # ApiVersions of a version not served
                 unsupported = request.response(
@@ -230,6 +237,9 @@ class KafkaConnection:
             raise _Closed(
                 "invalid request size", size=size, socket_request_max_bytes=self._max_bytes
             )
+        if self._memory_pool is not None:
+            await self._memory_pool.allocate(size)
+        self._unanswered_bytes += size  # given back when answered, or at the close
         try:
             async with asyncio.timeout(self._idle_s):
                 return await self._reader.readexactly(size)
@@ -360,6 +370,8 @@ class KafkaConnection:
                     if isinstance(part, FileRecords):
                         part.close()
         self._unanswered_bytes -= size
+        if self._memory_pool is not None:
+            self._memory_pool.release(size)
         self._answered.set()
         from_follower = request.api_key == 1 and request.body.replica_id >= 0
         self._broker.requests.observe(
