@@ -9,13 +9,10 @@ whole answer (about 20 MB here) in the broker's memory."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import socket
 import struct
-import termios
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import confluent_kafka
 import pytest
@@ -23,8 +20,16 @@ import pytest
 from minikafka.client.admin import NewTopic
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
-from tests.integration.kafka_protocol.raw import RawKafka, encode_request
-from tests.integration.kafka_protocol.test_data_path import _batch, _produce_fields
+from tests.integration.kafka_protocol.raw import (
+    RawKafka,
+    batch,
+    connect_small,
+    encode_request,
+    fetch_fields,
+    produce_fields,
+    rss_mb,
+    unread_bytes,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -35,58 +40,7 @@ _VALUE = bytes(range(256)) * 400  # 100 KiB
 
 def _fetch(correlation_id: int) -> bytes:
     """Fetch v12 of the whole partition, from offset 0, answered at once."""
-    return encode_request(1, 12, _fetch_body(0, 50 << 20), correlation_id)
-
-
-def _fetch_body(offset: int, max_bytes: int) -> dict[str, Any]:
-    return {
-        "replica_id": -1,
-        "max_wait": 0,
-        "min_bytes": 1,
-        "max_bytes": max_bytes,
-        "isolation_level": 0,
-        "session_id": 0,
-        "session_epoch": -1,
-        "topics": [
-            {
-                "topic": TOPIC,
-                "partitions": [
-                    {
-                        "partition": 0,
-                        "current_leader_epoch": -1,
-                        "fetch_offset": offset,
-                        "last_fetched_epoch": -1,
-                        "log_start_offset": -1,
-                        "partition_max_bytes": max_bytes,
-                    }
-                ],
-            }
-        ],
-        "forgotten_topics_data": [],
-        "rack_id": "",
-    }
-
-
-def _rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError(f"no VmRSS for {pid}")
-
-
-def _pending(sock: socket.socket) -> int:
-    """Bytes the broker sent that this socket has not read (SIOCINQ)."""
-    return struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0\0\0\0"))[0]
-
-
-def _connect(address: str, source: str = "127.0.0.1") -> socket.socket:
-    host, port = address.rsplit(":", 1)
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 10)  # little kernel memory
-    sock.bind((source, 0))
-    sock.connect((host, int(port)))
-    return sock
+    return encode_request(1, 12, fetch_fields(TOPIC, 0, 50 << 20), correlation_id)
 
 
 @contextlib.contextmanager
@@ -121,10 +75,10 @@ def _served_quickly(address: str) -> float:
     """Seconds for another client's produce (acks=1) and its fetch of what it produced."""
     started = time.monotonic()
     with RawKafka(address) as raw:
-        produced = raw.call(0, 8, _produce_fields(TOPIC, _batch([b"still served"]), acks=1))
+        produced = raw.call(0, 8, produce_fields(TOPIC, batch([b"still served"]), acks=1))
         [partition] = produced.responses[0].partition_responses
         assert partition.error_code == 0
-        fetch = _fetch_body(partition.base_offset, max_bytes=1 << 16)
+        fetch = fetch_fields(TOPIC, partition.base_offset, 1 << 16)
         [fetched] = raw.call(1, 12, fetch).responses[0].partitions
         assert fetched.error_code == 0 and b"still served" in fetched.records
     return time.monotonic() - started
@@ -139,7 +93,7 @@ def test_connections_that_never_read_their_fetch_answers_keep_memory_bounded(
     pid = broker.process.pid
     # A whole answer read once: the segment's pages cached, the fetch path warm.
     with _sockets() as warm:
-        warm.append(_connect(broker.kafka_address))
+        warm.append(connect_small(broker.kafka_address))
         warm[0].sendall(_fetch(1))
         warm[0].settimeout(20)
         (size,) = struct.unpack(">i", warm[0].recv(4, socket.MSG_WAITALL))
@@ -149,32 +103,32 @@ def test_connections_that_never_read_their_fetch_answers_keep_memory_bounded(
             chunk = warm[0].recv(1 << 20)
             assert chunk
             got += len(chunk)
-    baseline = _rss_mb(pid)
+    baseline = rss_mb(pid)
 
     with _sockets() as hostile:
         for n in range(40):  # one fetch each
-            sock = _connect(broker.kafka_address)
+            sock = connect_small(broker.kafka_address)
             hostile.append(sock)
             sock.sendall(_fetch(n))
         for _ in range(10):  # 20 pipelined fetches each
-            sock = _connect(broker.kafka_address)
+            sock = connect_small(broker.kafka_address)
             hostile.append(sock)
             sock.sendall(b"".join(_fetch(i) for i in range(20)))
         deadline = time.monotonic() + 30
-        while not all(_pending(sock) for sock in hostile):  # every one of them answered
+        while not all(unread_bytes(sock) for sock in hostile):  # every one of them answered
             assert time.monotonic() < deadline, "fetches not answered in 30 s"
             time.sleep(0.2)
         time.sleep(1)
-        loaded = _rss_mb(pid)
+        loaded = rss_mb(pid)
         # Another client is still served while the answers wait.
         assert _served_quickly(broker.kafka_address) < 2.0
     # Today: a few MB for 50 connections; before, about 20 MB each (1 GB).
     assert loaded - baseline < 100, f"RSS {baseline:.0f} MB -> {loaded:.0f} MB"
 
     deadline = time.monotonic() + 20
-    while _rss_mb(pid) - baseline > 50 and time.monotonic() < deadline:
+    while rss_mb(pid) - baseline > 50 and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert _rss_mb(pid) - baseline <= 50, "memory not given back after the clients left"
+    assert rss_mb(pid) - baseline <= 50, "memory not given back after the clients left"
     assert _served_quickly(broker.kafka_address) < 2.0
 
 
@@ -207,22 +161,22 @@ def test_connection_limits_per_address_with_overrides_and_in_all(
     address = cluster.brokers[0].kafka_address
     with _sockets() as held:
         for _ in range(3):
-            held.append(_connect(address))
+            held.append(connect_small(address))
             assert not _refused(held[-1])
-        extra = _connect(address)
+        extra = connect_small(address)
         assert _refused(extra), "a 4th connection from 127.0.0.1 (max.connections.per.ip=3)"
         extra.close()
-        held.append(_connect(address, "127.0.0.2"))
+        held.append(connect_small(address, "127.0.0.2"))
         assert not _refused(held[-1])
-        extra = _connect(address, "127.0.0.2")
+        extra = connect_small(address, "127.0.0.2")
         assert _refused(extra), "a 2nd connection from 127.0.0.2 (its override is 1)"
         extra.close()
-        held.append(_connect(address, "127.0.0.3"))
+        held.append(connect_small(address, "127.0.0.3"))
         assert not _refused(held[-1])  # the 5th in all
-        extra = _connect(address, "127.0.0.3")
+        extra = connect_small(address, "127.0.0.3")
         assert _refused(extra), "a 6th connection in all (max.connections=5)"
         extra.close()
         held.pop(0).close()
         time.sleep(0.5)  # the broker sees the close
-        held.append(_connect(address, "127.0.0.3"))
+        held.append(connect_small(address, "127.0.0.3"))
         assert not _refused(held[-1]), "a slot freed by a close is taken again"
