@@ -67,6 +67,10 @@ _HEADER_MIN = 10  # api_key, api_version, correlation_id, client_id's length
 _MAX_IN_FLIGHT = 100  # requests read ahead of their answers (pipelined produce)
 _MAX_UNANSWERED_BYTES = 8 << 20  # and the bytes of those requests
 _CHUNK = 64 << 10  # records sent by reads when sendfile cannot be used
+# An answer's records up to this many bytes are read into its buffer: one write for a small
+# answer (a consumer at the end of the log) rather than a write and a sendfile per partition,
+# and at most this much per connection.
+_INLINE_BYTES = 64 << 10
 _SIZE = struct.Struct(">i")
 _HEAD = struct.Struct(">hhi")
 
@@ -361,6 +365,8 @@ class KafkaConnection:
         if response is not None:
             try:
                 parts = _frame(request, response)
+            except _Closed:
+                raise
             except Exception as exc:
                 raise _handler_failed(request, exc) from None
             try:
@@ -493,15 +499,23 @@ def _frame(request: registry.Request, response: Entity) -> list[memoryview | Fil
 
 class _FrameWriter:
     """What kio writes an answer to: bytes into a buffer, ``FileRecords`` as parts of their
-    own (kio's records writer writes the length, then hands the value to ``write``)."""
+    own (kio's records writer writes the length, then hands the value to ``write``), or read
+    into the buffer while the answer's records are small."""
 
     def __init__(self) -> None:
         self._parts: list[memoryview | FileRecords] = []
         self._buffer = io.BytesIO()
         self._size = 0
+        self._inlined = 0
 
     def write(self, data: bytes | memoryview | FileRecords) -> int:
         if isinstance(data, FileRecords):
+            if self._inlined + data.size <= _INLINE_BYTES:
+                self._inlined += data.size
+                records = data.read_and_close()
+                if len(records) < data.size:
+                    raise KafkaConnection._records_truncated(data, data.position + len(records))
+                return self._buffer.write(records)
             self._cut()
             self._parts.append(data)
             self._size += data.size

@@ -7,6 +7,7 @@ connections.max.idle.ms without progress)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import struct
 import time
@@ -31,10 +32,11 @@ FETCH = 1
 VERSION = 12
 
 
-def _log(tmp_path: Path) -> Log:
-    """About 3 MiB in one segment: more than the socket buffers take before a read."""
+def _log(tmp_path: Path, batches: int = 300) -> Log:
+    """About 3 MiB in one segment by default: more than the socket buffers take before a
+    read."""
     log = Log(tmp_path / "orders-0", small_config(segment_bytes=64 << 20), time_ms=Clock())
-    for n in range(300):
+    for n in range(batches):
         log.append_as_leader(batch(1, timestamp=T0 + n, tag=n, value_size=10_000), 0)
     return log
 
@@ -97,11 +99,20 @@ def _read_all(client: socket.socket, chunk: int = 256 << 10) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.parametrize("batches", [300, 2], ids=["sent from the file", "small: read in"])
 def test_records_from_the_file_are_framed_as_if_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batches: int
 ) -> None:
-    log = _log(tmp_path)
+    log = _log(tmp_path, batches)
     _fetch_handler(monkeypatch, log)
+    sent: list[int] = []
+    sendfile = os.sendfile
+
+    def counted(out: int, in_fd: int, offset: int | None, count: int) -> int:
+        sent.append(count)
+        return sendfile(out, in_fd, offset, count)
+
+    monkeypatch.setattr(os, "sendfile", counted)
     expected = log.read(0, 64 << 20).records
 
     async def scenario() -> bytes:
@@ -126,6 +137,8 @@ def test_records_from_the_file_are_framed_as_if_read(
     body, _ = read_entity(cls, data[4:], offset)
     (topic,) = body.responses
     assert [p.records for p in topic.partitions] == [expected, expected]
+    # 20 KB of records are copied into the answer's one write; 3 MB go by sendfile.
+    assert bool(sent) == (batches == 300)
     log.close()
 
 
