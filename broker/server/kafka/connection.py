@@ -397,6 +397,9 @@ class KafkaConnection:
 
     async def _drained(self) -> None:
         """Until the transport has handed every byte to the kernel."""
+        if not self._writer.transport.get_write_buffer_size():
+            await self._writer.drain()  # at once (it raises after a reset): no timer to arm
+            return
         try:
             async with asyncio.timeout(self._idle_s):
                 await self._writer.drain()
