@@ -422,7 +422,7 @@ class KafkaConnection:
                 await self._writable(out)
                 continue
             if sent == 0:
-                raise self._records_truncated(records, position)
+                raise _records_truncated(records, position)
             position += sent
 
     async def _copy_file(self, records: FileRecords) -> None:
@@ -430,7 +430,7 @@ class KafkaConnection:
         while offset < records.size:
             chunk = records.read(_CHUNK, offset)
             if not chunk:
-                raise self._records_truncated(records, records.position + offset)
+                raise _records_truncated(records, records.position + offset)
             self._writer.write(chunk)
             offset += len(chunk)
             await self._drained()
@@ -454,13 +454,13 @@ class KafkaConnection:
     def _stalled(self) -> _Closed:
         return _Closed("idle", idle_ms=self._broker.config.connections_max_idle_ms, writing=True)
 
-    @staticmethod
-    def _records_truncated(records: FileRecords, position: int) -> _Closed:
-        # The answer's size counted these bytes: the frame cannot be finished (Kafka's
-        # FileRecords.writeTo fails the same way).
-        return _Closed(
-            "records truncated while sent", position=position, end=records.position + records.size
-        )
+
+def _records_truncated(records: FileRecords, position: int) -> _Closed:
+    """The file ends at ``position``, short of ``records``: the answer's size counted those
+    bytes, so its frame cannot be finished (Kafka's FileRecords.writeTo fails the same way)."""
+    return _Closed(
+        "records truncated while sent", position=position, end=records.position + records.size
+    )
 
 
 def _set_done(future: asyncio.Future[None]) -> None:
@@ -517,7 +517,7 @@ class _FrameWriter:
                 self._inlined += data.size
                 records = data.read_and_close()
                 if len(records) < data.size:
-                    raise KafkaConnection._records_truncated(data, data.position + len(records))
+                    raise _records_truncated(data, data.position + len(records))
                 return self._buffer.write(records)
             self._cut()
             self._parts.append(data)
