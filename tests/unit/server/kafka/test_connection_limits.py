@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.server.kafka import handlers, registry  # noqa: F401  (fills the registry)
+from minikafka.broker.server.kafka.connection import KafkaConnection
 from minikafka.broker.server.kafka.connection_quotas import ConnectionQuotas
 from minikafka.broker.server.kafka.memory_pool import MemoryPool
+from minikafka.broker.server.kafka.schema import Entity
+from tests.integration.kafka_protocol.raw import encode_request, read_frame
+
+DESCRIBE_CLUSTER = 60
 
 
 def _config(**props: str) -> BrokerConfig:
@@ -81,3 +89,62 @@ def test_the_pool_lets_a_request_in_while_any_byte_is_free() -> None:
         return order
 
     assert asyncio.run(scenario()) == ["released 10", "released 60", "third in"]
+
+
+def test_a_spent_pool_stops_other_connections_reading_until_an_answer_frees_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """queued.max.request.bytes across connections: the first request takes the pool (and
+    more), so the second connection does not read its request until the first is answered."""
+    handled: list[int] = []
+
+    async def scenario() -> None:
+        release = asyncio.Event()
+
+        async def describe_cluster(request: registry.Request, broker: Any) -> Entity | None:
+            handled.append(request.correlation_id)
+            if request.correlation_id == 1:
+                await release.wait()
+            return request.response({})
+
+        monkeypatch.setitem(
+            registry.HANDLERS,
+            DESCRIBE_CLUSTER,
+            registry.Handler(DESCRIBE_CLUSTER, "describe_cluster", 0, 1, describe_cluster),
+        )
+        broker: Any = SimpleNamespace(
+            config=SimpleNamespace(
+                socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000
+            ),
+            requests=SimpleNamespace(observe=lambda *args: None),
+        )
+        pool = MemoryPool(10)  # less than one request
+        served: list[asyncio.Future[None]] = []
+
+        def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            connection = KafkaConnection(reader, writer, broker, "CLIENT", memory_pool=pool)
+            served.append(asyncio.ensure_future(connection.serve()))
+
+        server = await asyncio.start_server(accept, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        first = socket.create_connection(("127.0.0.1", port))
+        second = socket.create_connection(("127.0.0.1", port))
+        try:
+            first.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=1))
+            await asyncio.sleep(0.2)
+            second.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=2))
+            await asyncio.sleep(0.3)
+            assert handled == [1] and pool.available < 0
+            release.set()
+            await asyncio.to_thread(read_frame, first)
+            await asyncio.to_thread(read_frame, second)
+            assert handled == [1, 2]
+        finally:
+            first.close()
+            second.close()
+            await asyncio.wait_for(asyncio.gather(*served), 5)
+            server.close()
+            await server.wait_closed()
+        assert pool.available == 10  # every request's bytes back once its connection closed
+
+    asyncio.run(scenario())
