@@ -124,6 +124,8 @@ _LEFTOVER_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, _TMP_SUFFIX, SWAP_SUFFIX)
 
 _log = structlog.get_logger(__name__)
 
+_CHECK_CHUNK = 1 << 20  # records left in a file are checked this much at a time
+
 _generations = itertools.count(1)  # Log.generation: unique across the logs of the process
 
 
@@ -134,6 +136,48 @@ def _wall_clock_ms() -> int:
 def _starts_with_records(data: bytes | FileRecords) -> bool:
     head = data.read(HEADER_SIZE) if isinstance(data, FileRecords) else data
     return read_header(head).record_count > 0
+
+
+def _valid_prefix(data: bytes, expected: int = -1) -> tuple[int, str | None, int]:
+    """How many bytes of ``data`` are valid batches, why the next one is not (None: all are),
+    and the offset the next batch must start at or above (``expected``: the one before's)."""
+    position = 0
+    while position < len(data):
+        try:
+            header = validate_batch(data, position)
+            if header.base_offset < expected:
+                raise CorruptRecordError(
+                    f"batch has base offset {header.base_offset}, below the previous "
+                    f"batch's next offset {expected}"
+                )
+        except (CorruptRecordError, InvalidRecordError) as exc:
+            return position, exc.message, expected
+        expected = header.next_offset
+        position += header.size
+    return position, None, expected
+
+
+def _valid_file_prefix(records: FileRecords) -> tuple[int, str | None]:
+    """``_valid_prefix`` of records left in their file, read a chunk of whole batches at a
+    time (a batch larger than the chunk on its own)."""
+    position = 0
+    expected = -1
+    while position < records.size:
+        chunk = records.read(_CHECK_CHUNK, position)
+        if not chunk:
+            return position, f"the file ends {records.size - position} bytes early"
+        whole = 0
+        for relative, header in iter_batch_headers(chunk):
+            whole = relative + header.size
+        if whole:
+            chunk = chunk[:whole]
+        elif len(chunk) >= HEADER_SIZE and read_header(chunk).size > len(chunk):
+            chunk = records.read(read_header(chunk).size, position)  # one large batch
+        valid, error, expected = _valid_prefix(chunk, expected)
+        position += valid
+        if error is not None:
+            return position, error
+    return position, None
 
 
 def _holds_records(data: bytes) -> bool:
@@ -929,8 +973,8 @@ class Log:
         offset is >= it is returned. With ``min_one_message`` the first batch comes back even
         when larger than ``max_bytes``. OffsetOutOfRangeError when ``fetch_offset`` is below
         the log start offset or above the LEO. With ``file_records`` the batches may come
-        back left in their file (``FileRecords``, for sendfile); those of a segment recovery
-        did not re-validate, and runs of batches the cleaner emptied, are read and checked.
+        back left in their file (``FileRecords``, for sendfile), those of a segment recovery
+        did not re-validate checked first; a run of batches the cleaner emptied is read.
         """
         self._check_open()
         if fetch_offset < self._log_start_offset or fetch_offset > self._leo:
@@ -957,7 +1001,7 @@ class Log:
                 max_bytes - size,
                 max_position,
                 min_one_message and not collected,
-                file_records=file_records and segment.verified and not collected,
+                file_records=file_records and not collected,
             )
             index += 1
             if info is None:
@@ -989,27 +1033,22 @@ class Log:
     def _checked(self, segment: LogSegment, info: FetchDataInfo) -> FetchDataInfo:
         """The batches read from a segment recovery did not re-validate (one below the
         recovery point), cut before the first that fails validation; CorruptRecordError
-        (CORRUPT_MESSAGE) when that is the first one, so the reader stops at the damage."""
+        (CORRUPT_MESSAGE) when that is the first one, so the reader stops at the damage.
+        Records left in the file are read to be checked, ``_CHECK_CHUNK`` bytes at a time."""
         data = info.records
-        if isinstance(data, FileRecords):  # (never: an unverified segment's are read)
-            raise TypeError(f"unread records from unverified segment {segment.path}")
-        position = 0
-        expected = -1
-        while position < len(data):
-            try:
-                header = validate_batch(data, position)
-                if header.base_offset < expected:
-                    raise CorruptRecordError(
-                        f"batch has base offset {header.base_offset}, below the previous "
-                        f"batch's next offset {expected}"
-                    )
-            except (CorruptRecordError, InvalidRecordError) as exc:
-                if position > 0:
-                    return info._replace(records=data[:position])
-                raise self._corrupt(segment, info.fetch_offset, exc.message) from exc
-            expected = header.next_offset
-            position += header.size
-        return info
+        if isinstance(data, FileRecords):
+            valid, error = _valid_file_prefix(data)
+        else:
+            valid, error, _ = _valid_prefix(data)
+        if error is None:
+            return info
+        if valid > 0:
+            return info._replace(
+                records=data.cut(valid) if isinstance(data, FileRecords) else data[:valid]
+            )
+        if isinstance(data, FileRecords):
+            data.close()
+        raise self._corrupt(segment, info.fetch_offset, error)
 
     def _corrupt(self, segment: LogSegment, fetch_offset: int, error: str) -> KafkaError:
         _log.error(

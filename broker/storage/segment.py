@@ -129,6 +129,11 @@ class FileRecords:
             got += len(more)
         return b"".join(parts)
 
+    def cut(self, size: int) -> FileRecords:
+        """These records, the first ``size`` bytes only (no other descriptor)."""
+        self.size = min(size, self.size)
+        return self
+
     def read_and_close(self) -> bytes:
         try:
             return self.read()

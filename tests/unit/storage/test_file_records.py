@@ -9,10 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from minikafka.broker.storage.cleaner import CleanerConfig, LogCleaner, clean_log
 from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.segment import FileRecords, LogSegment
-from minikafka.proto.records import validate_batches
-from tests.unit.storage.helpers import T0, Clock, batch, small_config
+from minikafka.proto.errors import CorruptRecordError
+from minikafka.proto.records import encode_batch, iter_batch_headers, validate_batches
+from tests.unit.storage.helpers import T0, Clock, batch, segment_files, small_config
+from tests.unit.storage.test_recovery import locate, reopen, written_log
+from tests.unit.storage.test_recovery_point import flip
 
 
 def _log(tmp_path: Path, batches: int = 40) -> Log:
@@ -48,6 +52,25 @@ def test_the_same_batches_as_a_read(tmp_path: Path, max_bytes: int, min_one_mess
             assert isinstance(left.records, FileRecords)
             assert len(left.records) == len(read.records)
             assert left.records.read_and_close() == read.records
+
+
+def test_a_cleaned_log_reads_the_same(tmp_path: Path) -> None:
+    """Batches the cleaner emptied, which a read steps over into the next segment: the same
+    bytes either way."""
+    clock = Clock()
+    log = Log(tmp_path / "t-0", small_config(cleanup_policy=frozenset({"compact"})), time_ms=clock)
+    cleaner = LogCleaner(CleanerConfig(), time_ms=clock)
+    for _ in range(3):
+        for i in range(60):
+            log.append_as_leader(encode_batch([(T0, b"k%d" % (i % 3), b"v" * 30, ())]), 1)
+        log.roll()
+        clean_log(cleaner, log, force=True)
+    assert any(h.record_count == 0 for _, h in iter_batch_headers(log.read(0, 1 << 20).records))
+    for fetch_offset in range(log.log_start_offset, log.log_end_offset):
+        for max_bytes in (1, 200, 1 << 20):
+            read = log.read(fetch_offset, max_bytes)
+            left = log.read(fetch_offset, max_bytes, file_records=True)
+            assert _bytes_of(left.records) == read.records
 
 
 def test_readable_after_the_segment_is_deleted(tmp_path: Path) -> None:
@@ -96,3 +119,40 @@ def test_out_of_descriptors_reads_instead(tmp_path: Path, monkeypatch: pytest.Mo
     assert info is not None and info.records == b"".join(written)
     monkeypatch.undo()
     segment.close()
+
+
+def _bytes_of(records: bytes | FileRecords) -> bytes:
+    return records.read_and_close() if isinstance(records, FileRecords) else records
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "batch length"])
+def test_segments_recovery_did_not_check_are_checked_and_left_in_the_file(
+    tmp_path: Path, damage: str
+) -> None:
+    """After a restart the segments below the recovery point are unverified: their records
+    are still left in the file (a restarted broker must not read every answer into memory),
+    after the same check a read makes: the same cut before the damage, the same refusal at it."""
+    directory, _ = written_log(tmp_path)
+    segments = segment_files(directory)
+    path, position = locate(directory, 3)
+    if damage == "flipped byte":
+        flip(path, position + 70)
+    else:
+        data = bytearray(path.read_bytes())
+        data[position + 8 : position + 12] = (1 << 30).to_bytes(4, "big")
+        path.write_bytes(bytes(data))
+    log = reopen(directory, recovery_point=int(segments[2].name[:20]))
+    assert not log.segments[0].verified
+    for fetch_offset in (0, 3, 6, 40, 87):
+        for max_bytes in (1, 1 << 20):
+            try:
+                expected: bytes | type[Exception] = log.read(fetch_offset, max_bytes).records
+            except CorruptRecordError:
+                expected = CorruptRecordError
+            try:
+                left = log.read(fetch_offset, max_bytes, file_records=True).records
+            except CorruptRecordError:
+                assert expected is CorruptRecordError
+                continue
+            assert isinstance(left, FileRecords) or not left
+            assert _bytes_of(left) == expected
