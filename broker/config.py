@@ -51,6 +51,15 @@ Keys, with Kafka's names and defaults::
                                                only when stale or by a follower's; a constant
                                                in Kafka, a key here so tests can shorten it)
     socket.request.max.bytes                   104857600
+    queued.max.request.bytes                   -1 (unbounded): bytes of requests read and not
+                                               yet handled, all Kafka connections together;
+                                               when set, at least socket.request.max.bytes
+    max.connections                            2147483647: Kafka connections at once (a new one
+                                               waits in the listen backlog for a slot; those on
+                                               inter.broker.listener.name are not counted)
+    max.connections.per.ip                     2147483647: Kafka connections from one address
+                                               (more are closed at once); 0 only with overrides
+    max.connections.per.ip.overrides           empty: host:count,... (an address or host name)
     replica.socket.timeout.ms                  30000
     replica.high.watermark.checkpoint.interval.ms  5000
     request.timeout.ms                         30000
@@ -127,6 +136,7 @@ from minikafka.proto.common import EndPoint
 from minikafka.proto.errors import InvalidConfigError
 from minikafka.proto.topic_config import (
     BROKER_TOPIC_KEYS,
+    INT_MAX,
     TOPIC_KEY_SYNONYMS,
     TOPIC_KEY_TYPES,
     ConfigKey,
@@ -196,6 +206,10 @@ class BrokerConfig:
     kafka_advertised_listeners: tuple[EndPoint, ...] = ()
     socket_request_max_bytes: int = 104_857_600
     connections_max_idle_ms: int = 600_000
+    queued_max_request_bytes: int = -1  # <= 0: unbounded
+    max_connections: int = INT_MAX
+    max_connections_per_ip: int = INT_MAX
+    max_connections_per_ip_overrides: Mapping[str, int] = field(default_factory=dict, hash=False)
     broker_rack: str | None = None
     metrics_listener: str = ""  # http://host:port, see parse_metrics_listener
     log_dirs: tuple[Path, ...] = (Path("/tmp/kafka-logs"),)
@@ -276,6 +290,11 @@ class BrokerConfig:
             MappingProxyType(dict(self.listener_security_protocol_map)),
         )
         self._set("unknown", MappingProxyType(dict(self.unknown)))
+        self._set(
+            "max_connections_per_ip_overrides",
+            MappingProxyType(dict(self.max_connections_per_ip_overrides)),
+        )
+        self._check_connection_limits()
         self._set("listeners", self._resolve_listeners("listeners", self.listeners))
         advertised = _with_hostname(self.advertised_listeners or self.listeners)
         self._set(
@@ -427,6 +446,21 @@ class BrokerConfig:
                 "a Kafka listener carries replication only; set control.plane.listener.name to "
                 "a gRPC listener in advertised.listeners for the controller's requests "
                 f"({', '.join(sorted(grpc_names))})"
+            )
+
+    def _check_connection_limits(self) -> None:
+        # Kafka's rules: the request pool holds at least one request of the largest size, and
+        # a per-address limit of 0 makes sense only with addresses allowed more.
+        queued = self.queued_max_request_bytes
+        if 0 < queued < self.socket_request_max_bytes:
+            raise InvalidConfigError(
+                f"invalid value {queued} for configuration queued.max.request.bytes: must be "
+                f"at least socket.request.max.bytes ({self.socket_request_max_bytes}) or -1"
+            )
+        if self.max_connections_per_ip == 0 and not self.max_connections_per_ip_overrides:
+            raise InvalidConfigError(
+                "invalid value 0 for configuration max.connections.per.ip: 0 only when "
+                "max.connections.per.ip.overrides is set"
             )
 
     def _check_replica_fetch_timing(self) -> None:
@@ -739,6 +773,27 @@ def _protocol_map(key: str, raw: str) -> Mapping[str, str]:
     return MappingProxyType(result)
 
 
+def _connection_overrides(key: str, raw: str) -> Mapping[str, int]:
+    """``host:count,...`` (Kafka's max.connections.per.ip.overrides): an IPv4 or IPv6 address
+    or a host name, then a count >= 0."""
+    result: dict[str, int] = {}
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        host, sep, count = item.rpartition(":")
+        host = host.strip().strip("[]")
+        if not sep or not _HOST_PATTERN.fullmatch(host) or not count.strip().isdigit():
+            raise InvalidConfigError(
+                f"invalid value {raw!r} for configuration {key}: {item!r} is not of the form "
+                "host:count"
+            )
+        result[host.lower()] = min(int(count), INT_MAX)
+    return MappingProxyType(result)
+
+
+_HOST_PATTERN = re.compile(r"[0-9A-Za-z.:_-]+")
+
+
 def _upper(key: str, raw: str) -> str:
     return raw.strip().upper()
 
@@ -783,6 +838,14 @@ _SPECS: tuple[ConfigKey, ...] = (
     _spec("kafka.advertised.listeners", "kafka_advertised_listeners", _endpoints),
     _spec("socket.request.max.bytes", "socket_request_max_bytes", _INT, minimum=1),
     _spec("connections.max.idle.ms", "connections_max_idle_ms", _LONG, minimum=1),
+    _spec("queued.max.request.bytes", "queued_max_request_bytes", _LONG),
+    _spec("max.connections", "max_connections", _INT, minimum=0),
+    _spec("max.connections.per.ip", "max_connections_per_ip", _INT, minimum=0),
+    _spec(
+        "max.connections.per.ip.overrides",
+        "max_connections_per_ip_overrides",
+        _connection_overrides,
+    ),
     _spec("broker.rack", "broker_rack", _optional_string),
     _spec("metrics.listener", "metrics_listener", _metrics_listener),
     _spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),

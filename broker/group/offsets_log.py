@@ -48,4 +48,6 @@ class ReplicaManagerOffsetsLog:
         end = log.log_end_offset
         if offset >= end:
             return b"", end
-        return log.read(offset, max_bytes, None, True).records, end
+        records = log.read(offset, max_bytes, None, True).records
+        assert isinstance(records, bytes)  # read out: file_records was not asked for
+        return records, end

@@ -63,6 +63,7 @@ from minikafka.broker.replication.requests import (
     OffsetsForLeaderEpochRequest,
 )
 from minikafka.broker.storage.log import UnexpectedAppendOffsetError
+from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
@@ -682,6 +683,8 @@ class ReplicaFetcher(AbstractFetcher):
                 state.fetch_offset,
             )
         records = data.records
+        if isinstance(records, FileRecords):  # (a leader endpoint sends bytes: never today)
+            records = records.read_and_close()
         if records:
             try:
                 partition.append_records_as_follower(records)

@@ -85,6 +85,7 @@ from minikafka.broker.replication.requests import (
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
     EpochEndOffset,
+    FetchedRecords,
     FetchPartition,
     FetchPartitionResult,
     FetchRequest,
@@ -937,7 +938,9 @@ class ReplicaManager:
         latest: list[_FetchRead] = []
 
         def read(partitions: Sequence[FetchPartition]) -> _FetchRead:
-            current = self._read(partitions, request.replica_id, request.max_bytes)
+            current = self._read(
+                partitions, request.replica_id, request.max_bytes, request.file_records
+            )
             if context is not None:
                 self.fetch_sessions.stats.partitions_read += len(partitions)
                 context.after_read(current.responses, current.unsettled)
@@ -1051,7 +1054,11 @@ class ReplicaManager:
         return None
 
     def _read(
-        self, requested: Sequence[FetchPartition], replica_id: int, max_bytes: int
+        self,
+        requested: Sequence[FetchPartition],
+        replica_id: int,
+        max_bytes: int,
+        file_records: bool = False,
     ) -> _FetchRead:
         from_follower = replica_id >= 0
         # As Kafka: the answer is capped by replica.fetch.response.max.bytes for a follower and
@@ -1079,7 +1086,7 @@ class ReplicaManager:
                 high_watermark = partition.high_watermark
                 log_start_offset = log.log_start_offset
                 diverging = self._diverging_epoch(partition, fp) if from_follower else None
-                records = b""
+                records: FetchedRecords = b""
                 if diverging is None:
                     limit = (
                         fp.partition_max_bytes
@@ -1091,6 +1098,7 @@ class ReplicaManager:
                         min(limit, remaining),
                         None if from_follower else high_watermark,
                         min_one_message,
+                        file_records=file_records,
                     ).records
                     if records:
                         min_one_message = False

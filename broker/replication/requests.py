@@ -9,8 +9,10 @@ The controller's LeaderAndIsr and StopReplica are values here too; the gRPC Cont
 adapts them (broker/server/grpc_adapters.py), as it does the data path's.
 
 Records are ``bytes`` (or a ``memoryview`` of them) exactly as they came off a socket or out of
-a segment: nothing here decodes or copies them. Offsets and epochs use Kafka's sentinels: -1 for
-"none" or "unknown". Error codes are Kafka's (``ErrorCode``), 0 for none.
+a segment: nothing here decodes or copies them. A fetch that asks for ``file_records`` may get
+them left in their segment file instead (``FileRecords``, broker/storage/segment.py). Offsets
+and epochs use Kafka's sentinels: -1 for "none" or "unknown". Error codes are Kafka's
+(``ErrorCode``), 0 for none.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "FetchPartition",
     "FetchPartitionResult",
     "FetchRequest",
+    "FetchedRecords",
     "InitProducerIdRequest",
     "InitProducerIdResult",
     "LeaderAndIsrPartitionState",
@@ -54,6 +58,7 @@ __all__ = [
 ]
 
 Records = bytes | memoryview
+FetchedRecords = Records | FileRecords
 
 
 class _RequestTopic(Protocol):
@@ -160,6 +165,9 @@ class FetchRequest:
     session_id: int = 0
     session_epoch: int = -1
     forgotten: Sequence[TopicPartition] = ()
+    # Records may be left in their segment files (FileRecords) for a front door that sends
+    # them with sendfile; the holder of the answer closes them.
+    file_records: bool = False
     # The follower's broker epoch (KIP-903): carried by the gRPC Fetch; Kafka's Fetch has it
     # from v15 only. No leader checks it yet.
     replica_epoch: int = -1
@@ -178,7 +186,7 @@ class FetchPartitionResult:
     high_watermark: int = -1
     last_stable_offset: int = -1  # no transactions: the high watermark
     log_start_offset: int = -1
-    records: Records = b""
+    records: FetchedRecords = b""
     diverging_epoch: tuple[int, int] | None = None
 
 

@@ -64,7 +64,12 @@ from minikafka.broker.storage.epoch_cache import (
     LeaderEpochFileCache,
 )
 from minikafka.broker.storage.index import NO_TIMESTAMP
-from minikafka.broker.storage.segment import FetchDataInfo, LogSegment, TimestampAndOffset
+from minikafka.broker.storage.segment import (
+    FetchDataInfo,
+    FileRecords,
+    LogSegment,
+    TimestampAndOffset,
+)
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     CorruptRecordError,
@@ -84,6 +89,7 @@ from minikafka.proto.log_files import (
     parse_partition_dir,
 )
 from minikafka.proto.records import (
+    HEADER_SIZE,
     BatchHeader,
     assign_offsets,
     decode_batch,
@@ -98,6 +104,7 @@ __all__ = [
     "LATEST_TIMESTAMP",
     "MAX_TIMESTAMP",
     "FetchDataInfo",
+    "FileRecords",
     "Log",
     "LogAppendInfo",
     "LogHooks",
@@ -120,6 +127,8 @@ _LEFTOVER_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, _TMP_SUFFIX, SWAP_SUFFIX)
 
 _log = structlog.get_logger(__name__)
 
+_CHECK_CHUNK = 1 << 20  # records left in a file are checked this much at a time
+
 _generations = itertools.count(1)  # Log.generation: unique across the logs of the process
 
 
@@ -127,8 +136,51 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _starts_with_records(data: bytes) -> bool:
-    return read_header(data).record_count > 0
+def _starts_with_records(data: bytes | FileRecords) -> bool:
+    head = data.read(HEADER_SIZE) if isinstance(data, FileRecords) else data
+    return read_header(head).record_count > 0
+
+
+def _valid_prefix(data: bytes, expected: int = -1) -> tuple[int, str | None, int]:
+    """How many bytes of ``data`` are valid batches, why the next one is not (None: all are),
+    and the offset the next batch must start at or above (``expected``: the one before's)."""
+    position = 0
+    while position < len(data):
+        try:
+            header = validate_batch(data, position)
+            if header.base_offset < expected:
+                raise CorruptRecordError(
+                    f"batch has base offset {header.base_offset}, below the previous "
+                    f"batch's next offset {expected}"
+                )
+        except (CorruptRecordError, InvalidRecordError) as exc:
+            return position, exc.message, expected
+        expected = header.next_offset
+        position += header.size
+    return position, None, expected
+
+
+def _valid_file_prefix(records: FileRecords) -> tuple[int, str | None]:
+    """``_valid_prefix`` of records left in their file, read a chunk of whole batches at a
+    time (a batch larger than the chunk on its own)."""
+    position = 0
+    expected = -1
+    while position < records.size:
+        chunk = records.read(_CHECK_CHUNK, position)
+        if not chunk:
+            return position, f"the file ends {records.size - position} bytes early"
+        whole = 0
+        for relative, header in iter_batch_headers(chunk):
+            whole = relative + header.size
+        if whole:
+            chunk = chunk[:whole]
+        elif len(chunk) >= HEADER_SIZE and read_header(chunk).size > len(chunk):
+            chunk = records.read(read_header(chunk).size, position)  # one large batch
+        valid, error, expected = _valid_prefix(chunk, expected)
+        position += valid
+        if error is not None:
+            return position, error
+    return position, None
 
 
 def _holds_records(data: bytes) -> bool:
@@ -938,13 +990,17 @@ class Log:
         max_bytes: int,
         max_offset: int | None = None,
         min_one_message: bool = True,
+        *,
+        file_records: bool = False,
     ) -> FetchDataInfo:
         """Whole batches from the one holding ``fetch_offset``, up to ``max_bytes``.
 
         ``max_offset`` is an exclusive bound such as the high watermark: no batch whose base
         offset is >= it is returned. With ``min_one_message`` the first batch comes back even
         when larger than ``max_bytes``. OffsetOutOfRangeError when ``fetch_offset`` is below
-        the log start offset or above the LEO.
+        the log start offset or above the LEO. With ``file_records`` the batches may come
+        back left in their file (``FileRecords``, for sendfile), those of a segment recovery
+        did not re-validate checked first; a run of batches the cleaner emptied is read.
         """
         self._check_open()
         if fetch_offset < self._log_start_offset or fetch_offset > self._leo:
@@ -967,7 +1023,11 @@ class Log:
                 None if upper >= segment_end else segment.position_of_first_batch_from(upper)
             )
             info = segment.read(
-                fetch_offset, max_bytes - size, max_position, min_one_message and not collected
+                fetch_offset,
+                max_bytes - size,
+                max_position,
+                min_one_message and not collected,
+                file_records=file_records and not collected,
             )
             index += 1
             if info is None:
@@ -985,9 +1045,12 @@ class Log:
                 return info
             if not info.records:
                 break
-            collected.append(info.records)
-            size += len(info.records)
-            if _holds_records(info.records) or size >= max_bytes:
+            records = info.records
+            if isinstance(records, FileRecords):  # its first batch is empty: read them
+                records = records.read_and_close()
+            collected.append(records)
+            size += len(records)
+            if _holds_records(records) or size >= max_bytes:
                 break
             # Only batches the cleaner emptied: go on, so that the reader gets to the next
             # record rather than a response it cannot move past.
@@ -996,25 +1059,22 @@ class Log:
     def _checked(self, segment: LogSegment, info: FetchDataInfo) -> FetchDataInfo:
         """The batches read from a segment recovery did not re-validate (one below the
         recovery point), cut before the first that fails validation; CorruptRecordError
-        (CORRUPT_MESSAGE) when that is the first one, so the reader stops at the damage."""
+        (CORRUPT_MESSAGE) when that is the first one, so the reader stops at the damage.
+        Records left in the file are read to be checked, ``_CHECK_CHUNK`` bytes at a time."""
         data = info.records
-        position = 0
-        expected = -1
-        while position < len(data):
-            try:
-                header = validate_batch(data, position)
-                if header.base_offset < expected:
-                    raise CorruptRecordError(
-                        f"batch has base offset {header.base_offset}, below the previous "
-                        f"batch's next offset {expected}"
-                    )
-            except (CorruptRecordError, InvalidRecordError) as exc:
-                if position > 0:
-                    return info._replace(records=data[:position])
-                raise self._corrupt(segment, info.fetch_offset, exc.message) from exc
-            expected = header.next_offset
-            position += header.size
-        return info
+        if isinstance(data, FileRecords):
+            valid, error = _valid_file_prefix(data)
+        else:
+            valid, error, _ = _valid_prefix(data)
+        if error is None:
+            return info
+        if valid > 0:
+            return info._replace(
+                records=data.cut(valid) if isinstance(data, FileRecords) else data[:valid]
+            )
+        if isinstance(data, FileRecords):
+            data.close()
+        raise self._corrupt(segment, info.fetch_offset, error)
 
     def _corrupt(self, segment: LogSegment, fetch_offset: int, error: str) -> KafkaError:
         _log.error(

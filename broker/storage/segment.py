@@ -14,7 +14,9 @@ reached) if that timestamp grew. Recovery rebuilds both indexes with the same ru
 index equals the one appending wrote.
 
 Reads are ``os.pread`` slices of the ``.log`` file starting at a batch boundary; no record is
-decoded except when searching by timestamp.
+decoded except when searching by timestamp. A read can also leave the batches in the file
+(``FileRecords``: a file descriptor of its own, a position and a size) for a front door that
+sends them with sendfile(2), as Kafka's FileRecords.slice.
 
 Not thread-safe: owned by its ``Log``, which is owned by the broker's event loop (one caller at a
 time).
@@ -23,6 +25,7 @@ time).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -50,6 +53,7 @@ from minikafka.proto.records import (
 __all__ = [
     "BatchLocation",
     "FetchDataInfo",
+    "FileRecords",
     "LogSegment",
     "RecoveryResult",
     "TimestampAndOffset",
@@ -75,15 +79,75 @@ def _read_index_file(path: Path) -> bytes | None:
         os.close(fd)
 
 
+class FileRecords:
+    """Whole batches left in a segment's ``.log``: ``size`` bytes from ``position`` of ``fd``.
+
+    ``fd`` is a descriptor of its own (a dup), so the bytes stay readable when the segment is
+    closed, deleted or swapped by the cleaner before they are sent: an unlinked file lives on
+    while a descriptor holds it, as Kafka's deleted segments do until file.delete.delay.ms.
+    Only a truncation of the file (a leader that became a follower cuts uncommitted batches) can
+    take bytes from under it; a sender then finds the file short and must give up the answer.
+    The holder closes it (``close``; a collected one closes itself). Not thread-safe: owned by
+    the event loop that read it.
+    """
+
+    __slots__ = ("fd", "position", "size")
+
+    def __init__(self, fd: int, position: int, size: int) -> None:
+        self.fd = fd
+        self.position = position
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"FileRecords(fd={self.fd}, position={self.position}, size={self.size})"
+
+    def read(self, size: int | None = None, offset: int = 0) -> bytes:
+        """``size`` bytes (all by default) from ``offset`` into the slice; fewer when the file
+        was truncated meanwhile."""
+        want = self.size - offset if size is None else min(size, self.size - offset)
+        parts: list[bytes] = []
+        got = 0
+        while got < want:
+            more = os.pread(self.fd, want - got, self.position + offset + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+
+    def cut(self, size: int) -> FileRecords:
+        """These records, the first ``size`` bytes only (no other descriptor)."""
+        self.size = min(size, self.size)
+        return self
+
+    def read_and_close(self) -> bytes:
+        try:
+            return self.read()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __del__(self) -> None:
+        self.close()
+
+
 class FetchDataInfo(NamedTuple):
     """What a read returns: raw batches starting at the batch that holds ``fetch_offset``.
 
-    ``records`` holds whole batches only. ``first_entry_incomplete`` is True when the first
-    batch did not fit in the size limit (with ``min_one_message`` off), so nothing was returned.
+    ``records`` holds whole batches only, read (bytes) or left in the file (``FileRecords``,
+    when the read asked for them). ``first_entry_incomplete`` is True when the first batch did
+    not fit in the size limit (with ``min_one_message`` off), so nothing was returned.
     """
 
     fetch_offset: int
-    records: bytes
+    records: bytes | FileRecords
     first_entry_incomplete: bool = False
 
 
@@ -475,13 +539,16 @@ class LogSegment:
         max_size: int,
         max_position: int | None = None,
         min_one_message: bool = True,
+        *,
+        file_records: bool = False,
     ) -> FetchDataInfo | None:
         """Whole batches from the one holding ``start_offset``, at most ``max_size`` bytes and
         ending at or before ``max_position``; None when ``start_offset`` is past the end.
 
         With ``min_one_message`` the first batch is returned even if larger than ``max_size``
         (never past ``max_position``). Unlike Kafka, a batch cut by the size limit is dropped
-        rather than returned partial: no reader can use a partial batch.
+        rather than returned partial: no reader can use a partial batch. With ``file_records``
+        the batches stay in the file (``FileRecords``) unless no descriptor is left for them.
         """
         if max_size < 0:
             raise ValueError(f"invalid max size {max_size} for a read from {self.path}")
@@ -496,6 +563,8 @@ class LogSegment:
         incomplete = adjusted < first_size
         if fetch_size <= 0:
             return FetchDataInfo(start_offset, b"", incomplete)
+        if file_records:
+            return FetchDataInfo(start_offset, self._slice(start, fetch_size, limit), incomplete)
         data = self._pread(fetch_size, start)
         if start + fetch_size < limit:
             # Cut by the size limit, so the slice may end inside a batch.
@@ -504,6 +573,27 @@ class LogSegment:
                 whole = relative + header.batch_length + LOG_OVERHEAD
             data = data[:whole]
         return FetchDataInfo(start_offset, data, incomplete)
+
+    def _slice(self, start: int, fetch_size: int, limit: int) -> FileRecords | bytes:
+        """The whole batches of ``[start, start + fetch_size)`` left in the file; read when
+        there are none or the process is out of descriptors (a busy broker must not take that
+        for a failing disk)."""
+        end = start + fetch_size
+        if end < limit:
+            # Cut by the size limit: end after the last whole batch, found by its headers.
+            whole = start
+            for location in self.iter_batches(start, end):
+                whole = location.position + location.header.batch_length + LOG_OVERHEAD
+            end = whole
+        if end == start:
+            return b""
+        try:
+            fd = os.dup(self._file)
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):
+                return self._pread(end - start, start)
+            raise
+        return FileRecords(fd, start, end - start)
 
     def find_offset_by_timestamp(
         self, timestamp: int, starting_offset: int

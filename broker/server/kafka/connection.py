@@ -15,6 +15,16 @@ is one log line saying why: a warning when the client broke the protocol or idle
 when it hung up mid-request (a reset is normal: no traceback, as Kafka's Selector); a handler's
 own exception is ``kafka.handler_failed`` with its traceback. Nothing here touches stored data.
 
+Memory, as Kafka bounds it by muting a channel while its answer is in flight: an answer goes to
+the transport only when the one before it is wholly in the kernel (write-buffer limit 0), so a
+client that never reads holds at most one answer's bytes here; a fetch answer's records are not
+among them: they stay in the segment files (``FileRecords``) and go from the page cache to the
+socket with sendfile(2) behind the answer's other bytes, framed in Python with the records'
+sizes counted (a transport without a raw socket gets them in ``_CHUNK`` reads). Requests are
+read ahead of their answers (pipelined produce) only while those waiting hold less than
+``_MAX_UNANSWERED_BYTES``; a request always gets in when none waits. A write that makes no
+progress for ``connections.max.idle.ms`` closes the connection, as Kafka's idle expiry does.
+
 Runs on the broker's event loop; one reader and one writer task per connection.
 """
 
@@ -24,6 +34,7 @@ import asyncio
 import contextlib
 import inspect
 import io
+import os
 import struct
 import time
 from collections.abc import Awaitable
@@ -32,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from minikafka.broker.server.kafka import registry
+from minikafka.broker.server.kafka.memory_pool import MemoryPool
 from minikafka.broker.server.kafka.schema import (
     Entity,
     build,
@@ -40,6 +52,7 @@ from minikafka.broker.server.kafka.schema import (
     write_entity,
 )
 from minikafka.broker.server.metrics import kafka_request_name
+from minikafka.broker.storage.segment import FileRecords
 
 if TYPE_CHECKING:
     from minikafka.broker.server.kafka.broker import KafkaBroker
@@ -52,6 +65,12 @@ API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
 _HEADER_MIN = 10  # api_key, api_version, correlation_id, client_id's length
 _MAX_IN_FLIGHT = 100  # requests read ahead of their answers (pipelined produce)
+_MAX_UNANSWERED_BYTES = 8 << 20  # and the bytes of those requests
+_CHUNK = 64 << 10  # records sent by reads when sendfile cannot be used
+# An answer's records up to this many bytes are read into its buffer: one write for a small
+# answer (a consumer at the end of the log) rather than a write and a sendfile per partition,
+# and at most this much per connection.
+_INLINE_BYTES = 64 << 10
 _SIZE = struct.Struct(">i")
 _HEAD = struct.Struct(">hhi")
 
@@ -74,6 +93,8 @@ class KafkaConnection:
         writer: asyncio.StreamWriter,
         broker: KafkaBroker,
         listener: str,
+        *,
+        memory_pool: MemoryPool | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -86,10 +107,18 @@ class KafkaConnection:
         # Answers to come, in request order, with when each request was read (for the request
         # metrics); None ends the writer.
         self._answers: asyncio.Queue[
-            tuple[registry.Request, Awaitable[Entity | None], float] | None
+            tuple[registry.Request, Awaitable[Entity | None], float, int] | None
         ]
         self._answers = asyncio.Queue(maxsize=_MAX_IN_FLIGHT)
         self._written = asyncio.Event()  # set whenever the writer has nothing left
+        # Bytes of the requests read and not yet answered (taken from the memory pool, if
+        # any); the reader waits while above the bound (``_answered`` is set whenever an
+        # answer is written).
+        self._memory_pool = memory_pool
+        self._unanswered_bytes = 0
+        self._answered = asyncio.Event()
+        # drain() returns only when the transport holds nothing: one answer in flight.
+        writer.transport.set_write_buffer_limits(high=0)
 
     def abort(self) -> None:
         """Close the socket at once (the broker stops): reads and writes fail from now on."""
@@ -131,6 +160,9 @@ class KafkaConnection:
                 elif isinstance(failure, OSError):
                     hung_up = failure  # the reader only saw the writer end
             self._drop_unwritten()
+            if self._memory_pool is not None:
+                self._memory_pool.release(self._unanswered_bytes)
+            self._unanswered_bytes = 0
             if reason is not None:
                 _log.warning(
                     "kafka.connection_closed",
@@ -155,6 +187,7 @@ class KafkaConnection:
 
     async def _read_requests(self, writer_task: asyncio.Future[None]) -> None:
         while True:
+            await self._wait_room(writer_task)
             frame = await self._read_frame(writer_task)
             if frame is None:
                 return
@@ -165,7 +198,7 @@ class KafkaConnection:
                     {"error_code": UNSUPPORTED_VERSION, "api_keys": registry.supported_api_keys()}
                 )
                 self._written.clear()
-                await self._answers.put((request, _done(unsupported), started))
+                await self._answers.put((request, _done(unsupported), started, len(frame)))
                 continue
             if not handler.pipelined:
                 # Outside the handler's try: the writer failing here is the client hanging up
@@ -184,10 +217,10 @@ class KafkaConnection:
                 # Every earlier answer is written, and nothing more is read until this one is:
                 # it goes out from here, not through the writer task (a follower's fetch
                 # answer one task switch sooner).
-                await self._send(request, response, started)
+                await self._send(request, response, started, len(frame))
                 continue
             self._written.clear()
-            await self._answers.put((request, answer, started))
+            await self._answers.put((request, answer, started, len(frame)))
 
     async def _read_frame(self, writer_task: asyncio.Future[None]) -> bytes | None:
         # asyncio.timeout, not wait_for: on Python 3.11 wait_for wraps each read in a task of
@@ -208,6 +241,9 @@ class KafkaConnection:
             raise _Closed(
                 "invalid request size", size=size, socket_request_max_bytes=self._max_bytes
             )
+        if self._memory_pool is not None:
+            await self._memory_pool.allocate(size)
+        self._unanswered_bytes += size  # given back when answered, or at the close
         try:
             async with asyncio.timeout(self._idle_s):
                 return await self._reader.readexactly(size)
@@ -263,6 +299,17 @@ class KafkaConnection:
             body=body,
         )
 
+    async def _wait_room(self, writer_task: asyncio.Future[None]) -> None:
+        """Until the requests waiting for their answers hold less than the bound."""
+        while self._unanswered_bytes >= _MAX_UNANSWERED_BYTES:
+            self._answered.clear()
+            waiter: asyncio.Future[Any] = asyncio.ensure_future(self._answered.wait())
+            await asyncio.wait({waiter, writer_task}, return_when=asyncio.FIRST_COMPLETED)
+            if writer_task.done():
+                waiter.cancel()
+                writer_task.result()
+                raise ConnectionError("writer ended")
+
     async def _wait_written(self, writer_task: asyncio.Future[None]) -> None:
         """Until every earlier request is answered (a non-pipelined request runs after them)."""
         while not self._written.is_set():
@@ -298,7 +345,7 @@ class KafkaConnection:
             item = await self._answers.get()
             if item is None:
                 return
-            request, answer, started = item
+            request, answer, started, size = item
             try:
                 response = await answer
             except registry.CloseConnection as close:
@@ -306,28 +353,119 @@ class KafkaConnection:
                 raise _Closed(close.reason, api=api, **close.details) from None
             except Exception as exc:
                 raise _handler_failed(request, exc) from None
-            await self._send(request, response, started)
+            await self._send(request, response, started, size)
             if self._answers.empty():
                 self._written.set()
 
     async def _send(
-        self, request: registry.Request, response: Entity | None, started: float
+        self, request: registry.Request, response: Entity | None, started: float, size: int
     ) -> None:
-        """Write one answer (None: the request has none) and count the request as served."""
+        """Write one answer (None: the request has none) to a ``size``-byte request and count
+        the request as served."""
         if response is not None:
             try:
-                data = _frame(request, response)
+                parts = _frame(request, response)
+            except _Closed:
+                raise
             except Exception as exc:
                 raise _handler_failed(request, exc) from None
             try:
-                self._writer.write(data)
-            except Exception as exc:  # uvloop's transport refuses a write after a reset
-                raise ConnectionResetError(str(exc)) from None
-            await self._writer.drain()
+                await self._write(parts)
+            finally:
+                for part in parts:
+                    if isinstance(part, FileRecords):
+                        part.close()
+        self._unanswered_bytes -= size
+        if self._memory_pool is not None:
+            self._memory_pool.release(size)
+        self._answered.set()
         from_follower = request.api_key == 1 and request.body.replica_id >= 0
         self._broker.requests.observe(
             kafka_request_name(request.api_key, from_follower=from_follower), started
         )
+
+    async def _write(self, parts: list[memoryview | FileRecords]) -> None:
+        for part in parts:
+            if isinstance(part, FileRecords):
+                await self._send_file(part)
+                continue
+            try:
+                self._writer.write(part)
+            except Exception as exc:  # uvloop's transport refuses a write after a reset
+                raise ConnectionResetError(str(exc)) from None
+        await self._drained()
+
+    async def _drained(self) -> None:
+        """Until the transport has handed every byte to the kernel."""
+        if not self._writer.transport.get_write_buffer_size():
+            await self._writer.drain()  # at once (it raises after a reset): no timer to arm
+            return
+        try:
+            async with asyncio.timeout(self._idle_s):
+                await self._writer.drain()
+        except TimeoutError:
+            raise self._stalled() from None
+
+    async def _send_file(self, records: FileRecords) -> None:
+        """The records from their file to the socket, after what the transport holds."""
+        await self._drained()
+        sock = self._writer.get_extra_info("socket")
+        if sock is None or self._writer.get_extra_info("sslcontext") is not None:
+            await self._copy_file(records)
+            return
+        out = sock.fileno()
+        position, end = records.position, records.position + records.size
+        while position < end:
+            try:
+                sent = os.sendfile(out, records.fd, position, end - position)
+            except BlockingIOError:
+                await self._writable(out)
+                continue
+            if sent == 0:
+                raise _records_truncated(records, position)
+            position += sent
+
+    async def _copy_file(self, records: FileRecords) -> None:
+        offset = 0
+        while offset < records.size:
+            chunk = records.read(_CHUNK, offset)
+            if not chunk:
+                raise _records_truncated(records, records.position + offset)
+            self._writer.write(chunk)
+            offset += len(chunk)
+            await self._drained()
+
+    async def _writable(self, fd: int) -> None:
+        """Until the socket ``fd`` takes more bytes. Watched through a descriptor of its own:
+        the event loop refuses a second watcher on the transport's."""
+        loop = asyncio.get_running_loop()
+        watched = os.dup(fd)
+        ready: asyncio.Future[None] = loop.create_future()
+        loop.add_writer(watched, _set_done, ready)
+        try:
+            async with asyncio.timeout(self._idle_s):
+                await ready
+        except TimeoutError:
+            raise self._stalled() from None
+        finally:
+            loop.remove_writer(watched)
+            os.close(watched)
+
+    def _stalled(self) -> _Closed:
+        return _Closed("idle", idle_ms=self._broker.config.connections_max_idle_ms, writing=True)
+
+
+def _records_truncated(records: FileRecords, position: int) -> _Closed:
+    """The file ends at ``position``, short of ``records``: the answer's size counted those
+    bytes, so its frame cannot be finished (Kafka's FileRecords.writeTo fails the same way)."""
+    return _Closed(
+        "records truncated while sent", position=position, end=records.position + records.size
+    )
+
+
+def _set_done(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _handler_failed(request: registry.Request, exc: Exception) -> _Closed:
@@ -347,18 +485,56 @@ async def _done(value: Entity | None) -> Entity | None:
     return value
 
 
-def _frame(request: registry.Request, response: Entity) -> memoryview:
-    """The response's bytes, size first. A view of the one buffer they are written to: a fetch
-    answer's records are copied once, into it, and never again. Handing the transport the
-    records' own buffers instead, between the fields' bytes, cost the leader more CPU per MiB
-    (bench.transfer_bench, Python 3.11: more sends and wake-ups than the copy saves), and 3.11's
-    ``writelines`` joins its parts into one copy anyway."""
+def _frame(request: registry.Request, response: Entity) -> list[memoryview | FileRecords]:
+    """The response, size first, as the parts to send in order: views of the buffers its fields
+    are written to, and between them each fetched partition's records left in their file. The
+    size counts both; the records' own size prefix is written by kio from their length. Bytes
+    records are copied once, into the buffer: handing the transport their own buffers instead
+    cost more CPU per MiB (bench.transfer_bench, Python 3.11: more sends and wake-ups)."""
     cls = type(response)
-    buffer = io.BytesIO()
-    buffer.write(b"\0\0\0\0")
+    frame = _FrameWriter()
+    frame.write(b"\0\0\0\0")
     header_cls = cls.__header_schema__
-    write_entity(header_cls, buffer, build(header_cls, {"correlation_id": request.correlation_id}))
-    write_entity(cls, buffer, response)
-    data = buffer.getbuffer()
-    _SIZE.pack_into(data, 0, len(data) - 4)
-    return data
+    write_entity(header_cls, frame, build(header_cls, {"correlation_id": request.correlation_id}))
+    write_entity(cls, frame, response)
+    return frame.parts()
+
+
+class _FrameWriter:
+    """What kio writes an answer to: bytes into a buffer, ``FileRecords`` as parts of their
+    own (kio's records writer writes the length, then hands the value to ``write``), or read
+    into the buffer while the answer's records are small."""
+
+    def __init__(self) -> None:
+        self._parts: list[memoryview | FileRecords] = []
+        self._buffer = io.BytesIO()
+        self._size = 0
+        self._inlined = 0
+
+    def write(self, data: bytes | memoryview | FileRecords) -> int:
+        if isinstance(data, FileRecords):
+            if self._inlined + data.size <= _INLINE_BYTES:
+                self._inlined += data.size
+                records = data.read_and_close()
+                if len(records) < data.size:
+                    raise _records_truncated(data, data.position + len(records))
+                return self._buffer.write(records)
+            self._cut()
+            self._parts.append(data)
+            self._size += data.size
+            return data.size
+        return self._buffer.write(data)
+
+    def _cut(self) -> None:
+        view = self._buffer.getbuffer()
+        if len(view):
+            self._parts.append(view)
+            self._size += len(view)
+            self._buffer = io.BytesIO()
+
+    def parts(self) -> list[memoryview | FileRecords]:
+        self._cut()
+        first = self._parts[0]
+        assert isinstance(first, memoryview)  # the size, written first
+        _SIZE.pack_into(first, 0, self._size - 4)
+        return self._parts

@@ -1,5 +1,7 @@
 """The Kafka-protocol listeners of one broker (``kafka.listeners``): an asyncio TCP server per
-listener, a KafkaConnection per accepted socket.
+listener, a KafkaConnection per accepted socket. Every connection is counted against the
+connection limits (connection_quotas.py), and reads its requests' bytes from the broker's one
+pool of request bytes (memory_pool.py, ``queued.max.request.bytes``).
 
 Runs on the broker's event loop.
 """
@@ -14,6 +16,8 @@ import structlog
 from minikafka.broker.server.kafka import handlers  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.connection import KafkaConnection
+from minikafka.broker.server.kafka.connection_quotas import ConnectionQuotas
+from minikafka.broker.server.kafka.memory_pool import MemoryPool
 
 __all__ = ["KafkaListeners"]
 
@@ -25,10 +29,13 @@ class KafkaListeners:
         self._broker = broker
         self._servers: list[asyncio.Server] = []
         self._connections: dict[asyncio.Task[None], KafkaConnection] = {}
+        self._memory_pool = MemoryPool.of(broker.config.queued_max_request_bytes)
+        self._quotas: ConnectionQuotas | None = None
 
     async def start(self) -> list[str]:
         """Bind every Kafka listener; the addresses actually bound (``NAME://host:port``)."""
         config = self._broker.config
+        self._quotas = ConnectionQuotas(config)  # resolves the overrides' host names
         bound: list[str] = []
         for endpoint, address in zip(
             config.kafka_listeners, config.kafka_bind_addresses, strict=True
@@ -50,10 +57,31 @@ class KafkaListeners:
     def _accept(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str
     ) -> None:
-        connection = KafkaConnection(reader, writer, self._broker, name)
+        quotas = self._quotas
+        assert quotas is not None  # set by start, before any server accepts
+        peer = writer.get_extra_info("peername") or ("", 0)
+        host = str(peer[0])
+        refused = quotas.inc(name, host)
+        if refused is not None:
+            _log.info(
+                "kafka.connection_refused",
+                listener=name,
+                client=f"{host}:{peer[1]}",
+                reason=refused,
+            )
+            writer.transport.abort()
+            return
+        connection = KafkaConnection(
+            reader, writer, self._broker, name, memory_pool=self._memory_pool
+        )
         task = asyncio.ensure_future(connection.serve())
         self._connections[task] = connection
-        task.add_done_callback(lambda done: self._connections.pop(done, None))
+
+        def ended(done: asyncio.Task[None]) -> None:
+            self._connections.pop(done, None)
+            quotas.dec(host)
+
+        task.add_done_callback(ended)
 
     async def stop(self) -> None:
         for server in self._servers:

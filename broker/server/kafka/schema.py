@@ -56,8 +56,15 @@ def read_entity(cls: type[Entity], data: bytes | memoryview, offset: int) -> tup
     return value, size
 
 
-def write_entity(cls: type[Entity], buffer: typing.BinaryIO, entity: Entity) -> None:
-    entity_writer(cls)(buffer, entity)
+class Writable(typing.Protocol):
+    """Where kio writes: a binary file, or anything with its ``write``."""
+
+    def write(self, data: Any, /) -> int: ...
+
+
+def write_entity(cls: type[Entity], buffer: Writable, entity: Entity) -> None:
+    # kio's writers only call ``write`` (its type says a file or a StreamWriter).
+    entity_writer(cls)(typing.cast(typing.BinaryIO, buffer), entity)
 
 
 def build(cls: type[Entity], values: Mapping[str, Any]) -> Entity:

@@ -4,16 +4,28 @@ schema library the broker uses), for what the real clients never send.
     with RawKafka(cluster.brokers[0].kafka_address) as raw:
         answer = raw.call(3, 1, {"topics": [{"name": "orders"}]})   # Metadata v1
         sent = raw.send(0, 9, {...}); ...; raw.receive(0, 9, sent)     # pipelined
+
+and the fields of the requests tests build most: ``produce_fields`` (Produce v8 of a ``batch``
+that kafka-python encodes) and ``fetch_fields`` (Fetch v12, one partition, sessionless). For
+hostile clients: ``connect_small`` (a socket that takes little kernel memory, from a source
+address of choice), ``unread_bytes`` (what the broker sent that the client has not read) and
+``rss_mb`` (a process's resident set).
 """
 
 from __future__ import annotations
 
+import datetime
+import fcntl
 import io
 import socket
 import struct
-from collections.abc import Mapping
+import termios
+from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
+
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kio.index import load_request_schema
 
 from minikafka.broker.server.kafka.schema import (
     Entity,
@@ -24,7 +36,17 @@ from minikafka.broker.server.kafka.schema import (
     write_entity,
 )
 
-__all__ = ["RawKafka", "encode_request", "read_frame"]
+__all__ = [
+    "RawKafka",
+    "batch",
+    "connect_small",
+    "encode_request",
+    "fetch_fields",
+    "produce_fields",
+    "read_frame",
+    "rss_mb",
+    "unread_bytes",
+]
 
 
 def encode_request(
@@ -48,6 +70,97 @@ def encode_request(
     write_entity(cls, buffer, build(cls, body))
     payload = buffer.getvalue()
     return struct.pack(">i", len(payload)) + payload
+
+
+def batch(values: Iterable[bytes], timestamp: int = 1_700_000_000_000) -> bytes:
+    """A RecordBatch v2 built by kafka-python's encoder, not ours."""
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=0,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
+    for offset, value in enumerate(values):
+        builder.append(offset, timestamp=timestamp, key=None, value=value, headers=[])
+    return bytes(builder.build())
+
+
+def produce_fields(
+    topic: str, records: bytes, *, acks: int = -1, transactional_id: str | None = None
+) -> dict[str, Any]:
+    """Produce v8 of ``records`` to partition 0 of ``topic``."""
+    schema = load_request_schema(0, 8)
+    module = __import__(schema.__module__, fromlist=["TopicProduceData"])
+    return {
+        "transactional_id": transactional_id,
+        "acks": acks,
+        "timeout": datetime.timedelta(seconds=5),
+        "topic_data": (
+            module.TopicProduceData(
+                name=topic,
+                partition_data=(module.PartitionProduceData(index=0, records=records),),
+            ),
+        ),
+    }
+
+
+def fetch_fields(topic: str, offset: int, max_bytes: int, partition: int = 0) -> dict[str, Any]:
+    """Fetch v12 of one partition from ``offset``, up to ``max_bytes`` (the whole answer and the
+    partition's), answered at once, outside any fetch session."""
+    return {
+        "replica_id": -1,
+        "max_wait": 0,
+        "min_bytes": 1,
+        "max_bytes": max_bytes,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {
+                        "partition": partition,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": offset,
+                        "last_fetched_epoch": -1,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": max_bytes,
+                    }
+                ],
+            }
+        ],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+
+
+def connect_small(address: str, source: str = "127.0.0.1") -> socket.socket:
+    """A connection with a 16 KiB receive buffer (set before connecting, so the window stays
+    small), from ``source``."""
+    host, port = address.rsplit(":", 1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 10)
+    sock.bind((source, 0))
+    sock.connect((host, int(port)))
+    return sock
+
+
+def unread_bytes(sock: socket.socket) -> int:
+    """Bytes the broker sent that ``sock`` has not read (SIOCINQ)."""
+    return int(struct.unpack("i", fcntl.ioctl(sock, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+
+def rss_mb(pid: int) -> float:
+    """The process's resident set (VmRSS), in MiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise ValueError(f"no VmRSS for process {pid}")
 
 
 def read_frame(sock: socket.socket) -> bytes:

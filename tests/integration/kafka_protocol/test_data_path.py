@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -15,7 +15,6 @@ import confluent_kafka
 import kafka
 import pytest
 from confluent_kafka.admin import AdminClient
-from kafka.record.default_records import DefaultRecordBatchBuilder
 from kio.index import load_request_schema
 
 import minikafka
@@ -26,7 +25,7 @@ from minikafka.proto.common import TopicPartition as MiniTopicPartition
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import DEFAULT_REPLICATION, Cluster
 from tests.integration.conftest import ClusterFactory
-from tests.integration.kafka_protocol.raw import RawKafka
+from tests.integration.kafka_protocol.raw import RawKafka, batch, produce_fields
 
 pytestmark = pytest.mark.integration
 
@@ -472,40 +471,6 @@ def test_delete_records_with_both_admin_clients(cluster_factory: ClusterFactory)
 # --- raw frames: what no well-behaved client sends ----------------------------------------------
 
 
-def _batch(values: Iterable[bytes]) -> bytes:
-    """A RecordBatch v2 built by kafka-python's encoder, not ours."""
-    builder = DefaultRecordBatchBuilder(
-        magic=2,
-        compression_type=0,
-        is_transactional=0,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
-        batch_size=1 << 20,
-    )
-    for offset, value in enumerate(values):
-        builder.append(offset, timestamp=_T0, key=None, value=value, headers=[])
-    return bytes(builder.build())
-
-
-def _produce_fields(
-    topic: str, records: bytes, *, acks: int = -1, transactional_id: str | None = None
-) -> dict[str, Any]:
-    schema = load_request_schema(0, 8)
-    module = __import__(schema.__module__, fromlist=["TopicProduceData"])
-    return {
-        "transactional_id": transactional_id,
-        "acks": acks,
-        "timeout": datetime.timedelta(seconds=5),
-        "topic_data": (
-            module.TopicProduceData(
-                name=topic,
-                partition_data=(module.PartitionProduceData(index=0, records=records),),
-            ),
-        ),
-    }
-
-
 def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) -> None:
     # gRPC replication: the Kafka listener is not the inter-broker one (test_control_fencing has
     # a Kafka inter-broker listener beside a Kafka client one).
@@ -513,16 +478,16 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
     leader = cluster.brokers[cluster.leader("raw", 0)]
     connection = RawKafka(leader.kafka_address)
     try:
-        good = _batch([b"a", b"b"])
-        answer = connection.call(0, 8, _produce_fields("raw", good))
+        good = batch([b"a", b"b"])
+        answer = connection.call(0, 8, produce_fields("raw", good))
         [partition] = answer.responses[0].partition_responses
         assert (partition.error_code, partition.base_offset) == (ErrorCode.NONE, 0)
 
         # Pipelined: three requests sent before any answer is read are appended and answered
         # in order; acks=0 gets no answer at all.
-        sent = [connection.send(0, 8, _produce_fields("raw", good)) for _ in range(2)]
-        connection.send(0, 8, _produce_fields("raw", good, acks=0))
-        sent.append(connection.send(0, 8, _produce_fields("raw", good)))
+        sent = [connection.send(0, 8, produce_fields("raw", good)) for _ in range(2)]
+        connection.send(0, 8, produce_fields("raw", good, acks=0))
+        sent.append(connection.send(0, 8, produce_fields("raw", good)))
         offsets = [
             connection.receive(0, 8, correlation_id).responses[0].partition_responses[0].base_offset
             for correlation_id in sent
@@ -532,7 +497,7 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
         # One flipped bit in the last record's value: the CRC no longer matches.
         corrupt = bytearray(good)
         corrupt[-2] ^= 0x01
-        answer = connection.call(0, 8, _produce_fields("raw", bytes(corrupt)))
+        answer = connection.call(0, 8, produce_fields("raw", bytes(corrupt)))
         [partition] = answer.responses[0].partition_responses
         assert partition.error_code == ErrorCode.CORRUPT_MESSAGE
         assert partition.base_offset == -1
@@ -557,7 +522,7 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
         )
 
         # Transactions are not supported: refused as an unauthorised transactional id would be.
-        answer = connection.call(0, 8, _produce_fields("raw", good, transactional_id="tx"))
+        answer = connection.call(0, 8, produce_fields("raw", good, transactional_id="tx"))
         [partition] = answer.responses[0].partition_responses
         assert partition.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         answer = connection.call(

@@ -781,3 +781,58 @@ def test_replication_listener_errors_are_one_line(extra: dict[str, str], message
         from_props({**_KAFKA_REPLICATION, **extra})
     assert raised.value.message == message
     assert "\n" not in str(raised.value)
+
+
+# --- connection limits and the request pool -----------------------------------------------------
+
+
+def test_connection_limit_defaults_are_kafkas() -> None:
+    config = from_props({})
+    assert config.max_connections == 2**31 - 1
+    assert config.max_connections_per_ip == 2**31 - 1
+    assert config.max_connections_per_ip_overrides == {}
+    assert config.queued_max_request_bytes == -1
+
+
+def test_connection_limits_parsed() -> None:
+    config = from_props(
+        {
+            "max.connections": "500",
+            "max.connections.per.ip": "0",
+            "max.connections.per.ip.overrides": "127.0.0.1:20, Broker1.example.com:5,[::1]:3",
+            "queued.max.request.bytes": "209715200",
+        }
+    )
+    assert config.max_connections == 500
+    assert config.max_connections_per_ip == 0
+    assert config.max_connections_per_ip_overrides == {
+        "127.0.0.1": 20,
+        "broker1.example.com": 5,
+        "::1": 3,
+    }
+    assert config.queued_max_request_bytes == 209_715_200
+    described = config.describe()
+    assert described["max.connections.per.ip.overrides"][0] == (
+        "127.0.0.1:20,broker1.example.com:5,::1:3"
+    )
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"max.connections": "-1"}, "must be at least 0"),
+        ({"max.connections.per.ip": "-5"}, "must be at least 0"),
+        ({"max.connections.per.ip": "0"}, "0 only when max.connections.per.ip.overrides is set"),
+        ({"max.connections.per.ip.overrides": "127.0.0.1"}, "is not of the form host:count"),
+        ({"max.connections.per.ip.overrides": "h:many"}, "is not of the form host:count"),
+        ({"max.connections.per.ip.overrides": "bad/host:3"}, "is not of the form host:count"),
+        (
+            {"queued.max.request.bytes": "1000", "socket.request.max.bytes": "2000"},
+            "must be at least socket.request.max.bytes (2000) or -1",
+        ),
+        ({"queued.max.request.bytes": "lots"}, "not a number of type LONG"),
+    ],
+)
+def test_bad_connection_limits(props: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=re.escape(message)):
+        from_props(props)

@@ -1,5 +1,6 @@
 """Fetch (key 1), versions 4-12, for consumers and followers: ``ReplicaManager.fetch_messages``,
-records as the core returns them (slices of the segment files, never decoded or copied here).
+records as the core returns them: left in the segment files (``FileRecords``, asked for with
+``file_records``), which the connection sends with sendfile(2), never decoded or copied here.
 
 ``max_wait_ms``, ``min_bytes``, ``max_bytes`` and ``partition_max_bytes`` go to the core's
 long-poll as they are; the first batch comes back even when larger than the limits, as in
@@ -86,6 +87,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
                 body.min_bytes,
                 body.max_bytes,
                 context.partitions,
+                file_records=True,
             ),
             context,
         )

@@ -1,0 +1,193 @@
+"""A fetch answer's records go from the segment file to the socket (sendfile), framed byte for
+byte as if they had been read: a real socket on 127.0.0.1, a client that reads slowly (so the
+send waits for room in the socket), a file truncated under an answer (the connection closes:
+the answer's size promised bytes that are gone), and a client that never reads (closed after
+connections.max.idle.ms without progress)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import struct
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from minikafka.broker.server.kafka import handlers, registry  # noqa: F401  (fills the registry)
+from minikafka.broker.server.kafka.connection import KafkaConnection
+from minikafka.broker.server.kafka.schema import Entity, read_entity, response_class
+from minikafka.broker.storage.log import Log
+from minikafka.broker.storage.segment import FileRecords
+from tests.integration.kafka_protocol.raw import encode_request
+from tests.unit.storage.helpers import T0, Clock, batch, small_config
+
+pytestmark = pytest.mark.usefixtures("either_event_loop")
+
+FETCH = 1
+VERSION = 12
+
+
+def _log(tmp_path: Path, batches: int = 300) -> Log:
+    """About 3 MiB in one segment by default: more than the socket buffers take before a
+    read."""
+    log = Log(tmp_path / "orders-0", small_config(segment_bytes=64 << 20), time_ms=Clock())
+    for n in range(batches):
+        log.append_as_leader(batch(1, timestamp=T0 + n, tag=n, value_size=10_000), 0)
+    return log
+
+
+def _fetch_handler(monkeypatch: pytest.MonkeyPatch, log: Log) -> None:
+    """Partition 0's records left in the file, partition 1's the same bytes read."""
+
+    async def fetch(request: registry.Request, broker: Any) -> Entity:
+        left = log.read(0, 64 << 20, file_records=True).records
+        assert isinstance(left, FileRecords)
+        read = log.read(0, 64 << 20).records
+        partitions = [
+            {"partition_index": 0, "high_watermark": 300, "records": left},
+            {"partition_index": 1, "high_watermark": 300, "records": read},
+        ]
+        return request.response({"responses": [{"topic": "orders", "partitions": partitions}]})
+
+    monkeypatch.setitem(
+        registry.HANDLERS, FETCH, registry.Handler(FETCH, "fetch", 4, VERSION, fetch)
+    )
+
+
+async def _serve(
+    idle_ms: int = 10_000,
+) -> tuple[asyncio.Server, int, asyncio.Future[None], list[KafkaConnection]]:
+    broker: Any = SimpleNamespace(
+        config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=idle_ms),
+        requests=SimpleNamespace(observe=lambda *args: None),
+    )
+    served: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    connections: list[KafkaConnection] = []
+
+    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Small socket buffers, so that an answer waits for the client to read.
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 10)
+        connection = KafkaConnection(reader, writer, broker, "CLIENT")
+        connections.append(connection)
+        task = asyncio.ensure_future(connection.serve())
+        task.add_done_callback(lambda _: served.done() or served.set_result(None))
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], served, connections
+
+
+def _client(port: int) -> socket.socket:
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+    client.connect(("127.0.0.1", port))
+    client.sendall(encode_request(FETCH, VERSION, {}, correlation_id=7))
+    return client
+
+
+def _read_all(client: socket.socket, chunk: int = 256 << 10) -> bytes:
+    """Everything until the broker closes, slowly."""
+    client.settimeout(10)
+    data = bytearray()
+    while more := client.recv(chunk):
+        data += more
+        time.sleep(0.001)
+    return bytes(data)
+
+
+@pytest.mark.parametrize("batches", [300, 2], ids=["sent from the file", "small: read in"])
+def test_records_from_the_file_are_framed_as_if_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batches: int
+) -> None:
+    log = _log(tmp_path, batches)
+    _fetch_handler(monkeypatch, log)
+    sent: list[int] = []
+    sendfile = os.sendfile
+
+    def counted(out: int, in_fd: int, offset: int | None, count: int) -> int:
+        sent.append(count)
+        return sendfile(out, in_fd, offset, count)
+
+    monkeypatch.setattr(os, "sendfile", counted)
+    expected = log.read(0, 64 << 20).records
+
+    async def scenario() -> bytes:
+        server, port, served, _ = await _serve()
+        client = _client(port)
+        try:
+            await asyncio.sleep(0.3)  # the answer fills the socket's buffers and waits
+            client.shutdown(socket.SHUT_WR)  # then the connection ends after the answer
+            return await asyncio.to_thread(_read_all, client)
+        finally:
+            await asyncio.wait_for(served, 10)
+            client.close()
+            server.close()
+            await server.wait_closed()
+
+    data = asyncio.run(scenario())
+    (size,) = struct.unpack_from(">i", data)
+    assert size == len(data) - 4  # one frame, its size counting the records sent from the file
+    cls = response_class(FETCH, VERSION)
+    header, offset = read_entity(cls.__header_schema__, data[4:], 0)
+    assert header.correlation_id == 7
+    body, _ = read_entity(cls, data[4:], offset)
+    (topic,) = body.responses
+    assert [p.records for p in topic.partitions] == [expected, expected]
+    # 20 KB of records are copied into the answer's one write; 3 MB go by sendfile.
+    assert bool(sent) == (batches == 300)
+    log.close()
+
+
+def test_a_file_truncated_under_the_answer_closes_the_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _log(tmp_path)
+    _fetch_handler(monkeypatch, log)
+
+    async def scenario() -> bytes:
+        server, port, served, _ = await _serve()
+        client = _client(port)
+        try:
+            await asyncio.sleep(0.3)  # partition 0's records are being sent
+            log.truncate_to(10)
+            return await asyncio.to_thread(_read_all, client)
+        finally:
+            await asyncio.wait_for(served, 10)
+            client.close()
+            server.close()
+            await server.wait_closed()
+
+    with capture_logs() as logs:
+        data = asyncio.run(scenario())
+    (size,) = struct.unpack_from(">i", data)
+    assert len(data) - 4 < size  # the frame was never finished: no client takes it as whole
+    (closed,) = [e for e in logs if e["event"] == "kafka.connection_closed"]
+    assert closed["reason"] == "records truncated while sent"
+    log.close()
+
+
+def test_a_client_that_never_reads_is_closed_when_the_write_stalls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _log(tmp_path)
+    _fetch_handler(monkeypatch, log)
+
+    async def scenario() -> None:
+        server, port, served, _ = await _serve(idle_ms=300)
+        client = _client(port)
+        try:
+            await asyncio.wait_for(served, 10)
+        finally:
+            client.close()
+            server.close()
+            await server.wait_closed()
+
+    with capture_logs() as logs:
+        asyncio.run(scenario())
+    (closed,) = [e for e in logs if e["event"] == "kafka.connection_closed"]
+    assert closed["reason"] == "idle" and closed["writing"] is True
+    log.close()
