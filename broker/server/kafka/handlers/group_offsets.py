@@ -87,6 +87,7 @@ async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
         groups = [_fetch_group(broker.groups, g.group_id, g.topics) for g in body.groups]
         return request.response({"throttle_time": 0, "groups": groups})
     answer = _fetch_group(broker.groups, body.group_id, body.topics)
+    del answer["group_id"]  # v1-7 answer the one group at the top level, which has no group_id
     if request.api_version < _FIRST_TOP_LEVEL_ERROR_VERSION and answer["error_code"]:
         # v1 has no group-level error: each requested partition carries it.
         answer["topics"] = [
