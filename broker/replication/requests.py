@@ -51,6 +51,7 @@ __all__ = [
     "StopReplicaRequest",
     "StopReplicaResponse",
     "by_request_topic",
+    "by_topic",
 ]
 
 Records = bytes | memoryview
