@@ -102,7 +102,7 @@ def _builder(cls: type[Entity]) -> Callable[[Mapping[str, Any]], Entity]:
 
 def _check_known(cls: type[Entity], values: Mapping[str, Any]) -> None:
     """Values this version of ``cls`` lacks must be fields of another version of it."""
-    unknown = sorted(values.keys() - _fields_of_every_version(cls))
+    unknown = sorted(values.keys() - _fields_of_every_version(cls.__module__, cls.__qualname__))
     if unknown:
         raise ValueError(
             f"{cls.__qualname__} ({cls.__module__}) has no field {', '.join(map(repr, unknown))} "
@@ -111,23 +111,27 @@ def _check_known(cls: type[Entity], values: Mapping[str, Any]) -> None:
 
 
 @functools.cache
-def _fields_of_every_version(cls: type[Entity]) -> frozenset[str]:
-    """The field names of ``cls`` (one kio class: a message or a struct inside one) in every
-    version kio has of its message. kio lays a message out as ``kio.schema.<message>.v<N>.
-    <module>``, each struct a class of the same name in every version's module."""
-    package, version, module = cls.__module__.rsplit(".", 2)
-    if not version.startswith("v"):  # not laid out by version: this class alone
-        return frozenset(f.name for f in dataclasses.fields(cls))
+def _fields_of_every_version(module: str, name: str) -> frozenset[str]:
+    """The field names of the kio class ``name`` (a message, or a struct inside one) of
+    ``module`` in every version kio has of its message. kio lays a message out as
+    ``kio.schema.<message>.v<N>.<module>``, each struct a class of the same name in every
+    version's module."""
+    package, version, leaf = module.rsplit(".", 2)
+    paths = [module]
+    if version.startswith("v"):
+        paths = [
+            f"{package}.{found.name}.{leaf}"
+            for found in pkgutil.iter_modules(importlib.import_module(package).__path__)
+            if found.ispkg and found.name.startswith("v")
+        ]
     names: set[str] = set()
-    for found in pkgutil.iter_modules(importlib.import_module(package).__path__):
-        if not (found.ispkg and found.name.startswith("v")):
-            continue
+    for path in paths:
         try:
-            other = importlib.import_module(f"{package}.{found.name}.{module}")
-        except ImportError:  # a version with no such module (a request-only version)
+            other = importlib.import_module(path)
+        except ImportError:  # a version without this module
             continue
-        same = getattr(other, cls.__qualname__, None)
-        if same is not None and dataclasses.is_dataclass(same):
+        same = getattr(other, name, None)
+        if isinstance(same, type) and dataclasses.is_dataclass(same):
             names.update(f.name for f in dataclasses.fields(same))
     return frozenset(names)
 
