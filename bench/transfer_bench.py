@@ -51,6 +51,7 @@ from minikafka.broker.replication.requests import (
     FetchPartitionResult,
     FetchRequest,
 )
+from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.leader_endpoint import KafkaLeaderEndpoint
 from minikafka.broker.server.kafka.listener import KafkaListeners
@@ -83,7 +84,7 @@ class _Leader(pb_grpc.DataServicer):
 
 
 class _ReplicaManager:
-    """What the Kafka door's Fetch handler asks of a ReplicaManager: its session cache, and the
+    """What a fetch asks of a ReplicaManager (the core's FetchSource): its session cache, and the
     read, which answers every partition with the same records (a slice, as of a segment)."""
 
     def __init__(self, size: int) -> None:
@@ -118,16 +119,19 @@ def _kafka_config(root: Path) -> BrokerConfig:
 
 async def _serve(kind: str, size: int) -> None:
     if kind == "kafka":
-        unused: Any = None  # the Fetch handler reads only the config and the ReplicaManager
+        unused: Any = None  # the Fetch handler reads only the core's FetchApi
+        config = _kafka_config(Path("/nonexistent"))
+        replica_manager = _ReplicaManager(size)
         listeners = KafkaListeners(
             KafkaBroker(
-                _kafka_config(Path("/nonexistent")),
-                _ReplicaManager(size),
+                config,
+                replica_manager,
                 metadata_cache=unused,
                 metadata_api=unused,
                 groups=None,
                 admin=unused,
                 producer_ids=unused,
+                fetches=FetchApi(replica_manager, config.inter_broker_listener_name),
             )
         )
         (bound,) = await listeners.start()

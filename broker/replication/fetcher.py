@@ -8,8 +8,8 @@ Kafka's shape (AbstractFetcherThread / ReplicaFetcherThread):
   truncate (OffsetsForLeaderEpoch, KIP-101/279), then sends one Fetch for the others and hands
   each partition's answer to a hook. Errors back a partition off; RPC failures back off all.
 * The leader is reached through ``LeaderEndpoint`` (leader_endpoint.py): plain values in and
-  out, whatever the wire (``GrpcLeaderEndpoint`` over a grpc.aio channel, the Kafka-protocol
-  endpoint of broker/server/kafka; tests may pass any object with the same coroutines), and
+  out, whatever the wire (the server's ``GrpcLeaderEndpoint`` over a grpc.aio channel or its
+  Kafka-protocol endpoint; tests may pass any object with the same coroutines), and
   ``LeaderEndpointError`` when a request gets no answer.
 * ``ReplicaFetcher`` is the follower: it appends what it fetched as it is (``append_as_follower``),
   takes min(leader HW, own LEO) as its HW, and truncates as the epochs say.

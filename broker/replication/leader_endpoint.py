@@ -2,10 +2,11 @@
 
 Kafka's LeaderEndpoint: the fetch loop (fetcher.py) sends a ``FetchRequest`` and an
 ``OffsetsForLeaderEpochRequest`` (requests.py) and reads a ``FetchSessionResponse`` (the leader's
-own answer type, fetch_session.py) and one ``EpochEndOffset`` per partition. Each wire adapts
-them: ``GrpcLeaderEndpoint`` (grpc_endpoint.py) to the gRPC Data service, the Kafka-protocol
-endpoint (broker/server/kafka/leader_endpoint.py, injected by the server as a
-``LeaderEndpointFactory``) to Fetch v12 and OffsetsForLeaderEpoch v4. A request that gets no
+own answer type, fetch_session.py) and one ``EpochEndOffset`` per partition. Each front door
+adapts them, and the server injects one as a ``LeaderEndpointFactory`` (replication knows no
+wire): ``GrpcLeaderEndpoint`` (broker/server/grpc_leader_endpoint.py) to the gRPC Data service,
+``KafkaLeaderEndpoint`` (broker/server/kafka/leader_endpoint.py) to Fetch v12 and
+OffsetsForLeaderEpoch v4. A request that gets no
 answer — the connection failed, closed, or the answer took longer than the timeout — raises
 ``LeaderEndpointError``, whatever the wire; per-partition errors come back as error codes.
 

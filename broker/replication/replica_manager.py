@@ -77,9 +77,8 @@ from minikafka.broker.replication.fetcher import (
     ReplicaFetcher,
     ReplicaFetcherManager,
 )
-from minikafka.broker.replication.grpc_endpoint import GrpcLeaderEndpoint
 from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
-from minikafka.broker.replication.leader_endpoint import LeaderEndpoint, LeaderEndpointFactory
+from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.requests import (
     DeleteRecordsPartition,
@@ -228,13 +227,12 @@ class ReplicaManager:
         broker_epoch: Callable[[], int],
         time_ms: Callable[[], int] = _wall_clock_ms,
         isr_change_propagation: IsrChangePropagationConfig | None = None,
-        leader_endpoint: LeaderEndpointFactory | None = None,
+        leader_endpoint: LeaderEndpointFactory,
     ) -> None:
         """``leader_endpoint`` makes a follower's connection to a leader on the inter-broker
-        listener (the server injects the Kafka-protocol one when that listener is a Kafka
-        listener); by default a ``GrpcLeaderEndpoint``."""
+        listener: the server injects the one of the door that listener is (gRPC or Kafka)."""
         self.config = config
-        self._leader_endpoint = leader_endpoint or self._grpc_leader_endpoint
+        self._leader_endpoint = leader_endpoint
         self.broker_id = config.broker_id
         self._log_manager = log_manager
         self._zk = zk
@@ -717,14 +715,6 @@ class ReplicaManager:
                 hint="every broker must name the same inter.broker.listener.name",
             )
         return endpoint
-
-    def _grpc_leader_endpoint(self, host: str, port: int) -> LeaderEndpoint:
-        return GrpcLeaderEndpoint(
-            host,
-            port,
-            timeout_s=self.config.replica_socket_timeout_ms / 1000,
-            max_message_bytes=self.config.grpc_max_message_bytes,
-        )
 
     def _make_fetcher(self, leader: int, host: str, port: int, fetcher_id: int) -> AbstractFetcher:
         config = self.config

@@ -55,6 +55,7 @@ __all__ = [
     "StopReplicaRequest",
     "StopReplicaResponse",
     "by_request_topic",
+    "by_topic",
 ]
 
 Records = bytes | memoryview

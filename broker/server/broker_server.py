@@ -67,12 +67,14 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
+from minikafka.broker.server import grpc_leader_endpoint
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.cleaner_threads import CleanerThreads
 from minikafka.broker.server.config_handler import ConfigHandler, ConfigTargets
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.controller_fence import ControllerFence
+from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi, offsets_partition_count
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.replicas import ReplicaApi
@@ -161,6 +163,7 @@ class BrokerServer:
         self._group_coordinator: GroupCoordinator | None = None
         self._topic_admin: TopicAdmin | None = None
         self._metadata_api: MetadataApi | None = None
+        self._fetch_api: FetchApi | None = None
         self._group_api: GroupApi | None = None
         self._controller_fence: ControllerFence | None = None
         self._servers: list[grpc.aio.Server] = []
@@ -235,7 +238,7 @@ class BrokerServer:
             self._zk,
             self._metadata_cache,
             broker_epoch=lambda: self._broker_epoch,
-            leader_endpoint=self._kafka_leader_endpoint() if config.replicates_over_kafka else None,
+            leader_endpoint=self._leader_endpoint(),
         )
         self._producer_ids = ProducerIdManager(self.broker_id, self._zk.allocate_producer_id_block)
         self._controller = KafkaController(
@@ -255,6 +258,7 @@ class BrokerServer:
         self._log_dir_failures.add_listener(self._on_log_dir_offline)
         topic_creator = TopicCreator(config, self._zk)
         self._metadata_api = MetadataApi(config, self._metadata_cache, self._zk, topic_creator)
+        self._fetch_api = FetchApi(self._replica_manager, config.inter_broker_listener_name)
         self._group_api = GroupApi(self._group_coordinator, self._metadata_cache, topic_creator)
         self._topic_admin = TopicAdmin(
             config,
@@ -296,6 +300,7 @@ class BrokerServer:
                     self._group_api,
                     self._topic_admin,
                     self._producer_ids,
+                    self._fetch_api,
                     self._metrics.requests if self._metrics else RequestMetrics(),
                 )
             )
@@ -339,14 +344,20 @@ class BrokerServer:
             cluster_id=self.cluster_id,
         )
 
-    def _kafka_leader_endpoint(self) -> LeaderEndpointFactory:
-        """Followers fetch from leaders' Kafka inter-broker listener (KIP-291's split)."""
+    def _leader_endpoint(self) -> LeaderEndpointFactory:
+        """Followers fetch from leaders' inter-broker listener (KIP-291's split), through the
+        door that listener is: Kafka's Fetch on a Kafka listener, else gRPC's FetchStream."""
         config = self.config
-        return kafka_leader_endpoint.factory(
-            timeout_s=config.replica_socket_timeout_ms / 1000,
-            # as the gRPC endpoint: a fetch answer may exceed the fetch's limits by one batch
-            max_response_bytes=config.grpc_max_message_bytes,
-            client_id=f"broker-{config.broker_id}-fetcher",
+        timeout_s = config.replica_socket_timeout_ms / 1000
+        # either way a fetch answer may exceed the fetch's limits by one batch
+        if config.replicates_over_kafka:
+            return kafka_leader_endpoint.factory(
+                timeout_s=timeout_s,
+                max_response_bytes=config.grpc_max_message_bytes,
+                client_id=f"broker-{config.broker_id}-fetcher",
+            )
+        return grpc_leader_endpoint.factory(
+            timeout_s=timeout_s, max_message_bytes=config.grpc_max_message_bytes
         )
 
     def _start_metrics(self) -> str | None:
@@ -417,6 +428,7 @@ class BrokerServer:
         assert self._replica_manager is not None and self._metadata_cache is not None
         assert self._controller is not None and self._zk is not None
         assert self._metadata_api is not None and self._producer_ids is not None
+        assert self._fetch_api is not None
         interceptors = []
         if self._metrics is not None:
             interceptors.append(RequestMetricsInterceptor(self._metrics.requests))
@@ -424,14 +436,14 @@ class BrokerServer:
             self.config.grpc_max_message_bytes, _SERVER_OPTIONS, interceptors
         )
         requests = self._metrics.requests if self._metrics is not None else None
-        inter_broker = listener == self.config.inter_broker_listener_name
         control_plane = listener == self.config.control_plane_listener
         pb_grpc.add_DataServicer_to_server(
             DataService(
                 self._replica_manager,
-                requests,
+                self._fetch_api,
                 producer_ids=self._producer_ids,
-                replication=inter_broker,
+                listener=listener,
+                metrics=requests,
             ),
             server,
         )

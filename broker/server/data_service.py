@@ -1,11 +1,10 @@
 """The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, InitProducerId.
 
-A thin gRPC face on the ReplicaManager, which does the work and answers with Kafka's error codes
-(InitProducerId on the ProducerIdManager);
-grpc_adapters.py turns the messages into the ReplicaManager's values and back, and
-broker/replication/grpc_messages.py those of Fetch and OffsetsForLeaderEpoch (the follower's
-GrpcLeaderEndpoint writes and reads them with the same module). Runs on the
-broker's event loop (grpc.aio).
+A thin gRPC face on the core, which does the work and answers with Kafka's error codes: Fetch
+is the core's ``FetchApi`` (broker/server/core/fetch.py), which the Kafka door's Fetch calls too,
+InitProducerId the ProducerIdManager's, the rest the ReplicaManager's. grpc_adapters.py turns the
+messages into the core's values and back (the follower's GrpcLeaderEndpoint writes and reads Fetch
+and OffsetsForLeaderEpoch with the same module). Runs on the broker's event loop (grpc.aio).
 
 Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``; the proto says how
 they are answered). A produce stream appends each request as soon as it is read, while earlier
@@ -20,30 +19,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
-from minikafka.broker.replication import grpc_messages as messages
-from minikafka.broker.replication.fetch_session import (
-    INVALID_SESSION_ID,
-    FetchContext,
-    FetchMetadata,
-    FetchSessionResponse,
-)
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
-from minikafka.broker.replication.requests import (
-    FetchPartitionResult,
-    ProduceRequest,
-)
+from minikafka.broker.replication.requests import ProduceRequest
 from minikafka.broker.server import grpc_adapters as adapt
+from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto.errors import ErrorCode
 
 __all__ = ["DataService"]
 
@@ -56,56 +44,29 @@ class DataService(pb_grpc.DataServicer):
     def __init__(
         self,
         replica_manager: ReplicaManager,
-        metrics: RequestMetrics | None = None,
+        fetches: FetchApi,
         *,
         producer_ids: ProducerIdManager,
-        replication: bool = True,
+        listener: str,
+        metrics: RequestMetrics | None = None,
     ) -> None:
-        """``replication`` False (a listener other than the inter-broker one): a Fetch from a
-        replica (``replica_id`` >= 0) gets TOPIC_AUTHORIZATION_FAILED on every partition, as
-        the Kafka listener answers it, so no client can pose as a follower and move a HW."""
+        """``listener``: the name of the listener this servicer serves (a fetch from a replica
+        is served on the inter-broker one only: ``FetchApi``)."""
         self._replica_manager = replica_manager
         self._producer_ids = producer_ids
+        self._fetches = fetches
+        self._listener = listener
         self._metrics = metrics or RequestMetrics()
-        self._replication = replication
 
     async def Produce(self, request: pb.ProduceRequest, context: _Context) -> pb.ProduceResponse:
         results = await self._replica_manager.append_records(adapt.produce_request(request))
         return adapt.produce_response(results)
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
-        fetch = messages.fetch_request_values(request)
-        if fetch.replica_id >= 0 and not self._replication:
-            return messages.fetch_response_message(
-                FetchSessionResponse(
-                    ErrorCode.NONE,
-                    INVALID_SESSION_ID,
-                    [
-                        FetchPartitionResult(
-                            p.topic,
-                            p.partition,
-                            ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                            "replicas fetch on the inter-broker listener only",
-                        )
-                        for p in fetch.partitions
-                    ],
-                )
-            )
-        replica_manager = self._replica_manager
-
-        async def read(context: FetchContext) -> list[FetchPartitionResult]:
-            return await replica_manager.fetch_messages(
-                replace(fetch, partitions=context.partitions), context
-            )
-
-        answer = await replica_manager.fetch_sessions.fetch(
-            FetchMetadata(fetch.session_id, fetch.session_epoch),
-            fetch.partitions,
-            fetch.forgotten,
-            replica_id=fetch.replica_id,
-            read=read,
+        answer = await self._fetches.fetch(
+            adapt.fetch_request_values(request), listener=self._listener
         )
-        return messages.fetch_response_message(answer)
+        return adapt.fetch_response_message(answer)
 
     async def ProduceStream(
         self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
@@ -174,9 +135,9 @@ class DataService(pb_grpc.DataServicer):
         self, request: pb.OffsetsForLeaderEpochRequest, context: _Context
     ) -> pb.OffsetsForLeaderEpochResponse:
         results = await self._replica_manager.offsets_for_leader_epoch(
-            messages.offsets_for_leader_epoch_request_values(request)
+            adapt.offsets_for_leader_epoch_request_values(request)
         )
-        return messages.offsets_for_leader_epoch_response_message(request, results)
+        return adapt.offsets_for_leader_epoch_response_message(request, results)
 
     async def InitProducerId(
         self, request: pb.InitProducerIdRequest, context: _Context

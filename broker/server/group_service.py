@@ -10,10 +10,11 @@ from typing import Any
 
 import grpc
 
+from minikafka.broker.replication.requests import by_topic
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto.common import OffsetAndMetadata
+from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["GroupService"]
@@ -137,12 +138,10 @@ class GroupService(pb_grpc.GroupServicer):
             request.group_id, request.member_id, request.generation_id, offsets
         )
         response = pb.OffsetCommitResponse()
-        by_topic: dict[str, pb.OffsetCommitResponse.OffsetCommitResponseTopic] = {}
-        for (topic, partition), code in results.items():
-            entry = by_topic.get(topic)
-            if entry is None:
-                entry = by_topic[topic] = response.topics.add(name=topic)
-            entry.partitions.add(partition_index=partition, error_code=code)
+        for name, tps in by_topic(map(TopicPartition._make, results)).items():
+            entry = response.topics.add(name=name)
+            for tp in tps:
+                entry.partitions.add(partition_index=tp.partition, error_code=results[tp])
         return response
 
     async def OffsetFetch(
@@ -157,20 +156,19 @@ class GroupService(pb_grpc.GroupServicer):
         response = pb.OffsetFetchResponse(error_code=code)
         if code != ErrorCode.NONE:
             return response
-        by_topic: dict[str, pb.OffsetFetchResponse.OffsetFetchResponseTopic] = {}
-        for (topic, partition), committed in sorted(offsets.items()):
-            entry = by_topic.get(topic)
-            if entry is None:
-                entry = by_topic[topic] = response.topics.add(name=topic)
-            result = entry.partitions.add(
-                partition_index=partition, committed_offset=-1, committed_leader_epoch=-1
-            )
-            if committed is not None:
-                result.committed_offset = committed.offset
-                result.committed_leader_epoch = committed.leader_epoch
-                result.metadata = committed.metadata
-            else:
-                result.metadata = ""
+        for name, tps in by_topic(map(TopicPartition._make, sorted(offsets))).items():
+            entry = response.topics.add(name=name)
+            for tp in tps:
+                result = entry.partitions.add(
+                    partition_index=tp.partition, committed_offset=-1, committed_leader_epoch=-1
+                )
+                committed = offsets[tp]
+                if committed is not None:
+                    result.committed_offset = committed.offset
+                    result.committed_leader_epoch = committed.leader_epoch
+                    result.metadata = committed.metadata
+                else:
+                    result.metadata = ""
         return response
 
     # --- admin --------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 The handlers decode Kafka's messages and call the ReplicaManager's data path directly, with the
 values of broker/replication/requests.py that the gRPC DataService passes too, and the core's
-plain-valued APIs of broker/server/core/ (metadata, groups and the GroupCoordinator, topic
-admin) that the gRPC servicers adapt as well; Metadata and FindCoordinator are asked for the
-endpoints of the listener the request came in on. Neither front door holds logic the other
+plain-valued APIs of broker/server/core/ (fetch, metadata, groups and the GroupCoordinator,
+topic admin) that the gRPC servicers adapt as well; Fetch, Metadata and FindCoordinator are
+told the listener the request came in on. Neither front door holds logic the other
 lacks.
 
 Lives on the broker's event loop.
@@ -18,6 +18,7 @@ from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.metadata_cache import MetadataCache
@@ -35,7 +36,5 @@ class KafkaBroker:
     groups: GroupApi | None  # None: this broker has no group coordinator
     admin: TopicAdmin
     producer_ids: ProducerIdManager
+    fetches: FetchApi
     requests: RequestMetrics = field(default_factory=RequestMetrics)  # off unless metrics are on
-    # (listener, replica id) this broker has warned of refusing a follower's fetch from
-    # (handlers/fetch.py): a refused follower retries every back-off, so once per pair.
-    refused_replicas: set[tuple[str, int]] = field(default_factory=set)

@@ -45,6 +45,7 @@ from minikafka.broker.replication.requests import (
     FetchPartitionResult,
     FetchRequest,
     OffsetsForLeaderEpochRequest,
+    by_topic,
 )
 from minikafka.broker.server.kafka.schema import (
     Entity,
@@ -104,20 +105,24 @@ class KafkaLeaderEndpoint:
     async def offsets_for_leader_epoch(
         self, request: OffsetsForLeaderEpochRequest
     ) -> list[EpochEndOffset]:
-        by_topic: dict[str, list[dict[str, int]]] = {}
-        for p in request.partitions:
-            by_topic.setdefault(p.topic, []).append(
-                {
-                    "partition": p.partition,
-                    "current_leader_epoch": p.current_leader_epoch,
-                    "leader_epoch": p.leader_epoch,
-                }
-            )
         body = build(
             request_class(OFFSETS_FOR_LEADER_EPOCH, OFFSETS_FOR_LEADER_EPOCH_VERSION),
             {
                 "replica_id": request.replica_id,
-                "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()],
+                "topics": [
+                    {
+                        "topic": topic,
+                        "partitions": [
+                            {
+                                "partition": p.partition,
+                                "current_leader_epoch": p.current_leader_epoch,
+                                "leader_epoch": p.leader_epoch,
+                            }
+                            for p in partitions
+                        ],
+                    }
+                    for topic, partitions in by_topic(request.partitions).items()
+                ],
             },
         )
         response = await self._send(
@@ -325,21 +330,6 @@ def _decode(api_key: int, version: int, correlation_id: int, frame: bytearray) -
 
 
 def _fetch_request(request: FetchRequest) -> Entity:
-    by_topic: dict[str, list[dict[str, int]]] = {}
-    for p in request.partitions:
-        by_topic.setdefault(p.topic, []).append(
-            {
-                "partition": p.partition,
-                "current_leader_epoch": p.current_leader_epoch,
-                "fetch_offset": p.fetch_offset,
-                "last_fetched_epoch": p.last_fetched_epoch,
-                "log_start_offset": p.log_start_offset,
-                "partition_max_bytes": p.partition_max_bytes,
-            }
-        )
-    forgotten: dict[str, list[int]] = {}
-    for tp in request.forgotten:
-        forgotten.setdefault(tp.topic, []).append(tp.partition)
     return build(
         request_class(FETCH, FETCH_VERSION),
         {
@@ -349,9 +339,26 @@ def _fetch_request(request: FetchRequest) -> Entity:
             "max_bytes": request.max_bytes,
             "session_id": request.session_id,
             "session_epoch": request.session_epoch,
-            "topics": [{"topic": t, "partitions": ps} for t, ps in by_topic.items()],
+            "topics": [
+                {
+                    "topic": topic,
+                    "partitions": [
+                        {
+                            "partition": p.partition,
+                            "current_leader_epoch": p.current_leader_epoch,
+                            "fetch_offset": p.fetch_offset,
+                            "last_fetched_epoch": p.last_fetched_epoch,
+                            "log_start_offset": p.log_start_offset,
+                            "partition_max_bytes": p.partition_max_bytes,
+                        }
+                        for p in partitions
+                    ],
+                }
+                for topic, partitions in by_topic(request.partitions).items()
+            ],
             "forgotten_topics_data": [
-                {"topic": t, "partitions": ps} for t, ps in forgotten.items()
+                {"topic": topic, "partitions": [tp.partition for tp in forgotten]}
+                for topic, forgotten in by_topic(request.forgotten).items()
             ],
         },
     )

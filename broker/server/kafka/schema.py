@@ -9,7 +9,9 @@ loads them, and it gives handlers one way to answer any version:
 ``build`` takes the fields of the newest version as plain values (ints, strings, bytes, lists
 of dicts for nested structures) and keeps those the target version has: a handler is written
 once, against the newest schema, and older versions drop what they never carried. Fields
-the values leave out get their schema default, else a zero value of their type.
+the values leave out get their schema default, else a zero value of their type. A key that is
+a field of no version of the message is a mistake in the handler, not a field to drop: it
+raises ``ValueError`` (a misspelt ``error_code`` would otherwise answer NONE).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import importlib
+import pkgutil
 import types
 import typing
 import uuid
@@ -89,14 +93,54 @@ def _builder(cls: type[Entity]) -> Callable[[Mapping[str, Any]], Entity]:
 
     def make(values: Mapping[str, Any]) -> Entity:
         kwargs = {}
+        taken = 0
         for name, convert, default in converters:
             if name in values:
                 kwargs[name] = convert(values[name])
+                taken += 1
             elif default is not None:
                 kwargs[name] = default()
+        if taken < len(values):  # some are not this version's: dropped if another version's
+            _check_known(cls, values)
         return cls(**kwargs)
 
     return make
+
+
+def _check_known(cls: type[Entity], values: Mapping[str, Any]) -> None:
+    """Values this version of ``cls`` lacks must be fields of another version of it."""
+    unknown = sorted(values.keys() - _fields_of_every_version(cls.__module__, cls.__qualname__))
+    if unknown:
+        raise ValueError(
+            f"{cls.__qualname__} ({cls.__module__}) has no field {', '.join(map(repr, unknown))} "
+            "in any version"
+        )
+
+
+@functools.cache
+def _fields_of_every_version(module: str, name: str) -> frozenset[str]:
+    """The field names of the kio class ``name`` (a message, or a struct inside one) of
+    ``module`` in every version kio has of its message. kio lays a message out as
+    ``kio.schema.<message>.v<N>.<module>``, each struct a class of the same name in every
+    version's module."""
+    package, version, leaf = module.rsplit(".", 2)
+    paths = [module]
+    if version.startswith("v"):
+        paths = [
+            f"{package}.{found.name}.{leaf}"
+            for found in pkgutil.iter_modules(importlib.import_module(package).__path__)
+            if found.ispkg and found.name.startswith("v")
+        ]
+    names: set[str] = set()
+    for path in paths:
+        try:
+            other = importlib.import_module(path)
+        except ImportError:  # a version without this module
+            continue
+        same = getattr(other, name, None)
+        if isinstance(same, type) and dataclasses.is_dataclass(same):
+            names.update(f.name for f in dataclasses.fields(same))
+    return frozenset(names)
 
 
 def _kafka_type(field: dataclasses.Field[Any]) -> str | None:

@@ -37,6 +37,8 @@ from minikafka.broker.replication.requests import (
     ProducePartitionResult,
     ProduceRequest,
 )
+from minikafka.broker.server import grpc_leader_endpoint
+from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.kafka import leader_endpoint as kafka_leader_endpoint
 from minikafka.broker.server.kafka.broker import KafkaBroker
@@ -236,13 +238,19 @@ class Node:
                     client_id=f"broker-{self.broker_id}-fetcher",
                 )
                 if self.transport == "kafka"
-                else None
+                else grpc_leader_endpoint.factory(
+                    timeout_s=self.config.replica_socket_timeout_ms / 1000,
+                    max_message_bytes=self.config.grpc_max_message_bytes,
+                )
             ),
         )
         self.server = grpc.aio.server()
         producer_ids = ProducerIdManager(self.broker_id, self.zk.allocate_producer_id_block)
+        listener = self.config.inter_broker_listener_name
+        fetches = FetchApi(self.rm, listener)
         pb_grpc.add_DataServicer_to_server(
-            DataService(self.rm, producer_ids=producer_ids), self.server
+            DataService(self.rm, fetches, producer_ids=producer_ids, listener=listener),
+            self.server,
         )
         self.port = self.server.add_insecure_port("127.0.0.1:0")
         await self.server.start()
@@ -250,7 +258,16 @@ class Node:
             # Only the fetch path is asked of this broker's Kafka door.
             unused: Any = None
             self.kafka = KafkaListeners(
-                KafkaBroker(self.config, self.rm, unused, unused, None, unused, producer_ids)
+                KafkaBroker(
+                    self.config,
+                    self.rm,
+                    metadata_cache=unused,
+                    metadata_api=unused,
+                    groups=None,
+                    admin=unused,
+                    producer_ids=producer_ids,
+                    fetches=fetches,
+                )
             )
             (bound,) = await self.kafka.start()
             self.port = int(bound.rsplit(":", 1)[1])

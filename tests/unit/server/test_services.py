@@ -16,8 +16,10 @@ import grpc
 
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.server import grpc_leader_endpoint
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.controller_fence import ControllerFence
+from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.metadata_cache import MetadataCache
@@ -93,10 +95,21 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
     log_manager = LogManager(config.log_dirs, config.log, broker_id=1)
     cache = MetadataCache(1, cluster_id="cluster-xyz")
     zk = FakeZk()
-    rm = ReplicaManager(config, log_manager, zk, cache, broker_epoch=lambda: 10)
+    rm = ReplicaManager(
+        config,
+        log_manager,
+        zk,
+        cache,
+        broker_epoch=lambda: 10,
+        leader_endpoint=grpc_leader_endpoint.factory(timeout_s=5, max_message_bytes=1 << 20),
+    )
     server = grpc.aio.server()
     producer_ids = ProducerIdManager(1, zk.allocate_producer_id_block)
-    pb_grpc.add_DataServicer_to_server(DataService(rm, producer_ids=producer_ids), server)
+    listener = config.inter_broker_listener_name
+    pb_grpc.add_DataServicer_to_server(
+        DataService(rm, FetchApi(rm, listener), producer_ids=producer_ids, listener=listener),
+        server,
+    )
     pb_grpc.add_MetadataServicer_to_server(MetadataService(MetadataApi(config, cache)), server)
     znodes = FakeControllerZnodes(2, 1)
     pb_grpc.add_ControlServicer_to_server(

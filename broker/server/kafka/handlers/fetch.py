@@ -1,6 +1,7 @@
-"""Fetch (key 1), versions 4-12, for consumers and followers: ``ReplicaManager.fetch_messages``,
-records as the core returns them: left in the segment files (``FileRecords``, asked for with
-``file_records``), which the connection sends with sendfile(2), never decoded or copied here.
+"""Fetch (key 1), versions 4-12, for consumers and followers: the core's ``FetchApi``
+(broker/server/core/fetch.py), which the gRPC Fetch calls too, records as it returns them: left
+in the segment files (``FileRecords``, asked for with ``file_records``), which the connection
+sends with sendfile(2), never decoded or copied here.
 
 ``max_wait_ms``, ``min_bytes``, ``max_bytes`` and ``partition_max_bytes`` go to the core's
 long-poll as they are; the first batch comes back even when larger than the limits, as in
@@ -25,9 +26,8 @@ gRPC follower fetch: the same session cache and ``fetch_messages``, whose fetch 
 follower's LEO (it moves the HW and the ISR); the answer adds ``diverging_epoch`` (KIP-320, a
 tagged field) when the follower's ``last_fetched_epoch`` says its log diverged. v12 carries no
 broker epoch (``replica_epoch``, KIP-903, comes with v15); the gRPC fetch's is not checked by
-the leader either. On any other Kafka listener a fetch with ``replica_id`` >= 0 gets
-TOPIC_AUTHORIZATION_FAILED on every partition, what Kafka answers a follower fetch from a
-principal without ClusterAction, so no client can pose as a follower and move a HW.
+the leader either. On any other listener a fetch with ``replica_id`` >= 0 gets
+TOPIC_AUTHORIZATION_FAILED on every partition (the core refuses it, as for gRPC).
 
 Not supported:
 - reading from followers (KIP-392): ``rack_id`` is ignored and ``preferred_read_replica`` is -1.
@@ -39,146 +39,89 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-import structlog
-
-from minikafka.broker.replication.fetch_session import FetchContext, FetchMetadata
+from minikafka.broker.replication.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
 from minikafka.broker.replication.requests import (
     FetchPartition,
     FetchPartitionResult,
     FetchRequest,
+    by_topic,
 )
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)
 _READ_COMMITTED = 1
-_NO_SESSION = 0
-_FINAL_EPOCH = -1  # a full fetch outside any session (KIP-227's FetchMetadata)
 _NO_DIVERGENCE: dict[str, Any] = {}  # the tagged field's default: not sent
-
-_log = structlog.get_logger(__name__)
 
 
 @handler(api_key=1, min_version=4, max_version=12)
 async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    if body.replica_id >= 0 and request.listener != broker.config.inter_broker_listener_name:
-        if (request.listener, body.replica_id) not in broker.refused_replicas:
-            broker.refused_replicas.add((request.listener, body.replica_id))
-            _log.warning(
-                "fetch.replica_refused",
-                replica=body.replica_id,
-                listener=request.listener,
-                inter_broker_listener=broker.config.inter_broker_listener_name,
-                hint="replicas fetch on inter.broker.listener.name only; every broker must "
-                "name the same one",
-            )
-        return _refuse_replica(request)
-    replica_manager = broker.replica_manager
-
-    async def read(context: FetchContext) -> list[FetchPartitionResult]:
-        return await replica_manager.fetch_messages(
-            FetchRequest(
-                body.replica_id,
-                body.max_wait // _MS,
-                body.min_bytes,
-                body.max_bytes,
-                context.partitions,
-                file_records=True,
-            ),
-            context,
-        )
-
-    answer = await replica_manager.fetch_sessions.fetch(
-        FetchMetadata(
-            getattr(body, "session_id", _NO_SESSION),
-            getattr(body, "session_epoch", _FINAL_EPOCH),
+    answer = await broker.fetches.fetch(
+        FetchRequest(
+            body.replica_id,
+            body.max_wait // _MS,
+            body.min_bytes,
+            body.max_bytes,
+            [
+                FetchPartition(
+                    topic.topic,
+                    p.partition,
+                    p.fetch_offset,
+                    getattr(p, "current_leader_epoch", -1),
+                    getattr(p, "last_fetched_epoch", -1),
+                    getattr(p, "log_start_offset", -1),
+                    p.partition_max_bytes,
+                )
+                for topic in body.topics
+                for p in topic.partitions
+            ],
+            file_records=True,
+            # before v7 a fetch is sessionless
+            session_id=getattr(body, "session_id", INVALID_SESSION_ID),
+            session_epoch=getattr(body, "session_epoch", FINAL_EPOCH),
+            forgotten=[
+                TopicPartition(topic.topic, partition)
+                for topic in getattr(body, "forgotten_topics_data", ())
+                for partition in topic.partitions
+            ],
         ),
-        [
-            FetchPartition(
-                topic.topic,
-                p.partition,
-                p.fetch_offset,
-                getattr(p, "current_leader_epoch", -1),
-                getattr(p, "last_fetched_epoch", -1),
-                getattr(p, "log_start_offset", -1),
-                p.partition_max_bytes,
-            )
-            for topic in body.topics
-            for p in topic.partitions
-        ],
-        [
-            TopicPartition(topic.topic, partition)
-            for topic in getattr(body, "forgotten_topics_data", ())
-            for partition in topic.partitions
-        ],
-        replica_id=body.replica_id,
-        read=read,
+        listener=request.listener,
     )
-    results = answer.partitions
     aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        by_topic.setdefault(result.topic, []).append(
-            {
-                "partition_index": result.partition,
-                "error_code": result.error_code,
-                "high_watermark": result.high_watermark,
-                "last_stable_offset": result.last_stable_offset,
-                "log_start_offset": result.log_start_offset,
-                "aborted_transactions": aborted,
-                "preferred_read_replica": -1,
-                "records": result.records,
-                **(
-                    _NO_DIVERGENCE
-                    if result.diverging_epoch is None
-                    else {
-                        "diverging_epoch": {
-                            "epoch": result.diverging_epoch[0],
-                            "end_offset": result.diverging_epoch[1],
-                        }
-                    }
-                ),
-            }
-        )
     return request.response(
         {
             "throttle_time": 0,
             "error_code": answer.error_code,
             "session_id": answer.session_id,
             "responses": [
-                {"topic": topic, "partitions": partitions} for topic, partitions in by_topic.items()
+                {"topic": topic, "partitions": [_partition(r, aborted) for r in results]}
+                for topic, results in by_topic(answer.partitions).items()
             ],
         }
     )
 
 
-def _refuse_replica(request: Request) -> Entity:
-    return request.response(
-        {
-            "throttle_time": 0,
-            "error_code": ErrorCode.NONE,
-            "session_id": _NO_SESSION,
-            "responses": [
-                {
-                    "topic": topic.topic,
-                    "partitions": [
-                        {
-                            "partition_index": p.partition,
-                            "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
-                            "high_watermark": -1,
-                            "last_stable_offset": -1,
-                            "log_start_offset": -1,
-                            "preferred_read_replica": -1,
-                            "records": b"",
-                        }
-                        for p in topic.partitions
-                    ],
+def _partition(result: FetchPartitionResult, aborted: list[Any] | None) -> dict[str, Any]:
+    return {
+        "partition_index": result.partition,
+        "error_code": result.error_code,
+        "high_watermark": result.high_watermark,
+        "last_stable_offset": result.last_stable_offset,
+        "log_start_offset": result.log_start_offset,
+        "aborted_transactions": aborted,
+        "preferred_read_replica": -1,
+        "records": result.records,
+        **(
+            _NO_DIVERGENCE
+            if result.diverging_epoch is None
+            else {
+                "diverging_epoch": {
+                    "epoch": result.diverging_epoch[0],
+                    "end_offset": result.diverging_epoch[1],
                 }
-                for topic in request.body.topics
-            ],
-        }
-    )
+            }
+        ),
+    }

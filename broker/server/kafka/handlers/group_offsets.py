@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from minikafka.broker.replication.requests import by_topic
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto.common import OffsetAndMetadata
+from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["offset_commit", "offset_fetch"]
@@ -68,13 +69,18 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
     results = await broker.groups.coordinator.commit_offsets(
         body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
     )
-    by_topic: dict[str, list[dict[str, int]]] = {}
-    for (topic, partition), code in results.items():
-        by_topic.setdefault(topic, []).append({"partition_index": partition, "error_code": code})
     return request.response(
         {
             "throttle_time": 0,
-            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+            "topics": [
+                {
+                    "name": name,
+                    "partitions": [
+                        {"partition_index": tp.partition, "error_code": results[tp]} for tp in tps
+                    ],
+                }
+                for name, tps in by_topic(map(TopicPartition._make, results)).items()
+            ],
         }
     )
 
@@ -87,6 +93,7 @@ async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
         groups = [_fetch_group(broker.groups, g.group_id, g.topics) for g in body.groups]
         return request.response({"throttle_time": 0, "groups": groups})
     answer = _fetch_group(broker.groups, body.group_id, body.topics)
+    del answer["group_id"]  # v1-7 answer the one group at the top level, which has no group_id
     if request.api_version < _FIRST_TOP_LEVEL_ERROR_VERSION and answer["error_code"]:
         # v1 has no group-level error: each requested partition carries it.
         answer["topics"] = [
@@ -105,19 +112,23 @@ def _fetch_group(groups: GroupApi | None, group_id: str, topics: Any) -> dict[st
         return {"group_id": group_id, "error_code": _NO_COORDINATOR, "topics": []}
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
     code, offsets = groups.coordinator.fetch_offsets(group_id, wanted)
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for (topic, partition), committed in sorted(offsets.items()):
-        entry = _no_offset(partition, ErrorCode.NONE)
-        if committed is not None:
-            entry["committed_offset"] = committed.offset
-            entry["committed_leader_epoch"] = committed.leader_epoch
-            entry["metadata"] = committed.metadata
-        by_topic.setdefault(topic, []).append(entry)
     return {
         "group_id": group_id,
         "error_code": code,
-        "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+        "topics": [
+            {"name": name, "partitions": [_offset(tp.partition, offsets[tp]) for tp in tps]}
+            for name, tps in by_topic(map(TopicPartition._make, sorted(offsets))).items()
+        ],
     }
+
+
+def _offset(partition: int, committed: OffsetAndMetadata | None) -> dict[str, Any]:
+    entry = _no_offset(partition, ErrorCode.NONE)
+    if committed is not None:
+        entry["committed_offset"] = committed.offset
+        entry["committed_leader_epoch"] = committed.leader_epoch
+        entry["metadata"] = committed.metadata
+    return entry
 
 
 def _no_offset(partition: int, error_code: int) -> dict[str, Any]:

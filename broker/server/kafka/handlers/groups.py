@@ -95,7 +95,9 @@ async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
         )
     if batched:
         return request.response({"throttle_time": 0, "coordinators": coordinators})
-    return request.response({"throttle_time": 0, **coordinators[0]})
+    (coordinator,) = coordinators
+    del coordinator["key"]  # v0-3 answer one coordinator at the top level, which has no key
+    return request.response({"throttle_time": 0, **coordinator})
 
 
 # --- JoinGroup and SyncGroup -------------------------------------------------------------------

@@ -24,12 +24,12 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import Awaitable
-from typing import Any
 
 from minikafka.broker.replication.requests import (
     ProducePartition,
     ProducePartitionResult,
     ProduceRequest,
+    by_topic,
 )
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import CloseConnection, Request, handler
@@ -80,23 +80,24 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
 
 
 async def _respond(request: Request, answer: Awaitable[list[ProducePartitionResult]]) -> Entity:
-    by_topic: dict[str, list[dict[str, Any]]] = {}
-    for result in await answer:
-        by_topic.setdefault(result.topic, []).append(
-            {
-                "index": result.partition,
-                "error_code": result.error_code,
-                "base_offset": result.base_offset,
-                "log_start_offset": result.log_start_offset,
-                "error_message": result.error_message or None,
-            }
-        )
     return request.response(
         {
             "throttle_time": 0,
             "responses": [
-                {"name": name, "partition_responses": partitions}
-                for name, partitions in by_topic.items()
+                {
+                    "name": name,
+                    "partition_responses": [
+                        {
+                            "index": result.partition,
+                            "error_code": result.error_code,
+                            "base_offset": result.base_offset,
+                            "log_start_offset": result.log_start_offset,
+                            "error_message": result.error_message or None,
+                        }
+                        for result in results
+                    ],
+                }
+                for name, results in by_topic(await answer).items()
             ],
         }
     )

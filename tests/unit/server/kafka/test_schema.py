@@ -6,6 +6,8 @@ import datetime
 import io
 import uuid
 
+import pytest
+
 from minikafka.broker.server.kafka.handlers.topic_ids import from_uuid, to_uuid
 from minikafka.broker.server.kafka.schema import (
     build,
@@ -98,3 +100,29 @@ def test_topic_ids_between_zookeeper_text_and_uuid() -> None:
     assert to_uuid("") == uuid.UUID(int=0)
     assert to_uuid("not base64!") == uuid.UUID(int=0)
     assert from_uuid(uuid.UUID(int=0)) == ""
+
+
+def test_a_key_of_no_version_is_refused_not_zero_filled() -> None:
+    # A misspelt error_code must not answer NONE (issue 29).
+    with pytest.raises(ValueError, match=r"PartitionProduceResponse .* no field 'eror_code'"):
+        build(
+            response_class(0, 9),
+            {"responses": [{"name": "t", "partition_responses": [{"index": 0, "eror_code": 6}]}]},
+        )
+
+
+def test_a_key_of_another_version_is_dropped() -> None:
+    # error_message comes with Produce v8: v3 drops it, as version down-conversion needs.
+    response = build(
+        response_class(0, 3),
+        {
+            "responses": [
+                {
+                    "name": "t",
+                    "partition_responses": [{"index": 0, "error_code": 6, "error_message": "x"}],
+                }
+            ]
+        },
+    )
+    (partition,) = response.responses[0].partition_responses
+    assert int(partition.error_code) == 6 and not hasattr(partition, "error_message")

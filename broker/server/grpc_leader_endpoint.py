@@ -1,10 +1,12 @@
 """``GrpcLeaderEndpoint``: a follower's leader over the gRPC Data service (``FetchStream`` and
 ``OffsetsForLeaderEpoch``), when inter.broker.listener.name names a gRPC listener.
 
-It adapts the fetcher's plain values (leader_endpoint.py) to the protobuf messages and back
-(grpc_messages.py, which the leader's DataService reads and writes them with), and every failure
-of the call to ``LeaderEndpointError`` with the gRPC status name as its code.
-The Kafka-protocol endpoint is the other form (broker/server/kafka/leader_endpoint.py).
+It implements replication's ``LeaderEndpoint`` (broker/replication/leader_endpoint.py) from the
+gRPC door, as the Kafka-protocol endpoint (broker/server/kafka/leader_endpoint.py) does from the
+Kafka door; BrokerServer hands the ReplicaManager a ``factory`` of one or the other. It adapts
+the fetcher's plain values to the protobuf messages and back (grpc_adapters.py, which the
+leader's DataService reads and writes them with), and every failure of the call to
+``LeaderEndpointError`` with the gRPC status name as its code.
 
 Not thread-safe: the fetcher's task on the broker's event loop.
 """
@@ -12,16 +14,11 @@ Not thread-safe: the fetcher's task on the broker's event loop.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import grpc
 
 from minikafka.broker.replication.fetch_session import FetchSessionResponse
-from minikafka.broker.replication.grpc_messages import (
-    fetch_request_message,
-    fetch_response_values,
-    offsets_for_leader_epoch_request_message,
-    offsets_for_leader_epoch_response_values,
-)
 from minikafka.broker.replication.leader_endpoint import (
     DEADLINE_EXCEEDED,
     UNAVAILABLE,
@@ -32,11 +29,17 @@ from minikafka.broker.replication.requests import (
     FetchRequest,
     OffsetsForLeaderEpochRequest,
 )
+from minikafka.broker.server.grpc_adapters import (
+    fetch_request_message,
+    fetch_response_values,
+    offsets_for_leader_epoch_request_message,
+    offsets_for_leader_epoch_response_values,
+)
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 
-__all__ = ["GrpcLeaderEndpoint"]
+__all__ = ["GrpcLeaderEndpoint", "factory"]
 
 
 class GrpcLeaderEndpoint:
@@ -132,3 +135,16 @@ class GrpcLeaderEndpoint:
             self._fetches.cancel()
             self._fetches = None
         await self._channel.close()
+
+
+def factory(
+    *, timeout_s: float, max_message_bytes: int
+) -> Callable[[str, int], GrpcLeaderEndpoint]:
+    """A ``LeaderEndpointFactory`` (the ReplicaManager's) of these endpoints."""
+
+    def make(host: str, port: int) -> GrpcLeaderEndpoint:
+        return GrpcLeaderEndpoint(
+            host, port, timeout_s=timeout_s, max_message_bytes=max_message_bytes
+        )
+
+    return make
