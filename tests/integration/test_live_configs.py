@@ -183,8 +183,10 @@ def test_unclean_election_enabled_live_elects_the_leaderless_partition(
     cluster.kill(1)
     cluster.wait_for(lambda: cluster.leader("u", 0) == -1, 30, "the partition to go offline")
     cluster.start(2)
+    # Served once the controller's UpdateMetadata named broker 2: the controller writes the
+    # elections of a broker's startup (or of its own failover) before sending that, so a
+    # clean election of broker 2 would be in ZooKeeper by now.
     cluster.wait_until_serving([0, 2])
-    time.sleep(2)
     assert cluster.leader("u", 0) == -1  # broker 2 is out of sync: no clean election
 
     with cluster.admin() as admin:
