@@ -119,10 +119,11 @@ def _kafka_config(root: Path) -> BrokerConfig:
 async def _serve(kind: str, size: int) -> None:
     if kind == "kafka":
         unused: Any = None  # the Fetch handler reads only the config and the ReplicaManager
+        replica_manager: Any = _ReplicaManager(size)  # the part of one the handler uses
         listeners = KafkaListeners(
             KafkaBroker(
                 _kafka_config(Path("/nonexistent")),
-                _ReplicaManager(size),
+                replica_manager,
                 unused,
                 unused,
                 None,
@@ -135,7 +136,8 @@ async def _serve(kind: str, size: int) -> None:
         return
     if kind == "grpc":
         server = transport.aio_server(_LIMIT)
-        pb_grpc.add_DataServicer_to_server(_Leader(size), server)
+        leader = _Leader(size)  # type: ignore[abstract]  # the rest: UNIMPLEMENTED
+        pb_grpc.add_DataServicer_to_server(leader, server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         print(port, flush=True)

@@ -710,7 +710,7 @@ def test_records_produced_over_kafka_to_a_topic_created_over_grpc(
     for i in range(10):
         producer.produce("made-over-grpc", value=f"v{i}".encode(), partition=i % 2)
     assert producer.flush(15) == 0
-    values = [r.value for p in (0, 1) for r in cluster.fetch_all("made-over-grpc", p)]
+    values = [r.value or b"" for p in (0, 1) for r in cluster.fetch_all("made-over-grpc", p)]
     assert sorted(values) == sorted(f"v{i}".encode() for i in range(10))
 
 

@@ -350,7 +350,11 @@ def test_acks_all_is_accepted_once_the_caught_up_follower_fetches_again(tmp_path
             await wait_until(lambda: FOLLOWER in partition.isr, timeout_s=3)
             for epoch, offset in ((4, 2), (5, 3), (6, 4)):
                 produced = asyncio.ensure_future(produce(leader, b"x", acks=-1, timeout_ms=2_000))
-                await wait_until(lambda offset=offset: leader.log().log_end_offset == offset)
+
+                def appended(offset: int = offset) -> bool:
+                    return leader.log().log_end_offset == offset
+
+                await wait_until(appended)
                 # The follower appends what it fetched and fetches at its new LEO.
                 await _session_fetch(leader, FetchMetadata(sid, epoch), [_at(offset)])
                 assert (await produced).error_code == ErrorCode.NONE
