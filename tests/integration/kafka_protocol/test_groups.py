@@ -9,7 +9,6 @@ door only for what consumers use: the group APIs, Metadata, ListOffsets and Fetc
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -669,7 +668,13 @@ def test_join_group_versions_member_ids_leave_and_offsets(
         threading.Thread(target=join, args=("first", raw, 4, joined.member_id)),
     ]
     threads[0].start()
-    time.sleep(0.3)  # the newcomer's join starts the rebalance
+    with cluster.admin() as admin:  # the newcomer's join starts the rebalance
+        cluster.wait_for(
+            lambda: admin.describe_groups([group])[group].state == "PreparingRebalance",
+            20,
+            "the newcomer's join to start a rebalance",
+            interval_s=0.02,
+        )
     threads[1].start()
     for thread in threads:
         thread.join(timeout=20)
