@@ -41,14 +41,6 @@ KILL_INTERVAL_S = float(os.environ.get("MINIKAFKA_CHAOS_KILL_INTERVAL_S", "2"))
 DEGRADED_ROUNDS = 2
 
 
-def full_isrs(cluster: Cluster) -> bool:
-    for partition in range(PARTITIONS):
-        state = cluster.partition_state(TOPIC, partition)
-        if state is None or state.leader < 0 or len(state.isr) != len(cluster.brokers):
-            return False
-    return True
-
-
 def isrs_are(cluster: Cluster, brokers: set[int]) -> bool:
     """Whether every partition has a leader and exactly ``brokers`` in sync (ZooKeeper's state:
     the controller's and the leaders' view)."""
@@ -57,6 +49,10 @@ def isrs_are(cluster: Cluster, brokers: set[int]) -> bool:
         if state is None or state.leader < 0 or set(state.isr) != brokers:
             return False
     return True
+
+
+def full_isrs(cluster: Cluster) -> bool:
+    return isrs_are(cluster, set(cluster.brokers))
 
 
 def kill(cluster: Cluster, broker_id: int) -> int:
