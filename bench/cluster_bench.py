@@ -17,6 +17,7 @@ way the integration tests do, then measures:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import statistics
@@ -30,8 +31,13 @@ from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.producer.producer import Producer
 from minikafka.proto.common import TopicPartition
+from tests.integration.cluster import Cluster
 
 VALUE = os.urandom(100)
+
+
+def _has_leader(cluster: Cluster, topic: str) -> bool:
+    return cluster.leader(topic, 0) >= 0
 
 
 def produce_run(bootstrap: str, topic: str, records: int, acks: str | int) -> tuple[float, float]:
@@ -98,7 +104,7 @@ def main() -> None:
                 [NewTopic("rf1", 1, 1), NewTopic("rf3", 1, 3), NewTopic("lat", 1, 3)]
             )
         for topic in ("rf1", "rf3", "lat"):
-            cluster.wait_for(lambda t=topic: cluster.leader(t, 0) >= 0, timeout_s=30)
+            cluster.wait_for(functools.partial(_has_leader, cluster, topic), timeout_s=30)
         print(f"machine: {os.cpu_count()} cores; {args.records} records of 100 bytes per run")
         print()
         print("| replication factor | acks | records/s | MB/s |")

@@ -40,6 +40,13 @@ def _create_topic(topic: str) -> AdminClient:
     return admin
 
 
+def _where(message: confluent_kafka.Message) -> tuple[int, int]:
+    """A delivered or consumed record's partition and offset (None only in an error)."""
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None and offset is not None
+    return partition, offset
+
+
 def test_kafka_clients_produce_consume_and_commit_through_a_leader_kill(
     cluster: ComposeCluster,
 ) -> None:
@@ -47,14 +54,14 @@ def test_kafka_clients_produce_consume_and_commit_through_a_leader_kill(
     admin = _create_topic(topic)
     victim = admin.list_topics(topic, timeout=10).topics[topic].partitions[0].leader
 
-    delivered: list[tuple[int, int, bytes, bytes]] = []
+    delivered: list[tuple[int, int, bytes | None, bytes | None]] = []
     failed: list[str] = []
 
     def on_delivery(err: confluent_kafka.KafkaError | None, msg: confluent_kafka.Message) -> None:
         if err is not None:
             failed.append(str(err))
         else:
-            delivered.append((msg.partition(), msg.offset(), msg.key(), msg.value()))
+            delivered.append((*_where(msg), msg.key(), msg.value()))
 
     producer = confluent_kafka.Producer(
         {
@@ -107,7 +114,8 @@ def test_kafka_clients_produce_consume_and_commit_through_a_leader_kill(
         message = second.poll(1.0)
         if message is None or message.error() is not None:
             continue
-        read[message.partition()].append((message.offset(), message.key(), message.value()))
+        partition, offset = _where(message)
+        read[partition].append((offset, message.key(), message.value()))
     second.commit(asynchronous=False)
     second.close()
 

@@ -77,8 +77,8 @@ def test_produce_then_consume_everything_in_order(cluster_factory: ClusterFactor
         while sum(map(len, seen.values())) < 600 and time.monotonic() < deadline:
             for tp, records in consumer.poll(timeout_ms=500).items():
                 seen[tp.partition].extend((r.offset, r.value or b"") for r in records)
-        for partition, records in acked.items():
-            assert seen[partition] == sorted(records)
+        for partition, sent in acked.items():
+            assert seen[partition] == sorted(sent)
         end = consumer.end_offsets([TopicPartition("orders", p) for p in range(3)])
         assert sum(end.values()) == 600
 

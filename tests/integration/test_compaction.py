@@ -71,7 +71,7 @@ def _read_latest(bootstrap: str) -> tuple[dict[bytes, bytes], int]:
             assert time.monotonic() < deadline, f"stuck at {consumer.position(tp)} of {end}"
             for records in consumer.poll(timeout_ms=500).values():
                 for record in records:
-                    assert record.key is not None
+                    assert record.key is not None and record.value is not None
                     latest[record.key] = record.value
                     count += 1
     return latest, count

@@ -66,6 +66,22 @@ def settle(controller: KafkaController) -> None:
     assert done.wait(10), "the controller's event thread is stuck"
 
 
+def replicas_to_delete(controller: KafkaController, topic: str) -> set[int]:
+    """The brokers whose replica of ``topic`` the controller still waits to delete, read on
+    its event thread (which owns the context)."""
+    brokers: set[int] = set()
+    done = threading.Event()
+
+    def read() -> None:
+        ctx = controller._ctx
+        brokers.update(r.broker_id for r in ctx.replicas_to_delete if r.partition.topic == topic)
+        done.set()
+
+    controller._enqueue("ReadReplicasToDelete", read)
+    assert done.wait(10), "the controller's event thread is stuck"
+    return brokers
+
+
 class FakeBroker(pb_grpc.ControlServicer):
     """Records Control requests; see the module docstring."""
 
@@ -619,7 +635,12 @@ def test_topic_deletion_waits_for_a_dead_replica(make_cluster: Callable[..., Clu
         lambda: any(s.topic_name == "later" for s in cluster.brokers[other].stop_replicas()),
         what="StopReplica to the live replica",
     )
-    time.sleep(0.3)
+    # The live replica's answer handled: had the controller not waited for the dead one, that
+    # event would have deleted the topic.
+    wait_for(
+        lambda: replicas_to_delete(cluster.active(), "later") == {victim},
+        what="the live replica's StopReplica answer",
+    )
     assert cluster.admin.get_topic("later") is not None  # the dead replica is not deleted yet
     cluster.restart(victim)
     wait_for(lambda: cluster.admin.get_topic("later") is None, what="deletion to finish")
@@ -665,7 +686,7 @@ def test_broker_loss_moves_leadership_in_ar_order_and_return_does_not_move_it_ba
         lambda: cluster.brokers[a].last_leader_and_isr("moves", 0), what="LeaderAndIsr to a"
     )
     assert state.leader == b and state.leader_epoch == 1
-    time.sleep(0.3)
+    settle(cluster.active())  # the rest of a's startup
     assert cluster.state("moves", 0).leader == b  # leadership does not move back by itself
 
 
@@ -700,7 +721,7 @@ def test_no_live_isr_member_leaves_the_partition_offline(
 
     cluster.restart(b)  # not in the ISR: without unclean election it may not lead
     wait_for(lambda: cluster.brokers[b].last_leader_and_isr("fragile", 0), what="LeaderAndIsr")
-    time.sleep(0.3)
+    settle(cluster.active())  # the rest of b's startup, where a clean election would be
     assert cluster.state("fragile", 0).leader == -1
     results = cluster.active().elect_leaders(ElectionType.UNCLEAN, [TopicPartition("fragile", 0)])
     assert results.result(10)[TopicPartition("fragile", 0)].error == ErrorCode.NONE
@@ -833,8 +854,15 @@ def test_auto_leader_rebalance(make_cluster: Callable[..., Cluster]) -> None:
     create_topic(cluster, "auto", {0: [a, b]})
     cluster.kill(a)
     cluster.wait_state("auto", 0, lambda s: s.leader == b)
+    cluster.brokers[a].clear()
     cluster.restart(a)
-    time.sleep(0.5)
+    wait_for(lambda: cluster.brokers[a].last_leader_and_isr("auto", 0), what="LeaderAndIsr to a")
+    controller = cluster.active()
+    settle(controller)
+    # An imbalance check runs after a's startup (the timer rescheduled), and ends.
+    scheduled = controller._next_rebalance
+    wait_for(lambda: controller._next_rebalance != scheduled, what="an imbalance check")
+    settle(controller)
     assert cluster.state("auto", 0).leader == b  # a is not in the ISR yet
     rejoin_isr(cluster, "auto", 0, a)
     state = cluster.wait_state("auto", 0, lambda s: s.leader == a)
@@ -929,7 +957,7 @@ def test_a_log_dir_event_moves_leadership_off_the_offline_replicas(
     assert (led.leader, led.isr) == (b, (b, c))
     followed = cluster.wait_state("dirs", 1, lambda s: a not in s.isr)
     assert (followed.leader, followed.isr) == (b, (b, c))
-    time.sleep(0.3)
+    settle(cluster.active())  # the rest of the log dir event
     assert cluster.state("dirs", 2).leader == a and a in cluster.state("dirs", 2).isr
     for broker_id in (b, c):
         um = cluster.brokers[broker_id].wait_metadata("dirs", 0, lambda s: s.leader == b)

@@ -21,12 +21,15 @@ pytestmark = pytest.mark.integration
 
 
 class Recorder(pb_grpc.ControlServicer):
-    def __init__(self, delay_s: float = 0.0) -> None:
+    """Records UpdateMetadata's controller epochs; with ``held``, answers only once it is set."""
+
+    def __init__(self, held: threading.Event | None = None) -> None:
         self.received: list[int] = []
-        self.delay_s = delay_s
+        self.held = held
 
     def UpdateMetadata(self, request: Any, context: Any) -> Any:
-        time.sleep(self.delay_s)
+        if self.held is not None:
+            assert self.held.wait(30)
         self.received.append(request.controller_epoch)
         return pb.UpdateMetadataResponse()
 
@@ -99,7 +102,8 @@ def test_a_broker_that_is_not_up_yet_gets_the_request_when_it_comes() -> None:
 
 
 def test_a_slow_broker_does_not_hold_up_another() -> None:
-    slow, fast = Recorder(delay_s=1.0), Recorder()
+    released = threading.Event()
+    slow, fast = Recorder(held=released), Recorder()
     slow_server, slow_port = serve(slow)
     fast_server, fast_port = serve(fast)
     channels = GrpcBrokerChannels(request_timeout_ms=5000)
@@ -108,9 +112,10 @@ def test_a_slow_broker_does_not_hold_up_another() -> None:
         channels.add_broker(2, EndPoint("PLAINTEXT", "127.0.0.1", fast_port))
         channels.send(1, pb.UpdateMetadataRequest(controller_epoch=1))
         channels.send(2, pb.UpdateMetadataRequest(controller_epoch=1))
-        wait_until(lambda: fast.received == [1], timeout_s=0.8)
+        wait_until(lambda: fast.received == [1])  # while the slow one still holds its request
         assert slow.received == []
     finally:
+        released.set()
         channels.close()
         slow_server.stop(None)
         fast_server.stop(None)
@@ -126,10 +131,12 @@ def test_removing_a_broker_drops_what_was_not_sent() -> None:
         time.sleep(0.2)
         channels.remove_broker(3)
         channels.send(3, pb.UpdateMetadataRequest(), lambda *a: called.set())  # no channel
+        # Its sender ends (a sender still retrying the dropped request never would): nothing
+        # can reach the broker once it is up.
+        wait_until(lambda: "controller-to-broker-3" not in {t.name for t in threading.enumerate()})
         recorder = Recorder()
         server, _ = serve(recorder, port)
         try:
-            time.sleep(0.5)
             assert not called.is_set() and recorder.received == []
         finally:
             server.stop(None)

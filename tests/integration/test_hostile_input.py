@@ -41,7 +41,9 @@ def minikafka(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def produce_raw(cluster: Cluster, broker_id: int, records: bytes) -> pb.ProduceResponse:
+def produce_raw(
+    cluster: Cluster, broker_id: int, records: bytes
+) -> pb.ProduceResponse.PartitionProduceResponse:
     request = pb.ProduceRequest(
         acks=-1,
         timeout_ms=5_000,
@@ -196,6 +198,7 @@ def test_a_stored_poison_batch_is_one_clear_line_for_every_reader(stored_poison:
 
 
 def _raw_unary(cluster: Cluster, method: str) -> grpc.RpcError:
+    call: grpc.UnaryUnaryMultiCallable[bytes, bytes]
     call = cluster.channel(0).unary_unary(method, request_serializer=None)
     with pytest.raises(grpc.RpcError) as info:
         call(b"\xff\xfe\x00 not a protobuf message \x01", timeout=10)
@@ -217,6 +220,7 @@ def test_random_bytes_as_an_rpc_body_are_invalid_argument(cluster_factory: Clust
         ("/minikafka.v1.Data/ProduceStream", "minikafka.v1.ProduceRequest"),
         ("/minikafka.v1.Data/FetchStream", "minikafka.v1.FetchRequest"),
     ):
+        stream: grpc.StreamStreamMultiCallable[bytes, bytes]
         stream = cluster.channel(0).stream_stream(method, request_serializer=None)
         with pytest.raises(grpc.RpcError) as info:
             list(stream(iter([b"\xff\xfe\x00 garbage"]), timeout=10))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,7 +47,16 @@ def test_retention_shortened_deletes_old_segments_without_restart(
     cluster = cluster_factory(overrides=FAST_RETENTION)
     _create(cluster, "shrink", segment_bytes="1024")
     _produce_ok(cluster, "shrink", n=40)
-    time.sleep(1)  # several retention passes under the default of 7 days: nothing goes
+    # A retention pass goes over every log: once one has cut a topic made afterwards with
+    # retention.ms=1 on every broker, "shrink" has been through one too, under the default of
+    # 7 days, and kept everything.
+    _create(cluster, "expiring", segment_bytes="1024", retention_ms="1")
+    _produce_ok(cluster, "expiring", n=20)
+    cluster.wait_for(
+        lambda: all(len(_segments(cluster, b, "expiring")) == 1 for b in cluster.brokers),
+        20,
+        "a retention pass on every broker",
+    )
     before = {b: len(_segments(cluster, b, "shrink")) for b in cluster.brokers}
     assert all(count >= 4 for count in before.values()), before
 
@@ -183,8 +191,10 @@ def test_unclean_election_enabled_live_elects_the_leaderless_partition(
     cluster.kill(1)
     cluster.wait_for(lambda: cluster.leader("u", 0) == -1, 30, "the partition to go offline")
     cluster.start(2)
+    # Served once the controller's UpdateMetadata named broker 2: the controller writes the
+    # elections of a broker's startup (or of its own failover) before sending that, so a
+    # clean election of broker 2 would be in ZooKeeper by now.
     cluster.wait_until_serving([0, 2])
-    time.sleep(2)
     assert cluster.leader("u", 0) == -1  # broker 2 is out of sync: no clean election
 
     with cluster.admin() as admin:

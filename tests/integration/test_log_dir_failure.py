@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from minikafka.client.admin import NewTopic, raise_first
+from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.errors import ErrorCode
 from tests.e2e.faults import ContinuousProducer, assert_acked_readable, read_partitions
 from tests.integration.conftest import ClusterFactory
@@ -263,13 +264,13 @@ def test_a_full_log_dir_beside_a_healthy_one_takes_only_its_replicas_offline(
         filler = _fill(full)
         refused = cluster.produce("disk", 0, [b"x" * 4096], to=0)
         assert refused.error == ErrorCode.KAFKA_STORAGE_ERROR, refused
+
+        def moved() -> PartitionState | None:
+            s = cluster.partition_state("disk", 0)
+            return s if s is not None and s.leader in (1, 2) and 0 not in s.isr else None
+
         state = cluster.wait_for(
-            lambda: (
-                (s := cluster.partition_state("disk", 0)) is not None
-                and s.leader in (1, 2)
-                and 0 not in s.isr
-                and s
-            ),
+            moved,
             SESSION_TIMEOUT_MS / 1000,
             "disk-0's leadership and ISR to leave broker 0",
         )

@@ -16,6 +16,10 @@ from typing import Any
 
 import pytest
 from kio.index import load_response_schema
+from kio.schema.api_versions.v0.response import ApiVersionsResponse as ApiVersionsResponseV0
+from kio.schema.sasl_handshake.v1.response import (
+    SaslHandshakeResponse as SaslHandshakeResponseV1,
+)
 from kio.serial import entity_reader
 
 from minikafka.client.admin import NewTopic
@@ -132,7 +136,7 @@ def test_api_versions_of_an_unknown_version_answers_unsupported_version(cluster:
         header = struct.pack(">hhih", 18, 99, 7, -1)
         sock.sendall(struct.pack(">i", len(header)) + header)
         data = read_frame(sock)
-        response, _ = entity_reader(load_response_schema(18, 0))(data, 4)
+        response, _ = entity_reader(ApiVersionsResponseV0)(data, 4)
         assert response.error_code == 35  # UNSUPPORTED_VERSION
         assert any(k.api_key == 18 for k in response.api_keys)
         # and the connection stays usable for a version it supports
@@ -207,7 +211,7 @@ def test_sasl_is_refused_as_kafka_does(cluster: Cluster) -> None:
     with _connect(cluster) as sock:
         sock.sendall(encode_request(17, 1, {"mechanism": "PLAIN"}))
         data = read_frame(sock)
-        response, _ = entity_reader(load_response_schema(17, 1))(data, 4)
+        response, _ = entity_reader(SaslHandshakeResponseV1)(data, 4)
         assert response.error_code == 34  # ILLEGAL_SASL_STATE
         assert response.mechanisms == ()
 

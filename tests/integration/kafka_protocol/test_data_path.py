@@ -172,8 +172,8 @@ def _read_confluent(
         consumer.close()
 
 
-# confluent-kafka's OffsetSpec, untyped.
-_OFFSET_SPEC: Any = confluent_kafka.admin.OffsetSpec  # type: ignore[attr-defined]
+# confluent-kafka's OffsetSpec, its class methods untyped.
+_OFFSET_SPEC: Any = confluent_kafka.admin.OffsetSpec
 
 
 def _offset(message: confluent_kafka.Message) -> int:

@@ -13,7 +13,8 @@ from minikafka.client.producer.partitioner import StickyPartitioner, murmur2, pa
 
 
 def _kafka_partition(key: bytes, n: int) -> int:
-    return (kafka_murmur2(key) & 0x7FFFFFFF) % n
+    hashed: int = kafka_murmur2(key)  # kafka-python is untyped
+    return (hashed & 0x7FFFFFFF) % n
 
 
 def test_known_values_from_the_java_client() -> None:

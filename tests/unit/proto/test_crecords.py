@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import array
 import os
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +24,8 @@ if os.environ.get("CI") == "true" and not os.environ.get("MINIKAFKA_PURE_PYTHON"
     )
 else:
     _crecords = pytest.importorskip("minikafka.proto._crecords")
+if TYPE_CHECKING:
+    from minikafka.proto._crecords import RecordsBuffer as CRecordsBuffer
 
 INT64 = st.integers(min_value=-(2**62), max_value=2**62)
 header_st = st.tuples(st.text(max_size=20), st.none() | st.binary(max_size=300))
@@ -33,7 +37,7 @@ record_st = st.tuples(
 )
 
 
-def both(recs: list[records.RecordInput]) -> tuple[PyRecordsBuffer, object]:
+def both(recs: list[records.RecordInput]) -> tuple[PyRecordsBuffer, CRecordsBuffer]:
     py, c = PyRecordsBuffer(), _crecords.RecordsBuffer()
     for timestamp, key, value, headers in recs:
         assert py.append(timestamp, key, value, headers) == c.append(timestamp, key, value, headers)
@@ -42,7 +46,7 @@ def both(recs: list[records.RecordInput]) -> tuple[PyRecordsBuffer, object]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(record_st, max_size=30))
-def test_the_c_buffer_writes_the_same_bytes_and_counters(recs) -> None:
+def test_the_c_buffer_writes_the_same_bytes_and_counters(recs: list[records.RecordInput]) -> None:
     py, c = both(recs)
     assert c.records() == py.records()
     assert (c.record_count, c.size, c.base_timestamp, c.max_timestamp) == (
@@ -56,7 +60,8 @@ def test_the_c_buffer_writes_the_same_bytes_and_counters(recs) -> None:
 def test_both_buffers_copy_any_bytes_like_key_and_value() -> None:
     key = bytearray(b"k")
     wide = memoryview(array.array("i", [1, 2]))  # two items, eight bytes
-    py, c = both([(5, key, wide, (("h", bytearray(b"x")),))])
+    bytes_like: list[Any] = [(5, key, wide, (("h", bytearray(b"x")),))]  # not only bytes
+    py, c = both(bytes_like)
     key[0] = ord("z")  # both copied the key at append
     assert c.records() == py.records()
     (record,), _ = records._py_decode_records(py.records(), 0, 1, 0, 5, False, Record, (), ())
@@ -75,7 +80,9 @@ def test_both_buffers_copy_any_bytes_like_key_and_value() -> None:
         ((1, None, b"", 5), TypeError),
     ],
 )
-def test_bad_input_to_the_c_buffer_raises_and_leaves_it_unchanged(args, error) -> None:
+def test_bad_input_to_the_c_buffer_raises_and_leaves_it_unchanged(
+    args: tuple[Any, ...], error: type[Exception]
+) -> None:
     c = _crecords.RecordsBuffer()
     c.append(10, b"k", b"v")
     before = (c.records(), c.record_count, c.size, c.max_timestamp)
@@ -92,12 +99,12 @@ def test_a_timestamp_delta_outside_int64_is_refused() -> None:
     assert c.record_count == 1
 
 
-def decode_both(data: bytes, count: int, wide: bool, log_append_time: bool = False):
+def decode_both(data: bytes, count: int, wide: bool, log_append_time: bool = False) -> list[Any]:
     """Each decoder's records, or the type of what it raised."""
-    args = (data, 0, count, 100, 1_000, log_append_time) + (
+    args: tuple[Any, ...] = (data, 0, count, 100, 1_000, log_append_time) + (
         (ConsumerRecord, ("t", 3), (0,)) if wide else (Record, (), ())
     )
-    outcomes = []
+    outcomes: list[Any] = []
     for decode in (records._py_decode_records, _crecords.decode_records):
         try:
             outcomes.append(decode(*args))
@@ -108,7 +115,9 @@ def decode_both(data: bytes, count: int, wide: bool, log_append_time: bool = Fal
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(record_st, max_size=30), st.booleans(), st.booleans())
-def test_the_c_decoder_makes_the_same_records(recs, wide, log_append_time) -> None:
+def test_the_c_decoder_makes_the_same_records(
+    recs: list[records.RecordInput], wide: bool, log_append_time: bool
+) -> None:
     py, _ = both(recs)
     data = py.records()
     python_out, c_out = decode_both(data, len(recs), wide, log_append_time)
@@ -121,7 +130,9 @@ def test_the_c_decoder_makes_the_same_records(recs, wide, log_append_time) -> No
     st.lists(record_st, min_size=1, max_size=5),
     st.data(),
 )
-def test_the_c_decoder_refuses_damaged_records_as_python_does(recs, data) -> None:
+def test_the_c_decoder_refuses_damaged_records_as_python_does(
+    recs: list[records.RecordInput], data: st.DataObject
+) -> None:
     """Cut or flip bytes: both decoders give CorruptRecordError, or both the same records."""
     py, _ = both(recs)
     raw = bytearray(py.records())
@@ -160,7 +171,7 @@ def test_the_c_decoder_reads_from_pos_and_reports_where_it_stopped() -> None:
         ((b"", 0, 0, 0, 0, False, os.stat_result, (), ()), TypeError),  # a C tuple subclass
     ],
 )
-def test_the_c_decoder_refuses_bad_arguments(args, error) -> None:
+def test_the_c_decoder_refuses_bad_arguments(args: tuple[Any, ...], error: type[Exception]) -> None:
     with pytest.raises(error):
         _crecords.decode_records(*args)
 
@@ -181,16 +192,16 @@ def test_records_use_the_c_code_when_it_is_built() -> None:
 class _ClearsOnIter:
     """A header pair whose iteration runs Python code that changes the headers around it."""
 
-    def __init__(self, effect) -> None:
+    def __init__(self, effect: Callable[[], object]) -> None:
         self.effect = effect
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[object]:
         self.effect()
         return iter(("k", b"v"))
 
 
 def test_python_code_run_by_append_cannot_change_headers_under_it() -> None:
-    headers: list[object] = []
+    headers: list[Any] = []  # not the pairs append is typed for: that is the test
     headers[:] = [_ClearsOnIter(headers.clear), ("a", b"b"), ("c", b"d")]
     c = _crecords.RecordsBuffer()
     c.append(0, None, b"x", headers)
@@ -199,15 +210,17 @@ def test_python_code_run_by_append_cannot_change_headers_under_it() -> None:
     py.append(0, None, b"x", (("k", b"v"), ("a", b"b"), ("c", b"d")))
     assert c.records() == py.records()
 
-    pair = ["k", b"\xab" * 4096]  # the list holds the only reference to the value
+    pair: list[Any] = ["k", b"\xab" * 4096]  # the list holds the only reference to the value
+    hostile: list[Any] = [pair, _ClearsOnIter(lambda: pair.__setitem__(1, None))]
     c = _crecords.RecordsBuffer()
-    c.append(0, None, None, [pair, _ClearsOnIter(lambda: pair.__setitem__(1, None))])
+    c.append(0, None, None, hostile)
     assert c.records().count(b"\xab") == 4096
 
 
 def test_a_reentrant_append_does_not_leave_a_stale_offset_delta() -> None:
     c = _crecords.RecordsBuffer()
-    c.append(100, None, b"outer", [_ClearsOnIter(lambda: c.append(200, None, b"inner"))])
+    reentrant: list[Any] = [_ClearsOnIter(lambda: c.append(200, None, b"inner"))]
+    c.append(100, None, b"outer", reentrant)
     got, _ = records._py_decode_records(
         c.records(), 0, 2, 0, c.base_timestamp, False, Record, (), ()
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -31,7 +32,12 @@ SAMPLE = [
 ]
 
 
-def kafka_python_batch(recs, codec: Compression, producer_id=-1, base_sequence=-1):
+def kafka_python_batch(
+    recs: Sequence[records.RecordInput],
+    codec: Compression,
+    producer_id: int = -1,
+    base_sequence: int = -1,
+) -> bytes:
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=int(codec),
@@ -228,7 +234,7 @@ record_st = st.tuples(
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(record_st, min_size=1, max_size=20), st.sampled_from(ALL_CODECS))
-def test_roundtrip_property(recs, codec) -> None:
+def test_roundtrip_property(recs: list[records.RecordInput], codec: Compression) -> None:
     data = records.encode_batch(recs, base_offset=3, compression=codec)
     decoded = records.decode_batch(data)[1]
     assert [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in decoded] == [

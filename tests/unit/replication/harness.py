@@ -43,6 +43,7 @@ from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.kafka import leader_endpoint as kafka_leader_endpoint
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.listener import KafkaListeners
+from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.log_manager import LogManager
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.cluster_state import (
@@ -292,7 +293,7 @@ class Node:
     def running(self) -> bool:
         return self.rm is not None
 
-    def log(self, tp: TopicPartition = TP) -> Any:
+    def log(self, tp: TopicPartition = TP) -> Log:
         partition = self.replica_manager.get_partition(tp)
         assert partition is not None
         return partition.log
@@ -479,7 +480,7 @@ async def consume(node: Node, offset: int = 0, **kwargs: Any) -> FetchPartitionR
     return results[0]
 
 
-def values_of(data: bytes) -> list[bytes | None]:
+def values_of(data: bytes | memoryview) -> list[bytes | None]:
     return [record.value for record in decode_records(data)]
 
 

@@ -11,7 +11,14 @@ from minikafka.broker.replication.delayed_produce import DelayedProduce, Produce
 from minikafka.broker.replication.requests import ProducePartition, ProduceRequest
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
-from tests.unit.replication.harness import TOPIC, Cluster, fetch_request, records, run
+from tests.unit.replication.harness import (
+    TOPIC,
+    Cluster,
+    fetch_request,
+    records,
+    run,
+    wait_until,
+)
 
 
 def _statuses(n: int) -> dict[TopicPartition, ProducePartitionStatus]:
@@ -105,7 +112,7 @@ def test_acks_all_over_many_partitions_answers_once_each_hw_passes(tmp_path: Pat
                 [ProducePartition(TOPIC, p, records(b"v%d" % p)) for p in range(partitions)],
             )
             answer = asyncio.create_task(replica_manager.append_records(request))
-            await asyncio.sleep(0.05)
+            await wait_until(lambda: replica_manager.stats.delayed_produce == 1)  # parked
             assert not answer.done()
 
             async def follower_fetches(indexes: range) -> None:

@@ -30,6 +30,7 @@ from minikafka.broker.storage.log import Log
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import decode_records, encode_batch
+from tests.unit.virtual_time import run_virtual
 
 TP = TopicPartition("t", 0)
 
@@ -62,10 +63,12 @@ class LocalLeader:
         self.epoch = epoch
         self.error = error
         self.fetches: list[FetchRequest] = []
+        self.fetch_times: list[float] = []  # the loop's time at each fetch
         self.epoch_requests: list[OffsetsForLeaderEpochRequest] = []
 
     async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
         self.fetches.append(request)
+        self.fetch_times.append(asyncio.get_running_loop().time())
         fp = request.partitions[0]
         records = b""
         if self.error == ErrorCode.NONE:
@@ -176,11 +179,13 @@ def test_fetcher_backs_off_on_partition_errors(tmp_path: Path) -> None:
         fetcher.start()
         await asyncio.sleep(0.2)
         await fetcher.stop()
-        # backed off 20 ms between attempts, not a tight loop
-        assert 2 <= len(endpoint.fetches) <= 12
+        # Each answer takes 10 ms (LocalLeader's error path), then the partition backs off
+        # 20 ms: a fetch every 30 ms of loop time, neither a tight loop nor a stalled one.
+        gaps = [round(b - a, 6) for a, b in itertools.pairwise(endpoint.fetch_times)]
+        assert len(gaps) >= 5 and set(gaps) == {0.03}, gaps
         assert follower.log_end_offset == 4  # nothing changed
 
-    asyncio.run(scenario())
+    run_virtual(scenario())
 
 
 class FlakyLeader(LocalLeader):

@@ -21,8 +21,9 @@ from minikafka.proto.records import encode_batch
 from tests.unit.replication.harness import records
 
 
-def _partition(tmp_path: Path, **kwargs: int) -> Partition:
-    return Partition(Log(tmp_path / "t-0", LogConfig()), 1, **kwargs)
+def _partition(tmp_path: Path, min_insync_replicas: int = 1) -> Partition:
+    log = Log(tmp_path / "t-0", LogConfig())
+    return Partition(log, 1, min_insync_replicas=min_insync_replicas)
 
 
 def _registration(
@@ -202,7 +203,7 @@ def test_enough_replicas_after_append_counts_the_isr_with_an_expansion_being_wri
     partition.apply_isr(frozenset({1}), 1)  # 2 fell out while the produce waited
     partition.update_follower_fetch_state(3, required, 0, 100, required)
     expanded = partition.isr_to_expand(3)
-    assert expanded == {1, 3}
+    assert expanded == frozenset({1, 3})
     partition.pending_isr = expanded  # the ZooKeeper write is under way
     assert partition.maybe_increment_high_watermark() and partition.high_watermark == required
     assert partition.check_enough_replicas_reach_offset(required, 1) == ErrorCode.NONE

@@ -310,7 +310,8 @@ def test_a_broker_in_controlled_shutdown_does_not_fetch_what_it_now_follows(
             # The controller's controlled-shutdown election: broker 2 leads, 1 left the ISR.
             await cluster.elect(2, 2, [2, 3])
             assert leaving.fetchers.fetch_state(TP) is None
-            assert not leaving.get_partition(TP).is_leader
+            left = leaving.get_partition(TP)
+            assert left is not None and not left.is_leader
             # The others go on without it, and it stays out of the ISR.
             assert (await produce(cluster[2], b"b", acks=-1)).error_code == ErrorCode.NONE
             await asyncio.sleep(0.3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from minikafka.broker.replication.requests import (
     FetchPartition,
@@ -447,7 +448,7 @@ def test_fetches_kafka_refuses_get_its_errors_not_an_empty_answer(tmp_path: Path
             await produce(cluster[1], b"a", b"b")
             manager = cluster[1].replica_manager
 
-            async def fetch(**fields: int) -> tuple[int, str, bytes]:
+            async def fetch(**fields: Any) -> tuple[int, str, bytes | memoryview]:
                 [data] = await manager.fetch_messages(fetch_request(0, **fields))
                 return data.error_code, data.error_message, data.records
 

@@ -8,6 +8,7 @@ import asyncio
 from structlog.testing import capture_logs
 
 from minikafka.broker.replication.scheduler import Scheduler
+from tests.unit.virtual_time import run_virtual
 
 
 def test_a_failing_round_is_logged_and_the_next_round_runs() -> None:
@@ -49,8 +50,8 @@ def test_coroutine_work_is_awaited_and_shutdown_stops_every_task() -> None:
             await asyncio.sleep(0.001)
         await scheduler.shutdown()
         stopped = dict(runs)
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.02)  # twenty periods of loop time, on any machine
         assert runs == stopped
         assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
 
-    asyncio.run(scenario())
+    run_virtual(scenario())

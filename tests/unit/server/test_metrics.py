@@ -51,7 +51,7 @@ def sources(cluster: Cluster, broker_id: int, *, active: bool = False) -> Metric
         loop=asyncio.get_running_loop(),
         replica_manager=node.replica_manager,
         controller=FakeController(active),  # type: ignore[arg-type]
-        zk_client=FakeZkClient(),  # type: ignore[arg-type]
+        zk_client=FakeZkClient(),
         metadata_cache=None,  # type: ignore[arg-type]  # no groups here
     )
 

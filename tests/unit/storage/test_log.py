@@ -123,7 +123,7 @@ class TestLeaderAppend:
         log = open_log(tmp_path)
         leader_fill(log, 30, epoch=2)
         log.close()
-        offsets = []
+        offsets: list[int] = []
         for path in segment_files(log.dir):
             records = MemoryRecords(path.read_bytes())
             while (b := records.next_batch()) is not None:

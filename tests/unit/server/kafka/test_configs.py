@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from minikafka.broker.config import BrokerConfig
+from minikafka.broker.config import CONFIG_TYPES, BrokerConfig
 from minikafka.broker.server.core.configs import TOPIC_CONFIG_KEYS
-from minikafka.broker.server.kafka.handlers.configs import CONFIG_TYPES
 
 
 def test_every_described_key_has_a_kafka_type() -> None:

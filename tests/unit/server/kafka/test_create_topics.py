@@ -38,7 +38,10 @@ def test_a_topic_whose_leaders_stay_unknown_is_answered_request_timed_out() -> N
     )
     request = Request(_CREATE_TOPICS, 7, 3, "admin", "127.0.0.1", 50000, "PLAINTEXT", body)
 
-    answer = asyncio.run(create_topics(request, broker))
+    async def answer_of() -> Any:  # the handler's registered type is an Awaitable
+        return await create_topics(request, broker)
+
+    answer = asyncio.run(answer_of())
 
     ((topic,),) = [answer.topics]
     assert topic.error_code == ErrorCode.REQUEST_TIMED_OUT

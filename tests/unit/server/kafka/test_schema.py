@@ -10,6 +10,7 @@ import pytest
 
 from minikafka.broker.server.kafka.handlers.topic_ids import from_uuid, to_uuid
 from minikafka.broker.server.kafka.schema import (
+    Entity,
     build,
     read_entity,
     request_class,
@@ -44,7 +45,7 @@ METADATA = {
 }
 
 
-def _round_trip(cls: type, entity: object) -> object:
+def _round_trip(cls: type[Entity], entity: Entity) -> Entity:
     buffer = io.BytesIO()
     write_entity(cls, buffer, entity)
     decoded, size = read_entity(cls, buffer.getvalue(), 0)
