@@ -188,13 +188,13 @@ def test_kills_while_degraded(cluster_factory: ClusterFactory) -> None:
     def rejoined(broker_id: int, seen: int) -> None:
         cluster.wait_for(
             lambda: has_its_partitions(cluster, broker_id, seen),
-            60,
+            120,
             f"broker {broker_id} to get its partitions back",
             interval_s=0.1,
         )
 
     def isrs_become(brokers: set[int]) -> None:
-        cluster.wait_for(lambda: isrs_are(cluster, brokers), 60, f"ISRs of {sorted(brokers)}")
+        cluster.wait_for(lambda: isrs_are(cluster, brokers), 120, f"ISRs of {sorted(brokers)}")
 
     with ContinuousProducer(TOPIC, PARTITIONS, bootstrap=cluster.bootstrap_servers) as load:
         cluster.wait_for(lambda: len(load.acks_so_far()) >= 100, 30, "the load's first acks")
@@ -211,7 +211,7 @@ def test_kills_while_degraded(cluster_factory: ClusterFactory) -> None:
             isrs_become(everyone - {second})  # caught up from the one replica left
             cluster.start(second, wait_for_expiry=False)
             rejoined(second, seen_second)
-            cluster.wait_until_serving(timeout_s=60)
+            cluster.wait_until_serving(timeout_s=120)
             isrs_become(everyone)
 
             # A broker killed while a restarted one catches up: as soon as the restarted one
@@ -226,7 +226,7 @@ def test_kills_while_degraded(cluster_factory: ClusterFactory) -> None:
             cluster.start(second, wait_for_expiry=False)
             rejoined(first, seen_first)
             rejoined(second, seen_second)
-            cluster.wait_until_serving(timeout_s=60)
+            cluster.wait_until_serving(timeout_s=120)
             isrs_become(everyone)
         acked = stop_after_more_acks(cluster, load)
     print(
