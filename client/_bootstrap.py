@@ -1,5 +1,5 @@
-"""One round over the brokers a client knows; bootstrap servers that all refuse connections
-are said so at once.
+"""One round over the brokers a client knows; bootstrap servers that all refuse connections,
+or are not gRPC listeners, are said so at once.
 
     response = ask_any_broker(known, bootstrap, lambda address: stub(address).Metadata(...))
     # the first answer; or RetryLater naming the last failure, or BrokersUnreachableError
@@ -64,7 +64,7 @@ R = TypeVar("R")
 
 # How long a connect may take before the address counts as "times out" (retried later).
 _CONNECT_TIMEOUT_S = 1.0
-# How long a probe waits for a listener's first bytes (each of the two probes).
+# How long a probe waits for a listener's first bytes (each of the up to three probes).
 _PROBE_TIMEOUT_S = 1.0
 
 # HTTP/2 (RFC 9113 3.4): the client connection preface, then an empty SETTINGS frame
@@ -82,7 +82,8 @@ _KAFKA_API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, _KAFKA_PROBE_CORRELATI
 
 
 class BrokersUnreachableError(KafkaError):
-    """NETWORK_EXCEPTION that is not retried: no bootstrap server accepts connections."""
+    """NETWORK_EXCEPTION that is not retried: no bootstrap server accepts connections, or none
+    that does is a gRPC listener."""
 
     code = ErrorCode.NETWORK_EXCEPTION
 
