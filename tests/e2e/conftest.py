@@ -213,7 +213,7 @@ def _try_lock(fd: int) -> bool:
 @pytest.fixture(scope="session")
 def e2e_lock() -> Iterator[None]:
     """Hold an exclusive lock for the session: a second pytest session on this machine (same
-    project, same ports) waits for the first instead of taking its cluster down."""
+    project) waits for the first instead of taking its cluster down."""
     with LOCK_PATH.open("a") as lock:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         while not _try_lock(lock.fileno()):
