@@ -58,20 +58,26 @@ def require_topics(bootstrap: str, topics: Sequence[str]) -> None:
 
 
 def await_query(
-    query: StreamingQuery, stop: threading.Event, poll_s: int = 1, drain_s: float = 30.0
+    spark: SparkSession,
+    query: StreamingQuery,
+    stop: threading.Event,
+    poll_s: int = 1,
+    drain_s: float = 30.0,
 ) -> bool:
     """Wait until the streaming ``query`` ends, or ``stop`` is set (Ctrl-C, see run_job); then
     stop the query. True when ``stop`` ended it.
 
     The query is stopped between two micro-batches when one ends within ``drain_s``: stopped
     in the middle of one, Spark kills its tasks and logs the aborted write with pages of Java
-    stack traces (the checkpoint is safe either way)."""
+    stack traces (the checkpoint is safe either way). Spark's warnings about the jobs it
+    cancels on the way are expected, so only errors are logged from then on."""
     while not stop.is_set():
         if query.awaitTermination(poll_s):
             return False
     deadline = time.monotonic() + drain_s
     while query.status["isTriggerActive"] and time.monotonic() < deadline:
         time.sleep(0.1)
+    spark.sparkContext.setLogLevel("ERROR")
     query.stop()
     return True
 

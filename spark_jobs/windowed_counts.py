@@ -150,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_offsets_per_trigger=args.max_offsets_per_trigger,
             available_now=args.available_now,
         )
-        if await_query(query, stop):
+        if await_query(spark, query, stop):
             print(
                 f"windowed_counts stopped (Ctrl-C); {args.checkpoint} keeps its progress",
                 file=sys.stderr,
