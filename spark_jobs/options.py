@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+from minikafka.proto.errors import UnknownTopicOrPartitionError
 
 __all__ = [
     "EARLIEST",
@@ -39,6 +41,8 @@ __all__ = [
     "get_option",
     "parse_offset_spec",
     "parse_source_options",
+    "require_partitions",
+    "require_topics",
 ]
 
 EARLIEST = -2
@@ -46,6 +50,28 @@ LATEST = -1
 
 # "earliest" / "latest" for every partition, or {topic: {partition: offset or -2/-1}}
 OffsetSpec = Literal["earliest", "latest"] | dict[str, dict[int, int]]
+
+
+def require_topics(wanted: Iterable[str], existing: Iterable[str], where: str = "") -> None:
+    """UNKNOWN_TOPIC_OR_PARTITION for the ``wanted`` topics not among ``existing``, worded as
+    Kafka's Admin.describeTopics answers Spark's Kafka source ("Topic t not found."); ``where``
+    (" in log dirs /d") says where the reader looked."""
+    missing = sorted(set(wanted) - set(existing))
+    if len(missing) == 1:
+        raise UnknownTopicOrPartitionError(f"Topic {missing[0]} not found{where}.")
+    if missing:
+        raise UnknownTopicOrPartitionError(f"Topics {', '.join(missing)} not found{where}.")
+
+
+def require_partitions(
+    wanted: Iterable[tuple[str, int]], existing: Collection[tuple[str, int]], where: str = ""
+) -> None:
+    """UNKNOWN_TOPIC_OR_PARTITION for the ``wanted`` (topic, partition) pairs not among
+    ``existing`` ("Partition t-3 not found.")."""
+    missing = [tp for tp in wanted if tp not in existing]
+    if missing:
+        names = ", ".join(f"{topic}-{partition}" for topic, partition in missing)
+        raise UnknownTopicOrPartitionError(f"Partition {names} not found{where}.")
 
 
 class SourceOptionsError(ValueError):

@@ -23,8 +23,15 @@ from typing import Protocol
 
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import UnknownTopicOrPartitionError
-from minikafka.spark.options import EARLIEST, LATEST, OffsetSpec, SourceOptions, SourceOptionsError
+from minikafka.spark.options import (
+    EARLIEST,
+    LATEST,
+    OffsetSpec,
+    SourceOptions,
+    SourceOptionsError,
+    require_partitions,
+    require_topics,
+)
 
 __all__ = [
     "OffsetRange",
@@ -82,17 +89,17 @@ class OffsetsClient:
             return [TopicPartition(t, p) for t, p in options.assign]
         existing = self._consumer.topics()
         if require_existing:
-            _require_topics([*options.subscribe, *(t for t, _ in options.assign)], existing)
+            require_topics([*options.subscribe, *(t for t, _ in options.assign)], existing)
         if options.assign:
             wanted = [TopicPartition(t, p) for t, p in options.assign]
-            missing = [
-                tp
-                for tp in wanted
-                if tp.partition not in self._consumer.partitions_for_topic(tp.topic)
-            ]
-            if missing:
-                names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in missing)
-                raise UnknownTopicOrPartitionError(f"Partition {names} not found.")
+            require_partitions(
+                wanted,
+                {
+                    TopicPartition(topic, p)
+                    for topic in {tp.topic for tp in wanted}
+                    for p in self._consumer.partitions_for_topic(topic)
+                },
+            )
             return wanted
         topics = sorted(t for t in existing if options.topic_matches(t))
         return [
@@ -134,14 +141,6 @@ class OffsetsClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def _require_topics(wanted: Iterable[str], existing: Iterable[str]) -> None:
-    missing = sorted(set(wanted) - set(existing))
-    if len(missing) == 1:
-        raise UnknownTopicOrPartitionError(f"Topic {missing[0]} not found.")
-    if missing:
-        raise UnknownTopicOrPartitionError(f"Topics {', '.join(missing)} not found.")
 
 
 def resolve_offsets(

@@ -14,6 +14,11 @@ sequence of RecordBatch v2 batches (proto.records), plus the log dir's text chec
     orders 0 1500          topic, partition, offset
     orders 1 1499
 
+A topic named by ``subscribe`` (or a partition by ``assign``) that has no directory in the
+log dirs is UNKNOWN_TOPIC_OR_PARTITION (``Topic t not found in log dirs /d.``), as the live
+source fails for a topic the cluster does not have; a ``subscribePattern`` that matches
+nothing reads no rows.
+
 Rows are the records with log start offset <= offset < high watermark, so they are the rows a
 consumer (and the live ``minikafka`` source) would read; ``readUncommitted=true`` reads to the
 end of each log instead. The broker writes the high-watermark checkpoint every
@@ -47,7 +52,13 @@ from minikafka.proto.log_files import (
     parse_partition_dir,
 )
 from minikafka.proto.records import TimestampType, decode_batch, iter_batch_headers
-from minikafka.spark.options import SourceOptionsError, get_bool, get_option
+from minikafka.spark.options import (
+    SourceOptionsError,
+    get_bool,
+    get_option,
+    require_partitions,
+    require_topics,
+)
 from minikafka.spark.schema import RowBuffer, kafka_schema
 
 __all__ = ["SegmentFile", "SegmentsDataSource", "list_segments", "read_checkpoint", "read_segment"]
@@ -85,6 +96,7 @@ def list_segments(
     read_uncommitted: bool = False,
 ) -> list[SegmentFile]:
     segments: list[SegmentFile] = []
+    found: set[tuple[str, int]] = set()
     for log_dir in log_dirs:
         root = Path(log_dir)
         if not root.is_dir():
@@ -95,6 +107,7 @@ def list_segments(
             parsed = parse_partition_dir(child.name) if child.is_dir() else None
             if parsed is None or not wanted.matches(*parsed):
                 continue
+            found.add(parsed)
             topic, partition = parsed
             high_watermark = None if read_uncommitted else high_watermarks.get(parsed)
             for file in sorted(child.iterdir()):
@@ -111,6 +124,11 @@ def list_segments(
                         high_watermark,
                     )
                 )
+    # As the live reader: a topic or partition named outright must be there; a pattern that
+    # matches nothing reads no rows.
+    where = f" in log dirs {','.join(log_dirs)}"
+    require_topics([*wanted.topics, *(t for t, _ in wanted.assign)], {t for t, _ in found}, where)
+    require_partitions(wanted.assign, found, where)
     return sorted(segments)
 
 

@@ -15,13 +15,16 @@ compacted). Progress lives in ``--checkpoint``; a restarted job resumes where it
 micro-batches of at most ``--max-offsets-per-trigger``, and exits. A new checkpoint starts at
 ``--starting-offsets``: by default the earliest offsets with ``--available-now`` (the records
 already in the topic are counted) and the latest otherwise (only records produced from now
-on, Spark's default for a stream). A missing topic (input or output) is one line on stderr
-and exit status 1.
+on, Spark's default for a stream). A missing topic is one line on stderr and exit status 1,
+before Spark starts; the output topic is not created for the job (create it with the
+``minikafka topics --create`` line the error gives). Ctrl-C stops the query and the job with
+one line on stderr (exit status 0); the checkpoint keeps its progress.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
 
 from pyspark.sql import DataFrame, SparkSession
@@ -29,8 +32,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 import minikafka.spark as spark_jobs
-from minikafka.proto.errors import KafkaError
-from minikafka.spark._cli import base_parser, fail, require_topics, run_job
+from minikafka.proto.errors import ErrorCode, KafkaError
+from minikafka.spark._cli import await_query, base_parser, fail, require_topics, run_job
 
 __all__ = ["counts", "main", "start"]
 
@@ -115,29 +118,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        require_topics(args.bootstrap_server, [args.topic, args.output_topic])
+        require_topics(args.bootstrap_server, [args.topic])
     except KafkaError as exc:
         return fail(exc)
+    try:
+        require_topics(args.bootstrap_server, [args.output_topic])
+    except KafkaError as exc:
+        if exc.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            return fail(exc)
+        return fail(
+            f"{exc} The job writes to --output-topic and does not create it; create it first: "
+            f"minikafka topics --bootstrap-server {args.bootstrap_server} --create "
+            f"--topic {args.output_topic} --config cleanup.policy=compact"
+        )
+
+    stop = threading.Event()  # Ctrl-C
 
     def job(spark: SparkSession) -> None:
-        try:
-            query = start(
-                spark,
-                args.bootstrap_server,
-                args.topic,
-                args.output_topic,
-                args.checkpoint,
-                window=args.window,
-                watermark=args.watermark,
-                starting_offsets=args.starting_offsets,
-                max_offsets_per_trigger=args.max_offsets_per_trigger,
-                available_now=args.available_now,
+        if stop.is_set():  # pressed while Spark started
+            print("windowed_counts stopped (Ctrl-C) before it started", file=sys.stderr)
+            return
+        query = start(
+            spark,
+            args.bootstrap_server,
+            args.topic,
+            args.output_topic,
+            args.checkpoint,
+            window=args.window,
+            watermark=args.watermark,
+            starting_offsets=args.starting_offsets,
+            max_offsets_per_trigger=args.max_offsets_per_trigger,
+            available_now=args.available_now,
+        )
+        if await_query(spark, query, stop):
+            print(
+                f"windowed_counts stopped (Ctrl-C); {args.checkpoint} keeps its progress",
+                file=sys.stderr,
             )
-            query.awaitTermination()
-        except KeyboardInterrupt:
-            pass
 
-    return run_job("windowed_counts", args.master, job)
+    return run_job("windowed_counts", args.master, job, stop=stop)
 
 
 if __name__ == "__main__":

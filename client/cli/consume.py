@@ -15,6 +15,10 @@ Formatter properties (``--property``) are Kafka's DefaultMessageFormatter's: ``p
 ``print.value`` (true), in that order, separated by ``key.separator`` (a tab); then
 ``line.separator`` (a newline). ``null.literal`` stands for a null key or value ("null").
 
+A ``--topic`` that does not exist ends the tool at once with UNKNOWN_TOPIC_OR_PARTITION, as
+kcat does: this consumer never asks the brokers to create a topic (auto.create.topics.enable
+is for producers here), so waiting would only wait for somebody else to create it.
+
 At the end ``Processed a total of N messages`` goes to stderr. ``--timeout-ms`` ends the tool
 when no record arrived for that long (exit status 0, as Kafka's); errors print one line on
 stderr and exit 1.
@@ -30,8 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
+from minikafka.client._retry import RetryLater, RetryPolicy, retry_or_raise
 from minikafka.client.cli._config import ConfigError, parse_key_values, read_properties_file
-from minikafka.proto.errors import KafkaError
+from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 if TYPE_CHECKING:  # the consumer loads grpc: only when the command runs (see minikafka.cli)
     from minikafka.client.consumer.fetcher import ConsumerRecord
@@ -47,6 +52,10 @@ __all__ = [
 
 # ConsumerRecord.timestamp_type, as Kafka's TimestampType names them.
 _TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+# A topic created a moment ago may be missing from the answering broker's metadata until the
+# controller's UpdateMetadata reaches it: how long a missing topic is asked for again.
+_UNKNOWN_TOPIC_GRACE_S = 2.0
+_UNKNOWN_TOPIC_BACKOFF_S = 0.2
 
 
 class UsageError(Exception):
@@ -270,10 +279,33 @@ def consumer_config(args: argparse.Namespace) -> dict[str, str]:
     return config
 
 
+def require_topic(consumer: Any, topic: str) -> None:
+    """Return once ``topic`` exists; UNKNOWN_TOPIC_OR_PARTITION when it is still missing after
+    the grace."""
+
+    def attempt() -> None:
+        try:
+            topics = consumer.topics()
+        except KafkaError as exc:
+            raise retry_or_raise(exc) from None
+        if topic not in topics:
+            raise RetryLater(
+                error_for_code(
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {topic} does not exist"
+                )
+            )
+
+    RetryPolicy(backoff_s=_UNKNOWN_TOPIC_BACKOFF_S, overrun=True).call(
+        attempt, deadline=time.monotonic() + _UNKNOWN_TOPIC_GRACE_S
+    )
+
+
 def _set_up(consumer: Any, args: argparse.Namespace) -> None:
     """Subscribe (with a group) or assign partitions and position them (without one)."""
     from minikafka.proto.common import TopicPartition
 
+    if args.topic is not None:
+        require_topic(consumer, args.topic)
     if args.group is not None:
         if args.topic is not None:
             consumer.subscribe([args.topic])

@@ -1,22 +1,31 @@
 """e2e fixtures: the top-level docker-compose.yml cluster (ZooKeeper + brokers 1, 2, 3), run by
-pytest-docker as the project ``minikafka-e2e``, once per session.
+pytest-docker as the project ``minikafka-e2e``, once per session, on host ports of its own.
 
     def test_up(compose_cluster: ComposeCluster) -> None:     # all four services healthy
-        compose_cluster.bootstrap                            # "127.0.0.1:9092"
-        compose_cluster.external_port(2)                     # 9093
+        compose_cluster.bootstrap                            # "127.0.0.1:41234,..."
+        compose_cluster.external_port(2)                     # broker2's gRPC host port
+        compose_cluster.kafka_port(2)                        # broker2's Kafka-protocol one
     def test_failover(cluster: ComposeCluster) -> None:       # the same cluster, restored after
         cluster.kill("broker2")                              # docker-compose kill
         cluster.pause("broker3"); cluster.unpause("broker3")
         cluster.disconnect("broker1"); cluster.connect("broker1")
         cluster.start("broker2"); cluster.wait_healthy()
 
+The suite must pass beside the README's cluster (``docker compose up`` in the checkout, the
+default project and the default host ports 9092-9094, 19092-19094, 19101-19103). So the
+session's cluster has its own project name and free host ports (PORTS, handed to the compose
+file as MINIKAFKA_BROKER<N>_*PORT variables), and while it runs the session holds every
+README port that is free with a plain listening socket (``readme_ports``): a test that still
+used a default port would meet a stranger there, as it would meet the user's cluster.
+
 Before ``up``: scripts/offline-images.sh, which keeps base images that exist, pulls missing ones,
 and builds local stand-ins for those that cannot be pulled (this machine has no registry), plus
 the wheelhouse the image installs from (so ``docker build`` needs no network). Then ``down -v``
 (leftovers of an interrupted run), ``up -d --build``, and a wait for every service's healthcheck
-with a deadline (docker-compose 1.29 has no ``up --wait``). ``down -v`` at the end, unless
-MINIKAFKA_E2E_KEEP=1. A lock file in the temp dir keeps concurrent sessions on one machine from
-sharing (and tearing down) the one project.
+with a deadline (docker-compose 1.29 has no ``up --wait``). An ``up`` that fails runs
+``down -v`` at once (containers, networks and volumes it created), and the session fails with
+the ``up`` error. ``down -v`` at the end, unless MINIKAFKA_E2E_KEEP=1. A lock file in the temp
+dir keeps concurrent sessions on one machine from sharing (and tearing down) the one project.
 
 Compose: the ``docker compose`` plugin when present, else ``docker-compose`` (1.29 here). No
 Docker engine, or no Compose: the tests are skipped, except under CI=true where that fails them.
@@ -29,15 +38,18 @@ import fcntl
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
-from pytest_docker.plugin import Services
+from pytest_docker.plugin import Services, get_docker_services
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO / "docker-compose.yml"
@@ -47,11 +59,67 @@ BROKER_IDS = (1, 2, 3)
 # First `up` builds the image; later ones only start containers.
 HEALTHY_DEADLINE_S = float(os.environ.get("MINIKAFKA_E2E_HEALTHY_DEADLINE_S", "180"))
 OFFLINE_IMAGES_TIMEOUT_S = 900
-# One session at a time on this machine: the project name and the host ports are fixed.
+# One session at a time on this machine: the project name is fixed.
 LOCK_PATH = Path(tempfile.gettempdir()) / f"{PROJECT}.lock"
 LOCK_TIMEOUT_S = float(os.environ.get("MINIKAFKA_E2E_LOCK_TIMEOUT_S", "1200"))
 # Container states a wait cannot leave: the compose file has no restart policy.
 _TERMINAL_STATES = frozenset({"exited", "dead", "missing"})
+# Ports a broker's container listens on itself (INTERNAL, KAFKA_INTERNAL, metrics): a published
+# port is listened on inside the container too, so it must be none of these.
+_CONTAINER_PORTS = frozenset({29092, 29093, 9101})
+_DOWN = "down -v --remove-orphans"
+
+
+@dataclass(frozen=True)
+class HostPorts:
+    """The host ports a compose project publishes, per broker id: gRPC (EXTERNAL), Kafka
+    protocol (KAFKA_EXTERNAL) and metrics. ``env()`` hands them to docker-compose.yml."""
+
+    grpc: Mapping[int, int]
+    kafka: Mapping[int, int]
+    metrics: Mapping[int, int]
+
+    @classmethod
+    def readme(cls) -> HostPorts:
+        """The compose file's defaults: the README's cluster."""
+        return cls(
+            grpc={b: 9091 + b for b in BROKER_IDS},
+            kafka={b: 19091 + b for b in BROKER_IDS},
+            metrics={b: 19100 + b for b in BROKER_IDS},
+        )
+
+    @classmethod
+    def free(cls) -> HostPorts:
+        """Ports nothing listens on now (the kernel's pick), distinct, none a container's own."""
+        picked: list[int] = []
+        with ExitStack() as held:  # held together, so the kernel hands out nine different ones
+            while len(picked) < 3 * len(BROKER_IDS):
+                sock = held.enter_context(socket.socket())
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+                if port not in _CONTAINER_PORTS:
+                    picked.append(port)
+        n = len(BROKER_IDS)
+        return cls(
+            grpc=dict(zip(BROKER_IDS, picked[:n], strict=True)),
+            kafka=dict(zip(BROKER_IDS, picked[n : 2 * n], strict=True)),
+            metrics=dict(zip(BROKER_IDS, picked[2 * n :], strict=True)),
+        )
+
+    def env(self) -> dict[str, str]:
+        variables: dict[str, str] = {}
+        for b in BROKER_IDS:
+            variables[f"MINIKAFKA_BROKER{b}_PORT"] = str(self.grpc[b])
+            variables[f"MINIKAFKA_BROKER{b}_KAFKA_PORT"] = str(self.kafka[b])
+            variables[f"MINIKAFKA_BROKER{b}_METRICS_PORT"] = str(self.metrics[b])
+        return variables
+
+    def all(self) -> list[int]:
+        return [*self.grpc.values(), *self.kafka.values(), *self.metrics.values()]
+
+
+# Chosen at import, as the test modules' addresses (faults.BOOTSTRAP, ...) are.
+PORTS = HostPorts.free()
 
 
 def _running_in_ci() -> bool:
@@ -71,9 +139,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
-def _run(command: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(
+    command: Sequence[str], timeout: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, check=False, cwd=REPO
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=REPO,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -137,7 +213,7 @@ def _try_lock(fd: int) -> bool:
 @pytest.fixture(scope="session")
 def e2e_lock() -> Iterator[None]:
     """Hold an exclusive lock for the session: a second pytest session on this machine (same
-    project, same ports) waits for the first instead of taking its cluster down."""
+    project) waits for the first instead of taking its cluster down."""
     with LOCK_PATH.open("a") as lock:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         while not _try_lock(lock.fileno()):
@@ -154,16 +230,56 @@ def e2e_lock() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def docker_setup(e2e_lock: None, base_images: None) -> list[str]:
-    """pytest-docker's setup commands: clear leftovers, then build and start (not waiting)."""
-    return ["down -v --remove-orphans", "up -d --build"]
+def readme_ports() -> Iterator[list[int]]:
+    """Every README default port (docker-compose.yml's) that is free, held by a listening
+    socket for the session: stands in for the user's cluster. The ports held by someone else
+    already (the user's cluster itself) are left alone. The ports, held by us or not."""
+    defaults = HostPorts.readme().all()
+    with ExitStack() as held:
+        for port in defaults:
+            sock = held.enter_context(socket.socket())
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # taken: the user's cluster, most likely
+            sock.listen(1)
+        yield defaults
+
+
+@pytest.fixture(scope="session")
+def docker_setup(e2e_lock: None, base_images: None, readme_ports: list[int]) -> list[str]:
+    """The setup commands: clear leftovers, then build and start (not waiting)."""
+    return [_DOWN, "up -d --build"]
 
 
 @pytest.fixture(scope="session")
 def docker_cleanup() -> list[str]:
     if os.environ.get("MINIKAFKA_E2E_KEEP") == "1":
         return []
-    return ["down -v --remove-orphans"]
+    return [_DOWN]
+
+
+@pytest.fixture(scope="session")
+def docker_services(
+    docker_compose_command: str,
+    docker_compose_file: str,
+    docker_compose_project_name: str,
+    docker_setup: list[str],
+    docker_cleanup: list[str],
+) -> Iterator[Services]:
+    """pytest-docker's, but the setup runs through ``ComposeCluster.up`` (with PORTS in the
+    environment; a failing ``up`` takes down what it created); pytest-docker cleans up."""
+    cluster = ComposeCluster(
+        docker_compose_command, docker_compose_file, docker_compose_project_name
+    )
+    try:
+        cluster.up(docker_setup)
+    except AssertionError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    with get_docker_services(
+        docker_compose_command, docker_compose_file, docker_compose_project_name, [], docker_cleanup
+    ) as services:
+        yield services
 
 
 class ComposeCluster:
@@ -171,13 +287,17 @@ class ComposeCluster:
 
     Fault methods remember what they did, so ``restore`` can undo it (unpause, reconnect,
     start) and wait until everything is healthy again. Used from the test's thread only.
+    ``ports``: the host ports it publishes (PORTS unless given).
     """
 
-    bootstrap = "127.0.0.1:9092"
+    bootstrap = ",".join(f"127.0.0.1:{PORTS.grpc[b]}" for b in BROKER_IDS)
 
-    def __init__(self, compose_command: str, compose_file: str, project: str) -> None:
+    def __init__(
+        self, compose_command: str, compose_file: str, project: str, ports: HostPorts = PORTS
+    ) -> None:
         self._base = [*shlex.split(compose_command), "-f", compose_file, "-p", project]
         self.project = project
+        self.ports = ports
         self.network = f"{project}_default"
         self._paused: set[str] = set()
         self._disconnected: set[str] = set()
@@ -186,12 +306,36 @@ class ComposeCluster:
 
     def compose(self, *args: str, timeout: float = 120) -> str:
         """Run a compose subcommand on the project; its stdout, or AssertionError."""
-        result = _run([*self._base, *args], timeout=timeout)
+        result = _run([*self._base, *args], timeout=timeout, env=self.ports.env())
         if result.returncode != 0:
             raise AssertionError(
                 f"{shlex.join(args)} failed ({result.returncode}): {result.stderr.strip()}"
             )
         return result.stdout
+
+    def up(self, commands: Sequence[str], timeout: float = OFFLINE_IMAGES_TIMEOUT_S) -> None:
+        """Run the compose subcommands in turn (``down -v ...``, ``up -d --build``). When one
+        fails, ``down -v --remove-orphans`` removes what the failed one had created
+        (containers, networks, volumes) before the AssertionError is raised."""
+        for command in commands:
+            try:
+                self.compose(*shlex.split(command), timeout=timeout)
+            except (AssertionError, subprocess.TimeoutExpired) as exc:
+                try:
+                    self.compose(*shlex.split(_DOWN))
+                except AssertionError as down_failed:
+                    raise AssertionError(f"{exc}\nand then {down_failed}") from exc
+                raise AssertionError(f"{exc}\n(removed what it created: {_DOWN})") from exc
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """Containers, volumes and networks that carry the project's label, by kind."""
+        label = f"label=com.docker.compose.project={self.project}"
+        found = {
+            "containers": self.docker("ps", "-a", "-q", "--filter", label),
+            "volumes": self.docker("volume", "ls", "-q", "--filter", label),
+            "networks": self.docker("network", "ls", "-q", "--filter", label),
+        }
+        return {kind: text.split() for kind, text in found.items()}
 
     @staticmethod
     def docker(*args: str, timeout: float = 60) -> str:
@@ -209,7 +353,12 @@ class ComposeCluster:
     @staticmethod
     def external_port(broker_id: int) -> int:
         """The host port of a broker's EXTERNAL listener (127.0.0.1 only)."""
-        return 9091 + broker_id
+        return PORTS.grpc[broker_id]
+
+    @staticmethod
+    def kafka_port(broker_id: int) -> int:
+        """The host port of a broker's KAFKA_EXTERNAL listener (the Kafka protocol)."""
+        return PORTS.kafka[broker_id]
 
     def container(self, service: str) -> str:
         """The id of the service's container (it exists even while stopped). By label, the

@@ -1,16 +1,19 @@
 """Smoke test of docker-compose.yml: the cluster comes up healthy and is reachable from the host
-on the EXTERNAL listeners and between containers on the INTERNAL ones."""
+on the EXTERNAL listeners and between containers on the INTERNAL ones; it runs beside the
+README's cluster (its default ports taken), and an ``up`` that fails leaves nothing behind."""
 
 from __future__ import annotations
 
+import socket
 import time
+import urllib.request
 
 import grpc
 import pytest
 
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from tests.e2e.conftest import BROKER_IDS, SERVICES, ComposeCluster
+from tests.e2e.conftest import BROKER_IDS, PORTS, SERVICES, ComposeCluster, HostPorts
 
 pytestmark = pytest.mark.e2e
 
@@ -91,3 +94,41 @@ def test_broker_logs_are_one_console_line_per_event(compose_cluster: ComposeClus
     assert started, f"no broker_started line in {lines[:5]}"
     assert "broker_id=1" in started[0].split()
     assert not any(line.startswith("{") for line in lines)
+
+
+def test_the_cluster_runs_beside_the_readme_cluster(
+    compose_cluster: ComposeCluster, readme_ports: list[int]
+) -> None:
+    # Every README default port is held (by the session's stand-in sockets, or by a cluster
+    # started with `docker compose up`), and the session's cluster is up all the same.
+    for port in readme_ports:
+        with socket.socket() as sock, pytest.raises(OSError):
+            sock.bind(("127.0.0.1", port))
+    assert not set(PORTS.all()) & set(readme_ports)
+    assert {s: compose_cluster.state(s) for s in SERVICES} == dict.fromkeys(SERVICES, "healthy")
+    # every kind of published port answers on the session's own host port
+    for broker_id in BROKER_IDS:
+        described, _ = _describe_from_host(compose_cluster, broker_id)
+        assert described.error_code == 0
+        url = f"http://127.0.0.1:{PORTS.metrics[broker_id]}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            assert b"kafka_" in answer.read()
+        kafka = socket.create_connection(("127.0.0.1", compose_cluster.kafka_port(broker_id)), 5)
+        kafka.close()
+
+
+def test_a_failed_up_removes_what_it_created(
+    compose_cluster: ComposeCluster, docker_compose_command: str, docker_compose_file: str
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        free = HostPorts.free()
+        ports = HostPorts({**free.grpc, 2: taken.getsockname()[1]}, free.kafka, free.metrics)
+        failing = ComposeCluster(
+            docker_compose_command, docker_compose_file, "minikafka-e2e-failed-up", ports
+        )
+        with pytest.raises(AssertionError, match="removed what it created") as caught:
+            failing.up(["up -d"])
+    assert "broker2" in str(caught.value)
+    assert failing.leftovers() == {"containers": [], "volumes": [], "networks": []}

@@ -18,8 +18,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.e2e.conftest import BROKER_IDS, ComposeCluster
 from tests.e2e.faults import assert_replicas_agree, wait_for, wait_full_isr
 
-# KAFKA_EXTERNAL of broker1..3 (docker-compose.yml)
-KAFKA_BOOTSTRAP = ",".join(f"127.0.0.1:{19091 + b}" for b in BROKER_IDS)
+# KAFKA_EXTERNAL of broker1..3 (docker-compose.yml), on the session's host ports
+KAFKA_BOOTSTRAP = ",".join(f"127.0.0.1:{ComposeCluster.kafka_port(b)}" for b in BROKER_IDS)
 PARTITIONS = 3
 RECORDS = 3000
 

@@ -173,3 +173,53 @@ def test_a_send_to_a_partition_added_a_moment_ago_waits_for_the_metadata_that_ha
             with pytest.raises(KafkaError) as negative:
                 producer.send("growing", b"never", partition=-1)
             assert negative.value.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_tools_given_a_port_that_is_not_grpc_say_which_listener_it_is_within_a_second(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    broker = cluster.brokers[0]
+    kafka = broker.kafka_address
+    metrics = f"127.0.0.1:{broker.metrics_port}"
+    expected = {
+        kafka: f"{kafka} is a Kafka-protocol listener (use the gRPC port, from the broker's "
+        "listeners, not kafka.listeners; Kafka clients such as kcat use this one)",
+        metrics: f"{metrics} is an HTTP/1 listener, not a minikafka gRPC listener "
+        "(a broker's metrics.listener?): use the port of the broker's listeners",
+    }
+    for address, reason in expected.items():
+        listed, elapsed = minikafka("topics", "--bootstrap-server", address, "--list")
+        assert (listed.returncode, listed.stdout) == (1, ""), listed.stderr
+        assert listed.stderr == f"Error while executing topic command : {reason}\n"
+        # the interpreter's start and imports are most of it; the probes take milliseconds
+        assert elapsed < 8, elapsed
+
+        consumed, _ = minikafka("consume", "--bootstrap-server", address, "--topic", "t")
+        assert consumed.returncode == 1
+        assert consumed.stderr.splitlines() == [
+            f"ERROR Error processing message, terminating consumer process: "
+            f"NETWORK_EXCEPTION (13): {reason}",
+            "Processed a total of 0 messages",
+        ]
+    # The gRPC port still works, and a bootstrap list with one good address is not refused.
+    listed, _ = minikafka("topics", "--bootstrap-server", f"{kafka},{broker.address}", "--list")
+    assert listed.returncode == 0, listed.stderr
+
+
+def test_console_consumer_on_a_missing_topic_fails_at_once(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1)  # auto.create.topics.enable=true: producers only
+    for group in ([], ["--group", "readers"]):
+        consumed, elapsed = minikafka(
+            "consume", "--bootstrap-server", cluster.bootstrap_servers, "--topic", "nope", *group
+        )
+        assert consumed.returncode == 1, consumed.stderr
+        assert consumed.stderr.splitlines() == [
+            "ERROR Error processing message, terminating consumer process: "
+            "UNKNOWN_TOPIC_OR_PARTITION (3): Topic nope does not exist",
+            "Processed a total of 0 messages",
+        ], group
+        assert elapsed < 15, elapsed
+    assert cluster.zk.get_topic("nope") is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -178,3 +179,57 @@ def test_a_job_on_a_missing_topic_exits_with_one_line(
         "Error: UNKNOWN_TOPIC_OR_PARTITION (3): Topic no-such-topic not found."
     ]
     assert done.stdout == ""
+
+
+def test_windowed_counts_names_the_command_that_creates_its_output_topic(
+    cluster: Cluster, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    bootstrap = cluster.bootstrap_servers
+    argv = [sys.executable, "-m", "minikafka.spark.windowed_counts"]
+    argv += ["--bootstrap-server", bootstrap, "--topic", topic_factory()]
+    argv += ["--output-topic", "no-such-output", "--checkpoint", str(tmp_path / "ckpt")]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, env=env, check=False)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.splitlines() == [
+        "Error: UNKNOWN_TOPIC_OR_PARTITION (3): Topic no-such-output not found. The job writes "
+        "to --output-topic and does not create it; create it first: minikafka topics "
+        f"--bootstrap-server {bootstrap} --create --topic no-such-output "
+        "--config cleanup.policy=compact"
+    ]
+
+
+def test_ctrl_c_stops_a_streaming_job_with_one_line(
+    cluster: Cluster, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    # Ctrl-C used to land in PySpark's own SIGINT handler, which raised KeyboardInterrupt
+    # inside a py4j call: some forty lines of py4j tracebacks.
+    source, sink = topic_factory(partitions=1), topic_factory(partitions=1)
+    produce_timed(cluster, source, [(b"user-1", b"click", 0, BASE_MS)])
+    checkpoint = tmp_path / "ckpt"
+    argv = [sys.executable, "-m", "minikafka.spark.windowed_counts"]
+    argv += ["--bootstrap-server", cluster.bootstrap_servers, "--topic", source]
+    argv += ["--output-topic", sink, "--checkpoint", str(checkpoint)]
+    argv += ["--starting-offsets", "earliest"]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    # its own process group, as a shell's foreground job: Ctrl-C signals the whole group
+    job = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not (checkpoint / "commits" / "0").exists():
+            assert job.poll() is None, job.communicate()[1].decode()
+            assert time.monotonic() < deadline, "no micro-batch committed in 240 s"
+            time.sleep(0.5)
+        os.killpg(job.pid, signal.SIGINT)
+        _, err = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    lines = err.decode().splitlines()
+    assert job.returncode == 0, lines[-20:]
+    assert lines[-1] == f"windowed_counts stopped (Ctrl-C); {checkpoint} keeps its progress"
+    noise = ("Traceback", "py4j", "Exception in thread")  # Python's, py4j's, the JVM's
+    assert not [line for line in lines if any(word in line for word in noise)], lines[-40:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -141,3 +142,28 @@ def test_offline_reader_of_a_dir_without_segments_reads_zero_rows(
     (tmp_path / "orders-0").mkdir()
     empty = spark.read.format("minikafka-segments").option("path", str(tmp_path)).load()
     assert empty.count() == 0
+
+
+def test_offline_reader_of_a_topic_not_in_the_log_dirs_fails_as_the_live_reader(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # The live reader fails with UNKNOWN_TOPIC_OR_PARTITION for a topic the cluster lacks; the
+    # offline one did return no rows, silently, for one the log dirs lack.
+    from pyspark.errors import PySparkException
+
+    (tmp_path / "orders-0").mkdir()
+
+    def offline(**options: str) -> int:
+        reader = spark.read.format("minikafka-segments").option("path", str(tmp_path))
+        return reader.options(**options).load().count()
+
+    where = re.escape(f"in log dirs {tmp_path}.")
+    with pytest.raises(
+        PySparkException,
+        match=rf"UNKNOWN_TOPIC_OR_PARTITION \(3\): Topic payments not found {where}",
+    ):
+        offline(subscribe="payments")
+    with pytest.raises(PySparkException, match=r"Partition orders-3 not found in log dirs"):
+        offline(assign=json.dumps({"orders": [0, 3]}))
+    assert offline(subscribe="orders") == 0  # there, and empty
+    assert offline(subscribePattern="pay.*") == 0  # a pattern may match nothing

@@ -1,18 +1,21 @@
 """Bootstrap servers nobody can reach: the clients say so at once, naming the addresses and
 why, instead of waiting out their timeouts and blaming a topic. Addresses that only time out
-are still retried for the configured timeouts. (127.0.0.1 only: closed ports and a socket
-that never answers.)"""
+are still retried for the configured timeouts. So are listeners that are not gRPC (a Kafka
+port, an HTTP server): named for what they are. (127.0.0.1 only: closed ports, a socket that
+never answers, small socket servers that answer as a Kafka broker or an HTTP server would.)"""
 
 from __future__ import annotations
 
 import socket
+import struct
+import threading
 import time
 from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
 
-from minikafka.client._bootstrap import BrokersUnreachableError, ask_any_broker
+from minikafka.client._bootstrap import BrokersUnreachableError, ask_any_broker, wrong_listener
 from minikafka.client._retry import RetryLater
 from minikafka.client.admin import AdminClient
 from minikafka.client.consumer.consumer import Consumer
@@ -178,3 +181,102 @@ def test_a_first_round_refused_everywhere_is_unreachable() -> None:
 
     with pytest.raises(BrokersUnreachableError, match="cannot connect to any bootstrap server"):
         ask_any_broker([], [address], ask)
+
+
+def kafka_answer(request: bytes) -> bytes:
+    """What a Kafka broker answers to any request: a size, the request's correlation id, an
+    error code (here UNSUPPORTED_VERSION's, which is enough to recognise the framing). A
+    size above socket.request.max.bytes (the HTTP/2 preface's "PRI ") closes the connection."""
+    if len(request) < 12 or struct.unpack_from(">i", request)[0] > 100 * 1024 * 1024:
+        return b""
+    (correlation_id,) = struct.unpack_from(">i", request, 8)
+    body = struct.pack(">ih", correlation_id, 35)
+    return struct.pack(">i", len(body)) + body
+
+
+def http1_answer(request: bytes) -> bytes:
+    """Python's http.server: a bare error page for HTTP/2.0, a status line for HTTP/1.x."""
+    if b"HTTP/1." in request:
+        return b"HTTP/1.0 501 Unsupported method\r\n\r\n"
+    return b"<!DOCTYPE HTML><p>Error code: 505</p>"
+
+
+def close_at_once(request: bytes) -> bytes:
+    return b""
+
+
+@pytest.fixture
+def listener() -> Iterator[Callable[[Callable[[bytes], bytes]], str]]:
+    """``listener(answer)``: 127.0.0.1:<port> of a server that reads one request per
+    connection, writes ``answer(request)`` and closes."""
+    sockets: list[socket.socket] = []
+
+    def serve(server: socket.socket, answer: Callable[[bytes], bytes]) -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    request = conn.recv(4096)
+                    conn.sendall(answer(request))
+                except OSError:
+                    pass
+
+    def start(answer: Callable[[bytes], bytes]) -> str:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        sockets.append(server)
+        threading.Thread(target=serve, args=(server, answer), daemon=True).start()
+        return f"127.0.0.1:{server.getsockname()[1]}"
+
+    yield start
+    for server in sockets:
+        server.close()
+
+
+def test_a_kafka_protocol_listener_is_named_as_one(
+    listener: Callable[[Callable[[bytes], bytes]], str],
+) -> None:
+    address = listener(kafka_answer)
+    assert wrong_listener(address) == (
+        f"{address} is a Kafka-protocol listener (use the gRPC port, from the broker's "
+        "listeners, not kafka.listeners; Kafka clients such as kcat use this one)"
+    )
+    with AdminClient(address, request_timeout_ms=30_000) as admin:
+        error = failure(admin.list_topics, within_s=5)
+    assert error.code == ErrorCode.NETWORK_EXCEPTION and not error.retriable
+    assert str(error) == f"NETWORK_EXCEPTION (13): {wrong_listener(address)}"
+
+
+def test_an_http_listener_and_anything_else_are_not_grpc(
+    listener: Callable[[Callable[[bytes], bytes]], str],
+) -> None:
+    http = listener(http1_answer)
+    assert wrong_listener(http) == (
+        f"{http} is an HTTP/1 listener, not a minikafka gRPC listener "
+        "(a broker's metrics.listener?): use the port of the broker's listeners"
+    )
+    closer = listener(close_at_once)
+    assert wrong_listener(closer) == f"{closer} is not a minikafka gRPC listener"
+    refused = closed_address()
+    with Consumer(bootstrap_servers=f"{refused},{closer}") as consumer:
+        error = failure(lambda: consumer.partitions_for_topic("orders"), within_s=5)
+    assert str(error) == (
+        f"NETWORK_EXCEPTION (13): cannot connect to any bootstrap server: "
+        f"{refused} (Connection refused); {closer} is not a minikafka gRPC listener"
+    )
+
+
+def test_a_grpc_broker_or_a_silent_one_is_not_judged(silent_address: str) -> None:
+    cluster = FakeCluster(1)
+    try:
+        assert wrong_listener(cluster.address(0)) is None
+    finally:
+        cluster.stop()
+    start = time.monotonic()
+    assert wrong_listener(silent_address, timeout_s=0.2) is None  # busy: retried as before
+    assert time.monotonic() - start < 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import time
 from typing import Any
 
 import pytest
@@ -236,14 +237,45 @@ def test_timeout_ms_bounds_the_wait_for_the_topic_metadata() -> None:
     assert consumer.metadata_timeouts == [None]  # the consumer's own default
 
 
-def test_execute_errors_are_one_line_and_exit_1() -> None:
-    status, _out, err, _ = run(FakeConsumer([], [0.0]), "--topic", "missing")
+class LateTopicConsumer(FakeConsumer):
+    """Lists its topic only from the third metadata answer on (created a moment ago)."""
+
+    def __init__(self) -> None:
+        super().__init__([[record(0)]], [0.0])
+        self.listed = 0
+
+    def topics(self) -> set[str]:
+        self.listed += 1
+        return {"t"} if self.listed >= 3 else set()
+
+
+@pytest.mark.parametrize("group", [(), ("--group", "g")])
+def test_a_missing_topic_ends_the_tool_at_once(
+    monkeypatch: pytest.MonkeyPatch, group: tuple[str, ...]
+) -> None:
+    monkeypatch.setattr(consume, "_UNKNOWN_TOPIC_GRACE_S", 0.3)
+    monkeypatch.setattr(consume, "_UNKNOWN_TOPIC_BACKOFF_S", 0.05)
+    consumer = FakeConsumer([], [0.0])
+    start = time.monotonic()
+    status, _out, err, _ = run(consumer, "--topic", "missing", *group)
+    assert time.monotonic() - start < 2
     assert status == 1
     assert err.splitlines() == [
         "ERROR Error processing message, terminating consumer process: "
-        "UNKNOWN_TOPIC_OR_PARTITION (3): no such topic",
+        "UNKNOWN_TOPIC_OR_PARTITION (3): Topic missing does not exist",
         "Processed a total of 0 messages",
     ]
+    assert consumer.calls == []  # neither assigned nor subscribed
+
+
+def test_a_topic_created_a_moment_ago_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(consume, "_UNKNOWN_TOPIC_BACKOFF_S", 0.01)
+    consumer = LateTopicConsumer()
+    status, out, _, _ = run(consumer, "--topic", "t", "--max-messages", "1")
+    assert (status, out, consumer.listed) == (0, b"v\n", 3)
+
+
+def test_execute_errors_are_one_line_and_exit_1() -> None:
     status, _, err, _ = run(FakeConsumer([], [0.0]), "--topic", "t", "--partition", "9")
     assert status == 1
     assert "partition 9 of topic t does not exist" in err
