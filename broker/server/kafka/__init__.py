@@ -1,4 +1,4 @@
-"""The Kafka wire protocol: a second front door on the same core (DESIGN.md, "Front doors").
+"""The Kafka wire protocol: a second front door on the same core (docs/design.md, "Front doors").
 
 listener.py    an asyncio server per ``kafka.listeners`` entry
 connection.py  framing, headers, ordering, bad input (one connection)

@@ -1,4 +1,4 @@
-"""Topic-name rules and the replica assignment rule of DESIGN.md."""
+"""Topic-name rules and the replica assignment rule of docs/design.md."""
 
 from __future__ import annotations
 
