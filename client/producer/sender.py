@@ -40,7 +40,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
-from minikafka.proto.records import MAX_PRODUCER_EPOCH
+from minikafka.proto.records import MAX_PRODUCER_EPOCH, NO_SEQUENCE
 
 __all__ = ["Sender", "SenderConfig"]
 
@@ -312,6 +312,15 @@ class Sender(threading.Thread):
             if batch.record_count < 2:
                 whole.append(batch)
                 continue
+            builder = batch.builder
+            if builder.base_sequence != NO_SEQUENCE and (
+                builder.producer_id,
+                builder.producer_epoch,
+            ) == (self._producer_id, self._producer_epoch):
+                # Refused, so not written: its pieces take its sequence numbers again. (With
+                # the epoch bumped since, they start the new epoch's sequence instead.) Nothing
+                # of the partition was stamped after it: the partition was muted.
+                self._next_sequence[batch.tp] = builder.base_sequence
             pieces = self._accumulator.split_and_requeue(batch)
             _log.warning(
                 "producer.batch_split",
