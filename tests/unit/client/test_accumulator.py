@@ -187,3 +187,22 @@ def test_after_a_split_the_partitions_batches_stop_at_batch_size() -> None:
     acc.done([piece])
     sizes = [b.size() for b in acc.drain(TP, 1 << 20)]
     assert max(sizes) <= 1000 and sum(sizes) > 3 * 1000
+
+
+def test_the_drain_stamps_a_batch_once_a_retry_keeps_its_sequence() -> None:
+    acc = accumulator(batch_size=1000)
+    stamped: list[ProducerBatch] = []
+
+    def stamp(batch: ProducerBatch) -> None:
+        batch.builder.base_sequence = 5 * len(stamped)
+        stamped.append(batch)
+
+    append(acc, bytes(90))
+    (sent,) = acc.drain(TP, 1 << 20, prepare=stamp)
+    append(acc, bytes(90))
+    acc.requeue([sent], retry_at=0.0)
+    (retried,) = acc.drain(TP, 1 << 20, max_batches=1, prepare=stamp)
+    assert retried is sent and stamped == [sent] and sent.builder.base_sequence == 0
+    acc.done([retried])
+    (behind,) = acc.drain(TP, 1 << 20, prepare=stamp)
+    assert stamped == [sent, behind] and behind.builder.base_sequence == 5
