@@ -260,12 +260,15 @@ class RecordAccumulator:
         max_bytes: int,
         *,
         max_batches: int | None = None,
+        fit: bool = False,
         prepare: Callable[[ProducerBatch], None] | None = None,
     ) -> list[ProducerBatch]:
         """Close and take the partition's sendable batches (up to ``max_bytes`` and
-        ``max_batches``), built; mute it. ``prepare`` sees each batch without a sequence number
-        (the idempotent producer stamps producer id, epoch and sequence there, as Kafka's drain
-        does): a retried batch keeps the one it was first sent with."""
+        ``max_batches``), built; mute it. The first is taken whatever its size unless ``fit``
+        (it would join a request that holds batches already). ``prepare`` sees each batch
+        without a sequence number (the idempotent producer stamps producer id, epoch and
+        sequence there, as Kafka's drain does): a retried batch keeps the one it was first
+        sent with."""
         taken: list[ProducerBatch] = []
         total = 0
         with self._lock:
@@ -273,7 +276,7 @@ class RecordAccumulator:
             while queue and (max_batches is None or len(taken) < max_batches):
                 batch = queue[0]
                 size = batch.size()
-                if taken and total + size > max_bytes:
+                if (taken or fit) and total + size > max_bytes:
                     break
                 if prepare is not None and batch.builder.base_sequence == NO_SEQUENCE:
                     prepare(batch)  # never sent: a new batch, or a piece of a split one
