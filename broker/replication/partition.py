@@ -475,10 +475,9 @@ class Partition:
         return info
 
     def append_records_as_follower(self, data: bytes | bytearray | memoryview) -> LogAppendInfo:
-        """Follower: append fetched batches as they are, and note their producers."""
-        info = self.log.append_as_follower(data)
-        self.producer_state.update(header for _, header in iter_batch_headers(data))
-        return info
+        """Follower: append fetched batches as they are, and note their producers (as each
+        piece is written: a roll between pieces snapshots them)."""
+        return self.log.append_as_follower(data, on_appended=self.producer_state.update)
 
     def check_enough_replicas_reach_offset(
         self, required_offset: int, append_leader_epoch: int

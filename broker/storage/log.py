@@ -848,7 +848,11 @@ class Log:
                     f"{self.topic}-{self.partition}."
                 )
 
-    def append_as_follower(self, data: bytes | bytearray | memoryview) -> LogAppendInfo:
+    def append_as_follower(
+        self,
+        data: bytes | bytearray | memoryview,
+        on_appended: Callable[[Sequence[BatchHeader]], None] | None = None,
+    ) -> LogAppendInfo:
         """Append batches fetched from the leader, keeping their offsets and epochs.
 
         They must start at or above the LEO and their offsets must grow from batch to batch (a
@@ -862,6 +866,10 @@ class Log:
         larger than a segment is written in pieces of at most segment.bytes, rolling between
         batches as needed; a single batch larger than segment.bytes gets a segment of its own
         (Kafka, KAFKA-17375).
+
+        ``on_appended`` gets the headers of each piece as soon as it is written, before the
+        next piece's roll: the partition's producer state, which the snapshot taken at that
+        roll (``LogHooks.segment_rolled``) must already hold, as it covers every offset below.
         """
         self._check_open()
         if not data:
@@ -888,12 +896,16 @@ class Log:
         info = _summarize(headers, len(data))
         if len(data) <= self._config.segment_bytes:
             self._append(data, headers, info)
+            if on_appended is not None:
+                on_appended(headers)
             return info
         view = memoryview(data)
         start = 0
         for piece in _segment_sized(headers, self._config.segment_bytes):
             end = start + sum(h.size for h in piece)
             self._append(view[start:end], piece, _summarize(piece, end - start))
+            if on_appended is not None:
+                on_appended(piece)
             start = end
         return info
 

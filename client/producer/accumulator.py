@@ -14,7 +14,10 @@ per request, as Kafka's RecordAccumulator.drain.
 A batch the broker refuses as too large (MESSAGE_TOO_LARGE over max.message.bytes,
 RECORD_LIST_TOO_LARGE over a small segment.bytes) with more than one record is split into
 batches of at most batch.size and put back at the head of its partition, not counted as a
-retry (Kafka's splitAndReenqueue); the pieces keep the records' sequence numbers. From then on
+retry (Kafka's splitAndReenqueue). The pieces have no sequence numbers yet: the idempotent
+sender gives them the refused batch's again when they are drained (``Sender._split``), or,
+after a piece failed for good and the producer bumped its epoch, sequences from 0 of the new
+epoch, as Kafka restarts the sequences of a partition's batches not yet written. From then on
 that partition's open batch no longer grows past batch.size while it waits.
 
 Thread-safe: every method takes the accumulator's lock; ``send`` threads and the sender thread
@@ -257,11 +260,15 @@ class RecordAccumulator:
         max_bytes: int,
         *,
         max_batches: int | None = None,
+        fit: bool = False,
         prepare: Callable[[ProducerBatch], None] | None = None,
     ) -> list[ProducerBatch]:
         """Close and take the partition's sendable batches (up to ``max_bytes`` and
-        ``max_batches``), built; mute it. ``prepare`` sees each batch just before it is closed
-        (the idempotent producer stamps producer id, epoch and sequence there)."""
+        ``max_batches``), built; mute it. The first is taken whatever its size unless ``fit``
+        (it would join a request that holds batches already). ``prepare`` sees each batch
+        without a sequence number (the idempotent producer stamps producer id, epoch and
+        sequence there, as Kafka's drain does): a retried batch keeps the one it was first
+        sent with."""
         taken: list[ProducerBatch] = []
         total = 0
         with self._lock:
@@ -269,12 +276,11 @@ class RecordAccumulator:
             while queue and (max_batches is None or len(taken) < max_batches):
                 batch = queue[0]
                 size = batch.size()
-                if taken and total + size > max_bytes:
+                if (taken or fit) and total + size > max_bytes:
                     break
-                if not batch.closed:
-                    if prepare is not None:
-                        prepare(batch)
-                    batch.close()
+                if prepare is not None and batch.builder.base_sequence == NO_SEQUENCE:
+                    prepare(batch)  # never sent: a new batch, or a piece of a split one
+                batch.close()
                 queue.popleft()
                 taken.append(batch)
                 total += size
@@ -320,12 +326,12 @@ class RecordAccumulator:
     def split_and_requeue(self, batch: ProducerBatch) -> list[ProducerBatch]:
         """Kafka's splitAndReenqueue for ``batch`` (in flight, refused as too large, more than
         one record): its records in batches of at most batch.size and at most half its own
-        size (a larger record alone), at the head of its partition, ready at once and with the
-        attempts ``batch`` had. Half, so that a batch.size the leader refuses too still comes
-        down to what it takes (Kafka's split to batch.size alone would send the same batch
-        again). The partition's batches stop at that size from then on. Each record's future
-        follows its record (``ProduceRequestResult.split``)."""
-        old = batch.builder
+        size (a larger record alone), at the head of its partition, ready at once, with the
+        attempts ``batch`` had and no sequence numbers (see the module docstring). Half, so
+        that a batch.size the leader refuses too still comes down to what it takes (Kafka's
+        split to batch.size alone would send the same batch again). The partition's batches
+        stop at that size from then on. Each record's future follows its record
+        (``ProduceRequestResult.split``)."""
         data = batch.build()
         target = min(self._batch_size, len(data) // 2)
         _, records = decode_batch(data, verify_crc=False)
@@ -335,23 +341,14 @@ class RecordAccumulator:
         for index, record in enumerate(records):
             size = RecordBatchBuilder.estimate_record_size(record.key, record.value, record.headers)
             if builder is None or (builder.record_count > 0 and builder.size + size > target):
-                builder = RecordBatchBuilder(
-                    compression=old.compression,
-                    producer_id=old.producer_id,
-                    producer_epoch=old.producer_epoch,
-                    base_sequence=(
-                        NO_SEQUENCE
-                        if old.base_sequence == NO_SEQUENCE
-                        else (old.base_sequence + index) % (2**31)
-                    ),
-                )
+                builder = RecordBatchBuilder(compression=batch.builder.compression)
                 piece = ProducerBatch(
                     batch.tp,
                     builder,
                     batch.created,
                     attempts=batch.attempts,
                     last_error=batch.last_error,
-                    closed=True,  # stamped already: its sequence numbers are the records'
+                    closed=True,  # takes no more records, and is ready at once
                 )
                 pieces.append(piece)
                 starts.append(index)

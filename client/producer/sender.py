@@ -4,8 +4,9 @@ One thread. Each round it fails batches past ``delivery.timeout.ms``, refreshes 
 asked, groups the ready partitions by leader, and sends one Produce request per leader that has
 room under ``max.in.flight.requests.per.connection``. A request holds the first ready batch of
 each of its partitions (Kafka's drain: one per partition, so no partition's part of a request
-is more than a batch), up to ``max.request.size``, and goes over the client's produce stream to
-that broker (``ChannelPool.stream``). Answers arrive on the stream's own thread and come back
+is more than a batch), up to ``max.request.size``, each request to a broker starting where the
+last one stopped (Kafka's drainIndex), and goes over the client's produce stream to that broker
+(``ChannelPool.stream``). Answers arrive on the stream's own thread and come back
 through a queue; only this thread handles them.
 
 Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...) or a lost
@@ -40,7 +41,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
-from minikafka.proto.records import MAX_PRODUCER_EPOCH
+from minikafka.proto.records import MAX_PRODUCER_EPOCH, NO_SEQUENCE
 
 __all__ = ["Sender", "SenderConfig"]
 
@@ -81,6 +82,8 @@ class Sender(threading.Thread):
         self._on_sent = on_sent
         self._completions: queue.SimpleQueue[_Completion] = queue.SimpleQueue()
         self._in_flight: dict[int, int] = defaultdict(int)
+        # Per broker: where in its ready partitions the next request starts (Kafka's drainIndex).
+        self._drain_index: dict[int, int] = defaultdict(int)
         self._running = True
         self._force_close = False
         # Idempotence: (producer id, epoch) from InitProducerId, and each partition's next
@@ -140,26 +143,41 @@ class Sender(threading.Thread):
         for node, partitions in by_node.items():
             if self._in_flight[node.id] >= self._config.max_in_flight:
                 continue
-            batches: list[ProducerBatch] = []
-            size = 0
-            for tp in partitions:
-                room = self._config.max_request_size - size
-                if room <= 0:
-                    break
-                # One batch per partition per request, as Kafka: the leader refuses a
-                # partition's records beyond segment.bytes as a whole, and recognises a retried
-                # batch of an idempotent producer only on its own.
-                taken = self._accumulator.drain(
-                    tp,
-                    room,
-                    max_batches=1,
-                    prepare=self._stamp if self._config.idempotent else None,
-                )
-                batches.extend(taken)
-                size += sum(len(b.data) for b in taken)
+            batches = self._drain(node, partitions)
             if batches:
                 self._send(node, batches)
         return wait
+
+    def _drain(self, node: Node, partitions: list[TopicPartition]) -> list[ProducerBatch]:
+        """The batches of one request to ``node``, as Kafka's drain: one per partition (the
+        leader refuses a partition's records beyond segment.bytes as a whole, and recognises
+        a retried batch of an idempotent producer only on its own), up to max.request.size
+        (the first whatever its size). A batch that does not fit ends the request, and the
+        next request to ``node`` starts with it (Kafka's drainIndex): partitions first in
+        line, whose batches grow while their request is in flight, would otherwise fill
+        every request and starve the others."""
+        count = len(partitions)
+        start = self._drain_index[node.id] % count
+        next_start = start + 1
+        batches: list[ProducerBatch] = []
+        size = 0
+        for i in range(count):
+            taken = self._accumulator.drain(
+                partitions[(start + i) % count],
+                self._config.max_request_size - size,
+                max_batches=1,
+                fit=bool(batches),
+                prepare=self._stamp if self._config.idempotent else None,
+            )
+            if not taken:
+                if batches:  # it does not fit: the next request starts with it
+                    next_start = start + i
+                    break
+                continue
+            batches.extend(taken)
+            size += sum(len(b.data) for b in taken)
+        self._drain_index[node.id] = next_start % count
+        return batches
 
     def _init_producer_id(self) -> bool:
         """Ask any broker for a producer id and epoch; False (retry later) if none answers."""
@@ -312,6 +330,15 @@ class Sender(threading.Thread):
             if batch.record_count < 2:
                 whole.append(batch)
                 continue
+            builder = batch.builder
+            if builder.base_sequence != NO_SEQUENCE and (
+                builder.producer_id,
+                builder.producer_epoch,
+            ) == (self._producer_id, self._producer_epoch):
+                # Refused, so not written: its pieces take its sequence numbers again. (With
+                # the epoch bumped since, they start the new epoch's sequence instead.) Nothing
+                # of the partition was stamped after it: the partition was muted.
+                self._next_sequence[batch.tp] = builder.base_sequence
             pieces = self._accumulator.split_and_requeue(batch)
             _log.warning(
                 "producer.batch_split",

@@ -6,11 +6,11 @@ from __future__ import annotations
 import itertools
 from itertools import pairwise
 
-from minikafka.client.producer.accumulator import RecordAccumulator
+from minikafka.client.producer.accumulator import ProducerBatch, RecordAccumulator
 from minikafka.client.producer.future import FutureRecordMetadata
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
-from minikafka.proto.records import Compression, RecordBatchBuilder, decode_batch
+from minikafka.proto.records import NO_SEQUENCE, Compression, RecordBatchBuilder, decode_batch
 
 TP = TopicPartition("t", 0)
 
@@ -127,15 +127,24 @@ def test_a_batch_refused_as_too_large_is_split_at_batch_size_and_goes_first() ->
     assert 4 <= len(pieces) <= 5
     assert [p.size() <= 1000 for p in pieces] == [True] * len(pieces)
     assert sum(p.record_count for p in pieces) == 40
-    # the pieces keep the records' sequence numbers and the batch's attempts (no retry)
+    # the pieces keep the batch's attempts (no retry); they have no sequence numbers until
+    # drained: the sender's stamp gives them (here, a counter from the batch's)
     starts = [0, *itertools.accumulate(p.record_count for p in pieces)][:-1]
-    assert [p.builder.base_sequence for p in pieces] == [7 + s for s in starts]
+    assert {p.builder.base_sequence for p in pieces} == {NO_SEQUENCE}
     assert {p.attempts for p in pieces} == {1}
     ready, _ = acc.ready_partitions(now=0.0)
     assert ready == [TP]  # unmuted, and ready at once
+    sequence = itertools.count(7)
+
+    def stamp(batch: ProducerBatch) -> None:
+        batch.builder.base_sequence = next(sequence)
+        for _ in range(batch.record_count - 1):
+            next(sequence)
+
     for piece in pieces:
-        (drained,) = acc.drain(TP, 1 << 20, max_batches=1)
+        (drained,) = acc.drain(TP, 1 << 20, max_batches=1, prepare=stamp)
         assert drained is piece
+        assert drained.builder.base_sequence == 7 + starts[pieces.index(piece)]
         _, records = decode_batch(drained.build())
         assert [r.value for r in records] == [
             bytes([n]) * 90 for n in range(starts[pieces.index(piece)], 40)
@@ -178,3 +187,22 @@ def test_after_a_split_the_partitions_batches_stop_at_batch_size() -> None:
     acc.done([piece])
     sizes = [b.size() for b in acc.drain(TP, 1 << 20)]
     assert max(sizes) <= 1000 and sum(sizes) > 3 * 1000
+
+
+def test_the_drain_stamps_a_batch_once_a_retry_keeps_its_sequence() -> None:
+    acc = accumulator(batch_size=1000)
+    stamped: list[ProducerBatch] = []
+
+    def stamp(batch: ProducerBatch) -> None:
+        batch.builder.base_sequence = 5 * len(stamped)
+        stamped.append(batch)
+
+    append(acc, bytes(90))
+    (sent,) = acc.drain(TP, 1 << 20, prepare=stamp)
+    append(acc, bytes(90))
+    acc.requeue([sent], retry_at=0.0)
+    (retried,) = acc.drain(TP, 1 << 20, max_batches=1, prepare=stamp)
+    assert retried is sent and stamped == [sent] and sent.builder.base_sequence == 0
+    acc.done([retried])
+    (behind,) = acc.drain(TP, 1 << 20, prepare=stamp)
+    assert stamped == [sent, behind] and behind.builder.base_sequence == 5

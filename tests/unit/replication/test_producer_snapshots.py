@@ -254,6 +254,51 @@ def test_after_a_clean_close_the_last_batch_is_a_duplicate_and_old_epochs_are_fe
     assert reopened.append_records_to_leader(_idempotent(5, 1, 2), 1).first_offset == 5
 
 
+def test_a_follower_append_written_in_pieces_snapshots_each_piece_at_the_roll_after_it(
+    tmp_path: Path,
+) -> None:
+    # A fetch larger than segment.bytes is appended in pieces, rolling between them
+    # (Log.append_as_follower). The snapshot taken at such a roll covers the offsets below it:
+    # it must hold the producers of the pieces before it, or a replay from it after an
+    # unclean stop forgets them (a retry taken twice, a next batch out of sequence).
+    directory = tmp_path / "t-0"
+    partition = Partition(Log(directory, CONFIG), 1)
+    partition.make_follower(
+        PartitionRegistration(
+            leader=2,
+            leader_epoch=1,
+            isr=(1, 2),
+            replicas=(1, 2),
+            partition_epoch=0,
+            controller_epoch=1,
+        )
+    )
+    fetched = [
+        encode_batch(
+            [(T0, None, b"x" * 40, ())],
+            base_offset=offset,
+            producer_id=1 if offset == 0 else 2,
+            producer_epoch=0,
+            base_sequence=0 if offset == 0 else offset - 1,
+            partition_leader_epoch=1,
+        )
+        for offset in range(6)
+    ]
+    data = b"".join(fetched)
+    assert len(fetched[0]) < CONFIG.segment_bytes < len(data)
+    partition.append_records_as_follower(data)
+    log = partition.log
+    assert log.number_of_segments >= 2 and _snapshots(directory)
+    expected = partition.producer_state.snapshot_entries()
+    assert {e.producer_id for e in expected} == {1, 2}
+    log.flush()  # no close: no snapshot at the LEO, the open replays from the last roll's
+
+    reopened = _open(directory)
+    assert reopened.producer_state.snapshot_entries() == expected
+    with pytest.raises(OutOfOrderSequenceError):
+        reopened.append_records_to_leader(_idempotent(1, 0, 2), 1)
+
+
 # --- truncation and retention -----------------------------------------------------------------
 
 
