@@ -51,6 +51,7 @@ from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.records import encode_batch, iter_batch_headers
+from tests.unit.storage.helpers import memory_records
 
 MiB = 1 << 20
 RECORDS_PER_BATCH = 150
@@ -157,7 +158,7 @@ def read_run(directory: Path) -> float:
     offset, total = 0, 0
     start = time.perf_counter()
     while offset < log.log_end_offset:
-        data = log.read(offset, MiB).records
+        data = memory_records(log.read(offset, MiB).records)
         total += len(data)
         *_, (_, last) = iter_batch_headers(data)
         offset = last.next_offset

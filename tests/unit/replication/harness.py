@@ -26,6 +26,7 @@ from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.requests import (
+    FetchedRecords,
     FetchPartition,
     FetchPartitionResult,
     FetchRequest,
@@ -55,6 +56,7 @@ from minikafka.proto.cluster_state import (
 from minikafka.proto.common import EndPoint, TopicPartition
 from minikafka.proto.records import decode_records, encode_batch
 from minikafka.proto.topic_config import TopicConfig
+from tests.unit.storage.helpers import memory_records
 
 TOPIC = "t"
 TP = TopicPartition(TOPIC, 0)
@@ -301,7 +303,7 @@ class Node:
     def values(self, tp: TopicPartition = TP) -> list[bytes | None]:
         """Every record value in the replica's log, in offset order."""
         log = self.log(tp)
-        data = log.read(log.log_start_offset, 1 << 30, None).records
+        data = memory_records(log.read(log.log_start_offset, 1 << 30, None).records)
         return [record.value for record in decode_records(data)]
 
     def high_watermark(self, tp: TopicPartition = TP) -> int:
@@ -480,8 +482,8 @@ async def consume(node: Node, offset: int = 0, **kwargs: Any) -> FetchPartitionR
     return results[0]
 
 
-def values_of(data: bytes | memoryview) -> list[bytes | None]:
-    return [record.value for record in decode_records(data)]
+def values_of(data: FetchedRecords) -> list[bytes | None]:
+    return [record.value for record in decode_records(memory_records(data))]
 
 
 async def wait_until(

@@ -30,6 +30,7 @@ from minikafka.broker.storage.log import Log
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import decode_records, encode_batch
+from tests.unit.storage.helpers import memory_records
 from tests.unit.virtual_time import run_virtual
 
 TP = TopicPartition("t", 0)
@@ -72,7 +73,7 @@ class LocalLeader:
         fp = request.partitions[0]
         records = b""
         if self.error == ErrorCode.NONE:
-            records = bytes(self.log.read(fp.fetch_offset, 1 << 20).records)
+            records = memory_records(self.log.read(fp.fetch_offset, 1 << 20).records)
         else:
             await asyncio.sleep(0.01)
         data = FetchPartitionResult(
@@ -159,7 +160,7 @@ def test_fetcher_truncates_a_divergent_tail_then_fetches(tmp_path: Path) -> None
             await fetcher.stop()
         asked = endpoint.epoch_requests[0].partitions[0]
         assert (asked.leader_epoch, asked.current_leader_epoch) == (1, 2)
-        data = follower.log.read(0, 1 << 20).records
+        data = memory_records(follower.log.read(0, 1 << 20).records)
         assert [r.value for r in decode_records(data)] == [b"a", b"b", b"c"]
         fetch = endpoint.fetches[0]
         assert fetch.replica_id == 2 and fetch.replica_epoch == 7

@@ -34,6 +34,7 @@ from tests.unit.replication.harness import (
     values_of,
     wait_until,
 )
+from tests.unit.storage.helpers import memory_records
 
 
 async def _produce_raw(cluster: Cluster, broker: int, data: bytes, *, acks: int = -1) -> int:
@@ -308,7 +309,11 @@ def test_a_follower_over_the_kafka_door_gets_the_diverging_epoch_and_epoch_end_o
             [data] = answer.partitions
             assert data.diverging_epoch is None and data.high_watermark == 3
             # whole batches, from the one holding offset 1
-            assert [r.value for r in decode_records(data.records)] == [b"a", b"b", b"c"]
+            assert [r.value for r in decode_records(memory_records(data.records))] == [
+                b"a",
+                b"b",
+                b"c",
+            ]
             results = await follower.offsets_for_leader_epoch(
                 OffsetsForLeaderEpochRequest(
                     2,
@@ -450,7 +455,7 @@ def test_fetches_kafka_refuses_get_its_errors_not_an_empty_answer(tmp_path: Path
 
             async def fetch(**fields: Any) -> tuple[int, str, bytes | memoryview]:
                 [data] = await manager.fetch_messages(fetch_request(0, **fields))
-                return data.error_code, data.error_message, data.records
+                return data.error_code, data.error_message, memory_records(data.records)
 
             for fields in ({"max_bytes": -1}, {"partition_max_bytes": -1}):
                 code, message, data = await fetch(**fields)

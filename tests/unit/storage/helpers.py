@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.log import Log
+from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.records import decode_records, encode_batch, iter_batch_headers
 
 T0 = 1_700_000_000_000  # a realistic record timestamp (ms)
@@ -50,6 +51,16 @@ def batch(
     )
 
 
+InMemory = TypeVar("InMemory", bound=bytes | memoryview)
+
+
+def memory_records(records: InMemory | FileRecords) -> InMemory:
+    """The records of a read that did not ask for ``file_records``: only the Kafka door's
+    sendfile path asks, so a ``FileRecords`` here means a read left its batches in the file."""
+    assert not isinstance(records, FileRecords), f"asked for bytes, read {records!r}"
+    return records
+
+
 def offsets_of(data: bytes) -> list[int]:
     return [record.offset for record in decode_records(data)]
 
@@ -63,10 +74,10 @@ def read_all(log: Log, start: int | None = None) -> bytes:
     out = []
     offset = log.log_start_offset if start is None else start
     while offset < log.log_end_offset:
-        info = log.read(offset, 1 << 20)
-        assert info.records, f"no data at offset {offset} below LEO {log.log_end_offset}"
-        out.append(info.records)
-        headers = [h for _, h in iter_batch_headers(info.records)]
+        records = memory_records(log.read(offset, 1 << 20).records)
+        assert records, f"no data at offset {offset} below LEO {log.log_end_offset}"
+        out.append(records)
+        headers = [h for _, h in iter_batch_headers(records)]
         offset = headers[-1].next_offset
     return b"".join(out)
 

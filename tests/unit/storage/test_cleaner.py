@@ -29,7 +29,7 @@ from minikafka.proto.records import (
     encode_batch,
     iter_batch_headers,
 )
-from tests.unit.storage.helpers import T0, Clock, read_all, small_config
+from tests.unit.storage.helpers import T0, Clock, memory_records, read_all, small_config
 
 DAY_MS = 24 * 60 * 60 * 1000
 Model = dict[bytes, tuple[int, bytes | None]]  # key -> (offset, value) of its latest record
@@ -145,8 +145,8 @@ def test_a_fetch_at_any_offset_returns_the_next_survivor(tmp_path: Path) -> None
     surviving = [r.offset for r in records_of(log)]
     for offset in range(log.log_start_offset, log.log_end_offset):
         expected = next((o for o in surviving if o >= offset), None)
-        info = log.read(offset, 1 << 20)
-        later = [r.offset for r in decode_records(info.records) if r.offset >= offset]
+        records = memory_records(log.read(offset, 1 << 20).records)
+        later = [r.offset for r in decode_records(records) if r.offset >= offset]
         assert (later[0] if later else None) == expected, offset
 
 
@@ -307,7 +307,7 @@ def test_a_follower_copies_a_cleaned_log_with_its_gaps(tmp_path: Path) -> None:
     follower = open_log(tmp_path / "follower" / "compacted-0", clock)
     while follower.log_end_offset < leader.log_end_offset:
         info = leader.read(follower.log_end_offset, 1000)
-        follower.append_as_follower(info.records)
+        follower.append_as_follower(memory_records(info.records))
     assert read_all(follower) == read_all(leader)
 
 

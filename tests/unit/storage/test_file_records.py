@@ -14,7 +14,14 @@ from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.segment import FileRecords, LogSegment
 from minikafka.proto.errors import CorruptRecordError
 from minikafka.proto.records import encode_batch, iter_batch_headers, validate_batches
-from tests.unit.storage.helpers import T0, Clock, batch, segment_files, small_config
+from tests.unit.storage.helpers import (
+    T0,
+    Clock,
+    batch,
+    memory_records,
+    segment_files,
+    small_config,
+)
 from tests.unit.storage.test_recovery import locate, reopen, written_log
 from tests.unit.storage.test_recovery_point import flip
 
@@ -65,7 +72,8 @@ def test_a_cleaned_log_reads_the_same(tmp_path: Path) -> None:
             log.append_as_leader(encode_batch([(T0, b"k%d" % (i % 3), b"v" * 30, ())]), 1)
         log.roll()
         clean_log(cleaner, log, force=True)
-    assert any(h.record_count == 0 for _, h in iter_batch_headers(log.read(0, 1 << 20).records))
+    records = memory_records(log.read(0, 1 << 20).records)
+    assert any(h.record_count == 0 for _, h in iter_batch_headers(records))
     for fetch_offset in range(log.log_start_offset, log.log_end_offset):
         for max_bytes in (1, 200, 1 << 20):
             read = log.read(fetch_offset, max_bytes)
@@ -146,7 +154,9 @@ def test_segments_recovery_did_not_check_are_checked_and_left_in_the_file(
     for fetch_offset in (0, 3, 6, 40, 87):
         for max_bytes in (1, 1 << 20):
             try:
-                expected: bytes | type[Exception] = log.read(fetch_offset, max_bytes).records
+                expected: bytes | type[Exception] = memory_records(
+                    log.read(fetch_offset, max_bytes).records
+                )
             except CorruptRecordError:
                 expected = CorruptRecordError
             try:

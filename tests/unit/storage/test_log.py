@@ -32,6 +32,7 @@ from tests.unit.storage.helpers import (
     Clock,
     batch,
     batch_bases,
+    memory_records,
     offsets_of,
     read_all,
     segment_files,
@@ -231,14 +232,14 @@ class TestRead:
         log.maybe_increment_log_start_offset(4)
         with pytest.raises(OffsetOutOfRangeError):
             log.read(3, 1000)
-        assert batch_bases(log.read(4, 1000).records)[0] == 3  # the batch holding 4
+        assert batch_bases(memory_records(log.read(4, 1000).records))[0] == 3  # the batch holding 4
 
     def test_from_the_middle_of_a_batch(self, tmp_path: Path) -> None:
         log = open_log(tmp_path)
         leader_fill(log, 3)
         info = log.read(4, 10_000)
         assert info.fetch_offset == 4
-        assert batch_bases(info.records) == [3, 6]
+        assert batch_bases(memory_records(info.records)) == [3, 6]
 
     def test_bounded_by_max_offset(self, tmp_path: Path) -> None:
         log = open_log(tmp_path)
@@ -255,8 +256,8 @@ class TestRead:
         log = open_log(tmp_path, small_config(segment_bytes=1 << 20))
         leader_fill(log, 10)
         size = len(log.read(0, 1).records)
-        assert batch_bases(log.read(0, size * 3 - 1).records) == [0, 3]
-        assert batch_bases(log.read(0, 1).records) == [0]  # min_one_message
+        assert batch_bases(memory_records(log.read(0, size * 3 - 1).records)) == [0, 3]
+        assert batch_bases(memory_records(log.read(0, 1).records)) == [0]  # min_one_message
         info = log.read(0, 1, min_one_message=False)
         assert info.records == b"" and info.first_entry_incomplete
         # The high watermark beats min_one_message.
@@ -267,18 +268,18 @@ class TestRead:
         leader_fill(log, 30)
         boundary = log.segments[1].base_offset
         info = log.read(boundary, 10_000)
-        assert batch_bases(info.records)[0] == boundary
+        assert batch_bases(memory_records(info.records))[0] == boundary
 
 
 def read_all_up_to(log: Log, max_offset: int) -> bytes:
     out: list[bytes] = []
     offset = log.log_start_offset
     while True:
-        info = log.read(offset, 250, max_offset=max_offset)
-        if not info.records:
+        records = memory_records(log.read(offset, 250, max_offset=max_offset).records)
+        if not records:
             return b"".join(out)
-        out.append(info.records)
-        offset = [h for _, h in iter_batch_headers(info.records)][-1].next_offset
+        out.append(records)
+        offset = [h for _, h in iter_batch_headers(records)][-1].next_offset
 
 
 class TestTimestamps:

@@ -13,6 +13,7 @@ from tests.unit.storage.helpers import (
     Clock,
     batch,
     headers_in,
+    memory_records,
     offsets_of,
     read_all,
     segment_files,
@@ -26,7 +27,7 @@ def written_log(tmp_path: Path, batches: int = 30) -> tuple[Path, list[bytes]]:
     log = Log(tmp_path / "events-0", small_config(), time_ms=Clock())
     for n in range(batches):
         log.append_as_leader(batch(3, tag=n), leader_epoch=n // 10)
-    stored = [log.read(3 * n, 1).records for n in range(batches)]
+    stored = [memory_records(log.read(3 * n, 1).records) for n in range(batches)]
     log.flush()
     log.close()
     return log.dir, stored

@@ -13,7 +13,15 @@ from structlog.testing import capture_logs
 from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.log_manager import CLEAN_SHUTDOWN_FILE, LogManager
 from minikafka.proto.errors import CorruptRecordError, ErrorCode
-from tests.unit.storage.helpers import T0, Clock, batch, batch_bases, segment_files, small_config
+from tests.unit.storage.helpers import (
+    T0,
+    Clock,
+    batch,
+    batch_bases,
+    memory_records,
+    segment_files,
+    small_config,
+)
 from tests.unit.storage.test_recovery import locate, reopen, written_log
 
 
@@ -47,7 +55,7 @@ def test_flipped_byte_below_the_recovery_point(tmp_path: Path) -> None:
     assert (event["topic"], event["partition"], event["fetch_offset"]) == ("events", 0, 3)
     assert event["segment"] == path.name
     # Every later record is still served.
-    assert log.read(6, 1 << 20).records.startswith(stored[2])
+    assert memory_records(log.read(6, 1 << 20).records).startswith(stored[2])
     assert log.read(87, 1 << 20).records == stored[29]
 
 
@@ -180,5 +188,5 @@ def test_a_flush_overtaken_by_truncation_does_not_move_the_recovery_point(
     pending.sync()
     assert not log.complete_flush(pending)
     assert log.recovery_point == 0  # the new batches at 30.. were never synced
-    assert batch_bases(log.read(30, 1 << 20).records)[0] == 30
+    assert batch_bases(memory_records(log.read(30, 1 << 20).records))[0] == 30
     log.close()

@@ -12,7 +12,14 @@ from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.index import OffsetIndex, TimeIndex
 from minikafka.broker.storage.segment import LogSegment
 from minikafka.proto.records import validate_batches
-from tests.unit.storage.helpers import T0, Clock, batch, batch_bases, offsets_of
+from tests.unit.storage.helpers import (
+    T0,
+    Clock,
+    batch,
+    batch_bases,
+    memory_records,
+    offsets_of,
+)
 
 CONFIG = LogConfig(index_interval_bytes=150)
 
@@ -81,7 +88,7 @@ def test_read_starts_at_the_batch_holding_the_offset(tmp_path: Path) -> None:
     info = segment.read(107, 10_000)
     assert info is not None
     # 107 is the middle record of the batch 106..108: the slice starts at that batch.
-    assert batch_bases(info.records) == [106, 109, 112, 115, 118, 121, 124, 127]
+    assert batch_bases(memory_records(info.records)) == [106, 109, 112, 115, 118, 121, 124, 127]
     assert info.records == b"".join(written[2:])
     assert info.fetch_offset == 107
 
@@ -91,14 +98,17 @@ def test_read_limits(tmp_path: Path) -> None:
     written = fill(segment, 6)
     size = len(written[0])
     info = segment.read(100, size * 2 + size // 2)
-    assert info is not None and batch_bases(info.records) == [100, 103]  # whole batches only
+    assert info is not None and batch_bases(memory_records(info.records)) == [
+        100,
+        103,
+    ]  # whole batches only
     small = segment.read(103, 10, min_one_message=True)
     assert small is not None and small.records == written[1]
     assert not small.first_entry_incomplete
     none = segment.read(103, 10, min_one_message=False)
     assert none is not None and none.records == b"" and none.first_entry_incomplete
     bounded = segment.read(100, 10_000, max_position=size * 3)
-    assert bounded is not None and batch_bases(bounded.records) == [100, 103, 106]
+    assert bounded is not None and batch_bases(memory_records(bounded.records)) == [100, 103, 106]
     past_bound = segment.read(112, 10_000, max_position=size * 3)
     assert past_bound is not None and past_bound.records == b""
     assert segment.read(118, 10_000) is None  # past the end
@@ -249,7 +259,7 @@ def test_reopen_keeps_state(tmp_path: Path) -> None:
     assert reopened.read_next_offset() == 124
     assert reopened.max_timestamp_so_far == T0 + 72
     info = reopened.read(110, 10_000)
-    assert info is not None and offsets_of(info.records)[0] == 109
+    assert info is not None and offsets_of(memory_records(info.records))[0] == 109
     assert info.records == b"".join(written[3:])
     assert reopened.first_batch_timestamp() == T0 + 2
 

@@ -74,8 +74,11 @@ async def _serve(
         writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 10)
         connection = KafkaConnection(reader, writer, broker, "CLIENT")
         connections.append(connection)
-        task = asyncio.ensure_future(connection.serve())
-        task.add_done_callback(lambda _: served.done() or served.set_result(None))
+        asyncio.ensure_future(connection.serve()).add_done_callback(mark_served)
+
+    def mark_served(_: object) -> None:
+        if not served.done():  # the first connection to end completes it
+            served.set_result(None)
 
     server = await asyncio.start_server(accept, "127.0.0.1", 0)
     return server, server.sockets[0].getsockname()[1], served, connections

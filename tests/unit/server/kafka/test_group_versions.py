@@ -12,7 +12,7 @@ import pytest
 
 from minikafka.broker.server.kafka.handlers.group_offsets import offset_fetch
 from minikafka.broker.server.kafka.handlers.groups import find_coordinator
-from minikafka.broker.server.kafka.registry import Request
+from minikafka.broker.server.kafka.registry import HandleFn, Request
 from minikafka.broker.server.kafka.schema import Entity, build, request_class
 from minikafka.proto.errors import ErrorCode
 
@@ -26,13 +26,18 @@ def _request(api_key: int, version: int, values: dict[str, Any]) -> Request:
     return Request(api_key, version, 1, "c", "127.0.0.1", 5000, "KAFKA", body)
 
 
+def _answer(handle: HandleFn, request: Request) -> Entity:
+    async def answer_of() -> Entity:  # the handler's registered type is an Awaitable
+        return await handle(request, _NO_COORDINATOR)
+
+    return asyncio.run(answer_of())
+
+
 @pytest.mark.parametrize("version", range(5))
 def test_find_coordinator_answers_every_version(version: int) -> None:
     values = {"coordinator_keys": ["g"]} if version >= 4 else {"key": "g", "key_type": 0}
 
-    answer = asyncio.run(
-        find_coordinator(_request(_FIND_COORDINATOR, version, values), _NO_COORDINATOR)
-    )
+    answer = _answer(find_coordinator, _request(_FIND_COORDINATOR, version, values))
 
     (found,) = answer.coordinators if version >= 4 else [answer]
     assert int(found.error_code) == ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -50,9 +55,7 @@ def test_offset_fetch_answers_every_version(version: int) -> None:
         else {"group_id": "g", "topics": topics}
     )
 
-    answer: Entity = asyncio.run(
-        offset_fetch(_request(_OFFSET_FETCH, version, values), _NO_COORDINATOR)
-    )
+    answer = _answer(offset_fetch, _request(_OFFSET_FETCH, version, values))
 
     if version >= 8:
         (group,) = answer.groups
