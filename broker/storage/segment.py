@@ -580,9 +580,11 @@ class LogSegment:
         for a failing disk)."""
         end = start + fetch_size
         if end < limit:
-            # Cut by the size limit: end after the last whole batch, found by its headers.
-            whole = start
-            for location in self.iter_batches(start, end):
+            # Cut by the size limit: end after the last whole batch, found by its headers
+            # walked from the last index entry before the cut (every batch before that entry
+            # is whole), so that about index.interval.bytes are read, not the whole slice.
+            whole = max(start, self.offset_index.floor_position(end))
+            for location in self.iter_batches(whole, end):
                 whole = location.position + location.header.batch_length + LOG_OVERHEAD
             end = whole
         if end == start:

@@ -156,3 +156,32 @@ def test_segments_recovery_did_not_check_are_checked_and_left_in_the_file(
                 continue
             assert isinstance(left, FileRecords) or not left
             assert _bytes_of(left) == expected
+
+
+def _bytes_read() -> int:
+    """What this process has read with read(2) and pread(2) so far (Linux's rchar)."""
+    with open("/proc/self/io") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
+
+
+def test_a_read_cut_by_its_size_reads_only_the_batch_headers_near_the_cut(
+    tmp_path: Path,
+) -> None:
+    """A consumer catching up asks for less than the segment holds: the last whole batch is
+    found from the offset index's entry before the cut, not by reading the slice's bytes,
+    which would undo leaving them in the file."""
+    log = Log(
+        tmp_path / "orders-0",
+        small_config(segment_bytes=64 << 20, index_interval_bytes=4096),
+        time_ms=Clock(),
+    )
+    for n in range(1000):
+        log.append_as_leader(batch(1, timestamp=T0 + n, tag=n, value_size=1000), 0)
+    assert log.segments[0].offset_index.entries > 100  # loaded before counting
+    before = _bytes_read()
+    left = log.read(0, 512 << 10, file_records=True).records
+    read_for_it = _bytes_read() - before
+    assert isinstance(left, FileRecords)
+    assert 500 << 10 < len(left) <= 512 << 10
+    assert read_for_it < 32 << 10  # the index interval and a scan chunk, not 512 KiB
+    assert left.read_and_close() == log.read(0, 512 << 10).records
