@@ -417,23 +417,31 @@ class KafkaConnection:
             raise self._stalled() from None
 
     async def _send_file(self, records: FileRecords) -> None:
-        """The records from their file to the socket, after what the transport holds."""
+        """The records from their file to the socket, after what the transport holds. Sent
+        through a descriptor of their own on the socket: the transport may close its socket
+        while a send waits (a reset its reader saw), and the number it frees can go to the
+        next accepted connection before this task runs again; the records must not follow."""
         await self._drained()
         sock = self._writer.get_extra_info("socket")
         if sock is None or self._writer.get_extra_info("sslcontext") is not None:
             await self._copy_file(records)
             return
-        out = sock.fileno()
-        position, end = records.position, records.position + records.size
-        while position < end:
-            try:
-                sent = os.sendfile(out, records.fd, position, end - position)
-            except BlockingIOError:
-                await self._writable(out)
-                continue
-            if sent == 0:
-                raise _records_truncated(records, position)
-            position += sent
+        out = os.dup(sock.fileno())
+        try:
+            position, end = records.position, records.position + records.size
+            while position < end:
+                if self._writer.transport.is_closing():
+                    raise ConnectionResetError("the connection closed under the answer")
+                try:
+                    sent = os.sendfile(out, records.fd, position, end - position)
+                except BlockingIOError:
+                    await self._writable(out)
+                    continue
+                if sent == 0:
+                    raise _records_truncated(records, position)
+                position += sent
+        finally:
+            os.close(out)
 
     async def _copy_file(self, records: FileRecords) -> None:
         offset = 0
@@ -446,20 +454,18 @@ class KafkaConnection:
             await self._drained()
 
     async def _writable(self, fd: int) -> None:
-        """Until the socket ``fd`` takes more bytes. Watched through a descriptor of its own:
-        the event loop refuses a second watcher on the transport's."""
+        """Until the socket ``fd`` takes more bytes; ``fd`` is not the transport's (the event
+        loop refuses a second watcher on that)."""
         loop = asyncio.get_running_loop()
-        watched = os.dup(fd)
         ready: asyncio.Future[None] = loop.create_future()
-        loop.add_writer(watched, _set_done, ready)
+        loop.add_writer(fd, _set_done, ready)
         try:
             async with asyncio.timeout(self._idle_s):
                 await ready
         except TimeoutError:
             raise self._stalled() from None
         finally:
-            loop.remove_writer(watched)
-            os.close(watched)
+            loop.remove_writer(fd)
 
     def _stalled(self) -> _Closed:
         return _Closed("idle", idle_ms=self._broker.config.connections_max_idle_ms, writing=True)
