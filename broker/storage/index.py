@@ -275,6 +275,12 @@ class OffsetIndex(_IndexFile):
             self.base_offset + self._relative_offsets[slot], self._positions[slot]
         )
 
+    def floor_position(self, position: int) -> int:
+        """The largest position of an entry that is <= ``position`` (a batch's start), or 0:
+        where a walk to the last whole batch before ``position`` can start."""
+        slot = bisect_right(self._positions, position) - 1
+        return self._positions[slot] if slot >= 0 else 0
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry for an offset >= ``offset``."""
         count = bisect_left(self._relative_offsets, offset - self.base_offset)

@@ -25,8 +25,8 @@ time).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -79,22 +79,50 @@ def _read_index_file(path: Path) -> bytes | None:
         os.close(fd)
 
 
+class _SharedFile:
+    """A segment's ``.log`` descriptor and how many hold it: the segment while it is open and
+    each ``FileRecords`` left in it; the last to let go closes it. As Kafka's slices share their
+    segment's FileChannel: no descriptor per answer in flight, so clients that never read their
+    answers cannot spend the process's descriptors (which a segment roll needs). Thread-safe:
+    a ``FileRecords`` may be collected on any thread."""
+
+    __slots__ = ("_holders", "_lock", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._holders = 1
+        self._lock = threading.Lock()
+
+    def hold(self) -> _SharedFile:
+        with self._lock:
+            self._holders += 1
+        return self
+
+    def release(self) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0:
+                os.close(self.fd)
+
+
 class FileRecords:
     """Whole batches left in a segment's ``.log``: ``size`` bytes from ``position`` of ``fd``.
 
-    ``fd`` is a descriptor of its own (a dup), so the bytes stay readable when the segment is
-    closed, deleted or swapped by the cleaner before they are sent: an unlinked file lives on
-    while a descriptor holds it, as Kafka's deleted segments do until file.delete.delay.ms.
-    Only a truncation of the file (a leader that became a follower cuts uncommitted batches) can
-    take bytes from under it; a sender then finds the file short and must give up the answer.
-    The holder closes it (``close``; a collected one closes itself). Not thread-safe: owned by
-    the event loop that read it.
+    ``fd`` is the segment's own descriptor, held open for these records (``_SharedFile``), so
+    the bytes stay readable when the segment is closed, deleted or swapped by the cleaner before
+    they are sent: an unlinked file lives on while a descriptor holds it, as Kafka's deleted
+    segments do until file.delete.delay.ms. Only a truncation of the file (a leader that became
+    a follower cuts uncommitted batches) can take bytes from under it; a sender then finds the
+    file short and must give up the answer. The holder closes it (``close``; a collected one
+    closes itself); ``fd`` is -1 from then on. Not thread-safe: owned by the event loop that
+    read it.
     """
 
-    __slots__ = ("fd", "position", "size")
+    __slots__ = ("_file", "fd", "position", "size")
 
-    def __init__(self, fd: int, position: int, size: int) -> None:
-        self.fd = fd
+    def __init__(self, file: _SharedFile, position: int, size: int) -> None:
+        self._file: _SharedFile | None = file
+        self.fd = file.fd
         self.position = position
         self.size = size
 
@@ -130,9 +158,10 @@ class FileRecords:
             self.close()
 
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
+        file, self._file = self._file, None
+        if file is not None:
             self.fd = -1
+            file.release()
 
     def __del__(self) -> None:
         self.close()
@@ -224,6 +253,7 @@ class LogSegment:
             # new segment.
             self._start_empty_indexes()
         self._fd: int | None = os.open(self.path, flags, 0o644)
+        self._shared = _SharedFile(self._fd)  # closes the descriptor once nothing holds it
         stat = os.fstat(self._fd)
         self._size = stat.st_size
         self.inode = stat.st_ino  # which file: the cleaner's swap checks it is still this one
@@ -325,9 +355,13 @@ class LogSegment:
 
     @property
     def _file(self) -> int:
+        self._check_open()
+        assert self._fd is not None
+        return self._fd
+
+    def _check_open(self) -> None:
         if self._fd is None:
             raise KafkaStorageError(f"segment {self.path} is closed")
-        return self._fd
 
     def _pread(self, size: int, position: int) -> bytes:
         data = os.pread(self._file, size, position)
@@ -575,25 +609,21 @@ class LogSegment:
         return FetchDataInfo(start_offset, data, incomplete)
 
     def _slice(self, start: int, fetch_size: int, limit: int) -> FileRecords | bytes:
-        """The whole batches of ``[start, start + fetch_size)`` left in the file; read when
-        there are none or the process is out of descriptors (a busy broker must not take that
-        for a failing disk)."""
+        """The whole batches of ``[start, start + fetch_size)`` left in the file (b"" when
+        there are none)."""
         end = start + fetch_size
         if end < limit:
-            # Cut by the size limit: end after the last whole batch, found by its headers.
-            whole = start
-            for location in self.iter_batches(start, end):
+            # Cut by the size limit: end after the last whole batch, found by its headers
+            # walked from the last index entry before the cut (every batch before that entry
+            # is whole), so that about index.interval.bytes are read, not the whole slice.
+            whole = max(start, self.offset_index.floor_position(end))
+            for location in self.iter_batches(whole, end):
                 whole = location.position + location.header.batch_length + LOG_OVERHEAD
             end = whole
         if end == start:
             return b""
-        try:
-            fd = os.dup(self._file)
-        except OSError as exc:
-            if exc.errno in (errno.EMFILE, errno.ENFILE):
-                return self._pread(end - start, start)
-            raise
-        return FileRecords(fd, start, end - start)
+        self._check_open()
+        return FileRecords(self._shared.hold(), start, end - start)
 
     def find_offset_by_timestamp(
         self, timestamp: int, starting_offset: int
@@ -812,15 +842,15 @@ class LogSegment:
                 )
             self._offset_index.flush(fsync=False)
             self._time_index.flush(fsync=False)
-        os.close(self._fd)
         self._fd = None
+        self._shared.release()
 
     def delete(self) -> None:
         """Close and remove the three files (the ``.log`` first, so a crash part-way leaves
         only orphaned indexes, which loading removes)."""
         if self._fd is not None:
-            os.close(self._fd)
             self._fd = None
+            self._shared.release()
         for path in (self.path, *self._index_paths()):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)

@@ -111,11 +111,15 @@ class KafkaConnection:
         ]
         self._answers = asyncio.Queue(maxsize=_MAX_IN_FLIGHT)
         self._written = asyncio.Event()  # set whenever the writer has nothing left
-        # Bytes of the requests read and not yet answered (taken from the memory pool, if
-        # any); the reader waits while above the bound (``_answered`` is set whenever an
-        # answer is written).
-        self._memory_pool = memory_pool
+        # Bytes of the requests read and not yet answered; the reader waits while above the
+        # bound (``_answered`` is set whenever an answer is written).
         self._unanswered_bytes = 0
+        # Bytes of the requests read and not yet handled, taken from the memory pool (if any).
+        # Given back when the handler returns, as Kafka releases a request's buffer after
+        # KafkaApis.handle: a produce waiting for acks=all holds none, or the pool it spent
+        # would keep the followers' fetches (whose progress it waits for) from being read.
+        self._memory_pool = memory_pool
+        self._pooled_bytes = 0
         self._answered = asyncio.Event()
         # drain() returns only when the transport holds nothing: one answer in flight.
         writer.transport.set_write_buffer_limits(high=0)
@@ -160,8 +164,7 @@ class KafkaConnection:
                 elif isinstance(failure, OSError):
                     hung_up = failure  # the reader only saw the writer end
             self._drop_unwritten()
-            if self._memory_pool is not None:
-                self._memory_pool.release(self._unanswered_bytes)
+            self._handled(self._pooled_bytes)
             self._unanswered_bytes = 0
             if reason is not None:
                 _log.warning(
@@ -194,6 +197,7 @@ class KafkaConnection:
             started = time.perf_counter()
             request, handler = self._decode(frame)
             if handler is None:  # ApiVersions of a version not served
+                self._handled(len(frame))
                 unsupported = request.response(
                     {"error_code": UNSUPPORTED_VERSION, "api_keys": registry.supported_api_keys()}
                 )
@@ -213,6 +217,7 @@ class KafkaConnection:
                 raise _Closed(close.reason, api=handler.name, **close.details) from None
             except Exception as exc:
                 raise _handler_failed(request, exc) from None
+            self._handled(len(frame))
             if not handler.pipelined:
                 # Every earlier answer is written, and nothing more is read until this one is:
                 # it goes out from here, not through the writer task (a follower's fetch
@@ -243,7 +248,8 @@ class KafkaConnection:
             )
         if self._memory_pool is not None:
             await self._memory_pool.allocate(size)
-        self._unanswered_bytes += size  # given back when answered, or at the close
+            self._pooled_bytes += size  # given back when handled, or at the close
+        self._unanswered_bytes += size  # counted down when answered
         try:
             async with asyncio.timeout(self._idle_s):
                 return await self._reader.readexactly(size)
@@ -321,6 +327,12 @@ class KafkaConnection:
                 writer_task.result()
                 raise ConnectionError("writer ended")
 
+    def _handled(self, size: int) -> None:
+        """A ``size``-byte request needs its bytes no more: back to the pool."""
+        if self._memory_pool is not None and size:
+            self._memory_pool.release(size)
+            self._pooled_bytes -= size
+
     def _drop_unwritten(self) -> None:
         """The answers still queued when the writer has ended: nobody will write them. A
         produce's task runs on (its records are appended all the same) and its outcome is read
@@ -376,8 +388,6 @@ class KafkaConnection:
                     if isinstance(part, FileRecords):
                         part.close()
         self._unanswered_bytes -= size
-        if self._memory_pool is not None:
-            self._memory_pool.release(size)
         self._answered.set()
         from_follower = request.api_key == 1 and request.body.replica_id >= 0
         self._broker.requests.observe(
@@ -407,23 +417,31 @@ class KafkaConnection:
             raise self._stalled() from None
 
     async def _send_file(self, records: FileRecords) -> None:
-        """The records from their file to the socket, after what the transport holds."""
+        """The records from their file to the socket, after what the transport holds. Sent
+        through a descriptor of their own on the socket: the transport may close its socket
+        while a send waits (a reset its reader saw), and the number it frees can go to the
+        next accepted connection before this task runs again; the records must not follow."""
         await self._drained()
         sock = self._writer.get_extra_info("socket")
         if sock is None or self._writer.get_extra_info("sslcontext") is not None:
             await self._copy_file(records)
             return
-        out = sock.fileno()
-        position, end = records.position, records.position + records.size
-        while position < end:
-            try:
-                sent = os.sendfile(out, records.fd, position, end - position)
-            except BlockingIOError:
-                await self._writable(out)
-                continue
-            if sent == 0:
-                raise _records_truncated(records, position)
-            position += sent
+        out = os.dup(sock.fileno())
+        try:
+            position, end = records.position, records.position + records.size
+            while position < end:
+                if self._writer.transport.is_closing():
+                    raise ConnectionResetError("the connection closed under the answer")
+                try:
+                    sent = os.sendfile(out, records.fd, position, end - position)
+                except BlockingIOError:
+                    await self._writable(out)
+                    continue
+                if sent == 0:
+                    raise _records_truncated(records, position)
+                position += sent
+        finally:
+            os.close(out)
 
     async def _copy_file(self, records: FileRecords) -> None:
         offset = 0
@@ -436,20 +454,18 @@ class KafkaConnection:
             await self._drained()
 
     async def _writable(self, fd: int) -> None:
-        """Until the socket ``fd`` takes more bytes. Watched through a descriptor of its own:
-        the event loop refuses a second watcher on the transport's."""
+        """Until the socket ``fd`` takes more bytes; ``fd`` is not the transport's (the event
+        loop refuses a second watcher on that)."""
         loop = asyncio.get_running_loop()
-        watched = os.dup(fd)
         ready: asyncio.Future[None] = loop.create_future()
-        loop.add_writer(watched, _set_done, ready)
+        loop.add_writer(fd, _set_done, ready)
         try:
             async with asyncio.timeout(self._idle_s):
                 await ready
         except TimeoutError:
             raise self._stalled() from None
         finally:
-            loop.remove_writer(watched)
-            os.close(watched)
+            loop.remove_writer(fd)
 
     def _stalled(self) -> _Closed:
         return _Closed("idle", idle_ms=self._broker.config.connections_max_idle_ms, writing=True)

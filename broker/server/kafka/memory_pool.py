@@ -1,10 +1,12 @@
 """The broker's pool of request bytes (``queued.max.request.bytes``), Kafka's SimpleMemoryPool.
 
 Every Kafka connection takes a request's size from the pool before it reads the request's
-bytes and gives it back when the request is answered (or the connection closes): while the
-pool is spent, connections stop reading requests (Kafka mutes them) and the bytes wait in the
-kernel's socket buffers. Not strict, as the broker's pool in Kafka: a request gets in while any
-byte is free, so one larger than what is left still gets in and ``available`` may go negative.
+bytes and gives it back when the request's handler returns (a produce's once appended, before
+its acks=all wait; or when the connection closes), as Kafka releases a request's buffer after
+KafkaApis.handle: while the pool is spent, connections stop reading requests (Kafka mutes
+them) and the bytes wait in the kernel's socket buffers. Not strict, as the broker's pool in
+Kafka: a request gets in while any byte is free, so one larger than what is left still gets in
+and ``available`` may go negative.
 A size of -1 (or any value <= 0) is no pool at all: ``MemoryPool.of`` returns None.
 
     pool = MemoryPool.of(config.queued_max_request_bytes)

@@ -102,31 +102,39 @@ def test_short_after_a_truncation(tmp_path: Path) -> None:
     segment.close()
 
 
-def test_close_gives_the_descriptor_back(tmp_path: Path) -> None:
-    segment, _ = _segment(tmp_path)
-    info = segment.read(0, 10_000, file_records=True)
-    assert info is not None and isinstance(info.records, FileRecords)
-    fd = info.records.fd
-    os.fstat(fd)
-    info.records.close()
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_records_left_in_the_file_open_no_descriptor_of_their_own(tmp_path: Path) -> None:
+    """As Kafka's slices share their segment's FileChannel: answers in flight to clients that
+    never read (each holds its records until connections.max.idle.ms) must not spend the
+    descriptors a segment roll or an accept needs."""
+    segment, written = _segment(tmp_path)
+    before = _open_descriptors()
+    held = [segment.read(0, 10_000, file_records=True) for _ in range(200)]
+    assert _open_descriptors() == before
+    for info in held:
+        assert info is not None and isinstance(info.records, FileRecords)
+        assert info.records.read_and_close() == b"".join(written)
+    segment.close()
+
+
+def test_the_segments_descriptor_is_closed_by_the_last_to_let_go(tmp_path: Path) -> None:
+    segment, written = _segment(tmp_path)
+    first = segment.read(0, 10_000, file_records=True)
+    second = segment.read(0, 10_000, file_records=True)
+    assert first is not None and isinstance(first.records, FileRecords)
+    assert second is not None and isinstance(second.records, FileRecords)
+    fd = first.records.fd
+    segment.close()
+    first.records.close()
+    assert first.records.fd == -1
+    first.records.close()  # twice is harmless
+    assert second.records.read() == b"".join(written)  # still open for the other
+    second.records.close()
     with pytest.raises(OSError):
         os.fstat(fd)
-    info.records.close()  # twice is harmless
-    segment.close()
-
-
-def test_out_of_descriptors_reads_instead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # EMFILE is a busy broker, not a failing disk: the read goes on, into memory.
-    segment, written = _segment(tmp_path)
-
-    def no_more(fd: int) -> int:
-        raise OSError(24, "Too many open files")
-
-    monkeypatch.setattr(os, "dup", no_more)
-    info = segment.read(0, 10_000, file_records=True)
-    assert info is not None and info.records == b"".join(written)
-    monkeypatch.undo()
-    segment.close()
 
 
 def _bytes_of(records: bytes | FileRecords) -> bytes:
@@ -166,3 +174,32 @@ def test_segments_recovery_did_not_check_are_checked_and_left_in_the_file(
                 continue
             assert isinstance(left, FileRecords) or not left
             assert _bytes_of(left) == expected
+
+
+def _bytes_read() -> int:
+    """What this process has read with read(2) and pread(2) so far (Linux's rchar)."""
+    with open("/proc/self/io") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
+
+
+def test_a_read_cut_by_its_size_reads_only_the_batch_headers_near_the_cut(
+    tmp_path: Path,
+) -> None:
+    """A consumer catching up asks for less than the segment holds: the last whole batch is
+    found from the offset index's entry before the cut, not by reading the slice's bytes,
+    which would undo leaving them in the file."""
+    log = Log(
+        tmp_path / "orders-0",
+        small_config(segment_bytes=64 << 20, index_interval_bytes=4096),
+        time_ms=Clock(),
+    )
+    for n in range(1000):
+        log.append_as_leader(batch(1, timestamp=T0 + n, tag=n, value_size=1000), 0)
+    assert log.segments[0].offset_index.entries > 100  # loaded before counting
+    before = _bytes_read()
+    left = log.read(0, 512 << 10, file_records=True).records
+    read_for_it = _bytes_read() - before
+    assert isinstance(left, FileRecords)
+    assert 500 << 10 < len(left) <= 512 << 10
+    assert read_for_it < 32 << 10  # the index interval and a scan chunk, not 512 KiB
+    assert left.read_and_close() == log.read(0, 512 << 10).records

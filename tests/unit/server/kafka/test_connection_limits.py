@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Awaitable
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,6 +19,7 @@ from minikafka.broker.server.kafka.memory_pool import MemoryPool
 from minikafka.broker.server.kafka.schema import Entity
 from tests.integration.kafka_protocol.raw import encode_request, read_frame
 
+API_VERSIONS = 18
 DESCRIBE_CLUSTER = 60
 
 
@@ -146,5 +148,74 @@ def test_a_spent_pool_stops_other_connections_reading_until_an_answer_frees_it(
             server.close()
             await server.wait_closed()
         assert pool.available == 10  # every request's bytes back once its connection closed
+
+    asyncio.run(scenario())
+
+
+def test_a_pipelined_request_gives_its_bytes_back_once_handled_not_when_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As Kafka releases a request's buffer after KafkaApis.handle: a produce appended and
+    waiting for acks=all holds no pool bytes, or a spent pool would keep the follower's fetch
+    (the one thing that ends the wait) from being read. Here the first connection's pipelined
+    request is answered only once the second connection's request is handled."""
+
+    async def scenario() -> None:
+        fetched = asyncio.Event()
+
+        def produce(request: registry.Request, broker: Any) -> Awaitable[Entity | None]:
+            async def acks_all() -> Entity | None:
+                await fetched.wait()  # the follower's fetch moves the high watermark
+                return request.response({})
+
+            return asyncio.ensure_future(acks_all())
+
+        async def follower_fetch(request: registry.Request, broker: Any) -> Entity | None:
+            fetched.set()
+            return request.response({})
+
+        monkeypatch.setitem(
+            registry.HANDLERS,
+            API_VERSIONS,
+            registry.Handler(API_VERSIONS, "api_versions", 0, 3, produce, pipelined=True),
+        )
+        monkeypatch.setitem(
+            registry.HANDLERS,
+            DESCRIBE_CLUSTER,
+            registry.Handler(DESCRIBE_CLUSTER, "describe_cluster", 0, 1, follower_fetch),
+        )
+        broker: Any = SimpleNamespace(
+            config=SimpleNamespace(
+                socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000
+            ),
+            requests=SimpleNamespace(observe=lambda *args: None),
+        )
+        pool = MemoryPool(10)  # less than one request
+        served: list[asyncio.Future[None]] = []
+
+        def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            connection = KafkaConnection(reader, writer, broker, "CLIENT", memory_pool=pool)
+            served.append(asyncio.ensure_future(connection.serve()))
+
+        server = await asyncio.start_server(accept, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        producer = socket.create_connection(("127.0.0.1", port))
+        follower = socket.create_connection(("127.0.0.1", port))
+        producer.settimeout(5)
+        follower.settimeout(5)
+        try:
+            producer.sendall(encode_request(API_VERSIONS, 0, {}, correlation_id=1))
+            await asyncio.sleep(0.2)
+            assert pool.available == 10  # appended: its bytes are back while it waits
+            follower.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=2))
+            await asyncio.to_thread(read_frame, follower)
+            await asyncio.to_thread(read_frame, producer)
+        finally:
+            producer.close()
+            follower.close()
+            await asyncio.wait_for(asyncio.gather(*served), 5)
+            server.close()
+            await server.wait_closed()
+        assert pool.available == 10
 
     asyncio.run(scenario())

@@ -194,3 +194,40 @@ def test_a_client_that_never_reads_is_closed_when_the_write_stalls(
     (closed,) = [e for e in logs if e["event"] == "kafka.connection_closed"]
     assert closed["reason"] == "idle" and closed["writing"] is True
     log.close()
+
+
+def test_records_never_go_to_a_descriptor_the_closed_socket_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transport closes its socket while a send waits for room (abort here, a reset its
+    reader saw in life), and the freed descriptor number goes to the next file or connection
+    opened: the rest of the answer must not be written there."""
+    log = _log(tmp_path)
+    _fetch_handler(monkeypatch, log)
+    stolen = tmp_path / "stolen"
+
+    async def scenario() -> None:
+        server, port, served, connections = await _serve()
+        client = _client(port)
+        taken: list[int] = []
+        try:
+            await asyncio.sleep(0.3)  # the answer fills the socket's buffers and waits
+            (connection,) = connections
+            freed = connection._writer.get_extra_info("socket").fileno()
+            connection.abort()
+            await asyncio.sleep(0.05)  # the transport has closed its socket
+            while freed not in taken and len(taken) < 100:
+                taken.append(os.open(stolen, os.O_WRONLY | os.O_CREAT))
+            assert freed in taken
+            await asyncio.to_thread(_read_all, client)  # room again on the old socket
+            await asyncio.wait_for(served, 10)
+        finally:
+            for fd in taken:
+                os.close(fd)
+            client.close()
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(scenario())
+    assert stolen.stat().st_size == 0
+    log.close()
