@@ -74,6 +74,8 @@ def test_every_listed_name_exists_once(name: str) -> None:
 def test_another_package_imports_only_listed_names() -> None:
     unlisted = []
     for name, module in MODULES.items():
+        if not str(module.__file__).endswith(".py"):
+            continue  # proto._crecords when it was built: C, no imports of ours
         for node in ast.walk(_source(module)):
             if not isinstance(node, ast.ImportFrom) or node.module not in EXPORTING:
                 continue
