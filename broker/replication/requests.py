@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import RecordError
 
 __all__ = [
     "DeleteRecordsPartition",
@@ -124,6 +125,7 @@ class ProducePartitionResult:
     error_message: str = ""
     base_offset: int = -1
     log_start_offset: int = -1
+    record_errors: tuple[RecordError, ...] = ()  # KIP-467: which records INVALID_RECORD refused
 
 
 # --- Fetch ------------------------------------------------------------------------------------
