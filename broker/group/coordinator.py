@@ -60,7 +60,7 @@ from minikafka.proto.consumer_offsets import (
     encode_offset_value,
 )
 from minikafka.proto.errors import ErrorCode
-from minikafka.proto.records import decode_records, encode_batch, iter_batch_headers
+from minikafka.proto.records import RecordInput, decode_records, encode_batch, iter_batch_headers
 
 __all__ = [
     "GROUP_METADATA_TOPIC",
@@ -614,19 +614,9 @@ class GroupCoordinator:
             if self._check(group.group_id) != ErrorCode.NONE:
                 continue
             expired = self._expired_offsets(group, now)
-            dead = group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets)
-            if not expired and not dead:
+            if not expired and not (group.is_(GroupState.EMPTY) and not group.offsets):
                 continue
-            tombstones = [
-                (now, encode_offset_key(group.group_id, topic, partition), None, ())
-                for topic, partition in expired
-            ]
-            for tp in expired:
-                group.offsets.pop(tp, None)
-                group.offset_positions.pop(tp, None)
-            if dead:
-                tombstones.append((now, encode_group_metadata_key(group.group_id), None, ()))
-                self._drop_group(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            tombstones, dead = self._remove_offsets(group, expired, now)
             removed += len(expired)
             _log.info(
                 "group.offsets_expired",
@@ -634,14 +624,63 @@ class GroupCoordinator:
                 offsets=len(expired),
                 group_removed=dead,
             )
-            code, _ = await self._log.append(
-                self.partition_for(group.group_id),
-                encode_batch(tombstones),
-                self.config.offsets_commit_timeout_ms,
-            )
-            if code != ErrorCode.NONE:
-                _log.warning("group.offsets_expiry_append_failed", group_id=group.group_id)
+            await self._append_tombstones(group.group_id, tombstones)
         return removed
+
+    def on_partitions_deleted(self, partitions: Iterable[tuple[str, int]]) -> int:
+        """Forget the committed offsets of deleted partitions in every group here (tombstones
+        appended in the background), as Kafka's GroupCoordinator.onPartitionsDeleted does, so a
+        topic created again under the name starts without them and describing a group does not
+        trip over a topic that is gone. Returns how many offsets were removed."""
+        deleted = set(partitions)
+        now = self._time_ms()
+        removed = 0
+        for group in list(self._groups.values()):
+            if self._check(group.group_id) != ErrorCode.NONE:
+                continue
+            gone = [tp for tp in group.offsets if tp in deleted]
+            if not gone:
+                continue
+            tombstones, dead = self._remove_offsets(group, gone, now)
+            removed += len(gone)
+            _log.info(
+                "group.offsets_of_deleted_partitions_removed",
+                group_id=group.group_id,
+                offsets=len(gone),
+                group_removed=dead,
+            )
+            self._spawn(
+                self._append_tombstones(group.group_id, tombstones), "deleted_partition_offsets"
+            )
+        return removed
+
+    def _remove_offsets(
+        self, group: GroupMetadata, partitions: Sequence[tuple[str, int]], now: int
+    ) -> tuple[list[RecordInput], bool]:
+        """Drop ``partitions``' offsets from the cache; an Empty group left without offsets
+        goes too (Kafka's cleanupGroupMetadata). Returns the tombstones for the log and whether
+        the group went."""
+        tombstones: list[RecordInput] = [
+            (now, encode_offset_key(group.group_id, topic, partition), None, ())
+            for topic, partition in partitions
+        ]
+        for tp in partitions:
+            group.offsets.pop(tp, None)
+            group.offset_positions.pop(tp, None)
+        dead = group.is_(GroupState.EMPTY) and not group.offsets
+        if dead:
+            tombstones.append((now, encode_group_metadata_key(group.group_id), None, ()))
+            self._drop_group(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return tombstones, dead
+
+    async def _append_tombstones(self, group_id: str, tombstones: Sequence[RecordInput]) -> None:
+        code, _ = await self._log.append(
+            self.partition_for(group_id),
+            encode_batch(tombstones),
+            self.config.offsets_commit_timeout_ms,
+        )
+        if code != ErrorCode.NONE:
+            _log.warning("group.tombstones_append_failed", group_id=group_id, error=code)
 
     # --- JoinGroup ----------------------------------------------------------------------------
 

@@ -133,7 +133,7 @@ class GroupService(pb_grpc.GroupServicer):
             for topic in request.topics
             for p in topic.partitions
         }
-        results = await self._coordinator.commit_offsets(
+        results = await self._api.commit_offsets(
             request.group_id, request.member_id, request.generation_id, offsets
         )
         response = pb.OffsetCommitResponse()

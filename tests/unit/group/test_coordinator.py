@@ -595,3 +595,29 @@ def test_offsets_expire_as_kip_211_says() -> None:
         assert second.coordinator.list_groups() == (ErrorCode.NONE, [])
 
     run(scenario)
+
+
+def test_deleting_a_topic_removes_its_offsets_from_every_group() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        await h.start()
+        commit = h.coordinator.commit_offsets
+        (a,), generation = await h.stable_group(1)
+        await commit("g", a, generation, {("gone", 0): OffsetAndMetadata(3)})
+        await commit("g", a, generation, {("kept", 0): OffsetAndMetadata(4)})
+        await commit("simple", "", -1, {("gone", 0): OffsetAndMetadata(5)})
+        await commit("simple", "", -1, {("gone", 1): OffsetAndMetadata(6)})
+
+        assert h.coordinator.on_partitions_deleted([("gone", 0), ("gone", 1)]) == 3
+        assert list(h.coordinator.fetch_offsets("g", None)[1]) == [("kept", 0)]
+        assert h.state() is GroupState.STABLE
+        # An Empty group left without offsets goes, as the expiry of its last offset would.
+        assert h.coordinator.describe_group("simple") == (ErrorCode.NONE, None)
+        await _settle()
+        # The tombstones are in the log: a new coordinator loads neither.
+        second = Harness(h.log)
+        await second.start()
+        assert list(second.coordinator.fetch_offsets("g", None)[1]) == [("kept", 0)]
+        assert [g for g, _, _ in second.coordinator.list_groups()[1]] == ["g"]
+
+    run(scenario)

@@ -6,7 +6,8 @@ the reverse.
 * OffsetCommit: ``generation_id`` -1 with no member id is a commit from outside group
   management (a "simple" consumer or an admin tool), accepted while the group has no members,
   as Kafka does; a member commits with its generation. ``retention_time`` (v2-v4) is not
-  honoured: ``offsets.retention.minutes`` applies, as Kafka does from v5 on.
+  honoured: ``offsets.retention.minutes`` applies, as Kafka does from v5 on. A partition of
+  a topic this broker does not know answers UNKNOWN_TOPIC_OR_PARTITION (core/groups.py).
   ``group_instance_id`` (v7+) is ignored: the coordinator has no static members (see
   groups.py), which is how Kafka treats it while none is registered. v9 (KIP-848 member
   epochs) is not served.
@@ -65,7 +66,7 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
         for topic in body.topics
         for p in topic.partitions
     }
-    results = await broker.groups.coordinator.commit_offsets(
+    results = await broker.groups.commit_offsets(
         body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
     )
     by_topic: dict[str, list[dict[str, int]]] = {}
