@@ -45,6 +45,7 @@ from minikafka.broker.group.group_metadata import (
     GroupMetadata,
     GroupState,
     JoinResult,
+    MemberIdentity,
     MemberMetadata,
     SyncResult,
 )
@@ -720,11 +721,28 @@ class GroupCoordinator:
         if not group.supports_protocols(protocol_type, names):
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
         if not member_id:
-            new_id = f"{client_id}-{uuid.uuid4()}"
+            new_id = f"{group_instance_id or client_id}-{uuid.uuid4()}"
+            if group_instance_id is not None:
+                old_id = group.static_member_id(group_instance_id)
+                if old_id is not None:
+                    return await self._rejoin_static_member(
+                        group,
+                        old_id,
+                        new_id,
+                        protocols=protocols,
+                        rebalance_timeout_ms=rebalance_timeout_ms,
+                        session_timeout_ms=session_timeout_ms,
+                    )
             group.pending_members.add(new_id)
             self._schedule_pending(group, new_id, session_timeout_ms)
-            _log.info("group.member_id_required", group_id=group_id, member_id=new_id)
-            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id)
+            if group_instance_id is None:
+                # KIP-394: a dynamic member joins again with the id; a static one is known by
+                # its instance id and joins at once.
+                _log.info("group.member_id_required", group_id=group_id, member_id=new_id)
+                return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id)
+            member_id = new_id
+        elif group.is_static_member_fenced(group_instance_id, member_id):
+            return JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id)
 
         future: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
         if member_id in group.pending_members:
@@ -788,6 +806,72 @@ class GroupCoordinator:
             self._prepare_rebalance(group, f"member {member_id} rejoined")
         return await future
 
+    async def _rejoin_static_member(
+        self,
+        group: GroupMetadata,
+        old_id: str,
+        new_id: str,
+        *,
+        protocols: list[tuple[str, bytes]],
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+    ) -> JoinResult:
+        """A static member back under a new member id (it restarted) takes its old self's
+        place. In a Stable group whose protocol it leaves as it is, nothing else changes: the
+        group is stored with the new id and the member gets the current generation, then its
+        old assignment from SyncGroup, while the others go on without a rebalance. The answer
+        names the leader as it was, so that a restarted leader does not assign again in a
+        Stable group (Kafka's updateStaticMemberAndRebalance). Otherwise it joins the
+        rebalance under way, or starts one."""
+        current_leader = group.leader_id or ""
+        member = group.members[old_id]
+        previous = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
+        self._cancel_heartbeat(group, old_id)
+        group.replace_static_member(old_id, new_id)
+        member.protocols = list(protocols)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        self._schedule_heartbeat(group, member)
+        _log.info(
+            "group.static_member_replaced",
+            group_id=group.group_id,
+            group_instance_id=member.group_instance_id,
+            old_member_id=old_id,
+            member_id=new_id,
+            state=group.state.value,
+        )
+        if group.is_(GroupState.STABLE) and group.select_protocol() == group.protocol_name:
+            error = await self._store_group(
+                group, {m.member_id: m.assignment for m in group.members.values()}
+            )
+            if error != ErrorCode.NONE:
+                if group.members.get(new_id) is member:
+                    # Not stored: the old member id stays the valid one.
+                    self._cancel_heartbeat(group, new_id)
+                    group.replace_static_member(new_id, old_id)
+                    (
+                        member.protocols,
+                        member.rebalance_timeout_ms,
+                        member.session_timeout_ms,
+                    ) = previous
+                    self._schedule_heartbeat(group, member)
+                return JoinResult(error, new_id)
+            return JoinResult(
+                ErrorCode.NONE,
+                new_id,
+                group.generation_id,
+                group.protocol_type or "",
+                group.protocol_name or "",
+                current_leader,
+            )
+        future: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
+        member.awaiting_join = future
+        if group.is_(GroupState.PREPARING_REBALANCE):
+            self._try_complete_join(group)
+        else:
+            self._prepare_rebalance(group, f"static member {new_id} rejoined")
+        return await future
+
     def _current_join_result(self, group: GroupMetadata, member: MemberMetadata) -> JoinResult:
         return JoinResult(
             ErrorCode.NONE,
@@ -810,6 +894,7 @@ class GroupCoordinator:
         *,
         protocol_type: str = "",
         protocol_name: str = "",
+        group_instance_id: str | None = None,
     ) -> SyncResult:
         code = self._check(group_id)
         if code != ErrorCode.NONE:
@@ -819,9 +904,10 @@ class GroupCoordinator:
             return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
         if group.is_(GroupState.DEAD):
             return SyncResult(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        member = group.members.get(member_id)
-        if member is None:
-            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        code = group.validate_member(member_id, group_instance_id)
+        if code != ErrorCode.NONE:
+            return SyncResult(code)
+        member = group.members[member_id]
         if generation_id != group.generation_id:
             return SyncResult(ErrorCode.ILLEGAL_GENERATION)
         if (protocol_type and protocol_type != group.protocol_type) or (
@@ -889,7 +975,13 @@ class GroupCoordinator:
 
     # --- Heartbeat and LeaveGroup -------------------------------------------------------------
 
-    def heartbeat(self, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
+    def heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        group_instance_id: str | None = None,
+    ) -> ErrorCode:
         code = self._check(group_id)
         if code != ErrorCode.NONE:
             return code
@@ -898,9 +990,12 @@ class GroupCoordinator:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if group.is_(GroupState.DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        member = group.members.get(member_id)
-        if group.is_(GroupState.EMPTY) or member is None:
+        if group.is_(GroupState.EMPTY):
             return ErrorCode.UNKNOWN_MEMBER_ID
+        code = group.validate_member(member_id, group_instance_id)
+        if code != ErrorCode.NONE:
+            return code
+        member = group.members[member_id]
         if generation_id != group.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
         self._schedule_heartbeat(group, member)
@@ -909,17 +1004,26 @@ class GroupCoordinator:
         return ErrorCode.NONE
 
     def leave_group(
-        self, group_id: str, member_ids: Iterable[str]
+        self, group_id: str, members: Iterable[str | MemberIdentity]
     ) -> tuple[ErrorCode, list[tuple[str, ErrorCode]]]:
+        """Each leaving member's (member id, error), in the order given. A member is a member
+        id, or a MemberIdentity: a static member may leave by its instance id alone (member id
+        ""), and one that names both must name its current member id (FENCED_INSTANCE_ID)."""
         code = self._check(group_id)
         if code != ErrorCode.NONE:
             return code, []
         group = self._groups.get(group_id)
         results: list[tuple[str, ErrorCode]] = []
-        for member_id in member_ids:
+        for leaving in members:
+            member_id, instance_id = (leaving, None) if isinstance(leaving, str) else leaving
             if group is None or group.is_(GroupState.DEAD):
                 results.append((member_id, ErrorCode.UNKNOWN_MEMBER_ID))
                 continue
+            if instance_id is not None:
+                if member_id and group.is_static_member_fenced(instance_id, member_id):
+                    results.append((member_id, ErrorCode.FENCED_INSTANCE_ID))
+                    continue
+                member_id = group.static_member_id(instance_id) or member_id
             if member_id in group.pending_members:
                 group.pending_members.discard(member_id)
                 self._cancel_heartbeat(group, member_id)
@@ -949,6 +1053,7 @@ class GroupCoordinator:
         member_id: str,
         generation_id: int,
         offsets: Mapping[tuple[str, int], OffsetAndMetadata],
+        group_instance_id: str | None = None,
     ) -> dict[tuple[str, int], ErrorCode]:
         def everywhere(code: ErrorCode) -> dict[tuple[str, int], ErrorCode]:
             return dict.fromkeys(offsets, code)
@@ -966,9 +1071,10 @@ class GroupCoordinator:
         if not (generation_id < 0 and group.is_(GroupState.EMPTY)):
             if group.is_(GroupState.COMPLETING_REBALANCE):
                 return everywhere(ErrorCode.REBALANCE_IN_PROGRESS)
-            member = group.members.get(member_id)
-            if member is None:
-                return everywhere(ErrorCode.UNKNOWN_MEMBER_ID)
+            code = group.validate_member(member_id, group_instance_id)
+            if code != ErrorCode.NONE:
+                return everywhere(code)
+            member = group.members[member_id]
             if generation_id != group.generation_id:
                 return everywhere(ErrorCode.ILLEGAL_GENERATION)
             self._schedule_heartbeat(group, member)

@@ -139,6 +139,7 @@ class GroupApi:
         member_id: str,
         generation_id: int,
         offsets: Mapping[tuple[str, int], OffsetAndMetadata],
+        group_instance_id: str | None = None,
     ) -> dict[tuple[str, int], ErrorCode]:
         """Each partition's answer; offsets of partitions the metadata lacks are not stored."""
         results: dict[tuple[str, int], ErrorCode] = {}
@@ -150,7 +151,9 @@ class GroupApi:
                 results[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if known:
             results.update(
-                await self.coordinator.commit_offsets(group_id, member_id, generation_id, known)
+                await self.coordinator.commit_offsets(
+                    group_id, member_id, generation_id, known, group_instance_id
+                )
             )
         return results
 

@@ -8,9 +8,8 @@ the reverse.
   as Kafka does; a member commits with its generation. ``retention_time`` (v2-v4) is not
   honoured: ``offsets.retention.minutes`` applies, as Kafka does from v5 on. A partition of
   a topic this broker does not know answers UNKNOWN_TOPIC_OR_PARTITION (core/groups.py).
-  ``group_instance_id`` (v7+) is ignored: the coordinator has no static members (see
-  groups.py), which is how Kafka treats it while none is registered. v9 (KIP-848 member
-  epochs) is not served.
+  ``group_instance_id`` (v7+) names a static member (KIP-345, see groups.py): its old
+  member id is FENCED_INSTANCE_ID. v9 (KIP-848 member epochs) is not served.
 * OffsetFetch: a null topic list (v2+) asks for every partition the group committed; a
   partition without a commit answers offset -1. Group-level errors go into each requested
   partition in v1, into ``error_code`` from v2 on (Kafka's layout). v8 batches groups.
@@ -67,7 +66,11 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
         for p in topic.partitions
     }
     results = await broker.groups.commit_offsets(
-        body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
+        body.group_id,
+        body.member_id,
+        body.generation_id_or_member_epoch,
+        offsets,
+        getattr(body, "group_instance_id", None),  # v7+
     )
     by_topic: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), code in results.items():
