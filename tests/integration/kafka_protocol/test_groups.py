@@ -188,12 +188,13 @@ def _new_consumer(
         bootstrap_servers=cluster.bootstrap_servers,
         group_id=group,
         client_id=name,
+        group_instance_id=group_instance_id,
         auto_offset_reset="earliest",
-        session_timeout_ms=SESSION_TIMEOUT_MS,
+        session_timeout_ms=session_timeout_ms,
         heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
         auto_commit_interval_ms=300,
     )
-    consumer.subscribe([TOPIC])
+    consumer.subscribe([TOPIC], listener=_Assigned(on_assign))
     return consumer
 
 
@@ -407,7 +408,7 @@ def test_offsets_committed_through_one_door_are_read_through_the_other(
     }
 
 
-@pytest.mark.parametrize("client", CLIENTS)
+@pytest.mark.parametrize("client", [*CLIENTS, "minikafka"])
 def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(
     cluster_factory: ClusterFactory, client: str
 ) -> None:
