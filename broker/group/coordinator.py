@@ -42,6 +42,7 @@ import structlog
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.group_metadata import (
+    CONSUMER_PROTOCOL_TYPE,
     GroupMetadata,
     GroupState,
     JoinResult,
@@ -1120,6 +1121,41 @@ class GroupCoordinator:
             )
         results.update(dict.fromkeys(valid, error))
         return results
+
+    async def delete_offsets(
+        self, group_id: str, partitions: Iterable[tuple[str, int]]
+    ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+        """OffsetDelete (KIP-496): forget the group's committed offsets of ``partitions``. An
+        Empty group loses any of them; a consumer group with members only those of topics no
+        member subscribes to (the others: GROUP_SUBSCRIBED_TO_TOPIC); any other group with
+        members none (NON_EMPTY_GROUP). An Empty group left without offsets goes, as on
+        expiry. Returns (group error, each partition's error)."""
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return code, {}
+        group = self._groups.get(group_id)
+        if group is None or group.is_(GroupState.DEAD):
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
+        wanted = list(dict.fromkeys(partitions))
+        if not group.is_(GroupState.EMPTY) and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return ErrorCode.NON_EMPTY_GROUP, {}
+        results = {
+            tp: ErrorCode.NONE
+            if group.is_(GroupState.EMPTY) or not group.is_subscribed_to_topic(tp[0])
+            else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            for tp in wanted
+        }
+        removable = [tp for tp, c in results.items() if c == ErrorCode.NONE and tp in group.offsets]
+        if removable:
+            tombstones, dead = self._remove_offsets(group, removable, self._time_ms())
+            _log.info(
+                "group.offsets_deleted",
+                group_id=group_id,
+                offsets=len(removable),
+                group_removed=dead,
+            )
+            await self._append_tombstones(group_id, tombstones)
+        return ErrorCode.NONE, results
 
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[tuple[str, int]] | None

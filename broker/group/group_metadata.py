@@ -32,9 +32,11 @@ from typing import NamedTuple
 
 from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.consumer_offsets import GroupMetadataValue, MemberRecord
-from minikafka.proto.errors import ErrorCode
+from minikafka.proto.consumer_protocol import Subscription
+from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
+    "CONSUMER_PROTOCOL_TYPE",
     "GroupMetadata",
     "GroupState",
     "JoinResult",
@@ -51,6 +53,8 @@ class GroupState(Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
+
+CONSUMER_PROTOCOL_TYPE = "consumer"
 
 _VALID_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
     GroupState.DEAD: frozenset(GroupState),
@@ -285,6 +289,20 @@ class GroupMetadata:
             self.protocol_name = None
             self.transition_to(GroupState.EMPTY, now_ms)
         self.new_member_added = False
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Whether a member's subscription names ``topic`` (OffsetDelete refuses its offsets).
+        Only a ``consumer`` group's subscriptions can be read; when they cannot, every topic
+        counts as subscribed, as Kafka's GroupMetadata assumes."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE or self.protocol_name is None:
+            return True
+        try:
+            return any(
+                topic in Subscription.decode(m.metadata(self.protocol_name)).topics
+                for m in self.members.values()
+            )
+        except (KafkaError, ValueError):
+            return True
 
     def current_member_metadata(self) -> tuple[tuple[str, str | None, bytes], ...]:
         """The members' subscriptions in the chosen protocol, for the leader's JoinGroup."""

@@ -439,6 +439,54 @@ def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(
             restarted.close()
 
 
+def test_offset_delete_spares_the_topics_a_live_group_consumes(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = _cluster(cluster_factory)
+    with cluster.admin() as admin:
+        admin.create_topics([NewTopic("other", 1, 1)])
+    cluster.wait_for(lambda: cluster.leader("other", 0) >= 0, timeout_s=30, what="other-0")
+    _produce(cluster, 0, 30)
+    group = _group()
+    committer = kafka.KafkaConsumer(
+        bootstrap_servers=cluster.kafka_bootstrap_servers, group_id=group, enable_auto_commit=False
+    )
+    try:
+        committer.commit(
+            {
+                kafka.TopicPartition(TOPIC, 0): kafka.OffsetAndMetadata(1, "", -1),
+                kafka.TopicPartition("other", 0): kafka.OffsetAndMetadata(2, "", -1),
+            }
+        )
+    finally:
+        committer.close()
+    member = Member("confluent-kafka", cluster, group, "member")
+    admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.kafka_bootstrap_servers)
+    try:
+        _wait(cluster, [member], lambda: len(member.owned) == PARTITIONS, "the member's partitions")
+        deleted = admin.delete_group_offsets(
+            group, [kafka.TopicPartition(TOPIC, 0), kafka.TopicPartition("other", 0)]
+        )
+        assert deleted == {
+            kafka.TopicPartition(TOPIC, 0): kafka.errors.GroupSubscribedToTopicError,
+            kafka.TopicPartition("other", 0): kafka.errors.NoError,
+        }
+        assert kafka.TopicPartition("other", 0) not in admin.list_group_offsets(group)
+        member.close()
+
+        def empty() -> bool:
+            return bool(admin.describe_groups([group])[group]["group_state"] == "Empty")
+
+        cluster.wait_for(empty, timeout_s=30, what="the group to empty")
+        deleted = admin.delete_group_offsets(group, [kafka.TopicPartition(TOPIC, 0)])
+        assert deleted == {kafka.TopicPartition(TOPIC, 0): kafka.errors.NoError}
+        assert kafka.TopicPartition(TOPIC, 0) not in admin.list_group_offsets(group)
+        with pytest.raises(kafka.errors.GroupIdNotFoundError):
+            admin.delete_group_offsets(_group(), [kafka.TopicPartition(TOPIC, 0)])
+    finally:
+        admin.close()
+
+
 # --- administration ----------------------------------------------------------------------------
 
 

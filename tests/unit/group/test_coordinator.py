@@ -22,6 +22,7 @@ from minikafka.broker.group.group_metadata import (
     SyncResult,
 )
 from minikafka.proto.common import OffsetAndMetadata
+from minikafka.proto.consumer_protocol import Subscription
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import assign_offsets, iter_batch_headers
 
@@ -690,5 +691,47 @@ def test_a_static_member_that_restarts_takes_its_place_without_a_rebalance() -> 
         code, results = h.coordinator.leave_group("g", [MemberIdentity("", "b")])
         assert (code, results) == (ErrorCode.NONE, [(b.member_id, ErrorCode.NONE)])
         assert h.state() is GroupState.PREPARING_REBALANCE
+
+    run(scenario)
+
+
+def test_offset_delete_spares_subscribed_topics_while_the_group_has_members() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        await h.start()
+        subscription = [("range", Subscription(("t",)).encode())]
+        joining = h.join(group_instance_id="a", protocols=subscription)
+        await h.timers.advance(0)
+        a = await joining
+        synced = await h.coordinator.sync_group(
+            "g", a.generation_id, a.member_id, {a.member_id: b""}, group_instance_id="a"
+        )
+        assert synced.error == ErrorCode.NONE
+        offsets = {("t", 0): OffsetAndMetadata(1), ("other", 0): OffsetAndMetadata(2)}
+        await h.coordinator.commit_offsets("g", a.member_id, a.generation_id, offsets, "a")
+
+        code, results = await h.coordinator.delete_offsets("g", [("t", 0), ("other", 0)])
+        assert code == ErrorCode.NONE
+        assert results == {
+            ("t", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC,
+            ("other", 0): ErrorCode.NONE,
+        }
+        assert list(h.coordinator.fetch_offsets("g", None)[1]) == [("t", 0)]
+        assert (await h.coordinator.delete_offsets("unknown", [("t", 0)]))[0] == (
+            ErrorCode.GROUP_ID_NOT_FOUND
+        )
+
+        # Once Empty, any offset goes, and the group with its last one.
+        h.coordinator.leave_group("g", [MemberIdentity("", "a")])
+        await h.timers.advance(0)
+        assert h.state() is GroupState.EMPTY
+        assert await h.coordinator.delete_offsets("g", [("t", 0)]) == (
+            ErrorCode.NONE,
+            {("t", 0): ErrorCode.NONE},
+        )
+        assert h.coordinator.describe_group("g") == (ErrorCode.NONE, None)
+        second = Harness(h.log)
+        await second.start()
+        assert second.coordinator.list_groups() == (ErrorCode.NONE, [])
 
     run(scenario)
