@@ -17,13 +17,17 @@ Membership follows Kafka's eager protocol (states in ``group_metadata.py``):
 * SyncGroup from the leader stores the assignment (a GroupMetadata record) and answers every
   waiting member; others wait for it. A member's session expires ``session.timeout.ms`` after
   its last heartbeat (or join / sync); expiry and LeaveGroup start a rebalance.
+* Static members (KIP-345, ``group_instance_id``) join without MEMBER_ID_REQUIRED; one that
+  comes back under a new member id takes its old self's place (``_rejoin_static_member``:
+  no rebalance in a Stable group), and the old member id is FENCED_INSTANCE_ID from then on.
 * OffsetCommit appends one record per partition with acks=all (``offsets.commit.timeout.ms``)
   and updates the cache only once the append is replicated, so a commit that was answered
   survives the coordinator's death.
 * Every ``offsets.retention.check.interval.ms`` expired offsets are dropped (KIP-211: a group
   with members keeps them; ``offsets.retention.minutes`` after it became Empty, or after each
   commit for a group that only commits), tombstones appended; an Empty group left without
-  offsets is removed.
+  offsets is removed. The same happens to the offsets of deleted partitions
+  (``on_partitions_deleted``) and to those OffsetDelete names (``delete_offsets``).
 
 Not thread-safe: every method runs on the broker's event loop; timers are the loop's
 ``call_later`` (a fake in unit tests).
