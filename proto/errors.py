@@ -8,6 +8,7 @@ may retry the same request (``retriable``) and whether it should refresh metadat
     KafkaError
      ├── CorruptRecordError            CORRUPT_MESSAGE (2)
      ├── InvalidRecordError            INVALID_RECORD (87)
+     │    └── RecordValidationError    ... naming the refused records (KIP-467)
      ├── RecordTooLargeError           MESSAGE_TOO_LARGE (10)
      ├── UnsupportedCompressionTypeError UNSUPPORTED_COMPRESSION_TYPE (76)
      ├── OffsetOutOfRangeError         OFFSET_OUT_OF_RANGE (1)
@@ -20,8 +21,9 @@ may retry the same request (``retriable``) and whether it should refresh metadat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 
 class ErrorCode(IntEnum):
@@ -92,6 +94,7 @@ class ErrorCode(IntEnum):
     FENCED_INSTANCE_ID = 82
     ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
     ELECTION_NOT_NEEDED = 84
+    GROUP_SUBSCRIBED_TO_TOPIC = 86
     INVALID_RECORD = 87
     UNSTABLE_OFFSET_COMMIT = 88
     PRODUCER_FENCED = 90
@@ -195,7 +198,40 @@ UnknownLeaderEpochError = _define("UnknownLeaderEpochError", ErrorCode.UNKNOWN_L
 UnsupportedCompressionTypeError = _define(
     "UnsupportedCompressionTypeError", ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
 )
-InvalidRecordError = _define("InvalidRecordError", ErrorCode.INVALID_RECORD)
+
+
+class InvalidRecordError(KafkaError):
+    """Kafka error INVALID_RECORD."""
+
+    code = ErrorCode.INVALID_RECORD
+
+
+_BY_CODE[int(ErrorCode.INVALID_RECORD)] = InvalidRecordError
+
+
+class RecordError(NamedTuple):
+    """One record a batch was refused for (KIP-467): its index in the batch and why."""
+
+    batch_index: int
+    message: str
+
+
+class RecordValidationError(InvalidRecordError):
+    """A batch refused because of some of its records, each named in ``record_errors`` so that
+    Produce v8+ lets the client fail only those (Kafka's RecordValidationException). The
+    message shows the first three, as Kafka's LogValidator words it."""
+
+    def __init__(self, record_errors: Sequence[RecordError]) -> None:
+        shown = ", ".join(
+            f"RecordError(batchIndex={e.batch_index}, message='{e.message}')"
+            for e in record_errors[:3]
+        )
+        super().__init__(
+            f"One or more records have been rejected due to {len(record_errors)} record errors "
+            f"in total, and only showing the first three errors at most: [{shown}]"
+        )
+        self.record_errors = tuple(record_errors)
+
 
 for _code in ErrorCode:
     if _code is not ErrorCode.NONE and int(_code) not in _BY_CODE:

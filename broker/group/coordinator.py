@@ -17,13 +17,17 @@ Membership follows Kafka's eager protocol (states in ``group_metadata.py``):
 * SyncGroup from the leader stores the assignment (a GroupMetadata record) and answers every
   waiting member; others wait for it. A member's session expires ``session.timeout.ms`` after
   its last heartbeat (or join / sync); expiry and LeaveGroup start a rebalance.
+* Static members (KIP-345, ``group_instance_id``) join without MEMBER_ID_REQUIRED; one that
+  comes back under a new member id takes its old self's place (``_rejoin_static_member``:
+  no rebalance in a Stable group), and the old member id is FENCED_INSTANCE_ID from then on.
 * OffsetCommit appends one record per partition with acks=all (``offsets.commit.timeout.ms``)
   and updates the cache only once the append is replicated, so a commit that was answered
   survives the coordinator's death.
 * Every ``offsets.retention.check.interval.ms`` expired offsets are dropped (KIP-211: a group
   with members keeps them; ``offsets.retention.minutes`` after it became Empty, or after each
   commit for a group that only commits), tombstones appended; an Empty group left without
-  offsets is removed.
+  offsets is removed. The same happens to the offsets of deleted partitions
+  (``on_partitions_deleted``) and to those OffsetDelete names (``delete_offsets``).
 
 Not thread-safe: every method runs on the broker's event loop; timers are the loop's
 ``call_later`` (a fake in unit tests).
@@ -42,9 +46,11 @@ import structlog
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.group.group_metadata import (
+    CONSUMER_PROTOCOL_TYPE,
     GroupMetadata,
     GroupState,
     JoinResult,
+    MemberIdentity,
     MemberMetadata,
     SyncResult,
 )
@@ -60,7 +66,7 @@ from minikafka.proto.consumer_offsets import (
     encode_offset_value,
 )
 from minikafka.proto.errors import ErrorCode
-from minikafka.proto.records import decode_records, encode_batch, iter_batch_headers
+from minikafka.proto.records import RecordInput, decode_records, encode_batch, iter_batch_headers
 
 __all__ = [
     "GROUP_METADATA_TOPIC",
@@ -612,19 +618,9 @@ class GroupCoordinator:
             if self._check(group.group_id) != ErrorCode.NONE:
                 continue
             expired = self._expired_offsets(group, now)
-            dead = group.is_(GroupState.EMPTY) and len(expired) == len(group.offsets)
-            if not expired and not dead:
+            if not expired and not (group.is_(GroupState.EMPTY) and not group.offsets):
                 continue
-            tombstones = [
-                (now, encode_offset_key(group.group_id, topic, partition), None, ())
-                for topic, partition in expired
-            ]
-            for tp in expired:
-                group.offsets.pop(tp, None)
-                group.offset_positions.pop(tp, None)
-            if dead:
-                tombstones.append((now, encode_group_metadata_key(group.group_id), None, ()))
-                self._drop_group(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            tombstones, dead = self._remove_offsets(group, expired, now)
             removed += len(expired)
             _log.info(
                 "group.offsets_expired",
@@ -632,14 +628,63 @@ class GroupCoordinator:
                 offsets=len(expired),
                 group_removed=dead,
             )
-            code, _ = await self._log.append(
-                self.partition_for(group.group_id),
-                encode_batch(tombstones),
-                self.config.offsets_commit_timeout_ms,
-            )
-            if code != ErrorCode.NONE:
-                _log.warning("group.offsets_expiry_append_failed", group_id=group.group_id)
+            await self._append_tombstones(group.group_id, tombstones)
         return removed
+
+    def on_partitions_deleted(self, partitions: Iterable[tuple[str, int]]) -> int:
+        """Forget the committed offsets of deleted partitions in every group here (tombstones
+        appended in the background), as Kafka's GroupCoordinator.onPartitionsDeleted does, so a
+        topic created again under the name starts without them and describing a group does not
+        trip over a topic that is gone. Returns how many offsets were removed."""
+        deleted = set(partitions)
+        now = self._time_ms()
+        removed = 0
+        for group in list(self._groups.values()):
+            if self._check(group.group_id) != ErrorCode.NONE:
+                continue
+            gone = [tp for tp in group.offsets if tp in deleted]
+            if not gone:
+                continue
+            tombstones, dead = self._remove_offsets(group, gone, now)
+            removed += len(gone)
+            _log.info(
+                "group.offsets_of_deleted_partitions_removed",
+                group_id=group.group_id,
+                offsets=len(gone),
+                group_removed=dead,
+            )
+            self._spawn(
+                self._append_tombstones(group.group_id, tombstones), "deleted_partition_offsets"
+            )
+        return removed
+
+    def _remove_offsets(
+        self, group: GroupMetadata, partitions: Sequence[tuple[str, int]], now: int
+    ) -> tuple[list[RecordInput], bool]:
+        """Drop ``partitions``' offsets from the cache; an Empty group left without offsets
+        goes too (Kafka's cleanupGroupMetadata). Returns the tombstones for the log and whether
+        the group went."""
+        tombstones: list[RecordInput] = [
+            (now, encode_offset_key(group.group_id, topic, partition), None, ())
+            for topic, partition in partitions
+        ]
+        for tp in partitions:
+            group.offsets.pop(tp, None)
+            group.offset_positions.pop(tp, None)
+        dead = group.is_(GroupState.EMPTY) and not group.offsets
+        if dead:
+            tombstones.append((now, encode_group_metadata_key(group.group_id), None, ()))
+            self._drop_group(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return tombstones, dead
+
+    async def _append_tombstones(self, group_id: str, tombstones: Sequence[RecordInput]) -> None:
+        code, _ = await self._log.append(
+            self.partition_for(group_id),
+            encode_batch(tombstones),
+            self.config.offsets_commit_timeout_ms,
+        )
+        if code != ErrorCode.NONE:
+            _log.warning("group.tombstones_append_failed", group_id=group_id, error=code)
 
     # --- JoinGroup ----------------------------------------------------------------------------
 
@@ -679,11 +724,28 @@ class GroupCoordinator:
         if not group.supports_protocols(protocol_type, names):
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id)
         if not member_id:
-            new_id = f"{client_id}-{uuid.uuid4()}"
+            new_id = f"{group_instance_id or client_id}-{uuid.uuid4()}"
+            if group_instance_id is not None:
+                old_id = group.static_member_id(group_instance_id)
+                if old_id is not None:
+                    return await self._rejoin_static_member(
+                        group,
+                        old_id,
+                        new_id,
+                        protocols=protocols,
+                        rebalance_timeout_ms=rebalance_timeout_ms,
+                        session_timeout_ms=session_timeout_ms,
+                    )
             group.pending_members.add(new_id)
             self._schedule_pending(group, new_id, session_timeout_ms)
-            _log.info("group.member_id_required", group_id=group_id, member_id=new_id)
-            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id)
+            if group_instance_id is None:
+                # KIP-394: a dynamic member joins again with the id; a static one is known by
+                # its instance id and joins at once.
+                _log.info("group.member_id_required", group_id=group_id, member_id=new_id)
+                return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, new_id)
+            member_id = new_id
+        elif group.is_static_member_fenced(group_instance_id, member_id):
+            return JoinResult(ErrorCode.FENCED_INSTANCE_ID, member_id)
 
         future: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
         if member_id in group.pending_members:
@@ -747,6 +809,72 @@ class GroupCoordinator:
             self._prepare_rebalance(group, f"member {member_id} rejoined")
         return await future
 
+    async def _rejoin_static_member(
+        self,
+        group: GroupMetadata,
+        old_id: str,
+        new_id: str,
+        *,
+        protocols: list[tuple[str, bytes]],
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+    ) -> JoinResult:
+        """A static member back under a new member id (it restarted) takes its old self's
+        place. In a Stable group whose protocol it leaves as it is, nothing else changes: the
+        group is stored with the new id and the member gets the current generation, then its
+        old assignment from SyncGroup, while the others go on without a rebalance. The answer
+        names the leader as it was, so that a restarted leader does not assign again in a
+        Stable group (Kafka's updateStaticMemberAndRebalance). Otherwise it joins the
+        rebalance under way, or starts one."""
+        current_leader = group.leader_id or ""
+        member = group.members[old_id]
+        previous = (member.protocols, member.rebalance_timeout_ms, member.session_timeout_ms)
+        self._cancel_heartbeat(group, old_id)
+        group.replace_static_member(old_id, new_id)
+        member.protocols = list(protocols)
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        self._schedule_heartbeat(group, member)
+        _log.info(
+            "group.static_member_replaced",
+            group_id=group.group_id,
+            group_instance_id=member.group_instance_id,
+            old_member_id=old_id,
+            member_id=new_id,
+            state=group.state.value,
+        )
+        if group.is_(GroupState.STABLE) and group.select_protocol() == group.protocol_name:
+            error = await self._store_group(
+                group, {m.member_id: m.assignment for m in group.members.values()}
+            )
+            if error != ErrorCode.NONE:
+                if group.members.get(new_id) is member:
+                    # Not stored: the old member id stays the valid one.
+                    self._cancel_heartbeat(group, new_id)
+                    group.replace_static_member(new_id, old_id)
+                    (
+                        member.protocols,
+                        member.rebalance_timeout_ms,
+                        member.session_timeout_ms,
+                    ) = previous
+                    self._schedule_heartbeat(group, member)
+                return JoinResult(error, new_id)
+            return JoinResult(
+                ErrorCode.NONE,
+                new_id,
+                group.generation_id,
+                group.protocol_type or "",
+                group.protocol_name or "",
+                current_leader,
+            )
+        future: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
+        member.awaiting_join = future
+        if group.is_(GroupState.PREPARING_REBALANCE):
+            self._try_complete_join(group)
+        else:
+            self._prepare_rebalance(group, f"static member {new_id} rejoined")
+        return await future
+
     def _current_join_result(self, group: GroupMetadata, member: MemberMetadata) -> JoinResult:
         return JoinResult(
             ErrorCode.NONE,
@@ -769,6 +897,7 @@ class GroupCoordinator:
         *,
         protocol_type: str = "",
         protocol_name: str = "",
+        group_instance_id: str | None = None,
     ) -> SyncResult:
         code = self._check(group_id)
         if code != ErrorCode.NONE:
@@ -778,9 +907,10 @@ class GroupCoordinator:
             return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
         if group.is_(GroupState.DEAD):
             return SyncResult(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        member = group.members.get(member_id)
-        if member is None:
-            return SyncResult(ErrorCode.UNKNOWN_MEMBER_ID)
+        code = group.validate_member(member_id, group_instance_id)
+        if code != ErrorCode.NONE:
+            return SyncResult(code)
+        member = group.members[member_id]
         if generation_id != group.generation_id:
             return SyncResult(ErrorCode.ILLEGAL_GENERATION)
         if (protocol_type and protocol_type != group.protocol_type) or (
@@ -848,7 +978,13 @@ class GroupCoordinator:
 
     # --- Heartbeat and LeaveGroup -------------------------------------------------------------
 
-    def heartbeat(self, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
+    def heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        group_instance_id: str | None = None,
+    ) -> ErrorCode:
         code = self._check(group_id)
         if code != ErrorCode.NONE:
             return code
@@ -857,9 +993,12 @@ class GroupCoordinator:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if group.is_(GroupState.DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        member = group.members.get(member_id)
-        if group.is_(GroupState.EMPTY) or member is None:
+        if group.is_(GroupState.EMPTY):
             return ErrorCode.UNKNOWN_MEMBER_ID
+        code = group.validate_member(member_id, group_instance_id)
+        if code != ErrorCode.NONE:
+            return code
+        member = group.members[member_id]
         if generation_id != group.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
         self._schedule_heartbeat(group, member)
@@ -868,17 +1007,26 @@ class GroupCoordinator:
         return ErrorCode.NONE
 
     def leave_group(
-        self, group_id: str, member_ids: Iterable[str]
+        self, group_id: str, members: Iterable[str | MemberIdentity]
     ) -> tuple[ErrorCode, list[tuple[str, ErrorCode]]]:
+        """Each leaving member's (member id, error), in the order given. A member is a member
+        id, or a MemberIdentity: a static member may leave by its instance id alone (member id
+        ""), and one that names both must name its current member id (FENCED_INSTANCE_ID)."""
         code = self._check(group_id)
         if code != ErrorCode.NONE:
             return code, []
         group = self._groups.get(group_id)
         results: list[tuple[str, ErrorCode]] = []
-        for member_id in member_ids:
+        for leaving in members:
+            member_id, instance_id = (leaving, None) if isinstance(leaving, str) else leaving
             if group is None or group.is_(GroupState.DEAD):
                 results.append((member_id, ErrorCode.UNKNOWN_MEMBER_ID))
                 continue
+            if instance_id is not None:
+                if member_id and group.is_static_member_fenced(instance_id, member_id):
+                    results.append((member_id, ErrorCode.FENCED_INSTANCE_ID))
+                    continue
+                member_id = group.static_member_id(instance_id) or member_id
             if member_id in group.pending_members:
                 group.pending_members.discard(member_id)
                 self._cancel_heartbeat(group, member_id)
@@ -908,6 +1056,7 @@ class GroupCoordinator:
         member_id: str,
         generation_id: int,
         offsets: Mapping[tuple[str, int], OffsetAndMetadata],
+        group_instance_id: str | None = None,
     ) -> dict[tuple[str, int], ErrorCode]:
         def everywhere(code: ErrorCode) -> dict[tuple[str, int], ErrorCode]:
             return dict.fromkeys(offsets, code)
@@ -925,9 +1074,10 @@ class GroupCoordinator:
         if not (generation_id < 0 and group.is_(GroupState.EMPTY)):
             if group.is_(GroupState.COMPLETING_REBALANCE):
                 return everywhere(ErrorCode.REBALANCE_IN_PROGRESS)
-            member = group.members.get(member_id)
-            if member is None:
-                return everywhere(ErrorCode.UNKNOWN_MEMBER_ID)
+            code = group.validate_member(member_id, group_instance_id)
+            if code != ErrorCode.NONE:
+                return everywhere(code)
+            member = group.members[member_id]
             if generation_id != group.generation_id:
                 return everywhere(ErrorCode.ILLEGAL_GENERATION)
             self._schedule_heartbeat(group, member)
@@ -973,6 +1123,41 @@ class GroupCoordinator:
             )
         results.update(dict.fromkeys(valid, error))
         return results
+
+    async def delete_offsets(
+        self, group_id: str, partitions: Iterable[tuple[str, int]]
+    ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+        """OffsetDelete (KIP-496): forget the group's committed offsets of ``partitions``. An
+        Empty group loses any of them; a consumer group with members only those of topics no
+        member subscribes to (the others: GROUP_SUBSCRIBED_TO_TOPIC); any other group with
+        members none (NON_EMPTY_GROUP). An Empty group left without offsets goes, as on
+        expiry. Returns (group error, each partition's error)."""
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return code, {}
+        group = self._groups.get(group_id)
+        if group is None or group.is_(GroupState.DEAD):
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
+        wanted = list(dict.fromkeys(partitions))
+        if not group.is_(GroupState.EMPTY) and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return ErrorCode.NON_EMPTY_GROUP, {}
+        results = {
+            tp: ErrorCode.NONE
+            if group.is_(GroupState.EMPTY) or not group.is_subscribed_to_topic(tp[0])
+            else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            for tp in wanted
+        }
+        removable = [tp for tp, c in results.items() if c == ErrorCode.NONE and tp in group.offsets]
+        if removable:
+            tombstones, dead = self._remove_offsets(group, removable, self._time_ms())
+            _log.info(
+                "group.offsets_deleted",
+                group_id=group_id,
+                offsets=len(removable),
+                group_removed=dead,
+            )
+            await self._append_tombstones(group_id, tombstones)
+        return ErrorCode.NONE, results
 
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[tuple[str, int]] | None

@@ -14,6 +14,10 @@ States and the transitions allowed between them (Kafka's, names included)::
   (``awaiting_sync``) for the leader's assignment.
 * Stable: every member has its assignment and heartbeats.
 
+A static member (KIP-345, ``group_instance_id``) is known by its instance id across restarts:
+when it comes back under a new member id it replaces its old self (``replace_static_member``),
+and the old member id is fenced (FENCED_INSTANCE_ID).
+
 This module holds state and answers questions about it; the timers and the responses live in
 ``coordinator.py``. Not thread-safe: the broker's event loop owns every group.
 """
@@ -24,11 +28,22 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import NamedTuple
 
 from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.consumer_offsets import GroupMetadataValue, MemberRecord
+from minikafka.proto.consumer_protocol import Subscription
+from minikafka.proto.errors import ErrorCode, KafkaError
 
-__all__ = ["GroupMetadata", "GroupState", "JoinResult", "MemberMetadata", "SyncResult"]
+__all__ = [
+    "CONSUMER_PROTOCOL_TYPE",
+    "GroupMetadata",
+    "GroupState",
+    "JoinResult",
+    "MemberIdentity",
+    "MemberMetadata",
+    "SyncResult",
+]
 
 
 class GroupState(Enum):
@@ -38,6 +53,8 @@ class GroupState(Enum):
     STABLE = "Stable"
     DEAD = "Dead"
 
+
+CONSUMER_PROTOCOL_TYPE = "consumer"
 
 _VALID_PREVIOUS: dict[GroupState, frozenset[GroupState]] = {
     GroupState.DEAD: frozenset(GroupState),
@@ -69,6 +86,13 @@ class SyncResult:
     assignment: bytes = b""
     protocol_type: str = ""
     protocol_name: str = ""
+
+
+class MemberIdentity(NamedTuple):
+    """A member as LeaveGroup v3+ names it: by member id, or a static one by instance id."""
+
+    member_id: str
+    group_instance_id: str | None = None
 
 
 @dataclass(eq=False)
@@ -176,6 +200,46 @@ class GroupMetadata:
     def is_leader(self, member_id: str) -> bool:
         return member_id == self.leader_id
 
+    # --- static members (KIP-345) -------------------------------------------------------------
+
+    def static_member_id(self, group_instance_id: str) -> str | None:
+        """The member id the static member ``group_instance_id`` has now, if it is here."""
+        for member in self.members.values():
+            if member.group_instance_id == group_instance_id:
+                return member.member_id
+        return None
+
+    def is_static_member_fenced(self, group_instance_id: str | None, member_id: str) -> bool:
+        """The instance id belongs to another member id: ``member_id`` is a restarted static
+        member's old incarnation (Kafka's isStaticMemberFenced)."""
+        if group_instance_id is None:
+            return False
+        current = self.static_member_id(group_instance_id)
+        return current is not None and current != member_id
+
+    def validate_member(self, member_id: str, group_instance_id: str | None) -> ErrorCode:
+        """Kafka's validateMember for SyncGroup, Heartbeat and OffsetCommit: a static member is
+        known by its instance id, and only under its current member id."""
+        if group_instance_id is None:
+            return ErrorCode.NONE if member_id in self.members else ErrorCode.UNKNOWN_MEMBER_ID
+        current = self.static_member_id(group_instance_id)
+        if current is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return ErrorCode.NONE if current == member_id else ErrorCode.FENCED_INSTANCE_ID
+
+    def replace_static_member(self, old_member_id: str, new_member_id: str) -> MemberMetadata:
+        """A static member that restarted takes its old place under a new member id, keeping
+        its assignment (and leadership); a JoinGroup or SyncGroup still waiting under the old
+        id is answered FENCED_INSTANCE_ID."""
+        member = self.members.pop(old_member_id)
+        member.complete_join(JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_member_id))
+        member.complete_sync(SyncResult(ErrorCode.FENCED_INSTANCE_ID))
+        member.member_id = new_member_id
+        self.members[new_member_id] = member
+        if self.leader_id == old_member_id:
+            self.leader_id = new_member_id
+        return member
+
     def not_yet_rejoined(self) -> list[MemberMetadata]:
         return [m for m in self.members.values() if m.awaiting_join is None]
 
@@ -225,6 +289,20 @@ class GroupMetadata:
             self.protocol_name = None
             self.transition_to(GroupState.EMPTY, now_ms)
         self.new_member_added = False
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """Whether a member's subscription names ``topic`` (OffsetDelete refuses its offsets).
+        Only a ``consumer`` group's subscriptions can be read; when they cannot, every topic
+        counts as subscribed, as Kafka's GroupMetadata assumes."""
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE or self.protocol_name is None:
+            return True
+        try:
+            return any(
+                topic in Subscription.decode(m.metadata(self.protocol_name)).topics
+                for m in self.members.values()
+            )
+        except (KafkaError, ValueError):
+            return True
 
     def current_member_metadata(self) -> tuple[tuple[str, str | None, bytes], ...]:
         """The members' subscriptions in the chosen protocol, for the leader's JoinGroup."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from minikafka.broker.replication.delayed import Purgatory, WatchKey
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import ErrorCode
+from minikafka.proto.errors import ErrorCode, RecordError
 
 __all__ = ["DelayedProduce", "ProducePartitionStatus"]
 
@@ -35,6 +35,7 @@ class ProducePartitionStatus:
 
     code: ErrorCode
     message: str = ""
+    record_errors: tuple[RecordError, ...] = ()  # KIP-467: the records a batch was refused for
     base_offset: int = -1
     log_start_offset: int = -1
     required_offset: int = -1  # acks=all: the HW it waits for

@@ -114,6 +114,7 @@ from minikafka.proto.errors import (
     KafkaError,
     KafkaStorageError,
     NotLeaderOrFollowerError,
+    RecordValidationError,
     UnknownTopicOrPartitionError,
     error_for_code,
 )
@@ -816,6 +817,7 @@ class ReplicaManager:
                 status.message,
                 status.base_offset,
                 status.log_start_offset,
+                status.record_errors,
             )
             for (topic, index), status in statuses.items()
         ]
@@ -868,6 +870,8 @@ class ReplicaManager:
                 error=exc.code.name,
                 message=exc.message,
             )
+            if isinstance(exc, RecordValidationError):
+                return ProducePartitionStatus(exc.code, exc.message, exc.record_errors)
             return ProducePartitionStatus(exc.code, exc.message)
         _log.exception("produce.failed", topic=tp.topic, partition=tp.partition)
         return ProducePartitionStatus(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))

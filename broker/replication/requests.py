@@ -24,6 +24,7 @@ from typing import Protocol, TypeVar
 
 from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import RecordError
 
 __all__ = [
     "DeleteRecordsPartition",
@@ -130,6 +131,7 @@ class ProducePartitionResult:
     error_message: str = ""
     base_offset: int = -1
     log_start_offset: int = -1
+    record_errors: tuple[RecordError, ...] = ()  # KIP-467: which records INVALID_RECORD refused
 
 
 # --- Fetch ------------------------------------------------------------------------------------

@@ -114,6 +114,7 @@ class AdminService(pb_grpc.AdminServicer):
                 for t in request.topics
             ],
             validate_only=request.validate_only,
+            timeout_ms=request.timeout_ms,
         )
         return pb.CreatePartitionsResponse(
             results=[

@@ -464,6 +464,11 @@ class BrokerServer:
                     self._metadata_cache,
                     self._controller,
                     fence=self._controller_fence,
+                    on_partitions_deleted=(
+                        None
+                        if self._group_coordinator is None
+                        else self._group_coordinator.on_partitions_deleted
+                    ),
                 ),
                 server,
             )

@@ -10,7 +10,9 @@ ZooKeeper's /controller and /controller_epoch hold for the sender. Then the Repl
 the three controller requests share its newest-seen controller epoch, as in Kafka. A refusal
 carries in ``error_message`` what was wrong with the request, never the epochs or the controller
 it was measured against. LeaderAndIsr and StopReplica reach the ReplicaManager as its plain
-values (grpc_adapters.py); UpdateMetadata goes to the MetadataCache as it came. BrokerServer
+values (grpc_adapters.py); UpdateMetadata goes to the MetadataCache as it came, and the
+partitions it deletes to ``on_partitions_deleted`` (the group coordinator forgets their
+committed offsets, as Kafka's KafkaApis tells its GroupCoordinator). BrokerServer
 adds this service only to the inter-broker listener when other listeners are configured.
 ControlledShutdown is handed to the controller object running in this process (its
 ``controlled_shutdown`` returns a ``concurrent.futures.Future``, awaited here without blocking
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -35,6 +37,7 @@ from minikafka.broker.server.core.controller_fence import ControllerFence, Refus
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 __all__ = ["ControlService", "ShutdownController"]
@@ -85,11 +88,13 @@ class ControlService(pb_grpc.ControlServicer):
         controller: ShutdownController | None = None,
         *,
         fence: ControllerFence,
+        on_partitions_deleted: Callable[[Sequence[TopicPartition]], object] | None = None,
     ) -> None:
         self._replica_manager = replica_manager
         self._metadata_cache = metadata_cache
         self._fence = fence
         self._controller = controller
+        self._on_partitions_deleted = on_partitions_deleted
 
     async def _admit(self, request: _ControllerRequest) -> Refusal | None:
         """The fence, then the ReplicaManager's stale-epoch check (as a message)."""
@@ -127,7 +132,9 @@ class ControlService(pb_grpc.ControlServicer):
             request.controller_epoch, request.broker_epoch
         )
         if code == ErrorCode.NONE:
-            self._metadata_cache.update(request)
+            deleted = self._metadata_cache.update(request)
+            if deleted and self._on_partitions_deleted is not None:
+                self._on_partitions_deleted(deleted)
         return pb.UpdateMetadataResponse(error_code=code, error_message=_explain(code, request))
 
     async def StopReplica(

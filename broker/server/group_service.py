@@ -6,10 +6,11 @@ Runs on the broker's event loop (grpc.aio).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
+from minikafka.broker.group.group_metadata import MemberIdentity
 from minikafka.broker.replication.requests import by_topic
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.proto import minikafka_pb2 as pb
@@ -27,6 +28,17 @@ def _client_host(context: _Context) -> str:
     _, _, address = peer.partition(":")
     host = address.rpartition(":")[0].strip("[]")
     return f"/{host}" if host else ""
+
+
+class _WithInstanceId(Protocol):
+    group_instance_id: str
+
+    def HasField(self, field_name: str) -> bool: ...
+
+
+def _instance_id(message: _WithInstanceId) -> str | None:
+    """A static member's ``group_instance_id`` (KIP-345); None when the field is unset."""
+    return message.group_instance_id if message.HasField("group_instance_id") else None
 
 
 class GroupService(pb_grpc.GroupServicer):
@@ -65,9 +77,7 @@ class GroupService(pb_grpc.GroupServicer):
             rebalance_timeout_ms=request.rebalance_timeout_ms,
             protocol_type=request.protocol_type,
             protocols=[(p.name, p.metadata) for p in request.protocols],
-            group_instance_id=(
-                request.group_instance_id if request.HasField("group_instance_id") else None
-            ),
+            group_instance_id=_instance_id(request),
         )
         response = pb.JoinGroupResponse(
             error_code=result.error,
@@ -93,6 +103,7 @@ class GroupService(pb_grpc.GroupServicer):
             {a.member_id: a.assignment for a in request.assignments},
             protocol_type=request.protocol_type,
             protocol_name=request.protocol_name,
+            group_instance_id=_instance_id(request),
         )
         return pb.SyncGroupResponse(
             error_code=result.error,
@@ -105,7 +116,7 @@ class GroupService(pb_grpc.GroupServicer):
         self, request: pb.HeartbeatRequest, context: _Context
     ) -> pb.HeartbeatResponse:
         code = self._coordinator.heartbeat(
-            request.group_id, request.member_id, request.generation_id
+            request.group_id, request.member_id, request.generation_id, _instance_id(request)
         )
         return pb.HeartbeatResponse(error_code=code)
 
@@ -113,11 +124,14 @@ class GroupService(pb_grpc.GroupServicer):
         self, request: pb.LeaveGroupRequest, context: _Context
     ) -> pb.LeaveGroupResponse:
         code, results = self._coordinator.leave_group(
-            request.group_id, [m.member_id for m in request.members]
+            request.group_id,
+            [MemberIdentity(m.member_id, _instance_id(m)) for m in request.members],
         )
         response = pb.LeaveGroupResponse(error_code=code)
-        for member_id, member_code in results:
-            response.members.add(member_id=member_id, error_code=member_code)
+        for leaving, (_, member_code) in zip(request.members, results, strict=False):
+            answer = response.members.add(member_id=leaving.member_id, error_code=member_code)
+            if leaving.HasField("group_instance_id"):
+                answer.group_instance_id = leaving.group_instance_id
         return response
 
     # --- offsets ------------------------------------------------------------------------------
@@ -134,8 +148,12 @@ class GroupService(pb_grpc.GroupServicer):
             for topic in request.topics
             for p in topic.partitions
         }
-        results = await self._coordinator.commit_offsets(
-            request.group_id, request.member_id, request.generation_id, offsets
+        results = await self._api.commit_offsets(
+            request.group_id,
+            request.member_id,
+            request.generation_id,
+            offsets,
+            _instance_id(request),
         )
         response = pb.OffsetCommitResponse()
         for name, tps in by_topic(map(TopicPartition._make, results)).items():

@@ -78,6 +78,8 @@ from minikafka.proto.errors import (
     KafkaError,
     KafkaStorageError,
     OffsetOutOfRangeError,
+    RecordError,
+    RecordValidationError,
     error_for_code,
 )
 from minikafka.proto.log_files import (
@@ -836,17 +838,23 @@ class Log:
 
     def _check_keys(self, data: bytes | bytearray | memoryview) -> None:
         # The cleaner keeps the latest record per key, so a record without one has no place in
-        # a compacted log: refused as Kafka's LogValidator does. Only compacted topics pay for
-        # decoding the records here.
+        # a compacted log: refused as Kafka's LogValidator does, the first batch with such
+        # records naming each of them (KIP-467). Only compacted topics pay for decoding here.
         for position, header in iter_batch_headers(data):
             if header.is_control:
                 continue
             _, records = decode_batch(data, position, verify_crc=False)
-            if any(record.key is None for record in records):
-                raise InvalidRecordError(
+            keyless = [
+                RecordError(
+                    index,
                     "Compacted topic cannot accept message without key in topic partition "
-                    f"{self.topic}-{self.partition}."
+                    f"{self.topic}-{self.partition}.",
                 )
+                for index, record in enumerate(records)
+                if record.key is None
+            ]
+            if keyless:
+                raise RecordValidationError(keyless)
 
     def append_as_follower(
         self,

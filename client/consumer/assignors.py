@@ -1,20 +1,8 @@
-"""Partition assignors (range, roundrobin) and Kafka's ConsumerProtocol byte formats.
+"""Partition assignors (range, roundrobin), as Kafka's Java client does them.
 
 The group leader receives every member's Subscription, runs the assignor named by the group's
-protocol, and sends each member its Assignment through SyncGroup. Both travel as bytes the
-broker never reads; the layouts are Kafka's (big-endian; string = int16 length + UTF-8;
-bytes = int32 length, -1 for null; arrays = int32 count)::
-
-    Subscription                         Assignment
-      version       int16  (0 written)     version             int16  (0 written)
-      topics        [string]               assigned_partitions [topic string,
-      user_data     bytes                                        partitions [int32]]
-      (v1+ owned_partitions [topic,        user_data           bytes
-       [int32]]; v2+ generation_id
-       int32; v3+ rack_id string:
-       read and ignored)
-
-Assignors, as Kafka's Java client does them:
+protocol, and sends each member its Assignment through SyncGroup (their byte layouts:
+``proto/consumer_protocol.py``).
 
 * ``range``: per topic, partitions in order, consumers by member id; each consumer gets
   ``n // c`` consecutive partitions and the first ``n % c`` consumers one more. Two consumers
@@ -29,13 +17,10 @@ Pure functions; safe from any thread.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 
-from minikafka.proto.errors import InvalidRequestError
-from minikafka.proto.wire import WireReader
+from minikafka.proto.consumer_protocol import Assignment, Subscription
 
 __all__ = [
     "ASSIGNORS",
@@ -45,59 +30,6 @@ __all__ = [
     "RoundRobinAssignor",
     "Subscription",
 ]
-
-
-@dataclass(frozen=True)
-class Subscription:
-    topics: tuple[str, ...]
-    user_data: bytes | None = None
-    version: int = 0
-
-    def encode(self) -> bytes:
-        out = [struct.pack(">hi", 0, len(self.topics))]
-        out += [_string(t) for t in self.topics]
-        out.append(_bytes(self.user_data))
-        return b"".join(out)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Subscription:
-        reader = WireReader(data, InvalidRequestError, "consumer protocol data")
-        version = reader.int16()
-        topics = tuple(reader.string() for _ in range(reader.int32()))
-        user_data = reader.nullable_bytes()
-        return cls(topics, user_data, version)
-
-
-@dataclass(frozen=True)
-class Assignment:
-    partitions: dict[str, list[int]] = field(default_factory=dict)  # topic -> partitions
-    user_data: bytes | None = None
-    version: int = 0
-
-    def encode(self) -> bytes:
-        out = [struct.pack(">hi", 0, len(self.partitions))]
-        for topic in sorted(self.partitions):
-            parts = self.partitions[topic]
-            out.append(_string(topic))
-            out.append(struct.pack(f">i{len(parts)}i", len(parts), *parts))
-        out.append(_bytes(self.user_data))
-        return b"".join(out)
-
-    @classmethod
-    def decode(cls, data: bytes) -> Assignment:
-        if not data:
-            return cls()  # a member the leader gave nothing (Kafka sends empty bytes)
-        reader = WireReader(data, InvalidRequestError, "consumer protocol data")
-        version = reader.int16()
-        partitions: dict[str, list[int]] = {}
-        for _ in range(reader.int32()):
-            topic = reader.string()
-            partitions[topic] = [reader.int32() for _ in range(reader.int32())]
-        user_data = reader.nullable_bytes() if reader.remaining() else None
-        return cls(partitions, user_data, version)
-
-    def topic_partitions(self) -> list[tuple[str, int]]:
-        return [(t, p) for t in sorted(self.partitions) for p in self.partitions[t]]
 
 
 class PartitionAssignor(Protocol):
@@ -163,17 +95,3 @@ ASSIGNORS: dict[str, type[RangeAssignor] | type[RoundRobinAssignor]] = {
     "range": RangeAssignor,
     "roundrobin": RoundRobinAssignor,
 }
-
-
-# --- bytes -------------------------------------------------------------------------------------
-
-
-def _string(value: str) -> bytes:
-    data = value.encode()
-    return struct.pack(">h", len(data)) + data
-
-
-def _bytes(value: bytes | None) -> bytes:
-    if value is None:
-        return struct.pack(">i", -1)
-    return struct.pack(">i", len(value)) + value

@@ -93,6 +93,7 @@ class Consumer:
         key_deserializer: Deserializer | None = None,
         value_deserializer: Deserializer | None = None,
         client_id: str = "minikafka-consumer",
+        group_instance_id: str | None = None,
     ) -> None:
         if group_id == "":
             raise InvalidConfigError("group_id must not be empty (None for no group)")
@@ -158,6 +159,7 @@ class Consumer:
                     retry_backoff_ms=retry_backoff_ms,
                     partition_assignment_strategy=tuple(partition_assignment_strategy),
                     client_id=client_id,
+                    group_instance_id=group_instance_id,
                 ),
                 _Hooks(self),
             )

@@ -18,6 +18,11 @@
   Stable. REBALANCE_IN_PROGRESS asks the poll thread to rejoin; UNKNOWN_MEMBER_ID and
   ILLEGAL_GENERATION drop the generation first. When the poll thread has not polled for
   ``max_poll_interval_ms`` the heartbeat thread leaves the group, as Kafka's does.
+* A static member (``group_instance_id``, KIP-345) sends its instance id with every group
+  request, joins without the MEMBER_ID_REQUIRED round and never sends LeaveGroup: when it
+  restarts within ``session_timeout_ms`` it takes its old place and partitions, and the other
+  members do not rebalance. Another consumer with the same instance id fences it
+  (FENCED_INSTANCE_ID, raised).
 
 Thread-safety: ``_lock`` guards the membership fields (member id, generation, coordinator,
 flags); the poll thread and the heartbeat thread both take it. gRPC stubs are thread-safe.
@@ -93,6 +98,7 @@ class GroupSettings:
     retry_backoff_ms: int = 100
     partition_assignment_strategy: tuple[str, ...] = ("range",)
     client_id: str = "minikafka-consumer"
+    group_instance_id: str | None = None  # a static member (KIP-345)
 
     def __post_init__(self) -> None:
         if not self.partition_assignment_strategy:
@@ -300,6 +306,7 @@ class ConsumerCoordinator:
                 for name in self._assignors
             ],
             client_id=settings.client_id,
+            **self._instance_id(),
         )
         timeout = (settings.max_poll_interval_ms + 5_000) / 1000
         join = self._stub(node).JoinGroup(request, timeout=timeout)
@@ -334,6 +341,7 @@ class ConsumerCoordinator:
                 protocol_type=PROTOCOL_TYPE,
                 protocol_name=join.protocol_name,
                 assignments=assignments,
+                **self._instance_id(),
             ),
             timeout=timeout,
         )
@@ -436,11 +444,19 @@ class ConsumerCoordinator:
             for m, a in result.items()
         ]
 
+    def _instance_id(self) -> dict[str, str]:
+        """The requests' ``group_instance_id`` field, set only for a static member."""
+        instance_id = self._settings.group_instance_id
+        return {} if instance_id is None else {"group_instance_id": instance_id}
+
     def maybe_leave_group(self, reason: str) -> None:
-        """LeaveGroup (best effort) and forget the membership."""
+        """LeaveGroup (best effort) and forget the membership. A static member sends none,
+        as Kafka's consumer does: its place waits for it until its session times out, so a
+        restart gets its partitions back without a rebalance."""
         with self._lock:
             member_id, generation, node = self.member_id, self.generation, self._coordinator
-        if member_id and node is not None:
+        static = self._settings.group_instance_id is not None
+        if member_id and node is not None and not static:
             _log.info(
                 "group.leaving",
                 group_id=self.group_id,
@@ -494,7 +510,10 @@ class ConsumerCoordinator:
         try:
             response = self._stub(node).Heartbeat(
                 pb.HeartbeatRequest(
-                    group_id=self.group_id, generation_id=generation, member_id=member_id
+                    group_id=self.group_id,
+                    generation_id=generation,
+                    member_id=member_id,
+                    **self._instance_id(),
                 ),
                 timeout=min(self._timeout_s(), settings.session_timeout_ms / 1000),
             )
@@ -564,6 +583,7 @@ class ConsumerCoordinator:
                 group_id=self.group_id,
                 generation_id=generation,
                 member_id=member_id,
+                **self._instance_id(),
                 topics=[
                     pb.OffsetCommitRequest.OffsetCommitRequestTopic(name=t, partitions=parts)
                     for t, parts in by_topic.items()

@@ -8,10 +8,15 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Any
+
+import kafka
 
 from minikafka.client.admin import NewTopic, raise_first
+from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_protocol.raw import RawKafka
 
 
 def tool(
@@ -251,3 +256,62 @@ def test_groups_list_describe_reset_delete(cluster_factory: ClusterFactory) -> N
         "Error: Consumer group 'readers' does not exist.\n",
     )
     assert tool(cluster, "groups", "--list").stdout == ""
+
+
+def test_offsets_of_unknown_and_deleted_topics_go(cluster_factory: ClusterFactory) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    create_topic(cluster, "kept", 1)
+    create_topic(cluster, "doomed", 1)
+    committer = kafka.KafkaConsumer(
+        bootstrap_servers=cluster.kafka_bootstrap_servers, group_id="g", enable_auto_commit=False
+    )
+    try:
+        committer.commit(
+            {
+                kafka.TopicPartition("kept", 0): kafka.OffsetAndMetadata(3, "", -1),
+                kafka.TopicPartition("doomed", 0): kafka.OffsetAndMetadata(1, "", -1),
+            }
+        )
+    finally:
+        committer.close()
+
+    # A topic that does not exist: refused for that partition alone, and nothing stored.
+    def partition(offset: int) -> dict[str, Any]:
+        return {"partition_index": 0, "committed_offset": offset, "committed_leader_epoch": -1}
+
+    with RawKafka(cluster.brokers[0].kafka_address) as raw:
+        answer = raw.call(
+            8,
+            8,
+            {
+                "group_id": "g",
+                "generation_id_or_member_epoch": -1,
+                "member_id": "",
+                "topics": [
+                    {"name": "kept", "partitions": [partition(4)]},
+                    {"name": "never-created", "partitions": [partition(5)]},
+                ],
+            },
+        )
+    assert {t.name: t.partitions[0].error_code for t in answer.topics} == {
+        "kept": ErrorCode.NONE,
+        "never-created": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    }
+    with cluster.admin() as admin:
+        committed = admin.list_consumer_group_offsets("g")
+    assert {tp.topic: o.offset for tp, o in committed.items()} == {"kept": 4, "doomed": 1}
+
+    # Deleting a topic removes its offsets from the group; describe shows the other topics.
+    assert tool(cluster, "topics", "--delete", "--topic", "doomed").returncode == 0
+
+    def described() -> list[list[str]] | None:
+        result = describe(cluster, "g")
+        return rows(result.stdout) if result.returncode == 0 else None
+
+    table = cluster.wait_for(described, timeout_s=30, what="describe to succeed")
+    assert [(r[0], r[1], r[2], r[3]) for r in table] == [("g", "kept", "0", "4")]
+    # and a topic created again under the name starts without them
+    create_topic(cluster, "doomed", 1)
+    with cluster.admin() as admin:
+        committed = admin.list_consumer_group_offsets("g")
+    assert {tp.topic for tp in committed} == {"kept"}

@@ -1,9 +1,9 @@
 """Consumer groups on plain values: what both front doors call besides the GroupCoordinator.
 
 The GroupCoordinator (broker/group/coordinator.py) already takes and returns plain values for
-JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups and
-DeleteGroups; the front doors call it directly (``GroupApi.coordinator``). Two requests need
-more than the coordinator knows, and live here:
+JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetFetch, ListGroups and DeleteGroups; the
+front doors call it directly (``GroupApi.coordinator``). Three requests need more than the
+coordinator knows, and live here:
 
 * FindCoordinator: the coordinator of a group is the leader of partition
   ``abs(java_hash(group)) % partitions`` of ``__consumer_offsets``, named by its endpoint on the
@@ -15,6 +15,9 @@ more than the coordinator knows, and live here:
   FindCoordinator creates the topic, as Kafka's broker does in ZooKeeper mode
   (core/topic_creation.py); until a leader is known the answer is COORDINATOR_NOT_AVAILABLE.
   Only key type 0 (group) is served: transactions are not supported.
+* OffsetCommit: a partition this broker's metadata does not know answers
+  UNKNOWN_TOPIC_OR_PARTITION and is not stored, as Kafka's KafkaApis checks before handing the
+  rest to the coordinator; the other partitions of the request are committed.
 * DescribeGroups: a group's state, protocol and members; a group the coordinator does not know
   is Dead, and member metadata and assignments are shown only while the group is Stable.
 
@@ -23,13 +26,14 @@ Runs on the broker's event loop.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator
 from minikafka.broker.group.group_metadata import GroupState
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.proto.common import OffsetAndMetadata
 from minikafka.proto.errors import ErrorCode
 
 __all__ = [
@@ -128,6 +132,30 @@ class GroupApi:
                 return _unavailable(f"the coordinator has no {listener} listener")
             host, port = found
         return FoundCoordinator(ErrorCode.NONE, "", broker.broker_id, host, port)
+
+    async def commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        offsets: Mapping[tuple[str, int], OffsetAndMetadata],
+        group_instance_id: str | None = None,
+    ) -> dict[tuple[str, int], ErrorCode]:
+        """Each partition's answer; offsets of partitions the metadata lacks are not stored."""
+        results: dict[tuple[str, int], ErrorCode] = {}
+        known: dict[tuple[str, int], OffsetAndMetadata] = {}
+        for key, committed in offsets.items():
+            if self._cache.contains_partition(*key):
+                known[key] = committed
+            else:
+                results[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if known:
+            results.update(
+                await self.coordinator.commit_offsets(
+                    group_id, member_id, generation_id, known, group_instance_id
+                )
+            )
+        return results
 
     def describe_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
         return [self._describe(group_id) for group_id in group_ids]

@@ -18,8 +18,9 @@ controller elects them before it answers, but this broker learns of them from it
 UpdateMetadata a moment later, and a client's next request here (Metadata, DeleteTopics by topic
 id) must know the topic, under the id it was created with. Past the timeout a topic whose
 leaders are not all known is answered REQUEST_TIMED_OUT, as Kafka does: it was created all the
-same. ``delete_topics`` with ``timeout_ms`` > 0 waits until the topic is gone from ZooKeeper,
-else REQUEST_TIMED_OUT.
+same. ``create_partitions`` waits the same way for the leaders of the new partitions (a
+client that lists their offsets next must find them here). ``delete_topics`` with
+``timeout_ms`` > 0 waits until the topic is gone from ZooKeeper, else REQUEST_TIMED_OUT.
 
 Answers come one per distinct name, in first-seen order. Runs on the broker's event loop;
 ZooKeeper calls go through ``asyncio.to_thread`` and the controller's futures are awaited with
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -185,7 +186,11 @@ class TopicsAdmin(AdminBase):
                     replication_factor=outcome.replication_factor,
                 )
         if not validate_only and timeout_ms > 0:
-            created_ok = [r for r in results.values() if r.error_code == ErrorCode.NONE]
+            created_ok = {
+                r.name: (r.num_partitions, r.topic_id)
+                for r in results.values()
+                if r.error_code == ErrorCode.NONE
+            }
             late = await self._await_leaders(created_ok, deadline)
             for name in late:
                 # Kafka's DelayedCreatePartitions on expiry: the topic exists, but the answer
@@ -199,28 +204,25 @@ class TopicsAdmin(AdminBase):
         return [results[t.name] for t in _unique(topics)]
 
     async def _await_leaders(
-        self, topics: Sequence[CreatableTopicResult], deadline: float
+        self, topics: Mapping[str, tuple[int, str]], deadline: float
     ) -> set[str]:
-        """Until this broker's metadata has a leader for every partition of ``topics`` (as
-        created: name, id, partition count), at most until ``deadline`` (the loop's clock):
-        woken by each UpdateMetadata it applies. Returns the names of the topics still missing
-        a leader then. A partition counts only under the created topic's id, so the entries of
-        a deleted topic of the same name, not yet removed here, do not satisfy the wait."""
+        """Until this broker's metadata has a leader for every partition of ``topics`` (name
+        -> partition count, topic id or "" for any), at most until ``deadline`` (the loop's
+        clock): woken by each UpdateMetadata it applies. Returns the names of the topics still
+        missing a leader then. A partition counts only under the created topic's id, so the
+        entries of a deleted topic of the same name, not yet removed here, do not satisfy the
+        wait."""
         cache = self._metadata_cache
         if cache is None or not topics:
             return set()
 
         def missing() -> set[str]:
             late = set()
-            for topic in topics:
-                for partition in range(topic.num_partitions):
-                    info = cache.get_partition(topic.name, partition)
-                    if (
-                        info is None
-                        or info.leader < 0
-                        or (topic.topic_id and info.topic_id != topic.topic_id)
-                    ):
-                        late.add(topic.name)
+            for name, (num_partitions, topic_id) in topics.items():
+                for partition in range(num_partitions):
+                    info = cache.get_partition(name, partition)
+                    if info is None or info.leader < 0 or (topic_id and info.topic_id != topic_id):
+                        late.add(name)
                         break
             return late
 
@@ -229,7 +231,7 @@ class TopicsAdmin(AdminBase):
             return set()
         late = missing()
         log.warning(
-            "create_topic_leaders_unknown",
+            "new_partition_leaders_unknown",
             topics=sorted(late),
             hint="answered REQUEST_TIMED_OUT: created, but this broker's metadata does not "
             "know every leader",
@@ -292,8 +294,15 @@ class TopicsAdmin(AdminBase):
             await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
     async def create_partitions(
-        self, topics: Sequence[CreatePartitionsTopic], *, validate_only: bool = False
+        self,
+        topics: Sequence[CreatePartitionsTopic],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int = 0,
     ) -> list[TopicResult]:
+        """With ``timeout_ms`` > 0 the answer waits, as create_topics' does, until this
+        broker's metadata has a leader for every new partition."""
+        deadline = asyncio.get_running_loop().time() + timeout_ms / 1000
         duplicates = duplicate_names(t.name for t in topics)
         invalid = {t.name for t in topics if not _is_valid_topic_name(t.name)}
         wanted = {
@@ -327,6 +336,21 @@ class TopicsAdmin(AdminBase):
             else:
                 error, message = outcome[topic.name]
                 results.append(TopicResult(topic.name, error, message))
+        if not validate_only and timeout_ms > 0:
+            grown = {r.name: (wanted[r.name].count, "") for r in results if r.error_code == 0}
+            late = await self._await_leaders(grown, deadline)
+            results = [
+                TopicResult(
+                    r.name,
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"The partitions of topic '{r.name}' were created, but not every one had a "
+                    f"leader in broker {self._config.broker_id}'s metadata within "
+                    f"{timeout_ms} ms.",
+                )
+                if r.name in late
+                else r
+                for r in results
+            ]
         return results
 
     async def elect_leaders(

@@ -391,6 +391,38 @@ def test_create_partitions(
     assert len(ck_topic(ck_admin, "grow-ck").partitions) == 4
 
 
+def test_new_partitions_are_known_when_create_partitions_answers(
+    cluster_factory: ClusterFactory,
+) -> None:
+    # One broker: the one that answers CreatePartitions is the one the next request asks.
+    single = cluster_factory(n_brokers=1)
+    bootstrap: dict[str, str | int | float | bool] = {
+        "bootstrap.servers": single.kafka_bootstrap_servers
+    }
+    admin = ck.AdminClient(bootstrap)
+    ck_error(admin.create_topics([ck.NewTopic("growing", 1, 1)], operation_timeout=10)["growing"])
+    for count in range(2, 6):
+        grown = admin.create_partitions([ck.NewPartitions("growing", count)], operation_timeout=10)
+        assert ck_error(grown["growing"]) == 0
+        # At once, the new partition's leader is in the broker's metadata: ListOffsets there.
+        new = {"partition_index": count - 1, "timestamp": -1}
+        answer = raw(
+            single.brokers[0].kafka_address,
+            2,
+            1,
+            {"replica_id": -1, "topics": [{"name": "growing", "partitions": [new]}]},
+        )
+        [listed] = answer.topics[0].partitions
+        assert (listed.error_code, listed.offset) == (ErrorCode.NONE, 0)
+        # and for a client that had not seen the topic (librdkafka keeps the partition count
+        # it saw, so each round asks with a new one)
+        tp = confluent_kafka.TopicPartition("growing", count - 1)
+        fresh = ck.AdminClient(bootstrap)
+        latest: Any = ck.OffsetSpec  # its class methods are untyped
+        offsets = fresh.list_offsets({tp: latest.latest()}, request_timeout=10)
+        assert offsets[tp].result(15).offset == 0
+
+
 # --- DescribeConfigs ----------------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -43,11 +43,12 @@ def _cluster(
     replication_factor: int = 1,
     overrides: dict[str, str] | None = None,
     replication: str = DEFAULT_REPLICATION,
+    topic_configs: dict[str, str] | None = None,
 ) -> Cluster:
     """A cluster with a one-partition ``topic`` (created over gRPC), once its leader serves."""
     cluster = cluster_factory(n_brokers=brokers, overrides=overrides, replication=replication)
     with cluster.admin() as admin:
-        admin.create_topics([NewTopic(topic, 1, replication_factor)])
+        admin.create_topics([NewTopic(topic, 1, replication_factor, configs=topic_configs or {})])
 
     def leading() -> bool:
         leader = cluster.leader(topic, 0)
@@ -572,3 +573,48 @@ def test_bad_requests_get_kafkas_error_codes(cluster_factory: ClusterFactory) ->
         assert partition.records in (b"", None)
     finally:
         connection.close()
+
+
+def test_keyless_records_on_a_compacted_topic_fail_alone(cluster_factory: ClusterFactory) -> None:
+    cluster = _cluster(cluster_factory, "keyed", topic_configs={"cleanup.policy": "compact"})
+    # librdkafka (KIP-467): the records named in record_errors fail with INVALID_RECORD, the
+    # others of the batch with _INVALID_DIFFERENT_RECORD; without record_errors all with
+    # INVALID_RECORD.
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": cluster.kafka_bootstrap_servers, "linger.ms": 500}
+    )
+    outcomes: dict[int, int] = {}
+
+    def delivered(i: int) -> Callable[[Any, Any], None]:
+        return lambda err, _msg: outcomes.__setitem__(i, err.code() if err else 0)
+
+    for i, key in enumerate([b"k0", None, b"k2", None]):
+        producer.produce(
+            "keyed",
+            value=f"v{i}".encode(),
+            key=key,
+            partition=0,
+            on_delivery=delivered(i),
+        )
+    assert producer.flush(20) == 0
+    assert outcomes == {
+        0: confluent_kafka.KafkaError._INVALID_DIFFERENT_RECORD,
+        1: confluent_kafka.KafkaError.INVALID_RECORD,
+        2: confluent_kafka.KafkaError._INVALID_DIFFERENT_RECORD,
+        3: confluent_kafka.KafkaError.INVALID_RECORD,
+    }
+
+    # On the wire: Produce v8 names each keyless record by its index in the batch.
+    leader = cluster.brokers[cluster.leader("keyed", 0)]
+    with RawKafka(leader.kafka_address) as raw:
+        answer = raw.call(0, 8, produce_fields("keyed", batch([b"a", b"b"])))
+    [partition] = answer.responses[0].partition_responses
+    assert (partition.error_code, partition.base_offset) == (ErrorCode.INVALID_RECORD, -1)
+    assert [e.batch_index for e in partition.record_errors] == [0, 1]
+    assert partition.record_errors[0].batch_index_error_message == (
+        "Compacted topic cannot accept message without key in topic partition keyed-0."
+    )
+    assert partition.error_message.startswith(
+        "One or more records have been rejected due to 2 record errors in total"
+    )
+    assert cluster.fetch(leader.broker_id, "keyed", 0, 0).records == b""  # nothing appended

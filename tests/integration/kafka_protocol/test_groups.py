@@ -78,14 +78,25 @@ class Member:
     """A consumer of ``TOPIC`` in ``group``, polling in a thread of its own (the clients are not
     thread-safe: the test thread only reads what the poll thread recorded)."""
 
-    def __init__(self, client: str, cluster: Cluster, group: str, name: str) -> None:
+    def __init__(
+        self,
+        client: str,
+        cluster: Cluster,
+        group: str,
+        name: str,
+        *,
+        group_instance_id: str | None = None,
+    ) -> None:
         self.client = client
         self.name = name
         self.consumed: list[tuple[int, int, bytes]] = []  # (partition, offset, value)
         self.owned: frozenset[int] = frozenset()
+        self.assignments = 0  # rebalances this member took part in (assignment callbacks)
         self.error: BaseException | None = None
         self._stop = threading.Event()
-        self._consumer = _new_consumer(client, cluster, group, name)
+        self._consumer = _new_consumer(
+            client, cluster, group, name, group_instance_id, on_assign=self._assigned
+        )
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -100,6 +111,9 @@ class Member:
             self.owned = frozenset()
             self._consumer.close()  # commits what was consumed, then leaves the group
 
+    def _assigned(self) -> None:
+        self.assignments += 1
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
@@ -110,19 +124,41 @@ class Member:
         return [v for _, _, v in self.consumed]
 
 
-def _new_consumer(client: str, cluster: Cluster, group: str, name: str) -> Any:
+class _Assigned(kafka.ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, on_assign: Callable[[], None]) -> None:
+        self._on_assign = on_assign
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        pass
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self._on_assign()
+
+
+def _new_consumer(
+    client: str,
+    cluster: Cluster,
+    group: str,
+    name: str,
+    group_instance_id: str | None = None,
+    *,
+    on_assign: Callable[[], None] = lambda: None,
+) -> Any:
+    # A static member's restart must fit in its session, on a loaded machine too.
+    session_timeout_ms = SESSION_TIMEOUT_MS if group_instance_id is None else 10_000
     if client == "kafka-python":
         consumer = kafka.KafkaConsumer(
             bootstrap_servers=cluster.kafka_bootstrap_servers,
             group_id=group,
             client_id=name,
+            group_instance_id=group_instance_id,
             auto_offset_reset="earliest",
-            session_timeout_ms=SESSION_TIMEOUT_MS,
+            session_timeout_ms=session_timeout_ms,
             heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
             auto_commit_interval_ms=300,
             retry_backoff_ms=50,
         )
-        consumer.subscribe([TOPIC])
+        consumer.subscribe([TOPIC], listener=_Assigned(on_assign))
         # kafka-python 3.0.12 drops the result of a join that outlives poll()'s timeout when
         # the leader's own metadata snapshot started it (the member then stays unassigned,
         # without heartbeats, until its session expires). A new consumer's snapshot is taken
@@ -131,31 +167,33 @@ def _new_consumer(client: str, cluster: Cluster, group: str, name: str) -> Any:
         consumer.topics()
         return consumer
     if client == "confluent-kafka":
-        consumer = confluent_kafka.Consumer(
-            {
-                "bootstrap.servers": cluster.kafka_bootstrap_servers,
-                "group.id": group,
-                "client.id": name,
-                "auto.offset.reset": "earliest",
-                "session.timeout.ms": SESSION_TIMEOUT_MS,
-                "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
-                "auto.commit.interval.ms": 300,
-                "topic.metadata.refresh.interval.ms": 1000,
-            }
-        )
-        consumer.subscribe([TOPIC])
+        config = {
+            "bootstrap.servers": cluster.kafka_bootstrap_servers,
+            "group.id": group,
+            "client.id": name,
+            "auto.offset.reset": "earliest",
+            "session.timeout.ms": session_timeout_ms,
+            "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
+            "auto.commit.interval.ms": 300,
+            "topic.metadata.refresh.interval.ms": 1000,
+        }
+        if group_instance_id is not None:
+            config["group.instance.id"] = group_instance_id
+        consumer = confluent_kafka.Consumer(config)
+        consumer.subscribe([TOPIC], on_assign=lambda _consumer, _partitions: on_assign())
         return consumer
     assert client == "minikafka"
     consumer = MiniConsumer(
         bootstrap_servers=cluster.bootstrap_servers,
         group_id=group,
         client_id=name,
+        group_instance_id=group_instance_id,
         auto_offset_reset="earliest",
-        session_timeout_ms=SESSION_TIMEOUT_MS,
+        session_timeout_ms=session_timeout_ms,
         heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
         auto_commit_interval_ms=300,
     )
-    consumer.subscribe([TOPIC])
+    consumer.subscribe([TOPIC], listener=_Assigned(on_assign))
     return consumer
 
 
@@ -369,6 +407,85 @@ def test_offsets_committed_through_one_door_are_read_through_the_other(
         by_kafka: {0: 3, 1: 7},
         by_grpc: {2: 5},
     }
+
+
+@pytest.mark.parametrize("client", [*CLIENTS, "minikafka"])
+def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(
+    cluster_factory: ClusterFactory, client: str
+) -> None:
+    cluster = _cluster(cluster_factory)
+    _produce(cluster, 0, 60)
+    group = _group()
+    a = Member(client, cluster, group, "a", group_instance_id="a")
+    b = Member(client, cluster, group, "b", group_instance_id="b")
+    restarted: Member | None = None
+    try:
+        _wait_split(cluster, [a, b], "two static members sharing the partitions")
+        _wait_consumed(cluster, [a, b], 60)
+        owned_by_a, owned_by_b, b_assignments = a.owned, b.owned, b.assignments
+        a.close()  # a static member leaves no LeaveGroup behind: its place is kept
+        restarted = Member(client, cluster, group, "a-again", group_instance_id="a")
+        _wait(cluster, [restarted, b], lambda: restarted.owned == owned_by_a, "a back")
+        _produce(cluster, 60, 60)
+        _wait_consumed(cluster, [a, restarted, b], 120)
+        # b never took part in a rebalance, and owns what it owned.
+        assert (b.assignments, b.owned) == (b_assignments, owned_by_b)
+        assert restarted.assignments == 1
+        assert set(restarted.values()) | set(b.values()) >= {
+            f"v{i}".encode() for i in range(60, 120)
+        }
+    finally:
+        b.close()
+        if restarted is not None:
+            restarted.close()
+
+
+def test_offset_delete_spares_the_topics_a_live_group_consumes(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = _cluster(cluster_factory)
+    with cluster.admin() as admin:
+        admin.create_topics([NewTopic("other", 1, 1)])
+    cluster.wait_for(lambda: cluster.leader("other", 0) >= 0, timeout_s=30, what="other-0")
+    _produce(cluster, 0, 30)
+    group = _group()
+    committer = kafka.KafkaConsumer(
+        bootstrap_servers=cluster.kafka_bootstrap_servers, group_id=group, enable_auto_commit=False
+    )
+    try:
+        committer.commit(
+            {
+                kafka.TopicPartition(TOPIC, 0): kafka.OffsetAndMetadata(1, "", -1),
+                kafka.TopicPartition("other", 0): kafka.OffsetAndMetadata(2, "", -1),
+            }
+        )
+    finally:
+        committer.close()
+    member = Member("confluent-kafka", cluster, group, "member")
+    admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.kafka_bootstrap_servers)
+    try:
+        _wait(cluster, [member], lambda: len(member.owned) == PARTITIONS, "the member's partitions")
+        deleted = admin.delete_group_offsets(
+            group, [kafka.TopicPartition(TOPIC, 0), kafka.TopicPartition("other", 0)]
+        )
+        assert deleted == {
+            kafka.TopicPartition(TOPIC, 0): kafka.errors.GroupSubscribedToTopicError,
+            kafka.TopicPartition("other", 0): kafka.errors.NoError,
+        }
+        assert kafka.TopicPartition("other", 0) not in admin.list_group_offsets(group)
+        member.close()
+
+        def empty() -> bool:
+            return bool(admin.describe_groups([group])[group]["group_state"] == "Empty")
+
+        cluster.wait_for(empty, timeout_s=30, what="the group to empty")
+        deleted = admin.delete_group_offsets(group, [kafka.TopicPartition(TOPIC, 0)])
+        assert deleted == {kafka.TopicPartition(TOPIC, 0): kafka.errors.NoError}
+        assert kafka.TopicPartition(TOPIC, 0) not in admin.list_group_offsets(group)
+        with pytest.raises(kafka.errors.GroupIdNotFoundError):
+            admin.delete_group_offsets(_group(), [kafka.TopicPartition(TOPIC, 0)])
+    finally:
+        admin.close()
 
 
 # --- administration ----------------------------------------------------------------------------

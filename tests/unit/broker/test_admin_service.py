@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.configs import TOPIC_CONFIG_KEYS, validate_topic_configs
 from minikafka.broker.server.core.topic_creation import OFFSETS_TOPIC_CONFIGS
 from minikafka.broker.server.metadata_cache import MetadataCache
-from minikafka.controller.controller import CreateTopicResult, NewTopic
+from minikafka.controller.controller import CreateTopicResult, NewPartitions, NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode, InvalidConfigError
 
@@ -144,6 +144,14 @@ class CreatingController:
                 for t in new_topics
             }
         )
+        return future
+
+    def create_partitions(
+        self, requests: Mapping[str, NewPartitions], *, validate_only: bool = False
+    ) -> concurrent.futures.Future[dict[str, tuple[ErrorCode, str]]]:
+        future: concurrent.futures.Future[dict[str, tuple[ErrorCode, str]]]
+        future = concurrent.futures.Future()
+        future.set_result(dict.fromkeys(requests, (ErrorCode.NONE, "")))
         return future
 
 

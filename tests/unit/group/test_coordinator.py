@@ -15,8 +15,14 @@ from minikafka.broker.group.coordinator import (
     java_string_hashcode,
     partition_for,
 )
-from minikafka.broker.group.group_metadata import GroupState, JoinResult, SyncResult
+from minikafka.broker.group.group_metadata import (
+    GroupState,
+    JoinResult,
+    MemberIdentity,
+    SyncResult,
+)
 from minikafka.proto.common import OffsetAndMetadata
+from minikafka.proto.consumer_protocol import Subscription
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import assign_offsets, iter_batch_headers
 
@@ -131,6 +137,7 @@ class Harness:
         protocols: list[tuple[str, bytes]] | None = None,
         session_timeout_ms: int = 10_000,
         rebalance_timeout_ms: int = 30_000,
+        group_instance_id: str | None = None,
     ) -> asyncio.Task[JoinResult]:
         return asyncio.ensure_future(
             self.coordinator.join_group(
@@ -142,6 +149,7 @@ class Harness:
                 rebalance_timeout_ms=rebalance_timeout_ms,
                 protocol_type="consumer",
                 protocols=protocols or [("range", b"sub-" + member_id.encode())],
+                group_instance_id=group_instance_id,
             )
         )
 
@@ -590,6 +598,138 @@ def test_offsets_expire_as_kip_211_says() -> None:
         assert h.coordinator.describe_group("g") == (ErrorCode.NONE, None)
         assert h.coordinator.describe_group("simple") == (ErrorCode.NONE, None)
         # and a reload finds them gone too
+        second = Harness(h.log)
+        await second.start()
+        assert second.coordinator.list_groups() == (ErrorCode.NONE, [])
+
+    run(scenario)
+
+
+def test_deleting_a_topic_removes_its_offsets_from_every_group() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        await h.start()
+        commit = h.coordinator.commit_offsets
+        (a,), generation = await h.stable_group(1)
+        await commit("g", a, generation, {("gone", 0): OffsetAndMetadata(3)})
+        await commit("g", a, generation, {("kept", 0): OffsetAndMetadata(4)})
+        await commit("simple", "", -1, {("gone", 0): OffsetAndMetadata(5)})
+        await commit("simple", "", -1, {("gone", 1): OffsetAndMetadata(6)})
+
+        assert h.coordinator.on_partitions_deleted([("gone", 0), ("gone", 1)]) == 3
+        assert list(h.coordinator.fetch_offsets("g", None)[1]) == [("kept", 0)]
+        assert h.state() is GroupState.STABLE
+        # An Empty group left without offsets goes, as the expiry of its last offset would.
+        assert h.coordinator.describe_group("simple") == (ErrorCode.NONE, None)
+        await _settle()
+        # The tombstones are in the log: a new coordinator loads neither.
+        second = Harness(h.log)
+        await second.start()
+        assert list(second.coordinator.fetch_offsets("g", None)[1]) == [("kept", 0)]
+        assert [g for g, _, _ in second.coordinator.list_groups()[1]] == ["g"]
+
+    run(scenario)
+
+
+def test_a_static_member_that_restarts_takes_its_place_without_a_rebalance() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        await h.start()
+        same = [("range", b"sub")]
+        # Static members join in one round: no MEMBER_ID_REQUIRED.
+        joins = [h.join(group_instance_id=i, protocols=same) for i in ("a", "b")]
+        await h.timers.advance(0)
+        a, b = [await j for j in joins]
+        assert (a.error, b.error) == (ErrorCode.NONE, ErrorCode.NONE)
+        assert a.member_id.startswith("a-") and b.member_id.startswith("b-")
+        generation = a.generation_id
+        leader = a.leader
+        syncs = [
+            h.coordinator.sync_group(
+                "g",
+                generation,
+                m.member_id,
+                {a.member_id: b"A", b.member_id: b"B"} if m.member_id == leader else {},
+                group_instance_id=i,
+            )
+            for m, i in ((a, "a"), (b, "b"))
+        ]
+        assert [(await s).assignment for s in syncs] == [b"A", b"B"]
+
+        # "a" restarts: a new member id, the same generation, its old assignment back.
+        again = await h.join(group_instance_id="a", protocols=same)
+        assert again.error == ErrorCode.NONE
+        assert again.member_id != a.member_id and again.generation_id == generation
+        assert again.leader == leader  # as it was: a restarted leader does not assign again
+        assert h.state() is GroupState.STABLE
+        synced = await h.coordinator.sync_group(
+            "g", generation, again.member_id, {}, group_instance_id="a"
+        )
+        assert (synced.error, synced.assignment) == (ErrorCode.NONE, b"A")
+        # "b" never noticed: its heartbeats go on in the same generation.
+        assert h.coordinator.heartbeat("g", b.member_id, generation, "b") == ErrorCode.NONE
+        # The old incarnation is fenced everywhere.
+        fenced = ErrorCode.FENCED_INSTANCE_ID
+        assert h.coordinator.heartbeat("g", a.member_id, generation, "a") == fenced
+        assert (
+            await h.coordinator.sync_group("g", generation, a.member_id, {}, group_instance_id="a")
+        ).error == fenced
+        committed = await h.coordinator.commit_offsets(
+            "g", a.member_id, generation, {("t", 0): OffsetAndMetadata(1)}, "a"
+        )
+        assert committed == {("t", 0): fenced}
+        assert (await h.join(a.member_id, group_instance_id="a", protocols=same)).error == fenced
+        assert h.coordinator.leave_group("g", [MemberIdentity(a.member_id, "a")])[1] == [
+            (a.member_id, fenced)
+        ]
+        # The restart was stored: a new coordinator knows the new member id.
+        second = Harness(h.log)
+        await second.start()
+        assert second.coordinator.heartbeat("g", again.member_id, generation, "a") == ErrorCode.NONE
+
+        # A static member leaves by its instance id alone: the group rebalances without it.
+        code, results = h.coordinator.leave_group("g", [MemberIdentity("", "b")])
+        assert (code, results) == (ErrorCode.NONE, [(b.member_id, ErrorCode.NONE)])
+        assert h.state() is GroupState.PREPARING_REBALANCE
+
+    run(scenario)
+
+
+def test_offset_delete_spares_subscribed_topics_while_the_group_has_members() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        await h.start()
+        subscription = [("range", Subscription(("t",)).encode())]
+        joining = h.join(group_instance_id="a", protocols=subscription)
+        await h.timers.advance(0)
+        a = await joining
+        synced = await h.coordinator.sync_group(
+            "g", a.generation_id, a.member_id, {a.member_id: b""}, group_instance_id="a"
+        )
+        assert synced.error == ErrorCode.NONE
+        offsets = {("t", 0): OffsetAndMetadata(1), ("other", 0): OffsetAndMetadata(2)}
+        await h.coordinator.commit_offsets("g", a.member_id, a.generation_id, offsets, "a")
+
+        code, results = await h.coordinator.delete_offsets("g", [("t", 0), ("other", 0)])
+        assert code == ErrorCode.NONE
+        assert results == {
+            ("t", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC,
+            ("other", 0): ErrorCode.NONE,
+        }
+        assert list(h.coordinator.fetch_offsets("g", None)[1]) == [("t", 0)]
+        assert (await h.coordinator.delete_offsets("unknown", [("t", 0)]))[0] == (
+            ErrorCode.GROUP_ID_NOT_FOUND
+        )
+
+        # Once Empty, any offset goes, and the group with its last one.
+        h.coordinator.leave_group("g", [MemberIdentity("", "a")])
+        await h.timers.advance(0)
+        assert h.state() is GroupState.EMPTY
+        assert await h.coordinator.delete_offsets("g", [("t", 0)]) == (
+            ErrorCode.NONE,
+            {("t", 0): ErrorCode.NONE},
+        )
+        assert h.coordinator.describe_group("g") == (ErrorCode.NONE, None)
         second = Harness(h.log)
         await second.start()
         assert second.coordinator.list_groups() == (ErrorCode.NONE, [])

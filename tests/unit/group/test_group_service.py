@@ -68,10 +68,10 @@ def _offsets_metadata(leader: int) -> pb.UpdateMetadataRequest:
     request = pb.UpdateMetadataRequest(controller_id=1, controller_epoch=1, broker_epoch=-1)
     for broker_id in (1, 2):
         request.live_brokers.add(id=broker_id, host="127.0.0.1", port=9090 + broker_id)
-    for partition in range(3):
+    for topic, partition in [("__consumer_offsets", p) for p in range(3)] + [("t", 0)]:
         request.partition_states.add(
-            topic_name="__consumer_offsets",
-            topic_id="AAAAAAAAAAAAAAAAAAAAAQ",
+            topic_name=topic,
+            topic_id="AAAAAAAAAAAAAAAAAAAAAQ" if topic == "__consumer_offsets" else "",
             partition_index=partition,
             controller_epoch=1,
             leader=leader,
@@ -166,6 +166,20 @@ def test_find_coordinator_creates_the_offsets_topic_then_answers_its_leader(tmp_
         )
         committed = await service.OffsetCommit(commit, context)
         assert committed.topics[0].partitions[0].error_code == 0
+        # A partition the metadata does not know is refused, as Kafka does; the rest is stored.
+        commit.topics[0].partitions.add(partition_index=1, committed_offset=9)
+        commit.topics.add(name="gone").partitions.add(partition_index=0, committed_offset=9)
+        committed = await service.OffsetCommit(commit, context)
+        assert {
+            (t.name, p.partition_index): p.error_code
+            for t in committed.topics
+            for p in t.partitions
+        } == {
+            ("t", 0): ErrorCode.NONE,
+            ("t", 1): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            ("gone", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        }
+        assert list(coordinator.fetch_offsets("billing", None)[1]) == [("t", 0)]
         fetched = await service.OffsetFetch(
             pb.OffsetFetchRequest(
                 group_id="billing",

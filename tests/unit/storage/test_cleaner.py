@@ -21,7 +21,7 @@ from minikafka.broker.storage.cleaner import (
 )
 from minikafka.broker.storage.log import Log
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import ErrorCode, KafkaError
+from minikafka.proto.errors import ErrorCode, RecordValidationError
 from minikafka.proto.records import (
     Compression,
     Record,
@@ -289,10 +289,16 @@ def test_the_map_filling_up_cleans_what_it_covered(tmp_path: Path) -> None:
 
 def test_keyless_records_are_refused_in_a_compacted_topic(tmp_path: Path) -> None:
     log = open_log(tmp_path / "compacted-0", Clock())
-    with pytest.raises(KafkaError) as raised:
-        log.append_as_leader(encode_batch([(T0, b"k", b"v", ()), (T0, None, b"v", ())]), 1)
+    batch = [(T0, b"k", b"v", ()), (T0, None, b"v", ()), (T0, b"k", b"v", ()), (T0, None, b"", ())]
+    with pytest.raises(RecordValidationError) as raised:
+        log.append_as_leader(encode_batch(batch), 1)
     assert raised.value.code is ErrorCode.INVALID_RECORD
     assert "Compacted topic cannot accept message without key" in str(raised.value)
+    # KIP-467: the refusal names the keyless records by their index in the batch.
+    assert [e.batch_index for e in raised.value.record_errors] == [1, 3]
+    assert raised.value.record_errors[0].message == (
+        "Compacted topic cannot accept message without key in topic partition compacted-0."
+    )
     assert log.log_end_offset == 0
     plain = Log(tmp_path / "plain-0", small_config(), time_ms=Clock())
     plain.append_as_leader(encode_batch([(T0, None, b"v", ())]), 1)

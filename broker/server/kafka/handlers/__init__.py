@@ -8,7 +8,7 @@ offsets        ListOffsets, OffsetsForLeaderEpoch, DeleteRecords
 producer_ids   InitProducerId
 groups         FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
                DescribeGroups, ListGroups, DeleteGroups
-group_offsets  OffsetCommit, OffsetFetch
+group_offsets  OffsetCommit, OffsetFetch, OffsetDelete
 topics         CreateTopics, DeleteTopics, CreatePartitions
 sasl           SaslHandshake, SaslAuthenticate (refused: PLAINTEXT only)
 configs        DescribeConfigs, AlterConfigs, IncrementalAlterConfigs

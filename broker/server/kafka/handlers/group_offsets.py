@@ -1,20 +1,23 @@
-"""OffsetCommit (8) v2-8 and OffsetFetch (9) v1-8 on the Kafka listener, on the GroupCoordinator
-the gRPC door uses too: the offsets are the same records in ``__consumer_offsets`` whichever door
-committed them, so a Kafka client resumes where a minikafka consumer of its group stopped, and
-the reverse.
+"""OffsetCommit (8) v2-8, OffsetFetch (9) v1-8 and OffsetDelete (47) v0 on the Kafka
+listener, on the GroupCoordinator the gRPC door uses too: the offsets are the same records in
+``__consumer_offsets`` whichever door committed them, so a Kafka client resumes where a
+minikafka consumer of its group stopped, and the reverse.
 
 * OffsetCommit: ``generation_id`` -1 with no member id is a commit from outside group
   management (a "simple" consumer or an admin tool), accepted while the group has no members,
   as Kafka does; a member commits with its generation. ``retention_time`` (v2-v4) is not
-  honoured: ``offsets.retention.minutes`` applies, as Kafka does from v5 on.
-  ``group_instance_id`` (v7+) is ignored: the coordinator has no static members (see
-  groups.py), which is how Kafka treats it while none is registered. v9 (KIP-848 member
-  epochs) is not served.
+  honoured: ``offsets.retention.minutes`` applies, as Kafka does from v5 on. A partition of
+  a topic this broker does not know answers UNKNOWN_TOPIC_OR_PARTITION (core/groups.py).
+  ``group_instance_id`` (v7+) names a static member (KIP-345, see groups.py): its old
+  member id is FENCED_INSTANCE_ID. v9 (KIP-848 member epochs) is not served.
 * OffsetFetch: a null topic list (v2+) asks for every partition the group committed; a
   partition without a commit answers offset -1. Group-level errors go into each requested
   partition in v1, into ``error_code`` from v2 on (Kafka's layout). v8 batches groups.
   ``require_stable`` (v7+) needs nothing: without transactions no offset is ever pending.
   v9 (KIP-848 member epochs) is not served.
+
+* OffsetDelete (KIP-496): the coordinator's ``delete_offsets``; a group error (GROUP_ID_NOT_FOUND,
+  NON_EMPTY_GROUP, the coordinator's own) leaves the partitions out of the answer, as Kafka's.
 
 A broker without a group coordinator answers COORDINATOR_NOT_AVAILABLE.
 """
@@ -31,7 +34,7 @@ from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode
 
-__all__ = ["offset_commit", "offset_fetch"]
+__all__ = ["offset_commit", "offset_delete", "offset_fetch"]
 
 _NO_COORDINATOR = ErrorCode.COORDINATOR_NOT_AVAILABLE
 _FIRST_TOP_LEVEL_ERROR_VERSION = 2
@@ -66,8 +69,12 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
         for topic in body.topics
         for p in topic.partitions
     }
-    results = await broker.groups.coordinator.commit_offsets(
-        body.group_id, body.member_id, body.generation_id_or_member_epoch, offsets
+    results = await broker.groups.commit_offsets(
+        body.group_id,
+        body.member_id,
+        body.generation_id_or_member_epoch,
+        offsets,
+        getattr(body, "group_instance_id", None),  # v7+
     )
     return request.response(
         {
@@ -139,3 +146,25 @@ def _no_offset(partition: int, error_code: int) -> dict[str, Any]:
         "metadata": "",
         "error_code": error_code,
     }
+
+
+@handler(api_key=47, min_version=0, max_version=0)
+async def offset_delete(request: Request, broker: KafkaBroker) -> Entity:
+    body = request.body
+    if broker.groups is None:
+        return request.response({"error_code": _NO_COORDINATOR, "throttle_time": 0, "topics": []})
+    code, results = await broker.groups.coordinator.delete_offsets(
+        body.group_id, [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+    )
+    by_topic: dict[str, list[dict[str, int]]] = {}
+    for (topic, partition), partition_code in results.items():
+        by_topic.setdefault(topic, []).append(
+            {"partition_index": partition, "error_code": partition_code}
+        )
+    return request.response(
+        {
+            "error_code": code,
+            "throttle_time": 0,
+            "topics": [{"name": name, "partitions": parts} for name, parts in by_topic.items()],
+        }
+    )

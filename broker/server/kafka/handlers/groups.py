@@ -2,7 +2,7 @@
 and GroupCoordinator that the gRPC door adapts too (so a group may mix minikafka's gRPC
 consumers and Kafka clients):
 
-    FindCoordinator (10) v0-4   JoinGroup (11) v0-4    Heartbeat (12) v0-4
+    FindCoordinator (10) v0-4   JoinGroup (11) v0-9    Heartbeat (12) v0-4
     LeaveGroup (13) v0-5        SyncGroup (14) v0-5    DescribeGroups (15) v0-5
     ListGroups (16) v0-5        DeleteGroups (42) v0-2
 
@@ -16,15 +16,17 @@ What differs from Kafka, and what a client sees:
   gets INVALID_REQUEST, Kafka's answer for a coordinator type it has no coordinator for (a
   transactional producer fails at once rather than retrying COORDINATOR_NOT_AVAILABLE until
   max.block.ms). v4 answers each key of ``coordinator_keys`` on its own.
-* JoinGroup stops at v4: static membership (KIP-345, ``group_instance_id`` from v5) is not
-  implemented by the coordinator, so a client sees a broker older than 2.3. A consumer
-  configured with ``group.instance.id`` then joins as a dynamic member (librdkafka logs that
-  the setting takes no effect, kafka-python drops it) or fails (the Java consumer's
-  UnsupportedVersionException). For v0-v3, which predate KIP-394, a first join gets its
-  member id and joins in the same request, as Kafka does; from v4 it gets MEMBER_ID_REQUIRED
-  with the id and joins again. ``group_instance_id`` in the other APIs (SyncGroup v3+,
-  Heartbeat v3+, LeaveGroup v3+) is ignored, as Kafka does while no static member is
-  registered: a member is known by its member id.
+* JoinGroup v5+ and the APIs after it carry ``group_instance_id``: static membership
+  (KIP-345). A static member joins in one round (no MEMBER_ID_REQUIRED), and when it comes
+  back under a new member id within its session timeout (a restart) it takes its old place:
+  in a Stable group it gets the current generation and, from SyncGroup, its old assignment,
+  and the other members see no rebalance. Its old member id is then FENCED_INSTANCE_ID in
+  JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit. LeaveGroup v3+ may name a
+  static member by its instance id alone. For v0-v3, which predate KIP-394, a first dynamic
+  join gets its member id and joins in the same request, as Kafka does; from v4 it gets
+  MEMBER_ID_REQUIRED with the id and joins again. JoinGroup v8's ``reason`` is logged by
+  nobody; v9's ``skip_assignment`` is always false (a restarted leader is told the leader id
+  it had, so it does not assign).
 * ListGroups v5 ``types_filter``: every group here is of type ``classic``.
 * DescribeGroups reports the authorized operations of a broker without an authorizer (every
   operation on a group: READ, DELETE, DESCRIBE) when asked to (v3+).
@@ -35,6 +37,7 @@ from __future__ import annotations
 import datetime
 import functools
 
+from minikafka.broker.group.group_metadata import MemberIdentity
 from minikafka.broker.server.core.groups import FoundCoordinator
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
@@ -103,7 +106,7 @@ async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
 # --- JoinGroup and SyncGroup -------------------------------------------------------------------
 
 
-@handler(api_key=11, min_version=0, max_version=4)
+@handler(api_key=11, min_version=0, max_version=9)
 async def join_group(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if broker.groups is None:
@@ -120,6 +123,7 @@ async def join_group(request: Request, broker: KafkaBroker) -> Entity:
         rebalance_timeout_ms=-1 if rebalance_timeout is None else _millis(rebalance_timeout),
         protocol_type=body.protocol_type,
         protocols=[(p.name, p.metadata) for p in body.protocols],
+        group_instance_id=getattr(body, "group_instance_id", None),  # v5+
     )
     answer = await join(body.member_id)
     if (
@@ -175,6 +179,7 @@ async def sync_group(request: Request, broker: KafkaBroker) -> Entity:
         # v5: the client's view of the group's protocol, checked by the coordinator.
         protocol_type=getattr(body, "protocol_type", None) or "",
         protocol_name=getattr(body, "protocol_name", None) or "",
+        group_instance_id=getattr(body, "group_instance_id", None),  # v3+
     )
     return request.response(
         {
@@ -195,7 +200,12 @@ async def heartbeat(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
-    code = broker.groups.coordinator.heartbeat(body.group_id, body.member_id, body.generation_id)
+    code = broker.groups.coordinator.heartbeat(
+        body.group_id,
+        body.member_id,
+        body.generation_id,
+        getattr(body, "group_instance_id", None),  # v3+
+    )
     return request.response({"throttle_time": 0, "error_code": code})
 
 
@@ -214,14 +224,14 @@ async def leave_group(request: Request, broker: KafkaBroker) -> Entity:
     if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
     code, results = broker.groups.coordinator.leave_group(
-        body.group_id, [member_id for member_id, _, _ in leaving]
+        body.group_id,
+        [MemberIdentity(member_id, instance_id) for member_id, instance_id, _ in leaving],
     )
     if not batched:
         # One member: its error is the answer's (Kafka's LeaveGroupResponse before v3).
         return request.response(
             {"throttle_time": 0, "error_code": code or next((c for _, c in results), 0)}
         )
-    instance_ids = {member_id: instance_id for member_id, instance_id, _ in leaving}
     return request.response(
         {
             "throttle_time": 0,
@@ -229,10 +239,12 @@ async def leave_group(request: Request, broker: KafkaBroker) -> Entity:
             "members": [
                 {
                     "member_id": member_id,
-                    "group_instance_id": instance_ids.get(member_id),
+                    "group_instance_id": instance_id,
                     "error_code": member_code,
                 }
-                for member_id, member_code in results
+                for (member_id, instance_id, _), (_, member_code) in zip(
+                    leaving, results, strict=False
+                )
             ],
         }
     )

@@ -12,6 +12,10 @@ requests, so a client may keep several produce requests in flight on one connect
 acks=0 Kafka sends no response, and neither do we; when such an append fails the connection is
 closed, as Kafka does, so that the client refreshes its metadata.
 
+A batch refused for some of its records (keyless records on a compacted topic) answers
+INVALID_RECORD with, from v8 (KIP-467), ``record_errors``: the index of each such record in its
+batch and why, so that a client fails only those.
+
 Not supported:
 - transactions: a request with a ``transactional_id`` appends nothing and every partition gets
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
@@ -93,6 +97,15 @@ async def _respond(request: Request, answer: Awaitable[list[ProducePartitionResu
                             "base_offset": result.base_offset,
                             "log_start_offset": result.log_start_offset,
                             "error_message": result.error_message or None,
+                            # v8+ (KIP-467): only these records failed; the client may
+                            # resend the others.
+                            "record_errors": [
+                                {
+                                    "batch_index": e.batch_index,
+                                    "batch_index_error_message": e.message,
+                                }
+                                for e in result.record_errors
+                            ],
                         }
                         for result in results
                     ],

@@ -22,7 +22,8 @@ Versions:
   REQUEST_TIMED_OUT; <= 0 answers at once. v6 names a topic by name or by topic id: an id this
   broker's metadata does not know is UNKNOWN_TOPIC_ID, both a name and an id INVALID_REQUEST.
 - CreatePartitions 0-3: the new total count and, optionally, the replicas of each new
-  partition; ``validate_only``.
+  partition; ``validate_only``. The answer waits for the new partitions' leaders as
+  CreateTopics' does, at most ``timeout_ms``.
 """
 
 from __future__ import annotations
@@ -184,6 +185,7 @@ async def create_partitions(request: Request, broker: KafkaBroker) -> Entity:
             for t in body.topics
         ],
         validate_only=body.validate_only,
+        timeout_ms=_millis(body.timeout),
     )
     return request.response(
         {
