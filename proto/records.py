@@ -84,6 +84,7 @@ __all__ = [
     "Header",
     "Record",
     "RecordBatchBuilder",
+    "RecordInput",
     "RecordsReader",
     "TimestampType",
     "assign_offsets",
