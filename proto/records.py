@@ -117,6 +117,8 @@ _CRC_POS = 17
 _ATTRIBUTES_POS = 21
 _LEADER_EPOCH_POS = 12
 _LENGTH_POS = 8
+_MAX_TIMESTAMP_POS = 35
+_MAX_TIMESTAMP = struct.Struct(">q")
 _MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 
 _COMPRESSION_MASK = 0x07
@@ -373,6 +375,8 @@ def assign_offsets(
     partition_leader_epoch: int,
     *,
     max_batch_size: int | None = None,
+    log_append_time_ms: int | None = None,
+    timestamp_range: tuple[int, int] | None = None,
 ) -> tuple[bytearray, list[BatchHeader]]:
     """What a leader does to a produce request's batches before appending them.
 
@@ -380,10 +384,20 @@ def assign_offsets(
     cover them): in place when ``data`` is a bytearray, else in a copy. Batches produced by a
     client must start at offset delta 0 and carry at least one record. Returns the patched
     buffer and the patched headers, in order.
+
+    The topic's message.timestamp.* keys, as Kafka's LogValidator applies them:
+    ``log_append_time_ms`` (message.timestamp.type=LogAppendTime) stamps every batch: its
+    maxTimestamp becomes that time and its attributes say LogAppendTime, so every record reads
+    as appended then (the records themselves are untouched, the CRC recomputed).
+    ``timestamp_range`` (CreateTime, from message.timestamp.before/after.max.ms): every
+    record's timestamp must lie within ``[low, high]``, else INVALID_TIMESTAMP for the whole
+    request; the records are decoded for it only when a range is given.
     """
     headers = validate_batches(data, max_batch_size=max_batch_size)
     for header in headers:
         validate_produced_batch(header)
+    if timestamp_range is not None and log_append_time_ms is None:
+        _check_timestamps(data, headers, *timestamp_range)
     out = data if isinstance(data, bytearray) else bytearray(data)
     make = BatchHeader._make
     patched = []
@@ -392,10 +406,40 @@ def assign_offsets(
     for header in headers:
         _BASE_OFFSET.pack_into(out, pos, next_offset)
         _INT32.pack_into(out, pos + _LEADER_EPOCH_POS, partition_leader_epoch)
+        if log_append_time_ms is not None:
+            header = _stamp_log_append_time(out, pos, header, log_append_time_ms)
         patched.append(make((next_offset, header[1], partition_leader_epoch, *header[3:])))
         next_offset += header.record_count
         pos += header.size
     return out, patched
+
+
+def _stamp_log_append_time(
+    out: bytearray, pos: int, header: BatchHeader, now_ms: int
+) -> BatchHeader:
+    attributes = header.attributes | _TIMESTAMP_TYPE_MASK
+    struct.pack_into(">h", out, pos + _ATTRIBUTES_POS, attributes)
+    _MAX_TIMESTAMP.pack_into(out, pos + _MAX_TIMESTAMP_POS, now_ms)
+    crc = batch_crc(out, pos, header.size)
+    struct.pack_into(">I", out, pos + _CRC_POS, crc)
+    return header._replace(attributes=attributes, max_timestamp=now_ms, crc=crc)
+
+
+def _check_timestamps(
+    data: bytes | bytearray | memoryview, headers: Sequence[BatchHeader], low: int, high: int
+) -> None:
+    pos = 0
+    for header in headers:
+        # Every record, not the header's max: record deltas may be negative, and a producer
+        # writes maxTimestamp itself.
+        _, records = decode_batch(data, pos, verify_crc=False)
+        for record in records:
+            if record.timestamp != NO_TIMESTAMP and not low <= record.timestamp <= high:
+                raise InvalidTimestampError(
+                    f"Timestamp {record.timestamp} of message with offset {record.offset} "
+                    f"is out of range. The timestamp should be within [{low}, {high}]"
+                )
+        pos += header.size
 
 
 def iter_batch_headers(

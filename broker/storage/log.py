@@ -758,8 +758,14 @@ class Log:
         leader's epoch, and append them."""
         self._check_open()
         self._check_append_size(len(data))
+        config, now_ms = self._config, self._time_ms()
         patched, headers = assign_offsets(
-            data, self._leo, leader_epoch, max_batch_size=self._config.max_message_bytes
+            data,
+            self._leo,
+            leader_epoch,
+            max_batch_size=config.max_message_bytes,
+            log_append_time_ms=now_ms if config.log_append_time else None,
+            timestamp_range=config.timestamp_range(now_ms),
         )
         if self._config.compact:
             self._check_keys(patched)

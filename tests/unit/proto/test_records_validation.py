@@ -127,3 +127,32 @@ def test_a_batch_whose_records_do_not_decode_is_corrupt() -> None:
         reader.read(500)
     with pytest.raises(CorruptRecordError):
         reader.read(500)
+
+
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.ZSTD])
+def test_log_append_time_stamps_the_batch_and_keeps_its_crc_valid(codec: Compression) -> None:
+    data = encode_batch(SAMPLE, compression=codec) + encode_batch(SAMPLE[:1], compression=codec)
+    out, headers = records.assign_offsets(data, 10, 3, log_append_time_ms=42)
+    assert [h.max_timestamp for h in headers] == [42, 42]
+    assert all(h.timestamp_type is TimestampType.LOG_APPEND_TIME for h in headers)
+    assert [h.compression for h in headers] == [codec, codec]
+    # the stored bytes say so too, CRC included, and every record reads as appended at 42
+    assert records.validate_batches(out) == headers
+    _, decoded = records.decode_batch(out, 0)
+    assert [(r.offset, r.timestamp, r.key) for r in decoded] == [
+        (10, 42, b"k0"),
+        (11, 42, b"k1"),
+        (12, 42, b"k2"),
+    ]
+
+
+def test_a_record_outside_the_timestamp_range_refuses_the_request() -> None:
+    first, last = SAMPLE[0][0], SAMPLE[-1][0]
+    records.assign_offsets(encode_batch(SAMPLE), 0, 0, timestamp_range=(first, last))
+    for bounds in ((first + 1, last), (first, last - 1)):
+        with pytest.raises(KafkaError) as info:
+            records.assign_offsets(encode_batch(SAMPLE), 0, 0, timestamp_range=bounds)
+        assert info.value.code == ErrorCode.INVALID_TIMESTAMP
+        assert "is out of range" in info.value.message
+    # LogAppendTime replaces the producer's timestamps: no range applies to them
+    records.assign_offsets(encode_batch(SAMPLE), 0, 0, timestamp_range=(0, 1), log_append_time_ms=5)
