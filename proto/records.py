@@ -82,6 +82,7 @@ __all__ = [
     "BatchHeader",
     "Compression",
     "Header",
+    "Recompression",
     "Record",
     "RecordBatchBuilder",
     "RecordsReader",
@@ -377,6 +378,7 @@ def assign_offsets(
     max_batch_size: int | None = None,
     log_append_time_ms: int | None = None,
     timestamp_range: tuple[int, int] | None = None,
+    recompression: Recompression | None = None,
 ) -> tuple[bytearray, list[BatchHeader]]:
     """What a leader does to a produce request's batches before appending them.
 
@@ -392,12 +394,20 @@ def assign_offsets(
     ``timestamp_range`` (CreateTime, from message.timestamp.before/after.max.ms): every
     record's timestamp must lie within ``[low, high]``, else INVALID_TIMESTAMP for the whole
     request; the records are decoded for it only when a range is given.
+
+    ``recompression`` (a compression.type other than producer): a batch in another codec is
+    rewritten in the topic's, its records' bytes unchanged, as Kafka's LogValidator does; a
+    batch already in that codec is kept as the producer compressed it, whatever its level.
     """
     headers = validate_batches(data, max_batch_size=max_batch_size)
     for header in headers:
         validate_produced_batch(header)
     if timestamp_range is not None and log_append_time_ms is None:
         _check_timestamps(data, headers, *timestamp_range)
+    if recompression is not None and any(
+        header.compression is not recompression.codec for header in headers
+    ):
+        data, headers = _recompress(data, headers, recompression, max_batch_size)
     out = data if isinstance(data, bytearray) else bytearray(data)
     make = BatchHeader._make
     patched = []
@@ -412,6 +422,51 @@ def assign_offsets(
         next_offset += header.record_count
         pos += header.size
     return out, patched
+
+
+class Recompression(NamedTuple):
+    """The codec a leader rewrites produced batches in, and its level (None: the codec's
+    default)."""
+
+    codec: Compression
+    level: int | None = None
+
+
+def _recompress(
+    data: bytes | bytearray | memoryview,
+    headers: Sequence[BatchHeader],
+    target: Recompression,
+    max_batch_size: int | None,
+) -> tuple[bytearray, list[BatchHeader]]:
+    out = bytearray()
+    new_headers = []
+    pos = 0
+    for header in headers:
+        if header.compression is target.codec:
+            out += data[pos : pos + header.size]
+            new_headers.append(header)
+            pos += header.size
+            continue
+        body = _batch_body(data, pos, header)
+        if target.codec is not Compression.NONE:
+            body = _compress(target.codec, body, target.level)
+        size = HEADER_SIZE + len(body)
+        if max_batch_size is not None and size > max_batch_size:
+            raise RecordTooLargeError(
+                f"record batch of {size} bytes in {target.codec.name} exceeds the maximum of "
+                f"{max_batch_size} bytes"
+            )
+        attributes = (header.attributes & ~_COMPRESSION_MASK) | int(target.codec)
+        rewritten = header._replace(batch_length=size - LOG_OVERHEAD, attributes=attributes)
+        packed = bytearray(_HEADER.pack(*rewritten))
+        crc = _crc32c.crc32c(memoryview(packed)[_ATTRIBUTES_POS:])
+        crc = _crc32c.crc32c(body, crc)
+        struct.pack_into(">I", packed, _CRC_POS, crc)
+        out += packed
+        out += body
+        new_headers.append(rewritten._replace(crc=crc))
+        pos += header.size
+    return out, new_headers
 
 
 def _stamp_log_append_time(
@@ -525,9 +580,11 @@ _LZ4_FRAME_KWARGS = {
 }
 
 
-def _compress(codec: Compression, data: bytes) -> bytes:
+def _compress(codec: Compression, data: bytes, level: int | None = None) -> bytes:
+    """``data`` compressed with ``codec``, at ``level`` (the topic's compression.<codec>.level,
+    when a leader recompresses) or the codec's default; snappy has no levels."""
     if codec is Compression.GZIP:
-        compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
+        compressor = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
         return compressor.compress(data) + compressor.flush()
     if codec is Compression.SNAPPY:
         parts = [_XERIAL_HEADER]
@@ -537,9 +594,11 @@ def _compress(codec: Compression, data: bytes) -> bytes:
             parts.append(block)
         return b"".join(parts)
     if codec is Compression.LZ4:
-        return bytes(_lz4.compress(data, **_LZ4_FRAME_KWARGS))
+        if level is None:
+            return bytes(_lz4.compress(data, **_LZ4_FRAME_KWARGS))
+        return bytes(_lz4.compress(data, compression_level=level, **_LZ4_FRAME_KWARGS))
     if codec is Compression.ZSTD:
-        return bytes(_zstd.ZstdCompressor().compress(data))
+        return bytes(_zstd.ZstdCompressor(level=3 if level is None else level).compress(data))
     raise UnsupportedCompressionTypeError(f"compression codec {codec!r}")
 
 

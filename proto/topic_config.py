@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minikafka.proto.errors import InvalidConfigError, KafkaError
+from minikafka.proto.records import Compression, Recompression
 
 __all__ = [
     "BROKER_TOPIC_KEYS",
@@ -590,6 +591,24 @@ class TopicConfig:
     @property
     def max_time_index_entries(self) -> int:
         return self.segment_index_bytes // 12
+
+    @property
+    def recompression(self) -> Recompression | None:
+        """The codec (and its compression.*.level) the leader rewrites produced batches in;
+        None for ``producer``, which keeps the producer's."""
+        if self.compression_type == "producer":
+            return None
+        if self.compression_type == "uncompressed":
+            return Recompression(Compression.NONE)
+        codec = Compression.parse(self.compression_type)
+        level = {
+            Compression.GZIP: None
+            if self.compression_gzip_level == -1
+            else self.compression_gzip_level,
+            Compression.LZ4: self.compression_lz4_level,
+            Compression.ZSTD: self.compression_zstd_level,
+        }.get(codec)
+        return Recompression(codec, level)
 
     @property
     def log_append_time(self) -> bool:

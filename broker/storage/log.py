@@ -766,6 +766,7 @@ class Log:
             max_batch_size=config.max_message_bytes,
             log_append_time_ms=now_ms if config.log_append_time else None,
             timestamp_range=config.timestamp_range(now_ms),
+            recompression=config.recompression,
         )
         if self._config.compact:
             self._check_keys(patched)

@@ -3,7 +3,8 @@
 A topic created with every key at a non-default value reads back the same through
 DescribeConfigs; keys of features this broker lacks are refused with the reason; the
 message.timestamp.* keys are honoured by the leader (LogAppendTime stamps the batch,
-before/after.max.ms refuse a record with INVALID_TIMESTAMP).
+before/after.max.ms refuse a record with INVALID_TIMESTAMP), and compression.type other
+than producer makes the leader store every batch in the topic's codec.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import kafka.errors
 import pytest
 from kafka.admin import ConfigResource
 
+from minikafka.proto.records import Compression, iter_batch_headers
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
 
@@ -190,3 +192,39 @@ def test_a_timestamp_out_of_range_gets_invalid_timestamp(cluster: Cluster) -> No
     _create(cluster, "difference", {"message.timestamp.difference.max.ms": "60000"})
     with pytest.raises(kafka.errors.InvalidTimestampError):
         _produce(cluster, "difference", timestamp_ms=now - 3_600_000)
+
+
+def _stored_codecs(cluster: Cluster, topic: str) -> list[Compression]:
+    (broker,) = cluster.brokers.values()
+    (segment,) = (broker.log_dir / f"{topic}-0").glob("*.log")
+    return [header.compression for _, header in iter_batch_headers(segment.read_bytes())]
+
+
+@pytest.mark.parametrize(
+    ("producer_codec", "topic_codec", "stored"),
+    [
+        ("none", "zstd", Compression.ZSTD),
+        ("lz4", "gzip", Compression.GZIP),
+        ("gzip", "uncompressed", Compression.NONE),
+        ("snappy", "producer", Compression.SNAPPY),
+    ],
+)
+def test_the_leader_stores_batches_in_the_topics_codec(
+    cluster: Cluster, producer_codec: str, topic_codec: str, stored: Compression
+) -> None:
+    topic = f"codec-{topic_codec}"
+    _create(cluster, topic, {"compression.type": topic_codec, "compression.zstd.level": "9"})
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": cluster.kafka_bootstrap_servers,
+            "compression.type": producer_codec,
+            "linger.ms": 50,
+        }
+    )
+    for i in range(20):
+        producer.produce(topic, key=b"k%d" % i, value=b"value %d " % i * 20)
+    assert producer.flush(20) == 0
+    codecs = _stored_codecs(cluster, topic)
+    assert codecs and set(codecs) == {stored}
+    values = [record.value for record in _consume(cluster, topic)]
+    assert values == [b"value %d " % i * 20 for i in range(20)]

@@ -20,6 +20,7 @@ from minikafka.controller.config import ControllerConfig
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.state import ControllerContext
 from minikafka.proto.errors import InvalidConfigError, KafkaError
+from minikafka.proto.records import Compression, Recompression
 from minikafka.proto.topic_config import (
     BROKER_TOPIC_KEYS,
     TOPIC_CONFIG_KEYS,
@@ -305,3 +306,17 @@ def test_the_broker_log_keys_are_the_new_keys_defaults() -> None:
     # log.roll.jitter.ms beats log.roll.jitter.hours, as log.roll.ms beats log.roll.hours
     both = _broker({"log.roll.jitter.ms": "7", "log.roll.jitter.hours": "2"})
     assert both.log.segment_jitter_ms == 7
+
+
+def test_compression_type_and_its_level_give_the_leaders_codec() -> None:
+    def target(props: dict[str, str]) -> object:
+        return TopicConfig.from_properties(props).recompression
+
+    assert target({}) is None  # producer
+    assert target({"compression.type": "uncompressed"}) == Recompression(Compression.NONE)
+    assert target({"compression.type": "zstd"}) == Recompression(Compression.ZSTD, 3)
+    assert target({"compression.type": "lz4", "compression.lz4.level": "4"}) == Recompression(
+        Compression.LZ4, 4
+    )
+    assert target({"compression.type": "gzip"}) == Recompression(Compression.GZIP, None)
+    assert target({"compression.type": "snappy"}) == Recompression(Compression.SNAPPY, None)
