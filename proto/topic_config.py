@@ -424,6 +424,9 @@ TOPIC_KEY_SPECS: Mapping[str, ConfigKey] = {
             0,
             synonyms=(("log.segment.delete.delay.ms", 1),),
         ),
+        # Accepted and kept, with no effect: Kafka's preallocation makes a new segment file
+        # segment.bytes long and trims it at the roll, but the offline readers here (dump-log,
+        # the Spark source) take a .log file's size as its end.
         ConfigKey(
             "preallocate",
             "preallocate",

@@ -295,6 +295,9 @@ class Log:
         self._bases: list[int] = []  # sorted base offsets of _segments
         self._closed = False
         self._dir_dirty = False  # a segment file was created since the directory was fsynced
+        # (due time, files): segments retention removed, renamed *.deleted and kept for
+        # file.delete.delay.ms so that a read already under way still finds them.
+        self._files_to_delete: list[tuple[int, list[Path]]] = []
         self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
         self._flush_listener: Callable[[Log], None] | None = None
         self._hooks = LogHooks()
@@ -859,7 +862,7 @@ class Log:
         config = self._config
         if segment.should_roll(
             segment_bytes=config.segment_bytes,
-            segment_ms=config.segment_ms,
+            segment_ms=config.segment_ms - segment.roll_jitter_ms,
             messages_size=size,
             max_timestamp_in_messages=info.max_timestamp,
             max_offset_in_messages=info.last_offset,
@@ -1256,10 +1259,12 @@ class Log:
             return 0
         if len(deletable) == len(self._bases):
             self.roll()
+        due_ms = self._time_ms() + self._config.file_delete_delay_ms
         for segment in deletable:
             del self._segments[segment.base_offset]
             self._bases.remove(segment.base_offset)
-            segment.delete()
+            self._files_to_delete.append((due_ms, segment.rename_to_deleted(DELETED_SUFFIX)))
+        self.delete_due_files(due_ms if self._config.file_delete_delay_ms == 0 else 0)
         self._dir_dirty = True
         if self._bases[0] > self._log_start_offset:
             self._advance_log_start_offset(self._bases[0])
@@ -1272,6 +1277,17 @@ class Log:
             log_start_offset=self._log_start_offset,
         )
         return len(deletable)
+
+    def delete_due_files(self, now_ms: int) -> int:
+        """Remove the *.deleted files whose file.delete.delay.ms is over; how many went."""
+        due = [paths for when, paths in self._files_to_delete if when <= now_ms]
+        if not due:
+            return 0
+        self._files_to_delete = [e for e in self._files_to_delete if e[0] > now_ms]
+        for paths in due:
+            for path in paths:
+                _unlink(path)
+        return sum(len(paths) for paths in due)
 
     def maybe_increment_log_start_offset(
         self, new_log_start_offset: int, high_watermark: int | None = None
