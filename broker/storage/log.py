@@ -656,11 +656,11 @@ class Log:
         fsync_dir(self.dir)
         if fault is not None:
             fault("swap_renamed")
-        for segment in current[1:]:
-            assert segment is not None
+        removed = [segment for segment in current[1:] if segment is not None]
+        for segment in removed:
             del self._segments[segment.base_offset]
             self._bases.remove(segment.base_offset)
-            segment.delete()
+        self._delete_segment_files(removed)
         if fault is not None:
             fault("old_deleted")
         first = current[0]
@@ -1259,12 +1259,10 @@ class Log:
             return 0
         if len(deletable) == len(self._bases):
             self.roll()
-        due_ms = self._time_ms() + self._config.file_delete_delay_ms
         for segment in deletable:
             del self._segments[segment.base_offset]
             self._bases.remove(segment.base_offset)
-            self._files_to_delete.append((due_ms, segment.rename_to_deleted(DELETED_SUFFIX)))
-        self.delete_due_files(due_ms if self._config.file_delete_delay_ms == 0 else 0)
+        self._delete_segment_files(deletable)
         self._dir_dirty = True
         if self._bases[0] > self._log_start_offset:
             self._advance_log_start_offset(self._bases[0])
@@ -1277,6 +1275,15 @@ class Log:
             log_start_offset=self._log_start_offset,
         )
         return len(deletable)
+
+    def _delete_segment_files(self, segments: Sequence[LogSegment]) -> None:
+        """Kafka's deleteSegmentFiles: rename them *.deleted now, remove them after
+        file.delete.delay.ms (at once when it is 0)."""
+        due_ms = self._time_ms() + self._config.file_delete_delay_ms
+        for segment in segments:
+            self._files_to_delete.append((due_ms, segment.rename_to_deleted(DELETED_SUFFIX)))
+        if self._config.file_delete_delay_ms == 0:
+            self.delete_due_files(due_ms)
 
     def delete_due_files(self, now_ms: int) -> int:
         """Remove the *.deleted files whose file.delete.delay.ms is over; how many went."""
