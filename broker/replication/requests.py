@@ -124,6 +124,7 @@ class ProducePartitionResult:
     error_message: str = ""
     base_offset: int = -1
     log_start_offset: int = -1
+    log_append_time: int = -1  # message.timestamp.type=LogAppendTime: the leader's time
 
 
 # --- Fetch ------------------------------------------------------------------------------------

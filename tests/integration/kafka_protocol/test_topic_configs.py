@@ -168,8 +168,9 @@ def _consume(cluster: Cluster, topic: str) -> list[kafka.consumer.fetcher.Consum
 def test_log_append_time_gives_records_the_leaders_clock(cluster: Cluster) -> None:
     _create(cluster, "append-time", {"message.timestamp.type": "LogAppendTime"})
     before = int(time.time() * 1000)
-    _produce(cluster, "append-time", timestamp_ms=1_000)
+    metadata = _produce(cluster, "append-time", timestamp_ms=1_000)
     after = int(time.time() * 1000)
+    assert before <= metadata.timestamp <= after  # the produce response's log_append_time
     (record,) = _consume(cluster, "append-time")
     assert record.timestamp_type == 1  # LogAppendTime, the batch's attribute bit
     assert before <= record.timestamp <= after
