@@ -69,8 +69,16 @@ class Result:
 # --- the confluent-kafka clients, as child processes ---------------------------------------------
 
 
-def kafka_produce(bootstrap: str, topic: str, records: int, acks: str, batch_size: int) -> None:
-    """Child process: send ``records`` 100-byte records; print records/s over the whole run."""
+def kafka_produce(
+    bootstrap: str,
+    topic: str,
+    records: int,
+    acks: str,
+    batch_size: int,
+    compression: str = "none",
+) -> None:
+    """Child process: send ``records`` 100-byte records in the producer's ``compression``;
+    print records/s over the whole run."""
     import confluent_kafka
 
     producer = confluent_kafka.Producer(
@@ -82,6 +90,7 @@ def kafka_produce(bootstrap: str, topic: str, records: int, acks: str, batch_siz
             "queue.buffering.max.messages": 2_000_000,
             "queue.buffering.max.kbytes": 1_048_576,
             "enable.idempotence": acks == "all",
+            "compression.type": compression,
         }
     )
     produce_records(producer, topic, b"x" * RECORD_SIZE, records, flush_timeout_s=300)
@@ -250,9 +259,13 @@ def _measured(
     return result, f"client {client_cpu / wall:.2f}, {cores}"
 
 
-def _create(cluster: Cluster, name: str, replication_factor: int) -> None:
+def create_topic(
+    cluster: Cluster, name: str, replication_factor: int, configs: dict[str, str] | None = None
+) -> None:
+    """A topic of PARTITIONS partitions, waited for until each has a leader."""
+    topic = NewTopic(name, PARTITIONS, replication_factor, configs=configs or {})
     with cluster.admin() as admin:
-        raise_first(admin.create_topics([NewTopic(name, PARTITIONS, replication_factor)]))
+        raise_first(admin.create_topics([topic]))
     for partition in range(PARTITIONS):
         cluster.wait_for(
             lambda p=partition: cluster.leader(name, p) >= 0,  # type: ignore[misc]
@@ -274,8 +287,8 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
         batch_size = BATCH_SIZE
         label = f"RF{rf} acks={acks}"
         grpc_topic, kafka_topic = f"g-rf{rf}-{round_no}", f"k-rf{rf}-{round_no}"
-        _create(cluster, grpc_topic, rf)
-        _create(cluster, kafka_topic, rf)
+        create_topic(cluster, grpc_topic, rf)
+        create_topic(cluster, kafka_topic, rf)
         rate, cpu = _measured(
             cluster,
             lambda t=grpc_topic, a=acks: grpc_produce(  # type: ignore[misc]
@@ -294,7 +307,7 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
         note(f"produce {label}, Kafka protocol (confluent-kafka)", rate, cpu)
         if shutil.which("kcat"):
             kcat_topic = f"c-rf{rf}-{round_no}"
-            _create(cluster, kcat_topic, rf)
+            create_topic(cluster, kcat_topic, rf)
             rate, cpu = _measured(
                 cluster,
                 lambda t=kcat_topic, a=acks: kcat_produce(  # type: ignore[misc]
@@ -329,12 +342,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--produce", nargs=5, metavar=("BOOTSTRAP", "TOPIC", "N", "ACKS", "BATCH"))
+    parser.add_argument(
+        "--produce",
+        nargs="+",
+        metavar="ARG",
+        help="child: BOOTSTRAP TOPIC N ACKS BATCH [COMPRESSION]",
+    )
     parser.add_argument("--consume", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "N"))
     args = parser.parse_args()
     if args.produce:
-        bootstrap, topic, n, acks, batch = args.produce
-        kafka_produce(bootstrap, topic, int(n), acks, int(batch))
+        bootstrap, topic, n, acks, batch, *compression = args.produce
+        kafka_produce(bootstrap, topic, int(n), acks, int(batch), *compression)
         return
     if args.consume:
         bootstrap, topic, n = args.consume
@@ -342,20 +360,36 @@ def main() -> None:
         return
 
     machine = yardstick()
-    result = Result()
-    root = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-"))
-    zookeeper, cluster = start_cluster(root)
-    try:
-        for round_no in range(args.rounds):
-            print(f"round {round_no + 1} of {args.rounds}", file=sys.stderr, flush=True)
-            run_round(cluster, args.records, round_no, result)
-    finally:
-        cluster.close()
-        zookeeper.stop()
+    result = run_rounds("kafka-protocol-bench-", args.rounds, args.records, run_round)
     print(f"\n{args.records:,} records of {RECORD_SIZE} bytes, {args.rounds} rounds, "
           f"{time.strftime('%Y-%m-%d')}; machine yardstick (kafka-python encoder): "
           f"{machine:,.0f} records/s")  # fmt: skip
-    print("| test | median records/s | range | CPU cores of the median run |")
+    print_table(result, "test")
+
+
+def run_rounds(
+    prefix: str,
+    rounds: int,
+    records: int,
+    run_round: Callable[[Cluster, int, int, Result], None],
+) -> Result:
+    """``run_round(cluster, records, round_no, result)`` ``rounds`` times on one local
+    3-broker cluster, started in a temporary directory named ``prefix...`` and closed after."""
+    result = Result()
+    zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp(prefix=prefix)))
+    try:
+        for round_no in range(rounds):
+            print(f"round {round_no + 1} of {rounds}", file=sys.stderr, flush=True)
+            run_round(cluster, records, round_no, result)
+    finally:
+        cluster.close()
+        zookeeper.stop()
+    return result
+
+
+def print_table(result: Result, first_column: str) -> None:
+    """One markdown row per test: median records/s, range, the CPU of the median run."""
+    print(f"| {first_column} | median records/s | range | CPU cores of the median run |")
     print("|---|---:|---|---|")
     for name, rates in result.rates.items():
         median = statistics.median(rates)

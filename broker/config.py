@@ -83,7 +83,7 @@ Keys, with Kafka's names and defaults::
     producer.id.expiration.ms                  86400000
     producer.id.expiration.check.interval.ms   600000
     log.cleaner.enable                         true
-    compression.type                           producer (the only value served: no recompression)
+    compression.type                           producer (keep the producer's codec)
     log.cleaner.threads                        1
     log.cleaner.backoff.ms                     15000 (sleep when no log needs cleaning)
     log.cleaner.dedupe.buffer.size             134217728 (offset map memory, all threads)
@@ -653,7 +653,8 @@ class BrokerConfig:
             out[spec.name] = (_format(getattr(self, spec.field)), source)
         for topic_key, value in self.log.to_properties().items():
             synonyms = TOPIC_KEY_SYNONYMS[topic_key]
-            out[synonyms[0]] = (value, self.source_of(synonyms))
+            if synonyms:  # a topic-only key (remote.storage.enable) has no broker default
+                out[synonyms[0]] = (value, self.source_of(synonyms))
         return dict(sorted(out.items()))
 
     def synonyms(self, keys: Iterable[str]) -> list[tuple[str, str | None, ConfigSource]]:
@@ -965,9 +966,9 @@ CONFIG_TYPES: Mapping[str, ConfigType] = {
 }
 
 # The keys a running broker takes from /config/brokers (Kafka's DynamicBrokerConfig, those of
-# them this broker has): the defaults of every topic key but compression.type (its one value
-# here, producer, leaves nothing to change), the cleaner's and producer-id expiry.
-DYNAMIC_KEYS: frozenset[str] = (BROKER_TOPIC_KEYS - {"compression.type"}) | frozenset(
+# them this broker has): the defaults of every topic key but log.message.format.version (as
+# Kafka: a deprecated key that a restart reads), the cleaner's and producer-id expiry.
+DYNAMIC_KEYS: frozenset[str] = (BROKER_TOPIC_KEYS - {"log.message.format.version"}) | frozenset(
     {
         "log.cleaner.threads",
         "log.cleaner.backoff.ms",
@@ -1009,14 +1010,6 @@ _KAFKA_KEYS_NOT_USED = frozenset(
         "transaction.state.log.min.isr",
         "security.inter.broker.protocol",
         # Kafka's log.* keys for mechanisms this broker does not have
-        "log.message.format.version",
-        "log.message.timestamp.type",
-        "log.message.timestamp.difference.max.ms",
-        "log.message.downconversion.enable",
-        "log.preallocate",
-        "log.roll.jitter.ms",
-        "log.roll.jitter.hours",
-        "log.segment.delete.delay.ms",
         "log.flush.scheduler.interval.ms",
         "log.flush.start.offset.checkpoint.interval.ms",
         "log.cleaner.io.buffer.load.factor",

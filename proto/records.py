@@ -82,6 +82,7 @@ __all__ = [
     "BatchHeader",
     "Compression",
     "Header",
+    "Recompression",
     "Record",
     "RecordBatchBuilder",
     "RecordInput",
@@ -118,6 +119,8 @@ _CRC_POS = 17
 _ATTRIBUTES_POS = 21
 _LEADER_EPOCH_POS = 12
 _LENGTH_POS = 8
+_MAX_TIMESTAMP_POS = 35
+_MAX_TIMESTAMP = struct.Struct(">q")
 _MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
 
 _COMPRESSION_MASK = 0x07
@@ -374,6 +377,9 @@ def assign_offsets(
     partition_leader_epoch: int,
     *,
     max_batch_size: int | None = None,
+    log_append_time_ms: int | None = None,
+    timestamp_range: tuple[int, int] | None = None,
+    recompression: Recompression | None = None,
 ) -> tuple[bytearray, list[BatchHeader]]:
     """What a leader does to a produce request's batches before appending them.
 
@@ -381,10 +387,28 @@ def assign_offsets(
     cover them): in place when ``data`` is a bytearray, else in a copy. Batches produced by a
     client must start at offset delta 0 and carry at least one record. Returns the patched
     buffer and the patched headers, in order.
+
+    The topic's message.timestamp.* keys, as Kafka's LogValidator applies them:
+    ``log_append_time_ms`` (message.timestamp.type=LogAppendTime) stamps every batch: its
+    maxTimestamp becomes that time and its attributes say LogAppendTime, so every record reads
+    as appended then (the records themselves are untouched, the CRC recomputed).
+    ``timestamp_range`` (CreateTime, from message.timestamp.before/after.max.ms): every
+    record's timestamp must lie within ``[low, high]``, else INVALID_TIMESTAMP for the whole
+    request; the records are decoded for it only when a range is given.
+
+    ``recompression`` (a compression.type other than producer): a batch in another codec is
+    rewritten in the topic's, its records' bytes unchanged, as Kafka's LogValidator does; a
+    batch already in that codec is kept as the producer compressed it, whatever its level.
     """
     headers = validate_batches(data, max_batch_size=max_batch_size)
     for header in headers:
         validate_produced_batch(header)
+    if timestamp_range is not None and log_append_time_ms is None:
+        _check_timestamps(data, headers, *timestamp_range)
+    if recompression is not None and any(
+        header.compression is not recompression.codec for header in headers
+    ):
+        data, headers = _recompress(data, headers, recompression, max_batch_size)
     out = data if isinstance(data, bytearray) else bytearray(data)
     make = BatchHeader._make
     patched = []
@@ -393,10 +417,85 @@ def assign_offsets(
     for header in headers:
         _BASE_OFFSET.pack_into(out, pos, next_offset)
         _INT32.pack_into(out, pos + _LEADER_EPOCH_POS, partition_leader_epoch)
+        if log_append_time_ms is not None:
+            header = _stamp_log_append_time(out, pos, header, log_append_time_ms)
         patched.append(make((next_offset, header[1], partition_leader_epoch, *header[3:])))
         next_offset += header.record_count
         pos += header.size
     return out, patched
+
+
+class Recompression(NamedTuple):
+    """The codec a leader rewrites produced batches in, and its level (None: the codec's
+    default)."""
+
+    codec: Compression
+    level: int | None = None
+
+
+def _recompress(
+    data: bytes | bytearray | memoryview,
+    headers: Sequence[BatchHeader],
+    target: Recompression,
+    max_batch_size: int | None,
+) -> tuple[bytearray, list[BatchHeader]]:
+    out = bytearray()
+    new_headers = []
+    pos = 0
+    for header in headers:
+        if header.compression is target.codec:
+            out += data[pos : pos + header.size]
+            new_headers.append(header)
+            pos += header.size
+            continue
+        body = _batch_body(data, pos, header)
+        if target.codec is not Compression.NONE:
+            body = _compress(target.codec, body, target.level)
+        size = HEADER_SIZE + len(body)
+        if max_batch_size is not None and size > max_batch_size:
+            raise RecordTooLargeError(
+                f"record batch of {size} bytes in {target.codec.name} exceeds the maximum of "
+                f"{max_batch_size} bytes"
+            )
+        attributes = (header.attributes & ~_COMPRESSION_MASK) | int(target.codec)
+        rewritten = header._replace(batch_length=size - LOG_OVERHEAD, attributes=attributes)
+        packed = bytearray(_HEADER.pack(*rewritten))
+        crc = _crc32c.crc32c(memoryview(packed)[_ATTRIBUTES_POS:])
+        crc = _crc32c.crc32c(body, crc)
+        struct.pack_into(">I", packed, _CRC_POS, crc)
+        out += packed
+        out += body
+        new_headers.append(rewritten._replace(crc=crc))
+        pos += header.size
+    return out, new_headers
+
+
+def _stamp_log_append_time(
+    out: bytearray, pos: int, header: BatchHeader, now_ms: int
+) -> BatchHeader:
+    attributes = header.attributes | _TIMESTAMP_TYPE_MASK
+    struct.pack_into(">h", out, pos + _ATTRIBUTES_POS, attributes)
+    _MAX_TIMESTAMP.pack_into(out, pos + _MAX_TIMESTAMP_POS, now_ms)
+    crc = batch_crc(out, pos, header.size)
+    struct.pack_into(">I", out, pos + _CRC_POS, crc)
+    return header._replace(attributes=attributes, max_timestamp=now_ms, crc=crc)
+
+
+def _check_timestamps(
+    data: bytes | bytearray | memoryview, headers: Sequence[BatchHeader], low: int, high: int
+) -> None:
+    pos = 0
+    for header in headers:
+        # Every record, not the header's max: record deltas may be negative, and a producer
+        # writes maxTimestamp itself.
+        _, records = decode_batch(data, pos, verify_crc=False)
+        for record in records:
+            if record.timestamp != NO_TIMESTAMP and not low <= record.timestamp <= high:
+                raise InvalidTimestampError(
+                    f"Timestamp {record.timestamp} of message with offset {record.offset} "
+                    f"is out of range. The timestamp should be within [{low}, {high}]"
+                )
+        pos += header.size
 
 
 def iter_batch_headers(
@@ -482,9 +581,11 @@ _LZ4_FRAME_KWARGS = {
 }
 
 
-def _compress(codec: Compression, data: bytes) -> bytes:
+def _compress(codec: Compression, data: bytes, level: int | None = None) -> bytes:
+    """``data`` compressed with ``codec``, at ``level`` (the topic's compression.<codec>.level,
+    when a leader recompresses) or the codec's default; snappy has no levels."""
     if codec is Compression.GZIP:
-        compressor = zlib.compressobj(6, zlib.DEFLATED, 31)
+        compressor = zlib.compressobj(6 if level is None else level, zlib.DEFLATED, 31)
         return compressor.compress(data) + compressor.flush()
     if codec is Compression.SNAPPY:
         parts = [_XERIAL_HEADER]
@@ -494,9 +595,11 @@ def _compress(codec: Compression, data: bytes) -> bytes:
             parts.append(block)
         return b"".join(parts)
     if codec is Compression.LZ4:
-        return bytes(_lz4.compress(data, **_LZ4_FRAME_KWARGS))
+        if level is None:
+            return bytes(_lz4.compress(data, **_LZ4_FRAME_KWARGS))
+        return bytes(_lz4.compress(data, compression_level=level, **_LZ4_FRAME_KWARGS))
     if codec is Compression.ZSTD:
-        return bytes(_zstd.ZstdCompressor().compress(data))
+        return bytes(_zstd.ZstdCompressor(level=3 if level is None else level).compress(data))
     raise UnsupportedCompressionTypeError(f"compression codec {codec!r}")
 
 

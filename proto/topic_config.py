@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minikafka.proto.errors import InvalidConfigError, KafkaError
+from minikafka.proto.records import Compression, Recompression
 
 __all__ = [
     "BROKER_TOPIC_KEYS",
@@ -175,8 +176,9 @@ class ConfigKey:
 
 
 def _parse_policy(key: str, raw: str) -> frozenset[str]:
+    # Kafka allows the empty list: neither deleted by retention nor compacted, kept forever.
     policies = frozenset(p.strip().lower() for p in raw.split(",") if p.strip())
-    if not policies or not policies <= _CLEANUP_POLICIES:
+    if not policies <= _CLEANUP_POLICIES:
         raise _invalid(key, raw, "expected a comma-separated list of 'delete' and 'compact'")
     return policies
 
@@ -195,21 +197,72 @@ _COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer
 
 
 def parse_compression_type(key: str, raw: str) -> str:
-    """Kafka's compression.type. Only ``producer`` (keep what the producer sent) is served:
-    this broker does not recompress, so any other value is refused rather than ignored."""
+    """Kafka's compression.type: a codec the leader recompresses every batch to, ``producer``
+    to keep the producer's, ``uncompressed`` for none."""
     value = raw.strip().lower()
     if value not in _COMPRESSION_TYPES:
         raise InvalidConfigError(
             f"Invalid value {raw} for configuration {key}: String must be one of: "
             + ", ".join(_COMPRESSION_TYPES)
         )
-    if value != "producer":
-        raise InvalidConfigError(
-            f"Invalid value {raw} for configuration {key}: this broker keeps the producer's "
-            "compression and does not recompress; only 'producer' is supported"
-        )
     return value
 
+
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+
+
+def _parse_timestamp_type(key: str, raw: str) -> str:
+    value = raw.strip()
+    if value not in TIMESTAMP_TYPES:
+        raise _invalid(key, raw, "String must be one of: " + ", ".join(TIMESTAMP_TYPES))
+    return value
+
+
+# Kafka's MetadataVersion names (0.8.0 ... 3.9-IV0): the key is deprecated and ignored from
+# 3.0 on, so any well-formed version is kept as given, as Kafka keeps it.
+_METADATA_VERSION = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?(-IV[0-9]+)?")
+
+
+def _parse_message_format_version(key: str, raw: str) -> str:
+    value = raw.strip()
+    if not _METADATA_VERSION.fullmatch(value):
+        raise _invalid(key, raw, "not a Kafka version (for example 3.0-IV1)")
+    return value
+
+
+def _parse_gzip_level(key: str, raw: str) -> int:
+    # gzip's levels are 1..9, or -1 for the codec's own default (zlib's 6)
+    value = _parse_integer(key, raw, ConfigType.INT)
+    if value != -1 and not 1 <= value <= 9:
+        raise _invalid(key, raw, "must be -1 or between 1 and 9")
+    return value
+
+
+def _off_only(off: bool, feature: str) -> Callable[[str, str], bool]:
+    """The parser of a boolean key of a feature this broker does not have: only ``off`` (the
+    value that leaves the feature unused) is accepted."""
+
+    def parse(key: str, raw: str) -> bool:
+        value = _parse_boolean(key, raw)
+        if value != off:
+            raise _invalid(
+                key, raw, f"{feature} is not supported by this broker; only {str(off).lower()}"
+            )
+        return value
+
+    return parse
+
+
+def _parse_no_throttle(key: str, raw: str) -> str:
+    # Kafka's value is a list of partition:broker (or *) whose replication is throttled; this
+    # broker has no replication quotas, so only the empty list (nothing throttled) is served.
+    value = raw.strip()
+    if value:
+        raise _invalid(key, raw, "replication throttling is not supported by this broker")
+    return value
+
+
+_NO_TIERED_STORAGE = "tiered storage (remote log storage)"
 
 # Minimums are Kafka's: segment.bytes at least 14 (the smallest legacy record), segment.ms and
 # flush.messages at least 1, segment.index.bytes at least one entry's worth (4). The largest
@@ -334,6 +387,141 @@ TOPIC_KEY_SPECS: Mapping[str, ConfigKey] = {
             ConfigType.BOOLEAN,
             synonyms=(("unclean.leader.election.enable", 1),),
         ),
+        ConfigKey(
+            "compression.gzip.level",
+            "compression_gzip_level",
+            _INT,
+            parser=_parse_gzip_level,
+            synonyms=(("compression.gzip.level", 1),),
+        ),
+        ConfigKey(
+            "compression.lz4.level",
+            "compression_lz4_level",
+            _INT,
+            1,
+            17,
+            synonyms=(("compression.lz4.level", 1),),
+        ),
+        ConfigKey(
+            "compression.zstd.level",
+            "compression_zstd_level",
+            _INT,
+            -131072,
+            22,
+            synonyms=(("compression.zstd.level", 1),),
+        ),
+        ConfigKey(
+            "segment.jitter.ms",
+            "segment_jitter_ms",
+            _LONG,
+            0,
+            synonyms=(("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", _HOUR_MS)),
+        ),
+        ConfigKey(
+            "file.delete.delay.ms",
+            "file_delete_delay_ms",
+            _LONG,
+            0,
+            synonyms=(("log.segment.delete.delay.ms", 1),),
+        ),
+        # Accepted and kept, with no effect: Kafka's preallocation makes a new segment file
+        # segment.bytes long and trims it at the roll, but the offline readers here (dump-log,
+        # the Spark source) take a .log file's size as its end.
+        ConfigKey(
+            "preallocate",
+            "preallocate",
+            ConfigType.BOOLEAN,
+            synonyms=(("log.preallocate", 1),),
+        ),
+        ConfigKey(
+            "message.format.version",
+            "message_format_version",
+            ConfigType.STRING,
+            parser=_parse_message_format_version,
+            synonyms=(("log.message.format.version", 1),),
+        ),
+        ConfigKey(
+            "message.timestamp.type",
+            "message_timestamp_type",
+            ConfigType.STRING,
+            parser=_parse_timestamp_type,
+            synonyms=(("log.message.timestamp.type", 1),),
+        ),
+        ConfigKey(
+            "message.timestamp.difference.max.ms",
+            "message_timestamp_difference_max_ms",
+            _LONG,
+            0,
+            synonyms=(("log.message.timestamp.difference.max.ms", 1),),
+        ),
+        ConfigKey(
+            "message.timestamp.before.max.ms",
+            "message_timestamp_before_max_ms",
+            _LONG,
+            0,
+            synonyms=(("log.message.timestamp.before.max.ms", 1),),
+        ),
+        ConfigKey(
+            "message.timestamp.after.max.ms",
+            "message_timestamp_after_max_ms",
+            _LONG,
+            0,
+            synonyms=(("log.message.timestamp.after.max.ms", 1),),
+        ),
+        # Down-conversion turns magic-2 batches into magic 0/1 for fetches older than v4; the
+        # Kafka door serves no such fetch, so either value leaves nothing to do.
+        ConfigKey(
+            "message.downconversion.enable",
+            "message_downconversion_enable",
+            ConfigType.BOOLEAN,
+            synonyms=(("log.message.downconversion.enable", 1),),
+        ),
+        # The local.retention keys bound the local copy of a tiered log; Kafka accepts and
+        # ignores them on a topic without remote storage, as every topic here is.
+        ConfigKey(
+            "local.retention.ms",
+            "local_retention_ms",
+            _LONG,
+            -2,
+            synonyms=(("log.local.retention.ms", 1),),
+        ),
+        ConfigKey(
+            "local.retention.bytes",
+            "local_retention_bytes",
+            _LONG,
+            -2,
+            synonyms=(("log.local.retention.bytes", 1),),
+        ),
+        ConfigKey(
+            "remote.storage.enable",
+            "remote_storage_enable",
+            ConfigType.BOOLEAN,
+            parser=_off_only(False, _NO_TIERED_STORAGE),
+        ),
+        ConfigKey(
+            "remote.log.copy.disable",
+            "remote_log_copy_disable",
+            ConfigType.BOOLEAN,
+            parser=_off_only(False, _NO_TIERED_STORAGE),
+        ),
+        ConfigKey(
+            "remote.log.delete.on.disable",
+            "remote_log_delete_on_disable",
+            ConfigType.BOOLEAN,
+            parser=_off_only(False, _NO_TIERED_STORAGE),
+        ),
+        ConfigKey(
+            "leader.replication.throttled.replicas",
+            "leader_replication_throttled_replicas",
+            ConfigType.LIST,
+            parser=_parse_no_throttle,
+        ),
+        ConfigKey(
+            "follower.replication.throttled.replicas",
+            "follower_replication_throttled_replicas",
+            ConfigType.LIST,
+            parser=_parse_no_throttle,
+        ),
     )
 }
 
@@ -360,6 +548,25 @@ class TopicConfig:
     compression_type: str = "producer"
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    segment_jitter_ms: int = 0
+    file_delete_delay_ms: int = 60_000
+    preallocate: bool = False
+    message_format_version: str = "3.0-IV1"
+    message_timestamp_type: str = "CreateTime"
+    message_timestamp_difference_max_ms: int = LONG_MAX
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = LONG_MAX
+    message_downconversion_enable: bool = True
+    local_retention_ms: int = -2
+    local_retention_bytes: int = -2
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
+    leader_replication_throttled_replicas: str = ""
+    follower_replication_throttled_replicas: str = ""
 
     def __post_init__(self) -> None:
         # The table's bounds hold for a value built in code as for one read from properties.
@@ -370,11 +577,11 @@ class TopicConfig:
             ):
                 raise _invalid(key.name, value, f"not a number of type {key.type.name}")
             key.check(value)
-        if not self.cleanup_policy or not self.cleanup_policy <= _CLEANUP_POLICIES:
+        if not self.cleanup_policy <= _CLEANUP_POLICIES:
             raise _invalid(
                 "cleanup.policy",
                 sorted(self.cleanup_policy),
-                "must be a non-empty subset of [compact, delete]",
+                "must be a subset of [compact, delete]",
             )
         ratio = self.min_cleanable_dirty_ratio
         if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 <= ratio <= 1:
@@ -387,6 +594,43 @@ class TopicConfig:
     @property
     def max_time_index_entries(self) -> int:
         return self.segment_index_bytes // 12
+
+    @property
+    def recompression(self) -> Recompression | None:
+        """The codec (and its compression.*.level) the leader rewrites produced batches in;
+        None for ``producer``, which keeps the producer's."""
+        if self.compression_type == "producer":
+            return None
+        if self.compression_type == "uncompressed":
+            return Recompression(Compression.NONE)
+        codec = Compression.parse(self.compression_type)
+        level = {
+            Compression.GZIP: None
+            if self.compression_gzip_level == -1
+            else self.compression_gzip_level,
+            Compression.LZ4: self.compression_lz4_level,
+            Compression.ZSTD: self.compression_zstd_level,
+        }.get(codec)
+        return Recompression(codec, level)
+
+    @property
+    def log_append_time(self) -> bool:
+        """Whether the leader stamps batches with its clock (message.timestamp.type)."""
+        return self.message_timestamp_type == "LogAppendTime"
+
+    def timestamp_range(self, now_ms: int) -> tuple[int, int] | None:
+        """The CreateTime timestamps a leader accepts at ``now_ms``, None for any. As Kafka, a
+        before/after key left at its default falls back to the deprecated
+        message.timestamp.difference.max.ms."""
+        before = self.message_timestamp_before_max_ms
+        if before == LONG_MAX:
+            before = self.message_timestamp_difference_max_ms
+        after = self.message_timestamp_after_max_ms
+        if after == LONG_MAX:
+            after = self.message_timestamp_difference_max_ms
+        if before == LONG_MAX and after == LONG_MAX:
+            return None
+        return max(now_ms - before, -LONG_MAX - 1), min(now_ms + after, LONG_MAX)
 
     @property
     def delete_enabled(self) -> bool:

@@ -41,6 +41,7 @@ class ProducePartitionStatus:
     required_offset: int = -1  # acks=all: the HW it waits for
     leader_epoch: int = -1  # the leader epoch of the append
     done: bool = True
+    log_append_time: int = -1  # the time a LogAppendTime topic's leader stamped, else -1
 
 
 Outcome = Callable[[TopicPartition, ProducePartitionStatus], "ErrorCode | None"]

@@ -818,6 +818,7 @@ class ReplicaManager:
                 status.base_offset,
                 status.log_start_offset,
                 status.record_errors,
+                status.log_append_time,
             )
             for (topic, index), status in statuses.items()
         ]
@@ -853,6 +854,7 @@ class ReplicaManager:
             required_offset=info.last_offset + 1,
             leader_epoch=partition.leader_epoch,
             done=acks != -1,
+            log_append_time=info.max_timestamp if partition.log.config.log_append_time else -1,
         )
 
     def _append_failed(self, tp: TopicPartition, exc: Exception) -> ProducePartitionStatus:

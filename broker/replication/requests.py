@@ -132,6 +132,7 @@ class ProducePartitionResult:
     base_offset: int = -1
     log_start_offset: int = -1
     record_errors: tuple[RecordError, ...] = ()  # KIP-467: which records INVALID_RECORD refused
+    log_append_time: int = -1  # message.timestamp.type=LogAppendTime: the leader's time
 
 
 # --- Fetch ------------------------------------------------------------------------------------

@@ -324,6 +324,11 @@ class BrokerServer:
         self._scheduler.schedule(
             "retention", self._log_retention, period_ms=config.log_retention_check_interval_ms
         )
+        self._scheduler.schedule(
+            "file_delete",
+            lambda: self._log_manager.delete_due_files(_now_ms()) if self._log_manager else None,
+            period_ms=_LOG_FLUSH_CHECK_MS,
+        )
         self._cleaner.start(config)
         self._scheduler.schedule(
             "producer_id_expiration",

@@ -104,7 +104,7 @@ def produce_response(results: Iterable[ProducePartitionResult]) -> pb.ProduceRes
                 error_code=result.error_code,
                 error_message=result.error_message,
                 base_offset=result.base_offset,
-                log_append_time_ms=-1,
+                log_append_time_ms=result.log_append_time,
                 log_start_offset=result.log_start_offset,
             )
     return response

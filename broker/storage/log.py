@@ -364,6 +364,9 @@ class Log:
         self._bases: list[int] = []  # sorted base offsets of _segments
         self._closed = False
         self._dir_dirty = False  # a segment file was created since the directory was fsynced
+        # (due time, files): segments retention removed, renamed *.deleted and kept for
+        # file.delete.delay.ms so that a read already under way still finds them.
+        self._files_to_delete: list[tuple[int, list[Path]]] = []
         self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
         self._flush_listener: Callable[[Log], None] | None = None
         self._hooks = LogHooks()
@@ -722,11 +725,11 @@ class Log:
         fsync_dir(self.dir)
         if fault is not None:
             fault("swap_renamed")
-        for segment in current[1:]:
-            assert segment is not None
+        removed = [segment for segment in current[1:] if segment is not None]
+        for segment in removed:
             del self._segments[segment.base_offset]
             self._bases.remove(segment.base_offset)
-            segment.delete()
+        self._delete_segment_files(removed)
         if fault is not None:
             fault("old_deleted")
         first = current[0]
@@ -827,8 +830,15 @@ class Log:
         leader's epoch, and append them."""
         self._check_open()
         self._check_append_size(len(data))
+        config, now_ms = self._config, self._time_ms()
         patched, headers = assign_offsets(
-            data, self._leo, leader_epoch, max_batch_size=self._config.max_message_bytes
+            data,
+            self._leo,
+            leader_epoch,
+            max_batch_size=config.max_message_bytes,
+            log_append_time_ms=now_ms if config.log_append_time else None,
+            timestamp_range=config.timestamp_range(now_ms),
+            recompression=config.recompression,
         )
         if self._config.compact:
             self._check_keys(patched)
@@ -952,7 +962,7 @@ class Log:
         config = self._config
         if segment.should_roll(
             segment_bytes=config.segment_bytes,
-            segment_ms=config.segment_ms,
+            segment_ms=config.segment_ms - segment.roll_jitter_ms,
             messages_size=size,
             max_timestamp_in_messages=info.max_timestamp,
             max_offset_in_messages=info.last_offset,
@@ -1360,7 +1370,7 @@ class Log:
         for segment in deletable:
             del self._segments[segment.base_offset]
             self._bases.remove(segment.base_offset)
-            segment.delete()
+        self._delete_segment_files(deletable)
         self._dir_dirty = True
         if self._bases[0] > self._log_start_offset:
             self._advance_log_start_offset(self._bases[0])
@@ -1373,6 +1383,26 @@ class Log:
             log_start_offset=self._log_start_offset,
         )
         return len(deletable)
+
+    def _delete_segment_files(self, segments: Sequence[LogSegment]) -> None:
+        """Kafka's deleteSegmentFiles: rename them *.deleted now, remove them after
+        file.delete.delay.ms (at once when it is 0)."""
+        due_ms = self._time_ms() + self._config.file_delete_delay_ms
+        for segment in segments:
+            self._files_to_delete.append((due_ms, segment.rename_to_deleted(DELETED_SUFFIX)))
+        if self._config.file_delete_delay_ms == 0:
+            self.delete_due_files(due_ms)
+
+    def delete_due_files(self, now_ms: int) -> int:
+        """Remove the *.deleted files whose file.delete.delay.ms is over; how many went."""
+        due = [paths for when, paths in self._files_to_delete if when <= now_ms]
+        if not due:
+            return 0
+        self._files_to_delete = [e for e in self._files_to_delete if e[0] > now_ms]
+        for paths in due:
+            for path in paths:
+                _unlink(path)
+        return sum(len(paths) for paths in due)
 
     def maybe_increment_log_start_offset(
         self, new_log_start_offset: int, high_watermark: int | None = None

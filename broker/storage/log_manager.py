@@ -542,6 +542,17 @@ class LogManager:
                     raise
         return deleted
 
+    def delete_due_files(self, now_ms: int) -> None:
+        """Remove the segment files retention renamed *.deleted whose file.delete.delay.ms is
+        over (Kafka schedules one task per deletion; a pass every second here)."""
+        self._check_open()
+        for tp, log in list(self._logs.items()):
+            try:
+                log.delete_due_files(now_ms)
+            except Exception as exc:
+                if not self.maybe_handle_io_error(tp, exc, f"error deleting files of {tp}"):
+                    raise
+
     def flush_dirty_logs(self, now_ms: int) -> None:
         """Flush pass: each log flushes what rolls left pending and honours flush.ms."""
         self._check_open()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -235,6 +236,10 @@ class LogSegment:
         self._max_time_index_entries = config.max_time_index_entries
         self._time_ms = time_ms
         self.created_ms = time_ms()
+        # segment.jitter.ms: each segment rolls this much before segment.ms, so the segments
+        # of many partitions created together do not all roll at once (Kafka's rollJitterMs).
+        jitter = min(config.segment_jitter_ms, config.segment_ms)
+        self.roll_jitter_ms = random.randrange(jitter) if jitter > 0 else 0
         self.path = directory / log_file_name(base_offset, LOG_SUFFIX)
         self._index_error: str | None = None
         # Both indexes are read on first use (Kafka's LazyIndex): a load recovers or checks
@@ -854,3 +859,18 @@ class LogSegment:
         for path in (self.path, *self._index_paths()):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
+
+    def rename_to_deleted(self, suffix: str) -> list[Path]:
+        """Close and rename the three files to ``<name><suffix>`` (Kafka's ``.deleted``), the
+        ``.log`` first as in ``delete``; the renamed paths, for whoever removes them later.
+        A crash before that leaves files that loading removes."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        renamed = []
+        for path in (self.path, *self._index_paths()):
+            target = path.with_name(path.name + suffix)
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(path, target)
+                renamed.append(target)
+        return renamed

@@ -73,8 +73,12 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 
-# topic key -> the broker key whose value is the topic's default (the first of its synonyms).
-TOPIC_TO_BROKER_KEY = {key: synonyms[0] for key, synonyms in TOPIC_KEY_SYNONYMS.items()}
+# topic key -> the broker key whose value is the topic's default (the first of its synonyms);
+# None for the keys Kafka gives no broker default (remote.storage.enable, the throttled replicas).
+TOPIC_TO_BROKER_KEY: Mapping[str, str | None] = {
+    key: synonyms[0] if synonyms else None for key, synonyms in TOPIC_KEY_SYNONYMS.items()
+}
+_TOPIC_DEFAULTS = TopicConfig().to_properties()
 _LIST_KEYS = frozenset(k for k, spec in TOPIC_KEY_SPECS.items() if spec.type == ConfigType.LIST)
 
 
@@ -190,7 +194,7 @@ def topic_config_entries(
     for key, broker_key in sorted(TOPIC_TO_BROKER_KEY.items()):
         if wanted and key not in wanted:
             continue
-        synonyms = _synonyms(config, (broker_key,))
+        synonyms = _synonyms(config, (broker_key,)) if broker_key else ()
         if key in overrides:
             override = ConfigSynonym(key, overrides[key], ConfigSource.DYNAMIC_TOPIC_CONFIG)
             entries.append(
@@ -201,6 +205,8 @@ def topic_config_entries(
                     synonyms=(override, *synonyms),
                 )
             )
+        elif broker_key is None:
+            entries.append(ConfigEntry(key, _TOPIC_DEFAULTS[key], ConfigSource.DEFAULT_CONFIG))
         else:
             value, source = broker.get(broker_key, (None, ConfigSource.DEFAULT_CONFIG))
             entries.append(ConfigEntry(key, value, source, synonyms=synonyms))
@@ -391,7 +397,8 @@ class ConfigsAdmin(AdminBase):
                     )
                 current = config.get(op.name)
                 if current is None:
-                    current = defaults.get(TOPIC_TO_BROKER_KEY[op.name]) or ""
+                    broker_key = TOPIC_TO_BROKER_KEY[op.name]
+                    current = (defaults.get(broker_key) if broker_key else None) or ""
                 items = [i.strip() for i in current.split(",") if i.strip()]
                 given = [i.strip() for i in (op.value or "").split(",") if i.strip()]
                 if kind == ConfigOperation.APPEND:

@@ -4,6 +4,7 @@ and never skipping past it."""
 
 from __future__ import annotations
 
+import os
 import struct
 
 import pytest
@@ -127,3 +128,76 @@ def test_a_batch_whose_records_do_not_decode_is_corrupt() -> None:
         reader.read(500)
     with pytest.raises(CorruptRecordError):
         reader.read(500)
+
+
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.ZSTD])
+def test_log_append_time_stamps_the_batch_and_keeps_its_crc_valid(codec: Compression) -> None:
+    data = encode_batch(SAMPLE, compression=codec) + encode_batch(SAMPLE[:1], compression=codec)
+    out, headers = records.assign_offsets(data, 10, 3, log_append_time_ms=42)
+    assert [h.max_timestamp for h in headers] == [42, 42]
+    assert all(h.timestamp_type is TimestampType.LOG_APPEND_TIME for h in headers)
+    assert [h.compression for h in headers] == [codec, codec]
+    # the stored bytes say so too, CRC included, and every record reads as appended at 42
+    assert records.validate_batches(out) == headers
+    _, decoded = records.decode_batch(out, 0)
+    assert [(r.offset, r.timestamp, r.key) for r in decoded] == [
+        (10, 42, b"k0"),
+        (11, 42, b"k1"),
+        (12, 42, b"k2"),
+    ]
+
+
+def test_a_record_outside_the_timestamp_range_refuses_the_request() -> None:
+    first, last = SAMPLE[0][0], SAMPLE[-1][0]
+    records.assign_offsets(encode_batch(SAMPLE), 0, 0, timestamp_range=(first, last))
+    for bounds in ((first + 1, last), (first, last - 1)):
+        with pytest.raises(KafkaError) as info:
+            records.assign_offsets(encode_batch(SAMPLE), 0, 0, timestamp_range=bounds)
+        assert info.value.code == ErrorCode.INVALID_TIMESTAMP
+        assert "is out of range" in info.value.message
+    # LogAppendTime replaces the producer's timestamps: no range applies to them
+    records.assign_offsets(encode_batch(SAMPLE), 0, 0, timestamp_range=(0, 1), log_append_time_ms=5)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "level"),
+    [
+        (Compression.NONE, Compression.ZSTD, 7),
+        (Compression.LZ4, Compression.GZIP, 9),
+        (Compression.GZIP, Compression.NONE, None),
+        (Compression.SNAPPY, Compression.LZ4, 1),
+    ],
+)
+def test_the_leader_rewrites_a_batch_in_the_topics_codec(
+    source: Compression, target: Compression, level: int | None
+) -> None:
+    data = encode_batch(SAMPLE, compression=source) + encode_batch(SAMPLE[:1], compression=source)
+    out, headers = records.assign_offsets(
+        data, 5, 2, recompression=records.Recompression(target, level), log_append_time_ms=9
+    )
+    assert [h.compression for h in headers] == [target, target]
+    assert records.validate_batches(out) == headers  # lengths and CRCs rewritten
+    _, decoded = records.decode_batch(out, 0)
+    assert [(r.offset, r.key, r.value) for r in decoded] == [
+        (5 + i, key, value) for i, (_, key, value, _) in enumerate(SAMPLE)
+    ]
+
+
+def test_a_batch_already_in_the_topics_codec_is_kept_as_the_producer_wrote_it() -> None:
+    data = encode_batch(SAMPLE, compression=Compression.ZSTD)
+    # offset 0 and epoch -1, as encode_batch wrote them: nothing else may change
+    out, _ = records.assign_offsets(
+        data, 0, -1, recompression=records.Recompression(Compression.ZSTD, 19)
+    )
+    assert bytes(out) == data
+
+
+def test_a_batch_too_large_after_recompression_is_refused() -> None:
+    big = [(1, None, os.urandom(4000), ())]
+    data = encode_batch(big, compression=Compression.NONE)
+    limit = len(data) + 10  # gzip of random bytes is a little larger than the bytes
+    with pytest.raises(KafkaError) as info:
+        records.assign_offsets(
+            data, 0, 0, max_batch_size=limit, recompression=records.Recompression(Compression.GZIP)
+        )
+    assert info.value.code == ErrorCode.MESSAGE_TOO_LARGE

@@ -20,6 +20,7 @@ from minikafka.controller.config import ControllerConfig
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.state import ControllerContext
 from minikafka.proto.errors import InvalidConfigError, KafkaError
+from minikafka.proto.records import Compression, Recompression
 from minikafka.proto.topic_config import (
     BROKER_TOPIC_KEYS,
     TOPIC_CONFIG_KEYS,
@@ -38,7 +39,15 @@ def test_every_topic_config_field_has_one_row_and_every_row_a_field() -> None:
     fields = [f.name for f in dataclasses.fields(TopicConfig)]
     assert sorted(spec.field for spec in TOPIC_KEY_SPECS.values()) == sorted(fields)
     assert set(TOPIC_KEY_SPECS) == TOPIC_CONFIG_KEYS
-    assert all(spec.synonyms for spec in TOPIC_KEY_SPECS.values())  # a broker default each
+    # a broker default each, but for the keys Kafka gives none
+    without = {name for name, spec in TOPIC_KEY_SPECS.items() if not spec.synonyms}
+    assert without == {
+        "remote.storage.enable",
+        "remote.log.copy.disable",
+        "remote.log.delete.on.disable",
+        "leader.replication.throttled.replicas",
+        "follower.replication.throttled.replicas",
+    }
 
 
 def test_the_admin_serves_and_describes_every_row() -> None:
@@ -131,3 +140,183 @@ def test_the_controller_reads_unclean_election_through_the_row(
         ControllerConfig,
     )
     assert machine._unclean_allowed("t") is allowed
+
+
+# Kafka 3.9's topic keys (the docs' "Topic-Level Configs", LogConfig's ConfigDef).
+KAFKA_39_TOPIC_KEYS = frozenset(
+    [
+        "cleanup.policy",
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.type",
+        "compression.zstd.level",
+        "delete.retention.ms",
+        "file.delete.delay.ms",
+        "flush.messages",
+        "flush.ms",
+        "follower.replication.throttled.replicas",
+        "index.interval.bytes",
+        "leader.replication.throttled.replicas",
+        "local.retention.bytes",
+        "local.retention.ms",
+        "max.compaction.lag.ms",
+        "max.message.bytes",
+        "message.downconversion.enable",
+        "message.format.version",
+        "message.timestamp.after.max.ms",
+        "message.timestamp.before.max.ms",
+        "message.timestamp.difference.max.ms",
+        "message.timestamp.type",
+        "min.cleanable.dirty.ratio",
+        "min.compaction.lag.ms",
+        "min.insync.replicas",
+        "preallocate",
+        "remote.log.copy.disable",
+        "remote.log.delete.on.disable",
+        "remote.storage.enable",
+        "retention.bytes",
+        "retention.ms",
+        "segment.bytes",
+        "segment.index.bytes",
+        "segment.jitter.ms",
+        "segment.ms",
+        "unclean.leader.election.enable",
+    ]
+)
+
+
+def test_every_kafka_topic_key_is_known() -> None:
+    assert TOPIC_CONFIG_KEYS == KAFKA_39_TOPIC_KEYS
+
+
+def test_the_new_keys_have_kafkas_defaults() -> None:
+    defaults = TopicConfig().to_properties()
+    assert {k: defaults[k] for k in KAFKA_39_TOPIC_KEYS - _OLD_KEYS} == {
+        "compression.gzip.level": "-1",
+        "compression.lz4.level": "9",
+        "compression.zstd.level": "3",
+        "file.delete.delay.ms": "60000",
+        "follower.replication.throttled.replicas": "",
+        "leader.replication.throttled.replicas": "",
+        "local.retention.bytes": "-2",
+        "local.retention.ms": "-2",
+        "message.downconversion.enable": "true",
+        "message.format.version": "3.0-IV1",
+        "message.timestamp.after.max.ms": "9223372036854775807",
+        "message.timestamp.before.max.ms": "9223372036854775807",
+        "message.timestamp.difference.max.ms": "9223372036854775807",
+        "message.timestamp.type": "CreateTime",
+        "preallocate": "false",
+        "remote.log.copy.disable": "false",
+        "remote.log.delete.on.disable": "false",
+        "remote.storage.enable": "false",
+        "segment.jitter.ms": "0",
+    }
+
+
+_OLD_KEYS = frozenset(
+    [
+        "segment.bytes",
+        "segment.ms",
+        "segment.index.bytes",
+        "index.interval.bytes",
+        "retention.ms",
+        "retention.bytes",
+        "flush.messages",
+        "flush.ms",
+        "max.message.bytes",
+        "cleanup.policy",
+        "delete.retention.ms",
+        "min.compaction.lag.ms",
+        "max.compaction.lag.ms",
+        "min.cleanable.dirty.ratio",
+        "compression.type",
+        "min.insync.replicas",
+        "unclean.leader.election.enable",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "reason"),
+    [
+        ("remote.storage.enable", "true", "tiered storage .* is not supported"),
+        ("remote.log.copy.disable", "true", "tiered storage .* is not supported"),
+        ("remote.log.delete.on.disable", "true", "tiered storage .* is not supported"),
+        ("leader.replication.throttled.replicas", "0:1", "replication throttling is not"),
+        ("follower.replication.throttled.replicas", "*", "replication throttling is not"),
+        ("message.timestamp.type", "createtime", "String must be one of: CreateTime"),
+        ("compression.gzip.level", "0", "must be -1 or between 1 and 9"),
+        ("compression.lz4.level", "18", "must be between 1 and 17"),
+        ("compression.zstd.level", "23", "must be between -131072 and 22"),
+        ("local.retention.ms", "-3", "must be at least -2"),
+        ("segment.jitter.ms", "-1", "must be at least 0"),
+        ("message.format.version", "latest", "not a Kafka version"),
+        ("preallocate", "yes", "expected true or false"),
+    ],
+)
+def test_a_refusal_names_the_key_and_the_reason(key: str, raw: str, reason: str) -> None:
+    with pytest.raises(InvalidConfigError, match=f"configuration {key}: {reason}"):
+        validate_topic_configs({key: raw})
+
+
+def test_the_off_value_of_a_missing_feature_is_accepted() -> None:
+    validate_topic_configs(
+        {
+            "remote.storage.enable": "false",
+            "remote.log.copy.disable": "false",
+            "remote.log.delete.on.disable": "false",
+            "leader.replication.throttled.replicas": "",
+            "follower.replication.throttled.replicas": "",
+        }
+    )
+
+
+def test_cleanup_policy_may_be_empty_neither_delete_nor_compact() -> None:
+    config = TopicConfig.from_properties({"cleanup.policy": ""})
+    assert config.cleanup_policy == frozenset()
+    assert not config.delete_enabled and not config.compact
+    assert config.to_properties()["cleanup.policy"] == ""
+
+
+@pytest.mark.parametrize("codec", ["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"])
+def test_compression_type_takes_kafkas_values(codec: str) -> None:
+    assert TopicConfig.from_properties({"compression.type": codec}).compression_type == codec
+
+
+def test_the_broker_log_keys_are_the_new_keys_defaults() -> None:
+    config = _broker(
+        {
+            "log.message.timestamp.type": "LogAppendTime",
+            "log.roll.jitter.hours": "2",
+            "log.segment.delete.delay.ms": "5",
+            "log.preallocate": "true",
+            "log.message.timestamp.before.max.ms": "1000",
+            "compression.zstd.level": "7",
+            "log.local.retention.ms": "100",
+        }
+    )
+    assert config.log.message_timestamp_type == "LogAppendTime"
+    assert config.log.segment_jitter_ms == 2 * 3_600_000
+    assert config.log.file_delete_delay_ms == 5
+    assert config.log.preallocate is True
+    assert config.log.message_timestamp_before_max_ms == 1000
+    assert config.log.compression_zstd_level == 7
+    assert config.log.local_retention_ms == 100
+    # log.roll.jitter.ms beats log.roll.jitter.hours, as log.roll.ms beats log.roll.hours
+    both = _broker({"log.roll.jitter.ms": "7", "log.roll.jitter.hours": "2"})
+    assert both.log.segment_jitter_ms == 7
+
+
+def test_compression_type_and_its_level_give_the_leaders_codec() -> None:
+    def target(props: dict[str, str]) -> object:
+        return TopicConfig.from_properties(props).recompression
+
+    assert target({}) is None  # producer
+    assert target({"compression.type": "uncompressed"}) == Recompression(Compression.NONE)
+    assert target({"compression.type": "zstd"}) == Recompression(Compression.ZSTD, 3)
+    assert target({"compression.type": "lz4", "compression.lz4.level": "4"}) == Recompression(
+        Compression.LZ4, 4
+    )
+    assert target({"compression.type": "gzip"}) == Recompression(Compression.GZIP, None)
+    assert target({"compression.type": "snappy"}) == Recompression(Compression.SNAPPY, None)

@@ -390,3 +390,25 @@ def test_a_cleaner_thread_cleans_off_the_loop_and_swaps_on_it(tmp_path: Path) ->
     asyncio.run(run())
     assert log.size < size / 2
     check_against_model(log, model, appended)
+
+
+def test_the_segments_a_cleaning_replaces_wait_file_delete_delay_as_deleted(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    log = open_log(tmp_path / "compacted-0", clock, file_delete_delay_ms=5_000)
+    model: Model = {}
+    produce(log, model, random.Random(3), 300)
+    cleaner = LogCleaner(CleanerConfig(), time_ms=clock)
+    clean_log(cleaner, log, force=True)
+    produce(log, model, random.Random(4), 5)
+    # the second cleaning groups the small cleaned segments: one replaces several
+    segments_before = len(log.segments)
+    result = clean_log(cleaner, log, force=True)
+    assert result is not None and len(log.segments) < segments_before
+    deleted = [p for p in log.dir.iterdir() if p.name.endswith(".log.deleted")]
+    assert len(deleted) == segments_before - len(log.segments)
+    assert log.delete_due_files(clock() + 4_999) == 0
+    assert log.delete_due_files(clock() + 5_000) > 0
+    assert not [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
+    check_against_model(log, model, appended_records(log))

@@ -95,6 +95,10 @@ async def _respond(request: Request, answer: Awaitable[list[ProducePartitionResu
                             "index": result.partition,
                             "error_code": result.error_code,
                             "base_offset": result.base_offset,
+                            # None is the wire's -1: CreateTime
+                            "log_append_time": (
+                                result.log_append_time if result.log_append_time >= 0 else None
+                            ),
                             "log_start_offset": result.log_start_offset,
                             "error_message": result.error_message or None,
                             # v8+ (KIP-467): only these records failed; the client may
