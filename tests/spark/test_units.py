@@ -12,7 +12,7 @@ import pytest
 
 from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.consumer_offsets import encode_offset_key, encode_offset_value
-from minikafka.proto.errors import UnsupportedCompressionTypeError
+from minikafka.proto.errors import UnknownTopicOrPartitionError, UnsupportedCompressionTypeError
 from minikafka.proto.records import Compression, encode_batch
 from minikafka.spark.consumer_offsets import decode_commit
 from minikafka.spark.options import SourceOptions, SourceOptionsError, parse_source_options
@@ -204,7 +204,9 @@ def test_segments_are_read_between_log_start_and_high_watermark(tmp_path: Path) 
     assert first["headers"] == [{"key": "h", "value": b"x"}]
     assert int(first["timestamp"].timestamp() * 1000) == 1_700_000_000_003
 
-    assert list_segments([str(tmp_path)], SourceFilter(topics=("other",))) == []
+    # a topic named that is not in the log dirs is an error, as the live reader's (issue 30)
+    with pytest.raises(UnknownTopicOrPartitionError, match="Topic other not found in log dirs"):
+        list_segments([str(tmp_path)], SourceFilter(topics=("other",)))
     unbounded = list_segments([str(tmp_path)], SourceFilter(), read_uncommitted=True)
     assert all(s.max_offset is None for s in unbounded)
 
