@@ -4,8 +4,9 @@ request bytes (queued.max.request.bytes), on their own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,6 +26,29 @@ DESCRIBE_CLUSTER = 60
 
 def _config(**props: str) -> BrokerConfig:
     return BrokerConfig.from_properties({"broker.id": "1", "zookeeper.connect": "zk:2181", **props})
+
+
+@contextlib.asynccontextmanager
+async def _serving(pool: MemoryPool) -> AsyncIterator[int]:
+    """A Kafka listener's connections on 127.0.0.1 sharing ``pool``; yields its port, and on
+    the way out waits for every connection to end (the clients close theirs first)."""
+    broker: Any = SimpleNamespace(
+        config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000),
+        requests=SimpleNamespace(observe=lambda *args: None),
+    )
+    served: list[asyncio.Future[None]] = []
+
+    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = KafkaConnection(reader, writer, broker, "CLIENT", memory_pool=pool)
+        served.append(asyncio.ensure_future(connection.serve()))
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        await asyncio.wait_for(asyncio.gather(*served), 5)
+        server.close()
+        await server.wait_closed()
 
 
 def test_per_ip_limit_and_its_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,39 +138,23 @@ def test_a_spent_pool_stops_other_connections_reading_until_an_answer_frees_it(
             DESCRIBE_CLUSTER,
             registry.Handler(DESCRIBE_CLUSTER, "describe_cluster", 0, 1, describe_cluster),
         )
-        broker: Any = SimpleNamespace(
-            config=SimpleNamespace(
-                socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000
-            ),
-            requests=SimpleNamespace(observe=lambda *args: None),
-        )
         pool = MemoryPool(10)  # less than one request
-        served: list[asyncio.Future[None]] = []
-
-        def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            connection = KafkaConnection(reader, writer, broker, "CLIENT", memory_pool=pool)
-            served.append(asyncio.ensure_future(connection.serve()))
-
-        server = await asyncio.start_server(accept, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        first = socket.create_connection(("127.0.0.1", port))
-        second = socket.create_connection(("127.0.0.1", port))
-        try:
-            first.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=1))
-            await asyncio.sleep(0.2)
-            second.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=2))
-            await asyncio.sleep(0.3)
-            assert handled == [1] and pool.available < 0
-            release.set()
-            await asyncio.to_thread(read_frame, first)
-            await asyncio.to_thread(read_frame, second)
-            assert handled == [1, 2]
-        finally:
-            first.close()
-            second.close()
-            await asyncio.wait_for(asyncio.gather(*served), 5)
-            server.close()
-            await server.wait_closed()
+        async with _serving(pool) as port:
+            first = socket.create_connection(("127.0.0.1", port))
+            second = socket.create_connection(("127.0.0.1", port))
+            try:
+                first.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=1))
+                await asyncio.sleep(0.2)
+                second.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=2))
+                await asyncio.sleep(0.3)
+                assert handled == [1] and pool.available < 0
+                release.set()
+                await asyncio.to_thread(read_frame, first)
+                await asyncio.to_thread(read_frame, second)
+                assert handled == [1, 2]
+            finally:
+                first.close()
+                second.close()
         assert pool.available == 10  # every request's bytes back once its connection closed
 
     asyncio.run(scenario())
@@ -184,38 +192,22 @@ def test_a_pipelined_request_gives_its_bytes_back_once_handled_not_when_answered
             DESCRIBE_CLUSTER,
             registry.Handler(DESCRIBE_CLUSTER, "describe_cluster", 0, 1, follower_fetch),
         )
-        broker: Any = SimpleNamespace(
-            config=SimpleNamespace(
-                socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000
-            ),
-            requests=SimpleNamespace(observe=lambda *args: None),
-        )
         pool = MemoryPool(10)  # less than one request
-        served: list[asyncio.Future[None]] = []
-
-        def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            connection = KafkaConnection(reader, writer, broker, "CLIENT", memory_pool=pool)
-            served.append(asyncio.ensure_future(connection.serve()))
-
-        server = await asyncio.start_server(accept, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        producer = socket.create_connection(("127.0.0.1", port))
-        follower = socket.create_connection(("127.0.0.1", port))
-        producer.settimeout(5)
-        follower.settimeout(5)
-        try:
-            producer.sendall(encode_request(API_VERSIONS, 0, {}, correlation_id=1))
-            await asyncio.sleep(0.2)
-            assert pool.available == 10  # appended: its bytes are back while it waits
-            follower.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=2))
-            await asyncio.to_thread(read_frame, follower)
-            await asyncio.to_thread(read_frame, producer)
-        finally:
-            producer.close()
-            follower.close()
-            await asyncio.wait_for(asyncio.gather(*served), 5)
-            server.close()
-            await server.wait_closed()
+        async with _serving(pool) as port:
+            producer = socket.create_connection(("127.0.0.1", port))
+            follower = socket.create_connection(("127.0.0.1", port))
+            producer.settimeout(5)
+            follower.settimeout(5)
+            try:
+                producer.sendall(encode_request(API_VERSIONS, 0, {}, correlation_id=1))
+                await asyncio.sleep(0.2)
+                assert pool.available == 10  # appended: its bytes are back while it waits
+                follower.sendall(encode_request(DESCRIBE_CLUSTER, 0, {}, correlation_id=2))
+                await asyncio.to_thread(read_frame, follower)
+                await asyncio.to_thread(read_frame, producer)
+            finally:
+                producer.close()
+                follower.close()
         assert pool.available == 10
 
     asyncio.run(scenario())
