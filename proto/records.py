@@ -459,12 +459,11 @@ def _recompress(
             )
         attributes = (header.attributes & ~_COMPRESSION_MASK) | int(target.codec)
         rewritten = header._replace(batch_length=size - LOG_OVERHEAD, attributes=attributes)
-        packed = bytearray(_HEADER.pack(*rewritten))
-        crc = _crc32c.crc32c(memoryview(packed)[_ATTRIBUTES_POS:])
-        crc = _crc32c.crc32c(body, crc)
-        struct.pack_into(">I", packed, _CRC_POS, crc)
-        out += packed
+        start = len(out)
+        out += _HEADER.pack(*rewritten)
         out += body
+        crc = batch_crc(out, start, size)
+        struct.pack_into(">I", out, start + _CRC_POS, crc)
         new_headers.append(rewritten._replace(crc=crc))
         pos += header.size
     return out, new_headers
