@@ -32,7 +32,6 @@ from minikafka.proto.common import INTERNAL_TOPICS, Node
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
-    "INTERNAL_TOPICS",
     "ClusterIdSource",
     "ClusterMetadata",
     "MetadataApi",

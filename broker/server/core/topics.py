@@ -43,10 +43,9 @@ from minikafka.broker.server.core.configs import (
     topic_config_entries,
     validate_topic_configs,
 )
-from minikafka.broker.server.core.metadata import INTERNAL_TOPICS
 from minikafka.controller.controller import ElectionType, NewPartitions, NewTopic
 from minikafka.controller.topics import validate_topic_name
-from minikafka.proto.common import TopicPartition
+from minikafka.proto.common import INTERNAL_TOPICS, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 __all__ = [
