@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from minikafka.broker.security.principal import Session, anonymous_session
 from minikafka.broker.server.kafka import registry
 from minikafka.broker.server.kafka.memory_pool import MemoryPool
 from minikafka.broker.server.kafka.schema import (
@@ -102,6 +103,8 @@ class KafkaConnection:
         self._listener = listener
         peer = writer.get_extra_info("peername") or ("", 0)
         self._host, self._port = str(peer[0]), int(peer[1])
+        # Who this connection's requests are made as: ANONYMOUS until TLS or SASL says who.
+        self.session: Session = anonymous_session(self._host, listener)
         self._max_bytes = broker.config.socket_request_max_bytes
         self._idle_s = broker.config.connections_max_idle_ms / 1000
         # Answers to come, in request order, with when each request was read (for the request
@@ -303,6 +306,7 @@ class KafkaConnection:
             client_port=self._port,
             listener=self._listener,
             body=body,
+            session=self.session,
         )
 
     async def _wait_room(self, writer_task: asyncio.Future[None]) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from minikafka.broker.security.principal import ANONYMOUS, Session
 from minikafka.broker.server.kafka.schema import Entity, build, response_class
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class CloseConnection(Exception):
         self.details = details
 
 
+_UNKNOWN_SESSION = Session(ANONYMOUS, "")
+
+
 @dataclass(frozen=True)
 class Request:
     """One decoded request and where it came from."""
@@ -51,6 +55,9 @@ class Request:
     client_port: int
     listener: str  # the Kafka listener's name: Metadata answers endpoints on it
     body: Entity
+    # Who the request is made as (the core's authorizer asks about it); the connection always
+    # sets it, the default serves requests built in tests.
+    session: Session = _UNKNOWN_SESSION
 
     def response(self, values: dict[str, Any]) -> Entity:
         return build(response_class(self.api_key, self.api_version), values)
