@@ -180,7 +180,15 @@ def validate_topic_configs(configs: Mapping[str, str]) -> None:
             raise InvalidConfigError(f"Unknown topic config name: {key}")
         if value is None:
             raise InvalidConfigError(f"Null value not supported for topic config {key}")
-    TopicConfig.from_properties(configs)  # each key's row: InvalidConfigError naming it
+    parsed = TopicConfig.from_properties(configs)  # each key's row: InvalidConfigError naming it
+    # Kafka's LogConfig.validateValues: against Kafka's defaults for an unset key, not the
+    # broker's, so setting only one of the two is checked against the other's default.
+    if parsed.min_compaction_lag_ms > parsed.max_compaction_lag_ms:
+        raise InvalidConfigError(
+            f"conflict topic config setting min.compaction.lag.ms "
+            f"({parsed.min_compaction_lag_ms}) > max.compaction.lag.ms "
+            f"({parsed.max_compaction_lag_ms})"
+        )
 
 
 def topic_config_entries(

@@ -320,3 +320,17 @@ def test_compression_type_and_its_level_give_the_leaders_codec() -> None:
     )
     assert target({"compression.type": "gzip"}) == Recompression(Compression.GZIP, None)
     assert target({"compression.type": "snappy"}) == Recompression(Compression.SNAPPY, None)
+
+
+def test_min_compaction_lag_above_max_is_a_conflict_kafka_refuses() -> None:
+    with pytest.raises(
+        InvalidConfigError,
+        match=r"conflict topic config setting min.compaction.lag.ms \(60000\) > "
+        r"max.compaction.lag.ms \(1000\)",
+    ):
+        validate_topic_configs({"min.compaction.lag.ms": "60000", "max.compaction.lag.ms": "1000"})
+    # Against Kafka's default for the unset one (Long.MAX_VALUE and 0), never the broker's.
+    validate_topic_configs({"min.compaction.lag.ms": "60000"})
+    with pytest.raises(InvalidConfigError, match="conflict topic config setting"):
+        validate_topic_configs({"max.compaction.lag.ms": "5", "min.compaction.lag.ms": "6"})
+    validate_topic_configs({"min.compaction.lag.ms": "1000", "max.compaction.lag.ms": "1000"})
