@@ -865,8 +865,9 @@ class LogSegment:
         ``.log`` first as in ``delete``; the renamed paths, for whoever removes them later.
         A crash before that leaves files that loading removes."""
         if self._fd is not None:
-            os.close(self._fd)
+            # Released, not closed: an answer in flight may still hold the descriptor.
             self._fd = None
+            self._shared.release()
         renamed = []
         for path in (self.path, *self._index_paths()):
             target = path.with_name(path.name + suffix)
