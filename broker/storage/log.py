@@ -661,19 +661,25 @@ class Log:
             )
         self._bases.append(segment.base_offset)
 
-    def _remove_segments_from(self, index: int) -> list[int]:
-        """Delete the segments at positions >= ``index``; returns their base offsets."""
+    def _remove_segments_from(self, index: int, *, delete_later: bool = False) -> list[int]:
+        """Delete the segments at positions >= ``index``; returns their base offsets. With
+        ``delete_later`` (a truncation, as Kafka's asynchronous delete) their files are renamed
+        ``.deleted`` and removed after file.delete.delay.ms."""
         removed = self._bases[index:]
         del self._bases[index:]
-        for base in removed:
-            self._segments.pop(base).delete()
+        segments = [self._segments.pop(base) for base in removed]
+        if delete_later:
+            self._delete_segment_files(segments)
+        else:
+            for segment in segments:
+                segment.delete()
         if removed:
             self._dir_dirty = True
             self._generation = next(_generations)
         return removed
 
-    def _replace_all_segments(self, new_offset: int) -> None:
-        self._remove_segments_from(0)
+    def _replace_all_segments(self, new_offset: int, *, delete_later: bool = False) -> None:
+        self._remove_segments_from(0, delete_later=delete_later)
         self._add(LogSegment.create(self.dir, new_offset, self._config, time_ms=self._time_ms))
         self._dir_dirty = True
         self._leo = new_offset
@@ -1172,7 +1178,9 @@ class Log:
         self._cleaner_checkpoint.lower(self._tp, self._bases[self._floor_index(target_offset)])
         self._generation = next(_generations)
         old_leo = self._leo
-        removed = self._remove_segments_from(bisect_right(self._bases, target_offset))
+        removed = self._remove_segments_from(
+            bisect_right(self._bases, target_offset), delete_later=True
+        )
         bytes_truncated = self.active_segment.truncate_to(target_offset)
         self._leo = self.active_segment.read_next_offset()
         self.leader_epoch_cache.truncate_from_end(self._leo)
@@ -1198,7 +1206,7 @@ class Log:
             raise ValueError(f"cannot restart {self.dir} at negative offset {new_offset}")
         old_start, old_leo = self._log_start_offset, self._leo
         self._cleaner_checkpoint.lower(self._tp, new_offset)
-        self._replace_all_segments(new_offset)
+        self._replace_all_segments(new_offset, delete_later=True)
         self.leader_epoch_cache.clear()
         self._log_start_offset = new_offset
         self._recovery_point = new_offset

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from minikafka.broker.storage.log import Log
+from minikafka.broker.storage.segment import FileRecords
 from tests.unit.storage.helpers import T0, Clock, batch, segment_files, small_config
 
 
@@ -74,3 +75,40 @@ def test_a_segment_rolls_its_jitter_before_segment_ms(tmp_path: Path) -> None:
 def test_no_jitter_by_default(tmp_path: Path) -> None:
     log = Log(tmp_path / "t-0", small_config())
     assert log.active_segment.roll_jitter_ms == 0
+
+
+def test_truncation_renames_whole_segments_deleted_and_removes_them_after_the_delay(
+    tmp_path: Path,
+) -> None:
+    # Kafka's truncateTo deletes the segments above the target asynchronously too.
+    clock = Clock()
+    log = Log(tmp_path / "t-0", small_config(file_delete_delay_ms=1000), time_ms=clock)
+    for n in range(30):
+        log.append_as_leader(batch(3, timestamp=T0 + 10 * n, tag=n), 0)
+    assert len(log.segments) > 2
+    target = log.segments[1].base_offset + 1
+    assert log.truncate_to(target)
+    assert log.log_end_offset <= target
+    deleted = {p.name for p in log.dir.iterdir() if p.name.endswith(".log.deleted")}
+    assert deleted
+    assert log.delete_due_files(clock.now_ms + 999) == 0
+    assert log.delete_due_files(clock.now_ms + 1000) > 0
+    assert not [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
+    log.truncate_fully_and_start_at(100)
+    assert [p for p in log.dir.iterdir() if p.name.endswith(".log.deleted")]
+    assert log.log_end_offset == 100
+
+
+def test_records_read_before_retention_stay_readable_after_the_rename(tmp_path: Path) -> None:
+    # An answer in flight holds the segment's descriptor: the rename to .deleted must not
+    # close it under the answer (nor close it a second time when the answer lets go).
+    clock = Clock()
+    log = Log(tmp_path / "t-0", small_config(file_delete_delay_ms=60_000), time_ms=clock)
+    for n in range(30):
+        log.append_as_leader(batch(3, timestamp=T0 + 10 * n, tag=n), 0)
+    held = log.read(0, 1 << 20, file_records=True).records
+    assert isinstance(held, FileRecords)
+    expected = held.read()
+    assert log.delete_old_segments(T0 + 10**9) > 0
+    assert held.read() == expected
+    held.close()
