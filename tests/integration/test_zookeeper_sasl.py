@@ -128,8 +128,13 @@ def anonymous(secure_cluster: Cluster) -> Iterator[KazooClient]:
 def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:
     producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     failures: list[object] = []
+
+    def delivered(error: confluent_kafka.KafkaError | None, _: object) -> None:
+        if error is not None:
+            failures.append(error)
+
     for value in values:
-        producer.produce(topic, value, on_delivery=lambda err, _: err and failures.append(err))
+        producer.produce(topic, value, on_delivery=delivered)
     assert producer.flush(30) == 0
     assert failures == []
 
@@ -153,7 +158,9 @@ def _consume(bootstrap: str, topic: str, count: int) -> list[bytes]:
             if message is None:
                 continue
             assert message.error() is None, message.error()
-            read.append(message.value())
+            value = message.value()
+            assert value is not None
+            read.append(value)
         return read
     finally:
         consumer.close()
