@@ -950,8 +950,10 @@ class ZkStore:
         child would then hide its parent from everyone else)."""
 
         def create() -> str:
-            acl = self._acl(path)
-            return str(self._client.create(path, data, acl, ephemeral, sequence))
+            created = self._client.create(
+                path, data, acl=self._acl(path), ephemeral=ephemeral, sequence=sequence
+            )
+            return str(created)
 
         try:
             return self._call(create)
@@ -968,7 +970,7 @@ class ZkStore:
             return
         self._ensure_path(path.rsplit("/", 1)[0])
         with contextlib.suppress(NodeExistsError):  # created meanwhile, or a retried create
-            self._call(self._client.create, path, b"", self._acl(path))
+            self._call(self._client.create, path, b"", acl=self._acl(path))
 
     def _get(self, path: str) -> tuple[bytes, int] | None:
         """(data, znode version), or None when the znode does not exist."""
