@@ -23,6 +23,12 @@ Fencing, as Kafka does it in ZooKeeper mode:
 - Partition state writes are conditional on the state znode's version (``expected_zk_version``)
   and raise BadZNodeVersionError when someone wrote first: re-read, decide again.
 
+Security (zk_auth): ``connect(..., security=...)`` logs in with SASL DIGEST-MD5 (on every
+connection kazoo makes) and fails with ZkAuthenticationError when ZooKeeper refuses the login;
+every znode the store creates, parents included, gets ``security.acls(path)`` through
+``_create`` / ``_ensure_path`` and the transactions' creates (open to anyone unless
+zookeeper.set.acl).
+
 Connection trouble: a call whose connection drops retries until a deadline (the session
 timeout) and then raises kazoo's RetryFailedError. A call made while the connection is down
 is held by kazoo until it reconnects, however long that takes, or until ``close()`` fails it:
