@@ -331,3 +331,24 @@ def test_a_zookeeper_that_requires_sasl(tmp_path: Path) -> None:
             anonymous.close()
     finally:
         server.stop()
+
+
+def test_each_created_parent_gets_the_acls_of_its_own_path(
+    sasl_zookeeper: ZooKeeperServer,
+) -> None:
+    """The chroot and the parents a write creates on its way get the ACLs of their own paths:
+    /config stays world-readable under a sensitive /config/brokers/<default>."""
+    chroot = f"/parents-{uuid.uuid4().hex}"
+    with ZkStore.connect(sasl_zookeeper.connect_string + chroot, security=BROKERS_LOGIN) as store:
+        store.set_broker_config("<default>", {"log.retention.ms": "1000"})
+        acls = {
+            path: store.client.get_acls(path)[0]
+            for path in ("/", "/config", "/config/brokers", "/config/brokers/<default>")
+        }
+        assert store.client.get_acls("/config/changes")[0] == [BROKERS_ALL, WORLD_READ]
+    assert acls == {
+        "/": [BROKERS_ALL, WORLD_READ],  # the chroot
+        "/config": [BROKERS_ALL, WORLD_READ],
+        "/config/brokers": [BROKERS_ALL],
+        "/config/brokers/<default>": [BROKERS_ALL],
+    }
