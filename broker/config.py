@@ -36,6 +36,9 @@ Keys, with Kafka's names and defaults::
     log.dirs (log.dir when absent)             /tmp/kafka-logs, comma-separated
     zookeeper.session.timeout.ms               18000
     zookeeper.connection.timeout.ms            zookeeper.session.timeout.ms
+    zookeeper.set.acl                          false: true gives the znodes brokers create
+                                               Kafka's ACLs (needs the SASL login to ZooKeeper
+                                               of a JAAS Client section, zk/zk_auth.py)
     num.partitions                             1
     default.replication.factor                 1
     min.insync.replicas                        1
@@ -215,6 +218,7 @@ class BrokerConfig:
     log_dirs: tuple[Path, ...] = (Path("/tmp/kafka-logs"),)
     zookeeper_session_timeout_ms: int = 18_000
     zookeeper_connection_timeout_ms: int = -1
+    zookeeper_set_acl: bool = False
     num_partitions: int = 1
     default_replication_factor: int = 1
     replica_lag_time_max_ms: int = 30_000
@@ -852,6 +856,7 @@ _SPECS: tuple[ConfigKey, ...] = (
     _spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
     _spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),
     _spec("zookeeper.connection.timeout.ms", "zookeeper_connection_timeout_ms", _INT, minimum=1),
+    _spec("zookeeper.set.acl", "zookeeper_set_acl", _BOOLEAN),
     _spec("num.partitions", "num_partitions", _INT, minimum=1),
     _spec("default.replication.factor", "default_replication_factor", _INT, minimum=1),
     _spec("replica.lag.time.max.ms", "replica_lag_time_max_ms", _LONG, minimum=0),

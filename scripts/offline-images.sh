@@ -42,6 +42,9 @@ host_mirror() {  # the first Debian archive the host's apt sources name (not its
 MIRROR=${DEBIAN_MIRROR:-$(host_mirror)}
 readonly MIRROR
 readonly WHEELHOUSE=docker/wheels
+# Dependencies published as source only (no wheel on the index), all pure Python: built into
+# wheels here (py3-none-any, fit for the image's interpreter), as the download takes wheels only.
+readonly SOURCE_ONLY='pure-sasl'
 readonly STAND_IN_LABEL=io.minikafka.offline-stand-in
 
 force=false
@@ -220,13 +223,19 @@ EOF
     find "$WHEELHOUSE" -name '*.whl' -delete
     rm -f "$WHEELHOUSE/.stamp"
     # One requirement per line of a file: a requirement may hold spaces (an environment marker).
-    local list
+    local list sources source_only="^(${SOURCE_ONLY// /|})([<>=!~ ;[]|\$)"
     list=$(mktemp)
-    printf '%s\n' "$requirements" >"$list"
+    sources=$(mktemp)
+    printf '%s\n' "$requirements" | grep -Ev "$source_only" >"$list" || true
+    printf '%s\n' "$requirements" | grep -E "$source_only" >"$sources" || true
     "$python" -m pip download -q --disable-pip-version-check --dest "$WHEELHOUSE" \
         --only-binary=:all: --implementation cp --python-version 3.11 --abi cp311 \
         "${platforms[@]}" -r "$list"
-    rm -f "$list"
+    if [ -s "$sources" ]; then
+        "$python" -m pip wheel -q --disable-pip-version-check --no-deps \
+            --wheel-dir "$WHEELHOUSE" -r "$sources"
+    fi
+    rm -f "$list" "$sources"
     echo "$stamp" >"$WHEELHOUSE/.stamp"
     echo "$WHEELHOUSE: $(find "$WHEELHOUSE" -name '*.whl' | wc -l) wheels"
 }

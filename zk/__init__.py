@@ -5,6 +5,8 @@ from ``kafka.controller``:
                              client; fencing on /controller_epoch
     zk_data                  every znode path and JSON layout, pure encode/decode
     zk_multi_read            ZooKeeper's multiRead request, which kazoo lacks
+    zk_auth                  the brokers' SASL login (the JAAS Client section in KAFKA_OPTS) and
+                             the ACLs of the znodes they create (zookeeper.set.acl)
     errors                   ControllerMovedError and the ZkStoreError tree
 
 Who writes what and when is the controller's and the broker's business: nothing here decides.

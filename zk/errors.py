@@ -11,7 +11,10 @@ such: they tell the caller to re-read or to give up its role.
      ├── ZNodeExistsError                 a znode to create is already there
      │    ├── BrokerIdAlreadyRegisteredError  /brokers/ids/<id>, held by another live session
      │    └── ElectionInProgressError         /admin/preferred_replica_election
-     └── ZkDataError                      a znode's bytes are not the JSON its layout says
+     ├── ZkDataError                      a znode's bytes are not the JSON its layout says
+     ├── ZkSecurityConfigError            the ZooKeeper client's JAAS / SASL / ACL settings are
+     │                                    wrong (zk_auth): nothing was sent
+     └── ZkAuthenticationError            ZooKeeper refused the SASL login (or cannot do SASL)
 
 A conditional write that lost a race raises proto.cluster_state's BadZNodeVersionError (re-read,
 decide again): a partition leader's ISR update catches it too, and imports nothing of here.
@@ -30,7 +33,9 @@ __all__ = [
     "ControllerMovedError",
     "ElectionInProgressError",
     "ZNodeExistsError",
+    "ZkAuthenticationError",
     "ZkDataError",
+    "ZkSecurityConfigError",
     "ZkStoreError",
 ]
 
@@ -89,3 +94,13 @@ class ZkDataError(ZkStoreError):
         shown = data[:200].decode("utf-8", "replace")
         super().__init__(f"cannot decode {path}: {reason}: {shown!r}")
         self.path = path
+
+
+class ZkSecurityConfigError(ZkStoreError):
+    """The JAAS file, the system properties or zookeeper.set.acl do not make a usable
+    ZooKeeper login; the message is one line naming the setting, never a password."""
+
+
+class ZkAuthenticationError(ZkStoreError):
+    """ZooKeeper did not accept the SASL login: a wrong username or password, or a server
+    without SASL. One line, never the password."""

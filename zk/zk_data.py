@@ -89,12 +89,14 @@ LOG_DIR_FAILURE_EVENT = 1  # the only event Kafka defines
 CONFIG_PATH = "/config"
 CONFIG_TOPICS_PATH = "/config/topics"
 CONFIG_BROKERS_PATH = "/config/brokers"
+CONFIG_USERS_PATH = "/config/users"
 CONFIG_CHANGES_PATH = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 DEFAULT_BROKER_ENTITY = "<default>"  # /config/brokers/<default>: the cluster-wide defaults
 CLUSTER_PATH = "/cluster"
 CLUSTER_ID_PATH = "/cluster/id"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+DELEGATION_TOKENS_PATH = "/delegation_token"  # Kafka's; no delegation tokens here yet
 
 # Created at startup by every broker, like Kafka's persistent paths; the rest appear on demand.
 PERSISTENT_PATHS = (
@@ -105,9 +107,25 @@ PERSISTENT_PATHS = (
     LOG_DIR_EVENT_NOTIFICATION_PATH,
     CONFIG_TOPICS_PATH,
     CONFIG_BROKERS_PATH,
+    CONFIG_USERS_PATH,
     CONFIG_CHANGES_PATH,
     PRODUCER_ID_BLOCK_PATH,
 )
+
+# Kafka's ZkData.SensitiveRootPaths: what is under them (SCRAM credentials, dynamic broker
+# configs that may hold passwords, delegation tokens) is never world-readable when
+# zookeeper.set.acl is on (zk/zk_auth.py). A prefix, as Kafka compares it.
+SENSITIVE_ROOT_PATHS = (CONFIG_USERS_PATH, CONFIG_BROKERS_PATH, DELEGATION_TOKENS_PATH)
+
+
+def is_sensitive_path(path: str) -> bool:
+    """Whether ``path`` is at or under one of Kafka's sensitive root paths.
+
+    >>> is_sensitive_path("/config/users/alice"), is_sensitive_path("/config/topics/t")
+    (True, False)
+    """
+    return path.startswith(SENSITIVE_ROOT_PATHS)
+
 
 NO_LEADER = -1
 INITIAL_CONTROLLER_EPOCH = 0  # /controller_epoch before any election; the first controller is 1

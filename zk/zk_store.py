@@ -23,6 +23,12 @@ Fencing, as Kafka does it in ZooKeeper mode:
 - Partition state writes are conditional on the state znode's version (``expected_zk_version``)
   and raise BadZNodeVersionError when someone wrote first: re-read, decide again.
 
+Security (zk_auth): ``connect(..., security=...)`` logs in with SASL DIGEST-MD5 (on every
+connection kazoo makes) and fails with ZkAuthenticationError when ZooKeeper refuses the login;
+every znode the store creates, parents included, gets ``security.acls(path)`` through
+``_create`` / ``_ensure_path`` and the transactions' creates (open to anyone unless
+zookeeper.set.acl).
+
 Connection trouble: a call whose connection drops retries until a deadline (the session
 timeout) and then raises kazoo's RetryFailedError. A call made while the connection is down
 is held by kazoo until it reconnects, however long that takes, or until ``close()`` fails it:
@@ -48,14 +54,19 @@ from typing import Any, TypeVar
 import structlog
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (
+    AuthFailedError,
     BadVersionError,
     NodeExistsError,
     NoNodeError,
     RolledBackError,
+    SessionClosedRequireSaslError,
     UnimplementedError,
 )
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import KeeperState
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 from kazoo.retry import KazooRetry
+from kazoo.security import ACL
 
 from minikafka.proto.cluster_state import (
     BadZNodeVersionError,
@@ -69,9 +80,11 @@ from minikafka.zk.errors import (
     BrokerIdAlreadyRegisteredError,
     ControllerMovedError,
     ElectionInProgressError,
+    ZkAuthenticationError,
     ZkStoreError,
     ZNodeExistsError,
 )
+from minikafka.zk.zk_auth import NO_SECURITY, ZkClientSecurity
 from minikafka.zk.zk_data import (
     BROKER_IDS_PATH,
     CLUSTER_ID_PATH,
@@ -168,9 +181,17 @@ class Watch:
 class ZkStore:
     """The cluster's znodes over one started KazooClient; see the module docstring."""
 
-    def __init__(self, client: KazooClient, *, deadline_s: float = 18.0) -> None:
-        """Wrap a started client; ``close()`` stops and closes it."""
+    def __init__(
+        self,
+        client: KazooClient,
+        *,
+        deadline_s: float = 18.0,
+        security: ZkClientSecurity = NO_SECURITY,
+    ) -> None:
+        """Wrap a started client; ``close()`` stops and closes it. ``security`` gives the ACLs
+        of every znode this store creates (zk_auth; the client's login is made before)."""
         self._client = client
+        self._security = security
         # False once the server answered a multiRead UNIMPLEMENTED (before ZooKeeper 3.6),
         # which it follows by closing the connection: not asked again.
         self._multi_read = True
@@ -185,25 +206,24 @@ class ZkStore:
         *,
         session_timeout_ms: int = 18_000,
         connection_timeout_ms: int | None = None,
+        security: ZkClientSecurity = NO_SECURITY,
     ) -> ZkStore:
         """Connect to ``host:port[,host:port...][/chroot]``, creating the chroot when missing.
 
         Named after Kafka's zookeeper.connect, zookeeper.session.timeout.ms and
-        zookeeper.connection.timeout.ms (which defaults to the session timeout).
+        zookeeper.connection.timeout.ms (which defaults to the session timeout). ``security``
+        (zk_auth): the SASL login, made and checked before this returns (ZkAuthenticationError
+        when ZooKeeper refuses it), and the ACLs of the znodes created, the chroot's included.
         """
         connect_timeout_s = (connection_timeout_ms or session_timeout_ms) / 1000
+        deadline_s = session_timeout_ms / 1000
         hosts, slash, chroot = zookeeper_connect.partition("/")
         if slash and chroot.strip("/"):
-            root = _new_client(hosts, session_timeout_ms)
-            root.start(timeout=connect_timeout_s)
-            try:
-                root.ensure_path("/" + chroot.strip("/"))
-            finally:
-                root.stop()
-                root.close()
-        client = _new_client(zookeeper_connect, session_timeout_ms)
-        client.start(timeout=connect_timeout_s)
-        return cls(client, deadline_s=session_timeout_ms / 1000)
+            root = _started_client(hosts, session_timeout_ms, connect_timeout_s, security)
+            with cls(root, deadline_s=deadline_s, security=security) as root_store:
+                root_store._ensure_path("/" + chroot.strip("/"))
+        client = _started_client(zookeeper_connect, session_timeout_ms, connect_timeout_s, security)
+        return cls(client, deadline_s=deadline_s, security=security)
 
     def close(self) -> None:
         self._client.stop()
@@ -235,7 +255,7 @@ class ZkStore:
     def ensure_paths(self) -> None:
         """Create the persistent parent znodes (Kafka's persistent paths) that are missing."""
         for path in PERSISTENT_PATHS:
-            self._call(self._client.ensure_path, path)
+            self._ensure_path(path)
 
     # --- brokers: /brokers/ids/<id> ------------------------------------------------------------
 
@@ -250,7 +270,7 @@ class ZkStore:
         """
         path = broker_path(registration.broker_id)
         try:
-            self._call(self._client.create, path, encode_broker(registration), ephemeral=True)
+            self._create(path, encode_broker(registration), ephemeral=True)
         except NodeExistsError:
             self._check_own_registration(registration.broker_id)
         epoch = self.get_broker_epoch(registration.broker_id)
@@ -347,8 +367,10 @@ class ZkStore:
             if self._client.exists(config_path):
                 txn.set_data(config_path, config_data)
             else:
-                txn.create(config_path, config_data)
-            txn.create(topic_path(topic), encode_topic(assignment))
+                txn.create(config_path, config_data, acl=self._acl(config_path))
+            txn.create(
+                topic_path(topic), encode_topic(assignment), acl=self._acl(topic_path(topic))
+            )
             return list(txn.commit())
 
         while True:
@@ -431,12 +453,8 @@ class ZkStore:
 
     def create_config_change_notification(self, entity_path: str) -> str:
         """``entity_path`` is ``topics/<t>`` or ``brokers/<id|<default>>``; returns the name."""
-        path = self._call(
-            self._client.create,
-            config_change_path(),
-            encode_config_change(entity_path),
-            sequence=True,
-            makepath=True,
+        path = self._create(
+            config_change_path(), encode_config_change(entity_path), sequence=True, makepath=True
         )
         return str(path).rsplit("/", 1)[1]
 
@@ -455,7 +473,7 @@ class ZkStore:
 
     def watch_config_changes(self, callback: Callable[[list[str]], None]) -> Watch:
         """``callback(sorted notification names)`` now and after every change."""
-        self._call(self._client.ensure_path, CONFIG_CHANGES_PATH)
+        self._ensure_path(CONFIG_CHANGES_PATH)
         return self._watch_children(CONFIG_CHANGES_PATH, callback)
 
     def delete_topic_znodes(self, topic: str) -> None:
@@ -477,16 +495,20 @@ class ZkStore:
 
         Raises ZNodeExistsError when the partition already has a state.
         """
-        self._call(self._client.ensure_path, partition_path(topic, partition))
+        self._ensure_path(partition_path(topic, partition))
         path = partition_state_path(topic, partition)
         data = encode_partition_state(state)
         if controller_epoch_zk_version is None:
             try:
-                self._call(self._client.create, path, data)
+                self._create(path, data)
             except NodeExistsError:
                 raise ZNodeExistsError(path) from None
         else:
-            self._fenced(controller_epoch_zk_version, lambda txn: txn.create(path, data), path)
+            self._fenced(
+                controller_epoch_zk_version,
+                lambda txn: txn.create(path, data, acl=self._acl(path)),
+                path,
+            )
         return 0
 
     def get_partition_state(self, topic: str, partition: int) -> Versioned[PartitionState] | None:
@@ -594,8 +616,9 @@ class ZkStore:
         self._create_parents(list(topics))
 
         def add_creates(tp: TopicPartition, txn: Any) -> None:
-            txn.create(partition_path(*tp))
-            txn.create(partition_state_path(*tp), encode_partition_state(states[tp]))
+            parent, path = partition_path(*tp), partition_state_path(*tp)
+            txn.create(parent, acl=self._acl(parent))
+            txn.create(path, encode_partition_state(states[tp]), acl=self._acl(path))
 
         def one_by_one(partitions: list[TopicPartition]) -> dict[TopicPartition, Any]:
             # Some already exist: the parents that do not, then one multi-op per state.
@@ -604,7 +627,9 @@ class ZkStore:
                 controller_epoch_zk_version,
                 partitions,
                 lambda tp, txn: txn.create(
-                    partition_state_path(*tp), encode_partition_state(states[tp])
+                    partition_state_path(*tp),
+                    encode_partition_state(states[tp]),
+                    acl=self._acl(partition_state_path(*tp)),
                 ),
             )
 
@@ -624,8 +649,8 @@ class ZkStore:
         parents must exist."""
         created = self._pipelined(
             {path: path for path in paths},
-            lambda path: self._client.create_async(path),
-            lambda path: self._client.create(path),
+            lambda path: self._client.create_async(path, acl=self._acl(path)),
+            lambda path: self._client.create(path, acl=self._acl(path)),
         )
         for result in created.values():
             if isinstance(result, Exception) and not isinstance(result, NodeExistsError):
@@ -698,7 +723,12 @@ class ZkStore:
 
             def attempt(epoch: Versioned[int] = current, new_epoch: int = new_epoch) -> list[Any]:
                 txn = self._client.transaction()
-                txn.create(CONTROLLER_PATH, controller_data, ephemeral=True)
+                txn.create(
+                    CONTROLLER_PATH,
+                    controller_data,
+                    acl=self._acl(CONTROLLER_PATH),
+                    ephemeral=True,
+                )
                 txn.set_data(
                     CONTROLLER_EPOCH_PATH, encode_controller_epoch(new_epoch), epoch.zk_version
                 )
@@ -778,7 +808,7 @@ class ZkStore:
         """
         data = encode_preferred_replica_election(partitions)
         try:
-            self._call(self._client.create, PREFERRED_REPLICA_ELECTION_PATH, data, makepath=True)
+            self._create(PREFERRED_REPLICA_ELECTION_PATH, data, makepath=True)
         except NodeExistsError:
             raise ElectionInProgressError() from None
 
@@ -804,9 +834,7 @@ class ZkStore:
 
     def create_isr_change_notification(self, partitions: Iterable[TopicPartition]) -> str:
         """Tell the controller these partitions' ISR changed; returns the new node's name."""
-        path = self._call(
-            self._client.create, isr_change_path(), encode_isr_change(partitions), sequence=True
-        )
+        path = self._create(isr_change_path(), encode_isr_change(partitions), sequence=True)
         return str(path).rsplit("/", 1)[1]
 
     def get_isr_change_notification_names(self) -> list[str]:
@@ -830,12 +858,8 @@ class ZkStore:
     def create_log_dir_event_notification(self, broker_id: int) -> str:
         """Tell the controller a log dir of ``broker_id`` went offline (KIP-112); returns the
         new node's name. The parent is created when missing (a cluster older than it)."""
-        path = self._call(
-            self._client.create,
-            log_dir_event_path(),
-            encode_log_dir_event(broker_id),
-            sequence=True,
-            makepath=True,
+        path = self._create(
+            log_dir_event_path(), encode_log_dir_event(broker_id), sequence=True, makepath=True
         )
         return str(path).rsplit("/", 1)[1]
 
@@ -870,12 +894,7 @@ class ZkStore:
                 return decode_cluster_id(data)
             cluster_id = random_uuid_base64()
             try:
-                self._call(
-                    self._client.create,
-                    CLUSTER_ID_PATH,
-                    encode_cluster_id(cluster_id),
-                    makepath=True,
-                )
+                self._create(CLUSTER_ID_PATH, encode_cluster_id(cluster_id), makepath=True)
                 return cluster_id
             except NodeExistsError:
                 continue  # another broker created it first: use theirs
@@ -917,6 +936,48 @@ class ZkStore:
         result: R = self._retry.copy()(func, *args, **kwargs)
         return result
 
+    def _acl(self, path: str) -> list[ACL]:
+        """The ACLs of a znode this store creates at ``path`` (zk_auth.default_acls)."""
+        return self._security.acls(path)
+
+    def _create(
+        self,
+        path: str,
+        data: bytes = b"",
+        *,
+        ephemeral: bool = False,
+        sequence: bool = False,
+        makepath: bool = False,
+    ) -> str:
+        """Create a znode with its ACLs; returns its path (a sequential one's with the number).
+
+        ``makepath`` creates the missing parents too, each with the ACLs of its own path, as
+        Kafka's createRecursive (kazoo's makepath would give them the child's: a sensitive
+        child would then hide its parent from everyone else)."""
+
+        def create() -> str:
+            created = self._client.create(
+                path, data, acl=self._acl(path), ephemeral=ephemeral, sequence=sequence
+            )
+            return str(created)
+
+        try:
+            return self._call(create)
+        except NoNodeError:
+            if not makepath:
+                raise
+        self._ensure_path(path.rsplit("/", 1)[0])
+        return self._call(create)
+
+    def _ensure_path(self, path: str) -> None:
+        """Create the persistent znode ``path`` and its missing parents, each with the ACLs of
+        its own path; those already there keep theirs."""
+        if path in ("", "/") or self._exists(path):
+            return
+        self._ensure_path(path.rsplit("/", 1)[0])
+        with contextlib.suppress(NodeExistsError):  # created meanwhile, or a retried create
+            self._call(self._client.create, path, b"", acl=self._acl(path))
+
     def _get(self, path: str) -> tuple[bytes, int] | None:
         """(data, znode version), or None when the znode does not exist."""
         try:
@@ -939,7 +1000,7 @@ class ZkStore:
     def _create_if_absent(self, path: str, data: bytes) -> bool:
         """Create a persistent znode; False when it already existed."""
         try:
-            self._call(self._client.create, path, data, makepath=True)
+            self._create(path, data, makepath=True)
             return True
         except NodeExistsError:
             return False
@@ -1145,12 +1206,79 @@ class ZkStore:
         return watch
 
 
-def _new_client(hosts: str, session_timeout_ms: int) -> KazooClient:
+def _new_client(hosts: str, session_timeout_ms: int, security: ZkClientSecurity) -> KazooClient:
     # Reconnect attempts back off to at most 1 s, like ZooKeeper's own Java client; kazoo's
     # default lets the pause grow to an hour, so a broker would stay away long after ZooKeeper
     # came back.
     reconnect = KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0)
-    return KazooClient(hosts=hosts, timeout=session_timeout_ms / 1000, connection_retry=reconnect)
+    client = KazooClient(
+        hosts=hosts,
+        timeout=session_timeout_ms / 1000,
+        connection_retry=reconnect,
+        # kazoo makes the SASL exchange on every connection, before any other request.
+        sasl_options=None if security.sasl is None else security.sasl.kazoo_sasl_options(),
+    )
+    if security.sasl is not None:
+        _refused_login_is_auth_failure(client)
+    return client
+
+
+def _refused_login_is_auth_failure(client: KazooClient) -> None:
+    """Make a SASL login that a ZooKeeper enforcing SASL (enforce.auth.enabled) refuses end
+    the client as any refused login does (AUTH_FAILED).
+
+    Such a server answers a failed exchange with SESSION_CLOSED_REQUIRE_SASL_AUTH, which kazoo
+    2.11 raises out of its connection thread: the thread dies with a traceback on stderr and
+    the client's calls only see connection losses. Wrapped on this client's own connection
+    handler; a kazoo without that method is left as it is."""
+    connection = getattr(client, "_connection", None)
+    authenticate = getattr(connection, "_authenticate_with_sasl", None)
+    if connection is None or authenticate is None:
+        return
+
+    def authenticate_or_fail(host: str, timeout: float) -> None:
+        try:
+            authenticate(host, timeout)
+        except SessionClosedRequireSaslError as exc:
+            raise AuthFailedError("the server requires a SASL login and refused this one") from exc
+
+    connection._authenticate_with_sasl = authenticate_or_fail
+
+
+def _started_client(
+    hosts: str, session_timeout_ms: int, connect_timeout_s: float, security: ZkClientSecurity
+) -> KazooClient:
+    """A connected client, its SASL login (if any) accepted; ZkAuthenticationError when
+    ZooKeeper refuses the login.
+
+    kazoo reports the connection up before it makes the SASL exchange, and a refused login
+    then ends the connection for good (AUTH_FAILED: every call fails at once). So the login is
+    checked here with a first request, which waits for the exchange to finish."""
+    client = _new_client(hosts, session_timeout_ms, security)
+    auth_failed = threading.Event()
+
+    def on_state(state: str) -> None:
+        if client.client_state == KeeperState.AUTH_FAILED:
+            auth_failed.set()
+
+    client.add_listener(on_state)
+    try:
+        client.start(timeout=connect_timeout_s)
+        if security.sasl is not None:
+            client.exists("/")
+    except (AuthFailedError, KazooTimeoutError) as exc:
+        client.stop()
+        client.close()
+        if security.sasl is None or not (auth_failed.is_set() or isinstance(exc, AuthFailedError)):
+            raise
+        raise ZkAuthenticationError(
+            f"ZooKeeper at {hosts} refused the SASL DIGEST-MD5 login of user "
+            f"{security.sasl.username!r}: a wrong username or password, or a ZooKeeper "
+            "without SASL"
+        ) from None
+    finally:
+        client.remove_listener(on_state)
+    return client
 
 
 def _broker_ids(names: Iterable[str]) -> list[int]:

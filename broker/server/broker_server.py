@@ -2,8 +2,9 @@
 
 Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
 
-    1. ZooKeeper: connect (zookeeper.connect with its chroot), create the persistent paths,
-       read or create /cluster/id
+    1. ZooKeeper: connect (zookeeper.connect with its chroot; the SASL login of the JAAS
+       Client section named in KAFKA_OPTS, zk/zk_auth.py), create the persistent paths (with
+       Kafka's ACLs when zookeeper.set.acl is true), read or create /cluster/id
     2. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
        load and recover every partition log
     3. MetadataCache, ReplicaManager, ProducerIdManager, GroupCoordinator (told of
@@ -104,7 +105,12 @@ from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, error_for_code
-from minikafka.zk.errors import BrokerIdAlreadyRegisteredError
+from minikafka.zk.errors import (
+    BrokerIdAlreadyRegisteredError,
+    ZkAuthenticationError,
+    ZkSecurityConfigError,
+)
+from minikafka.zk.zk_auth import zk_client_security_from_environ
 from minikafka.zk.zk_data import (
     CONTROLLER_EPOCH_PATH,
     BrokerRegistration,
@@ -205,12 +211,20 @@ class BrokerServer:
         config = self.config
         _log.info("broker_starting", listeners=[e.connection_string for e in config.listeners])
 
-        self._zk = await asyncio.to_thread(
-            ZkStore.connect,
-            config.zookeeper_connect,
-            session_timeout_ms=config.zookeeper_session_timeout_ms,
-            connection_timeout_ms=config.zookeeper_connection_timeout_ms,
-        )
+        try:
+            # The JAAS file named in KAFKA_OPTS, as Kafka's JVM finds it (zk/zk_auth.py).
+            security = await asyncio.to_thread(
+                zk_client_security_from_environ, os.environ, set_acl=config.zookeeper_set_acl
+            )
+            self._zk = await asyncio.to_thread(
+                ZkStore.connect,
+                config.zookeeper_connect,
+                session_timeout_ms=config.zookeeper_session_timeout_ms,
+                connection_timeout_ms=config.zookeeper_connection_timeout_ms,
+                security=security,
+            )
+        except (ZkSecurityConfigError, ZkAuthenticationError) as exc:
+            raise BrokerStartupError(str(exc)) from None
         await asyncio.to_thread(self._zk.ensure_paths)
         self.cluster_id = await asyncio.to_thread(self._zk.get_or_create_cluster_id)
         _log.info(
@@ -218,6 +232,8 @@ class BrokerServer:
             zookeeper_connect=config.zookeeper_connect,
             session_id=hex(self._zk.session_id or 0),
             cluster_id=self.cluster_id,
+            sasl_user=None if security.sasl is None else security.sasl.username,
+            secure_acls=security.set_acl,
         )
 
         # Dynamic broker configs (/config/brokers) apply before the logs open, as in Kafka.

@@ -56,6 +56,7 @@ from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import Record, decode_records, encode_batch, iter_batch_headers
+from minikafka.zk.zk_auth import NO_SECURITY, ZkClientSecurity
 from minikafka.zk.zk_store import ZkStore
 from tests.integration.zookeeper import free_port
 
@@ -207,8 +208,15 @@ class Cluster:
         *,
         first_id: int = 0,
         replication: str = DEFAULT_REPLICATION,
+        env: Mapping[str, str] | None = None,
+        zk_security: ZkClientSecurity = NO_SECURITY,
     ) -> None:
+        """``env``: variables the broker processes get besides the harness's own (which has
+        every ``KAFKA_*`` taken out), e.g. ``KAFKA_OPTS`` naming a JAAS file;
+        ``zk_security``: the harness's own ZooKeeper login (zk/zk_auth.py)."""
         self.zk_connect = zk_connect
+        self.env = dict(env or {})
+        self.zk_security = zk_security
         self.tmp_path = tmp_path
         self.replication = replication
         self.overrides = {
@@ -277,6 +285,7 @@ class Cluster:
             )
         env = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_")}
         env.update(KAFKA_LOG_FORMAT="json", PYTHONUNBUFFERED="1")
+        env.update(self.env)
         with broker.output_file.open("ab") as out:
             broker.process = subprocess.Popen(
                 [sys.executable, "-m", "minikafka", "broker", "--config", str(broker.config_file)],
@@ -435,7 +444,9 @@ class Cluster:
     @property
     def zk(self) -> ZkStore:
         if self._zk is None:
-            self._zk = ZkStore.connect(self.zk_connect, session_timeout_ms=10_000)
+            self._zk = ZkStore.connect(
+                self.zk_connect, session_timeout_ms=10_000, security=self.zk_security
+            )
         return self._zk
 
     def controller_id(self) -> int | None:

@@ -9,6 +9,7 @@ run by the machine's ``java`` as ``QuorumPeerMain <zoo.cfg>`` with a single serv
     <workdir>/zookeeper.log      ZooKeeper's own log
     <workdir>/zookeeper.out      the JVM's stdout and stderr (appended across restarts)
     <workdir>/data/              snapshots and transaction logs; kept across stop()/start()
+    <workdir>/jaas.conf          with ``sasl_users``: the JAAS Server section (see below)
 
 Usage::
 
@@ -17,6 +18,15 @@ Usage::
     kazoo = KazooClient(server.connect_string + "/my-chroot")
     server.stop()                     # SIGTERM; start() again brings it back, same port and data
     server.kill()                     # SIGKILL
+
+SASL mode (``ZooKeeperServer(workdir, sasl_users={"kafka": "kafka-secret"})``), as a Kafka
+operator secures ZooKeeper: ``authProvider.1=...SASLAuthenticationProvider`` in zoo.cfg and a
+JAAS ``Server`` section (``DigestLoginModule required user_kafka="kafka-secret";``) named by
+``-Djava.security.auth.login.config``, so clients may log in with SASL DIGEST-MD5 and znode
+ACLs may name ``sasl:kafka``. Clients that do not log in still get a session (they are
+``world`` to the ACLs) unless ``require_sasl=True`` (ZooKeeper 3.7+'s
+``enforce.auth.enabled=true`` with ``enforce.auth.schemes=sasl``), which closes the session of
+any client that has not logged in with SASL.
 
 Not thread-safe: drive one ``ZooKeeperServer`` from one thread (the test's).
 """
@@ -32,6 +42,7 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from kazoo.client import KazooClient, KazooState
@@ -171,8 +182,14 @@ class ZooKeeperServer:
         port: int | None = None,
         tick_time_ms: int = 250,
         max_session_timeout_ms: int = 60_000,
+        sasl_users: Mapping[str, str] | None = None,
+        require_sasl: bool = False,
     ) -> None:
+        if require_sasl and not sasl_users:
+            raise ValueError("require_sasl needs sasl_users: nobody could log in")
         self.workdir = workdir
+        self.sasl_users = dict(sasl_users or {})
+        self.require_sasl = require_sasl
         self.port = port if port is not None else free_port(self.host)
         self.tick_time_ms = tick_time_ms
         self.max_session_timeout_ms = max_session_timeout_ms
@@ -197,6 +214,10 @@ class ZooKeeperServer:
         return self.workdir / "zookeeper.out"
 
     @property
+    def jaas_file(self) -> Path:
+        return self.workdir / "jaas.conf"
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
@@ -212,6 +233,7 @@ class ZooKeeperServer:
             "-XX:+UseSerialGC",
             f"-Dlog4j.configuration=file:{self.workdir / 'log4j.properties'}",
             f"-Dzookeeper.log.dir={self.workdir}",
+            *([f"-Djava.security.auth.login.config={self.jaas_file}"] if self.sasl_users else []),
             "-cp",
             os.pathsep.join(self._classpath),
             "org.apache.zookeeper.server.quorum.QuorumPeerMain",
@@ -258,13 +280,31 @@ class ZooKeeperServer:
                     f"maxSessionTimeout={self.max_session_timeout_ms}",
                     "admin.enableServer=false",
                     "4lw.commands.whitelist=ruok",
+                    *self._sasl_config(),
                     "",
                 ]
             )
         )
+        if self.sasl_users:
+            self.jaas_file.write_text(
+                "Server {\n"
+                "    org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+                + "".join(
+                    f'    user_{user}="{password}"\n' for user, password in self.sasl_users.items()
+                )
+                + "    ;\n};\n"
+            )
         (self.workdir / "log4j.properties").write_text(
             _LOG4J_PROPERTIES.format(log_file=self.log_file)
         )
+
+    def _sasl_config(self) -> list[str]:
+        if not self.sasl_users:
+            return []
+        lines = ["authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"]
+        if self.require_sasl:
+            lines += ["enforce.auth.enabled=true", "enforce.auth.schemes=sasl"]
+        return lines
 
     def _wait_until_serving(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

@@ -224,6 +224,7 @@ def test_kafka_defaults() -> None:
     expected = {
         "zookeeper_session_timeout_ms": 18_000,
         "zookeeper_connection_timeout_ms": 18_000,
+        "zookeeper_set_acl": False,
         "num_partitions": 1,
         "default_replication_factor": 1,
         "min_insync_replicas": 1,
@@ -264,8 +265,10 @@ def test_every_value_parsed() -> None:
             "replica.lag.time.max.ms": "10000",
             "replica.fetch.wait.max.ms": "+100",
             "broker.rack": "rack-a",
+            "zookeeper.set.acl": "true",
         }
     )
+    assert config.zookeeper_set_acl is True
     assert config.zookeeper_session_timeout_ms == 6000
     assert config.zookeeper_connection_timeout_ms == 4000
     assert config.unclean_leader_election_enable is True
