@@ -200,6 +200,9 @@ def test_clients_with_every_mechanism_and_credentials_reaching_every_broker(
         (ScramMechanism.SCRAM_SHA_256, 4096),
         (ScramMechanism.SCRAM_SHA_512, 8192),
     ]
+    every = admin.describe_user_scram_credentials()  # no user named: every user with one
+    assert not isinstance(every, dict)
+    assert list(every.result(timeout=30)) == ["alice"]
     stored = cluster.zk.get_user_config("alice")
     assert set(stored) == {"SCRAM-SHA-256", "SCRAM-SHA-512"}
     assert stored["SCRAM-SHA-512"].endswith(",iterations=8192")
