@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import structlog
 
+from minikafka.broker.config import ACL_AUTHORIZER_CLASS, BrokerConfig
 from minikafka.broker.security.acl import (
     WILDCARD_RESOURCE,
     AccessControlEntry,
@@ -53,13 +54,7 @@ from minikafka.broker.security.acl import (
 from minikafka.broker.security.principal import KafkaPrincipal, Session
 from minikafka.proto.acl import WILDCARD_HOST, WILDCARD_PRINCIPAL, AclBindingFilter, kafka_name
 
-__all__ = [
-    "ACL_AUTHORIZER_CLASS",
-    "AclAuthorizer",
-    "parse_super_users",
-]
-
-ACL_AUTHORIZER_CLASS = "kafka.security.authorizer.AclAuthorizer"
+__all__ = ["AclAuthorizer", "authorizer_from_config", "parse_super_users"]
 
 # Kafka's implied operations: an ALLOW of any operation on the right grants the one on the left.
 _IMPLIED_BY: Mapping[AclOperation, tuple[AclOperation, ...]] = {
@@ -92,6 +87,16 @@ def parse_super_users(text: str) -> frozenset[KafkaPrincipal]:
 def _resource_text(resource_type: ResourceType, pattern_type: PatternType, name: str) -> str:
     # Kafka's audit line names a resource "Topic:LITERAL:orders".
     return f"{kafka_name(resource_type)}:{pattern_type.name}:{name}"
+
+
+def authorizer_from_config(config: BrokerConfig) -> AclAuthorizer | None:
+    """The authorizer ``authorizer.class.name`` asks for: None when it is empty."""
+    if config.authorizer_class_name != ACL_AUTHORIZER_CLASS:
+        return None
+    return AclAuthorizer(
+        parse_super_users(";".join(config.super_users)),
+        allow_everyone_if_no_acl_found=config.allow_everyone_if_no_acl_found,
+    )
 
 
 class AclAuthorizer:
