@@ -65,7 +65,8 @@ def test_concurrent_writers_lose_no_update(stores: Callable[[], AclZkStore]) -> 
     def write(index: int) -> None:
         barrier.wait()
         for principal in principals[index]:
-            writers[index].update_acls(ORDERS, lambda cur, p=principal: cur | {entry(p)})
+            added = frozenset({entry(principal)})
+            writers[index].update_acls(ORDERS, added.union)
 
     threads = [threading.Thread(target=write, args=(i,)) for i in range(len(writers))]
     for thread in threads:
