@@ -5,20 +5,22 @@ Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
     1. ZooKeeper: connect (zookeeper.connect with its chroot; the SASL login of the JAAS
        Client section named in KAFKA_OPTS, zk/zk_auth.py), create the persistent paths (with
        Kafka's ACLs when zookeeper.set.acl is true), read or create /cluster/id
-    2. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
+    2. the authorizer (authorizer.class.name): every ACL loaded and the ACL change paths
+       watched (acl_manager.py), before anything that asks it is built
+    3. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
        load and recover every partition log
-    3. MetadataCache, ReplicaManager, ProducerIdManager, GroupCoordinator (told of
+    4. MetadataCache, ReplicaManager, ProducerIdManager, GroupCoordinator (told of
        __consumer_offsets leadership by the ReplicaManager), and the servicers Data, Metadata,
        Admin, Control, Group on one grpc.aio server per listener of ``listeners`` (Control on
        the inter-broker one only)
-    4. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
+    5. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
        the broker epoch. A registration of the same id held by another session is waited for
        (the session of this broker's previous, crashed process expires); one still there
        after the session timeout fails the startup with "broker.id N is already registered
        in ZooKeeper", naming the live broker that holds it
-    5. start the KafkaController (it joins the /controller election)
-    6. serve GET /metrics on metrics.listener when it is set (broker/server/metrics.py)
-    7. log ``broker_started`` with the listeners actually served
+    6. start the KafkaController (it joins the /controller election)
+    7. serve GET /metrics on metrics.listener when it is set (broker/server/metrics.py)
+    8. log ``broker_started`` with the listeners actually served
 
 Shutdown (SIGTERM or SIGINT, see ``run_broker``)::
 
@@ -68,12 +70,15 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
+from minikafka.broker.security.authorizer import AclAuthorizer, authorizer_from_config
 from minikafka.broker.security.sasl.credential_cache import CredentialCache
 from minikafka.broker.server import grpc_leader_endpoint
+from minikafka.broker.server.acl_manager import AclManager
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.cleaner_threads import CleanerThreads
 from minikafka.broker.server.config_handler import ConfigHandler, ConfigTargets
 from minikafka.broker.server.control_service import ControlService
+from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.controller_fence import ControllerFence
 from minikafka.broker.server.core.fetch import FetchApi
@@ -108,6 +113,7 @@ from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, error_for_code
+from minikafka.zk.acl_store import AclZkStore
 from minikafka.zk.errors import (
     BrokerIdAlreadyRegisteredError,
     ZkAuthenticationError,
@@ -204,6 +210,11 @@ class BrokerServer:
             inter_broker_login(config)
         except InvalidConfigError as exc:
             raise BrokerStartupError(exc.message) from None
+        # authorizer.class.name's authorizer (None: every request allowed), the ZooKeeper
+        # half that keeps its ACLs (acl_manager.py) and the ACL APIs of both doors.
+        self.authorizer: AclAuthorizer | None = None
+        self._acl_manager: AclManager | None = None
+        self._acl_api = AclApi(None, None)
 
     @property
     def broker_epoch(self) -> int:
@@ -216,6 +227,16 @@ class BrokerServer:
         return self._zk
 
     # --- startup ----------------------------------------------------------------------------
+
+    async def _start_authorizer(self, config: BrokerConfig) -> None:
+        """Kafka builds its authorizer before it serves: every ACL is loaded (and the change
+        paths watched) before the first request is read."""
+        self.authorizer = authorizer_from_config(config)
+        if self.authorizer is None:
+            return
+        self._acl_manager = AclManager(AclZkStore(self.zk), self.authorizer)
+        await self._acl_manager.startup()
+        self._acl_api = AclApi(self.authorizer, self._acl_manager)
 
     async def startup(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -259,6 +280,8 @@ class BrokerServer:
         )
         config = self.config = await self._dynamic_config.load()
         await handler.apply_broker_config(config)  # nothing built yet: only its defaults
+        # The authorizer exists, its ACLs loaded, before anything that may ask it is built.
+        await self._start_authorizer(config)
         self._log_manager = await asyncio.to_thread(self._open_logs)
         self._metadata_cache = MetadataCache(self.broker_id, self.cluster_id)
         self._replica_manager = ReplicaManager(
@@ -334,8 +357,10 @@ class BrokerServer:
                     self._producer_ids,
                     self._fetch_api,
                     self._metrics.requests if self._metrics else RequestMetrics(),
-                    users=UserScramAdmin(self._zk),
+                    users=UserScramAdmin(self._zk, self.authorizer),
                     sasl=self._sasl,
+                    authorizer=self.authorizer,
+                    acls=self._acl_api,
                 )
             )
             try:
@@ -511,7 +536,10 @@ class BrokerServer:
         )
         assert self._topic_admin is not None
         replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch)
-        pb_grpc.add_AdminServicer_to_server(AdminService(self._topic_admin, replicas), server)
+        pb_grpc.add_AdminServicer_to_server(
+            AdminService(self._topic_admin, replicas, acls=self._acl_api, listener=listener),
+            server,
+        )
         # Controller requests come in on the control plane listener only (KIP-291; by default
         # the inter-broker one, with one listener that is it), never on one meant for clients.
         if control_plane:
@@ -870,6 +898,8 @@ class BrokerServer:
         self._stopped = True
         if self._dynamic_config is not None:
             await self._dynamic_config.shutdown()
+        if self._acl_manager is not None:
+            await self._acl_manager.shutdown()
         await self._scheduler.shutdown()
         if self._cleaner is not None:
             await self._cleaner.shutdown()

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.security.acl import Authorizer
 from minikafka.broker.security.sasl.server import SaslServerFactory
+from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
@@ -45,3 +47,6 @@ class KafkaBroker:
     users: UserScramAdmin | None = None
     # The SASL mechanisms of each SASL listener, by listener name (PLAINTEXT ones: absent).
     sasl: Mapping[str, SaslServerFactory] = field(default_factory=dict)
+    # authorizer.class.name's authorizer (None: every request allowed) and the ACL APIs.
+    authorizer: Authorizer | None = None
+    acls: AclApi = field(default_factory=lambda: AclApi(None, None))

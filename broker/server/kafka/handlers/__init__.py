@@ -14,9 +14,11 @@ sasl           SaslHandshake, SaslAuthenticate once authenticated or on a PLAINT
                listener: ILLEGAL_SASL_STATE (the exchange itself: sasl_authenticator.py)
 users          DescribeUserScramCredentials, AlterUserScramCredentials
 configs        DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
+acls           DescribeAcls, CreateAcls, DeleteAcls
 """
 
 from minikafka.broker.server.kafka.handlers import (
+    acls,
     api_versions,
     configs,
     fetch,
@@ -32,6 +34,7 @@ from minikafka.broker.server.kafka.handlers import (
 )
 
 __all__ = [
+    "acls",
     "api_versions",
     "configs",
     "fetch",
