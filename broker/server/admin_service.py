@@ -234,6 +234,18 @@ class AdminService(pb_grpc.AdminServicer):
             ]
         )
 
+    async def DescribeUserScramCredentials(
+        self, request: pb.DescribeUserScramCredentialsRequest, context: _Context
+    ) -> pb.DescribeUserScramCredentialsResponse:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served yet")
+        raise AssertionError("abort raises")
+
+    async def AlterUserScramCredentials(
+        self, request: pb.AlterUserScramCredentialsRequest, context: _Context
+    ) -> pb.AlterUserScramCredentialsResponse:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served yet")
+        raise AssertionError("abort raises")
+
     async def DescribeReplicas(
         self, request: pb.DescribeReplicasRequest, context: _Context
     ) -> pb.DescribeReplicasResponse:

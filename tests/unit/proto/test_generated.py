@@ -48,6 +48,8 @@ SERVICES = {
         "IncrementalAlterConfigs",
         "DeleteRecords",
         "DescribeReplicas",
+        "DescribeUserScramCredentials",
+        "AlterUserScramCredentials",
     ],
     "Control": ["LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"],
     "Group": [
@@ -62,6 +64,7 @@ SERVICES = {
         "DescribeGroups",
         "DeleteGroups",
     ],
+    "Security": ["SaslHandshake", "SaslAuthenticate"],
 }
 
 # Responses whose top-level error_code is Kafka's request-wide code; Kafka gives them no message.
