@@ -37,6 +37,8 @@ _Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 _call_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
     "minikafka_grpc_session", default=None
 )
+_NO_TOKEN = "the call carries no session token"
+_DEAD_TOKEN = "the session token is unknown or expired (log in again)"
 # The login RPCs, served without a token.
 _SECURITY_SERVICE = "/minikafka.v1.Security/"
 
@@ -72,6 +74,9 @@ class SaslServerInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, tokens: SessionTokens, listener: str) -> None:
         self._tokens = tokens
         self._listener = listener
+        # One refusal handler per method and reason, made once: the interceptors outside
+        # this one cache what they wrap by handler.
+        self._refusals: dict[tuple[str, str], _Handler] = {}
 
     async def intercept_service(
         self,
@@ -84,17 +89,20 @@ class SaslServerInterceptor(grpc.aio.ServerInterceptor):
             return handler
         token = _token(handler_call_details.invocation_metadata)
         if token is None:
-            return _refusal(handler, self._listener, method, "the call carries no session token")
+            return self._refusal(handler, method, _NO_TOKEN)
         session = self._tokens.resolve(token)
         if session is None:
-            return _refusal(
-                handler,
-                self._listener,
-                method,
-                "the session token is unknown or expired (log in again)",
-            )
+            return self._refusal(handler, method, _DEAD_TOKEN)
         _call_session.set(session)
         return handler
+
+    def _refusal(self, handler: _Handler, method: str, reason: str) -> _Handler:
+        refusal = self._refusals.get((method, reason))
+        if refusal is None:
+            refusal = self._refusals[(method, reason)] = _refusal(
+                handler, self._listener, method, reason
+            )
+        return refusal
 
 
 def _token(metadata: Any) -> str | None:

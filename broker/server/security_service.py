@@ -28,19 +28,21 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import grpc
 import structlog
 
 from minikafka.broker.security.principal import USER_TYPE, KafkaPrincipal, Session
+from minikafka.broker.security.sasl.errors import SaslAuthenticationFailed
+from minikafka.broker.security.sasl.server import SaslServer, SaslServerFactory
 from minikafka.broker.security.session_tokens import SessionTokens
 from minikafka.broker.server.grpc_session import peer_host
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.errors import ErrorCode
 
-__all__ = ["SaslLogin", "SaslServer", "SecurityService"]
+__all__ = ["SaslLogin", "SecurityService"]
 
 _log = structlog.get_logger(__name__)
 
@@ -52,33 +54,13 @@ _MAX_PENDING = 1000
 _PENDING_TIMEOUT_S = 60.0
 
 
-class SaslServer(Protocol):
-    """One exchange of a server mechanism (broker/security/sasl: PlainSaslServer,
-    ScramSaslServer); ``evaluate_response`` raises SaslAuthenticationFailed."""
-
-    mechanism: str
-
-    @property
-    def complete(self) -> bool: ...
-
-    @property
-    def authorization_id(self) -> str: ...
-
-    def evaluate_response(self, response: bytes) -> bytes: ...
-
-
 @dataclass(frozen=True)
 class SaslLogin:
-    """What a SASL_* gRPC listener logs clients in with.
+    """What a SASL_* gRPC listener logs clients in with: its mechanisms (the same factory as
+    the listener's Kafka-door twin would have), its token table and the token lifetime
+    (``connections.max.reauth.ms``; 0: until idle)."""
 
-    ``new_server(mechanism)`` starts one exchange of an enabled mechanism; ``failure`` turns the
-    exception a failed exchange raised into ``(client message, log reason)``, or None for an
-    exception that is not a failed login (a bug, left to propagate).
-    """
-
-    enabled_mechanisms: tuple[str, ...]
-    new_server: Callable[[str], SaslServer]
-    failure: Callable[[Exception, str], tuple[str, str] | None]
+    mechanisms: SaslServerFactory
     tokens: SessionTokens
     reauth_ms: int = 0
 
@@ -115,8 +97,8 @@ class SecurityService(pb_grpc.SecurityServicer):
                 error_code=ErrorCode.ILLEGAL_SASL_STATE,
                 error_message=f"listener {self._listener} is {self._protocol}, not SASL",
             )
-        enabled = list(sasl.enabled_mechanisms)
-        if request.mechanism not in sasl.enabled_mechanisms:
+        enabled = list(sasl.mechanisms.enabled_mechanisms)
+        if request.mechanism not in enabled:
             return pb.SaslHandshakeResponse(
                 error_code=ErrorCode.UNSUPPORTED_SASL_MECHANISM,
                 error_message=f"Unsupported SASL mechanism {request.mechanism}: enabled "
@@ -128,7 +110,7 @@ class SecurityService(pb_grpc.SecurityServicer):
         while len(self._pending) >= _MAX_PENDING:
             self._pending.popitem(last=False)
         handshake_id = secrets.token_urlsafe(16)
-        self._pending[handshake_id] = _Pending(sasl.new_server(request.mechanism), now)
+        self._pending[handshake_id] = _Pending(sasl.mechanisms.create(request.mechanism), now)
         return pb.SaslHandshakeResponse(mechanisms=enabled, handshake_id=handshake_id)
 
     async def SaslAuthenticate(
@@ -152,21 +134,18 @@ class SecurityService(pb_grpc.SecurityServicer):
         host = peer_host(context)
         try:
             challenge = server.evaluate_response(request.auth_bytes)
-        except Exception as exc:
+        except SaslAuthenticationFailed as exc:
             del self._pending[request.handshake_id]
-            told = sasl.failure(exc, server.mechanism)
-            if told is None:
-                raise
-            message, reason = told
             _log.warning(
                 "sasl.authentication_failed",
                 client_host=host,
                 listener=self._listener,
                 mechanism=server.mechanism,
-                reason=reason,
+                reason=exc.reason,
             )
             return pb.SaslAuthenticateResponse(
-                error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=message
+                error_code=ErrorCode.SASL_AUTHENTICATION_FAILED,
+                error_message=exc.client_message(server.mechanism),
             )
         if not server.complete:
             return pb.SaslAuthenticateResponse(auth_bytes=challenge)
