@@ -96,6 +96,31 @@ Keys, with Kafka's names and defaults::
     offsets.retention.minutes                  10080
     offsets.retention.check.interval.ms        600000
 
+TLS (SSL and SASL_SSL listeners, and the broker's own connections to such listeners), Kafka's
+keys; each may be given for one listener as ``listener.name.<listener, lower case>.<key>``
+(``listener.name.internal.ssl.client.auth=required``), which beats the broker-wide key for
+that listener (see ``listener_config``)::
+
+    ssl.keystore.type                          PEM (JKS and PKCS12 are refused: PEM only)
+    ssl.keystore.location                      PEM file: the private key, then the chain
+    ssl.keystore.key                           the private key as PEM text (instead of a file)
+    ssl.keystore.certificate.chain             the chain as PEM text (with ssl.keystore.key)
+    ssl.key.password                           the private key's password, if encrypted
+    ssl.truststore.type                        PEM
+    ssl.truststore.location                    PEM file: the CA certificates trusted
+    ssl.truststore.certificates                the same as PEM text
+    ssl.client.auth                            none | requested | required
+    ssl.principal.mapping.rules                DEFAULT (RULE:pattern/replacement/[LU], ...)
+    ssl.enabled.protocols                      TLSv1.2,TLSv1.3
+    ssl.protocol                               TLSv1.3
+    ssl.cipher.suites                          empty: the TLS library's defaults
+    ssl.endpoint.identification.algorithm      https: a broker checks the host name in the
+                                               certificate of a broker it connects to; empty
+                                               turns the check off
+
+Every other ``listener.name.<listener>.<key>`` is kept in ``listener_overrides`` for the
+mechanism that reads it (``listener_config(name).get(key)``).
+
 The broker keys that give every topic its default (log.segment.bytes, log.roll.ms/hours,
 log.retention.ms/minutes/hours/bytes, message.max.bytes, log.cleanup.policy,
 min.insync.replicas, unclean.leader.election.enable, compression.type, ...) are the synonyms of
@@ -147,8 +172,12 @@ from minikafka.proto.topic_config import (
 __all__ = [
     "CONFIG_TYPES",
     "DYNAMIC_KEYS",
+    "SENSITIVE_KEYS",
+    "TLS_PROTOCOLS",
     "BrokerConfig",
     "ConfigSource",
+    "ListenerConfig",
+    "SslConfig",
     "parse_metrics_listener",
     "parse_overrides",
     "parse_properties",
@@ -167,7 +196,9 @@ _DEFAULT_PROTOCOL_MAP: Mapping[str, str] = MappingProxyType(
         "SASL_SSL": "SASL_SSL",
     }
 )
-_SUPPORTED_PROTOCOLS = frozenset({"PLAINTEXT"})
+_SUPPORTED_PROTOCOLS = frozenset(_DEFAULT_PROTOCOL_MAP)
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+_LISTENER_PREFIX = "listener.name."
 _UNROUTABLE_HOSTS = frozenset({"0.0.0.0", "::"})
 
 
@@ -180,6 +211,58 @@ class ConfigSource(enum.IntEnum):
     DYNAMIC_DEFAULT_BROKER_CONFIG = 3  # /config/brokers/<default>
     STATIC_BROKER_CONFIG = 4  # server.properties, env or --override
     DEFAULT_CONFIG = 5  # Kafka's default
+
+
+@dataclass(frozen=True)
+class SslConfig:
+    """A listener's TLS keys (Kafka's ``ssl.*`` without the prefix), checked for form; the
+    files are read by broker/security/tls.py when the listener starts."""
+
+    keystore_type: str = "PEM"
+    keystore_location: str | None = None
+    keystore_key: str | None = field(default=None, repr=False)
+    keystore_certificate_chain: str | None = None
+    key_password: str | None = field(default=None, repr=False)
+    truststore_type: str = "PEM"
+    truststore_location: str | None = None
+    truststore_certificates: str | None = None
+    client_auth: str = "none"
+    principal_mapping_rules: str = "DEFAULT"
+    enabled_protocols: tuple[str, ...] = ("TLSv1.2", "TLSv1.3")
+    protocol: str = "TLSv1.3"
+    cipher_suites: tuple[str, ...] = ()
+    endpoint_identification_algorithm: str = "https"
+
+    @property
+    def has_key_store(self) -> bool:
+        return self.keystore_location is not None or self.keystore_key is not None
+
+    @property
+    def has_trust_store(self) -> bool:
+        return self.truststore_location is not None or self.truststore_certificates is not None
+
+
+@dataclass(frozen=True)
+class ListenerConfig:
+    """One listener's settings: ``config.listener_config("INTERNAL").ssl.client_auth``.
+
+    ``overrides`` holds every ``listener.name.<listener>.<key>`` given for it, raw, by key
+    (``sasl.enabled.mechanisms``, ``plain.sasl.jaas.config``, ...): ``get(key)`` reads one.
+    """
+
+    name: str
+    security_protocol: str
+    ssl: SslConfig
+    overrides: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.security_protocol in TLS_PROTOCOLS
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The listener's own value of ``key`` (listener.name.<listener>.<key>), else
+        ``default`` (the caller's broker-wide value)."""
+        return self.overrides.get(key, default)
 
 
 @dataclass(frozen=True)
@@ -260,6 +343,25 @@ class BrokerConfig:
     offsets_load_buffer_size: int = 5_242_880
     offsets_retention_minutes: int = 10_080
     offsets_retention_check_interval_ms: int = 600_000
+    # TLS, broker-wide (listener_config(name).ssl has a listener's own, with its overrides).
+    ssl_keystore_type: str = "PEM"
+    ssl_keystore_location: str | None = None
+    ssl_keystore_key: str | None = field(default=None, repr=False)
+    ssl_keystore_certificate_chain: str | None = None
+    ssl_key_password: str | None = field(default=None, repr=False)
+    ssl_truststore_type: str = "PEM"
+    ssl_truststore_location: str | None = None
+    ssl_truststore_certificates: str | None = None
+    ssl_client_auth: str = "none"
+    ssl_principal_mapping_rules: str = "DEFAULT"
+    ssl_enabled_protocols: tuple[str, ...] = ("TLSv1.2", "TLSv1.3")
+    ssl_protocol: str = "TLSv1.3"
+    ssl_cipher_suites: tuple[str, ...] = ()
+    ssl_endpoint_identification_algorithm: str = "https"
+    # listener.name.<listener>.<key> = value, by listener name (upper case) and key.
+    listener_overrides: Mapping[str, Mapping[str, str]] = field(
+        default_factory=dict, hash=False, repr=False
+    )
     # The defaults of every topic key (proto/topic_config.py): log.segment.bytes,
     # min.insync.replicas, unclean.leader.election.enable, ... as one TopicConfig.
     log: TopicConfig = field(default_factory=TopicConfig)
@@ -304,6 +406,7 @@ class BrokerConfig:
         self._resolve_kafka_listeners()
         self._check_inter_broker_listeners()
         self._check_replica_fetch_timing()
+        self._check_listener_configs()
 
     def _set(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)  # only while __post_init__ completes the object
@@ -337,8 +440,8 @@ class BrokerConfig:
             if protocol not in _SUPPORTED_PROTOCOLS:
                 raise InvalidConfigError(
                     f"invalid value {text!r} for configuration {key}: listener "
-                    f"{endpoint.listener_name} uses security protocol {protocol}, and only "
-                    f"{', '.join(sorted(_SUPPORTED_PROTOCOLS))} is supported"
+                    f"{endpoint.listener_name} uses security protocol {protocol}: must be one of "
+                    f"{', '.join(sorted(_SUPPORTED_PROTOCOLS))}"
                 )
             resolved.append(dataclasses.replace(endpoint, security_protocol=protocol))
         return tuple(resolved)
@@ -447,6 +550,61 @@ class BrokerConfig:
                 "a gRPC listener in advertised.listeners for the controller's requests "
                 f"({', '.join(sorted(grpc_names))})"
             )
+
+    def _check_listener_configs(self) -> None:
+        """Each listener's own keys parse, and a TLS listener has a key store (its files are
+        read when the listener starts: broker/security/tls.py)."""
+        self._set(
+            "listener_overrides",
+            MappingProxyType(
+                {k.upper(): MappingProxyType(dict(v)) for k, v in self.listener_overrides.items()}
+            ),
+        )
+        names = {e.listener_name for e in self.listeners + self.kafka_listeners}
+        for name in sorted(set(self.listener_overrides) - names):
+            _log.warning("config.unknown_listener_override", listener=name)
+        for endpoint in self.listeners + self.kafka_listeners:
+            listener = self.listener_config(endpoint.listener_name)
+            ssl = listener.ssl
+            if ssl.keystore_location is not None and ssl.keystore_key is not None:
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name}: set ssl.keystore.location or "
+                    "ssl.keystore.key, not both"
+                )
+            if (ssl.keystore_key is None) != (ssl.keystore_certificate_chain is None):
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name}: ssl.keystore.key and "
+                    "ssl.keystore.certificate.chain are set together"
+                )
+            if ssl.truststore_location is not None and ssl.truststore_certificates is not None:
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name}: set ssl.truststore.location or "
+                    "ssl.truststore.certificates, not both"
+                )
+            if endpoint.security_protocol in TLS_PROTOCOLS and not listener.ssl.has_key_store:
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name} uses security protocol "
+                    f"{endpoint.security_protocol} and has no key store: set "
+                    f"ssl.keystore.location (or listener.name.{endpoint.listener_name.lower()}"
+                    ".ssl.keystore.location)"
+                )
+
+    def listener_config(self, name: str) -> ListenerConfig:
+        """The settings of listener ``name`` (gRPC or Kafka): its protocol, and each key with
+        its ``listener.name.<name>.<key>`` override laid over the broker-wide value."""
+        name = name.upper()
+        overrides = self.listener_overrides.get(name, MappingProxyType({}))
+        prefix = f"{_LISTENER_PREFIX}{name.lower()}."
+        values: dict[str, Any] = {}
+        for spec in _SSL_SPECS:
+            raw = overrides.get(spec.name)
+            if raw is None:
+                value = getattr(self, spec.field)
+            else:
+                value = spec.parse(prefix + spec.name, raw)
+            values[spec.field.removeprefix("ssl_")] = value
+        protocol = self.listener_security_protocol_map.get(name, "PLAINTEXT")
+        return ListenerConfig(name, protocol, SslConfig(**values), overrides)
 
     def _check_connection_limits(self) -> None:
         # Kafka's rules: the request pool holds at least one request of the largest size, and
@@ -585,10 +743,16 @@ class BrokerConfig:
                 raise InvalidConfigError(f"missing required configuration {spec.name}")
 
         known = {key for spec in _SPECS for key, _ in spec.keys_by_precedence()}
+        overrides = _listener_overrides(props)
+        if overrides:
+            values["listener_overrides"] = overrides
         unknown = {
             k: v
             for k, v in props.items()
-            if k not in known and not _is_storage_key(k) and k not in _KAFKA_KEYS_NOT_USED
+            if k not in known
+            and not _is_storage_key(k)
+            and k not in _KAFKA_KEYS_NOT_USED
+            and not k.startswith(_LISTENER_PREFIX)
         }
         for key in sorted(unknown):  # the key only: a value may be a secret
             meant = _suggestion(key, known | BROKER_TOPIC_KEYS)
@@ -650,7 +814,8 @@ class BrokerConfig:
         out: dict[str, tuple[str | None, ConfigSource]] = {}
         for spec in _SPECS:
             source = self.source_of(name for name, _ in spec.keys_by_precedence())
-            out[spec.name] = (_format(getattr(self, spec.field)), source)
+            value = None if spec.name in SENSITIVE_KEYS else _format(getattr(self, spec.field))
+            out[spec.name] = (value, source)
         for topic_key, value in self.log.to_properties().items():
             synonyms = TOPIC_KEY_SYNONYMS[topic_key]
             if synonyms:  # a topic-only key (remote.storage.enable) has no broker default
@@ -797,6 +962,62 @@ _HOST_PATTERN = re.compile(r"[0-9A-Za-z.:_-]+")
 
 def _upper(key: str, raw: str) -> str:
     return raw.strip().upper()
+
+
+def _listener_overrides(props: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """``listener.name.<listener>.<key>`` properties by listener name (upper case) and key."""
+    result: dict[str, dict[str, str]] = {}
+    for key, value in props.items():
+        if not key.startswith(_LISTENER_PREFIX):
+            continue
+        listener, dot, rest = key[len(_LISTENER_PREFIX) :].partition(".")
+        if not dot or not listener or not rest:
+            raise InvalidConfigError(
+                f"invalid configuration {key}: expected listener.name.<listener>.<key>"
+            )
+        result.setdefault(listener.upper(), {})[rest] = value
+    return result
+
+
+def _pem_store_type(key: str, raw: str) -> str:
+    value = raw.strip().upper()
+    if value != "PEM":
+        raise InvalidConfigError(
+            f"invalid value {raw.strip()!r} for configuration {key}: only PEM stores are "
+            "supported (convert a JKS or PKCS12 store with keytool and openssl)"
+        )
+    return value
+
+
+def _one_of(*allowed: str, lower: bool = True) -> Callable[[str, str], str]:
+    def parse(key: str, raw: str) -> str:
+        value = raw.strip().lower() if lower else raw.strip()
+        if value not in allowed:
+            shown = ", ".join(a or "empty" for a in allowed)
+            raise InvalidConfigError(
+                f"invalid value {raw.strip()!r} for configuration {key}: must be one of {shown}"
+            )
+        return value
+
+    return parse
+
+
+_TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
+
+
+def _tls_versions(key: str, raw: str) -> tuple[str, ...]:
+    versions = tuple(v.strip() for v in raw.split(",") if v.strip())
+    bad = [v for v in versions if v not in _TLS_VERSIONS]
+    if bad or not versions:
+        raise InvalidConfigError(
+            f"invalid value {raw.strip()!r} for configuration {key}: "
+            f"{'only TLSv1.2 and TLSv1.3 are supported' if bad else 'no protocol'}"
+        )
+    return versions
+
+
+def _names(key: str, raw: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in raw.split(",") if v.strip())
 
 
 _INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
@@ -957,6 +1178,34 @@ _SPECS: tuple[ConfigKey, ...] = (
         _LONG,
         minimum=1,
     ),
+)
+
+# The TLS keys, also read per listener (listener.name.<listener>.<key>, see listener_config).
+_SSL_SPECS: tuple[ConfigKey, ...] = (
+    _spec("ssl.keystore.type", "ssl_keystore_type", _pem_store_type),
+    _spec("ssl.keystore.location", "ssl_keystore_location", _optional_string),
+    _spec("ssl.keystore.key", "ssl_keystore_key", _optional_string),
+    _spec("ssl.keystore.certificate.chain", "ssl_keystore_certificate_chain", _optional_string),
+    _spec("ssl.key.password", "ssl_key_password", _optional_string),
+    _spec("ssl.truststore.type", "ssl_truststore_type", _pem_store_type),
+    _spec("ssl.truststore.location", "ssl_truststore_location", _optional_string),
+    _spec("ssl.truststore.certificates", "ssl_truststore_certificates", _optional_string),
+    _spec("ssl.client.auth", "ssl_client_auth", _one_of("none", "requested", "required")),
+    _spec("ssl.principal.mapping.rules", "ssl_principal_mapping_rules", _string),
+    _spec("ssl.enabled.protocols", "ssl_enabled_protocols", _tls_versions),
+    _spec("ssl.protocol", "ssl_protocol", _one_of("TLS", *_TLS_VERSIONS, lower=False)),
+    _spec("ssl.cipher.suites", "ssl_cipher_suites", _names),
+    _spec(
+        "ssl.endpoint.identification.algorithm",
+        "ssl_endpoint_identification_algorithm",
+        _one_of("https", ""),
+    ),
+)
+_SPECS += _SSL_SPECS
+
+# Keys whose value DescribeConfigs never shows (Kafka's PASSWORD keys and the inline key).
+SENSITIVE_KEYS = frozenset(
+    {"ssl.key.password", "ssl.keystore.key", "ssl.keystore.password", "ssl.truststore.password"}
 )
 
 # Every key this broker reads -> its type in Kafka's ConfigDef (DescribeConfigs' config_type).

@@ -52,16 +52,31 @@ def message_options(max_message_bytes: int) -> list[tuple[str, Any]]:
     ]
 
 
-def channel(address: str, max_message_bytes: int, options: Options = ()) -> grpc.Channel:
-    """A blocking-stub channel (the client, the controller's channels to brokers)."""
-    return grpc.insecure_channel(address, options=[*message_options(max_message_bytes), *options])
+def channel(
+    address: str,
+    max_message_bytes: int,
+    options: Options = (),
+    credentials: grpc.ChannelCredentials | None = None,
+) -> grpc.Channel:
+    """A blocking-stub channel (the client, the controller's channels to brokers); TLS when
+    ``credentials`` are given (an SSL or SASL_SSL listener), plaintext otherwise."""
+    all_options = [*message_options(max_message_bytes), *options]
+    if credentials is not None:
+        return grpc.secure_channel(address, credentials, options=all_options)
+    return grpc.insecure_channel(address, options=all_options)
 
 
-def aio_channel(address: str, max_message_bytes: int, options: Options = ()) -> grpc.aio.Channel:
+def aio_channel(
+    address: str,
+    max_message_bytes: int,
+    options: Options = (),
+    credentials: grpc.ChannelCredentials | None = None,
+) -> grpc.aio.Channel:
     """An asyncio channel (a follower's to its leader, the broker's own calls)."""
-    return grpc.aio.insecure_channel(
-        address, options=[*message_options(max_message_bytes), *options]
-    )
+    all_options = [*message_options(max_message_bytes), *options]
+    if credentials is not None:
+        return grpc.aio.secure_channel(address, credentials, options=all_options)
+    return grpc.aio.insecure_channel(address, options=all_options)
 
 
 def aio_server(

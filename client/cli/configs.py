@@ -25,7 +25,7 @@ import argparse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from minikafka.client.cli._admin_tool import kafka_error_message, run_admin_tool
+from minikafka.client.cli._admin_tool import add_command_config, kafka_error_message, run_admin_tool
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -67,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
+    add_command_config(parser)
     parser.add_argument("--entity-type", choices=_ENTITY_TYPES, help="topics or brokers")
     parser.add_argument("--entity-name", help="topic name, or broker id")
     parser.add_argument(
