@@ -39,6 +39,7 @@ from minikafka.client._security import ClientSecurity
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.errors import InvalidConfigError
+from minikafka.proto.sasl_channel import sasl_channel
 
 __all__ = [
     "RETRIABLE_STATUS",
@@ -180,6 +181,7 @@ class ChannelPool:
     def __init__(self, security: ClientSecurity | None = None) -> None:
         self.security = security or ClientSecurity()
         self._credentials = self.security.channel_credentials()
+        self._sasl = self.security.sasl_credentials()
         self._lock = threading.Lock()
         self._channels: dict[str, grpc.Channel] = {}
         self._streams: dict[tuple[str, StreamMethod], RequestStream] = {}
@@ -198,6 +200,8 @@ class ChannelPool:
             channel = transport.channel(
                 address, _MAX_MESSAGE_BYTES, _CHANNEL_OPTIONS, self._credentials
             )
+            if self._sasl is not None:  # logs in on the first call, then sends the token
+                channel = sasl_channel(channel, self._sasl, address)
             self._channels[address] = channel
         return channel
 

@@ -20,7 +20,14 @@ Keys::
                                            the host dialled. gRPC always checks it, so ``none``
                                            is refused with a message rather than ignored.
 
-The SASL keys (sasl.mechanism, sasl.username, ...) belong on this value too. Files are read
+    sasl.mechanism                         with SASL_*: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
+                                           (librdkafka's spelling sasl.mechanisms too; Kafka's
+                                           default GSSAPI is not supported)
+    sasl.username, sasl.password           who to log in as (librdkafka's keys; a Java
+                                           client's sasl.jaas.config is not read)
+
+With SASL_PLAINTEXT or SASL_SSL the client logs in to each broker over the Security RPCs
+(proto/sasl_channel.py) and sends the token it gets with every call. Files are read
 when ``channel_credentials`` is called (a client's start), so a missing or garbled file is an
 InvalidConfigError naming the key, before any connection is tried. Immutable; thread-safe.
 """
@@ -37,6 +44,8 @@ import grpc
 
 from minikafka.proto.errors import InvalidConfigError
 from minikafka.proto.pem import PemError, read_certificates, read_key_store
+from minikafka.proto.sasl_channel import SaslCredentials
+from minikafka.proto.sasl_client import SUPPORTED_MECHANISMS as SASL_MECHANISMS
 
 __all__ = ["SECURITY_PROTOCOLS", "ClientSecurity"]
 
@@ -51,6 +60,9 @@ class ClientSecurity:
     ssl_key_location: str | None = None
     ssl_key_password: str | None = field(default=None, repr=False)
     ssl_endpoint_identification_algorithm: str = "https"
+    sasl_mechanism: str = "GSSAPI"
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
 
     # Kafka's key -> the field it sets.
     KEYS: ClassVar[Mapping[str, str]] = {
@@ -60,6 +72,10 @@ class ClientSecurity:
         "ssl.key.location": "ssl_key_location",
         "ssl.key.password": "ssl_key_password",
         "ssl.endpoint.identification.algorithm": "ssl_endpoint_identification_algorithm",
+        "sasl.mechanism": "sasl_mechanism",
+        "sasl.mechanisms": "sasl_mechanism",
+        "sasl.username": "sasl_username",
+        "sasl.password": "sasl_password",
     }
 
     def __post_init__(self) -> None:
@@ -82,6 +98,8 @@ class ClientSecurity:
                 "ssl.endpoint.identification.algorithm: gRPC always checks that the broker's "
                 "certificate names the host dialled, so only https is supported"
             )
+        if self.uses_sasl:
+            self._check_sasl()
         if self.ssl_certificate_location is not None and self.ssl_key_location is None:
             raise InvalidConfigError(
                 "ssl.certificate.location is set without ssl.key.location: a client "
@@ -108,6 +126,35 @@ class ClientSecurity:
 
     def replace(self, **changes: str | None) -> ClientSecurity:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def _check_sasl(self) -> None:
+        mechanism = self.sasl_mechanism.strip().upper()
+        if mechanism not in SASL_MECHANISMS:
+            raise InvalidConfigError(
+                f"Invalid value {self.sasl_mechanism} for configuration sasl.mechanism: "
+                f"must be one of {', '.join(SASL_MECHANISMS)} with security.protocol "
+                f"{self.security_protocol}"
+            )
+        object.__setattr__(self, "sasl_mechanism", mechanism)
+        for key, value in (
+            ("sasl.username", self.sasl_username),
+            ("sasl.password", self.sasl_password),
+        ):
+            if not value:
+                raise InvalidConfigError(
+                    f"{key} must be set with security.protocol {self.security_protocol}"
+                )
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
+
+    def sasl_credentials(self) -> SaslCredentials | None:
+        """Who to log in to brokers as; None without SASL."""
+        if not self.uses_sasl:
+            return None
+        assert self.sasl_username is not None and self.sasl_password is not None
+        return SaslCredentials(self.sasl_mechanism, self.sasl_username, self.sasl_password)
 
     @property
     def uses_tls(self) -> bool:

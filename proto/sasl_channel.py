@@ -25,7 +25,7 @@ which callers retry as any other call.
 
 Both the minikafka client (blocking channels) and the broker's own calls to other brokers (the
 controller's blocking channels; the followers' and controlled shutdown's asyncio ones, through
-``aio_sasl_interceptors``) use this module. ``SaslLoginState`` is thread-safe: one lock per
+``aio_sasl_channel``) use this module. ``SaslLoginState`` is thread-safe: one lock per
 broker address, held during a login so that concurrent calls make one login, not many.
 """
 
@@ -42,13 +42,14 @@ import grpc
 
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 from minikafka.proto.errors import ErrorCode, error_for_code
 from minikafka.proto.sasl_client import SESSION_TOKEN_KEY, SaslClientError, client_mechanism
 
 __all__ = [
     "SaslCredentials",
     "SaslLoginState",
-    "aio_sasl_interceptors",
+    "aio_sasl_channel",
     "sasl_channel",
 ]
 
@@ -89,6 +90,7 @@ class SaslLoginState:
         self._clock = clock
         self._lock = threading.Lock()
         self._token: _Token | None = None
+        self._aio_lock: asyncio.Lock | None = None  # made on the loop that logs in
 
     def token(self, stub: pb_grpc.SecurityStub) -> str:
         """The live token, after a login over ``stub`` if there is none."""
@@ -113,9 +115,15 @@ class SaslLoginState:
     async def aio_token(self, stub: Any) -> str:
         """``token`` for an asyncio ``SecurityStub`` (the broker's loop). Logins of the loop
         are not made concurrently with the blocking ones of the same state object."""
-        current = self._live()
-        if current is not None:
-            return current
+        if self._aio_lock is None:
+            self._aio_lock = asyncio.Lock()
+        async with self._aio_lock:  # one login at a time, as the blocking form
+            current = self._live()
+            if current is not None:
+                return current
+            return await self._aio_login(stub)
+
+    async def _aio_login(self, stub: Any) -> str:
         handshake = await stub.SaslHandshake(
             pb.SaslHandshakeRequest(mechanism=self.credentials.mechanism),
             timeout=_LOGIN_TIMEOUT_S,
@@ -272,25 +280,30 @@ class _AioSaslInterceptor(
     grpc.aio.StreamStreamClientInterceptor,
 ):
     """The asyncio form, for the broker's loop: its channels carry unary calls and the
-    followers' FetchStream."""
+    followers' FetchStream. The login goes over the same channel: its Security calls pass
+    through untouched."""
 
-    def __init__(self, state: SaslLoginState, security: Callable[[], Any]) -> None:
+    def __init__(self, state: SaslLoginState) -> None:
         self._state = state
-        self._security = security  # the SecurityStub over a channel without this interceptor
+        self.security: Any = None  # the channel's SecurityStub, set once the channel exists
+
+    async def _token(self) -> str:
+        return await self._state.aio_token(self.security)
 
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        token = await self._state.aio_token(self._security())
+        if _is_login(details):
+            return await continuation(details, request)
+        token = await self._token()
         call = await continuation(_with_token(details, token), request)
         if await call.code() != grpc.StatusCode.UNAUTHENTICATED:
             return call
         self._state.invalidate(token)
-        token = await self._state.aio_token(self._security())
-        return await continuation(_with_token(details, token), request)
+        return await continuation(_with_token(details, await self._token()), request)
 
     async def intercept_stream_stream(
         self, continuation: Any, details: Any, request_iterator: Any
     ) -> Any:
-        token = await self._state.aio_token(self._security())
+        token = await self._token()
         call = await continuation(_with_token(details, token), request_iterator)
 
         def done(finished: Any) -> None:  # on the loop, the call over
@@ -304,9 +317,22 @@ class _AioSaslInterceptor(
         return call
 
 
-def aio_sasl_interceptors(
-    credentials: SaslCredentials, address: str, security: Callable[[], Any]
-) -> list[grpc.aio.ClientInterceptor]:
-    """Interceptors for an asyncio channel to ``address``; ``security()`` gives a
-    SecurityStub on a channel to the same address that does not carry them."""
-    return [_AioSaslInterceptor(SaslLoginState(credentials, address), security)]
+def _is_login(details: Any) -> bool:
+    method = details.method
+    if isinstance(method, bytes):
+        method = method.decode()
+    return str(method).startswith("/minikafka.v1.Security/")
+
+
+def aio_sasl_channel(
+    address: str,
+    max_message_bytes: int,
+    credentials: SaslCredentials,
+    options: transport.Options = (),
+    tls: grpc.ChannelCredentials | None = None,
+) -> grpc.aio.Channel:
+    """An asyncio channel (transport.aio_channel) whose calls log in as ``credentials``."""
+    interceptor = _AioSaslInterceptor(SaslLoginState(credentials, address))
+    channel = transport.aio_channel(address, max_message_bytes, options, tls, [interceptor])
+    interceptor.security = pb_grpc.SecurityStub(channel)
+    return channel

@@ -71,12 +71,15 @@ def aio_channel(
     max_message_bytes: int,
     options: Options = (),
     credentials: grpc.ChannelCredentials | None = None,
+    interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
 ) -> grpc.aio.Channel:
     """An asyncio channel (a follower's to its leader, the broker's own calls)."""
     all_options = [*message_options(max_message_bytes), *options]
     if credentials is not None:
-        return grpc.aio.secure_channel(address, credentials, options=all_options)
-    return grpc.aio.insecure_channel(address, options=all_options)
+        return grpc.aio.secure_channel(
+            address, credentials, options=all_options, interceptors=interceptors
+        )
+    return grpc.aio.insecure_channel(address, options=all_options, interceptors=interceptors)
 
 
 def aio_server(

@@ -23,7 +23,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.errors import ErrorCode, KafkaError
-from minikafka.proto.sasl_channel import SaslCredentials, sasl_channel
+from minikafka.proto.sasl_channel import SaslCredentials, aio_sasl_channel, sasl_channel
 
 LISTENER = "SASL"
 
@@ -210,3 +210,22 @@ def test_a_plaintext_listener_answers_illegal_sasl_state_and_serves_anonymous() 
         assert _who(raw) == "User:ANONYMOUS SASL"
     finally:
         plain.stop()
+
+
+def test_the_brokers_asyncio_channel_logs_in_and_again_after_a_drop(server: Server) -> None:
+    """The form a follower's and controlled shutdown's channels take."""
+    address = f"127.0.0.1:{server.port}"
+
+    async def calls() -> list[str]:
+        credentials = SaslCredentials("SCRAM-SHA-512", "alice", "alice-secret")
+        channel = aio_sasl_channel(address, 1 << 20, credentials)
+        stub = pb_grpc.MetadataStub(channel)
+        try:
+            first = await stub.DescribeCluster(pb.DescribeClusterRequest(), timeout=10)
+            await asyncio.to_thread(server.on_loop, lambda: server.tokens._entries.clear())
+            second = await stub.DescribeCluster(pb.DescribeClusterRequest(), timeout=10)
+            return [first.cluster_id, second.cluster_id]
+        finally:
+            await channel.close()
+
+    assert asyncio.run(calls()) == ["User:alice SASL", "User:alice SASL"]
