@@ -52,11 +52,12 @@ _SALT_BYTES = 32
 
 
 def scram_mechanism_code(mechanism: str) -> pb.ScramMechanism:
-    """``SCRAM-SHA-256`` -> the wire's 1; UnacceptableCredentialError for another name."""
+    """``SCRAM-SHA-256`` -> the wire's 1; UnsupportedSaslMechanismError for another name (the
+    broker's answer to one)."""
     code = _MECHANISM_CODES.get(mechanism)
     if code is None:
         raise error_for_code(
-            ErrorCode.UNACCEPTABLE_CREDENTIAL,
+            ErrorCode.UNSUPPORTED_SASL_MECHANISM,
             f"Unknown SCRAM mechanism {mechanism!r} (expected {', '.join(SCRAM_MECHANISMS)})",
         )
     return code
