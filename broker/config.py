@@ -121,6 +121,23 @@ that listener (see ``listener_config``)::
 Every other ``listener.name.<listener>.<key>`` is kept in ``listener_overrides`` for the
 mechanism that reads it (``listener_config(name).get(key)``).
 
+SASL (Kafka's keys; a listener's own ``listener.name.<listener>.`` key wins over the plain one,
+the listener name lower-cased in the key)::
+
+    sasl.enabled.mechanisms                    GSSAPI, which is not supported: a SASL_PLAINTEXT
+    listener.name.<l>.sasl.enabled.mechanisms  Kafka listener must enable PLAIN, SCRAM-SHA-256
+                                               and/or SCRAM-SHA-512
+    sasl.mechanism.inter.broker.protocol       GSSAPI; when inter.broker.listener.name is a SASL
+                                               Kafka listener, the mechanism followers log in
+                                               with (enabled on that listener)
+    listener.name.<l>.<mechanism>.sasl.jaas.config  none; else sasl.jaas.config: the login
+    sasl.jaas.config                           module entry (PlainLoginModule's user_<name>
+                                               options are the users PLAIN accepts; username
+                                               and password what this broker logs in as)
+    connections.max.reauth.ms                  0 (re-authentication, KIP-368, is not supported)
+
+The JAAS values are secrets: never logged, described or kept in ``unknown``.
+
 The broker keys that give every topic its default (log.segment.bytes, log.roll.ms/hours,
 log.retention.ms/minutes/hours/bytes, message.max.bytes, log.cleanup.policy,
 min.insync.replicas, unclean.leader.election.enable, compression.type, ...) are the synonyms of
@@ -172,6 +189,7 @@ from minikafka.proto.topic_config import (
 __all__ = [
     "CONFIG_TYPES",
     "DYNAMIC_KEYS",
+    "SASL_MECHANISMS",
     "SENSITIVE_KEYS",
     "TLS_PROTOCOLS",
     "BrokerConfig",
@@ -362,6 +380,14 @@ class BrokerConfig:
     listener_overrides: Mapping[str, Mapping[str, str]] = field(
         default_factory=dict, hash=False, repr=False
     )
+    # SASL on the Kafka listeners (see the module docstring and sasl_enabled_mechanisms_for,
+    # sasl_jaas_config_for).
+    sasl_enabled_mechanisms: tuple[str, ...] = ("GSSAPI",)
+    sasl_mechanism_inter_broker_protocol: str = "GSSAPI"
+    connections_max_reauth_ms: int = 0
+    # sasl.jaas.config and the listener.name.<l>.* SASL keys as given (keys lower-cased): the
+    # JAAS values hold passwords, so they are no spec (never described) and never in a repr.
+    sasl_settings: Mapping[str, str] = field(default_factory=dict, hash=False, repr=False)
     # The defaults of every topic key (proto/topic_config.py): log.segment.bytes,
     # min.insync.replicas, unclean.leader.election.enable, ... as one TopicConfig.
     log: TopicConfig = field(default_factory=TopicConfig)
@@ -407,6 +433,8 @@ class BrokerConfig:
         self._check_inter_broker_listeners()
         self._check_replica_fetch_timing()
         self._check_listener_configs()
+        self._set("sasl_settings", MappingProxyType(dict(self.sasl_settings)))
+        self._check_sasl()
 
     def _set(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)  # only while __post_init__ completes the object
@@ -656,6 +684,87 @@ class BrokerConfig:
             for e in self.kafka_advertised_listeners
         )
 
+    # --- SASL ---------------------------------------------------------------------------------
+
+    def sasl_enabled_mechanisms_for(self, listener: str) -> tuple[str, ...]:
+        """``listener.name.<listener>.sasl.enabled.mechanisms``, else sasl.enabled.mechanisms."""
+        key = f"listener.name.{listener.lower()}.sasl.enabled.mechanisms"
+        raw = self.sasl_settings.get(key)
+        return self.sasl_enabled_mechanisms if raw is None else _mechanisms(key, raw)
+
+    def sasl_jaas_config_for(self, listener: str, mechanism: str) -> tuple[str, str] | None:
+        """``(key, value)`` of the JAAS config a SASL listener uses for ``mechanism``:
+        ``listener.name.<listener>.<mechanism>.sasl.jaas.config``, else sasl.jaas.config;
+        None when neither is set."""
+        for key in (
+            f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config",
+            "sasl.jaas.config",
+        ):
+            value = self.sasl_settings.get(key)
+            if value is not None:
+                return key, value
+        return None
+
+    def sasl_kafka_listeners(self) -> tuple[EndPoint, ...]:
+        return tuple(e for e in self.kafka_listeners if e.security_protocol.startswith("SASL_"))
+
+    def _check_sasl(self) -> None:
+        """Every SASL Kafka listener enables only mechanisms this broker has, PLAIN with a
+        JAAS config for its users; a SASL inter-broker listener enables the inter-broker
+        mechanism and has a JAAS config for the broker's own login."""
+        if self.connections_max_reauth_ms != 0:
+            raise InvalidConfigError(
+                f"invalid value {self.connections_max_reauth_ms} for configuration "
+                "connections.max.reauth.ms: re-authentication (KIP-368) is not supported; "
+                "leave it 0"
+            )
+        for endpoint in self.sasl_kafka_listeners():
+            name = endpoint.listener_name
+            keys = (
+                f"sasl.enabled.mechanisms or listener.name.{name.lower()}.sasl.enabled.mechanisms"
+            )
+            enabled = self.sasl_enabled_mechanisms_for(name)
+            if not enabled:
+                raise InvalidConfigError(
+                    f"listener {name} is {endpoint.security_protocol} and enables no SASL "
+                    f"mechanism: set {keys}"
+                )
+            unsupported = [m for m in enabled if m not in SASL_MECHANISMS]
+            if unsupported:
+                raise InvalidConfigError(
+                    f"SASL mechanism {unsupported[0]} of listener {name} is not supported "
+                    f"(only {', '.join(SASL_MECHANISMS)}): set {keys}"
+                    + (" (Kafka's default is GSSAPI)" if unsupported[0] == "GSSAPI" else "")
+                )
+            if "PLAIN" in enabled and self.sasl_jaas_config_for(name, "PLAIN") is None:
+                raise InvalidConfigError(
+                    f"listener {name} enables PLAIN but has no JAAS config for its users: set "
+                    f"listener.name.{name.lower()}.plain.sasl.jaas.config or sasl.jaas.config"
+                )
+        inter = next(
+            (
+                e
+                for e in self.kafka_advertised_listeners
+                if e.listener_name == self.inter_broker_listener_name
+            ),
+            None,
+        )
+        if inter is None or not inter.security_protocol.startswith("SASL_"):
+            return
+        mechanism = self.sasl_mechanism_inter_broker_protocol
+        if mechanism not in self.sasl_enabled_mechanisms_for(inter.listener_name):
+            raise InvalidConfigError(
+                f"sasl.mechanism.inter.broker.protocol {mechanism} must be included in the "
+                f"enabled mechanisms of inter.broker.listener.name {inter.listener_name} "
+                "when SASL is used for inter-broker communication"
+            )
+        if self.sasl_jaas_config_for(inter.listener_name, mechanism) is None:
+            raise InvalidConfigError(
+                f"inter.broker.listener.name {inter.listener_name} uses SASL {mechanism}: set "
+                f"listener.name.{inter.listener_name.lower()}.{mechanism.lower()}"
+                ".sasl.jaas.config or sasl.jaas.config with this broker's username and password"
+            )
+
     @property
     def control_plane_listener(self) -> str:
         """The gRPC listener of the controller's requests: control.plane.listener.name, else
@@ -746,6 +855,7 @@ class BrokerConfig:
         overrides = _listener_overrides(props)
         if overrides:
             values["listener_overrides"] = overrides
+        sasl_settings = {k.lower(): v for k, v in props.items() if _is_sasl_setting(k)}
         unknown = {
             k: v
             for k, v in props.items()
@@ -753,6 +863,7 @@ class BrokerConfig:
             and not _is_storage_key(k)
             and k not in _KAFKA_KEYS_NOT_USED
             and not k.startswith(_LISTENER_PREFIX)
+            and not _is_sasl_setting(k)
         }
         for key in sorted(unknown):  # the key only: a value may be a secret
             meant = _suggestion(key, known | BROKER_TOPIC_KEYS)
@@ -771,6 +882,7 @@ class BrokerConfig:
         return cls(
             **values,
             log=log,
+            sasl_settings=sasl_settings,
             unknown=unknown,
             explicit=frozenset(k for k in props if k not in unknown),
         )
@@ -958,6 +1070,11 @@ def _connection_overrides(key: str, raw: str) -> Mapping[str, int]:
 
 
 _HOST_PATTERN = re.compile(r"[0-9A-Za-z.:_-]+")
+
+
+def _mechanisms(key: str, raw: str) -> tuple[str, ...]:
+    """A comma-separated list of SASL mechanism names (Kafka's are upper case)."""
+    return tuple(m.strip() for m in raw.split(",") if m.strip())
 
 
 def _upper(key: str, raw: str) -> str:
@@ -1178,6 +1295,9 @@ _SPECS: tuple[ConfigKey, ...] = (
         _LONG,
         minimum=1,
     ),
+    _spec("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", _mechanisms),
+    _spec("sasl.mechanism.inter.broker.protocol", "sasl_mechanism_inter_broker_protocol", _string),
+    _spec("connections.max.reauth.ms", "connections_max_reauth_ms", _LONG, minimum=0),
 )
 
 # The TLS keys, also read per listener (listener.name.<listener>.<key>, see listener_config).
@@ -1265,6 +1385,20 @@ _KAFKA_KEYS_NOT_USED = frozenset(
         "log.cleaner.io.max.bytes.per.second",
     }
 )
+
+
+# The SASL mechanisms this broker's listeners can enable (broker/security/sasl).
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+_SASL_LISTENER_KEY = re.compile(
+    r"listener\.name\.[^.]+\.(?:sasl\.enabled\.mechanisms|[^.]+\.sasl\.jaas\.config)",
+    re.IGNORECASE,
+)
+
+
+def _is_sasl_setting(key: str) -> bool:
+    """sasl.jaas.config and the per-listener SASL keys (kept in BrokerConfig.sasl_settings)."""
+    return key == "sasl.jaas.config" or _SASL_LISTENER_KEY.fullmatch(key) is not None
 
 
 def _is_storage_key(key: str) -> bool:

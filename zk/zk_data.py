@@ -48,6 +48,13 @@ fences controller writes (see zk_store).
 
     {"version":1,"config":{"cleanup.policy":"compact"}}
 
+``/config/users/<user>``: a user's SCRAM credentials, one key per mechanism (ScramCredentialUtils'
+format, see broker/security/sasl/scram.py), beside the user's client quotas when it has any.
+The user name in the path is sanitized as Kafka's Sanitizer does (URL-encoded, ``%20`` for a
+space, ``*`` as ``%2A``), and so is it in the notification's ``users/<user>``::
+
+    {"version":1,"config":{"SCRAM-SHA-256":"salt=...,stored_key=...,server_key=...,iterations=4096"}}
+
 ``/cluster/id`` (note the version is a string here)::
 
     {"version":"1","id":"<22-char base64url uuid>"}
@@ -62,6 +69,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -89,6 +97,7 @@ LOG_DIR_FAILURE_EVENT = 1  # the only event Kafka defines
 CONFIG_PATH = "/config"
 CONFIG_TOPICS_PATH = "/config/topics"
 CONFIG_BROKERS_PATH = "/config/brokers"
+CONFIG_USERS_PATH = "/config/users"
 CONFIG_CHANGES_PATH = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 DEFAULT_BROKER_ENTITY = "<default>"  # /config/brokers/<default>: the cluster-wide defaults
@@ -145,6 +154,25 @@ def topic_config_path(topic: str) -> str:
 def broker_config_path(entity: str) -> str:
     """``entity`` is a broker id or DEFAULT_BROKER_ENTITY."""
     return f"{CONFIG_BROKERS_PATH}/{entity}"
+
+
+def sanitize_entity_name(name: str) -> str:
+    """A user name as a znode name, as Kafka's Sanitizer.sanitize: UTF-8, URL-encoded, every
+    character but letters, digits and ``.-_~`` as %XX.
+
+    >>> sanitize_entity_name("CN=alice, O=x*")
+    'CN%3Dalice%2C%20O%3Dx%2A'
+    """
+    return urllib.parse.quote(name, safe="")
+
+
+def desanitize_entity_name(sanitized: str) -> str:
+    return urllib.parse.unquote(sanitized)
+
+
+def user_config_path(user: str) -> str:
+    """``/config/users/<sanitized user>``."""
+    return f"{CONFIG_USERS_PATH}/{sanitize_entity_name(user)}"
 
 
 def config_change_path(node_name: str = "") -> str:
@@ -484,6 +512,12 @@ def decode_broker_config(entity: str, data: bytes) -> dict[str, str]:
     return _decode_config(broker_config_path(entity), data)
 
 
+def decode_user_config(user: str, data: bytes) -> dict[str, str]:
+    """/config/users/<user>: the same shape as a topic's config (SCRAM credentials by
+    mechanism name, and client quotas)."""
+    return _decode_config(user_config_path(user), data)
+
+
 def _decode_config(path: str, data: bytes) -> dict[str, str]:
     if not data:  # Kafka treats a config znode without data as an empty config
         return {}
@@ -496,7 +530,7 @@ def _decode_config(path: str, data: bytes) -> dict[str, str]:
 
 def encode_config_change(entity_path: str) -> bytes:
     """A /config/changes notification, as Kafka's version 2: ``entity_path`` is
-    ``topics/<topic>`` or ``brokers/<id>`` / ``brokers/<default>``."""
+    ``topics/<topic>``, ``brokers/<id>`` / ``brokers/<default>`` or ``users/<sanitized user>``."""
     return _dump({"version": 2, "entity_path": entity_path})
 
 

@@ -76,6 +76,7 @@ from minikafka.zk.zk_data import (
     BROKER_IDS_PATH,
     CLUSTER_ID_PATH,
     CONFIG_CHANGES_PATH,
+    CONFIG_USERS_PATH,
     CONTROLLER_EPOCH_PATH,
     CONTROLLER_PATH,
     DELETE_TOPICS_PATH,
@@ -106,7 +107,9 @@ from minikafka.zk.zk_data import (
     decode_producer_id_block,
     decode_topic,
     decode_topic_config,
+    decode_user_config,
     delete_topic_path,
+    desanitize_entity_name,
     encode_broker,
     encode_cluster_id,
     encode_config_change,
@@ -124,9 +127,11 @@ from minikafka.zk.zk_data import (
     partition_path,
     partition_state_path,
     random_uuid_base64,
+    sanitize_entity_name,
     topic_config_path,
     topic_partitions_path,
     topic_path,
+    user_config_path,
 )
 from minikafka.zk.zk_multi_read import multi_read_async
 
@@ -427,10 +432,50 @@ class ZkStore:
         self._set_or_create(broker_config_path(entity), encode_topic_config(config))
         self.create_config_change_notification(f"brokers/{entity}")
 
+    # --- users: /config/users/<user> (SCRAM credentials, quotas) -----------------------------
+
+    def list_users(self) -> list[str]:
+        """The users with a /config/users znode (names desanitized), sorted."""
+        try:
+            children = self._call(self._client.get_children, CONFIG_USERS_PATH)
+        except NoNodeError:
+            return []
+        return sorted(desanitize_entity_name(c) for c in children)
+
+    def get_user_config(self, user: str) -> dict[str, str]:
+        """The user's config (SCRAM credentials by mechanism, quotas); empty when none."""
+        data = self._get_data(user_config_path(user))
+        return {} if data is None else decode_user_config(user, data)
+
+    def update_user_configs(
+        self, changes: Mapping[str, Callable[[dict[str, str]], dict[str, str]]]
+    ) -> None:
+        """For each user, ``change(current config) -> new config`` written with a version check
+        (a concurrent writer makes it read and change again, so keys another writer set, as
+        quotas, are kept), then one notification ``users/<user>`` per user, as Kafka's
+        AdminZkClient.changeConfigs."""
+        for user, change in changes.items():
+            path = user_config_path(user)
+            while True:
+                read = self._get(path)
+                current = {} if read is None else decode_user_config(user, read[0])
+                data = encode_topic_config(change(dict(current)))
+                if read is None:
+                    if self._create_if_absent(path, data):
+                        break
+                    continue
+                try:
+                    self._call(self._client.set, path, data, read[1])
+                    break
+                except (BadVersionError, NoNodeError):
+                    continue
+            self.create_config_change_notification(f"users/{sanitize_entity_name(user)}")
+
     # --- config change notifications: /config/changes/config_change_<seq> ---------------------
 
     def create_config_change_notification(self, entity_path: str) -> str:
-        """``entity_path`` is ``topics/<t>`` or ``brokers/<id|<default>>``; returns the name."""
+        """``entity_path`` is ``topics/<t>``, ``brokers/<id|<default>>`` or ``users/<user>``;
+        returns the name."""
         path = self._call(
             self._client.create,
             config_change_path(),

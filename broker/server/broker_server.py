@@ -51,7 +51,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,7 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
+from minikafka.broker.security.sasl.credential_cache import CredentialCache
 from minikafka.broker.server import grpc_leader_endpoint
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.cleaner_threads import CleanerThreads
@@ -79,6 +80,7 @@ from minikafka.broker.server.core.groups import GroupApi, offsets_partition_coun
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
+from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.dynamic_config import DynamicConfigManager
 from minikafka.broker.server.group_service import GroupService
@@ -93,6 +95,7 @@ from minikafka.broker.server.metrics import (
     RequestMetrics,
     RequestMetricsInterceptor,
 )
+from minikafka.broker.server.sasl_setup import inter_broker_login, listener_sasl
 from minikafka.broker.storage.log import PendingFlush
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.broker.storage.log_manager import LogManager
@@ -103,8 +106,8 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import ErrorCode, error_for_code
-from minikafka.zk.errors import BrokerIdAlreadyRegisteredError
+from minikafka.proto.errors import ErrorCode, InvalidConfigError, error_for_code
+from minikafka.zk.errors import BrokerIdAlreadyRegisteredError, ZkDataError
 from minikafka.zk.zk_data import (
     CONTROLLER_EPOCH_PATH,
     BrokerRegistration,
@@ -186,6 +189,14 @@ class BrokerServer:
         self._signals = 0
         self._controller_asked: int | None = None  # by the last controlled shutdown attempt
         self._stopped = False
+        # SCRAM credentials of every user, and each SASL Kafka listener's mechanisms (the JAAS
+        # configs are parsed now: a bad one fails the start before anything else).
+        self._credentials = CredentialCache()
+        try:
+            self._sasl = listener_sasl(config, self._credentials.get)
+            inter_broker_login(config)
+        except InvalidConfigError as exc:
+            raise BrokerStartupError(exc.message) from None
 
     @property
     def broker_epoch(self) -> int:
@@ -227,6 +238,7 @@ class BrokerServer:
             config,
             on_topic_config=handler.apply_topic_config,
             on_broker_config=handler.apply_broker_config,
+            on_user_config=self._on_user_config,
         )
         config = self.config = await self._dynamic_config.load()
         await handler.apply_broker_config(config)  # nothing built yet: only its defaults
@@ -289,6 +301,9 @@ class BrokerServer:
         self._servers = self._grpc_servers()
         for server in self._servers:
             await server.start()
+        # Every user's SCRAM credentials before a SASL listener opens (those written before
+        # the brokers started count); users/<user> notifications keep the cache current.
+        await asyncio.to_thread(self._load_credentials)
         kafka_bound: list[str] = []
         if config.kafka_listeners:
             self._kafka_listeners = KafkaListeners(
@@ -302,6 +317,8 @@ class BrokerServer:
                     self._producer_ids,
                     self._fetch_api,
                     self._metrics.requests if self._metrics else RequestMetrics(),
+                    users=UserScramAdmin(self._zk),
+                    sasl=self._sasl,
                 )
             )
             try:
@@ -349,6 +366,23 @@ class BrokerServer:
             cluster_id=self.cluster_id,
         )
 
+    def _load_credentials(self) -> None:
+        users = self.zk.list_users()
+        for user in users:
+            try:
+                self._credentials.update_user(user, self.zk.get_user_config(user))
+            except ZkDataError as exc:
+                _log.error("user_config_unreadable", user=user, error=str(exc))
+        _log.info("scram_credentials_loaded", users=len(users))
+
+    async def _on_user_config(self, user: str, config: Mapping[str, str]) -> None:
+        self._credentials.update_user(user, config)
+        _log.info(
+            "user_credentials_updated",
+            user=user,
+            mechanisms=[m.mechanism_name for m, _ in self._credentials.mechanisms(user)],
+        )
+
     def _leader_endpoint(self) -> LeaderEndpointFactory:
         """Followers fetch from leaders' inter-broker listener (KIP-291's split), through the
         door that listener is: Kafka's Fetch on a Kafka listener, else gRPC's FetchStream."""
@@ -360,6 +394,7 @@ class BrokerServer:
                 timeout_s=timeout_s,
                 max_response_bytes=config.grpc_max_message_bytes,
                 client_id=f"broker-{config.broker_id}-fetcher",
+                sasl=inter_broker_login(config),
             )
         return grpc_leader_endpoint.factory(
             timeout_s=timeout_s, max_message_bytes=config.grpc_max_message_bytes

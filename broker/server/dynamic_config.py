@@ -11,6 +11,8 @@ Every broker watches ``/config/changes``. For each notification newer than the l
 processed it reads the entity's config again and hands it over:
 
 - ``topics/<t>``: ``on_topic_config(topic, overrides)``.
+- ``users/<user>``: ``on_user_config(user, config)`` (SCRAM credentials: the broker's
+  credential cache reloads the user).
 - ``brokers/<default>`` and ``brokers/<this id>``: ``on_broker_config(config)`` with the static
   config and both dynamic sets laid over it (``BrokerConfig.with_dynamic``). Other brokers'
   entries are skipped.
@@ -36,7 +38,11 @@ import structlog
 from minikafka.broker.config import BrokerConfig
 from minikafka.proto.errors import KafkaError
 from minikafka.zk.errors import ZkDataError
-from minikafka.zk.zk_data import CONFIG_CHANGE_PREFIX, DEFAULT_BROKER_ENTITY
+from minikafka.zk.zk_data import (
+    CONFIG_CHANGE_PREFIX,
+    DEFAULT_BROKER_ENTITY,
+    desanitize_entity_name,
+)
 from minikafka.zk.zk_store import Watch, ZkStore
 
 __all__ = ["CHANGE_EXPIRATION_MS", "DynamicConfigManager"]
@@ -60,6 +66,7 @@ class DynamicConfigManager:
         *,
         on_topic_config: Callable[[str, Mapping[str, str]], Awaitable[None]],
         on_broker_config: Callable[[BrokerConfig], Awaitable[None]],
+        on_user_config: Callable[[str, Mapping[str, str]], Awaitable[None]] | None = None,
         time_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
         self._zk = zk
@@ -67,6 +74,7 @@ class DynamicConfigManager:
         self._entity = str(static.broker_id)
         self._on_topic_config = on_topic_config
         self._on_broker_config = on_broker_config
+        self._on_user_config = on_user_config
         self._time_ms = time_ms
         self._last_sequence = -1
         self._pending: list[str] | None = None
@@ -143,7 +151,11 @@ class DynamicConfigManager:
             config = await self._read_broker_config()
             if config is not None:
                 await self._on_broker_config(config)
-        else:  # users, clients, ips: quotas, which this broker does not have
+        elif entity_type == "users" and "/" not in entity_name and self._on_user_config:
+            user = desanitize_entity_name(entity_name)
+            user_config = await asyncio.to_thread(self._zk.get_user_config, user)
+            await self._on_user_config(user, user_config)
+        else:  # clients, ips, users/<u>/clients/<c>: quotas, which this broker does not have
             _log.info(
                 "config_change_ignored",
                 notification=notification,

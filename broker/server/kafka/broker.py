@@ -12,15 +12,18 @@ Lives on the broker's event loop.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.security.sasl.server import SaslServerFactory
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
+from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metrics import RequestMetrics
 
@@ -38,3 +41,7 @@ class KafkaBroker:
     producer_ids: ProducerIdManager
     fetches: FetchApi
     requests: RequestMetrics = field(default_factory=RequestMetrics)  # off unless metrics are on
+    # SCRAM credentials administration (DescribeUserScramCredentials, AlterUserScram...).
+    users: UserScramAdmin | None = None
+    # The SASL mechanisms of each SASL listener, by listener name (PLAINTEXT ones: absent).
+    sasl: Mapping[str, SaslServerFactory] = field(default_factory=dict)

@@ -25,6 +25,12 @@ read ahead of their answers (pipelined produce) only while those waiting hold le
 ``_MAX_UNANSWERED_BYTES``; a request always gets in when none waits. A write that makes no
 progress for ``connections.max.idle.ms`` closes the connection, as Kafka's idle expiry does.
 
+On a SASL listener a connection first authenticates (sasl_authenticator.py has the rules):
+the reader serves ApiVersions, SaslHandshake and SaslAuthenticate itself, one at a time, frames
+at most ``sasl.server.max.receive.size`` (Kafka's 524288) until the exchange completes, and
+the session becomes the authenticated user's; a broken rule or a failed exchange closes the
+connection with one log line (the client, the mechanism, the reason, never a token).
+
 Runs on the broker's event loop; one reader and one writer task per connection.
 """
 
@@ -43,8 +49,16 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from minikafka.broker.security.principal import Session, anonymous_session
+from minikafka.broker.security.sasl.errors import SaslAuthenticationFailed
+from minikafka.broker.security.sasl.server import SaslServerFactory
 from minikafka.broker.server.kafka import registry
 from minikafka.broker.server.kafka.memory_pool import MemoryPool
+from minikafka.broker.server.kafka.sasl_authenticator import (
+    SASL_AUTHENTICATE,
+    SASL_HANDSHAKE,
+    SaslAuthenticator,
+    SaslStateError,
+)
 from minikafka.broker.server.kafka.schema import (
     Entity,
     build,
@@ -54,6 +68,7 @@ from minikafka.broker.server.kafka.schema import (
 )
 from minikafka.broker.server.metrics import kafka_request_name
 from minikafka.broker.storage.segment import FileRecords
+from minikafka.proto.errors import ErrorCode
 
 if TYPE_CHECKING:
     from minikafka.broker.server.kafka.broker import KafkaBroker
@@ -64,6 +79,7 @@ _log = structlog.get_logger(__name__)
 
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35
+ILLEGAL_SASL_STATE = int(ErrorCode.ILLEGAL_SASL_STATE)
 _HEADER_MIN = 10  # api_key, api_version, correlation_id, client_id's length
 _MAX_IN_FLIGHT = 100  # requests read ahead of their answers (pipelined produce)
 _MAX_UNANSWERED_BYTES = 8 << 20  # and the bytes of those requests
@@ -74,6 +90,9 @@ _CHUNK = 64 << 10  # records sent by reads when sendfile cannot be used
 _INLINE_BYTES = 64 << 10
 _SIZE = struct.Struct(">i")
 _HEAD = struct.Struct(">hhi")
+# The largest frame an unauthenticated client may send (Kafka's sasl.server.max.receive.size
+# default): a client that has not logged in cannot make the broker buffer more.
+_SASL_MAX_RECEIVE = 524_288
 
 
 class _Closed(Exception):
@@ -96,6 +115,8 @@ class KafkaConnection:
         listener: str,
         *,
         memory_pool: MemoryPool | None = None,
+        sasl: SaslServerFactory | None = None,
+        security_protocol: str = "PLAINTEXT",
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -105,6 +126,14 @@ class KafkaConnection:
         self._host, self._port = str(peer[0]), int(peer[1])
         # Who this connection's requests are made as: ANONYMOUS until TLS or SASL says who.
         self.session: Session = anonymous_session(self._host, listener)
+        # A SASL listener's connection authenticates first (None: PLAINTEXT).
+        self._sasl = (
+            None
+            if sasl is None
+            else SaslAuthenticator(
+                sasl, client_host=self._host, listener=listener, protocol=security_protocol
+            )
+        )
         self._max_bytes = broker.config.socket_request_max_bytes
         self._idle_s = broker.config.connections_max_idle_ms / 1000
         # Answers to come, in request order, with when each request was read (for the request
@@ -140,7 +169,8 @@ class KafkaConnection:
         reason: _Closed | None = None
         hung_up: BaseException | None = None  # the client went away: not a fault of ours
         try:
-            await self._read_requests(writer_task)
+            if self._sasl is None or await self._authenticate(writer_task):
+                await self._read_requests(writer_task)
         except _Closed as closed:
             reason = closed
         except (OSError, asyncio.IncompleteReadError) as exc:
@@ -229,6 +259,115 @@ class KafkaConnection:
                 continue
             self._written.clear()
             await self._answers.put((request, answer, started, len(frame)))
+
+    async def _authenticate(self, writer_task: asyncio.Future[None]) -> bool:
+        """Serve the SASL exchange until it completes (True) or the client leaves (False);
+        _Closed when it fails or breaks the rules."""
+        auth = self._sasl
+        assert auth is not None
+        max_bytes, self._max_bytes = self._max_bytes, min(self._max_bytes, _SASL_MAX_RECEIVE)
+        while not auth.complete:
+            if auth.raw_tokens:
+                if not await self._raw_token(auth, writer_task):
+                    return False
+                continue
+            frame = await self._read_frame(writer_task)
+            if frame is None:
+                return False
+            started = time.perf_counter()
+            api_key, api_version, _ = _HEAD.unpack_from(frame)
+            try:
+                auth.check_request(api_key)
+            except SaslStateError as refused:
+                if refused.answer and api_key == SASL_HANDSHAKE:
+                    request, _ = self._decode(frame)
+                    refusal = request.response({"error_code": ILLEGAL_SASL_STATE, "mechanisms": []})
+                    await self._send(request, refusal, started, len(frame))
+                raise _Closed(
+                    "request before SASL authentication completed",
+                    api_key=api_key,
+                    api_version=api_version,
+                    error=refused.reason,
+                ) from None
+            request, handler = self._decode(frame)
+            self._handled(len(frame))
+            if handler is None:  # ApiVersions of a version not served
+                response = request.response(
+                    {"error_code": UNSUPPORTED_VERSION, "api_keys": registry.supported_api_keys()}
+                )
+            elif api_key == SASL_HANDSHAKE:
+                answer = auth.handshake(request.body.mechanism, api_version)
+                response = request.response(
+                    {"error_code": int(answer.error_code), "mechanisms": list(answer.mechanisms)}
+                )
+                if answer.close:
+                    await self._send(request, response, started, len(frame))
+                    raise _Closed(
+                        "unsupported SASL mechanism",
+                        mechanism=auth.mechanism,
+                        enabled=",".join(answer.mechanisms),
+                    )
+            elif api_key == SASL_AUTHENTICATE:
+                response = await self._sasl_authenticate(auth, request, started, len(frame))
+            else:  # ApiVersions
+                response = await handler.handle(request, self._broker)
+            await self._send(request, response, started, len(frame))
+        self._max_bytes = max_bytes
+        self.session = auth.session()
+        _log.debug(
+            "kafka.sasl_authenticated",
+            listener=self._listener,
+            client=f"{self._host}:{self._port}",
+            mechanism=auth.mechanism,
+            principal=str(self.session.principal),
+        )
+        return True
+
+    async def _sasl_authenticate(
+        self, auth: SaslAuthenticator, request: registry.Request, started: float, size: int
+    ) -> Entity:
+        try:
+            token = auth.authenticate(request.body.auth_bytes)
+        except SaslAuthenticationFailed as failed:
+            refusal = request.response(
+                {
+                    "error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED),
+                    "error_message": failed.client_message(auth.mechanism),
+                    "auth_bytes": b"",
+                    "session_lifetime": 0,
+                }
+            )
+            await self._send(request, refusal, started, size)
+            raise _Closed(
+                "SASL authentication failed", mechanism=auth.mechanism, error=failed.reason
+            ) from None
+        return request.response(
+            {"error_code": 0, "error_message": None, "auth_bytes": token, "session_lifetime": 0}
+        )
+
+    async def _raw_token(self, auth: SaslAuthenticator, writer_task: asyncio.Future[None]) -> bool:
+        """One bare token after a SaslHandshake v0, answered bare; False: the client left."""
+        try:
+            async with asyncio.timeout(self._idle_s):
+                head = await self._reader.readexactly(4)
+                (size,) = _SIZE.unpack(head)
+                if size < 0 or size > self._max_bytes:
+                    raise _Closed("invalid SASL token size", size=size)
+                token = await self._reader.readexactly(size)
+        except TimeoutError:
+            raise _Closed("idle", idle_ms=self._broker.config.connections_max_idle_ms) from None
+        except asyncio.IncompleteReadError as exc:
+            if not exc.partial:
+                return False
+            raise _Closed("truncated SASL token") from None
+        try:
+            answer = auth.authenticate(token)
+        except SaslAuthenticationFailed as failed:
+            raise _Closed(
+                "SASL authentication failed", mechanism=auth.mechanism, error=failed.reason
+            ) from None
+        await self._write([memoryview(_SIZE.pack(len(answer)) + answer)])
+        return True
 
     async def _read_frame(self, writer_task: asyncio.Future[None]) -> bytes | None:
         # asyncio.timeout, not wait_for: on Python 3.11 wait_for wraps each read in a task of

@@ -16,6 +16,12 @@ Fetch v12 names topics and carries sessions (KIP-227), ``last_fetched_epoch`` an
 round trip: brokers of one cluster run this same code (Kafka's inter.broker.protocol.version
 pins them likewise).
 
+On a SASL inter-broker listener each new connection logs in before its first request, as
+Kafka's NetworkClient does: SaslHandshake v1 with sasl.mechanism.inter.broker.protocol, then
+SaslAuthenticate v2 with the broker's own ``username``/``password`` (PLAIN's one token, or
+SCRAM's two, the server's signature checked). A refusal is a ``LeaderEndpointError`` like any
+other: the fetcher logs it, backs off and connects again.
+
 Frames (``size:int32`` then the header and body, connection.py's layout) are received
 straight into a buffer of their own (``asyncio.BufferedProtocol``: no stream buffer to grow and
 slice), and kio's reader copies each partition's records out of it once, into the ``bytes``
@@ -47,6 +53,7 @@ from minikafka.broker.replication.requests import (
     OffsetsForLeaderEpochRequest,
     by_topic,
 )
+from minikafka.broker.security.sasl.scram import ScramMechanism, ScramSaslClient
 from minikafka.broker.server.kafka.schema import (
     Entity,
     build,
@@ -55,6 +62,7 @@ from minikafka.broker.server.kafka.schema import (
     response_class,
     write_entity,
 )
+from minikafka.broker.server.sasl_setup import SaslLogin
 
 __all__ = [
     "FETCH_VERSION",
@@ -67,6 +75,8 @@ FETCH = 1
 FETCH_VERSION = 12
 OFFSETS_FOR_LEADER_EPOCH = 23
 OFFSETS_FOR_LEADER_EPOCH_VERSION = 4
+SASL_HANDSHAKE = 17
+SASL_AUTHENTICATE = 36
 _SIZE = struct.Struct(">i")
 _CORRELATION_ID = struct.Struct(">i")
 
@@ -82,15 +92,18 @@ class KafkaLeaderEndpoint:
         timeout_s: float,
         max_response_bytes: int,
         client_id: str,
+        sasl: SaslLogin | None = None,
     ) -> None:
         """``max_response_bytes``: a larger answer closes the connection (a follower's fetch
-        answers up to replica.fetch.response.max.bytes, or one batch beyond)."""
+        answers up to replica.fetch.response.max.bytes, or one batch beyond). ``sasl``: the
+        login of a SASL inter-broker listener."""
         self.address = f"{host}:{port}"
         self._host = host
         self._port = port
         self._timeout_s = timeout_s
         self._max_response_bytes = max_response_bytes
         self._client_id = client_id
+        self._sasl = sasl
         self._connection: _FrameProtocol | None = None
         self._correlation_ids = itertools.count()
         self._one_request = asyncio.Lock()
@@ -148,7 +161,6 @@ class KafkaLeaderEndpoint:
 
     async def _send(self, api_key: int, version: int, body: Entity, timeout_s: float) -> Entity:
         async with self._one_request:
-            correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
             try:
                 connection = self._connection
                 if connection is None or connection.lost:
@@ -156,15 +168,76 @@ class KafkaLeaderEndpoint:
                     # connections.max.idle.ms): connect again rather than fail the request.
                     self._disconnect()
                     connection = await self._connect()
-                frame = await connection.request(
-                    _encode(api_key, version, correlation_id, self._client_id, body), timeout_s
-                )
-                return _decode(api_key, version, correlation_id, frame)
+                    if self._sasl is not None:
+                        await self._login(connection, self._sasl)
+                return await self._call(connection, api_key, version, body, timeout_s)
             except BaseException:
                 # After a failure, a timeout or a cancellation the connection's next frame may
                 # be the answer to this request: never read it as another's.
                 self._disconnect()
                 raise
+
+    async def _call(
+        self,
+        connection: _FrameProtocol,
+        api_key: int,
+        version: int,
+        body: Entity,
+        timeout_s: float,
+    ) -> Entity:
+        correlation_id = next(self._correlation_ids) & 0x7FFFFFFF
+        frame = await connection.request(
+            _encode(api_key, version, correlation_id, self._client_id, body), timeout_s
+        )
+        return _decode(api_key, version, correlation_id, frame)
+
+    async def _login(self, connection: _FrameProtocol, login: SaslLogin) -> None:
+        """Authenticate a new connection (module docstring); LeaderEndpointError if refused."""
+        handshake = await self._call(
+            connection,
+            SASL_HANDSHAKE,
+            1,
+            build(request_class(SASL_HANDSHAKE, 1), {"mechanism": login.mechanism}),
+            self._timeout_s,
+        )
+        if int(handshake.error_code) != 0:
+            raise LeaderEndpointError(
+                UNAVAILABLE,
+                f"SASL handshake with {self.address} refused ({int(handshake.error_code)}): "
+                f"{login.mechanism} is not among {list(handshake.mechanisms)}",
+            )
+        scram = ScramMechanism.from_name(login.mechanism)
+        if scram is None:  # PLAIN
+            token = f"\0{login.username}\0{login.password}".encode()
+            await self._authenticate(connection, login, token)
+            return
+        client = ScramSaslClient(scram, login.username, login.password)
+        server_first = await self._authenticate(connection, login, client.first())
+        try:
+            final = client.final(server_first)
+            client.verify(await self._authenticate(connection, login, final))
+        except ValueError as exc:
+            raise LeaderEndpointError(
+                UNAVAILABLE, f"SASL {login.mechanism} with {self.address} failed: {exc}"
+            ) from None
+
+    async def _authenticate(
+        self, connection: _FrameProtocol, login: SaslLogin, token: bytes
+    ) -> bytes:
+        answer = await self._call(
+            connection,
+            SASL_AUTHENTICATE,
+            2,
+            build(request_class(SASL_AUTHENTICATE, 2), {"auth_bytes": token}),
+            self._timeout_s,
+        )
+        if int(answer.error_code) != 0:
+            raise LeaderEndpointError(
+                UNAVAILABLE,
+                f"SASL {login.mechanism} login as {login.username} to {self.address} refused "
+                f"({int(answer.error_code)}): {answer.error_message}",
+            )
+        return bytes(answer.auth_bytes)
 
     async def _connect(self) -> _FrameProtocol:
         loop = asyncio.get_running_loop()
@@ -387,7 +460,11 @@ def _fetch_response(response: Any) -> FetchSessionResponse:
 
 
 def factory(
-    *, timeout_s: float, max_response_bytes: int, client_id: str
+    *,
+    timeout_s: float,
+    max_response_bytes: int,
+    client_id: str,
+    sasl: SaslLogin | None = None,
 ) -> Callable[[str, int], KafkaLeaderEndpoint]:
     """A ``LeaderEndpointFactory`` (the ReplicaManager's) of these endpoints."""
 
@@ -398,6 +475,7 @@ def factory(
             timeout_s=timeout_s,
             max_response_bytes=max_response_bytes,
             client_id=client_id,
+            sasl=sasl,
         )
 
     return make

@@ -42,7 +42,11 @@ class KafkaListeners:
         ):
             host = address.rsplit(":", 1)[0].strip("[]")
             server = await asyncio.start_server(
-                functools.partial(self._accept, name=endpoint.listener_name),
+                functools.partial(
+                    self._accept,
+                    name=endpoint.listener_name,
+                    protocol=endpoint.security_protocol,
+                ),
                 host=host,
                 port=endpoint.port,
                 reuse_address=True,
@@ -55,7 +59,11 @@ class KafkaListeners:
         return bound
 
     def _accept(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        name: str,
+        protocol: str,
     ) -> None:
         quotas = self._quotas
         assert quotas is not None  # set by start, before any server accepts
@@ -72,7 +80,13 @@ class KafkaListeners:
             writer.transport.abort()
             return
         connection = KafkaConnection(
-            reader, writer, self._broker, name, memory_pool=self._memory_pool
+            reader,
+            writer,
+            self._broker,
+            name,
+            memory_pool=self._memory_pool,
+            sasl=self._broker.sasl.get(name),
+            security_protocol=protocol,
         )
         task = asyncio.ensure_future(connection.serve())
         self._connections[task] = connection

@@ -839,3 +839,87 @@ def test_connection_limits_parsed() -> None:
 def test_bad_connection_limits(props: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidConfigError, match=re.escape(message)):
         from_props(props)
+
+
+# --- SASL keys ---------------------------------------------------------------------------------
+
+_SASL_BASE = {
+    "broker.id": "1",
+    "zookeeper.connect": "zk:2181",
+    "listeners": "PLAINTEXT://127.0.0.1:9092",
+    "kafka.listeners": "SASL://127.0.0.1:9093",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT",
+}
+_JAAS = (
+    "org.apache.kafka.common.security.plain.PlainLoginModule required "
+    'username="admin" password="admin-secret" user_admin="admin-secret";'
+)
+
+
+def test_sasl_keys_listener_overrides_and_secrets_kept_out_of_sight() -> None:
+    config = BrokerConfig.from_properties(
+        {
+            **_SASL_BASE,
+            "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+            "listener.name.sasl.sasl.enabled.mechanisms": "PLAIN, SCRAM-SHA-512",
+            "listener.name.sasl.plain.sasl.jaas.config": _JAAS,
+            "sasl.jaas.config": "x.Y required;",
+        }
+    )
+    assert config.sasl_enabled_mechanisms == ("SCRAM-SHA-256",)
+    assert config.sasl_enabled_mechanisms_for("SASL") == ("PLAIN", "SCRAM-SHA-512")
+    assert config.sasl_enabled_mechanisms_for("OTHER") == ("SCRAM-SHA-256",)
+    assert config.sasl_jaas_config_for("SASL", "PLAIN") == (
+        "listener.name.sasl.plain.sasl.jaas.config",
+        _JAAS,
+    )
+    assert config.sasl_jaas_config_for("SASL", "SCRAM-SHA-512") == (
+        "sasl.jaas.config",
+        "x.Y required;",
+    )
+    assert config.unknown == {}
+    assert "admin-secret" not in repr(config)
+    described = config.describe()
+    assert described["sasl.enabled.mechanisms"][0] == "SCRAM-SHA-256"
+    assert not any("jaas" in key for key in described)
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({}, "SASL mechanism GSSAPI of listener SASL is not supported"),
+        ({"sasl.enabled.mechanisms": "OAUTHBEARER"}, "OAUTHBEARER of listener SASL"),
+        ({"sasl.enabled.mechanisms": ""}, "enables no SASL mechanism"),
+        ({"sasl.enabled.mechanisms": "PLAIN"}, "enables PLAIN but has no JAAS config"),
+        (
+            {
+                "sasl.enabled.mechanisms": "PLAIN",
+                "sasl.jaas.config": _JAAS,
+                "connections.max.reauth.ms": "1000",
+            },
+            "re-authentication (KIP-368) is not supported",
+        ),
+        (
+            {
+                "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+                "inter.broker.listener.name": "SASL",
+                "control.plane.listener.name": "PLAINTEXT",
+                "sasl.mechanism.inter.broker.protocol": "PLAIN",
+            },
+            "sasl.mechanism.inter.broker.protocol PLAIN must be included",
+        ),
+        (
+            {
+                "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+                "inter.broker.listener.name": "SASL",
+                "control.plane.listener.name": "PLAINTEXT",
+                "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+            },
+            "with this broker's username and password",
+        ),
+    ],
+)
+def test_bad_sasl_configs(props: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=re.escape(message)) as failed:
+        BrokerConfig.from_properties({**_SASL_BASE, **props})
+    assert "admin-secret" not in str(failed.value)

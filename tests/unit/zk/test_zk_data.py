@@ -330,3 +330,21 @@ def test_log_dir_event_is_kafkas_json() -> None:
         zk_data.decode_log_dir_event("log_dir_event_0000000002", b'{"version":1}')
     with pytest.raises(ZkDataError):
         zk_data.decode_log_dir_event("log_dir_event_0000000002", b"not json")
+
+
+def test_user_config_path_is_sanitized_as_kafka_does() -> None:
+    from minikafka.zk.zk_data import (
+        decode_user_config,
+        desanitize_entity_name,
+        encode_topic_config,
+        sanitize_entity_name,
+        user_config_path,
+    )
+
+    assert user_config_path("alice") == "/config/users/alice"
+    for name in ("CN=alice, O=x*", "bob~.-_", "ünï"):
+        assert desanitize_entity_name(sanitize_entity_name(name)) == name
+    assert sanitize_entity_name("a b*") == "a%20b%2A"
+    data = encode_topic_config({"SCRAM-SHA-256": "salt=AA==,stored_key=..."})
+    assert data == b'{"version":1,"config":{"SCRAM-SHA-256":"salt=AA==,stored_key=..."}}'
+    assert decode_user_config("alice", data) == {"SCRAM-SHA-256": "salt=AA==,stored_key=..."}

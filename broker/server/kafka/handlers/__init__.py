@@ -10,7 +10,9 @@ groups         FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
                DescribeGroups, ListGroups, DeleteGroups
 group_offsets  OffsetCommit, OffsetFetch, OffsetDelete
 topics         CreateTopics, DeleteTopics, CreatePartitions
-sasl           SaslHandshake, SaslAuthenticate (refused: PLAINTEXT only)
+sasl           SaslHandshake, SaslAuthenticate once authenticated or on a PLAINTEXT
+               listener: ILLEGAL_SASL_STATE (the exchange itself: sasl_authenticator.py)
+users          DescribeUserScramCredentials, AlterUserScramCredentials
 configs        DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
 """
 
@@ -26,6 +28,7 @@ from minikafka.broker.server.kafka.handlers import (
     producer_ids,
     sasl,
     topics,
+    users,
 )
 
 __all__ = [
@@ -40,4 +43,5 @@ __all__ = [
     "producer_ids",
     "sasl",
     "topics",
+    "users",
 ]

@@ -1,9 +1,11 @@
-"""SaslHandshake (17) and SaslAuthenticate (36) on a PLAINTEXT listener: refused as Kafka does.
+"""SaslHandshake (17) and SaslAuthenticate (36) outside an exchange: ILLEGAL_SASL_STATE.
 
-SASL is not supported yet: every Kafka listener here is PLAINTEXT. Kafka answers a SASL request
-on a PLAINTEXT listener with ILLEGAL_SASL_STATE (and, for the handshake, an empty list of enabled
-mechanisms), so a client configured for SASL gets that error at once instead of a dropped
-connection or a hang; so do we.
+The exchange itself is served by the connection before any handler runs
+(sasl_authenticator.py). A request that reaches these handlers came on a PLAINTEXT listener, or
+after the connection authenticated; Kafka answers both with ILLEGAL_SASL_STATE (and, for the
+handshake, an empty list of mechanisms), so a client configured for SASL against a PLAINTEXT
+listener gets that error at once instead of a dropped connection or a hang. Re-authentication
+(KIP-368) is not supported, so a second exchange is refused the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +15,12 @@ from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto.errors import ErrorCode
 
-_NOT_SASL = "SASL is not supported: this listener's security protocol is PLAINTEXT"
+
+def _why(request: Request) -> str:
+    protocol = request.session.security_protocol
+    if protocol.startswith("SASL_"):
+        return "SaslAuthenticate request received after successful authentication"
+    return f"SASL is not enabled on this listener: its security protocol is {protocol}"
 
 
 @handler(api_key=17, min_version=0, max_version=1)
@@ -26,7 +33,7 @@ async def sasl_authenticate(request: Request, broker: KafkaBroker) -> Entity:
     return request.response(
         {
             "error_code": ErrorCode.ILLEGAL_SASL_STATE,
-            "error_message": _NOT_SASL,
+            "error_message": _why(request),
             "auth_bytes": b"",
             "session_lifetime": 0,
         }

@@ -313,3 +313,94 @@ def test_an_unreachable_leader_and_an_oversized_answer() -> None:
         await gone.close()
 
     asyncio.run(scenario())
+
+
+def sasl_leader_script(password: str) -> Script:
+    """A leader on a SASL listener: SaslHandshake v1 then SaslAuthenticate v2 through the real
+    SCRAM-SHA-512 server (credential of user "admin", ``password``), then Fetch."""
+    from minikafka.broker.security.sasl.errors import SaslAuthenticationFailed
+    from minikafka.broker.security.sasl.scram import (
+        SCRAM_SHA_512,
+        ScramSaslServer,
+        credential_from_password,
+    )
+
+    credential = credential_from_password(SCRAM_SHA_512, password, 4096)
+    servers: list[ScramSaslServer] = []
+
+    async def script(api_key: int, version: int, correlation_id: int, body: Entity) -> bytes:
+        if api_key == 17:
+            servers.append(ScramSaslServer(SCRAM_SHA_512, lambda u, m: credential))
+            return answer(17, version, correlation_id, {"error_code": 0, "mechanisms": []})
+        if api_key == 36:
+            try:
+                token = servers[-1].evaluate_response(body.auth_bytes)
+            except SaslAuthenticationFailed as failed:
+                return answer(
+                    36,
+                    version,
+                    correlation_id,
+                    {"error_code": 58, "error_message": failed.client_message("SCRAM-SHA-512")},
+                )
+            return answer(36, version, correlation_id, {"error_code": 0, "auth_bytes": token})
+        assert servers and servers[-1].complete, "a request before the login completed"
+        return await fetch_answer(api_key, version, correlation_id, body)
+
+    return script
+
+
+def test_a_sasl_inter_broker_listener_is_logged_in_to_before_the_first_fetch() -> None:
+    from minikafka.broker.server.sasl_setup import SaslLogin
+
+    async def scenario() -> None:
+        async with ScriptedLeader(sasl_leader_script("admin-secret")) as leader:
+            follower = KafkaLeaderEndpoint(
+                "127.0.0.1",
+                leader.port,
+                timeout_s=5.0,
+                max_response_bytes=64 << 20,
+                client_id="broker-2-fetcher",
+                sasl=SaslLogin("SCRAM-SHA-512", "admin", "admin-secret"),
+            )
+            try:
+                await follower.fetch(FETCH)
+                await follower.fetch(FETCH)  # the same connection: no second login
+            finally:
+                await follower.close()
+        assert [(k, v) for k, v, _ in leader.requests] == [
+            (17, 1),
+            (36, 2),
+            (36, 2),
+            (1, 12),
+            (1, 12),
+        ]
+        assert leader.requests[0][2].mechanism == "SCRAM-SHA-512"
+
+    asyncio.run(scenario())
+
+
+def test_a_refused_inter_broker_login_is_an_endpoint_error_and_is_tried_again() -> None:
+    from minikafka.broker.server.sasl_setup import SaslLogin
+
+    async def scenario() -> None:
+        async with ScriptedLeader(sasl_leader_script("admin-secret")) as leader:
+            follower = KafkaLeaderEndpoint(
+                "127.0.0.1",
+                leader.port,
+                timeout_s=5.0,
+                max_response_bytes=64 << 20,
+                client_id="broker-2-fetcher",
+                sasl=SaslLogin("SCRAM-SHA-512", "admin", "wrong"),
+            )
+            try:
+                for _ in range(2):
+                    with pytest.raises(LeaderEndpointError) as failed:
+                        await follower.fetch(FETCH)
+                    assert "refused (58)" in str(failed.value)
+                    assert "wrong" not in str(failed.value)
+            finally:
+                await follower.close()
+            assert leader.connections == 2
+            assert not any(k == 1 for k, _, _ in leader.requests)
+
+    asyncio.run(scenario())
