@@ -708,17 +708,22 @@ class BrokerConfig:
     def sasl_kafka_listeners(self) -> tuple[EndPoint, ...]:
         return tuple(e for e in self.kafka_listeners if e.security_protocol.startswith("SASL_"))
 
+    def sasl_grpc_listeners(self) -> tuple[EndPoint, ...]:
+        """The SASL_* gRPC listeners (logins over the Security RPCs, tokens on every call)."""
+        return tuple(e for e in self.listeners if e.security_protocol.startswith("SASL_"))
+
     def _check_sasl(self) -> None:
-        """Every SASL Kafka listener enables only mechanisms this broker has, PLAIN with a
-        JAAS config for its users; a SASL inter-broker listener enables the inter-broker
-        mechanism and has a JAAS config for the broker's own login."""
+        """Every SASL listener (Kafka or gRPC) enables only mechanisms this broker has, PLAIN
+        with a JAAS config for its users; a SASL listener this broker itself connects to (the
+        inter-broker one, and the gRPC control plane one) enables the inter-broker mechanism
+        and has a JAAS config for the broker's own login."""
         if self.connections_max_reauth_ms != 0:
             raise InvalidConfigError(
                 f"invalid value {self.connections_max_reauth_ms} for configuration "
                 "connections.max.reauth.ms: re-authentication (KIP-368) is not supported; "
                 "leave it 0"
             )
-        for endpoint in self.sasl_kafka_listeners():
+        for endpoint in self.sasl_kafka_listeners() + self.sasl_grpc_listeners():
             name = endpoint.listener_name
             keys = (
                 f"sasl.enabled.mechanisms or listener.name.{name.lower()}.sasl.enabled.mechanisms"
@@ -741,27 +746,25 @@ class BrokerConfig:
                     f"listener {name} enables PLAIN but has no JAAS config for its users: set "
                     f"listener.name.{name.lower()}.plain.sasl.jaas.config or sasl.jaas.config"
                 )
-        inter = next(
-            (
-                e
-                for e in self.kafka_advertised_listeners
-                if e.listener_name == self.inter_broker_listener_name
-            ),
-            None,
-        )
-        if inter is None or not inter.security_protocol.startswith("SASL_"):
-            return
+        own = {self.inter_broker_listener_name: "inter.broker.listener.name"}
+        own.setdefault(self.control_plane_listener, "control.plane.listener.name")
+        for endpoint in self.advertised_listeners + self.kafka_advertised_listeners:
+            role = own.get(endpoint.listener_name)
+            if role is not None and endpoint.security_protocol.startswith("SASL_"):
+                self._check_broker_login(endpoint.listener_name, role)
+
+    def _check_broker_login(self, listener: str, role: str) -> None:
         mechanism = self.sasl_mechanism_inter_broker_protocol
-        if mechanism not in self.sasl_enabled_mechanisms_for(inter.listener_name):
+        if mechanism not in self.sasl_enabled_mechanisms_for(listener):
             raise InvalidConfigError(
                 f"sasl.mechanism.inter.broker.protocol {mechanism} must be included in the "
-                f"enabled mechanisms of inter.broker.listener.name {inter.listener_name} "
+                f"enabled mechanisms of {role} {listener} "
                 "when SASL is used for inter-broker communication"
             )
-        if self.sasl_jaas_config_for(inter.listener_name, mechanism) is None:
+        if self.sasl_jaas_config_for(listener, mechanism) is None:
             raise InvalidConfigError(
-                f"inter.broker.listener.name {inter.listener_name} uses SASL {mechanism}: set "
-                f"listener.name.{inter.listener_name.lower()}.{mechanism.lower()}"
+                f"{role} {listener} uses SASL {mechanism}: set "
+                f"listener.name.{listener.lower()}.{mechanism.lower()}"
                 ".sasl.jaas.config or sasl.jaas.config with this broker's username and password"
             )
 

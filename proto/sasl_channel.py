@@ -275,41 +275,52 @@ def sasl_channel(channel: grpc.Channel, credentials: SaslCredentials, address: s
     return grpc.intercept_channel(channel, interceptor)
 
 
-class _AioSaslInterceptor(
-    grpc.aio.UnaryUnaryClientInterceptor,
-    grpc.aio.StreamStreamClientInterceptor,
-):
-    """The asyncio form, for the broker's loop: its channels carry unary calls and the
-    followers' FetchStream. The login goes over the same channel: its Security calls pass
-    through untouched."""
+class _AioLogin:
+    """The asyncio form's shared part: the login state and the channel's SecurityStub (the
+    login goes over the same channel: its Security calls pass through untouched)."""
 
     def __init__(self, state: SaslLoginState) -> None:
-        self._state = state
-        self.security: Any = None  # the channel's SecurityStub, set once the channel exists
+        self.state = state
+        self.security: Any = None  # set once the channel exists
 
-    async def _token(self) -> str:
-        return await self._state.aio_token(self.security)
+    async def token(self) -> str:
+        return await self.state.aio_token(self.security)
+
+
+# grpc.aio files an interceptor under the first of its four kinds it is an instance of, so the
+# unary and the stream forms are two objects.
+class _AioUnarySaslInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
+    def __init__(self, login: _AioLogin) -> None:
+        self._login = login
 
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         if _is_login(details):
             return await continuation(details, request)
-        token = await self._token()
+        token = await self._login.token()
         call = await continuation(_with_token(details, token), request)
         if await call.code() != grpc.StatusCode.UNAUTHENTICATED:
             return call
-        self._state.invalidate(token)
-        return await continuation(_with_token(details, await self._token()), request)
+        self._login.state.invalidate(token)  # expired or dropped: once more, anew
+        return await continuation(_with_token(details, await self._login.token()), request)
+
+
+class _AioStreamSaslInterceptor(grpc.aio.StreamStreamClientInterceptor):
+    """The followers' FetchStream."""
+
+    def __init__(self, login: _AioLogin) -> None:
+        self._login = login
 
     async def intercept_stream_stream(
         self, continuation: Any, details: Any, request_iterator: Any
     ) -> Any:
-        token = await self._token()
+        token = await self._login.token()
         call = await continuation(_with_token(details, token), request_iterator)
+        state = self._login.state
 
         def done(finished: Any) -> None:  # on the loop, the call over
             async def check() -> None:
                 if await finished.code() == grpc.StatusCode.UNAUTHENTICATED:
-                    self._state.invalidate(token)
+                    state.invalidate(token)
 
             asyncio.get_running_loop().create_task(check())
 
@@ -332,7 +343,8 @@ def aio_sasl_channel(
     tls: grpc.ChannelCredentials | None = None,
 ) -> grpc.aio.Channel:
     """An asyncio channel (transport.aio_channel) whose calls log in as ``credentials``."""
-    interceptor = _AioSaslInterceptor(SaslLoginState(credentials, address))
-    channel = transport.aio_channel(address, max_message_bytes, options, tls, [interceptor])
-    interceptor.security = pb_grpc.SecurityStub(channel)
+    login = _AioLogin(SaslLoginState(credentials, address))
+    interceptors = [_AioUnarySaslInterceptor(login), _AioStreamSaslInterceptor(login)]
+    channel = transport.aio_channel(address, max_message_bytes, options, tls, interceptors)
+    login.security = pb_grpc.SecurityStub(channel)
     return channel

@@ -4,7 +4,8 @@
 
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
 which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
-ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED. Protobuf's enums
+ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED, and so are the
+users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py). Protobuf's enums
 (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's numbers, so they
 pass through as ints. Runs on the broker's event loop (grpc.aio).
 """
@@ -27,6 +28,7 @@ from minikafka.broker.server.core.configs import (
 )
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topics import CreatePartitionsTopic
+from minikafka.broker.server.core.users import ScramDeletion, ScramUpsertion, UserScramAdmin
 from minikafka.controller.controller import NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -40,9 +42,16 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 class AdminService(pb_grpc.AdminServicer):
     """See the module docstring."""
 
-    def __init__(self, admin: TopicAdmin, replicas: ReplicaApi | None = None) -> None:
+    def __init__(
+        self,
+        admin: TopicAdmin,
+        replicas: ReplicaApi | None = None,
+        *,
+        users: UserScramAdmin | None = None,
+    ) -> None:
         self._admin = admin
         self._replicas = replicas
+        self._users = users
 
     async def CreateTopics(
         self, request: pb.CreateTopicsRequest, context: _Context
@@ -237,14 +246,49 @@ class AdminService(pb_grpc.AdminServicer):
     async def DescribeUserScramCredentials(
         self, request: pb.DescribeUserScramCredentialsRequest, context: _Context
     ) -> pb.DescribeUserScramCredentialsResponse:
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served yet")
-        raise AssertionError("abort raises")
+        if self._users is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served")
+        assert self._users is not None
+        results = await self._users.describe(list(request.users) or None)
+        Result = pb.DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
+        Info = pb.DescribeUserScramCredentialsResponse.CredentialInfo
+        return pb.DescribeUserScramCredentialsResponse(
+            results=[
+                Result(
+                    user=r.user,
+                    error_code=r.error_code,
+                    error_message=r.error_message or "",
+                    credential_infos=[
+                        Info(
+                            mechanism=cast(pb.ScramMechanism, i.mechanism), iterations=i.iterations
+                        )
+                        for i in r.credential_infos
+                    ],
+                )
+                for r in results
+            ]
+        )
 
     async def AlterUserScramCredentials(
         self, request: pb.AlterUserScramCredentialsRequest, context: _Context
     ) -> pb.AlterUserScramCredentialsResponse:
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served yet")
-        raise AssertionError("abort raises")
+        if self._users is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served")
+        assert self._users is not None
+        results = await self._users.alter(
+            [
+                ScramUpsertion(u.name, u.mechanism, u.iterations, u.salt, u.salted_password)
+                for u in request.upsertions
+            ],
+            [ScramDeletion(d.name, d.mechanism) for d in request.deletions],
+        )
+        Result = pb.AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
+        return pb.AlterUserScramCredentialsResponse(
+            results=[
+                Result(user=r.user, error_code=r.error_code, error_message=r.error_message or "")
+                for r in results
+            ]
+        )
 
     async def DescribeReplicas(
         self, request: pb.DescribeReplicasRequest, context: _Context
