@@ -386,8 +386,9 @@ class BrokerServer:
         for user in users:
             try:
                 self._credentials.update_user(user, self.zk.get_user_config(user))
-            except ZkDataError as exc:
-                _log.error("user_config_unreadable", user=user, error=str(exc))
+            except ZkDataError:
+                # The error would quote the znode, credentials included: the user only.
+                _log.error("user_config_unreadable", user=user)
         _log.info("scram_credentials_loaded", users=len(users))
 
     async def _on_user_config(self, user: str, config: Mapping[str, str]) -> None:

@@ -153,7 +153,11 @@ class DynamicConfigManager:
                 await self._on_broker_config(config)
         elif entity_type == "users" and "/" not in entity_name and self._on_user_config:
             user = desanitize_entity_name(entity_name)
-            user_config = await asyncio.to_thread(self._zk.get_user_config, user)
+            try:
+                user_config = await asyncio.to_thread(self._zk.get_user_config, user)
+            except ZkDataError:  # its message quotes the znode: credentials; the user only
+                _log.error("user_config_unreadable", user=user, notification=notification)
+                return
             await self._on_user_config(user, user_config)
         else:  # clients, ips, users/<u>/clients/<c>: quotas, which this broker does not have
             _log.info(

@@ -23,8 +23,11 @@ Describe: no user named means every user with a credential (sorted); a named use
 is RESOURCE_NOT_FOUND, an empty name RESOURCE_NOT_FOUND "Username must not be empty", a name
 given twice DUPLICATE_RESOURCE. Each result lists ``(mechanism type, iterations)``.
 
-Authorization (Describe / Alter on the Cluster) is the ``authorizer``'s: every user of a
-request not allowed is answered CLUSTER_AUTHORIZATION_FAILED. Lives on the broker's event
+Authorization (Describe / Alter on the Cluster) is the ``authorizer``'s, answered as Kafka's
+KafkaApis does: an alter not allowed answers every user of the request
+CLUSTER_AUTHORIZATION_FAILED; a describe not allowed raises ClusterAuthorizationFailedError, the
+response's top-level error. A user whose znode does not decode is answered
+UNKNOWN_SERVER_ERROR, never with the znode's content (credentials). Lives on the broker's event
 loop; ZooKeeper is reached in a worker thread.
 """
 
@@ -50,7 +53,8 @@ from minikafka.broker.security.sasl.scram import (
     ScramMechanism,
     credential_from_salted_password,
 )
-from minikafka.proto.errors import ErrorCode
+from minikafka.proto.errors import ErrorCode, error_for_code
+from minikafka.zk.errors import ZkDataError
 
 __all__ = [
     "CredentialInfo",
@@ -63,6 +67,8 @@ __all__ = [
 ]
 
 _EMPTY_NAME = "Username must not be empty"
+_UNREADABLE = "Error processing describe user SCRAM credential configs request"
+_UNREADABLE_USER = "Error encountered while altering user SCRAM credentials"
 _UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
 
 
@@ -140,11 +146,11 @@ class UserScramAdmin:
     async def describe(
         self, users: Sequence[str] | None, session: Session | None = None
     ) -> list[DescribeUserResult]:
+        """KafkaError for the whole request (its top-level error)."""
         if not self._allowed(session, AclOperation.DESCRIBE):
-            return [
-                DescribeUserResult(u, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-                for u in dict.fromkeys(users or ())
-            ]
+            raise error_for_code(
+                ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed."
+            )
         return await asyncio.to_thread(self._describe, users)
 
     def _describe(self, users: Sequence[str] | None) -> list[DescribeUserResult]:
@@ -153,8 +159,10 @@ class UserScramAdmin:
         def add(user: str, config: Mapping[str, str], *, named: bool) -> None:
             try:
                 infos = _credential_infos(config)
-            except ValueError as exc:
-                results[user] = DescribeUserResult(user, ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+            except ValueError:
+                results[user] = DescribeUserResult(
+                    user, ErrorCode.UNKNOWN_SERVER_ERROR, _UNREADABLE
+                )
                 return
             if infos:
                 results[user] = DescribeUserResult(user, credential_infos=infos)
@@ -165,9 +173,20 @@ class UserScramAdmin:
                     f"Attempt to describe a user credential that does not exist: {user}",
                 )
 
+        def read(user: str) -> Mapping[str, str] | None:
+            try:
+                return self._store.get_user_config(user)
+            except ZkDataError:  # its message quotes the znode (credentials): not sent
+                results[user] = DescribeUserResult(
+                    user, ErrorCode.UNKNOWN_SERVER_ERROR, _UNREADABLE
+                )
+                return None
+
         if not users:
             for user in self._store.list_users():
-                add(user, self._store.get_user_config(user), named=False)
+                config = read(user)
+                if config is not None:
+                    add(user, config, named=False)
             return [results[u] for u in sorted(results)]
         counts = Counter(users)
         for user in dict.fromkeys(users):
@@ -181,7 +200,9 @@ class UserScramAdmin:
                     f"request: {user}",
                 )
             else:
-                add(user, self._store.get_user_config(user), named=True)
+                config = read(user)
+                if config is not None:
+                    add(user, config, named=True)
         return [results[u] for u in dict.fromkeys(users)]
 
     async def alter(
@@ -229,7 +250,12 @@ class UserScramAdmin:
             for user in sorted(duplicated)
         ]
         candidates = list(dict.fromkeys(user for user, _ in pairs if user not in duplicated))
-        current = {user: self._store.get_user_config(user) for user in candidates}
+        current: dict[str, Mapping[str, str]] = {}
+        for user in candidates:
+            try:
+                current[user] = self._store.get_user_config(user)
+            except ZkDataError:  # its message quotes the znode (credentials): not sent
+                results.append(UserResult(user, ErrorCode.UNKNOWN_SERVER_ERROR, _UNREADABLE_USER))
         missing = {
             d.name
             for d in deletions
@@ -243,16 +269,20 @@ class UserScramAdmin:
             )
             for user in sorted(missing)
         ]
-        to_alter = [user for user in candidates if user not in missing]
-        changes = {
-            user: _change(
+        for user in current:
+            if user in missing:
+                continue
+            change = _change(
                 [d for d in deletions if d.name == user],
                 [u for u in upsertions if u.name == user],
             )
-            for user in to_alter
-        }
-        self._store.update_user_configs(changes)
-        return results + [UserResult(user) for user in to_alter]
+            try:
+                self._store.update_user_configs({user: change})
+            except ZkDataError:
+                results.append(UserResult(user, ErrorCode.UNKNOWN_SERVER_ERROR, _UNREADABLE_USER))
+                continue
+            results.append(UserResult(user))
+        return results
 
 
 def _mechanism(wire_type: int) -> ScramMechanism:

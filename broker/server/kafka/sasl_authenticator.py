@@ -3,13 +3,17 @@ Kafka's SaslServerAuthenticator as a state machine, no I/O (the connection reads
 
     handshake ──SaslHandshake(enabled mechanism)──▶ authenticate ──exchange done──▶ complete
         │  ApiVersions: answered, stays                │  SaslAuthenticate: a token in, a token out
-        └─ anything else: closed                       └─ anything else: ILLEGAL_SASL_STATE, closed
+        └─ anything else: closed                       └─ SaslHandshake: ILLEGAL_SASL_STATE, closed;
+                                                          anything else: closed
 
 - Before the handshake only ApiVersions and SaslHandshake (v0, v1) are served; any other
   request closes the connection unanswered (Kafka: "Unexpected Kafka request of type X during
   SASL handshake").
 - A mechanism the listener does not enable: UNSUPPORTED_SASL_MECHANISM with the enabled list,
   then the connection closes.
+- During the exchange a second SaslHandshake is answered ILLEGAL_SASL_STATE and the connection
+  closes; another request closes it unanswered (Kafka answers that request's own error
+  response first; a client that sends one has broken the protocol either way).
 - SaslHandshake v1 is followed by SaslAuthenticate requests (v0-2); v0 by the bare tokens of
   old clients, each size-prefixed, with no Kafka header either way (``raw_tokens``).
 - A failed exchange: SaslAuthenticate answers SASL_AUTHENTICATION_FAILED with the mechanism's

@@ -173,3 +173,40 @@ def test_the_authorizer_hook_refuses_every_user() -> None:
     assert [(a.operation.name, a.resource_type.name) for a in authorizer.asked] == [
         ("ALTER", "CLUSTER")
     ]
+
+
+def test_describe_not_allowed_is_the_whole_request_s_error() -> None:
+    from minikafka.proto.errors import KafkaError
+
+    admin = UserScramAdmin(MemoryUsers(), DenyAll())
+    with pytest.raises(KafkaError) as refused:
+        asyncio.run(admin.describe(["a"], anonymous_session("10.0.0.1")))
+    assert refused.value.code is ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_an_undecodable_user_znode_is_an_error_without_its_content() -> None:
+    from minikafka.zk.errors import ZkDataError
+
+    class Corrupt(MemoryUsers):
+        def get_user_config(self, user: str) -> dict[str, str]:
+            if user == "bad":
+                raise ZkDataError("/config/users/bad", "not JSON", b"salt=secret-stuff")
+            return super().get_user_config(user)
+
+        def list_users(self) -> list[str]:
+            return ["bad", *super().list_users()]
+
+    store = Corrupt()
+    admin = UserScramAdmin(store)
+    results = run(admin, [upsert("bad", 1), upsert("good", 1)], [])
+    assert {(r.user, r.error_code) for r in results} == {
+        ("bad", ErrorCode.UNKNOWN_SERVER_ERROR),
+        ("good", ErrorCode.NONE),
+    }
+    described = asyncio.run(admin.describe(None))
+    assert [(r.user, r.error_code) for r in described] == [
+        ("bad", ErrorCode.UNKNOWN_SERVER_ERROR),
+        ("good", ErrorCode.NONE),
+    ]
+    messages = [r.error_message for r in results] + [r.error_message for r in described]
+    assert all("secret" not in (m or "") for m in messages)

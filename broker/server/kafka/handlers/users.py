@@ -8,14 +8,25 @@ from minikafka.broker.server.core.users import ScramDeletion, ScramUpsertion, Us
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto.errors import KafkaError
 
 
 @handler(api_key=50, min_version=0, max_version=0)
 async def describe_user_scram_credentials(request: Request, broker: KafkaBroker) -> Entity:
     users = request.body.users
-    results = await _admin(broker).describe(
-        None if users is None else [u.name for u in users], request.session
-    )
+    try:
+        results = await _admin(broker).describe(
+            None if users is None else [u.name for u in users], request.session
+        )
+    except KafkaError as exc:  # the whole request: not authorized
+        return request.response(
+            {
+                "throttle_time": 0,
+                "error_code": int(exc.code),
+                "error_message": exc.message,
+                "results": [],
+            }
+        )
     return request.response(
         {
             "throttle_time": 0,
