@@ -229,3 +229,34 @@ def test_the_brokers_asyncio_channel_logs_in_and_again_after_a_drop(server: Serv
             await channel.close()
 
     assert asyncio.run(calls()) == ["User:alice SASL", "User:alice SASL"]
+
+
+class _Context:
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:5555"
+
+
+def test_a_half_done_login_ends_after_a_minute() -> None:
+    now = [0.0]
+    factory = SaslServerFactory(("PLAIN",), {"bob": "bob-secret"}, lambda user, m: None)
+    tokens = SessionTokens(idle_ms=60_000, clock=lambda: now[0])
+    service = SecurityService(
+        LISTENER, "SASL_PLAINTEXT", SaslLogin(factory, tokens), clock=lambda: now[0]
+    )
+    context: Any = _Context()
+
+    async def login(wait_s: float) -> pb.SaslAuthenticateResponse:
+        handshake = await service.SaslHandshake(pb.SaslHandshakeRequest(mechanism="PLAIN"), context)
+        now[0] += wait_s
+        return await service.SaslAuthenticate(
+            pb.SaslAuthenticateRequest(
+                handshake_id=handshake.handshake_id, auth_bytes=b"\0bob\0bob-secret"
+            ),
+            context,
+        )
+
+    done = asyncio.run(login(59.0))
+    assert done.error_code == ErrorCode.NONE and done.session_token
+    assert tokens.resolve(done.session_token) is not None
+    late = asyncio.run(login(61.0))
+    assert late.error_code == ErrorCode.ILLEGAL_SASL_STATE and not late.session_token
