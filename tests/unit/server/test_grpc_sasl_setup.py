@@ -46,7 +46,7 @@ def test_the_control_plane_listener_needs_the_brokers_login() -> None:
         "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
         "listener.name.sasl.plain.sasl.jaas.config": JAAS,
     }
-    with pytest.raises(InvalidConfigError, match="control.plane.listener.name SASL uses SASL"):
+    with pytest.raises(InvalidConfigError, match=r"control\.plane\.listener\.name SASL uses SASL"):
         BrokerConfig.from_properties(props)
 
 
