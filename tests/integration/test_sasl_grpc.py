@@ -6,8 +6,8 @@
 - a wrong password, an unknown user and a call without a token are refused, and the brokers'
   logs say so without the password;
 - the controller and the followers log in with the brokers' own login: topics are created,
-  RF3 acks=all works, and after the leader is killed nothing acknowledged is lost and the
-  replicas agree;
+  RF3 acks=all works, after the leader is killed nothing acknowledged is lost and the replicas
+  agree, and a controlled shutdown reaches the controller;
 - ``minikafka configs --entity-type users`` creates a SCRAM user that can then log in on every
   broker, and ``--describe`` shows it.
 """
@@ -290,8 +290,15 @@ def test_controller_and_followers_work_over_the_sasl_inter_broker_listener(
     )
     images = {b: cluster.replica_state(b, "safe", 0).bytes_below(hw) for b in cluster.brokers}
     assert len(set(images.values())) == 1
-    # The followers' fetches and the controller's requests were logged-in calls, never refused
-    # (the restarted broker forgot every token: the harness's own Metadata calls met that once).
+    # Controlled shutdown: a broker that is not the controller asks the controller over the
+    # SASL control plane listener, logged in.
+    follower = next(b for b in cluster.brokers if b != cluster.controller_id())
+    assert cluster.stop(follower) == 0
+    events = [e["event"] for e in cluster.brokers[follower].log_events()]
+    assert "controlled_shutdown_succeeded" in events, events[-20:]
+    # The followers' fetches, the controller's requests and the controlled shutdown were
+    # logged-in calls, never refused (the restarted broker forgot every token: the harness's
+    # own Metadata calls met that once).
     refused = [
         e["method"]
         for b in cluster.brokers.values()
