@@ -99,6 +99,31 @@ Keys, with Kafka's names and defaults::
     offsets.retention.minutes                  10080
     offsets.retention.check.interval.ms        600000
 
+TLS (SSL and SASL_SSL listeners, and the broker's own connections to such listeners), Kafka's
+keys; each may be given for one listener as ``listener.name.<listener, lower case>.<key>``
+(``listener.name.internal.ssl.client.auth=required``), which beats the broker-wide key for
+that listener (see ``listener_config``)::
+
+    ssl.keystore.type                          PEM (JKS and PKCS12 are refused: PEM only)
+    ssl.keystore.location                      PEM file: the private key, then the chain
+    ssl.keystore.key                           the private key as PEM text (instead of a file)
+    ssl.keystore.certificate.chain             the chain as PEM text (with ssl.keystore.key)
+    ssl.key.password                           the private key's password, if encrypted
+    ssl.truststore.type                        PEM
+    ssl.truststore.location                    PEM file: the CA certificates trusted
+    ssl.truststore.certificates                the same as PEM text
+    ssl.client.auth                            none | requested | required
+    ssl.principal.mapping.rules                DEFAULT (RULE:pattern/replacement/[LU], ...)
+    ssl.enabled.protocols                      TLSv1.2,TLSv1.3
+    ssl.protocol                               TLSv1.3
+    ssl.cipher.suites                          empty: the TLS library's defaults
+    ssl.endpoint.identification.algorithm      https: a broker checks the host name in the
+                                               certificate of a broker it connects to; empty
+                                               turns the check off
+
+Every other ``listener.name.<listener>.<key>`` is kept in ``listener_overrides`` for the
+mechanism that reads it (``listener_config(name).get(key)``).
+
 SASL (Kafka's keys; a listener's own ``listener.name.<listener>.`` key wins over the plain one,
 the listener name lower-cased in the key)::
 
@@ -169,8 +194,12 @@ __all__ = [
     "CONFIG_TYPES",
     "DYNAMIC_KEYS",
     "SASL_MECHANISMS",
+    "SENSITIVE_KEYS",
+    "TLS_PROTOCOLS",
     "BrokerConfig",
     "ConfigSource",
+    "ListenerConfig",
+    "SslConfig",
     "parse_metrics_listener",
     "parse_overrides",
     "parse_properties",
@@ -189,8 +218,9 @@ _DEFAULT_PROTOCOL_MAP: Mapping[str, str] = MappingProxyType(
         "SASL_SSL": "SASL_SSL",
     }
 )
-_SUPPORTED_PROTOCOLS = frozenset({"PLAINTEXT"})
-_SUPPORTED_KAFKA_PROTOCOLS = frozenset({"PLAINTEXT", "SASL_PLAINTEXT"})
+_SUPPORTED_PROTOCOLS = frozenset(_DEFAULT_PROTOCOL_MAP)
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+_LISTENER_PREFIX = "listener.name."
 _UNROUTABLE_HOSTS = frozenset({"0.0.0.0", "::"})
 
 
@@ -203,6 +233,58 @@ class ConfigSource(enum.IntEnum):
     DYNAMIC_DEFAULT_BROKER_CONFIG = 3  # /config/brokers/<default>
     STATIC_BROKER_CONFIG = 4  # server.properties, env or --override
     DEFAULT_CONFIG = 5  # Kafka's default
+
+
+@dataclass(frozen=True)
+class SslConfig:
+    """A listener's TLS keys (Kafka's ``ssl.*`` without the prefix), checked for form; the
+    files are read by broker/security/tls.py when the listener starts."""
+
+    keystore_type: str = "PEM"
+    keystore_location: str | None = None
+    keystore_key: str | None = field(default=None, repr=False)
+    keystore_certificate_chain: str | None = None
+    key_password: str | None = field(default=None, repr=False)
+    truststore_type: str = "PEM"
+    truststore_location: str | None = None
+    truststore_certificates: str | None = None
+    client_auth: str = "none"
+    principal_mapping_rules: str = "DEFAULT"
+    enabled_protocols: tuple[str, ...] = ("TLSv1.2", "TLSv1.3")
+    protocol: str = "TLSv1.3"
+    cipher_suites: tuple[str, ...] = ()
+    endpoint_identification_algorithm: str = "https"
+
+    @property
+    def has_key_store(self) -> bool:
+        return self.keystore_location is not None or self.keystore_key is not None
+
+    @property
+    def has_trust_store(self) -> bool:
+        return self.truststore_location is not None or self.truststore_certificates is not None
+
+
+@dataclass(frozen=True)
+class ListenerConfig:
+    """One listener's settings: ``config.listener_config("INTERNAL").ssl.client_auth``.
+
+    ``overrides`` holds every ``listener.name.<listener>.<key>`` given for it, raw, by key
+    (``sasl.enabled.mechanisms``, ``plain.sasl.jaas.config``, ...): ``get(key)`` reads one.
+    """
+
+    name: str
+    security_protocol: str
+    ssl: SslConfig
+    overrides: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.security_protocol in TLS_PROTOCOLS
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """The listener's own value of ``key`` (listener.name.<listener>.<key>), else
+        ``default`` (the caller's broker-wide value)."""
+        return self.overrides.get(key, default)
 
 
 @dataclass(frozen=True)
@@ -284,6 +366,25 @@ class BrokerConfig:
     offsets_load_buffer_size: int = 5_242_880
     offsets_retention_minutes: int = 10_080
     offsets_retention_check_interval_ms: int = 600_000
+    # TLS, broker-wide (listener_config(name).ssl has a listener's own, with its overrides).
+    ssl_keystore_type: str = "PEM"
+    ssl_keystore_location: str | None = None
+    ssl_keystore_key: str | None = field(default=None, repr=False)
+    ssl_keystore_certificate_chain: str | None = None
+    ssl_key_password: str | None = field(default=None, repr=False)
+    ssl_truststore_type: str = "PEM"
+    ssl_truststore_location: str | None = None
+    ssl_truststore_certificates: str | None = None
+    ssl_client_auth: str = "none"
+    ssl_principal_mapping_rules: str = "DEFAULT"
+    ssl_enabled_protocols: tuple[str, ...] = ("TLSv1.2", "TLSv1.3")
+    ssl_protocol: str = "TLSv1.3"
+    ssl_cipher_suites: tuple[str, ...] = ()
+    ssl_endpoint_identification_algorithm: str = "https"
+    # listener.name.<listener>.<key> = value, by listener name (upper case) and key.
+    listener_overrides: Mapping[str, Mapping[str, str]] = field(
+        default_factory=dict, hash=False, repr=False
+    )
     # SASL on the Kafka listeners (see the module docstring and sasl_enabled_mechanisms_for,
     # sasl_jaas_config_for).
     sasl_enabled_mechanisms: tuple[str, ...] = ("GSSAPI",)
@@ -341,6 +442,7 @@ class BrokerConfig:
         self._resolve_kafka_listeners()
         self._check_inter_broker_listeners()
         self._check_replica_fetch_timing()
+        self._check_listener_configs()
         self._set("sasl_settings", MappingProxyType(dict(self.sasl_settings)))
         self._check_sasl()
 
@@ -373,14 +475,11 @@ class BrokerConfig:
                     f"invalid value {text!r} for configuration {key}: listener "
                     f"{endpoint.listener_name} is not in listener.security.protocol.map"
                 )
-            supported = (
-                _SUPPORTED_KAFKA_PROTOCOLS if key.startswith("kafka.") else _SUPPORTED_PROTOCOLS
-            )
-            if protocol not in supported:
+            if protocol not in _SUPPORTED_PROTOCOLS:
                 raise InvalidConfigError(
                     f"invalid value {text!r} for configuration {key}: listener "
-                    f"{endpoint.listener_name} uses security protocol {protocol}, and only "
-                    f"{', '.join(sorted(supported))} is supported"
+                    f"{endpoint.listener_name} uses security protocol {protocol}: must be one of "
+                    f"{', '.join(sorted(_SUPPORTED_PROTOCOLS))}"
                 )
             resolved.append(dataclasses.replace(endpoint, security_protocol=protocol))
         return tuple(resolved)
@@ -490,6 +589,61 @@ class BrokerConfig:
                 f"({', '.join(sorted(grpc_names))})"
             )
 
+    def _check_listener_configs(self) -> None:
+        """Each listener's own keys parse, and a TLS listener has a key store (its files are
+        read when the listener starts: broker/security/tls.py)."""
+        self._set(
+            "listener_overrides",
+            MappingProxyType(
+                {k.upper(): MappingProxyType(dict(v)) for k, v in self.listener_overrides.items()}
+            ),
+        )
+        names = {e.listener_name for e in self.listeners + self.kafka_listeners}
+        for name in sorted(set(self.listener_overrides) - names):
+            _log.warning("config.unknown_listener_override", listener=name)
+        for endpoint in self.listeners + self.kafka_listeners:
+            listener = self.listener_config(endpoint.listener_name)
+            ssl = listener.ssl
+            if ssl.keystore_location is not None and ssl.keystore_key is not None:
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name}: set ssl.keystore.location or "
+                    "ssl.keystore.key, not both"
+                )
+            if (ssl.keystore_key is None) != (ssl.keystore_certificate_chain is None):
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name}: ssl.keystore.key and "
+                    "ssl.keystore.certificate.chain are set together"
+                )
+            if ssl.truststore_location is not None and ssl.truststore_certificates is not None:
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name}: set ssl.truststore.location or "
+                    "ssl.truststore.certificates, not both"
+                )
+            if endpoint.security_protocol in TLS_PROTOCOLS and not listener.ssl.has_key_store:
+                raise InvalidConfigError(
+                    f"listener {endpoint.listener_name} uses security protocol "
+                    f"{endpoint.security_protocol} and has no key store: set "
+                    f"ssl.keystore.location (or listener.name.{endpoint.listener_name.lower()}"
+                    ".ssl.keystore.location)"
+                )
+
+    def listener_config(self, name: str) -> ListenerConfig:
+        """The settings of listener ``name`` (gRPC or Kafka): its protocol, and each key with
+        its ``listener.name.<name>.<key>`` override laid over the broker-wide value."""
+        name = name.upper()
+        overrides = self.listener_overrides.get(name, MappingProxyType({}))
+        prefix = f"{_LISTENER_PREFIX}{name.lower()}."
+        values: dict[str, Any] = {}
+        for spec in _SSL_SPECS:
+            raw = overrides.get(spec.name)
+            if raw is None:
+                value = getattr(self, spec.field)
+            else:
+                value = spec.parse(prefix + spec.name, raw)
+            values[spec.field.removeprefix("ssl_")] = value
+        protocol = self.listener_security_protocol_map.get(name, "PLAINTEXT")
+        return ListenerConfig(name, protocol, SslConfig(**values), overrides)
+
     def _check_connection_limits(self) -> None:
         # Kafka's rules: the request pool holds at least one request of the largest size, and
         # a per-address limit of 0 makes sense only with addresses allowed more.
@@ -564,17 +718,22 @@ class BrokerConfig:
     def sasl_kafka_listeners(self) -> tuple[EndPoint, ...]:
         return tuple(e for e in self.kafka_listeners if e.security_protocol.startswith("SASL_"))
 
+    def sasl_grpc_listeners(self) -> tuple[EndPoint, ...]:
+        """The SASL_* gRPC listeners (logins over the Security RPCs, tokens on every call)."""
+        return tuple(e for e in self.listeners if e.security_protocol.startswith("SASL_"))
+
     def _check_sasl(self) -> None:
-        """Every SASL Kafka listener enables only mechanisms this broker has, PLAIN with a
-        JAAS config for its users; a SASL inter-broker listener enables the inter-broker
-        mechanism and has a JAAS config for the broker's own login."""
+        """Every SASL listener (Kafka or gRPC) enables only mechanisms this broker has, PLAIN
+        with a JAAS config for its users; a SASL listener this broker itself connects to (the
+        inter-broker one, and the gRPC control plane one) enables the inter-broker mechanism
+        and has a JAAS config for the broker's own login."""
         if self.connections_max_reauth_ms != 0:
             raise InvalidConfigError(
                 f"invalid value {self.connections_max_reauth_ms} for configuration "
                 "connections.max.reauth.ms: re-authentication (KIP-368) is not supported; "
                 "leave it 0"
             )
-        for endpoint in self.sasl_kafka_listeners():
+        for endpoint in self.sasl_kafka_listeners() + self.sasl_grpc_listeners():
             name = endpoint.listener_name
             keys = (
                 f"sasl.enabled.mechanisms or listener.name.{name.lower()}.sasl.enabled.mechanisms"
@@ -597,27 +756,25 @@ class BrokerConfig:
                     f"listener {name} enables PLAIN but has no JAAS config for its users: set "
                     f"listener.name.{name.lower()}.plain.sasl.jaas.config or sasl.jaas.config"
                 )
-        inter = next(
-            (
-                e
-                for e in self.kafka_advertised_listeners
-                if e.listener_name == self.inter_broker_listener_name
-            ),
-            None,
-        )
-        if inter is None or not inter.security_protocol.startswith("SASL_"):
-            return
+        own = {self.inter_broker_listener_name: "inter.broker.listener.name"}
+        own.setdefault(self.control_plane_listener, "control.plane.listener.name")
+        for endpoint in self.advertised_listeners + self.kafka_advertised_listeners:
+            role = own.get(endpoint.listener_name)
+            if role is not None and endpoint.security_protocol.startswith("SASL_"):
+                self._check_broker_login(endpoint.listener_name, role)
+
+    def _check_broker_login(self, listener: str, role: str) -> None:
         mechanism = self.sasl_mechanism_inter_broker_protocol
-        if mechanism not in self.sasl_enabled_mechanisms_for(inter.listener_name):
+        if mechanism not in self.sasl_enabled_mechanisms_for(listener):
             raise InvalidConfigError(
                 f"sasl.mechanism.inter.broker.protocol {mechanism} must be included in the "
-                f"enabled mechanisms of inter.broker.listener.name {inter.listener_name} "
+                f"enabled mechanisms of {role} {listener} "
                 "when SASL is used for inter-broker communication"
             )
-        if self.sasl_jaas_config_for(inter.listener_name, mechanism) is None:
+        if self.sasl_jaas_config_for(listener, mechanism) is None:
             raise InvalidConfigError(
-                f"inter.broker.listener.name {inter.listener_name} uses SASL {mechanism}: set "
-                f"listener.name.{inter.listener_name.lower()}.{mechanism.lower()}"
+                f"{role} {listener} uses SASL {mechanism}: set "
+                f"listener.name.{listener.lower()}.{mechanism.lower()}"
                 ".sasl.jaas.config or sasl.jaas.config with this broker's username and password"
             )
 
@@ -708,6 +865,9 @@ class BrokerConfig:
                 raise InvalidConfigError(f"missing required configuration {spec.name}")
 
         known = {key for spec in _SPECS for key, _ in spec.keys_by_precedence()}
+        overrides = _listener_overrides(props)
+        if overrides:
+            values["listener_overrides"] = overrides
         sasl_settings = {k.lower(): v for k, v in props.items() if _is_sasl_setting(k)}
         unknown = {
             k: v
@@ -715,6 +875,7 @@ class BrokerConfig:
             if k not in known
             and not _is_storage_key(k)
             and k not in _KAFKA_KEYS_NOT_USED
+            and not k.startswith(_LISTENER_PREFIX)
             and not _is_sasl_setting(k)
         }
         for key in sorted(unknown):  # the key only: a value may be a secret
@@ -778,7 +939,8 @@ class BrokerConfig:
         out: dict[str, tuple[str | None, ConfigSource]] = {}
         for spec in _SPECS:
             source = self.source_of(name for name, _ in spec.keys_by_precedence())
-            out[spec.name] = (_format(getattr(self, spec.field)), source)
+            value = None if spec.name in SENSITIVE_KEYS else _format(getattr(self, spec.field))
+            out[spec.name] = (value, source)
         for topic_key, value in self.log.to_properties().items():
             synonyms = TOPIC_KEY_SYNONYMS[topic_key]
             if synonyms:  # a topic-only key (remote.storage.enable) has no broker default
@@ -960,6 +1122,62 @@ def _super_users(key: str, raw: str) -> tuple[str, ...]:
     return users
 
 
+def _listener_overrides(props: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """``listener.name.<listener>.<key>`` properties by listener name (upper case) and key."""
+    result: dict[str, dict[str, str]] = {}
+    for key, value in props.items():
+        if not key.startswith(_LISTENER_PREFIX):
+            continue
+        listener, dot, rest = key[len(_LISTENER_PREFIX) :].partition(".")
+        if not dot or not listener or not rest:
+            raise InvalidConfigError(
+                f"invalid configuration {key}: expected listener.name.<listener>.<key>"
+            )
+        result.setdefault(listener.upper(), {})[rest] = value
+    return result
+
+
+def _pem_store_type(key: str, raw: str) -> str:
+    value = raw.strip().upper()
+    if value != "PEM":
+        raise InvalidConfigError(
+            f"invalid value {raw.strip()!r} for configuration {key}: only PEM stores are "
+            "supported (convert a JKS or PKCS12 store with keytool and openssl)"
+        )
+    return value
+
+
+def _one_of(*allowed: str, lower: bool = True) -> Callable[[str, str], str]:
+    def parse(key: str, raw: str) -> str:
+        value = raw.strip().lower() if lower else raw.strip()
+        if value not in allowed:
+            shown = ", ".join(a or "empty" for a in allowed)
+            raise InvalidConfigError(
+                f"invalid value {raw.strip()!r} for configuration {key}: must be one of {shown}"
+            )
+        return value
+
+    return parse
+
+
+_TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
+
+
+def _tls_versions(key: str, raw: str) -> tuple[str, ...]:
+    versions = tuple(v.strip() for v in raw.split(",") if v.strip())
+    bad = [v for v in versions if v not in _TLS_VERSIONS]
+    if bad or not versions:
+        raise InvalidConfigError(
+            f"invalid value {raw.strip()!r} for configuration {key}: "
+            f"{'only TLSv1.2 and TLSv1.3 are supported' if bad else 'no protocol'}"
+        )
+    return versions
+
+
+def _names(key: str, raw: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in raw.split(",") if v.strip())
+
+
 _INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
 _BOOLEAN, _STRING = ConfigType.BOOLEAN, ConfigType.STRING
 
@@ -1125,6 +1343,34 @@ _SPECS: tuple[ConfigKey, ...] = (
     _spec("authorizer.class.name", "authorizer_class_name", _authorizer_class_name),
     _spec("super.users", "super_users", _super_users),
     _spec("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", _BOOLEAN),
+)
+
+# The TLS keys, also read per listener (listener.name.<listener>.<key>, see listener_config).
+_SSL_SPECS: tuple[ConfigKey, ...] = (
+    _spec("ssl.keystore.type", "ssl_keystore_type", _pem_store_type),
+    _spec("ssl.keystore.location", "ssl_keystore_location", _optional_string),
+    _spec("ssl.keystore.key", "ssl_keystore_key", _optional_string),
+    _spec("ssl.keystore.certificate.chain", "ssl_keystore_certificate_chain", _optional_string),
+    _spec("ssl.key.password", "ssl_key_password", _optional_string),
+    _spec("ssl.truststore.type", "ssl_truststore_type", _pem_store_type),
+    _spec("ssl.truststore.location", "ssl_truststore_location", _optional_string),
+    _spec("ssl.truststore.certificates", "ssl_truststore_certificates", _optional_string),
+    _spec("ssl.client.auth", "ssl_client_auth", _one_of("none", "requested", "required")),
+    _spec("ssl.principal.mapping.rules", "ssl_principal_mapping_rules", _string),
+    _spec("ssl.enabled.protocols", "ssl_enabled_protocols", _tls_versions),
+    _spec("ssl.protocol", "ssl_protocol", _one_of("TLS", *_TLS_VERSIONS, lower=False)),
+    _spec("ssl.cipher.suites", "ssl_cipher_suites", _names),
+    _spec(
+        "ssl.endpoint.identification.algorithm",
+        "ssl_endpoint_identification_algorithm",
+        _one_of("https", ""),
+    ),
+)
+_SPECS += _SSL_SPECS
+
+# Keys whose value DescribeConfigs never shows (Kafka's PASSWORD keys and the inline key).
+SENSITIVE_KEYS = frozenset(
+    {"ssl.key.password", "ssl.keystore.key", "ssl.keystore.password", "ssl.truststore.password"}
 )
 
 # Every key this broker reads -> its type in Kafka's ConfigDef (DescribeConfigs' config_type).

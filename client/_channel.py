@@ -35,9 +35,11 @@ from typing import Any, Literal
 
 import grpc
 
+from minikafka.client._security import ClientSecurity
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.errors import InvalidConfigError
+from minikafka.proto.sasl_channel import sasl_channel
 
 __all__ = [
     "RETRIABLE_STATUS",
@@ -173,9 +175,13 @@ class RequestStream:
 
 
 class ChannelPool:
-    """One insecure channel per ``host:port``, created on first use."""
+    """One channel per ``host:port``, created on first use: TLS when ``security`` says SSL or
+    SASL_SSL (its files are read here, so a bad one fails the client's construction)."""
 
-    def __init__(self) -> None:
+    def __init__(self, security: ClientSecurity | None = None) -> None:
+        self.security = security or ClientSecurity()
+        self._credentials = self.security.channel_credentials()
+        self._sasl = self.security.sasl_credentials()
         self._lock = threading.Lock()
         self._channels: dict[str, grpc.Channel] = {}
         self._streams: dict[tuple[str, StreamMethod], RequestStream] = {}
@@ -191,7 +197,11 @@ class ChannelPool:
             raise RuntimeError("the client is closed")
         channel = self._channels.get(address)
         if channel is None:
-            channel = transport.channel(address, _MAX_MESSAGE_BYTES, _CHANNEL_OPTIONS)
+            channel = transport.channel(
+                address, _MAX_MESSAGE_BYTES, _CHANNEL_OPTIONS, self._credentials
+            )
+            if self._sasl is not None:  # logs in on the first call, then sends the token
+                channel = sasl_channel(channel, self._sasl, address)
             self._channels[address] = channel
         return channel
 

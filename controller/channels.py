@@ -18,6 +18,10 @@ sent again after ``retry_backoff_ms`` for as long as the broker stays added; ``r
 answered; it must be quick (the controller only enqueues an event). Errors in responses are
 logged here as ``controller_request_error``.
 
+With ``sasl`` (a SASL_* control plane listener), each sender logs in to its broker with this
+broker's own login (proto/sasl_channel.py) and every request carries the token; a refused
+login is logged and retried like an unreachable broker.
+
 Thread-safety: every method may be called from any thread.
 """
 
@@ -35,7 +39,8 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import EndPoint
-from minikafka.proto.errors import ErrorCode
+from minikafka.proto.errors import ErrorCode, KafkaError
+from minikafka.proto.sasl_channel import SaslCredentials, sasl_channel
 from minikafka.zk.zk_data import BrokerRegistration
 
 __all__ = [
@@ -108,6 +113,7 @@ class _RequestSender:
         timeout_s: float,
         backoff_s: float,
         max_message_bytes: int,
+        sasl: SaslCredentials | None,
     ) -> None:
         self.broker_id = broker_id
         self.endpoint = endpoint
@@ -116,8 +122,11 @@ class _RequestSender:
         self._queue: queue.Queue[tuple[Any, ResponseCallback | None] | None] = queue.Queue()
         self._stopped = threading.Event()
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
-        self._channel = transport.channel(f"{host}:{endpoint.port}", max_message_bytes)
-        stub = pb_grpc.ControlStub(self._channel)
+        address = f"{host}:{endpoint.port}"
+        self._channel = transport.channel(address, max_message_bytes)
+        # On a SASL_* control plane listener every request carries this broker's login.
+        channel = self._channel if sasl is None else sasl_channel(self._channel, sasl, address)
+        stub = pb_grpc.ControlStub(channel)
         self._methods: dict[type, Callable[..., Any]] = {
             pb.LeaderAndIsrRequest: stub.LeaderAndIsr,
             pb.UpdateMetadataRequest: stub.UpdateMetadata,
@@ -157,8 +166,10 @@ class _RequestSender:
             attempt += 1
             try:
                 response = method(request, timeout=self._timeout_s)
-            except grpc.RpcError as exc:
-                code = exc.code() if isinstance(exc, grpc.Call) else None
+            except (grpc.RpcError, KafkaError) as exc:
+                # KafkaError: the broker refused this broker's SASL login (a wrong password in
+                # the JAAS config, a credential not created yet): retried as a broker down.
+                code = exc.code() if isinstance(exc, grpc.Call) else getattr(exc, "code", None)
                 if attempt == 1 or attempt % 50 == 0:
                     log.warning(
                         "controller_request_retry",
@@ -194,10 +205,12 @@ class GrpcBrokerChannels:
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
         max_message_bytes: int = 104_857_600,
+        sasl: SaslCredentials | None = None,
     ) -> None:
         self._timeout_s = request_timeout_ms / 1000
         self._backoff_s = retry_backoff_ms / 1000
         self._max_message_bytes = max_message_bytes
+        self._sasl = sasl
         self._lock = threading.Lock()
         self._senders: dict[int, _RequestSender] = {}
 
@@ -209,7 +222,12 @@ class GrpcBrokerChannels:
             if old is not None:
                 old.stop()
             self._senders[broker_id] = _RequestSender(
-                broker_id, endpoint, self._timeout_s, self._backoff_s, self._max_message_bytes
+                broker_id,
+                endpoint,
+                self._timeout_s,
+                self._backoff_s,
+                self._max_message_bytes,
+                self._sasl,
             )
 
     def remove_broker(self, broker_id: int) -> None:

@@ -33,6 +33,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from minikafka.proto.sasl_channel import SaslCredentials
+
 __all__ = ["ControllerConfig"]
 
 
@@ -52,6 +54,8 @@ class ControllerConfig:
     # The brokers take requests up to this size; LeaderAndIsr and UpdateMetadata grow with the
     # partitions they carry.
     socket_request_max_bytes: int = 104_857_600
+    # This broker's login when the control plane listener is SASL_* (None: no login).
+    control_plane_sasl: SaslCredentials | None = None
 
     def __post_init__(self) -> None:
         if self.leader_imbalance_check_interval_seconds <= 0:

@@ -165,6 +165,7 @@ class KafkaController:
             request_timeout_ms=self.config.request_timeout_ms,
             retry_backoff_ms=self.config.retry_backoff_ms,
             max_message_bytes=self.config.socket_request_max_bytes,
+            sasl=self.config.control_plane_sasl,
         )
         self._queue: queue.Queue[_Event] = queue.Queue()
         self._thread: threading.Thread | None = None

@@ -53,6 +53,7 @@ from minikafka.proto.errors import (
 )
 
 if TYPE_CHECKING:
+    from minikafka.client._security import ClientSecurity
     from minikafka.client.admin import AdminClient, NewTopic
     from minikafka.client.consumer.consumer import Consumer
     from minikafka.client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Admin",
     "AdminClient",
+    "ClientSecurity",
     "Consumer",
     "ConsumerRecord",
     "CorruptRecordError",
@@ -110,6 +112,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "AdminClient": ("minikafka.client.admin", "AdminClient"),
     "Admin": ("minikafka.client.admin", "AdminClient"),
     "NewTopic": ("minikafka.client.admin", "NewTopic"),
+    "ClientSecurity": ("minikafka.client._security", "ClientSecurity"),
 }
 
 

@@ -7,6 +7,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ScramMechanism(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCRAM_MECHANISM_UNKNOWN: _ClassVar[ScramMechanism]
+    SCRAM_MECHANISM_SCRAM_SHA_256: _ClassVar[ScramMechanism]
+    SCRAM_MECHANISM_SCRAM_SHA_512: _ClassVar[ScramMechanism]
+
 class ConfigResourceType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CONFIG_RESOURCE_TYPE_UNKNOWN: _ClassVar[ConfigResourceType]
@@ -33,6 +39,9 @@ class ConfigOperation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONFIG_OPERATION_DELETE: _ClassVar[ConfigOperation]
     CONFIG_OPERATION_APPEND: _ClassVar[ConfigOperation]
     CONFIG_OPERATION_SUBTRACT: _ClassVar[ConfigOperation]
+SCRAM_MECHANISM_UNKNOWN: ScramMechanism
+SCRAM_MECHANISM_SCRAM_SHA_256: ScramMechanism
+SCRAM_MECHANISM_SCRAM_SHA_512: ScramMechanism
 CONFIG_RESOURCE_TYPE_UNKNOWN: ConfigResourceType
 CONFIG_RESOURCE_TYPE_TOPIC: ConfigResourceType
 CONFIG_RESOURCE_TYPE_BROKER: ConfigResourceType
@@ -520,6 +529,83 @@ class DeleteAclsResponse(_message.Message):
     FILTER_RESULTS_FIELD_NUMBER: _ClassVar[int]
     filter_results: _containers.RepeatedCompositeFieldContainer[DeleteAclsResponse.DeleteAclsFilterResult]
     def __init__(self, filter_results: _Optional[_Iterable[_Union[DeleteAclsResponse.DeleteAclsFilterResult, _Mapping]]] = ...) -> None: ...
+
+class DescribeUserScramCredentialsRequest(_message.Message):
+    __slots__ = ("users",)
+    USERS_FIELD_NUMBER: _ClassVar[int]
+    users: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, users: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DescribeUserScramCredentialsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "results")
+    class CredentialInfo(_message.Message):
+        __slots__ = ("mechanism", "iterations")
+        MECHANISM_FIELD_NUMBER: _ClassVar[int]
+        ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+        mechanism: ScramMechanism
+        iterations: int
+        def __init__(self, mechanism: _Optional[_Union[ScramMechanism, str]] = ..., iterations: _Optional[int] = ...) -> None: ...
+    class DescribeUserScramCredentialsResult(_message.Message):
+        __slots__ = ("user", "error_code", "error_message", "credential_infos")
+        USER_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        CREDENTIAL_INFOS_FIELD_NUMBER: _ClassVar[int]
+        user: str
+        error_code: int
+        error_message: str
+        credential_infos: _containers.RepeatedCompositeFieldContainer[DescribeUserScramCredentialsResponse.CredentialInfo]
+        def __init__(self, user: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., credential_infos: _Optional[_Iterable[_Union[DescribeUserScramCredentialsResponse.CredentialInfo, _Mapping]]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    results: _containers.RepeatedCompositeFieldContainer[DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult, _Mapping]]] = ...) -> None: ...
+
+class AlterUserScramCredentialsRequest(_message.Message):
+    __slots__ = ("deletions", "upsertions")
+    class ScramCredentialDeletion(_message.Message):
+        __slots__ = ("name", "mechanism")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        MECHANISM_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        mechanism: ScramMechanism
+        def __init__(self, name: _Optional[str] = ..., mechanism: _Optional[_Union[ScramMechanism, str]] = ...) -> None: ...
+    class ScramCredentialUpsertion(_message.Message):
+        __slots__ = ("name", "mechanism", "iterations", "salt", "salted_password")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        MECHANISM_FIELD_NUMBER: _ClassVar[int]
+        ITERATIONS_FIELD_NUMBER: _ClassVar[int]
+        SALT_FIELD_NUMBER: _ClassVar[int]
+        SALTED_PASSWORD_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        mechanism: ScramMechanism
+        iterations: int
+        salt: bytes
+        salted_password: bytes
+        def __init__(self, name: _Optional[str] = ..., mechanism: _Optional[_Union[ScramMechanism, str]] = ..., iterations: _Optional[int] = ..., salt: _Optional[bytes] = ..., salted_password: _Optional[bytes] = ...) -> None: ...
+    DELETIONS_FIELD_NUMBER: _ClassVar[int]
+    UPSERTIONS_FIELD_NUMBER: _ClassVar[int]
+    deletions: _containers.RepeatedCompositeFieldContainer[AlterUserScramCredentialsRequest.ScramCredentialDeletion]
+    upsertions: _containers.RepeatedCompositeFieldContainer[AlterUserScramCredentialsRequest.ScramCredentialUpsertion]
+    def __init__(self, deletions: _Optional[_Iterable[_Union[AlterUserScramCredentialsRequest.ScramCredentialDeletion, _Mapping]]] = ..., upsertions: _Optional[_Iterable[_Union[AlterUserScramCredentialsRequest.ScramCredentialUpsertion, _Mapping]]] = ...) -> None: ...
+
+class AlterUserScramCredentialsResponse(_message.Message):
+    __slots__ = ("results",)
+    class AlterUserScramCredentialsResult(_message.Message):
+        __slots__ = ("user", "error_code", "error_message")
+        USER_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        user: str
+        error_code: int
+        error_message: str
+        def __init__(self, user: _Optional[str] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult, _Mapping]]] = ...) -> None: ...
 
 class CreateTopicsRequest(_message.Message):
     __slots__ = ("topics", "timeout_ms", "validate_only")
@@ -1482,3 +1568,43 @@ class DeleteGroupsResponse(_message.Message):
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[DeleteGroupsResponse.DeletableGroupResult]
     def __init__(self, results: _Optional[_Iterable[_Union[DeleteGroupsResponse.DeletableGroupResult, _Mapping]]] = ...) -> None: ...
+
+class SaslHandshakeRequest(_message.Message):
+    __slots__ = ("mechanism",)
+    MECHANISM_FIELD_NUMBER: _ClassVar[int]
+    mechanism: str
+    def __init__(self, mechanism: _Optional[str] = ...) -> None: ...
+
+class SaslHandshakeResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "mechanisms", "handshake_id")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    MECHANISMS_FIELD_NUMBER: _ClassVar[int]
+    HANDSHAKE_ID_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    mechanisms: _containers.RepeatedScalarFieldContainer[str]
+    handshake_id: str
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., mechanisms: _Optional[_Iterable[str]] = ..., handshake_id: _Optional[str] = ...) -> None: ...
+
+class SaslAuthenticateRequest(_message.Message):
+    __slots__ = ("handshake_id", "auth_bytes")
+    HANDSHAKE_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTH_BYTES_FIELD_NUMBER: _ClassVar[int]
+    handshake_id: str
+    auth_bytes: bytes
+    def __init__(self, handshake_id: _Optional[str] = ..., auth_bytes: _Optional[bytes] = ...) -> None: ...
+
+class SaslAuthenticateResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "auth_bytes", "session_token", "session_lifetime_ms")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    AUTH_BYTES_FIELD_NUMBER: _ClassVar[int]
+    SESSION_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SESSION_LIFETIME_MS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    auth_bytes: bytes
+    session_token: str
+    session_lifetime_ms: int
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., auth_bytes: _Optional[bytes] = ..., session_token: _Optional[str] = ..., session_lifetime_ms: _Optional[int] = ...) -> None: ...

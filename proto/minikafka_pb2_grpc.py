@@ -556,6 +556,16 @@ class AdminStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsResponse.FromString,
                 _registered_method=True)
+        self.DescribeUserScramCredentials = channel.unary_unary(
+                '/minikafka.v1.Admin/DescribeUserScramCredentials',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeUserScramCredentialsResponse.FromString,
+                _registered_method=True)
+        self.AlterUserScramCredentials = channel.unary_unary(
+                '/minikafka.v1.Admin/AlterUserScramCredentials',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -642,6 +652,21 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeUserScramCredentials(self, request, context):
+        """The SCRAM mechanisms and iterations each user has credentials for (never the secrets).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterUserScramCredentials(self, request, context):
+        """Create, replace or delete users' SCRAM credentials (salted on the client, as Kafka's
+        admin client does: the password never travels).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -699,6 +724,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.DeleteAcls,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsResponse.SerializeToString,
+            ),
+            'DescribeUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeUserScramCredentials,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeUserScramCredentialsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeUserScramCredentialsResponse.SerializeToString,
+            ),
+            'AlterUserScramCredentials': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterUserScramCredentials,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1001,6 +1036,60 @@ class Admin:
             '/minikafka.v1.Admin/DeleteAcls',
             minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/DescribeUserScramCredentials',
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeUserScramCredentialsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeUserScramCredentialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterUserScramCredentials(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/AlterUserScramCredentials',
+            minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1721,6 +1810,139 @@ class Group:
             '/minikafka.v1.Group/DeleteGroups',
             minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class SecurityStub:
+    """A SASL login on the gRPC door: Kafka's SaslHandshake and SaslAuthenticate (v2, with
+    session_lifetime_ms), answered with the same mechanisms and errors as on the Kafka door. gRPC
+    calls are not bound to one connection on the server, so a successful login returns a session
+    token, and every later call carries it in the call metadata `minikafka-session-token`; a call
+    on a SASL_* gRPC listener without a valid one is refused with UNAUTHENTICATED. On a PLAINTEXT
+    or SSL gRPC listener both RPCs answer ILLEGAL_SASL_STATE, as Kafka's broker does there.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.SaslHandshake = channel.unary_unary(
+                '/minikafka.v1.Security/SaslHandshake',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.SaslHandshakeRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.SaslHandshakeResponse.FromString,
+                _registered_method=True)
+        self.SaslAuthenticate = channel.unary_unary(
+                '/minikafka.v1.Security/SaslAuthenticate',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateResponse.FromString,
+                _registered_method=True)
+
+
+class SecurityServicer:
+    """A SASL login on the gRPC door: Kafka's SaslHandshake and SaslAuthenticate (v2, with
+    session_lifetime_ms), answered with the same mechanisms and errors as on the Kafka door. gRPC
+    calls are not bound to one connection on the server, so a successful login returns a session
+    token, and every later call carries it in the call metadata `minikafka-session-token`; a call
+    on a SASL_* gRPC listener without a valid one is refused with UNAUTHENTICATED. On a PLAINTEXT
+    or SSL gRPC listener both RPCs answer ILLEGAL_SASL_STATE, as Kafka's broker does there.
+    """
+
+    def SaslHandshake(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SaslAuthenticate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_SecurityServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'SaslHandshake': grpc.unary_unary_rpc_method_handler(
+                    servicer.SaslHandshake,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.SaslHandshakeRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.SaslHandshakeResponse.SerializeToString,
+            ),
+            'SaslAuthenticate': grpc.unary_unary_rpc_method_handler(
+                    servicer.SaslAuthenticate,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'minikafka.v1.Security', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('minikafka.v1.Security', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Security:
+    """A SASL login on the gRPC door: Kafka's SaslHandshake and SaslAuthenticate (v2, with
+    session_lifetime_ms), answered with the same mechanisms and errors as on the Kafka door. gRPC
+    calls are not bound to one connection on the server, so a successful login returns a session
+    token, and every later call carries it in the call metadata `minikafka-session-token`; a call
+    on a SASL_* gRPC listener without a valid one is refused with UNAUTHENTICATED. On a PLAINTEXT
+    or SSL gRPC listener both RPCs answer ILLEGAL_SASL_STATE, as Kafka's broker does there.
+    """
+
+    @staticmethod
+    def SaslHandshake(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Security/SaslHandshake',
+            minikafka_dot_proto_dot_minikafka__pb2.SaslHandshakeRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.SaslHandshakeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SaslAuthenticate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Security/SaslAuthenticate',
+            minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,9 +7,11 @@ Each service is one RPC family, served by one handler module on the broker:
   Data      Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch  (clients and followers)
   Metadata  Metadata, DescribeCluster                           (clients bootstrap here)
   Admin     CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
-            DescribeConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeReplicas
+            DescribeConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeReplicas,
+            DescribeUserScramCredentials, AlterUserScramCredentials
   Control   LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker),
             ControlledShutdown (broker -> controller)
+  Security  SaslHandshake, SaslAuthenticate (a SASL login on a SASL_* gRPC listener)
 
 Conventions (Kafka's, except that every per-partition result also has an error_message):
 - Field names are the ones in Kafka's request/response schemas, in snake_case; where the same
@@ -247,6 +249,12 @@ class AdminStub:
     """Add ACL bindings (Kafka's CreateAcls; needs Alter on the Cluster)."""
     DeleteAcls: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteAclsRequest, _minikafka_pb2.DeleteAclsResponse]
     """Delete the ACLs each filter matches (Kafka's DeleteAcls; needs Alter on the Cluster)."""
+    DescribeUserScramCredentials: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeUserScramCredentialsRequest, _minikafka_pb2.DescribeUserScramCredentialsResponse]
+    """The SCRAM mechanisms and iterations each user has credentials for (never the secrets)."""
+    AlterUserScramCredentials: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.AlterUserScramCredentialsRequest, _minikafka_pb2.AlterUserScramCredentialsResponse]
+    """Create, replace or delete users' SCRAM credentials (salted on the client, as Kafka's
+    admin client does: the password never travels).
+    """
 
 @_typing.type_check_only
 class AdminAsyncStub(AdminStub):
@@ -280,6 +288,12 @@ class AdminAsyncStub(AdminStub):
     """Add ACL bindings (Kafka's CreateAcls; needs Alter on the Cluster)."""
     DeleteAcls: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteAclsRequest, _minikafka_pb2.DeleteAclsResponse]  # type: ignore[assignment]
     """Delete the ACLs each filter matches (Kafka's DeleteAcls; needs Alter on the Cluster)."""
+    DescribeUserScramCredentials: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeUserScramCredentialsRequest, _minikafka_pb2.DescribeUserScramCredentialsResponse]  # type: ignore[assignment]
+    """The SCRAM mechanisms and iterations each user has credentials for (never the secrets)."""
+    AlterUserScramCredentials: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.AlterUserScramCredentialsRequest, _minikafka_pb2.AlterUserScramCredentialsResponse]  # type: ignore[assignment]
+    """Create, replace or delete users' SCRAM credentials (salted on the client, as Kafka's
+    admin client does: the password never travels).
+    """
 
 class AdminServicer(metaclass=_abc_1.ABCMeta):
     """Topic, config and record administration. CreateTopics, DeleteTopics, CreatePartitions and
@@ -376,6 +390,24 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.DeleteAclsResponse, _abc.Awaitable[_minikafka_pb2.DeleteAclsResponse]]:
         """Delete the ACLs each filter matches (Kafka's DeleteAcls; needs Alter on the Cluster)."""
+
+    @_abc_1.abstractmethod
+    def DescribeUserScramCredentials(
+        self,
+        request: _minikafka_pb2.DescribeUserScramCredentialsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeUserScramCredentialsResponse, _abc.Awaitable[_minikafka_pb2.DescribeUserScramCredentialsResponse]]:
+        """The SCRAM mechanisms and iterations each user has credentials for (never the secrets)."""
+
+    @_abc_1.abstractmethod
+    def AlterUserScramCredentials(
+        self,
+        request: _minikafka_pb2.AlterUserScramCredentialsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.AlterUserScramCredentialsResponse, _abc.Awaitable[_minikafka_pb2.AlterUserScramCredentialsResponse]]:
+        """Create, replace or delete users' SCRAM credentials (salted on the client, as Kafka's
+        admin client does: the password never travels).
+        """
 
 def add_AdminServicer_to_server(servicer: AdminServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
@@ -620,3 +652,58 @@ class GroupServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_minikafka_pb2.DeleteGroupsResponse, _abc.Awaitable[_minikafka_pb2.DeleteGroupsResponse]]: ...
 
 def add_GroupServicer_to_server(servicer: GroupServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class SecurityStub:
+    """A SASL login on the gRPC door: Kafka's SaslHandshake and SaslAuthenticate (v2, with
+    session_lifetime_ms), answered with the same mechanisms and errors as on the Kafka door. gRPC
+    calls are not bound to one connection on the server, so a successful login returns a session
+    token, and every later call carries it in the call metadata `minikafka-session-token`; a call
+    on a SASL_* gRPC listener without a valid one is refused with UNAUTHENTICATED. On a PLAINTEXT
+    or SSL gRPC listener both RPCs answer ILLEGAL_SASL_STATE, as Kafka's broker does there.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> SecurityAsyncStub: ...
+    SaslHandshake: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.SaslHandshakeRequest, _minikafka_pb2.SaslHandshakeResponse]
+    SaslAuthenticate: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.SaslAuthenticateRequest, _minikafka_pb2.SaslAuthenticateResponse]
+
+@_typing.type_check_only
+class SecurityAsyncStub(SecurityStub):
+    """A SASL login on the gRPC door: Kafka's SaslHandshake and SaslAuthenticate (v2, with
+    session_lifetime_ms), answered with the same mechanisms and errors as on the Kafka door. gRPC
+    calls are not bound to one connection on the server, so a successful login returns a session
+    token, and every later call carries it in the call metadata `minikafka-session-token`; a call
+    on a SASL_* gRPC listener without a valid one is refused with UNAUTHENTICATED. On a PLAINTEXT
+    or SSL gRPC listener both RPCs answer ILLEGAL_SASL_STATE, as Kafka's broker does there.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    SaslHandshake: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.SaslHandshakeRequest, _minikafka_pb2.SaslHandshakeResponse]  # type: ignore[assignment]
+    SaslAuthenticate: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.SaslAuthenticateRequest, _minikafka_pb2.SaslAuthenticateResponse]  # type: ignore[assignment]
+
+class SecurityServicer(metaclass=_abc_1.ABCMeta):
+    """A SASL login on the gRPC door: Kafka's SaslHandshake and SaslAuthenticate (v2, with
+    session_lifetime_ms), answered with the same mechanisms and errors as on the Kafka door. gRPC
+    calls are not bound to one connection on the server, so a successful login returns a session
+    token, and every later call carries it in the call metadata `minikafka-session-token`; a call
+    on a SASL_* gRPC listener without a valid one is refused with UNAUTHENTICATED. On a PLAINTEXT
+    or SSL gRPC listener both RPCs answer ILLEGAL_SASL_STATE, as Kafka's broker does there.
+    """
+
+    @_abc_1.abstractmethod
+    def SaslHandshake(
+        self,
+        request: _minikafka_pb2.SaslHandshakeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.SaslHandshakeResponse, _abc.Awaitable[_minikafka_pb2.SaslHandshakeResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def SaslAuthenticate(
+        self,
+        request: _minikafka_pb2.SaslAuthenticateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.SaslAuthenticateResponse, _abc.Awaitable[_minikafka_pb2.SaslAuthenticateResponse]]: ...
+
+def add_SecurityServicer_to_server(servicer: SecurityServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

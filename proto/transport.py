@@ -52,16 +52,34 @@ def message_options(max_message_bytes: int) -> list[tuple[str, Any]]:
     ]
 
 
-def channel(address: str, max_message_bytes: int, options: Options = ()) -> grpc.Channel:
-    """A blocking-stub channel (the client, the controller's channels to brokers)."""
-    return grpc.insecure_channel(address, options=[*message_options(max_message_bytes), *options])
+def channel(
+    address: str,
+    max_message_bytes: int,
+    options: Options = (),
+    credentials: grpc.ChannelCredentials | None = None,
+) -> grpc.Channel:
+    """A blocking-stub channel (the client, the controller's channels to brokers); TLS when
+    ``credentials`` are given (an SSL or SASL_SSL listener), plaintext otherwise."""
+    all_options = [*message_options(max_message_bytes), *options]
+    if credentials is not None:
+        return grpc.secure_channel(address, credentials, options=all_options)
+    return grpc.insecure_channel(address, options=all_options)
 
 
-def aio_channel(address: str, max_message_bytes: int, options: Options = ()) -> grpc.aio.Channel:
+def aio_channel(
+    address: str,
+    max_message_bytes: int,
+    options: Options = (),
+    credentials: grpc.ChannelCredentials | None = None,
+    interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+) -> grpc.aio.Channel:
     """An asyncio channel (a follower's to its leader, the broker's own calls)."""
-    return grpc.aio.insecure_channel(
-        address, options=[*message_options(max_message_bytes), *options]
-    )
+    all_options = [*message_options(max_message_bytes), *options]
+    if credentials is not None:
+        return grpc.aio.secure_channel(
+            address, credentials, options=all_options, interceptors=interceptors
+        )
+    return grpc.aio.insecure_channel(address, options=all_options, interceptors=interceptors)
 
 
 def aio_server(
@@ -88,11 +106,14 @@ class RequestDecodingInterceptor(grpc.aio.ServerInterceptor):
     Streamed requests are parsed as the servicer reads them (``async for``), so the servicer
     catches DecodeError there: wrapping every message of a stream here would cost the
     Produce and Fetch streams their throughput (see broker/server/metrics.py). One wrapped
-    handler per method, made on its first call; grpc's loop is the only caller.
+    handler per handler the interceptors inside return (by path, that is, except where one
+    answers a path with another handler: the SASL interceptor's refusals), made on its first
+    call; grpc's loop is the only caller.
     """
 
     def __init__(self) -> None:
-        self._handlers: dict[str, _Handler] = {}
+        # keyed by the handler, not the path: the handler inside may differ call by call
+        self._handlers: dict[_Handler, _Handler] = {}
 
     async def intercept_service(
         self,
@@ -102,10 +123,9 @@ class RequestDecodingInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None or handler.request_streaming or handler.response_streaming:
             return handler
-        path: str = handler_call_details.method
-        wrapped = self._handlers.get(path)
+        wrapped = self._handlers.get(handler)
         if wrapped is None:
-            wrapped = self._handlers[path] = _parse_in_handler(handler)
+            wrapped = self._handlers[handler] = _parse_in_handler(handler)
         return wrapped
 
 

@@ -5,7 +5,8 @@
 
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
 which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
-ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED. DescribeAcls,
+ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED, and so are the
+users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py). DescribeAcls,
 CreateAcls and DeleteAcls are AclApi's (broker/server/core/acls.py), asked as the call's
 Session on ``listener``; without one they answer SECURITY_DISABLED as the core does.
 Protobuf's enums (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's
@@ -35,6 +36,7 @@ from minikafka.broker.server.core.configs import (
 )
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topics import CreatePartitionsTopic
+from minikafka.broker.server.core.users import ScramDeletion, ScramUpsertion, UserScramAdmin
 from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.controller.controller import NewTopic
 from minikafka.proto import minikafka_pb2 as pb
@@ -57,9 +59,11 @@ class AdminService(pb_grpc.AdminServicer):
         *,
         acls: AclApi | None = None,
         listener: str = "",
+        users: UserScramAdmin | None = None,
     ) -> None:
         self._admin = admin
         self._replicas = replicas
+        self._users = users
         self._acls = acls if acls is not None else AclApi(None, None)
         self._listener = listener
 
@@ -313,6 +317,56 @@ class AdminService(pb_grpc.AdminServicer):
                     ],
                 )
                 for topic, answers in by_request_topic(request.topics, results)
+            ]
+        )
+
+    async def DescribeUserScramCredentials(
+        self, request: pb.DescribeUserScramCredentialsRequest, context: _Context
+    ) -> pb.DescribeUserScramCredentialsResponse:
+        if self._users is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served")
+        assert self._users is not None
+        results = await self._users.describe(
+            list(request.users) or None, grpc_session(context, self._listener)
+        )
+        Result = pb.DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
+        Info = pb.DescribeUserScramCredentialsResponse.CredentialInfo
+        return pb.DescribeUserScramCredentialsResponse(
+            results=[
+                Result(
+                    user=r.user,
+                    error_code=r.error_code,
+                    error_message=r.error_message or "",
+                    credential_infos=[
+                        Info(
+                            mechanism=cast(pb.ScramMechanism, i.mechanism), iterations=i.iterations
+                        )
+                        for i in r.credential_infos
+                    ],
+                )
+                for r in results
+            ]
+        )
+
+    async def AlterUserScramCredentials(
+        self, request: pb.AlterUserScramCredentialsRequest, context: _Context
+    ) -> pb.AlterUserScramCredentialsResponse:
+        if self._users is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "users are not served")
+        assert self._users is not None
+        results = await self._users.alter(
+            [
+                ScramUpsertion(u.name, u.mechanism, u.iterations, u.salt, u.salted_password)
+                for u in request.upsertions
+            ],
+            [ScramDeletion(d.name, d.mechanism) for d in request.deletions],
+            grpc_session(context, self._listener),
+        )
+        Result = pb.AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
+        return pb.AlterUserScramCredentialsResponse(
+            results=[
+                Result(user=r.user, error_code=r.error_code, error_message=r.error_message or "")
+                for r in results
             ]
         )
 

@@ -72,6 +72,7 @@ from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.security.authorizer import AclAuthorizer, authorizer_from_config
 from minikafka.broker.security.sasl.credential_cache import CredentialCache
+from minikafka.broker.security.session_tokens import SessionTokens
 from minikafka.broker.server import grpc_leader_endpoint
 from minikafka.broker.server.acl_manager import AclManager
 from minikafka.broker.server.admin_service import AdminService
@@ -90,6 +91,7 @@ from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.dynamic_config import DynamicConfigManager
 from minikafka.broker.server.group_service import GroupService
+from minikafka.broker.server.grpc_session import SaslServerInterceptor
 from minikafka.broker.server.kafka import leader_endpoint as kafka_leader_endpoint
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.listener import KafkaListeners
@@ -101,7 +103,12 @@ from minikafka.broker.server.metrics import (
     RequestMetrics,
     RequestMetricsInterceptor,
 )
-from minikafka.broker.server.sasl_setup import inter_broker_login, listener_sasl
+from minikafka.broker.server.sasl_setup import (
+    grpc_broker_login,
+    inter_broker_login,
+    listener_sasl,
+)
+from minikafka.broker.server.security_service import SaslLogin, SecurityService
 from minikafka.broker.storage.log import PendingFlush
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.broker.storage.log_manager import LogManager
@@ -113,6 +120,7 @@ from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, error_for_code
+from minikafka.proto.sasl_channel import aio_sasl_channel
 from minikafka.zk.acl_store import AclZkStore
 from minikafka.zk.errors import (
     BrokerIdAlreadyRegisteredError,
@@ -208,6 +216,11 @@ class BrokerServer:
         try:
             self._sasl = listener_sasl(config, self._credentials.get)
             inter_broker_login(config)
+            # This broker's own logins to other brokers' SASL_* gRPC listeners: the control
+            # plane one (the controller's requests, controlled shutdown) and, when followers
+            # fetch over gRPC, the inter-broker one.
+            self._control_login = grpc_broker_login(config, config.control_plane_listener)
+            self._fetch_login = grpc_broker_login(config, config.inter_broker_listener_name)
         except InvalidConfigError as exc:
             raise BrokerStartupError(exc.message) from None
         # authorizer.class.name's authorizer (None: every request allowed), the ZooKeeper
@@ -294,7 +307,9 @@ class BrokerServer:
         )
         self._producer_ids = ProducerIdManager(self.broker_id, self._zk.allocate_producer_id_block)
         self._controller = KafkaController(
-            self._zk, self.broker_id, ControllerConfig.from_attributes(config)
+            self._zk,
+            self.broker_id,
+            ControllerConfig.from_attributes(config, control_plane_sasl=self._control_login),
         )
         loop = self._loop
         self._group_coordinator = GroupCoordinator(
@@ -338,12 +353,12 @@ class BrokerServer:
             broker_epoch=lambda: self._broker_epoch,
             sync=lambda: zk_client.sync(CONTROLLER_EPOCH_PATH),
         )
-        self._servers = self._grpc_servers()
-        for server in self._servers:
-            await server.start()
         # Every user's SCRAM credentials before a SASL listener opens (those written before
         # the brokers started count); users/<user> notifications keep the cache current.
         await asyncio.to_thread(self._load_credentials)
+        self._servers = self._grpc_servers()
+        for server in self._servers:
+            await server.start()
         kafka_bound: list[str] = []
         if config.kafka_listeners:
             self._kafka_listeners = KafkaListeners(
@@ -440,7 +455,9 @@ class BrokerServer:
                 sasl=inter_broker_login(config),
             )
         return grpc_leader_endpoint.factory(
-            timeout_s=timeout_s, max_message_bytes=config.grpc_max_message_bytes
+            timeout_s=timeout_s,
+            max_message_bytes=config.grpc_max_message_bytes,
+            sasl=self._fetch_login,
         )
 
     def _start_metrics(self) -> str | None:
@@ -512,7 +529,16 @@ class BrokerServer:
         assert self._controller is not None and self._zk is not None
         assert self._metadata_api is not None and self._producer_ids is not None
         assert self._fetch_api is not None
-        interceptors = []
+        interceptors: list[grpc.aio.ServerInterceptor] = []
+        protocol = next(
+            e.security_protocol for e in self.config.listeners if e.listener_name == listener
+        )
+        mechanisms = self._sasl.get(listener)
+        login = None
+        if mechanisms is not None:  # a SASL_* listener: every call logged in but the login's
+            tokens = SessionTokens(idle_ms=self.config.connections_max_idle_ms)
+            login = SaslLogin(mechanisms, tokens, self.config.connections_max_reauth_ms)
+            interceptors.append(SaslServerInterceptor(tokens, listener))
         if self._metrics is not None:
             interceptors.append(RequestMetricsInterceptor(self._metrics.requests))
         server = transport.aio_server(
@@ -537,9 +563,16 @@ class BrokerServer:
         assert self._topic_admin is not None
         replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch)
         pb_grpc.add_AdminServicer_to_server(
-            AdminService(self._topic_admin, replicas, acls=self._acl_api, listener=listener),
+            AdminService(
+                self._topic_admin,
+                replicas,
+                acls=self._acl_api,
+                listener=listener,
+                users=UserScramAdmin(self._zk, self.authorizer),
+            ),
             server,
         )
+        pb_grpc.add_SecurityServicer_to_server(SecurityService(listener, protocol, login), server)
         # Controller requests come in on the control plane listener only (KIP-291; by default
         # the inter-broker one, with one listener that is it), never on one meant for clients.
         if control_plane:
@@ -871,8 +904,12 @@ class BrokerServer:
             request = pb.ControlledShutdownRequest(
                 broker_id=self.broker_id, broker_epoch=self._broker_epoch
             )
-            async with transport.aio_channel(
-                f"{endpoint.host}:{endpoint.port}", self.config.grpc_max_message_bytes
+            address = f"{endpoint.host}:{endpoint.port}"
+            max_bytes = self.config.grpc_max_message_bytes
+            async with (
+                transport.aio_channel(address, max_bytes)
+                if self._control_login is None
+                else aio_sasl_channel(address, max_bytes, self._control_login)
             ) as channel:
                 response = await pb_grpc.ControlStub(channel).ControlledShutdown(
                     request, timeout=timeout_s

@@ -38,6 +38,8 @@ from minikafka.broker.server.grpc_adapters import (
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
+from minikafka.proto.errors import KafkaError
+from minikafka.proto.sasl_channel import SaslCredentials, aio_sasl_channel
 
 __all__ = ["GrpcLeaderEndpoint", "factory"]
 
@@ -47,14 +49,26 @@ class GrpcLeaderEndpoint:
     on first use and again after it fails: a stream costs both brokers much less per fetch than
     a call per fetch, and a follower has one fetch at a time anyway."""
 
-    def __init__(self, host: str, port: int, *, timeout_s: float, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        timeout_s: float,
+        max_message_bytes: int,
+        sasl: SaslCredentials | None = None,
+    ) -> None:
         self.address = f"{host}:{port}"
         self._timeout_s = timeout_s
         # A connection of its own, as each of Kafka's fetcher threads has: the follower's
         # fetchers (num.replica.fetchers) move data side by side rather than share one
         # HTTP/2 connection with each other and with the broker's other channels.
-        self._channel = transport.aio_channel(
-            self.address, max_message_bytes, [("grpc.use_local_subchannel_pool", 1)]
+        options = [("grpc.use_local_subchannel_pool", 1)]
+        # On a SASL_* inter-broker listener the fetches carry this broker's own login.
+        self._channel = (
+            transport.aio_channel(self.address, max_message_bytes, options)
+            if sasl is None
+            else aio_sasl_channel(self.address, max_message_bytes, sasl, options)
         )
         self._stub = pb_grpc.DataStub(self._channel)
         self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
@@ -128,6 +142,8 @@ class GrpcLeaderEndpoint:
             response = await self._stub.OffsetsForLeaderEpoch(message, timeout=self._timeout_s)
         except grpc.aio.AioRpcError as exc:
             raise LeaderEndpointError(exc.code().name, exc.details() or "") from exc
+        except KafkaError as exc:  # the leader refused this broker's SASL login
+            raise LeaderEndpointError(exc.code.name, exc.message) from exc
         return offsets_for_leader_epoch_response_values(response)
 
     async def close(self) -> None:
@@ -138,13 +154,13 @@ class GrpcLeaderEndpoint:
 
 
 def factory(
-    *, timeout_s: float, max_message_bytes: int
+    *, timeout_s: float, max_message_bytes: int, sasl: SaslCredentials | None = None
 ) -> Callable[[str, int], GrpcLeaderEndpoint]:
     """A ``LeaderEndpointFactory`` (the ReplicaManager's) of these endpoints."""
 
     def make(host: str, port: int) -> GrpcLeaderEndpoint:
         return GrpcLeaderEndpoint(
-            host, port, timeout_s=timeout_s, max_message_bytes=max_message_bytes
+            host, port, timeout_s=timeout_s, max_message_bytes=max_message_bytes, sasl=sasl
         )
 
     return make

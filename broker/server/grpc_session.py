@@ -2,22 +2,48 @@
 
 Every servicer asks ``grpc_session(context, listener)`` before it calls the core, so the
 authorizer sees the same Session on this door as on the Kafka door. On a PLAINTEXT gRPC
-listener every call is ANONYMOUS; TLS client certificates and SASL logins on the gRPC door
-set the principal here.
+listener every call is ANONYMOUS. On a SASL_* gRPC listener a call carries the token of a login
+made over the Security RPCs (broker/server/security_service.py) in its metadata
+(``SESSION_TOKEN_KEY``); ``SaslServerInterceptor`` looks it up in the listener's
+``SessionTokens`` before the servicer runs, and refuses a call without a live one with
+UNAUTHENTICATED (the Security RPCs themselves excepted: they are how a client logs in).
+
+The interceptor hands the Session to ``grpc_session`` in a context variable: grpc.aio runs an
+RPC's interceptors and its handler in the RPC's own task, one after the other, so the variable
+set for one call is seen by that call's handler and by no other call.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextvars
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeAlias
 
 import grpc
+import structlog
 
 from minikafka.broker.security.principal import Session, anonymous_session
+from minikafka.broker.security.session_tokens import SessionTokens
+from minikafka.proto.sasl_client import SESSION_TOKEN_KEY
 
-__all__ = ["grpc_session", "peer_host"]
+__all__ = ["SaslServerInterceptor", "grpc_session", "peer_host"]
+
+_log = structlog.get_logger(__name__)
+
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+_Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+
+# The Session the SASL interceptor found for the call running in this task.
+_call_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
+    "minikafka_grpc_session", default=None
+)
+_NO_TOKEN = "the call carries no session token"
+_DEAD_TOKEN = "the session token is unknown or expired (log in again)"
+# The login RPCs, served without a token.
+_SECURITY_SERVICE = "/minikafka.v1.Security/"
 
 
-def peer_host(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+def peer_host(context: _Context) -> str:
     """The caller's IP address from gRPC's peer string (``ipv4:1.2.3.4:5``,
     ``ipv6:[::1]:5``); empty when the transport has none (``unix:``)."""
     peer = context.peer() or ""
@@ -29,6 +55,82 @@ def peer_host(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     return ""
 
 
-def grpc_session(context: grpc.aio.ServicerContext[Any, Any], listener: str) -> Session:
+def grpc_session(context: _Context, listener: str) -> Session:
     """The Session of the call ``context`` belongs to."""
+    session = _call_session.get()
+    if session is not None and session.listener == listener:
+        return session
     return anonymous_session(peer_host(context), listener)
+
+
+class SaslServerInterceptor(grpc.aio.ServerInterceptor):
+    """On a SASL_* gRPC listener: the call's token -> its Session, or UNAUTHENTICATED.
+
+    Runs on the broker's loop, as the ``SessionTokens`` it reads expects. A refused call is one
+    ``grpc.sasl_call_refused`` warning with the client's address and the reason, never the
+    token (whoever reads the log could use it).
+    """
+
+    def __init__(self, tokens: SessionTokens, listener: str) -> None:
+        self._tokens = tokens
+        self._listener = listener
+        # One refusal handler per method and reason, made once: the interceptors outside
+        # this one cache what they wrap by handler.
+        self._refusals: dict[tuple[str, str], _Handler] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> _Handler | None:
+        handler = await continuation(handler_call_details)
+        method: str = handler_call_details.method
+        if handler is None or method.startswith(_SECURITY_SERVICE):
+            return handler
+        token = _token(handler_call_details.invocation_metadata)
+        if token is None:
+            return self._refusal(handler, method, _NO_TOKEN)
+        session = self._tokens.resolve(token)
+        if session is None:
+            return self._refusal(handler, method, _DEAD_TOKEN)
+        _call_session.set(session)
+        return handler
+
+    def _refusal(self, handler: _Handler, method: str, reason: str) -> _Handler:
+        refusal = self._refusals.get((method, reason))
+        if refusal is None:
+            refusal = self._refusals[(method, reason)] = _refusal(
+                handler, self._listener, method, reason
+            )
+        return refusal
+
+
+def _token(metadata: Any) -> str | None:
+    for key, value in metadata or ():
+        if key == SESSION_TOKEN_KEY:
+            return value if isinstance(value, str) else value.decode("ascii", "replace")
+    return None
+
+
+def _refusal(handler: _Handler, listener: str, method: str, reason: str) -> _Handler:
+    """A handler of ``handler``'s kind that logs the refusal and answers UNAUTHENTICATED (a
+    handler, not a refusal here: only the handler's context knows the client's address)."""
+
+    async def refuse(request: Any, context: _Context) -> Any:
+        _log.warning(
+            "grpc.sasl_call_refused",
+            client_host=peer_host(context),
+            listener=listener,
+            method=method,
+            reason=reason,
+        )
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, f"not authenticated: {reason}")
+
+    parse, serialize = handler.request_deserializer, handler.response_serializer
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(refuse, parse, serialize)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(refuse, parse, serialize)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(refuse, parse, serialize)
+    return grpc.unary_unary_rpc_method_handler(refuse, parse, serialize)

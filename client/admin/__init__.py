@@ -15,6 +15,7 @@ One class, AdminClient, made of one part per concern, each a module of this pack
     acls.py      describe_acls, create_acls, delete_acls (any broker)
     groups.py    consumer groups and their committed offsets (the group's coordinator)
     records.py   list_offsets, delete_records (partition leaders)
+    users.py     describe/alter_user_scram_credentials (any broker; alter: the controller)
 
 Errors: a whole request that fails raises the proto.errors exception for its Kafka code; per-item
 outcomes are returned as ``{item: None | KafkaError}`` (None = success), as the futures of Kafka's
@@ -56,6 +57,13 @@ from minikafka.client.admin.records import (
     RecordAdmin,
 )
 from minikafka.client.admin.topics import ElectionType, NewTopic, TopicAdmin
+from minikafka.client.admin.users import (
+    ScramCredentialInfo,
+    UserAdmin,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
 from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 
 __all__ = [
@@ -78,15 +86,21 @@ __all__ = [
     "OffsetAndMetadata",
     "PartitionInfo",
     "PartitionReplicas",
+    "ScramCredentialInfo",
     "TopicDescription",
     "TopicPartition",
+    "UserScramCredentialDeletion",
+    "UserScramCredentialUpsertion",
+    "UserScramCredentialsDescription",
     "raise_first",
 ]
 
 _ = NO_LEADER  # kept importable from here, as before the split
 
 
-class AdminClient(ClusterAdmin, TopicAdmin, ConfigAdmin, GroupAdmin, RecordAdmin, AclAdmin):
+class AdminClient(
+    ClusterAdmin, TopicAdmin, ConfigAdmin, GroupAdmin, RecordAdmin, AclAdmin, UserAdmin
+):
     """See the module docstring; the methods are the parts' (one part a concern)."""
 
     def __enter__(self) -> AdminClient:

@@ -26,6 +26,7 @@ import grpc
 from minikafka.client._bootstrap import ask_any_broker
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool, parse_bootstrap_servers
 from minikafka.client._retry import RetryLater, RetryPolicy
+from minikafka.client._security import ClientSecurity
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import Node
@@ -67,11 +68,12 @@ class AdminBase:
         *,
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
+        security: ClientSecurity | Mapping[str, str] | None = None,
     ) -> None:
         self._bootstrap = parse_bootstrap_servers(bootstrap_servers)
         self.request_timeout_ms = request_timeout_ms
         self._retry = RetryPolicy(backoff_s=retry_backoff_ms / 1000)
-        self._pool = ChannelPool()
+        self._pool = ChannelPool(ClientSecurity.of(security))
         self._lock = threading.Lock()
         self._cached: _Metadata | None = None
 

@@ -7,6 +7,8 @@ check the arguments, connect an AdminClient, do the work, close the client.
 
 A usage problem (``check_args`` answers a message) or a client that cannot start is one line on
 stderr and exit status 1, in the tool's own words (Kafka's tools word them differently).
+``--command-config FILE`` (``add_command_config``) is the admin client's properties file, as
+Kafka's tools take it: its security keys (security.protocol, ssl.*) set how to connect.
 """
 
 from __future__ import annotations
@@ -21,9 +23,17 @@ from minikafka.proto.errors import KafkaError
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
     from minikafka.client.admin import AdminClient
 
-__all__ = ["kafka_error_message", "run_admin_tool"]
+__all__ = ["add_command_config", "kafka_error_message", "run_admin_tool"]
 
 Execute = Callable[[argparse.Namespace, "AdminClient", TextIO, TextIO], int]
+
+
+def add_command_config(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--command-config",
+        metavar="FILE",
+        help="admin client .properties (security.protocol, ssl.ca.location, ...)",
+    )
 
 
 def run_admin_tool(
@@ -39,9 +49,16 @@ def run_admin_tool(
         print(problem, file=sys.stderr)
         return 1
     from minikafka.client.admin import AdminClient
+    from minikafka.client.cli._config import ConfigError, client_kwargs, read_properties_file
 
     try:
-        admin = AdminClient(args.bootstrap_server)
+        path = getattr(args, "command_config", None)
+        config = read_properties_file(path) if path else {}
+        kwargs = client_kwargs(AdminClient, config, lambda line: print(line, file=sys.stderr))
+        admin = AdminClient(args.bootstrap_server, **kwargs)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
     except KafkaError as exc:
         print(error_line(exc), file=sys.stderr)
         return 1

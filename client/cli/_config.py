@@ -17,6 +17,8 @@ from typing import Any
 
 import javaproperties
 
+from minikafka.client._security import ClientSecurity
+
 __all__ = ["ConfigError", "client_kwargs", "parse_key_values", "read_properties_file"]
 
 # Accepted by every tool and handled by the tool itself (e.g. --bootstrap-server wins).
@@ -62,11 +64,15 @@ def read_properties_file(path: str) -> dict[str, str]:
 def client_kwargs(
     client: Callable[..., Any], config: Mapping[str, str], warn: Callable[[str], None]
 ) -> dict[str, Any]:
-    """Keyword arguments of ``client`` (e.g. Producer) for Kafka-named ``config`` items."""
+    """Keyword arguments of ``client`` (e.g. Producer) for Kafka-named ``config`` items; the
+    security keys (security.protocol, ssl.*) go together into its ``security`` argument."""
     parameters = inspect.signature(client).parameters
     kwargs: dict[str, Any] = {}
+    security = {k: v for k, v in config.items() if k in ClientSecurity.KEYS}
+    if security and "security" in parameters:
+        kwargs["security"] = security
     for name, text in config.items():
-        if name in _HANDLED_ELSEWHERE:
+        if name in _HANDLED_ELSEWHERE or (name in security and "security" in parameters):
             continue
         parameter = parameters.get(name.replace(".", "_").replace("-", "_"))
         if parameter is None or parameter.kind not in (

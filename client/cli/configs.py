@@ -1,4 +1,5 @@
-"""``minikafka configs``: Kafka's kafka-configs.sh for topics and brokers, its options and output.
+"""``minikafka configs``: Kafka's kafka-configs.sh for topics, brokers and users' SCRAM
+credentials, its options and output.
 
     minikafka configs --bootstrap-server H:P --entity-type topics --entity-name T --describe [--all]
     minikafka configs --bootstrap-server H:P --entity-type topics --entity-name T --alter \\
@@ -6,6 +7,11 @@
     minikafka configs --bootstrap-server H:P --entity-type brokers --entity-name 1 --describe
     minikafka configs --bootstrap-server H:P --entity-type brokers --entity-default --alter \\
         --add-config log.retention.ms=3600000
+    minikafka configs --bootstrap-server H:P --entity-type users --entity-name alice --alter \
+        --add-config 'SCRAM-SHA-256=[iterations=8192,password=secret],SCRAM-SHA-512=[password=s]'
+    minikafka configs --bootstrap-server H:P --entity-type users --entity-name alice --alter \
+        --delete-config SCRAM-SHA-512
+    minikafka configs --bootstrap-server H:P --entity-type users [--entity-name alice] --describe
 
 --describe prints, for each entity (every topic, or every live broker, without --entity-name)::
 
@@ -17,6 +23,15 @@ cluster-wide ones) unless --all is given ("All configs for ..."). --alter prints
 updating config for topic T.`` (``broker 1``, or ``default config for brokers in the
 cluster``). Values holding a comma go in square brackets, as in Kafka. A failure prints
 ``Error while executing config command : <message>`` to stderr and exits 1.
+
+Users: a SCRAM credential is ``<mechanism>=[iterations=<n>,password=<p>]`` (iterations default
+to 4096, Kafka's minimum); the salt and the salted password are made here, and only they are
+sent. --describe prints one line per user, mechanisms and iterations, never a secret::
+
+    SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192, ...
+
+(a user without credentials: ``Error retrieving SCRAM credential configs for user-principal
+'bob': ResourceNotFoundError: ...``). Quotas, Kafka's other user configs, are not supported.
 """
 
 from __future__ import annotations
@@ -25,15 +40,23 @@ import argparse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from minikafka.client.cli._admin_tool import kafka_error_message, run_admin_tool
+from minikafka.client.cli._admin_tool import add_command_config, kafka_error_message, run_admin_tool
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
-    from minikafka.client.admin import ClusterDescription, ConfigEntry
+    from minikafka.client.admin import (
+        ClusterDescription,
+        ConfigEntry,
+        UserScramCredentialDeletion,
+        UserScramCredentialsDescription,
+        UserScramCredentialUpsertion,
+    )
 
-__all__ = ["add_arguments", "execute", "parse_add_config", "run"]
+__all__ = ["add_arguments", "execute", "parse_add_config", "parse_scram_credentials", "run"]
 
-_ENTITY_TYPES = ("topics", "brokers")
+_ENTITY_TYPES = ("topics", "brokers", "users")
+_SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+_DEFAULT_ITERATIONS = 4096  # Kafka's, when a credential names none
 _SOURCE_NAMES = {
     0: "UNKNOWN",
     1: "DYNAMIC_TOPIC_CONFIG",
@@ -57,6 +80,12 @@ class ConfigAdmin(Protocol):
     def alter_broker_configs(
         self, broker_id: int | None, operations: Mapping[str, str | None]
     ) -> None: ...
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = ...
+    ) -> dict[str, UserScramCredentialsDescription | KafkaError]: ...
+    def alter_user_scram_credentials(
+        self, alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion]
+    ) -> dict[str, KafkaError | None]: ...
 
 
 class CommandError(Exception):
@@ -67,8 +96,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
-    parser.add_argument("--entity-type", choices=_ENTITY_TYPES, help="topics or brokers")
-    parser.add_argument("--entity-name", help="topic name, or broker id")
+    add_command_config(parser)
+    parser.add_argument("--entity-type", choices=_ENTITY_TYPES, help="topics, brokers or users")
+    parser.add_argument("--entity-name", help="topic name, broker id or user name")
     parser.add_argument(
         "--entity-default",
         action="store_true",
@@ -93,15 +123,18 @@ def check_args(args: argparse.Namespace) -> str | None:
         return "Command must include exactly one action: --describe, --alter"
     if args.entity_name is not None and args.entity_default:
         return "--entity-name and --entity-default cannot be used together"
-    if args.entity_type == "topics" and args.entity_default:
+    if args.entity_type in ("topics", "users") and args.entity_default:
         return "--entity-default is only valid with --entity-type brokers"
+    if args.entity_type == "users" and args.all:
+        return "--all is not valid with --entity-type users"
     if args.alter:
         if args.entity_name is None and not args.entity_default:
-            return "an entity name must be specified with --alter of topics" + (
-                " or brokers (--entity-name or --entity-default)"
-                if args.entity_type == "brokers"
-                else ""
-            )
+            if args.entity_type == "brokers":
+                return (
+                    "an entity name must be specified with --alter of topics or brokers "
+                    "(--entity-name or --entity-default)"
+                )
+            return f"an entity name must be specified with --alter of {args.entity_type}"
         if not args.add_config and not args.delete_config:
             return "--alter needs --add-config or --delete-config"
     elif args.add_config or args.delete_config:
@@ -159,9 +192,48 @@ def _delete_keys(text: str | None) -> list[str]:
     return [k.strip() for k in (text or "").split(",") if k.strip()]
 
 
+def parse_scram_credentials(configs: Mapping[str, str]) -> dict[str, tuple[int, str]]:
+    """--add-config of a user, as parse_add_config gives it, -> ``{mechanism: (iterations,
+    password)}``: ``{"SCRAM-SHA-256": "iterations=8192,password=p"}`` -> ``{"SCRAM-SHA-256":
+    (8192, "p")}``. CommandError for anything else (messages never quote a password)."""
+    out: dict[str, tuple[int, str]] = {}
+    for mechanism, text in configs.items():
+        if mechanism not in _SCRAM_MECHANISMS:
+            raise CommandError(
+                f"Invalid config {mechanism} for users: only {', '.join(_SCRAM_MECHANISMS)} "
+                "credentials are supported (quotas are not)"
+            )
+        fields: dict[str, str] = {}
+        for item in text.split(","):
+            key, sep, value = item.partition("=")
+            key = key.strip()
+            if not sep or key not in ("iterations", "password"):
+                raise CommandError(
+                    f"Invalid {mechanism} credential: expected "
+                    f"{mechanism}=[iterations=<n>,password=<password>]"
+                )
+            fields[key] = value
+        password = fields.get("password", "")
+        if not password:
+            raise CommandError(f"Invalid {mechanism} credential: a password must be given")
+        raw_iterations = fields.get("iterations", str(_DEFAULT_ITERATIONS)).strip()
+        if not raw_iterations.isdigit():
+            raise CommandError(
+                f"Invalid {mechanism} credential: iterations must be a number, not "
+                f"{raw_iterations!r}"
+            )
+        out[mechanism] = (int(raw_iterations), password)
+    return out
+
+
 def execute(args: argparse.Namespace, admin: ConfigAdmin, out: TextIO, err: TextIO) -> int:
     try:
-        if args.alter:
+        if args.entity_type == "users":
+            if args.alter:
+                _alter_user(admin, args, out)
+            else:
+                _describe_users(admin, args, out)
+        elif args.alter:
             _alter(admin, args, out)
         else:
             _describe(admin, args, out)
@@ -254,6 +326,53 @@ def _alter(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> None:
         print("Completed updating default config for brokers in the cluster.", file=out)
     else:
         print(f"Completed updating config for broker {broker_id}.", file=out)
+
+
+def _describe_users(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> None:
+    named = [args.entity_name] if args.entity_name is not None else None
+    for user, description in admin.describe_user_scram_credentials(named).items():
+        if isinstance(description, KafkaError):
+            print(
+                f"Error retrieving SCRAM credential configs for user-principal '{user}': "
+                f"{type(description).__name__}: {description.message}",
+                file=out,
+            )
+            continue
+        infos = ", ".join(
+            f"{info.mechanism}=iterations={info.iterations}"
+            for info in description.credential_infos
+        )
+        print(f"SCRAM credential configs for user-principal '{user}' are {infos}", file=out)
+
+
+def _alter_user(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> None:
+    # here, not at the top: client.admin loads grpc, only when the command runs
+    from minikafka.client.admin import (
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    user = args.entity_name
+    to_add = parse_scram_credentials(parse_add_config(args.add_config or ""))
+    to_delete = _delete_keys(args.delete_config)
+    both = sorted(set(to_add) & set(to_delete))
+    if both:
+        raise CommandError(f"Invalid alter config: {', '.join(both)} both added and deleted")
+    unknown = [m for m in to_delete if m not in _SCRAM_MECHANISMS]
+    if unknown:
+        raise CommandError(
+            f"Invalid config {unknown[0]} for users: only "
+            f"{', '.join(_SCRAM_MECHANISMS)} credentials are supported (quotas are not)"
+        )
+    alterations: list[UserScramCredentialUpsertion | UserScramCredentialDeletion] = [
+        UserScramCredentialUpsertion(user, mechanism, password, iterations=iterations)
+        for mechanism, (iterations, password) in to_add.items()
+    ]
+    alterations += [UserScramCredentialDeletion(user, m) for m in to_delete]
+    for error in admin.alter_user_scram_credentials(alterations).values():
+        if error is not None:
+            raise error
+    print(f"Completed updating config for user {user}.", file=out)
 
 
 def _message(error: Exception) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from minikafka.client.cli._admin_tool import run_admin_tool
+from minikafka.client.cli._admin_tool import add_command_config, run_admin_tool
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -58,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
+    add_command_config(parser)
     parser.add_argument(
         "--election-type",
         required=True,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from minikafka.client.cli._admin_tool import run_admin_tool
+from minikafka.client.cli._admin_tool import add_command_config, run_admin_tool
 from minikafka.proto.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
@@ -120,6 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
+    add_command_config(parser)
     actions = parser.add_argument_group("actions (exactly one)")
     actions.add_argument("--list", action="store_true", help="list every group")
     actions.add_argument("--describe", action="store_true", help="offsets and lag of groups")

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from minikafka.client.cli._admin_tool import kafka_error_message, run_admin_tool
+from minikafka.client.cli._admin_tool import add_command_config, kafka_error_message, run_admin_tool
 from minikafka.client.cli._config import parse_key_values
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
@@ -69,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
+    add_command_config(parser)
     actions = parser.add_argument_group("actions (exactly one)")
     for action in _ACTIONS:
         actions.add_argument(f"--{action}", action="store_true", help=f"{action} topics")

@@ -42,6 +42,7 @@ from typing import Any
 
 from minikafka.client._channel import ChannelPool, parse_bootstrap_servers
 from minikafka.client._log import event_logger
+from minikafka.client._security import ClientSecurity
 from minikafka.client.consumer.coordinator import (
     ConsumerCoordinator,
     ConsumerRebalanceListener,
@@ -94,6 +95,7 @@ class Consumer:
         value_deserializer: Deserializer | None = None,
         client_id: str = "minikafka-consumer",
         group_instance_id: str | None = None,
+        security: ClientSecurity | Mapping[str, str] | None = None,
     ) -> None:
         if group_id == "":
             raise InvalidConfigError("group_id must not be empty (None for no group)")
@@ -106,7 +108,7 @@ class Consumer:
         self._consumer_timeout_s = consumer_timeout_ms / 1000
         self._key_deserializer = key_deserializer
         self._value_deserializer = value_deserializer
-        self._pool = ChannelPool()
+        self._pool = ChannelPool(ClientSecurity.of(security))
         self._metadata = ClusterMetadata(
             self._pool,
             parse_bootstrap_servers(bootstrap_servers),

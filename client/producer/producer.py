@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from minikafka.client._channel import ChannelPool, parse_bootstrap_servers
+from minikafka.client._security import ClientSecurity
 from minikafka.client.metadata import ClusterMetadata
 from minikafka.client.producer.accumulator import RecordAccumulator
 from minikafka.client.producer.future import FutureRecordMetadata
@@ -72,6 +73,7 @@ class Producer:
         key_serializer: Serializer | None = None,
         value_serializer: Serializer | None = None,
         client_id: str = "minikafka-producer",
+        security: ClientSecurity | Mapping[str, str] | None = None,
     ) -> None:
         if acks not in _ACKS:
             raise InvalidConfigError(f"acks must be all, -1, 0 or 1, not {acks!r}")
@@ -101,7 +103,7 @@ class Producer:
         self._max_request_size = max_request_size
         self._key_serializer = key_serializer
         self._value_serializer = value_serializer
-        self._pool = ChannelPool()
+        self._pool = ChannelPool(ClientSecurity.of(security))
         self._metadata = ClusterMetadata(
             self._pool,
             parse_bootstrap_servers(bootstrap_servers),

@@ -20,6 +20,9 @@ requests on control.plane.listener.name=PLAINTEXT); ``Cluster(..., replication="
 MINIKAFKA_TEST_REPLICATION=grpc for a whole run, replicates over the gRPC listener instead.
 Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.properties``,
 ``logs/`` (its log.dirs) and ``broker.log`` (the process's stdout and stderr, JSON log lines).
+``Cluster(..., grpc_listener="SASL", sasl=SaslCredentials(...))`` names the gRPC listener
+(its protocol from the overrides' listener.security.protocol.map) and logs the harness's own
+channels and AdminClients in as that user.
 Timeouts are short so that failover happens within seconds: zookeeper.session.timeout.ms 6000,
 replica.lag.time.max.ms 3000, controlled.shutdown.retry.backoff.ms 200; automatic preferred
 leader rebalancing is off unless ``overrides`` turn it on.
@@ -56,6 +59,7 @@ from minikafka.proto.cluster_state import PartitionState
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import Record, decode_records, encode_batch, iter_batch_headers
+from minikafka.proto.sasl_channel import SaslCredentials, sasl_channel
 from minikafka.zk.zk_auth import NO_SECURITY, ZkClientSecurity
 from minikafka.zk.zk_store import ZkStore
 from tests.integration.zookeeper import free_port
@@ -210,6 +214,8 @@ class Cluster:
         replication: str = DEFAULT_REPLICATION,
         env: Mapping[str, str] | None = None,
         zk_security: ZkClientSecurity = NO_SECURITY,
+        grpc_listener: str = "PLAINTEXT",
+        sasl: SaslCredentials | None = None,
     ) -> None:
         """``env``: variables the broker processes get besides the harness's own (which has
         every ``KAFKA_*`` taken out), e.g. ``KAFKA_OPTS`` naming a JAAS file;
@@ -217,6 +223,8 @@ class Cluster:
         self.zk_connect = zk_connect
         self.env = dict(env or {})
         self.zk_security = zk_security
+        self.grpc_listener = grpc_listener
+        self.sasl = sasl
         self.tmp_path = tmp_path
         self.replication = replication
         self.overrides = {
@@ -241,7 +249,7 @@ class Cluster:
         broker = self.brokers[broker_id]
         props = {
             "broker.id": str(broker_id),
-            "listeners": f"PLAINTEXT://127.0.0.1:{broker.port}",
+            "listeners": f"{self.grpc_listener}://127.0.0.1:{broker.port}",
             "kafka.listeners": f"KAFKA://127.0.0.1:{broker.kafka_port}",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:PLAINTEXT",
             "metrics.listener": f"http://127.0.0.1:{broker.metrics_port}",
@@ -501,9 +509,23 @@ class Cluster:
         return ",".join(self.brokers[i].kafka_address for i in sorted(self.brokers))
 
     def admin(self, request_timeout_ms: int = 20_000) -> AdminClient:
-        admin = AdminClient(self.bootstrap_servers, request_timeout_ms=request_timeout_ms)
+        admin = AdminClient(
+            self.bootstrap_servers, request_timeout_ms=request_timeout_ms, security=self.security
+        )
         self._admins.append(admin)
         return admin
+
+    @property
+    def security(self) -> dict[str, str] | None:
+        """The client keys of the harness's login (None without SASL)."""
+        if self.sasl is None:
+            return None
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": self.sasl.mechanism,
+            "sasl.username": self.sasl.username,
+            "sasl.password": self.sasl.password,
+        }
 
     def channel(self, broker_id: int) -> grpc.Channel:
         address = self.brokers[broker_id].address
@@ -517,6 +539,8 @@ class Cluster:
                     ("grpc.max_reconnect_backoff_ms", 500),
                 ],
             )
+            if self.sasl is not None:
+                channel = sasl_channel(channel, self.sasl, address)
             self._channels[address] = channel
         return channel
 

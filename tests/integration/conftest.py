@@ -22,6 +22,7 @@ import os
 import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -106,7 +107,8 @@ def cluster_factory(
     zk_connect: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[ClusterFactory]:
     """``cluster_factory(n_brokers=3, overrides=None, start=True, replication=...) -> Cluster``
-    (``replication`` "kafka" or "grpc": Cluster's, by default MINIKAFKA_TEST_REPLICATION's).
+    (``replication`` "kafka" or "grpc": Cluster's, by default MINIKAFKA_TEST_REPLICATION's;
+    other keywords, e.g. ``grpc_listener`` and ``sasl``, go to Cluster).
 
     The brokers are started and waited for (``start=False`` leaves that to the test). At the
     end of the test every broker process still running is killed; when the test failed, the
@@ -121,6 +123,7 @@ def cluster_factory(
         *,
         start: bool = True,
         replication: str = DEFAULT_REPLICATION,
+        **cluster_options: Any,
     ) -> Cluster:
         cluster = Cluster(
             zk_connect,
@@ -128,6 +131,7 @@ def cluster_factory(
             n_brokers,
             overrides,
             replication=replication,
+            **cluster_options,
         )
         clusters.append(cluster)
         if start:

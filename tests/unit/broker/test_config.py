@@ -404,7 +404,10 @@ def test_binding_0_0_0_0_with_a_routable_advertised_address() -> None:
             "different port",
         ),
         ({"listeners": "INTERNAL://h:1"}, "not in listener.security.protocol.map"),
-        ({"listeners": "SSL://h:9093"}, "security protocol SSL"),
+        (
+            {"listeners": "SSL://h:9093", "inter.broker.listener.name": "SSL"},
+            "has no key store: set ssl.keystore.location",
+        ),
         (
             {
                 "listeners": "PLAINTEXT://h:1",
@@ -610,9 +613,9 @@ def test_kafka_listeners_from_the_environment() -> None:
         (
             {
                 "kafka.listeners": "KAFKA://:19092",
-                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:SSL",
+                "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,KAFKA:TLS",
             },
-            "only PLAINTEXT, SASL_PLAINTEXT is supported",
+            "security protocol TLS: must be one of PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SSL",
         ),
         (
             {"kafka.advertised.listeners": "KAFKA://h:19092"},

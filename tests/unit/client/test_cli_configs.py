@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import argparse
 import io
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 
-from minikafka.client.admin import ClusterDescription, ConfigEntry, ConfigSynonym
+from minikafka.client.admin import (
+    ClusterDescription,
+    ConfigEntry,
+    ConfigSynonym,
+    ScramCredentialInfo,
+    UserScramCredentialDeletion,
+    UserScramCredentialsDescription,
+    UserScramCredentialUpsertion,
+)
 from minikafka.client.cli import configs
 from minikafka.proto.common import Node
-from minikafka.proto.errors import InvalidConfigError, InvalidRequestError
+from minikafka.proto.errors import (
+    ErrorCode,
+    InvalidConfigError,
+    InvalidRequestError,
+    KafkaError,
+    error_for_code,
+)
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -89,6 +103,33 @@ class FakeAdmin:
     ) -> None:
         self.altered.append((broker_id, operations))
 
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = None
+    ) -> dict[str, UserScramCredentialsDescription | KafkaError]:
+        known: dict[str, UserScramCredentialsDescription | KafkaError] = {
+            "alice": UserScramCredentialsDescription(
+                "alice",
+                (
+                    ScramCredentialInfo("SCRAM-SHA-256", 8192),
+                    ScramCredentialInfo("SCRAM-SHA-512", 4096),
+                ),
+            )
+        }
+        if users is None:
+            return known
+        return {
+            u: known.get(u)
+            or error_for_code(ErrorCode.RESOURCE_NOT_FOUND, "Attempt to describe a user "
+                              "credential that does not exist")
+            for u in users
+        }  # fmt: skip
+
+    def alter_user_scram_credentials(
+        self, alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion]
+    ) -> dict[str, KafkaError | None]:
+        self.altered.append(("users", {"alterations": repr(list(alterations))}))
+        return {"alice": None}
+
 
 def run(admin: FakeAdmin, *argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
@@ -130,3 +171,75 @@ def test_alter_and_its_errors() -> None:
         1,
         "Error while executing config command : Invalid config(s): segment.bytes\n",
     )
+
+
+def test_scram_credentials_parse_as_kafka_configs_writes_them() -> None:
+    given = configs.parse_add_config(
+        "SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=a=b]"
+    )
+    assert configs.parse_scram_credentials(given) == {
+        "SCRAM-SHA-256": (8192, "alice-secret"),
+        "SCRAM-SHA-512": (4096, "a=b"),  # iterations: Kafka's default
+    }
+
+
+@pytest.mark.parametrize(
+    ("add_config", "problem"),
+    [
+        ("SCRAM-SHA-256=[iterations=8192]", "a password must be given"),
+        ("SCRAM-SHA-256=[iterations=many,password=p]", "iterations must be a number"),
+        ("SCRAM-SHA-1=[password=p]", "only SCRAM-SHA-256, SCRAM-SHA-512"),
+        ("SCRAM-SHA-256=[salt=x,password=p]", "expected SCRAM-SHA-256=[iterations="),
+        ("consumer_byte_rate=1024", "quotas are not"),
+    ],
+)
+def test_bad_scram_credentials_are_one_line_and_exit_1(add_config: str, problem: str) -> None:
+    admin = FakeAdmin()
+    code, out, err = run(
+        admin, "--entity-type", "users", "--entity-name", "alice", "--alter",
+        "--add-config", add_config,
+    )  # fmt: skip
+    assert (code, out) == (1, "")
+    assert err.startswith("Error while executing config command : ")
+    assert problem in err and err.count("\n") == 1
+    assert "secret" not in err
+    assert admin.altered == []
+
+
+def test_users_alter_and_describe_print_kafkas_lines() -> None:
+    admin = FakeAdmin()
+    code, out, _ = run(
+        admin, "--entity-type", "users", "--entity-name", "alice", "--alter",
+        "--add-config", "SCRAM-SHA-256=[iterations=8192,password=alice-secret]",
+        "--delete-config", "SCRAM-SHA-512",
+    )  # fmt: skip
+    assert (code, out) == (0, "Completed updating config for user alice.\n")
+    [(_, made)] = admin.altered
+    assert (
+        "UserScramCredentialUpsertion(user='alice', mechanism='SCRAM-SHA-256', iterations=8192"
+        in str(made)
+    )
+    assert "UserScramCredentialDeletion(user='alice', mechanism='SCRAM-SHA-512')" in str(made)
+    assert "alice-secret" not in str(made)  # the password is kept out of the repr
+
+    code, out, _ = run(admin, "--entity-type", "users", "--describe")
+    assert (code, out) == (
+        0,
+        "SCRAM credential configs for user-principal 'alice' are "
+        "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096\n",
+    )
+    code, out, _ = run(admin, "--entity-type", "users", "--entity-name", "bob", "--describe")
+    assert code == 0
+    assert out.startswith(
+        "Error retrieving SCRAM credential configs for user-principal 'bob': "
+        "ResourceNotFoundError: "
+    )
+
+
+def test_users_take_no_entity_default() -> None:
+    message = configs.check_args(parse("--entity-type", "users", "--entity-default", "--describe"))
+    assert message is not None and "brokers" in message
+    message = configs.check_args(
+        parse("--entity-type", "users", "--alter", "--add-config", "SCRAM-SHA-256=[password=p]")
+    )
+    assert message == "an entity name must be specified with --alter of users"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import minikafka
+from minikafka.client._security import ClientSecurity
 from minikafka.client.admin import AdminClient, NewTopic
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.consumer.fetcher import ConsumerRecord, OffsetAndTimestamp
@@ -19,6 +20,7 @@ from minikafka.proto.common import TopicPartition
 CLIENT_NAMES = {
     "Admin": AdminClient,
     "AdminClient": AdminClient,
+    "ClientSecurity": ClientSecurity,
     "Consumer": Consumer,
     "ConsumerRecord": ConsumerRecord,
     "NewTopic": NewTopic,

@@ -51,6 +51,8 @@ SERVICES = {
         "DescribeAcls",
         "CreateAcls",
         "DeleteAcls",
+        "DescribeUserScramCredentials",
+        "AlterUserScramCredentials",
     ],
     "Control": ["LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"],
     "Group": [
@@ -65,6 +67,7 @@ SERVICES = {
         "DescribeGroups",
         "DeleteGroups",
     ],
+    "Security": ["SaslHandshake", "SaslAuthenticate"],
 }
 
 # Responses whose top-level error_code is Kafka's request-wide code; Kafka gives them no message.
