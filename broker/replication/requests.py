@@ -199,7 +199,8 @@ class FetchPartitionResult:
 
 @dataclass(frozen=True, slots=True)
 class ListOffsetsPartition:
-    """``timestamp``: -1 latest, -2 earliest, -3 the largest timestamp, else a time in ms."""
+    """``timestamp``: -1 latest, -2 earliest, -3 the largest timestamp, -4 the earliest local
+    offset (the earliest: no tiered storage), else a time in ms."""
 
     topic: str
     partition: int
