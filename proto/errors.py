@@ -99,6 +99,7 @@ class ErrorCode(IntEnum):
     UNSTABLE_OFFSET_COMMIT = 88
     PRODUCER_FENCED = 90
     UNKNOWN_TOPIC_ID = 100
+    INCONSISTENT_TOPIC_ID = 103
 
 
 _RETRIABLE = frozenset(

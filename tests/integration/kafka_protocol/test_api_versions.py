@@ -37,15 +37,21 @@ def _topic_id(raw: RawKafka, topic: str) -> uuid.UUID | None:
     return found.topic_id  # type: ignore[no-any-return]
 
 
-def _fetch_by_id(raw: RawKafka, version: int, topic_id: uuid.UUID) -> Any:
-    """Fetch ``version`` (13+) of partition 0 of ``topic_id`` from offset 0, sessionless."""
+def _fetch_by_id(
+    raw: RawKafka,
+    version: int,
+    topic_id: uuid.UUID | None,
+    session: tuple[int, int] = (0, -1),
+) -> Any:
+    """Fetch ``version`` (13+) of partition 0 of ``topic_id`` (None: no partition) from offset
+    0, sessionless unless ``session`` (session id, epoch) says otherwise."""
     values: dict[str, Any] = {
         "max_wait": 0,
         "min_bytes": 1,
         "max_bytes": 1 << 20,
         "isolation_level": 0,
-        "session_id": 0,
-        "session_epoch": -1,
+        "session_id": session[0],
+        "session_epoch": session[1],
         "topics": [
             {
                 "topic_id": topic_id,
@@ -53,7 +59,9 @@ def _fetch_by_id(raw: RawKafka, version: int, topic_id: uuid.UUID) -> Any:
                     {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20},
                 ],
             }
-        ],
+        ]
+        if topic_id is not None
+        else [],
         "forgotten_topics_data": [],
         "rack_id": "",
     }
@@ -102,6 +110,38 @@ def test_a_recreated_topics_old_id_answers_unknown_topic_id(
             assert int(partition.error_code) == ErrorCode.UNKNOWN_TOPIC_ID
         (topic,) = _fetch_by_id(raw, 16, new_id).responses
         assert (int(topic.partitions[0].error_code), topic.partitions[0].high_watermark) == (0, 0)
+
+
+def test_a_fetch_session_of_a_recreated_topic_answers_inconsistent_topic_id(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    address = cluster.brokers[0].kafka_address
+    admin = AdminClient({"bootstrap.servers": address})
+    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    with RawKafka(address) as raw:
+        old_id = cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "orders' topic id")
+        raw.call(0, 8, produce_fields("orders", batch([b"a", b"b"])))
+        opened = _fetch_by_id(raw, 16, old_id, session=(0, 0))  # a full fetch opens a session
+        assert opened.session_id != 0
+        assert opened.responses[0].partitions[0].high_watermark == 2
+
+        admin.delete_topics(["orders"])["orders"].result(30)
+        cluster.wait_for(lambda: _topic_id(raw, "orders") is None, 30, "orders deleted")
+        admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+        new_id = cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "the new orders' id")
+        assert new_id != old_id
+
+        # An incremental fetch lists nothing: the session's partition, named by the old id,
+        # is the new topic's partition now.
+        answer = _fetch_by_id(raw, 16, None, session=(opened.session_id, 1))
+
+    assert int(answer.error_code) == ErrorCode.NONE
+    (topic,) = answer.responses
+    assert topic.topic_id == old_id
+    (partition,) = topic.partitions
+    assert int(partition.error_code) == ErrorCode.INCONSISTENT_TOPIC_ID
+    assert not partition.records
 
 
 def _three_brokers(cluster_factory: ClusterFactory, topic: str) -> Cluster:

@@ -33,20 +33,19 @@ Topic ids (KIP-516), v13+: the request and the answer name each topic by its id,
 its name in the broker's metadata cache (Kafka's ``topicIdsToNames``). An id the cache does not
 know (a topic deleted, or deleted and re-created under the same name, which gets a new id) is
 UNKNOWN_TOPIC_ID on each of its partitions, as Kafka answers; ``forgotten_topics_data`` entries
-with such an id are dropped. v14 adds only an error code of tiered storage (not implemented);
-v15 moves the follower's id into the tagged ``replica_state`` (its ``replica_epoch`` is not
-checked, as for v12); v16 (KIP-951) adds, for a partition answered NOT_LEADER_OR_FOLLOWER or
-FENCED_LEADER_EPOCH, the leader and epoch the metadata cache knows (``current_leader``) and that
-leader's endpoint on the request's listener (``node_endpoints``), so the client goes there
-without a Metadata round trip; v17 adds the follower's ``replica_directory_id`` (KIP-853,
-KRaft's), ignored.
+with such an id are dropped. A fetch session keeps the id each partition was named by: when the
+topic is deleted and re-created under the same name while a session holds it, the session's
+partition answers INCONSISTENT_TOPIC_ID under the old id (Kafka's ReplicaManager check) until
+the fetcher names the new id. v14 adds only an error code of tiered storage (not
+implemented); v15 moves the follower's id into the tagged ``replica_state`` (its
+``replica_epoch`` is not checked, as for v12); v16 (KIP-951) adds, for a partition answered
+NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, the leader and epoch the metadata cache knows
+(``current_leader``) and that leader's endpoint on the request's listener
+(``node_endpoints``), so the client goes there without a Metadata round trip; v17 adds the
+follower's ``replica_directory_id`` (KIP-853, KRaft's), ignored.
 
 Not supported:
 - reading from followers (KIP-392): ``rack_id`` is ignored and ``preferred_read_replica`` is -1.
-- a fetch session (keyed by topic name) whose topic is deleted and re-created under the same
-  name between two fetches answers the new topic's partitions under its new id where Kafka
-  answers INCONSISTENT_TOPIC_ID for the old one; a fetch that names the old id gets
-  UNKNOWN_TOPIC_ID.
 """
 
 from __future__ import annotations
@@ -66,6 +65,7 @@ from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.handlers.topic_ids import from_uuid, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
@@ -110,6 +110,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
                 getattr(p, "last_fetched_epoch", -1),
                 getattr(p, "log_start_offset", -1),
                 p.partition_max_bytes,
+                from_uuid(topic.topic_id) if by_id else "",
             )
             for p in topic.partitions
         )
@@ -137,16 +138,21 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     leaders = request.api_version >= _FIRST_NODE_ENDPOINTS_VERSION
     node_endpoints: dict[int, dict[str, Any]] = {}
     responses = []
-    for topic, results in by_topic(answer.partitions).items():
+    grouped: dict[str, list[FetchPartitionResult]] = (
+        _by_topic_id(broker, answer.session_id, partitions, answer.partitions)
+        if by_id
+        else by_topic(answer.partitions)
+    )
+    for topic_or_id, results in grouped.items():
         answered = [_partition(r, aborted) for r in results]
         if leaders:
             for result, partition in zip(results, answered, strict=True):
                 if result.error_code in _LEADER_MOVED:
                     _add_current_leader(broker, request.listener, result, partition, node_endpoints)
         responses.append(
-            {"topic_id": to_uuid(broker.metadata_cache.topic_id(topic)), "partitions": answered}
+            {"topic_id": to_uuid(topic_or_id), "partitions": answered}
             if by_id
-            else {"topic": topic, "partitions": answered}
+            else {"topic": topic_or_id, "partitions": answered}
         )
     responses.extend(
         {
@@ -164,6 +170,39 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             "node_endpoints": list(node_endpoints.values()),
         }
     )
+
+
+def _by_topic_id(
+    broker: KafkaBroker,
+    session_id: int,
+    listed: list[FetchPartition],
+    results: list[FetchPartitionResult],
+) -> dict[str, list[FetchPartitionResult]]:
+    """The results grouped by the topic id the fetcher knows each partition by: the id this
+    fetch listed it under, else the one its fetch session holds for it. A session's partition
+    whose id is no longer its topic's (the topic was deleted and re-created under the same name
+    since the session took it) answers INCONSISTENT_TOPIC_ID instead of the new topic's
+    records, as Kafka's ReplicaManager answers a session's stale id."""
+    cache = broker.metadata_cache
+    ids = {(fp.topic, fp.partition): fp.topic_id for fp in listed}
+    session = broker.replica_manager.fetch_sessions.cache.get(session_id) if session_id else None
+    grouped: dict[str, list[FetchPartitionResult]] = {}
+    for result in results:
+        current = cache.topic_id(result.topic)
+        known = ids.get((result.topic, result.partition))
+        if known is None and session is not None:
+            held = session.partitions.get(TopicPartition(result.topic, result.partition))
+            known = held.topic_id if held is not None else None
+        if not known:
+            known = current
+        elif current and known != current and result.error_code == ErrorCode.NONE:
+            if isinstance(result.records, FileRecords):
+                result.records.close()
+            result = FetchPartitionResult(
+                result.topic, result.partition, ErrorCode.INCONSISTENT_TOPIC_ID
+            )
+        grouped.setdefault(known, []).append(result)
+    return grouped
 
 
 def _unknown_topic_id(partition: int) -> dict[str, Any]:
