@@ -144,6 +144,56 @@ def test_a_fetch_session_of_a_recreated_topic_answers_inconsistent_topic_id(
     assert not partition.records
 
 
+def test_list_offsets_v8_earliest_local_is_the_log_start_offset(
+    cluster_factory: ClusterFactory,
+) -> None:
+    cluster = cluster_factory(n_brokers=1)
+    address = cluster.brokers[0].kafka_address
+    admin = AdminClient({"bootstrap.servers": address})
+    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    with RawKafka(address) as raw:
+        cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "orders' leader")
+        raw.call(0, 8, produce_fields("orders", batch([b"a", b"b", b"c"])))
+        deleted = raw.call(
+            21,
+            2,
+            {
+                "topics": [{"name": "orders", "partitions": [{"partition_index": 0, "offset": 2}]}],
+                "timeout": 10_000,
+            },
+        )
+        assert int(deleted.topics[0].partitions[0].error_code) == ErrorCode.NONE
+
+        def list_offset(timestamp: int) -> tuple[int, int, int]:
+            answer = raw.call(
+                2,
+                8,
+                {
+                    "replica_id": -1,
+                    "isolation_level": 0,
+                    "topics": [
+                        {
+                            "name": "orders",
+                            "partitions": [
+                                {
+                                    "partition_index": 0,
+                                    "current_leader_epoch": -1,
+                                    "timestamp": timestamp,
+                                }
+                            ],
+                        }
+                    ],
+                },
+            )
+            found = answer.topics[0].partitions[0]
+            return int(found.error_code), found.timestamp, found.offset
+
+        # -4 (KIP-405): the first offset on local disk; without tiered storage, the log start.
+        assert list_offset(-4) == (ErrorCode.NONE, -1, 2)
+        assert list_offset(-2) == (ErrorCode.NONE, -1, 2)
+        assert list_offset(-1) == (ErrorCode.NONE, -1, 3)
+
+
 def _three_brokers(cluster_factory: ClusterFactory, topic: str) -> Cluster:
     cluster = cluster_factory(n_brokers=3, overrides=GROUP_OVERRIDES)
     admin = AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
