@@ -17,12 +17,15 @@ from typing import Any
 
 import pytest
 
+from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.requests import FetchPartitionResult, FetchRequest
+from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.kafka import handlers  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.handlers.api_versions import api_versions
 from minikafka.broker.server.kafka.handlers.fetch import fetch
 from minikafka.broker.server.kafka.handlers.groups import find_coordinator
+from minikafka.broker.server.kafka.handlers.metadata import metadata
 from minikafka.broker.server.kafka.handlers.topic_ids import from_uuid
 from minikafka.broker.server.kafka.registry import HANDLERS, HandleFn, Request
 from minikafka.broker.server.kafka.schema import (
@@ -320,6 +323,35 @@ def test_fetch_v15_and_other_errors_send_no_leader() -> None:
 
         assert response.responses[0].partitions[0].current_leader.leader_id == -1
         assert list(getattr(response, "node_endpoints", ())) == []
+
+
+# --- Metadata v12 by topic id -----------------------------------------------------------------
+
+
+def test_metadata_v12_answers_topics_asked_by_id() -> None:
+    cache = cache_with_orders()
+    api = MetadataApi(BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"), cache)
+    broker = SimpleNamespace(metadata_cache=cache, metadata_api=api)
+    asked = {"topics": [{"topic_id": uuid.UUID(int=1)}, {"topic_id": OLD_ID}]}
+
+    response = answer(metadata, request(3, 12, asked), broker)
+
+    known, unknown = response.topics
+    assert (known.name, known.topic_id, int(known.error_code)) == ("orders", uuid.UUID(int=1), 0)
+    assert len(known.partitions) == 2
+    assert (unknown.name, unknown.topic_id) == (None, OLD_ID)
+    assert int(unknown.error_code) == ErrorCode.UNKNOWN_TOPIC_ID
+
+
+def test_metadata_v10_answers_each_topics_id() -> None:
+    cache = cache_with_orders()
+    api = MetadataApi(BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"), cache)
+    broker = SimpleNamespace(metadata_cache=cache, metadata_api=api)
+
+    response = answer(metadata, request(3, 10, {"topics": [{"name": "orders"}]}), broker)
+
+    (topic,) = response.topics
+    assert (topic.name, topic.topic_id) == ("orders", uuid.UUID(int=1))
 
 
 # --- FindCoordinator v5-6 --------------------------------------------------------------------
