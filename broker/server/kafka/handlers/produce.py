@@ -20,7 +20,7 @@ Not supported:
 - transactions: a request with a ``transactional_id`` appends nothing and every partition gets
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
   transactional id (InitProducerId refuses transactional ids the same way).
-- Produce v12 (KIP-890, after Kafka 3.9, whose newest is v11) and v13+ (topics by id) are not
+- Produce v12 (KIP-890, newer than Kafka 3.9, whose newest is v11) and v13+ (topics by id) are not
   served: ApiVersions caps the version at 11, as Kafka 3.9 does.
 """
 
