@@ -163,6 +163,7 @@ class CachedPartition:
     high_watermark: int = -1
     log_start_offset: int = -1
     position: int = 0  # the session's read order: lower first
+    topic_id: str = ""  # the id the fetcher named the topic by ("": by name)
 
     @classmethod
     def of(cls, fp: FetchPartition) -> CachedPartition:
@@ -172,6 +173,7 @@ class CachedPartition:
             fp.last_fetched_epoch,
             fp.log_start_offset,
             fp.partition_max_bytes,
+            topic_id=fp.topic_id,
         )
 
     def update_request_params(self, fp: FetchPartition) -> None:
@@ -180,6 +182,7 @@ class CachedPartition:
         self.last_fetched_epoch = fp.last_fetched_epoch
         self.fetcher_log_start_offset = fp.log_start_offset
         self.partition_max_bytes = fp.partition_max_bytes
+        self.topic_id = fp.topic_id
 
     def fetch_partition(self, tp: TopicPartition) -> FetchPartition:
         return FetchPartition(
@@ -190,6 +193,7 @@ class CachedPartition:
             self.last_fetched_epoch,
             self.fetcher_log_start_offset,
             self.partition_max_bytes,
+            self.topic_id,
         )
 
     def maybe_update_response_data(self, result: FetchPartitionResult, update: bool) -> bool:

@@ -104,7 +104,11 @@ from minikafka.broker.replication.requests import (
 )
 from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerStats
-from minikafka.broker.storage.log import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
+from minikafka.broker.storage.log import (
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+)
 from minikafka.broker.storage.log_dir_failure import io_error_of
 from minikafka.broker.storage.log_manager import LogManager
 from minikafka.proto.common import TopicPartition
@@ -1156,7 +1160,7 @@ class ReplicaManager:
                     offset = partition.high_watermark if consumer else log.log_end_offset
                     epoch = cache.epoch_for_offset(max(offset - 1, 0))
                     leader_epoch = -1 if epoch is None else epoch
-                elif lp.timestamp == EARLIEST_TIMESTAMP:
+                elif lp.timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
                     offset = log.log_start_offset
                     epoch = cache.epoch_for_offset(log.log_start_offset)
                     leader_epoch = -1 if epoch is None else epoch

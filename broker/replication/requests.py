@@ -141,7 +141,10 @@ class ProducePartitionResult:
 @dataclass(frozen=True, slots=True)
 class FetchPartition:
     """One partition of a Fetch. ``last_fetched_epoch`` (KIP-320) and ``log_start_offset`` mean
-    something only from a follower; ``partition_max_bytes`` 0 is the broker default (1 MiB)."""
+    something only from a follower; ``partition_max_bytes`` 0 is the broker default (1 MiB).
+    ``topic_id`` is the id a Kafka Fetch v13+ named the topic by (ZooKeeper's text form), kept
+    by a fetch session so that the answer can tell a re-created topic from the one asked for;
+    "" when the topic was named by name."""
 
     topic: str
     partition: int
@@ -150,6 +153,7 @@ class FetchPartition:
     last_fetched_epoch: int = -1
     log_start_offset: int = -1
     partition_max_bytes: int = 0
+    topic_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +203,8 @@ class FetchPartitionResult:
 
 @dataclass(frozen=True, slots=True)
 class ListOffsetsPartition:
-    """``timestamp``: -1 latest, -2 earliest, -3 the largest timestamp, else a time in ms."""
+    """``timestamp``: -1 latest, -2 earliest, -3 the largest timestamp, -4 the earliest local
+    offset (the earliest: no tiered storage), else a time in ms."""
 
     topic: str
     partition: int

@@ -18,6 +18,7 @@ Control service is a grpc.aio servicer on that loop), so ``update`` wakes the wa
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -75,6 +76,9 @@ class MetadataCache:
         self.controller_id = -1
         self._brokers: dict[int, BrokerInfo] = {}
         self._partitions: dict[str, dict[int, PartitionInfo]] = {}
+        # Kafka's topicIdsToNames, rebuilt by each update that changes partitions: Fetch v13+
+        # resolves every topic it names here.
+        self._names_by_id: dict[str, str] = {}
         self._updates = Purgatory()
 
     # --- updates ------------------------------------------------------------------------------
@@ -115,6 +119,13 @@ class MetadataCache:
                 partition_epoch=ps.partition_epoch,
                 controller_epoch=ps.controller_epoch,
             )
+        if request.partition_states:
+            self._names_by_id = {
+                info.topic_id: topic
+                for topic, partitions in self._partitions.items()
+                for info in itertools.islice(partitions.values(), 1)
+                if info.topic_id
+            }
         _log.debug(
             "metadata_cache.updated",
             controller_id=self.controller_id,
@@ -182,6 +193,18 @@ class MetadataCache:
 
     def contains_partition(self, topic: str, partition: int) -> bool:
         return partition in self._partitions.get(topic, {})
+
+    def topic_names_by_id(self) -> dict[str, str]:
+        """Topic id (ZooKeeper's text form) -> name, for every topic with an id. Read only: the
+        cache's own map, replaced (never changed in place) by an update."""
+        return self._names_by_id
+
+    def topic_id(self, topic: str) -> str:
+        """The topic's id in ZooKeeper's text form; "" when the topic or its id is unknown."""
+        partitions = self._partitions.get(topic)
+        if not partitions:
+            return ""
+        return next(iter(partitions.values())).topic_id
 
     def partitions_of(self, topic: str) -> list[PartitionInfo]:
         """The topic's partitions by index; empty when the topic is unknown."""

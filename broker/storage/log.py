@@ -102,6 +102,7 @@ from minikafka.proto.records import (
 )
 
 __all__ = [
+    "EARLIEST_LOCAL_TIMESTAMP",
     "EARLIEST_TIMESTAMP",
     "LATEST_TIMESTAMP",
     "MAX_TIMESTAMP",
@@ -120,6 +121,9 @@ __all__ = [
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
+# KIP-405 (ListOffsets v8): the first offset kept on local disk. Without tiered storage every
+# offset is local, so it is the log start offset.
+EARLIEST_LOCAL_TIMESTAMP = -4
 
 DELETED_SUFFIX = ".deleted"
 CLEANED_SUFFIX = ".cleaned"
@@ -1130,13 +1134,14 @@ class Log:
         """ListOffsets: the first offset whose record timestamp is >= ``timestamp``, with that
         timestamp and its leader epoch; None when every record is older.
 
-        The special timestamps: LATEST_TIMESTAMP (-1) -> the LEO, EARLIEST_TIMESTAMP (-2) ->
-        the log start offset (both with timestamp -1), MAX_TIMESTAMP (-3) -> the record with
-        the largest timestamp (KIP-734; the first such record when several share it).
+        The special timestamps: LATEST_TIMESTAMP (-1) -> the LEO, EARLIEST_TIMESTAMP (-2) and
+        EARLIEST_LOCAL_TIMESTAMP (-4) -> the log start offset (all with timestamp -1),
+        MAX_TIMESTAMP (-3) -> the record with the largest timestamp (KIP-734; the first such
+        record when several share it).
         """
         self._check_open()
         cache = self.leader_epoch_cache
-        if timestamp == EARLIEST_TIMESTAMP:
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             start = self._log_start_offset
             return TimestampAndOffset(NO_TIMESTAMP, start, cache.epoch_for_offset(start))
         if timestamp == LATEST_TIMESTAMP:

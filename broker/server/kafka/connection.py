@@ -532,7 +532,10 @@ class KafkaConnection:
                         part.close()
         self._unanswered_bytes -= size
         self._answered.set()
-        from_follower = request.api_key == 1 and request.body.replica_id >= 0
+        # Fetch v15+ carries the follower's id in replica_state (KIP-903), earlier ones beside it
+        body = request.body
+        fetcher = body.replica_state if hasattr(body, "replica_state") else body
+        from_follower = request.api_key == 1 and fetcher.replica_id >= 0
         self._broker.requests.observe(
             kafka_request_name(request.api_key, from_follower=from_follower), started
         )

@@ -17,6 +17,7 @@ from minikafka.broker.replication.fetch_session import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
     INVALID_SESSION_ID,
+    CachedPartition,
     FetchContext,
     FetchManager,
     FetchMetadata,
@@ -548,3 +549,14 @@ def test_handler_without_a_session_keeps_sending_full_fetches() -> None:
     assert handler.handle_response(0, INVALID_SESSION_ID, wanted)
     again = handler.build()
     assert again.metadata.is_full and again.to_send == [_fp(0)]
+
+
+def test_a_cached_partition_keeps_the_topic_id_it_was_named_by() -> None:
+    # Fetch v13+ names topics by id; the Kafka door tells a re-created topic by this id.
+    cached = CachedPartition.of(FetchPartition("t", 0, 5, topic_id="old"))
+    assert cached.fetch_partition(TopicPartition("t", 0)).topic_id == "old"
+
+    cached.update_request_params(FetchPartition("t", 0, 7, topic_id="new"))
+    assert cached.fetch_partition(TopicPartition("t", 0)) == FetchPartition(
+        "t", 0, 7, topic_id="new"
+    )

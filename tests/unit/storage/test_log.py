@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 from minikafka.broker.storage.config import LogConfig
 from minikafka.broker.storage.epoch_cache import EpochEntry
 from minikafka.broker.storage.log import (
+    EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
@@ -308,6 +309,16 @@ class TestTimestamps:
         assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == (-1, 12, 4)
         assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == (-1, 0, 1)
         assert log.fetch_offset_by_timestamp(MAX_TIMESTAMP) == (T0 + 500, 9, 4)
+
+    def test_earliest_local_is_the_log_start_offset_without_tiered_storage(
+        self, tmp_path: Path
+    ) -> None:
+        log = open_log(tmp_path)
+        leader_fill(log, 3, epoch=1)
+        log.append_as_leader(batch(2, timestamp=T0 + 100), 4)
+        log.maybe_increment_log_start_offset(6)
+        assert log.fetch_offset_by_timestamp(EARLIEST_LOCAL_TIMESTAMP) == (-1, 6, 1)
+        assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == (-1, 6, 1)
 
 
 class TestTruncation:

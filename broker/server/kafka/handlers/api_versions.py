@@ -1,4 +1,7 @@
-"""ApiVersions (key 18): the APIs and version ranges of the registry, nothing more."""
+"""ApiVersions (key 18), v0-4: the APIs and version ranges of the registry, nothing more.
+
+v4 differs from v3 only in what a broker may say of its features (KAFKA-17011); none are
+advertised here (``supported_features`` and ``finalized_features`` stay empty)."""
 
 from __future__ import annotations
 
@@ -7,6 +10,6 @@ from minikafka.broker.server.kafka.registry import Request, handler, supported_a
 from minikafka.broker.server.kafka.schema import Entity
 
 
-@handler(api_key=18, min_version=0, max_version=3)
+@handler(api_key=18, min_version=0, max_version=4)
 async def api_versions(request: Request, broker: KafkaBroker) -> Entity:
     return request.response({"error_code": 0, "api_keys": supported_api_keys()})

@@ -1,4 +1,4 @@
-"""Fetch (key 1), versions 4-12, for consumers and followers: the core's ``FetchApi``
+"""Fetch (key 1), versions 4-17, for consumers and followers: the core's ``FetchApi``
 (broker/server/core/fetch.py), which the gRPC Fetch calls too, records as it returns them: left
 in the segment files (``FileRecords``, asked for with ``file_records``), which the connection
 sends with sendfile(2), never decoded or copied here.
@@ -29,14 +29,29 @@ broker epoch (``replica_epoch``, KIP-903, comes with v15); the gRPC fetch's is n
 the leader either. On any other listener a fetch with ``replica_id`` >= 0 gets
 TOPIC_AUTHORIZATION_FAILED on every partition (the core refuses it, as for gRPC).
 
+Topic ids (KIP-516), v13+: the request and the answer name each topic by its id, resolved to
+its name in the broker's metadata cache (Kafka's ``topicIdsToNames``). An id the cache does not
+know (a topic deleted, or deleted and re-created under the same name, which gets a new id) is
+UNKNOWN_TOPIC_ID on each of its partitions, as Kafka answers; ``forgotten_topics_data`` entries
+with such an id are dropped. A fetch session keeps the id each partition was named by: when the
+topic is deleted and re-created under the same name while a session holds it, the session's
+partition answers INCONSISTENT_TOPIC_ID under the old id (Kafka's ReplicaManager check) until
+the fetcher names the new id. v14 adds only an error code of tiered storage (not
+implemented); v15 moves the follower's id into the tagged ``replica_state`` (its
+``replica_epoch`` is not checked, as for v12); v16 (KIP-951) adds, for a partition answered
+NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, the leader and epoch the metadata cache knows
+(``current_leader``) and that leader's endpoint on the request's listener
+(``node_endpoints``), so the client goes there without a Metadata round trip; v17 adds the
+follower's ``replica_directory_id`` (KIP-853, KRaft's), ignored.
+
 Not supported:
 - reading from followers (KIP-392): ``rack_id`` is ignored and ``preferred_read_replica`` is -1.
-- Fetch v13+ names topics by id (KIP-516); ApiVersions caps the version at 12.
 """
 
 from __future__ import annotations
 
 import datetime
+import uuid
 from typing import Any
 
 from minikafka.broker.replication.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
@@ -47,61 +62,185 @@ from minikafka.broker.replication.requests import (
     by_topic,
 )
 from minikafka.broker.server.kafka.broker import KafkaBroker
+from minikafka.broker.server.kafka.handlers.topic_ids import from_uuid, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)
 _READ_COMMITTED = 1
 _NO_DIVERGENCE: dict[str, Any] = {}  # the tagged field's default: not sent
 
 
-@handler(api_key=1, min_version=4, max_version=12)
+_FIRST_TOPIC_ID_VERSION = 13  # KIP-516
+_FIRST_REPLICA_STATE_VERSION = 15  # KIP-903
+_FIRST_NODE_ENDPOINTS_VERSION = 16  # KIP-951
+# The errors after which a v16+ answer says where the leader is (Kafka's KafkaApis does so).
+_LEADER_MOVED = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH})
+
+
+def replica_id(request: Request) -> int:
+    """The fetcher's broker id, -1 for a consumer: a field of its own up to v14, inside the
+    tagged ``replica_state`` from v15 (KIP-903)."""
+    if request.api_version >= _FIRST_REPLICA_STATE_VERSION:
+        return int(request.body.replica_state.replica_id)
+    return int(request.body.replica_id)
+
+
+@handler(api_key=1, min_version=4, max_version=17)
 async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
+    by_id = request.api_version >= _FIRST_TOPIC_ID_VERSION
+    names = broker.metadata_cache.topic_names_by_id() if by_id else {}
+    unknown_ids: dict[uuid.UUID, list[int]] = {}
+    partitions: list[FetchPartition] = []
+    for topic in body.topics:
+        name = names.get(from_uuid(topic.topic_id)) if by_id else topic.topic
+        if name is None:
+            unknown_ids.setdefault(topic.topic_id, []).extend(p.partition for p in topic.partitions)
+            continue
+        partitions.extend(
+            FetchPartition(
+                name,
+                p.partition,
+                p.fetch_offset,
+                getattr(p, "current_leader_epoch", -1),
+                getattr(p, "last_fetched_epoch", -1),
+                getattr(p, "log_start_offset", -1),
+                p.partition_max_bytes,
+                from_uuid(topic.topic_id) if by_id else "",
+            )
+            for p in topic.partitions
+        )
+    forgotten: list[TopicPartition] = []
+    for topic in getattr(body, "forgotten_topics_data", ()):
+        name = names.get(from_uuid(topic.topic_id)) if by_id else topic.topic
+        if name is not None:
+            forgotten.extend(TopicPartition(name, partition) for partition in topic.partitions)
     answer = await broker.fetches.fetch(
         FetchRequest(
-            body.replica_id,
+            replica_id(request),
             body.max_wait // _MS,
             body.min_bytes,
             body.max_bytes,
-            [
-                FetchPartition(
-                    topic.topic,
-                    p.partition,
-                    p.fetch_offset,
-                    getattr(p, "current_leader_epoch", -1),
-                    getattr(p, "last_fetched_epoch", -1),
-                    getattr(p, "log_start_offset", -1),
-                    p.partition_max_bytes,
-                )
-                for topic in body.topics
-                for p in topic.partitions
-            ],
+            partitions,
             file_records=True,
             # before v7 a fetch is sessionless
             session_id=getattr(body, "session_id", INVALID_SESSION_ID),
             session_epoch=getattr(body, "session_epoch", FINAL_EPOCH),
-            forgotten=[
-                TopicPartition(topic.topic, partition)
-                for topic in getattr(body, "forgotten_topics_data", ())
-                for partition in topic.partitions
-            ],
+            forgotten=forgotten,
         ),
         listener=request.listener,
     )
     aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
+    leaders = request.api_version >= _FIRST_NODE_ENDPOINTS_VERSION
+    node_endpoints: dict[int, dict[str, Any]] = {}
+    responses = []
+    grouped: dict[str, list[FetchPartitionResult]] = (
+        _by_topic_id(broker, answer.session_id, partitions, answer.partitions)
+        if by_id
+        else by_topic(answer.partitions)
+    )
+    for topic_or_id, results in grouped.items():
+        answered = [_partition(r, aborted) for r in results]
+        if leaders:
+            for result, partition in zip(results, answered, strict=True):
+                if result.error_code in _LEADER_MOVED:
+                    _add_current_leader(broker, request.listener, result, partition, node_endpoints)
+        responses.append(
+            {"topic_id": to_uuid(topic_or_id), "partitions": answered}
+            if by_id
+            else {"topic": topic_or_id, "partitions": answered}
+        )
+    responses.extend(
+        {
+            "topic_id": topic_id,
+            "partitions": [_unknown_topic_id(partition) for partition in unknown_partitions],
+        }
+        for topic_id, unknown_partitions in unknown_ids.items()
+    )
     return request.response(
         {
             "throttle_time": 0,
             "error_code": answer.error_code,
             "session_id": answer.session_id,
-            "responses": [
-                {"topic": topic, "partitions": [_partition(r, aborted) for r in results]}
-                for topic, results in by_topic(answer.partitions).items()
-            ],
+            "responses": responses,
+            "node_endpoints": list(node_endpoints.values()),
         }
     )
+
+
+def _by_topic_id(
+    broker: KafkaBroker,
+    session_id: int,
+    listed: list[FetchPartition],
+    results: list[FetchPartitionResult],
+) -> dict[str, list[FetchPartitionResult]]:
+    """The results grouped by the topic id the fetcher knows each partition by: the id this
+    fetch listed it under, else the one its fetch session holds for it. A session's partition
+    whose id is no longer its topic's (the topic was deleted and re-created under the same name
+    since the session took it) answers INCONSISTENT_TOPIC_ID instead of the new topic's
+    records, as Kafka's ReplicaManager answers a session's stale id."""
+    cache = broker.metadata_cache
+    ids = {(fp.topic, fp.partition): fp.topic_id for fp in listed}
+    session = broker.replica_manager.fetch_sessions.cache.get(session_id) if session_id else None
+    grouped: dict[str, list[FetchPartitionResult]] = {}
+    for result in results:
+        current = cache.topic_id(result.topic)
+        known = ids.get((result.topic, result.partition))
+        if known is None and session is not None:
+            held = session.partitions.get(TopicPartition(result.topic, result.partition))
+            known = held.topic_id if held is not None else None
+        if not known:
+            known = current
+        elif current and known != current and result.error_code == ErrorCode.NONE:
+            if isinstance(result.records, FileRecords):
+                result.records.close()
+            result = FetchPartitionResult(
+                result.topic, result.partition, ErrorCode.INCONSISTENT_TOPIC_ID
+            )
+        grouped.setdefault(known, []).append(result)
+    return grouped
+
+
+def _unknown_topic_id(partition: int) -> dict[str, Any]:
+    return {
+        "partition_index": partition,
+        "error_code": ErrorCode.UNKNOWN_TOPIC_ID,
+        "high_watermark": -1,
+        "last_stable_offset": -1,
+        "log_start_offset": -1,
+        "preferred_read_replica": -1,
+        "records": b"",
+    }
+
+
+def _add_current_leader(
+    broker: KafkaBroker,
+    listener: str,
+    result: FetchPartitionResult,
+    partition: dict[str, Any],
+    node_endpoints: dict[int, dict[str, Any]],
+) -> None:
+    """KIP-951: the partition's leader as the metadata cache knows it, and its endpoint on
+    ``listener`` (none when it is not alive or has no such listener)."""
+    cache = broker.metadata_cache
+    info = cache.get_partition(result.topic, result.partition)
+    if info is None:
+        return
+    partition["current_leader"] = {"leader_id": info.leader, "leader_epoch": info.leader_epoch}
+    endpoint = cache.get_listener_endpoint(info.leader, listener) if info.leader >= 0 else None
+    alive = cache.get_alive_broker(info.leader)
+    if endpoint is not None and alive is not None:
+        host, port = endpoint
+        node_endpoints[info.leader] = {
+            "node_id": info.leader,
+            "host": host,
+            "port": port,
+            "rack": alive.rack,
+        }
 
 
 def _partition(result: FetchPartitionResult, aborted: list[Any] | None) -> dict[str, Any]:

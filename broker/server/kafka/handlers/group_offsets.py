@@ -1,4 +1,4 @@
-"""OffsetCommit (8) v2-8, OffsetFetch (9) v1-8 and OffsetDelete (47) v0 on the Kafka
+"""OffsetCommit (8) v2-9, OffsetFetch (9) v1-9 and OffsetDelete (47) v0 on the Kafka
 listener, on the GroupCoordinator the gRPC door uses too: the offsets are the same records in
 ``__consumer_offsets`` whichever door committed them, so a Kafka client resumes where a
 minikafka consumer of its group stopped, and the reverse.
@@ -9,12 +9,15 @@ minikafka consumer of its group stopped, and the reverse.
   honoured: ``offsets.retention.minutes`` applies, as Kafka does from v5 on. A partition of
   a topic this broker does not know answers UNKNOWN_TOPIC_OR_PARTITION (core/groups.py).
   ``group_instance_id`` (v7+) names a static member (KIP-345, see groups.py): its old
-  member id is FENCED_INSTANCE_ID. v9 (KIP-848 member epochs) is not served.
+  member id is FENCED_INSTANCE_ID. v9 is v8 for the new consumer protocol (KIP-848), which is
+  not served: as Kafka 3.9's ZooKeeper-mode coordinator, ``generation_id_or_member_epoch`` is
+  the classic group's generation.
 * OffsetFetch: a null topic list (v2+) asks for every partition the group committed; a
   partition without a commit answers offset -1. Group-level errors go into each requested
   partition in v1, into ``error_code`` from v2 on (Kafka's layout). v8 batches groups.
   ``require_stable`` (v7+) needs nothing: without transactions no offset is ever pending.
-  v9 (KIP-848 member epochs) is not served.
+  v9's ``member_id`` and ``member_epoch`` (KIP-848) are not checked, as Kafka 3.9's
+  ZooKeeper-mode coordinator does not check them for a classic group.
 
 * OffsetDelete (KIP-496): the coordinator's ``delete_offsets``; a group error (GROUP_ID_NOT_FOUND,
   NON_EMPTY_GROUP, the coordinator's own) leaves the partitions out of the answer, as Kafka's.
@@ -41,7 +44,7 @@ _FIRST_TOP_LEVEL_ERROR_VERSION = 2
 _FIRST_BATCHED_VERSION = 8
 
 
-@handler(api_key=8, min_version=2, max_version=8)
+@handler(api_key=8, min_version=2, max_version=9)
 async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if broker.groups is None:
@@ -92,7 +95,7 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
     )
 
 
-@handler(api_key=9, min_version=1, max_version=8)
+@handler(api_key=9, min_version=1, max_version=9)
 async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     # require_stable (v7+) needs nothing here: see the module docstring.

@@ -2,7 +2,7 @@
 and GroupCoordinator that the gRPC door adapts too (so a group may mix minikafka's gRPC
 consumers and Kafka clients):
 
-    FindCoordinator (10) v0-4   JoinGroup (11) v0-9    Heartbeat (12) v0-4
+    FindCoordinator (10) v0-6   JoinGroup (11) v0-9    Heartbeat (12) v0-4
     LeaveGroup (13) v0-5        SyncGroup (14) v0-5    DescribeGroups (15) v0-5
     ListGroups (16) v0-5        DeleteGroups (42) v0-2
 
@@ -15,7 +15,10 @@ What differs from Kafka, and what a client sees:
 * FindCoordinator serves key_type 0 (group) only. Transactions are not supported: key_type 1
   gets INVALID_REQUEST, Kafka's answer for a coordinator type it has no coordinator for (a
   transactional producer fails at once rather than retrying COORDINATOR_NOT_AVAILABLE until
-  max.block.ms). v4 answers each key of ``coordinator_keys`` on its own.
+  max.block.ms). v4 answers each key of ``coordinator_keys`` on its own. v5 only allows an
+  error of KIP-890's transactions; v6 knows key_type 2 (share groups, KIP-932), which gets
+  COORDINATOR_NOT_AVAILABLE as from Kafka 3.9, whose share coordinator does not exist yet
+  either (INVALID_REQUEST before v6).
 * JoinGroup v5+ and the APIs after it carry ``group_instance_id``: static membership
   (KIP-345). A static member joins in one round (no MEMBER_ID_REQUIRED), and when it comes
   back under a new member id within its session timeout (a restart) it takes its old place:
@@ -63,6 +66,8 @@ _AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 # allows when no authorizer is configured (KIP-430).
 _GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 _CLASSIC = "classic"  # KIP-848's name for the group protocol served here
+_SHARE_KEY_TYPE = 2  # KIP-932
+_FIRST_SHARE_KEY_VERSION = 6
 
 
 def _millis(value: datetime.timedelta) -> int:
@@ -72,7 +77,7 @@ def _millis(value: datetime.timedelta) -> int:
 # --- FindCoordinator ---------------------------------------------------------------------------
 
 
-@handler(api_key=10, min_version=0, max_version=4)
+@handler(api_key=10, min_version=0, max_version=6)
 async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     batched = request.api_version >= 4
@@ -84,6 +89,8 @@ async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
         found = (
             FoundCoordinator(_NO_COORDINATOR, "this broker has no group coordinator")
             if groups is None
+            else FoundCoordinator(_NO_COORDINATOR, "share groups are not supported")
+            if key_type == _SHARE_KEY_TYPE and request.api_version >= _FIRST_SHARE_KEY_VERSION
             else await groups.find_coordinator(key, key_type, listener=request.listener)
         )
         coordinators.append(

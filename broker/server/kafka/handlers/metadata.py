@@ -3,15 +3,21 @@ with the brokers' endpoints on the Kafka listener the client came in on.
 
 Versions: a null topic list (v1+) or an empty one (v0) asks for every topic; an empty list
 from v1 on asks for none. ``allow_auto_topic_creation`` (v4+) is the client's; before v4 a
-request always allows it, as Kafka reads those versions.
+request always allows it, as Kafka reads those versions. Topic ids (v10+) are answered for
+every topic; v12 may ask for topics by id instead of by name (KIP-516): ids are resolved in the
+metadata cache, an unknown one answers UNKNOWN_TOPIC_ID with a null name, and a request by id
+never creates a topic, as Kafka's.
 """
 
 from __future__ import annotations
 
 from minikafka.broker.server.kafka.broker import KafkaBroker
-from minikafka.broker.server.kafka.handlers.topic_ids import to_uuid
+from minikafka.broker.server.kafka.handlers.topic_ids import ZERO, from_uuid, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.proto.errors import ErrorCode
+
+_FIRST_BY_ID_VERSION = 12  # v10 and v11 carry the field, but Kafka refuses ids in them
 
 
 @handler(api_key=3, min_version=0, max_version=12)
@@ -19,11 +25,28 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     requested = body.topics
     every = requested is None or (request.api_version == 0 and not requested)
-    answer = await broker.metadata_api.metadata(
-        None if every else [t.name for t in requested if t.name is not None],
-        listener=request.listener,
-        allow_auto_topic_creation=getattr(body, "allow_auto_topic_creation", True),
-    )
+    by_id = request.api_version >= _FIRST_BY_ID_VERSION and not every
+    wanted_ids = [t.topic_id for t in requested if t.topic_id is not None] if by_id else []
+    wanted_ids = [topic_id for topic_id in wanted_ids if topic_id != ZERO]
+    unknown_ids: list[dict[str, object]] = []
+    if wanted_ids:  # by id (v12): Kafka then reads the ids only
+        names_by_id = broker.metadata_cache.topic_names_by_id()
+        names = []
+        for topic_id in dict.fromkeys(wanted_ids):
+            name = names_by_id.get(from_uuid(topic_id))
+            if name is None:
+                unknown_ids.append(_unknown_topic_id(topic_id))
+            else:
+                names.append(name)
+        answer = await broker.metadata_api.metadata(
+            names, listener=request.listener, allow_auto_topic_creation=False
+        )
+    else:
+        answer = await broker.metadata_api.metadata(
+            None if every else [t.name for t in requested if t.name is not None],
+            listener=request.listener,
+            allow_auto_topic_creation=getattr(body, "allow_auto_topic_creation", True),
+        )
     topics = [
         {
             "error_code": topic.error,
@@ -45,7 +68,7 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
             "topic_authorized_operations": -2147483648,
         }
         for topic in answer.topics
-    ]
+    ] + unknown_ids
     return request.response(
         {
             "throttle_time": 0,
@@ -59,6 +82,17 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
             "cluster_authorized_operations": -2147483648,
         }
     )
+
+
+def _unknown_topic_id(topic_id: object) -> dict[str, object]:
+    return {
+        "error_code": ErrorCode.UNKNOWN_TOPIC_ID,
+        "name": None,
+        "topic_id": topic_id,
+        "is_internal": False,
+        "partitions": [],
+        "topic_authorized_operations": -2147483648,
+    }
 
 
 @handler(api_key=60, min_version=0, max_version=1)

@@ -1,15 +1,17 @@
-"""ListOffsets (key 2, versions 1-7), OffsetsForLeaderEpoch (key 23, versions 2-4) and
+"""ListOffsets (key 2, versions 1-8), OffsetsForLeaderEpoch (key 23, versions 2-4) and
 DeleteRecords (key 21, versions 0-2): the first two straight to the ReplicaManager, DeleteRecords
 to TopicAdmin (broker/server/core/records.py), as the gRPC door does.
 
 ListOffsets: timestamp -1 is the latest offset (the high watermark for a consumer, the log end
 offset for a replica), -2 the log start offset, -3 the offset of the record with the largest
-timestamp (KIP-734, v7+); any other timestamp is a seek by time: the first offset whose record
-timestamp is at or after it, below the high watermark (offset -1 when there is none). There are
-no transactions, so READ_COMMITTED's latest offset (the last stable offset) is the high
-watermark too. ``current_leader_epoch`` (v4+) fences as in Kafka (FENCED_LEADER_EPOCH,
-UNKNOWN_LEADER_EPOCH). Versions 8+ add timestamps of tiered storage (KIP-405), which is not
-implemented: ApiVersions caps ListOffsets at 7.
+timestamp (KIP-734, v7+), -4 the first offset on local disk (KIP-405, v8+: without tiered
+storage the log start offset, as Kafka answers when remote storage is off); any other
+timestamp is a seek by time: the first offset whose record timestamp is at or after it, below
+the high watermark (offset -1 when there is none). There are no transactions, so
+READ_COMMITTED's latest offset (the last stable offset) is the high watermark too.
+``current_leader_epoch`` (v4+) fences as in Kafka (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH).
+v9 (KIP-1005's -5, the last tiered offset) is unstable in Kafka 3.9, which does not serve it:
+ApiVersions caps ListOffsets at 8, as Kafka 3.9 does.
 
 OffsetsForLeaderEpoch: the end offset of the requested epoch on the leader (what librdkafka and
 the Java consumer ask after a leader change, KIP-320), and what a follower replicating over a
@@ -42,7 +44,7 @@ from minikafka.broker.server.kafka.schema import Entity
 _CONSUMER_REPLICA_ID = -1
 
 
-@handler(api_key=2, min_version=1, max_version=7)
+@handler(api_key=2, min_version=1, max_version=8)
 async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     results = await broker.replica_manager.list_offsets(

@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 3-12: record batches appended by the same path as gRPC's
+"""Produce (key 0), versions 3-11: record batches appended by the same path as gRPC's
 ProduceStream.
 
 The request's RecordBatch v2 bytes go to ``ReplicaManager.append_to_leaders`` as they came (the
@@ -20,7 +20,8 @@ Not supported:
 - transactions: a request with a ``transactional_id`` appends nothing and every partition gets
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
   transactional id (InitProducerId refuses transactional ids the same way).
-- Produce v13+ names topics by id (KIP-516); ApiVersions caps the version at 12.
+- Produce v12 (KIP-890, newer than Kafka 3.9, whose newest is v11) and v13+ (topics by id) are not
+  served: ApiVersions caps the version at 11, as Kafka 3.9 does.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from minikafka.proto.errors import ErrorCode
 _MS = datetime.timedelta(milliseconds=1)
 
 
-@handler(api_key=0, min_version=3, max_version=12, pipelined=True)
+@handler(api_key=0, min_version=3, max_version=11, pipelined=True)
 def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
     body = request.body
     if body.transactional_id is not None:

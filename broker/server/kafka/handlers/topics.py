@@ -164,14 +164,7 @@ async def delete_topics(request: Request, broker: KafkaBroker) -> Entity:
 
 def _names_by_topic_id(broker: KafkaBroker) -> dict[uuid.UUID, str]:
     """Topic id -> name from this broker's metadata, as Kafka resolves DeleteTopics' ids."""
-    cache = broker.metadata_cache
-    names = {}
-    for topic in cache.topics():
-        partitions = cache.partitions_of(topic)
-        if partitions:
-            names[to_uuid(partitions[0].topic_id)] = topic
-    names.pop(ZERO, None)
-    return names
+    return {to_uuid(i): name for i, name in broker.metadata_cache.topic_names_by_id().items()}
 
 
 @handler(api_key=37, min_version=0, max_version=3)

@@ -33,7 +33,7 @@ def _answer(handle: HandleFn, request: Request) -> Entity:
     return asyncio.run(answer_of())
 
 
-@pytest.mark.parametrize("version", range(5))
+@pytest.mark.parametrize("version", range(7))
 def test_find_coordinator_answers_every_version(version: int) -> None:
     values = {"coordinator_keys": ["g"]} if version >= 4 else {"key": "g", "key_type": 0}
 
@@ -46,7 +46,7 @@ def test_find_coordinator_answers_every_version(version: int) -> None:
         assert found.key == "g"
 
 
-@pytest.mark.parametrize("version", range(1, 9))
+@pytest.mark.parametrize("version", range(1, 10))
 def test_offset_fetch_answers_every_version(version: int) -> None:
     topics = [{"name": "t", "partition_indexes": [0]}]
     values: dict[str, Any] = (
