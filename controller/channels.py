@@ -108,6 +108,7 @@ class _RequestSender:
         timeout_s: float,
         backoff_s: float,
         max_message_bytes: int,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.endpoint = endpoint
@@ -116,7 +117,9 @@ class _RequestSender:
         self._queue: queue.Queue[tuple[Any, ResponseCallback | None] | None] = queue.Queue()
         self._stopped = threading.Event()
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
-        self._channel = transport.channel(f"{host}:{endpoint.port}", max_message_bytes)
+        self._channel = transport.channel(
+            f"{host}:{endpoint.port}", max_message_bytes, credentials=credentials
+        )
         stub = pb_grpc.ControlStub(self._channel)
         self._methods: dict[type, Callable[..., Any]] = {
             pb.LeaderAndIsrRequest: stub.LeaderAndIsr,
@@ -194,8 +197,11 @@ class GrpcBrokerChannels:
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
         max_message_bytes: int = 104_857_600,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
+        """``credentials``: TLS to the brokers' control plane listener when it is SSL."""
         self._timeout_s = request_timeout_ms / 1000
+        self._credentials = credentials
         self._backoff_s = retry_backoff_ms / 1000
         self._max_message_bytes = max_message_bytes
         self._lock = threading.Lock()
@@ -209,7 +215,12 @@ class GrpcBrokerChannels:
             if old is not None:
                 old.stop()
             self._senders[broker_id] = _RequestSender(
-                broker_id, endpoint, self._timeout_s, self._backoff_s, self._max_message_bytes
+                broker_id,
+                endpoint,
+                self._timeout_s,
+                self._backoff_s,
+                self._max_message_bytes,
+                self._credentials,
             )
 
     def remove_broker(self, broker_id: int) -> None:

@@ -47,14 +47,26 @@ class GrpcLeaderEndpoint:
     on first use and again after it fails: a stream costs both brokers much less per fetch than
     a call per fetch, and a follower has one fetch at a time anyway."""
 
-    def __init__(self, host: str, port: int, *, timeout_s: float, max_message_bytes: int) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        timeout_s: float,
+        max_message_bytes: int,
+        credentials: grpc.ChannelCredentials | None = None,
+    ) -> None:
+        """``credentials``: TLS, when the leader's inter-broker listener is SSL."""
         self.address = f"{host}:{port}"
         self._timeout_s = timeout_s
         # A connection of its own, as each of Kafka's fetcher threads has: the follower's
         # fetchers (num.replica.fetchers) move data side by side rather than share one
         # HTTP/2 connection with each other and with the broker's other channels.
         self._channel = transport.aio_channel(
-            self.address, max_message_bytes, [("grpc.use_local_subchannel_pool", 1)]
+            self.address,
+            max_message_bytes,
+            [("grpc.use_local_subchannel_pool", 1)],
+            credentials=credentials,
         )
         self._stub = pb_grpc.DataStub(self._channel)
         self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
@@ -138,13 +150,20 @@ class GrpcLeaderEndpoint:
 
 
 def factory(
-    *, timeout_s: float, max_message_bytes: int
+    *,
+    timeout_s: float,
+    max_message_bytes: int,
+    credentials: grpc.ChannelCredentials | None = None,
 ) -> Callable[[str, int], GrpcLeaderEndpoint]:
     """A ``LeaderEndpointFactory`` (the ReplicaManager's) of these endpoints."""
 
     def make(host: str, port: int) -> GrpcLeaderEndpoint:
         return GrpcLeaderEndpoint(
-            host, port, timeout_s=timeout_s, max_message_bytes=max_message_bytes
+            host,
+            port,
+            timeout_s=timeout_s,
+            max_message_bytes=max_message_bytes,
+            credentials=credentials,
         )
 
     return make

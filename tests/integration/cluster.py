@@ -18,6 +18,11 @@ and Prometheus metrics on ``metrics_port`` (``cluster.metrics(1)``: {(name, labe
 Followers replicate over the Kafka listener (inter.broker.listener.name=KAFKA, the controller's
 requests on control.plane.listener.name=PLAINTEXT); ``Cluster(..., replication="grpc")``, or
 MINIKAFKA_TEST_REPLICATION=grpc for a whole run, replicates over the gRPC listener instead.
+``Cluster(..., tls=certs_dir)`` (certificates of scripts/make-certs.sh) makes both listeners
+TLS: the gRPC one ``SSL`` (ssl.client.auth=required: mutual TLS between brokers, and clients
+present a certificate) and the Kafka one ``KAFKA_SSL`` (ssl.client.auth=requested); broker
+``<id>`` presents ``broker<id % 3 + 1>.pem``, and the cluster's own clients (``channel``,
+``admin``) present ``admin.pem``.
 Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.properties``,
 ``logs/`` (its log.dirs) and ``broker.log`` (the process's stdout and stderr, JSON log lines).
 Timeouts are short so that failover happens within seconds: zookeeper.session.timeout.ms 6000,
@@ -49,6 +54,7 @@ from minikafka.broker.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     OffsetCheckpointFile,
 )
+from minikafka.client._security import ClientSecurity
 from minikafka.client.admin import AdminClient
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -207,8 +213,21 @@ class Cluster:
         *,
         first_id: int = 0,
         replication: str = DEFAULT_REPLICATION,
+        tls: Path | None = None,
     ) -> None:
         self.zk_connect = zk_connect
+        self.tls = tls
+        # How the cluster's own clients connect (the admin's certificate on a TLS cluster).
+        self.client_security = (
+            ClientSecurity()
+            if tls is None
+            else ClientSecurity(
+                security_protocol="SSL",
+                ssl_ca_location=str(tls / "truststore.pem"),
+                ssl_certificate_location=str(tls / "admin.crt"),
+                ssl_key_location=str(tls / "admin.key"),
+            )
+        )
         self.tmp_path = tmp_path
         self.replication = replication
         self.overrides = {
@@ -246,10 +265,31 @@ class Cluster:
             **self.overrides,
             **(extra or {}),
         }
+        if self.tls is not None:
+            props.update(self._tls_props(broker_id, props))
         broker.config_file.write_text(
             "".join(f"{key}={value}\n" for key, value in props.items()), encoding="utf-8"
         )
         return broker.config_file
+
+    def _tls_props(self, broker_id: int, props: Mapping[str, str]) -> dict[str, str]:
+        """The listeners renamed SSL and KAFKA_SSL, TLS both, and the key and trust stores."""
+        assert self.tls is not None
+        broker = self.brokers[broker_id]
+        renamed = {"PLAINTEXT": "SSL", "KAFKA": "KAFKA_SSL"}
+        tls = {
+            "listeners": f"SSL://127.0.0.1:{broker.port}",
+            "kafka.listeners": f"KAFKA_SSL://127.0.0.1:{broker.kafka_port}",
+            "listener.security.protocol.map": "SSL:SSL,KAFKA_SSL:SSL",
+            "ssl.keystore.location": str(self.tls / f"broker{broker_id % 3 + 1}.pem"),
+            "ssl.truststore.location": str(self.tls / "truststore.pem"),
+            "ssl.client.auth": "required",
+            "listener.name.kafka_ssl.ssl.client.auth": "requested",
+        }
+        for key in ("inter.broker.listener.name", "control.plane.listener.name"):
+            if key in props:
+                tls[key] = renamed.get(props[key], props[key])
+        return tls
 
     def start(
         self,
@@ -490,7 +530,11 @@ class Cluster:
         return ",".join(self.brokers[i].kafka_address for i in sorted(self.brokers))
 
     def admin(self, request_timeout_ms: int = 20_000) -> AdminClient:
-        admin = AdminClient(self.bootstrap_servers, request_timeout_ms=request_timeout_ms)
+        admin = AdminClient(
+            self.bootstrap_servers,
+            request_timeout_ms=request_timeout_ms,
+            security=self.client_security,
+        )
         self._admins.append(admin)
         return admin
 
@@ -498,13 +542,16 @@ class Cluster:
         address = self.brokers[broker_id].address
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.insecure_channel(
-                address,
-                options=[
-                    ("grpc.initial_reconnect_backoff_ms", 100),
-                    ("grpc.min_reconnect_backoff_ms", 100),
-                    ("grpc.max_reconnect_backoff_ms", 500),
-                ],
+            options = [
+                ("grpc.initial_reconnect_backoff_ms", 100),
+                ("grpc.min_reconnect_backoff_ms", 100),
+                ("grpc.max_reconnect_backoff_ms", 500),
+            ]
+            credentials = self.client_security.channel_credentials()
+            channel = (
+                grpc.insecure_channel(address, options=options)
+                if credentials is None
+                else grpc.secure_channel(address, credentials, options=options)
             )
             self._channels[address] = channel
         return channel

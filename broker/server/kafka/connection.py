@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from minikafka.broker.security.principal import Session, anonymous_session
+from minikafka.broker.security.principal import ANONYMOUS, KafkaPrincipal, Session
 from minikafka.broker.server.kafka import registry
 from minikafka.broker.server.kafka.memory_pool import MemoryPool
 from minikafka.broker.server.kafka.schema import (
@@ -96,6 +96,8 @@ class KafkaConnection:
         listener: str,
         *,
         memory_pool: MemoryPool | None = None,
+        principal: KafkaPrincipal = ANONYMOUS,
+        security_protocol: str = "PLAINTEXT",
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -103,8 +105,9 @@ class KafkaConnection:
         self._listener = listener
         peer = writer.get_extra_info("peername") or ("", 0)
         self._host, self._port = str(peer[0]), int(peer[1])
-        # Who this connection's requests are made as: ANONYMOUS until TLS or SASL says who.
-        self.session: Session = anonymous_session(self._host, listener)
+        # Who this connection's requests are made as: the TLS client certificate's principal
+        # (listener.py), else ANONYMOUS until SASL says who.
+        self.session = Session(principal, self._host, listener, security_protocol)
         self._max_bytes = broker.config.socket_request_max_bytes
         self._idle_s = broker.config.connections_max_idle_ms / 1000
         # Answers to come, in request order, with when each request was read (for the request
@@ -124,8 +127,11 @@ class KafkaConnection:
         self._memory_pool = memory_pool
         self._pooled_bytes = 0
         self._answered = asyncio.Event()
-        # drain() returns only when the transport holds nothing: one answer in flight.
-        writer.transport.set_write_buffer_limits(high=0)
+        # drain() returns only when the transport holds nothing: one answer in flight. A TLS
+        # transport pauses its writer at a size >= high (a TCP one at > high): 0 there would
+        # keep it paused for good, 1 means what 0 means here.
+        tls = writer.get_extra_info("ssl_object") is not None
+        writer.transport.set_write_buffer_limits(high=1 if tls else 0, low=0)
 
     def abort(self) -> None:
         """Close the socket at once (the broker stops): reads and writes fail from now on."""
@@ -427,7 +433,8 @@ class KafkaConnection:
         next accepted connection before this task runs again; the records must not follow."""
         await self._drained()
         sock = self._writer.get_extra_info("socket")
-        if sock is None or self._writer.get_extra_info("sslcontext") is not None:
+        # A TLS transport still reports its raw socket: the records must go through TLS.
+        if sock is None or self._writer.get_extra_info("ssl_object") is not None:
             await self._copy_file(records)
             return
         out = os.dup(sock.fileno())

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import io
 import itertools
+import ssl
 import struct
 from collections.abc import Callable
 from typing import Any, cast
@@ -82,9 +83,12 @@ class KafkaLeaderEndpoint:
         timeout_s: float,
         max_response_bytes: int,
         client_id: str,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """``max_response_bytes``: a larger answer closes the connection (a follower's fetch
-        answers up to replica.fetch.response.max.bytes, or one batch beyond)."""
+        answers up to replica.fetch.response.max.bytes, or one batch beyond).
+        ``ssl_context``: TLS, when the leader's inter-broker listener is SSL."""
+        self._ssl_context = ssl_context
         self.address = f"{host}:{port}"
         self._host = host
         self._port = port
@@ -171,7 +175,10 @@ class KafkaLeaderEndpoint:
         try:
             async with asyncio.timeout(self._timeout_s):
                 _, protocol = await loop.create_connection(
-                    lambda: _FrameProtocol(self._max_response_bytes), self._host, self._port
+                    lambda: _FrameProtocol(self._max_response_bytes),
+                    self._host,
+                    self._port,
+                    ssl=self._ssl_context,
                 )
         except TimeoutError:
             raise LeaderEndpointError(
@@ -387,7 +394,11 @@ def _fetch_response(response: Any) -> FetchSessionResponse:
 
 
 def factory(
-    *, timeout_s: float, max_response_bytes: int, client_id: str
+    *,
+    timeout_s: float,
+    max_response_bytes: int,
+    client_id: str,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> Callable[[str, int], KafkaLeaderEndpoint]:
     """A ``LeaderEndpointFactory`` (the ReplicaManager's) of these endpoints."""
 
@@ -398,6 +409,7 @@ def factory(
             timeout_s=timeout_s,
             max_response_bytes=max_response_bytes,
             client_id=client_id,
+            ssl_context=ssl_context,
         )
 
     return make
