@@ -265,8 +265,9 @@ class Cluster:
             **self.overrides,
             **(extra or {}),
         }
-        if self.tls is not None:
-            props.update(self._tls_props(broker_id, props))
+        if self.tls is not None:  # what ``extra`` sets wins (a test's bad key store)
+            tls = self._tls_props(broker_id, props)
+            props.update({k: v for k, v in tls.items() if k not in (extra or {})})
         broker.config_file.write_text(
             "".join(f"{key}={value}\n" for key, value in props.items()), encoding="utf-8"
         )

@@ -356,7 +356,7 @@ def test_a_broker_with_a_bad_key_store_stops_with_one_line(
     garbled.write_text("-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----\n")
     for extra, message in (
         ({"ssl.keystore.location": str(tmp_path / "missing.pem")}, "cannot read"),
-        ({"ssl.keystore.location": str(garbled)}, "not a valid PEM key"),
+        ({"ssl.keystore.location": str(garbled)}, "no PEM certificate"),
         (
             {
                 "ssl.keystore.location": str(tls_certs / "broker-encrypted.pem"),
