@@ -26,11 +26,11 @@ from minikafka.proto.errors import InvalidConfigError
 # --- the distinguished name ---------------------------------------------------------------------
 
 
-def _name(*rdns: list[x509.NameAttribute]) -> bytes:
+def _name(*rdns: list[x509.NameAttribute[str]]) -> bytes:
     return x509.Name([x509.RelativeDistinguishedName(rdn) for rdn in rdns]).public_bytes()
 
 
-def _attr(oid: x509.ObjectIdentifier, value: str) -> x509.NameAttribute:
+def _attr(oid: x509.ObjectIdentifier, value: str) -> x509.NameAttribute[str]:
     return x509.NameAttribute(oid, value)
 
 
