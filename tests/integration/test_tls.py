@@ -47,8 +47,13 @@ pytestmark = pytest.mark.timeout(180)
 _BIG = 10_000  # bytes per value: a fetch answer of many of them is read and sent in chunks
 
 
-def _tls_cluster(factory: ClusterFactory, certs: Path, n_brokers: int = 3) -> Cluster:
-    return factory(n_brokers, {"min.insync.replicas": "2" if n_brokers > 1 else "1"}, tls=certs)
+def _tls_cluster(
+    factory: ClusterFactory, certs: Path, n_brokers: int = 3, replication: str | None = None
+) -> Cluster:
+    overrides = {"min.insync.replicas": "2" if n_brokers > 1 else "1"}
+    if replication is None:
+        return factory(n_brokers, overrides, tls=certs)
+    return factory(n_brokers, overrides, tls=certs, replication=replication)
 
 
 def _create(cluster: Cluster, topic: str, replication_factor: int = 3) -> None:
@@ -200,11 +205,19 @@ def test_both_doors_serve_every_client_over_tls_and_brokers_replicate_over_mutua
     assert set(cluster.isr("tls", 0)) == set(cluster.brokers)
     assert _handshake_failures(cluster) == []
 
+    # A controlled shutdown asks the controller over the TLS control plane listener
+    controller = cluster.controller_id()
+    victim = next(b for b in cluster.brokers if b != controller)
+    assert cluster.stop(victim) == 0
+    assert cluster.brokers[victim].log_events("controlled_shutdown_succeeded")
 
+
+@pytest.mark.parametrize("replication", ["kafka", "grpc"])
 def test_replication_over_tls_loses_no_acknowledged_record_when_the_leader_dies(
-    cluster_factory: ClusterFactory, tls_certs: Path
+    cluster_factory: ClusterFactory, tls_certs: Path, replication: str
 ) -> None:
-    cluster = _tls_cluster(cluster_factory, tls_certs)
+    # followers fetch over KAFKA_SSL (Kafka's Fetch) or SSL (gRPC's FetchStream)
+    cluster = _tls_cluster(cluster_factory, tls_certs, replication=replication)
     _create(cluster, "safe")
     config = {**_confluent_ssl(tls_certs, None), "enable.idempotence": "true"}
     acked = _confluent_produce(cluster, config, "safe", [f"a{i}".encode() for i in range(300)])
@@ -364,7 +377,6 @@ def test_a_broker_with_a_bad_key_store_stops_with_one_line(
             },
             "wrong ssl.key.password",
         ),
-        ({"ssl.keystore.type": "JKS"}, "only PEM stores are supported"),
     ):
         cluster = cluster_factory(1, tls=tls_certs, start=False)
         cluster.start(0, extra=extra)
