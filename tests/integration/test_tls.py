@@ -14,6 +14,8 @@ import asyncio
 import socket
 import ssl
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,7 +41,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
-from tests.integration.cluster import Cluster
+from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
 
 pytestmark = pytest.mark.timeout(180)
@@ -204,6 +206,24 @@ def test_both_doors_serve_every_client_over_tls_and_brokers_replicate_over_mutua
 
     assert set(cluster.isr("tls", 0)) == set(cluster.brokers)
     assert _handshake_failures(cluster) == []
+
+    # The tools take the same keys from their config files
+    properties = cluster.tmp_path / "admin.properties"
+    properties.write_text(
+        "security.protocol=SSL\n"
+        f"ssl.ca.location={tls_certs / 'truststore.pem'}\n"
+        f"ssl.certificate.location={tls_certs / 'admin.crt'}\n"
+        f"ssl.key.location={tls_certs / 'admin.key'}\n"
+    )
+    tool = [sys.executable, "-m", "minikafka", "topics", "--bootstrap-server"]
+    listed = subprocess.run(
+        [*tool, cluster.bootstrap_servers, "--list", "--command-config", str(properties)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert listed.returncode == 0 and "tls" in listed.stdout.split(), listed.stderr
 
     # A controlled shutdown asks the controller over the TLS control plane listener
     controller = cluster.controller_id()
