@@ -88,8 +88,11 @@ def _children(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int
 
 
 def _oid(content: bytes) -> str:
-    first, arcs, value = content[0], [], 0
-    arcs = [min(first // 40, 2), first - 40 * min(first // 40, 2)]
+    """A DER OBJECT IDENTIFIER's content as dotted text (base-128 arcs; the first byte holds
+    the first two arcs, 40 * a + b)."""
+    top = min(content[0] // 40, 2)
+    arcs = [top, content[0] - 40 * top]
+    value = 0
     for byte in content[1:]:
         value = (value << 7) | (byte & 0x7F)
         if not byte & 0x80:
