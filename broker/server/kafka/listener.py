@@ -10,9 +10,8 @@ client, a certificate that is expired, self-signed, from another CA, or missing 
 ssl.client.auth=required) is dropped without a word, and here it is one log line with the
 client's address and the reason. uvloop reads a new connection at once, whatever its protocol
 asks: the client's first TLS bytes are kept by ``Accepted`` and handed to TLS when it takes
-over. (uvloop at times reports a refused client certificate only as the handshake timing out:
-the connection is refused all the same.) The client certificate's principal
-(broker/security/tls.py) becomes the connection's session.
+over (without that, the handshake stalls until its timeout). The client certificate's
+principal (broker/security/tls.py) becomes the connection's session.
 
 Runs on the broker's event loop.
 """
