@@ -143,11 +143,16 @@ def producer_rate(process: subprocess.Popen[str]) -> float:
     return float(match.group(2))
 
 
-def start_consumer(bootstrap: str, topic: str, records: int) -> subprocess.Popen[str]:
+def start_consumer(
+    bootstrap: str, topic: str, records: int, properties: Sequence[str] = ()
+) -> subprocess.Popen[str]:
+    """perf-consume; ``properties``: more ``key=value`` consumer configs (security.protocol,
+    ssl.*)."""
+    extra = [arg for p in properties for arg in ("--consumer-property", p)]
     return python_module(
         "minikafka",
         "perf-consume", "--bootstrap-server", bootstrap, "--topic", topic,
-        "--messages", str(records), "--hide-header", "--timeout", "30000",
+        "--messages", str(records), "--hide-header", "--timeout", "30000", *extra,
     )  # fmt: skip
 
 

@@ -1,6 +1,7 @@
 """The Kafka-protocol front door against the gRPC one, for the same work in the same run.
 
     python -m bench.kafka_protocol_bench [--records 1000000] [--rounds 3]
+        [--security PLAINTEXT|SSL] [--record-size 100]
 
 A local 3-broker cluster (ZooKeeper and brokers on 127.0.0.1, as bench.kafka_classic), 100-byte
 records, topics of 6 partitions. Each round runs, one client process at a time:
@@ -10,6 +11,13 @@ records, topics of 6 partitions. Each round runs, one client process at a time:
   own, both with librdkafka's default batch.size (1,000,000 bytes) and linger.ms 5;
 - consume all of the RF3 topic with `perf-consume` over gRPC and with confluent-kafka's Consumer
   (its local queue made deep enough that it never pauses fetching for fetch.queue.backoff.ms).
+
+``--security SSL`` runs the same rounds on a cluster whose listeners are TLS on both doors
+(scripts/make-certs.sh's certificates, made for the run; Cluster's ``tls``: brokers replicate
+over mutual TLS, minikafka's clients present a certificate, confluent-kafka's none) and first
+measures the TLS handshake per connection to a Kafka listener, beside a bare TCP connect;
+``--record-size`` sets the records' size (100 bytes by default). Run it with and without
+``--security SSL`` for the two side by side.
 
 Where kcat is installed (Debian's package), the same produce and consume runs also go through
 kcat: librdkafka with no Python in the client, which shows what the brokers take when the
@@ -24,8 +32,11 @@ encoder, bench.codec_bench), end the output.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
+import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -47,7 +58,7 @@ from bench.kafka_classic import (
 )
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import NewTopic, raise_first
-from tests.integration.cluster import Cluster
+from tests.integration.cluster import REPO_ROOT, Cluster
 
 PARTITIONS = 6
 BATCH_SIZE = 1_000_000  # librdkafka's default batch.size
@@ -58,6 +69,38 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
+
+
+@dataclass(frozen=True)
+class Options:
+    """What every client of a run is given: the records' size and, for an SSL run, the
+    certificates (None: PLAINTEXT)."""
+
+    record_size: int = RECORD_SIZE
+    certs: Path | None = None
+
+    def kafka_config(self) -> dict[str, str]:
+        """confluent-kafka's security settings (no client certificate: the Kafka listener
+        asks for one without requiring it)."""
+        if self.certs is None:
+            return {}
+        return {"security.protocol": "SSL", "ssl.ca.location": str(self.certs / "ca.pem")}
+
+    def grpc_properties(self) -> list[str]:
+        """minikafka's tools' ``key=value`` security settings (the gRPC listener requires a
+        client certificate)."""
+        if self.certs is None:
+            return []
+        return [
+            "security.protocol=SSL",
+            f"ssl.ca.location={self.certs / 'ca.pem'}",
+            f"ssl.certificate.location={self.certs / 'admin.crt'}",
+            f"ssl.key.location={self.certs / 'admin.key'}",
+        ]
+
+    def child_args(self) -> list[str]:
+        certs = [] if self.certs is None else ["--certs", str(self.certs)]
+        return ["--record-size", str(self.record_size), *certs]
 
 
 @dataclass
@@ -76,9 +119,10 @@ def kafka_produce(
     acks: str,
     batch_size: int,
     compression: str = "none",
+    options: Options = Options(),
 ) -> None:
-    """Child process: send ``records`` 100-byte records in the producer's ``compression``;
-    print records/s over the whole run."""
+    """Child process: send ``records`` records of ``options.record_size`` bytes in the
+    producer's ``compression``; print records/s over the whole run."""
     import confluent_kafka
 
     producer = confluent_kafka.Producer(
@@ -91,9 +135,10 @@ def kafka_produce(
             "queue.buffering.max.kbytes": 1_048_576,
             "enable.idempotence": acks == "all",
             "compression.type": compression,
+            **options.kafka_config(),
         }
     )
-    produce_records(producer, topic, b"x" * RECORD_SIZE, records, flush_timeout_s=300)
+    produce_records(producer, topic, b"x" * options.record_size, records, flush_timeout_s=300)
 
 
 def produce_records(
@@ -125,7 +170,7 @@ def produce_records(
     print(f"{records / elapsed:.1f}", flush=True)
 
 
-def kafka_consume(bootstrap: str, topic: str, records: int) -> None:
+def kafka_consume(bootstrap: str, topic: str, records: int, options: Options = Options()) -> None:
     """Child process: read ``records`` records of the topic from the start; print records/s."""
     import confluent_kafka
 
@@ -141,6 +186,7 @@ def kafka_consume(bootstrap: str, topic: str, records: int) -> None:
             # broker's, so keep the queue deep enough for the whole run.
             "queued.min.messages": 10_000_000,
             "queued.max.messages.kbytes": 2_097_151,
+            **options.kafka_config(),
         }
     )
     consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
@@ -158,14 +204,34 @@ def kafka_consume(bootstrap: str, topic: str, records: int) -> None:
     print(f"{records / elapsed:.1f}", flush=True)
 
 
-def grpc_produce(bootstrap: str, topic: str, records: int, acks: str) -> subprocess.Popen[str]:
+def grpc_produce(
+    bootstrap: str, topic: str, records: int, acks: str, options: Options = Options()
+) -> subprocess.Popen[str]:
     """minikafka's perf-produce, with the producer settings the Kafka client gets."""
     return python_module(
         "minikafka", "perf-produce", "--topic", topic, "--num-records", str(records),
-        "--record-size", str(RECORD_SIZE), "--throughput", "-1", "--producer-props",
+        "--record-size", str(options.record_size), "--throughput", "-1", "--producer-props",
         f"bootstrap.servers={bootstrap}", f"acks={acks}", f"batch.size={BATCH_SIZE}",
-        f"linger.ms={LINGER_MS}", "buffer.memory=268435456",
+        f"linger.ms={LINGER_MS}", "buffer.memory=268435456", *options.grpc_properties(),
     )  # fmt: skip
+
+
+def handshake_cost(address: str, certs: Path, connections: int = 200) -> tuple[float, float]:
+    """Mean milliseconds per connection to a TLS Kafka listener: a TCP connect alone, and a
+    TCP connect with the whole TLS handshake (the broker's certificate checked, none sent)."""
+    host, port = address.rsplit(":", 1)
+    context = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+
+    def timed(handshake: bool) -> float:
+        start = time.perf_counter()
+        for _ in range(connections):
+            with socket.create_connection((host, int(port)), timeout=10) as raw:
+                if handshake:
+                    with context.wrap_socket(raw, server_hostname=host):
+                        pass
+        return (time.perf_counter() - start) * 1000 / connections
+
+    return timed(False), timed(True)
 
 
 def _records_file(records: int) -> Path:
@@ -274,7 +340,9 @@ def create_topic(
         )
 
 
-def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> None:
+def run_round(
+    options: Options, cluster: Cluster, records: int, round_no: int, result: Result
+) -> None:
     grpc_bootstrap = cluster.bootstrap_servers
     kafka_bootstrap = cluster.kafka_bootstrap_servers
 
@@ -292,7 +360,7 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
         rate, cpu = _measured(
             cluster,
             lambda t=grpc_topic, a=acks: grpc_produce(  # type: ignore[misc]
-                grpc_bootstrap, t, records, a
+                grpc_bootstrap, t, records, a, options
             ),
             producer_rate,
         )
@@ -300,12 +368,12 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
         rate, cpu = _measured(
             cluster,
             lambda t=kafka_topic, a=acks, b=batch_size: _child(  # type: ignore[misc]
-                "--produce", kafka_bootstrap, t, str(records), a, str(b)
+                *options.child_args(), "--produce", kafka_bootstrap, t, str(records), a, str(b)
             ),
             lambda p: _child_rate(p, "confluent-kafka producer"),
         )
         note(f"produce {label}, Kafka protocol (confluent-kafka)", rate, cpu)
-        if shutil.which("kcat"):
+        if shutil.which("kcat") and options.certs is None:
             kcat_topic = f"c-rf{rf}-{round_no}"
             create_topic(cluster, kcat_topic, rf)
             rate, cpu = _measured(
@@ -321,17 +389,17 @@ def run_round(cluster: Cluster, records: int, round_no: int, result: Result) -> 
     topic = f"k-rf3-{round_no}"
     rate, cpu = _measured(
         cluster,
-        lambda: start_consumer(grpc_bootstrap, topic, records),
+        lambda: start_consumer(grpc_bootstrap, topic, records, options.grpc_properties()),
         lambda p: consumer_rate(p, records),
     )
     note("consume, gRPC (minikafka perf-consume)", rate, cpu)
     rate, cpu = _measured(
         cluster,
-        lambda: _child("--consume", kafka_bootstrap, topic, str(records)),
+        lambda: _child(*options.child_args(), "--consume", kafka_bootstrap, topic, str(records)),
         lambda p: _child_rate(p, "confluent-kafka consumer"),
     )
     note("consume, Kafka protocol (confluent-kafka)", rate, cpu)
-    if shutil.which("kcat"):
+    if shutil.which("kcat") and options.certs is None:
         rate, cpu = _measured(
             cluster, lambda: kcat_consume(kafka_bootstrap, topic, records), Timed.rate
         )
@@ -349,22 +417,48 @@ def main() -> None:
         help="child: BOOTSTRAP TOPIC N ACKS BATCH [COMPRESSION]",
     )
     parser.add_argument("--consume", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "N"))
+    parser.add_argument("--security", choices=("PLAINTEXT", "SSL"), default="PLAINTEXT")
+    parser.add_argument("--record-size", type=int, default=RECORD_SIZE)
+    parser.add_argument("--certs", type=Path, help="child: the run's certificates (SSL)")
     args = parser.parse_args()
+    options = Options(args.record_size, args.certs)
     if args.produce:
-        bootstrap, topic, n, acks, batch, *compression = args.produce
-        kafka_produce(bootstrap, topic, int(n), acks, int(batch), *compression)
+        bootstrap, topic, n, acks, batch, *codec = args.produce
+        compression = codec[0] if codec else "none"
+        kafka_produce(bootstrap, topic, int(n), acks, int(batch), compression, options)
         return
     if args.consume:
         bootstrap, topic, n = args.consume
-        kafka_consume(bootstrap, topic, int(n))
+        kafka_consume(bootstrap, topic, int(n), options)
         return
 
     machine = yardstick()
-    result = run_rounds("kafka-protocol-bench-", args.rounds, args.records, run_round)
-    print(f"\n{args.records:,} records of {RECORD_SIZE} bytes, {args.rounds} rounds, "
-          f"{time.strftime('%Y-%m-%d')}; machine yardstick (kafka-python encoder): "
-          f"{machine:,.0f} records/s")  # fmt: skip
+    if args.security == "SSL":
+        certs = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-certs-"))
+        subprocess.run([str(REPO_ROOT / "scripts" / "make-certs.sh"), str(certs)], check=True)
+        options = Options(args.record_size, certs)
+    result = run_rounds(
+        "kafka-protocol-bench-",
+        args.rounds,
+        args.records,
+        functools.partial(run_round, options),
+        tls=options.certs,
+        before=None if options.certs is None else _print_handshake_cost,
+    )
+    print(f"\n{args.records:,} records of {options.record_size} bytes, {args.rounds} rounds, "
+          f"{args.security}, {time.strftime('%Y-%m-%d')}; machine yardstick (kafka-python "
+          f"encoder): {machine:,.0f} records/s")  # fmt: skip
     print_table(result, "test")
+
+
+def _print_handshake_cost(cluster: Cluster) -> None:
+    assert cluster.tls is not None
+    tcp_ms, tls_ms = handshake_cost(cluster.brokers[0].kafka_address, cluster.tls)
+    print(
+        f"per connection to a Kafka TLS listener: TCP connect {tcp_ms:.2f} ms, "
+        f"TCP connect + TLS handshake {tls_ms:.2f} ms",
+        flush=True,
+    )
 
 
 def run_rounds(
@@ -372,12 +466,18 @@ def run_rounds(
     rounds: int,
     records: int,
     run_round: Callable[[Cluster, int, int, Result], None],
+    *,
+    tls: Path | None = None,
+    before: Callable[[Cluster], None] | None = None,
 ) -> Result:
     """``run_round(cluster, records, round_no, result)`` ``rounds`` times on one local
-    3-broker cluster, started in a temporary directory named ``prefix...`` and closed after."""
+    3-broker cluster, started in a temporary directory named ``prefix...`` and closed after
+    (``tls``: its listeners TLS, with these certificates); ``before(cluster)`` runs first."""
     result = Result()
-    zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp(prefix=prefix)))
+    zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp(prefix=prefix)), tls=tls)
     try:
+        if before is not None:
+            before(cluster)
         for round_no in range(rounds):
             print(f"round {round_no + 1} of {rounds}", file=sys.stderr, flush=True)
             run_round(cluster, records, round_no, result)

@@ -28,9 +28,11 @@ def start_cluster(
     overrides: Mapping[str, str] | None = None,
     *,
     replication: str = DEFAULT_REPLICATION,
+    tls: Path | None = None,
 ) -> tuple[ZooKeeperServer, Cluster]:
     """ZooKeeper plus ``n_brokers`` serving brokers, in a chroot of their own under ``root``;
-    ``overrides`` go to every broker's server.properties."""
+    ``overrides`` go to every broker's server.properties; ``tls``: scripts/make-certs.sh's
+    certificates, for TLS listeners on both doors (Cluster's ``tls``)."""
     zookeeper = ZooKeeperServer(root / "zookeeper")
     zookeeper.start()
     chroot = f"/bench-{uuid.uuid4().hex[:8]}"
@@ -45,6 +47,7 @@ def start_cluster(
         n_brokers=n_brokers,
         overrides=overrides,
         replication=replication,
+        tls=tls,
     )
     cluster.start_all()
     cluster.wait_until_serving()

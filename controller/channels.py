@@ -114,6 +114,7 @@ class _RequestSender:
         backoff_s: float,
         max_message_bytes: int,
         sasl: SaslCredentials | None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.endpoint = endpoint
@@ -123,7 +124,7 @@ class _RequestSender:
         self._stopped = threading.Event()
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
         address = f"{host}:{endpoint.port}"
-        self._channel = transport.channel(address, max_message_bytes)
+        self._channel = transport.channel(address, max_message_bytes, credentials=credentials)
         # On a SASL_* control plane listener every request carries this broker's login.
         channel = self._channel if sasl is None else sasl_channel(self._channel, sasl, address)
         stub = pb_grpc.ControlStub(channel)
@@ -206,8 +207,11 @@ class GrpcBrokerChannels:
         retry_backoff_ms: int = 100,
         max_message_bytes: int = 104_857_600,
         sasl: SaslCredentials | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
+        """``credentials``: TLS to the brokers' control plane listener when it is SSL."""
         self._timeout_s = request_timeout_ms / 1000
+        self._credentials = credentials
         self._backoff_s = retry_backoff_ms / 1000
         self._max_message_bytes = max_message_bytes
         self._sasl = sasl
@@ -228,6 +232,7 @@ class GrpcBrokerChannels:
                 self._backoff_s,
                 self._max_message_bytes,
                 self._sasl,
+                self._credentials,
             )
 
     def remove_broker(self, broker_id: int) -> None:

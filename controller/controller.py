@@ -50,6 +50,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
+import grpc
 import structlog
 
 from minikafka.controller import rebalance
@@ -157,7 +158,9 @@ class KafkaController:
         broker_id: int,
         config: ControllerConfig | None = None,
         channels: BrokerChannels | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
+        """``credentials``: TLS to the brokers' control plane listener when it is SSL."""
         self._zk = zk
         self.broker_id = broker_id
         self.config = config or ControllerConfig()
@@ -166,6 +169,7 @@ class KafkaController:
             retry_backoff_ms=self.config.retry_backoff_ms,
             max_message_bytes=self.config.socket_request_max_bytes,
             sasl=self.config.control_plane_sasl,
+            credentials=credentials,
         )
         self._queue: queue.Queue[_Event] = queue.Queue()
         self._thread: threading.Thread | None = None

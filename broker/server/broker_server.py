@@ -73,7 +73,8 @@ from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.security.authorizer import AclAuthorizer, authorizer_from_config
 from minikafka.broker.security.sasl.credential_cache import CredentialCache
 from minikafka.broker.security.session_tokens import SessionTokens
-from minikafka.broker.server import grpc_leader_endpoint
+from minikafka.broker.security.tls import ListenerTls
+from minikafka.broker.server import grpc_leader_endpoint, grpc_tls
 from minikafka.broker.server.acl_manager import AclManager
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.cleaner_threads import CleanerThreads
@@ -91,7 +92,7 @@ from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.dynamic_config import DynamicConfigManager
 from minikafka.broker.server.group_service import GroupService
-from minikafka.broker.server.grpc_session import SaslServerInterceptor
+from minikafka.broker.server.grpc_session import SaslServerInterceptor, configure_listener
 from minikafka.broker.server.kafka import leader_endpoint as kafka_leader_endpoint
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.listener import KafkaListeners
@@ -192,6 +193,8 @@ class BrokerServer:
         self._controller_fence: ControllerFence | None = None
         self._servers: list[grpc.aio.Server] = []
         self._kafka_listeners: KafkaListeners | None = None
+        # Each SSL/SASL_SSL listener's key store, trust store and mapping rules, read at startup.
+        self._tls: dict[str, ListenerTls] = {}
         self._metrics = BrokerMetrics.create(config.metrics_listener)  # None: metrics.listener=
         self._loop: asyncio.AbstractEventLoop | None = None
         # KIP-112: I/O errors on log dirs; with none left online the broker halts (exit 1).
@@ -256,6 +259,7 @@ class BrokerServer:
         self._shutdown_event()
         config = self.config
         _log.info("broker_starting", listeners=[e.connection_string for e in config.listeners])
+        self._tls = _load_tls(config)  # a bad key store stops the start before ZooKeeper
 
         try:
             # The JAAS file named in KAFKA_OPTS, as Kafka's JVM finds it (zk/zk_auth.py).
@@ -310,6 +314,7 @@ class BrokerServer:
             self._zk,
             self.broker_id,
             ControllerConfig.from_attributes(config, control_plane_sasl=self._control_login),
+            credentials=self._channel_credentials(config.control_plane_listener),
         )
         loop = self._loop
         self._group_coordinator = GroupCoordinator(
@@ -376,7 +381,8 @@ class BrokerServer:
                     sasl=self._sasl,
                     authorizer=self.authorizer,
                     acls=self._acl_api,
-                )
+                ),
+                self._tls,
             )
             try:
                 kafka_bound = await self._kafka_listeners.start()
@@ -448,17 +454,26 @@ class BrokerServer:
         timeout_s = config.replica_socket_timeout_ms / 1000
         # either way a fetch answer may exceed the fetch's limits by one batch
         if config.replicates_over_kafka:
+            tls = self._tls.get(config.inter_broker_listener_name)
             return kafka_leader_endpoint.factory(
                 timeout_s=timeout_s,
                 max_response_bytes=config.grpc_max_message_bytes,
                 client_id=f"broker-{config.broker_id}-fetcher",
                 sasl=inter_broker_login(config),
+                ssl_context=None if tls is None else tls.client_context(),
             )
         return grpc_leader_endpoint.factory(
             timeout_s=timeout_s,
             max_message_bytes=config.grpc_max_message_bytes,
             sasl=self._fetch_login,
+            credentials=self._channel_credentials(config.inter_broker_listener_name),
         )
+
+    def _channel_credentials(self, listener: str) -> grpc.ChannelCredentials | None:
+        """TLS for this broker's gRPC connections to ``listener`` on other brokers (None:
+        a plaintext listener): its own key store and the listener's trust store."""
+        tls = self._tls.get(listener)
+        return None if tls is None else grpc_tls.channel_credentials(tls)
 
     def _start_metrics(self) -> str | None:
         """Serve GET /metrics on metrics.listener (broker/server/metrics.py); its URL."""
@@ -478,6 +493,7 @@ class BrokerServer:
                 # is the gRPC one every broker serves inter-broker requests on.
                 inter_broker_listener=self.config.control_plane_listener,
                 max_message_bytes=self.config.grpc_max_message_bytes,
+                credentials=self._channel_credentials(self.config.control_plane_listener),
             )
         )
         try:
@@ -515,8 +531,13 @@ class BrokerServer:
             self.config.listeners, self.config.bind_addresses, strict=True
         ):
             server = self._grpc_server(endpoint.listener_name)
+            tls = self._tls.get(endpoint.listener_name)
+            configure_listener(endpoint.listener_name, endpoint.security_protocol, tls)
             try:
-                port = server.add_insecure_port(address)
+                if tls is None:
+                    port = server.add_insecure_port(address)
+                else:
+                    port = server.add_secure_port(address, grpc_tls.server_credentials(tls))
             except RuntimeError as exc:
                 raise BrokerStartupError(f"cannot listen on {address}: {exc}") from None
             if port == 0:
@@ -906,10 +927,11 @@ class BrokerServer:
             )
             address = f"{endpoint.host}:{endpoint.port}"
             max_bytes = self.config.grpc_max_message_bytes
+            credentials = self._channel_credentials(self.config.control_plane_listener)
             async with (
-                transport.aio_channel(address, max_bytes)
+                transport.aio_channel(address, max_bytes, credentials=credentials)
                 if self._control_login is None
-                else aio_sasl_channel(address, max_bytes, self._control_login)
+                else aio_sasl_channel(address, max_bytes, self._control_login, (), credentials)
             ) as channel:
                 response = await pb_grpc.ControlStub(channel).ControlledShutdown(
                     request, timeout=timeout_s
@@ -1015,6 +1037,38 @@ def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     except ImportError:
         return None
     return uvloop.new_event_loop
+
+
+def _load_tls(config: BrokerConfig) -> dict[str, ListenerTls]:
+    """Every SSL/SASL_SSL listener's TLS, read and checked (BrokerStartupError: one line)."""
+    loaded: dict[str, ListenerTls] = {}
+    grpc_names = {e.listener_name for e in config.listeners}
+    for endpoint in config.listeners + config.kafka_listeners:
+        listener = config.listener_config(endpoint.listener_name)
+        if not listener.uses_tls:
+            continue
+        try:
+            loaded[listener.name] = ListenerTls.load(listener)
+        except InvalidConfigError as exc:
+            raise BrokerStartupError(f"invalid TLS configuration: {exc.message}") from None
+        if listener.name in grpc_names and listener.ssl.client_auth == "requested":
+            _log.warning(
+                "tls.client_auth_requested_not_supported",
+                listener=listener.name,
+                detail="gRPC cannot ask for a certificate without requiring one: served as "
+                "ssl.client.auth=none",
+            )
+        inter_broker = {config.inter_broker_listener_name, config.control_plane_listener}
+        if (
+            listener.name in grpc_names & inter_broker
+            and listener.ssl.endpoint_identification_algorithm == ""
+        ):
+            _log.warning(
+                "tls.endpoint_identification_always_on",
+                listener=listener.name,
+                detail="gRPC always checks the host name of the broker it connects to",
+            )
+    return loaded
 
 
 def run_broker(config: BrokerConfig) -> int:

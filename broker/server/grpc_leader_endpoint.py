@@ -57,7 +57,10 @@ class GrpcLeaderEndpoint:
         timeout_s: float,
         max_message_bytes: int,
         sasl: SaslCredentials | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
     ) -> None:
+        """``sasl``: this broker's own login, on a SASL_* inter-broker listener;
+        ``credentials``: TLS, when the leader's inter-broker listener is SSL or SASL_SSL."""
         self.address = f"{host}:{port}"
         self._timeout_s = timeout_s
         # A connection of its own, as each of Kafka's fetcher threads has: the follower's
@@ -66,9 +69,9 @@ class GrpcLeaderEndpoint:
         options = [("grpc.use_local_subchannel_pool", 1)]
         # On a SASL_* inter-broker listener the fetches carry this broker's own login.
         self._channel = (
-            transport.aio_channel(self.address, max_message_bytes, options)
+            transport.aio_channel(self.address, max_message_bytes, options, credentials)
             if sasl is None
-            else aio_sasl_channel(self.address, max_message_bytes, sasl, options)
+            else aio_sasl_channel(self.address, max_message_bytes, sasl, options, credentials)
         )
         self._stub = pb_grpc.DataStub(self._channel)
         self._fetches: grpc.aio.StreamStreamCall[pb.FetchRequest, pb.FetchResponse] | None = None
@@ -154,13 +157,22 @@ class GrpcLeaderEndpoint:
 
 
 def factory(
-    *, timeout_s: float, max_message_bytes: int, sasl: SaslCredentials | None = None
+    *,
+    timeout_s: float,
+    max_message_bytes: int,
+    sasl: SaslCredentials | None = None,
+    credentials: grpc.ChannelCredentials | None = None,
 ) -> Callable[[str, int], GrpcLeaderEndpoint]:
     """A ``LeaderEndpointFactory`` (the ReplicaManager's) of these endpoints."""
 
     def make(host: str, port: int) -> GrpcLeaderEndpoint:
         return GrpcLeaderEndpoint(
-            host, port, timeout_s=timeout_s, max_message_bytes=max_message_bytes, sasl=sasl
+            host,
+            port,
+            timeout_s=timeout_s,
+            max_message_bytes=max_message_bytes,
+            sasl=sasl,
+            credentials=credentials,
         )
 
     return make

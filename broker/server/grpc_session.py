@@ -1,32 +1,42 @@
 """The Session of a gRPC call: who the call is made as, from where, on which listener.
 
 Every servicer asks ``grpc_session(context, listener)`` before it calls the core, so the
-authorizer sees the same Session on this door as on the Kafka door. On a PLAINTEXT gRPC
-listener every call is ANONYMOUS. On a SASL_* gRPC listener a call carries the token of a login
-made over the Security RPCs (broker/server/security_service.py) in its metadata
-(``SESSION_TOKEN_KEY``); ``SaslServerInterceptor`` looks it up in the listener's
-``SessionTokens`` before the servicer runs, and refuses a call without a live one with
-UNAUTHENTICATED (the Security RPCs themselves excepted: they are how a client logs in).
+authorizer sees the same Session on this door as on the Kafka door. The broker declares each
+gRPC listener's security once, when it builds that listener's server
+(``configure_listener(name, protocol, tls)``); a listener never declared is PLAINTEXT. On a
+PLAINTEXT listener every call is ANONYMOUS; on an SSL one the caller's certificate (gRPC's
+auth context, ``x509_pem_cert``) is mapped by the listener's ``ssl.principal.mapping.rules``
+to ``User:<name>``, and a call without one (``ssl.client.auth=none``) is ANONYMOUS. On a
+SASL_* gRPC listener a call carries the token of a login made over the Security RPCs
+(broker/server/security_service.py) in its metadata (``SESSION_TOKEN_KEY``);
+``SaslServerInterceptor`` looks it up in the listener's ``SessionTokens`` before the servicer
+runs, and refuses a call without a live one with UNAUTHENTICATED (the Security RPCs themselves
+excepted: they are how a client logs in). The SASL user is the principal, on SASL_SSL too.
 
 The interceptor hands the Session to ``grpc_session`` in a context variable: grpc.aio runs an
 RPC's interceptors and its handler in the RPC's own task, one after the other, so the variable
-set for one call is seen by that call's handler and by no other call.
+set for one call is seen by that call's handler and by no other call. The listener
+declarations are per process (one broker per process); they are written before the servers
+start and only read afterwards, on the broker's event loop.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
 import grpc
 import structlog
+from cryptography import x509
 
-from minikafka.broker.security.principal import Session, anonymous_session
+from minikafka.broker.security.principal import ANONYMOUS, KafkaPrincipal, Session
 from minikafka.broker.security.session_tokens import SessionTokens
+from minikafka.broker.security.tls import ListenerTls
 from minikafka.proto.sasl_client import SESSION_TOKEN_KEY
 
-__all__ = ["SaslServerInterceptor", "grpc_session", "peer_host"]
+__all__ = ["SaslServerInterceptor", "configure_listener", "grpc_session", "peer_host"]
 
 _log = structlog.get_logger(__name__)
 
@@ -42,6 +52,14 @@ _DEAD_TOKEN = "the session token is unknown or expired (log in again)"
 # The login RPCs, served without a token.
 _SECURITY_SERVICE = "/minikafka.v1.Security/"
 
+# listener name -> (security protocol, its TLS or None)
+_LISTENERS: dict[str, tuple[str, ListenerTls | None]] = {}
+
+
+def configure_listener(name: str, security_protocol: str, tls: ListenerTls | None) -> None:
+    """Declare gRPC listener ``name``'s protocol and TLS (before its server starts)."""
+    _LISTENERS[name] = (security_protocol, tls)
+
 
 def peer_host(context: _Context) -> str:
     """The caller's IP address from gRPC's peer string (``ipv4:1.2.3.4:5``,
@@ -56,11 +74,33 @@ def peer_host(context: _Context) -> str:
 
 
 def grpc_session(context: _Context, listener: str) -> Session:
-    """The Session of the call ``context`` belongs to."""
+    """The Session of the call ``context`` belongs to: the SASL login's when the call carried
+    a live token, else the TLS client certificate's principal, else ANONYMOUS.
+
+    A certificate that no ``ssl.principal.mapping.rules`` rule maps makes the call ANONYMOUS
+    (the authorizer decides), with a warning the first time it is seen: Kafka closes such a
+    connection at its handshake, which gRPC's TLS gives no hook for."""
     session = _call_session.get()
     if session is not None and session.listener == listener:
         return session
-    return anonymous_session(peer_host(context), listener)
+    protocol, tls = _LISTENERS.get(listener, ("PLAINTEXT", None))
+    principal = ANONYMOUS
+    if tls is not None:
+        certificate = next(iter(context.auth_context().get("x509_pem_cert", ())), None)
+        if certificate is not None:
+            principal = _certificate_principal(tls, certificate)
+    return Session(principal, peer_host(context), listener, protocol)
+
+
+@functools.lru_cache(maxsize=1024)
+def _certificate_principal(tls: ListenerTls, pem: bytes) -> KafkaPrincipal:
+    # Cached: a client's calls all carry the same certificate, and parsing it costs more than
+    # the rest of the call's bookkeeping.
+    try:
+        return tls.principal_of(x509.load_pem_x509_certificate(pem))
+    except ValueError as exc:  # NoMatchingRule, or a certificate cryptography cannot read
+        _log.warning("grpc.certificate_not_mapped", listener=tls.listener, reason=str(exc))
+        return ANONYMOUS
 
 
 class SaslServerInterceptor(grpc.aio.ServerInterceptor):

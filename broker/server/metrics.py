@@ -265,6 +265,7 @@ class MetricSources:
     group_coordinator: GroupCoordinator | None = None
     inter_broker_listener: str = "PLAINTEXT"
     max_message_bytes: int = 100 * 1024 * 1024
+    credentials: grpc.ChannelCredentials | None = None  # TLS, on an SSL listener
 
 
 @dataclass(frozen=True)
@@ -406,7 +407,9 @@ class BrokerCollector:
                 ],
             )
             address = f"{endpoint[0]}:{endpoint[1]}"
-            async with transport.aio_channel(address, self._sources.max_message_bytes) as ch:
+            async with transport.aio_channel(
+                address, self._sources.max_message_bytes, credentials=self._sources.credentials
+            ) as ch:
                 response = await pb_grpc.DataStub(ch).ListOffsets(
                     request, timeout=_END_OFFSETS_TIMEOUT_S
                 )

@@ -18,6 +18,11 @@ and Prometheus metrics on ``metrics_port`` (``cluster.metrics(1)``: {(name, labe
 Followers replicate over the Kafka listener (inter.broker.listener.name=KAFKA, the controller's
 requests on control.plane.listener.name=PLAINTEXT); ``Cluster(..., replication="grpc")``, or
 MINIKAFKA_TEST_REPLICATION=grpc for a whole run, replicates over the gRPC listener instead.
+``Cluster(..., tls=certs_dir)`` (certificates of scripts/make-certs.sh) makes both listeners
+TLS: the gRPC one ``SSL`` (ssl.client.auth=required: mutual TLS between brokers, and clients
+present a certificate) and the Kafka one ``KAFKA_SSL`` (ssl.client.auth=requested); broker
+``<id>`` presents ``broker<id % 3 + 1>.pem``, and the cluster's own clients (``channel``,
+``admin``) present ``admin.pem``.
 Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.properties``,
 ``logs/`` (its log.dirs) and ``broker.log`` (the process's stdout and stderr, JSON log lines).
 ``Cluster(..., grpc_listener="SASL", sasl=SaslCredentials(...))`` names the gRPC listener
@@ -33,6 +38,7 @@ Not thread-safe: drive a Cluster from the test's thread.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import os
 import signal
@@ -52,6 +58,7 @@ from minikafka.broker.storage.checkpoints import (
     REPLICATION_OFFSET_CHECKPOINT,
     OffsetCheckpointFile,
 )
+from minikafka.client._security import ClientSecurity
 from minikafka.client.admin import AdminClient
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -216,6 +223,7 @@ class Cluster:
         zk_security: ZkClientSecurity = NO_SECURITY,
         grpc_listener: str = "PLAINTEXT",
         sasl: SaslCredentials | None = None,
+        tls: Path | None = None,
     ) -> None:
         """``env``: variables the broker processes get besides the harness's own (which has
         every ``KAFKA_*`` taken out), e.g. ``KAFKA_OPTS`` naming a JAAS file;
@@ -225,6 +233,26 @@ class Cluster:
         self.zk_security = zk_security
         self.grpc_listener = grpc_listener
         self.sasl = sasl
+        self.tls = tls
+        # How the cluster's own clients connect (the admin's certificate on a TLS cluster).
+        self.client_security = (
+            ClientSecurity()
+            if tls is None
+            else ClientSecurity(
+                security_protocol="SSL",
+                ssl_ca_location=str(tls / "truststore.pem"),
+                ssl_certificate_location=str(tls / "admin.crt"),
+                ssl_key_location=str(tls / "admin.key"),
+            )
+        )
+        if sasl is not None:  # and the harness's SASL login, over TLS too on a TLS cluster
+            self.client_security = dataclasses.replace(
+                self.client_security,
+                security_protocol="SASL_PLAINTEXT" if tls is None else "SASL_SSL",
+                sasl_mechanism=sasl.mechanism,
+                sasl_username=sasl.username,
+                sasl_password=sasl.password,
+            )
         self.tmp_path = tmp_path
         self.replication = replication
         self.overrides = {
@@ -262,10 +290,32 @@ class Cluster:
             **self.overrides,
             **(extra or {}),
         }
+        if self.tls is not None:  # what ``extra`` sets wins (a test's bad key store)
+            tls = self._tls_props(broker_id, props)
+            props.update({k: v for k, v in tls.items() if k not in (extra or {})})
         broker.config_file.write_text(
             "".join(f"{key}={value}\n" for key, value in props.items()), encoding="utf-8"
         )
         return broker.config_file
+
+    def _tls_props(self, broker_id: int, props: Mapping[str, str]) -> dict[str, str]:
+        """The listeners renamed SSL and KAFKA_SSL, TLS both, and the key and trust stores."""
+        assert self.tls is not None
+        broker = self.brokers[broker_id]
+        renamed = {"PLAINTEXT": "SSL", "KAFKA": "KAFKA_SSL"}
+        tls = {
+            "listeners": f"SSL://127.0.0.1:{broker.port}",
+            "kafka.listeners": f"KAFKA_SSL://127.0.0.1:{broker.kafka_port}",
+            "listener.security.protocol.map": "SSL:SSL,KAFKA_SSL:SSL",
+            "ssl.keystore.location": str(self.tls / f"broker{broker_id % 3 + 1}.pem"),
+            "ssl.truststore.location": str(self.tls / "truststore.pem"),
+            "ssl.client.auth": "required",
+            "listener.name.kafka_ssl.ssl.client.auth": "requested",
+        }
+        for key in ("inter.broker.listener.name", "control.plane.listener.name"):
+            if key in props:
+                tls[key] = renamed.get(props[key], props[key])
+        return tls
 
     def start(
         self,
@@ -510,7 +560,9 @@ class Cluster:
 
     def admin(self, request_timeout_ms: int = 20_000) -> AdminClient:
         admin = AdminClient(
-            self.bootstrap_servers, request_timeout_ms=request_timeout_ms, security=self.security
+            self.bootstrap_servers,
+            request_timeout_ms=request_timeout_ms,
+            security=self.client_security,
         )
         self._admins.append(admin)
         return admin
@@ -531,13 +583,16 @@ class Cluster:
         address = self.brokers[broker_id].address
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.insecure_channel(
-                address,
-                options=[
-                    ("grpc.initial_reconnect_backoff_ms", 100),
-                    ("grpc.min_reconnect_backoff_ms", 100),
-                    ("grpc.max_reconnect_backoff_ms", 500),
-                ],
+            options = [
+                ("grpc.initial_reconnect_backoff_ms", 100),
+                ("grpc.min_reconnect_backoff_ms", 100),
+                ("grpc.max_reconnect_backoff_ms", 500),
+            ]
+            credentials = self.client_security.channel_credentials()
+            channel = (
+                grpc.insecure_channel(address, options=options)
+                if credentials is None
+                else grpc.secure_channel(address, credentials, options=options)
             )
             if self.sasl is not None:
                 channel = sasl_channel(channel, self.sasl, address)

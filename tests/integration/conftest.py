@@ -19,6 +19,7 @@ dependency fails them: CI must never pass by skipping.
 from __future__ import annotations
 
 import os
+import subprocess
 import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping
 from pathlib import Path
@@ -28,7 +29,7 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.retry import KazooRetry
 
-from tests.integration.cluster import DEFAULT_REPLICATION, Cluster
+from tests.integration.cluster import DEFAULT_REPLICATION, REPO_ROOT, Cluster
 from tests.integration.zookeeper import (
     ZooKeeperServer,
     ZooKeeperStartError,
@@ -102,13 +103,26 @@ ClusterFactory = Callable[..., Cluster]
 _CLUSTERS_KEY = pytest.StashKey[list[Cluster]]()
 
 
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of test certificates made by scripts/make-certs.sh (openssl), once a run."""
+    directory = tmp_path_factory.mktemp("certs")
+    subprocess.run(
+        [str(REPO_ROOT / "scripts" / "make-certs.sh"), str(directory)],
+        check=True,
+        capture_output=True,
+    )
+    return directory
+
+
 @pytest.fixture
 def cluster_factory(
     zk_connect: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[ClusterFactory]:
-    """``cluster_factory(n_brokers=3, overrides=None, start=True, replication=...) -> Cluster``
-    (``replication`` "kafka" or "grpc": Cluster's, by default MINIKAFKA_TEST_REPLICATION's;
-    other keywords, e.g. ``grpc_listener`` and ``sasl``, go to Cluster).
+    """``cluster_factory(n_brokers=3, overrides=None, start=True, replication=..., tls=None)
+    -> Cluster`` (``replication`` "kafka" or "grpc": Cluster's, by default
+    MINIKAFKA_TEST_REPLICATION's; ``tls``: a directory of scripts/make-certs.sh's certificates
+    for TLS listeners; other keywords, e.g. ``grpc_listener`` and ``sasl``, go to Cluster).
 
     The brokers are started and waited for (``start=False`` leaves that to the test). At the
     end of the test every broker process still running is killed; when the test failed, the
@@ -123,6 +137,7 @@ def cluster_factory(
         *,
         start: bool = True,
         replication: str = DEFAULT_REPLICATION,
+        tls: Path | None = None,
         **cluster_options: Any,
     ) -> Cluster:
         cluster = Cluster(
@@ -131,6 +146,7 @@ def cluster_factory(
             n_brokers,
             overrides,
             replication=replication,
+            tls=tls,
             **cluster_options,
         )
         clusters.append(cluster)

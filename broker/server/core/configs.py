@@ -30,6 +30,7 @@ import structlog
 
 from minikafka.broker.config import (
     DYNAMIC_KEYS,
+    SENSITIVE_KEYS,
     BrokerConfig,
     ConfigSource,
     validate_dynamic_update,
@@ -286,6 +287,7 @@ class ConfigsAdmin(AdminBase):
                         value,
                         source,
                         read_only=key not in DYNAMIC_KEYS,
+                        is_sensitive=key in SENSITIVE_KEYS,
                         synonyms=_synonyms(config, (key,)),
                     )
                     for key, (value, source) in config.describe().items()

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from minikafka.broker.security.principal import Session, anonymous_session
+from minikafka.broker.security.principal import ANONYMOUS, KafkaPrincipal, Session
 from minikafka.broker.security.sasl.errors import SaslAuthenticationFailed
 from minikafka.broker.security.sasl.server import SaslServerFactory
 from minikafka.broker.server.kafka import registry
@@ -116,6 +116,7 @@ class KafkaConnection:
         *,
         memory_pool: MemoryPool | None = None,
         sasl: SaslServerFactory | None = None,
+        principal: KafkaPrincipal = ANONYMOUS,
         security_protocol: str = "PLAINTEXT",
     ) -> None:
         self._reader = reader
@@ -124,9 +125,10 @@ class KafkaConnection:
         self._listener = listener
         peer = writer.get_extra_info("peername") or ("", 0)
         self._host, self._port = str(peer[0]), int(peer[1])
-        # Who this connection's requests are made as: ANONYMOUS until TLS or SASL says who.
-        self.session: Session = anonymous_session(self._host, listener)
-        # A SASL listener's connection authenticates first (None: PLAINTEXT).
+        # Who this connection's requests are made as: the TLS client certificate's principal
+        # (listener.py), else ANONYMOUS until SASL says who.
+        self.session = Session(principal, self._host, listener, security_protocol)
+        # A SASL listener's connection authenticates first (None: PLAINTEXT or SSL).
         self._sasl = (
             None
             if sasl is None
@@ -153,8 +155,11 @@ class KafkaConnection:
         self._memory_pool = memory_pool
         self._pooled_bytes = 0
         self._answered = asyncio.Event()
-        # drain() returns only when the transport holds nothing: one answer in flight.
-        writer.transport.set_write_buffer_limits(high=0)
+        # drain() returns only when the transport holds nothing: one answer in flight. A TLS
+        # transport pauses its writer at a size >= high (a TCP one at > high): 0 there would
+        # keep it paused for good, 1 means what 0 means here.
+        tls = writer.get_extra_info("ssl_object") is not None
+        writer.transport.set_write_buffer_limits(high=1 if tls else 0, low=0)
 
     def abort(self) -> None:
         """Close the socket at once (the broker stops): reads and writes fail from now on."""
@@ -569,7 +574,8 @@ class KafkaConnection:
         next accepted connection before this task runs again; the records must not follow."""
         await self._drained()
         sock = self._writer.get_extra_info("socket")
-        if sock is None or self._writer.get_extra_info("sslcontext") is not None:
+        # A TLS transport still reports its raw socket: the records must go through TLS.
+        if sock is None or self._writer.get_extra_info("ssl_object") is not None:
             await self._copy_file(records)
             return
         out = os.dup(sock.fileno())

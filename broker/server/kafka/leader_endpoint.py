@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import io
 import itertools
+import ssl
 import struct
 from collections.abc import Callable
 from typing import Any, cast
@@ -93,10 +94,13 @@ class KafkaLeaderEndpoint:
         max_response_bytes: int,
         client_id: str,
         sasl: SaslLogin | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """``max_response_bytes``: a larger answer closes the connection (a follower's fetch
         answers up to replica.fetch.response.max.bytes, or one batch beyond). ``sasl``: the
-        login of a SASL inter-broker listener."""
+        login of a SASL inter-broker listener. ``ssl_context``: TLS, when the leader's
+        inter-broker listener is SSL or SASL_SSL."""
+        self._ssl_context = ssl_context
         self.address = f"{host}:{port}"
         self._host = host
         self._port = port
@@ -244,7 +248,10 @@ class KafkaLeaderEndpoint:
         try:
             async with asyncio.timeout(self._timeout_s):
                 _, protocol = await loop.create_connection(
-                    lambda: _FrameProtocol(self._max_response_bytes), self._host, self._port
+                    lambda: _FrameProtocol(self._max_response_bytes),
+                    self._host,
+                    self._port,
+                    ssl=self._ssl_context,
                 )
         except TimeoutError:
             raise LeaderEndpointError(
@@ -465,6 +472,7 @@ def factory(
     max_response_bytes: int,
     client_id: str,
     sasl: SaslLogin | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> Callable[[str, int], KafkaLeaderEndpoint]:
     """A ``LeaderEndpointFactory`` (the ReplicaManager's) of these endpoints."""
 
@@ -476,6 +484,7 @@ def factory(
             max_response_bytes=max_response_bytes,
             client_id=client_id,
             sasl=sasl,
+            ssl_context=ssl_context,
         )
 
     return make

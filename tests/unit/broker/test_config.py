@@ -926,3 +926,87 @@ def test_bad_sasl_configs(props: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidConfigError, match=re.escape(message)) as failed:
         BrokerConfig.from_properties({**_SASL_BASE, **props})
     assert "admin-secret" not in str(failed.value)
+
+
+# --- TLS and per-listener keys ------------------------------------------------------------------
+
+_TLS_LISTENERS = {
+    "listeners": "PLAINTEXT://:9092,SSL://:9093",
+    "kafka.listeners": "KAFKA_SSL://:19093,SASL_KAFKA://:19094",
+    "listener.security.protocol.map": (
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,KAFKA_SSL:SASL_SSL,SASL_KAFKA:SASL_PLAINTEXT"
+    ),
+    "ssl.keystore.location": "/etc/kafka/broker.pem",
+    "sasl.enabled.mechanisms": "SCRAM-SHA-256",  # Kafka's default, GSSAPI, is not served
+}
+
+
+def test_tls_and_sasl_listeners_take_their_protocols() -> None:
+    config = from_props(_TLS_LISTENERS)
+    assert [e.security_protocol for e in config.listeners] == ["PLAINTEXT", "SSL"]
+    assert [e.security_protocol for e in config.kafka_listeners] == ["SASL_SSL", "SASL_PLAINTEXT"]
+    assert config.listener_config("kafka_ssl").uses_tls
+    assert not config.listener_config("SASL_KAFKA").uses_tls
+
+
+def test_a_listener_key_beats_the_broker_key_for_that_listener_only() -> None:
+    config = from_props(
+        {
+            **_TLS_LISTENERS,
+            "ssl.client.auth": "requested",
+            "listener.name.ssl.ssl.client.auth": "required",
+            "listener.name.ssl.ssl.keystore.location": "/etc/kafka/ssl.pem",
+            "listener.name.kafka_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        }
+    )
+    ssl_listener = config.listener_config("SSL")
+    assert ssl_listener.ssl.client_auth == "required"
+    assert ssl_listener.ssl.keystore_location == "/etc/kafka/ssl.pem"
+    kafka = config.listener_config("KAFKA_SSL")
+    assert kafka.ssl.client_auth == "requested"
+    assert kafka.ssl.keystore_location == "/etc/kafka/broker.pem"
+    assert kafka.get("sasl.enabled.mechanisms") == "SCRAM-SHA-512"
+    assert kafka.get("sasl.jaas.config", "broker-wide") == "broker-wide"
+    assert config.unknown == {}  # neither the ssl.* keys nor listener.name.* are unknown
+
+
+def test_a_tls_listener_without_a_key_store_names_the_key() -> None:
+    props = {**_TLS_LISTENERS}
+    del props["ssl.keystore.location"]
+    with pytest.raises(InvalidConfigError, match=r"SSL .* no key store: set ssl\.keystore"):
+        from_props(props)
+    # given for that listener alone, it is enough
+    config = from_props(
+        {**props, "listeners": "PLAINTEXT://:9092,SSL://:9093", "kafka.listeners": ""}
+        | {"listener.name.ssl.ssl.keystore.location": "/k.pem"}
+    )
+    assert config.listener_config("SSL").ssl.has_key_store
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"ssl.keystore.type": "JKS"}, "ssl.keystore.type: only PEM stores are supported"),
+        ({"ssl.truststore.type": "PKCS12"}, "only PEM stores are supported"),
+        ({"ssl.client.auth": "maybe"}, "must be one of none, requested, required"),
+        ({"listener.name.ssl.ssl.client.auth": "x"}, "listener.name.ssl.ssl.client.auth"),
+        ({"ssl.enabled.protocols": "TLSv1.1"}, "only TLSv1.2 and TLSv1.3 are supported"),
+        ({"ssl.protocol": "SSLv3"}, "ssl.protocol"),
+        ({"ssl.endpoint.identification.algorithm": "ldap"}, "must be one of https, empty"),
+        ({"ssl.keystore.key": "-----BEGIN PRIVATE KEY-----"}, "set ssl.keystore.location or"),
+        ({"listener.name.ssl": "x"}, "expected listener.name.<listener>.<key>"),
+    ],
+)
+def test_bad_tls_keys(props: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidConfigError, match=re.escape(message)):
+        from_props({**_TLS_LISTENERS, **props})
+
+
+def test_describe_never_shows_a_password_or_an_inline_key() -> None:
+    config = from_props(
+        {**_TLS_LISTENERS, "ssl.key.password": "s3cret", "ssl.client.auth": "required"}
+    )
+    described = config.describe()
+    assert described["ssl.key.password"] == (None, ConfigSource.STATIC_BROKER_CONFIG)
+    assert described["ssl.client.auth"] == ("required", ConfigSource.STATIC_BROKER_CONFIG)
+    assert "s3cret" not in repr(config)
