@@ -1,12 +1,14 @@
 """The Admin RPC family over gRPC: protobuf to and from TopicAdmin's values.
 
-    AdminService(admin: TopicAdmin, replicas: ReplicaApi | None = None)
+    AdminService(admin: TopicAdmin, replicas: ReplicaApi | None = None, *, listener: str = "")
 
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
 which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
 ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED. Protobuf's enums
 (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's numbers, so they
-pass through as ints. Runs on the broker's event loop (grpc.aio).
+pass through as ints. Every call hands the core its Session (``grpc_session``), which the core
+asks the authorizer about; a refused DescribeReplicas, whose answer has no error field, is
+PERMISSION_DENIED. Runs on the broker's event loop (grpc.aio).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, cast
 import grpc
 
 from minikafka.broker.replication.requests import DeleteRecordsPartition, by_request_topic
+from minikafka.broker.security.principal import Session
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.configs import (
     AlterableConfig,
@@ -27,10 +30,12 @@ from minikafka.broker.server.core.configs import (
 )
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topics import CreatePartitionsTopic
+from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.controller.controller import NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import KafkaError
 
 __all__ = ["AdminService"]
 
@@ -40,9 +45,15 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 class AdminService(pb_grpc.AdminServicer):
     """See the module docstring."""
 
-    def __init__(self, admin: TopicAdmin, replicas: ReplicaApi | None = None) -> None:
+    def __init__(
+        self, admin: TopicAdmin, replicas: ReplicaApi | None = None, *, listener: str = ""
+    ) -> None:
         self._admin = admin
         self._replicas = replicas
+        self._listener = listener
+
+    def _session(self, context: _Context) -> Session:
+        return grpc_session(context, self._listener)
 
     async def CreateTopics(
         self, request: pb.CreateTopicsRequest, context: _Context
@@ -60,6 +71,7 @@ class AdminService(pb_grpc.AdminServicer):
             ],
             validate_only=request.validate_only,
             timeout_ms=request.timeout_ms,
+            session=self._session(context),
         )
         return pb.CreateTopicsResponse(
             topics=[
@@ -89,7 +101,9 @@ class AdminService(pb_grpc.AdminServicer):
         self, request: pb.DeleteTopicsRequest, context: _Context
     ) -> pb.DeleteTopicsResponse:
         results = await self._admin.delete_topics(
-            list(request.topic_names), timeout_ms=request.timeout_ms
+            list(request.topic_names),
+            timeout_ms=request.timeout_ms,
+            session=self._session(context),
         )
         return pb.DeleteTopicsResponse(
             responses=[
@@ -115,6 +129,7 @@ class AdminService(pb_grpc.AdminServicer):
             ],
             validate_only=request.validate_only,
             timeout_ms=request.timeout_ms,
+            session=self._session(context),
         )
         return pb.CreatePartitionsResponse(
             results=[
@@ -133,7 +148,9 @@ class AdminService(pb_grpc.AdminServicer):
             if request.topic_partitions
             else None
         )
-        result = await self._admin.elect_leaders(int(request.election_type), partitions)
+        result = await self._admin.elect_leaders(
+            int(request.election_type), partitions, session=self._session(context)
+        )
         response = pb.ElectLeadersResponse(error_code=result.error_code)
         for topic, items in itertools.groupby(result.partitions, key=lambda r: r.topic):
             response.replica_election_results.add(
@@ -156,7 +173,8 @@ class AdminService(pb_grpc.AdminServicer):
             [
                 ConfigResource(int(r.resource_type), r.resource_name, tuple(r.configuration_keys))
                 for r in request.resources
-            ]
+            ],
+            session=self._session(context),
         )
         return pb.DescribeConfigsResponse(
             results=[
@@ -191,6 +209,7 @@ class AdminService(pb_grpc.AdminServicer):
                 for r in request.resources
             ],
             validate_only=request.validate_only,
+            session=self._session(context),
         )
         return pb.IncrementalAlterConfigsResponse(
             responses=[
@@ -214,6 +233,7 @@ class AdminService(pb_grpc.AdminServicer):
                 for p in topic.partitions
             ],
             request.timeout_ms,
+            session=self._session(context),
         )
         # One result per partition in request order: answered in the request's topic layout.
         return pb.DeleteRecordsResponse(
@@ -240,7 +260,13 @@ class AdminService(pb_grpc.AdminServicer):
         if self._replicas is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "DescribeReplicas is not served")
         assert self._replicas is not None
-        answer = self._replicas.describe_replicas(list(request.topics))
+        try:
+            answer = self._replicas.describe_replicas(
+                list(request.topics), session=self._session(context)
+            )
+        except KafkaError as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
+            raise  # abort raises; this only tells the type checker
         Hosted = pb.DescribeReplicasResponse.HostedPartition
         Follower = pb.DescribeReplicasResponse.FollowerReplica
         return pb.DescribeReplicasResponse(

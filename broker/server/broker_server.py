@@ -67,13 +67,16 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
+from minikafka.broker.security.acl import Authorizer
 from minikafka.broker.server import grpc_leader_endpoint
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.cleaner_threads import CleanerThreads
 from minikafka.broker.server.config_handler import ConfigHandler, ConfigTargets
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.authorization import AuthHelper
 from minikafka.broker.server.core.controller_fence import ControllerFence
+from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi, offsets_partition_count
 from minikafka.broker.server.core.metadata import MetadataApi
@@ -164,6 +167,8 @@ class BrokerServer:
         self._topic_admin: TopicAdmin | None = None
         self._metadata_api: MetadataApi | None = None
         self._fetch_api: FetchApi | None = None
+        self._data_api: DataApi | None = None
+        self._auth = AuthHelper()
         self._group_api: GroupApi | None = None
         self._controller_fence: ControllerFence | None = None
         self._servers: list[grpc.aio.Server] = []
@@ -257,15 +262,23 @@ class BrokerServer:
         self._replica_manager.add_leadership_listener(self._group_coordinator.on_leadership_change)
         self._log_dir_failures.add_listener(self._on_log_dir_offline)
         topic_creator = TopicCreator(config, self._zk)
-        self._metadata_api = MetadataApi(config, self._metadata_cache, self._zk, topic_creator)
-        self._fetch_api = FetchApi(self._replica_manager, config.inter_broker_listener_name)
-        self._group_api = GroupApi(self._group_coordinator, self._metadata_cache, topic_creator)
+        # The one AuthHelper every core API of both doors asks (core/authorization.py).
+        auth = self._auth = AuthHelper(self._authorizer())
+        self._metadata_api = MetadataApi(
+            config, self._metadata_cache, self._zk, topic_creator, auth
+        )
+        self._fetch_api = FetchApi(self._replica_manager, config.inter_broker_listener_name, auth)
+        self._data_api = DataApi(self._replica_manager, self._producer_ids, auth)
+        self._group_api = GroupApi(
+            self._group_coordinator, self._metadata_cache, topic_creator, auth
+        )
         self._topic_admin = TopicAdmin(
             config,
             self._controller,
             self._zk,
             self._replica_manager,
             metadata_cache=self._metadata_cache,
+            auth=auth,
         )
         self._cleaner = CleanerThreads(
             self._log_manager, self._replica_manager, self._log_dir_failures
@@ -285,6 +298,7 @@ class BrokerServer:
             broker_id=self.broker_id,
             broker_epoch=lambda: self._broker_epoch,
             sync=lambda: zk_client.sync(CONTROLLER_EPOCH_PATH),
+            auth=auth,
         )
         self._servers = self._grpc_servers()
         for server in self._servers:
@@ -302,6 +316,7 @@ class BrokerServer:
                     self._producer_ids,
                     self._fetch_api,
                     self._metrics.requests if self._metrics else RequestMetrics(),
+                    self._data_api,
                 )
             )
             try:
@@ -410,6 +425,10 @@ class BrokerServer:
         )
         return manager
 
+    def _authorizer(self) -> Authorizer | None:
+        """The Authorizer of ``authorizer.class.name``; None (every request allowed) unset."""
+        return None
+
     def _grpc_servers(self) -> list[grpc.aio.Server]:
         """One gRPC server per listener, so that Metadata and FindCoordinator can answer with
         the endpoints of the listener the client came in on (as Kafka does): a client on the
@@ -449,6 +468,7 @@ class BrokerServer:
                 producer_ids=self._producer_ids,
                 listener=listener,
                 metrics=requests,
+                data=self._data_api,
             ),
             server,
         )
@@ -457,8 +477,10 @@ class BrokerServer:
             server,
         )
         assert self._topic_admin is not None
-        replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch)
-        pb_grpc.add_AdminServicer_to_server(AdminService(self._topic_admin, replicas), server)
+        replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch, self._auth)
+        pb_grpc.add_AdminServicer_to_server(
+            AdminService(self._topic_admin, replicas, listener=listener), server
+        )
         # Controller requests come in on the control plane listener only (KIP-291; by default
         # the inter-broker one, with one listener that is it), never on one meant for clients.
         if control_plane:
@@ -474,6 +496,7 @@ class BrokerServer:
                         if self._group_coordinator is None
                         else self._group_coordinator.on_partitions_deleted
                     ),
+                    listener=listener,
                 ),
                 server,
             )

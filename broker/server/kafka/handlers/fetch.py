@@ -89,6 +89,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             ],
         ),
         listener=request.listener,
+        session=request.session,
     )
     aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
     return request.response(

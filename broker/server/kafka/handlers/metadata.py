@@ -4,6 +4,12 @@ with the brokers' endpoints on the Kafka listener the client came in on.
 Versions: a null topic list (v1+) or an empty one (v0) asks for every topic; an empty list
 from v1 on asks for none. ``allow_auto_topic_creation`` (v4+) is the client's; before v4 a
 request always allows it, as Kafka reads those versions.
+
+Authorization is the core's (MetadataApi): topics the principal may not Describe are left out
+of an all-topics answer and TOPIC_AUTHORIZATION_FAILED when named. Asked for (Metadata v8+,
+DescribeCluster), ``topic_authorized_operations`` and ``cluster_authorized_operations`` are the
+bit sets of Kafka's AclOperation codes the principal has (every operation of the resource type
+without an authorizer), else the schemas' default, -2**31.
 """
 
 from __future__ import annotations
@@ -23,6 +29,14 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
         None if every else [t.name for t in requested if t.name is not None],
         listener=request.listener,
         allow_auto_topic_creation=getattr(body, "allow_auto_topic_creation", True),
+        session=request.session,
+        include_topic_authorized_operations=getattr(
+            body, "include_topic_authorized_operations", False
+        ),
+        # v8-10 only: v11 moved the cluster's to DescribeCluster
+        include_cluster_authorized_operations=getattr(
+            body, "include_cluster_authorized_operations", False
+        ),
     )
     topics = [
         {
@@ -42,7 +56,7 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
                 }
                 for p in topic.partitions
             ],
-            "topic_authorized_operations": -2147483648,
+            "topic_authorized_operations": topic.authorized_operations,
         }
         for topic in answer.topics
     ]
@@ -56,14 +70,18 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
             "cluster_id": answer.cluster_id or None,
             "controller_id": answer.controller_id,
             "topics": topics,
-            "cluster_authorized_operations": -2147483648,
+            "cluster_authorized_operations": answer.cluster_authorized_operations,
         }
     )
 
 
 @handler(api_key=60, min_version=0, max_version=1)
 async def describe_cluster(request: Request, broker: KafkaBroker) -> Entity:
-    answer = await broker.metadata_api.describe_cluster(listener=request.listener)
+    answer = await broker.metadata_api.describe_cluster(
+        listener=request.listener,
+        session=request.session,
+        include_cluster_authorized_operations=request.body.include_cluster_authorized_operations,
+    )
     return request.response(
         {
             "throttle_time": 0,
@@ -76,6 +94,6 @@ async def describe_cluster(request: Request, broker: KafkaBroker) -> Entity:
                 {"broker_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
                 for b in answer.brokers
             ],
-            "cluster_authorized_operations": -2147483648,
+            "cluster_authorized_operations": answer.cluster_authorized_operations,
         }
     )
