@@ -145,6 +145,7 @@ from minikafka.proto.topic_config import (
 )
 
 __all__ = [
+    "ACL_AUTHORIZER_CLASS",
     "CONFIG_TYPES",
     "DYNAMIC_KEYS",
     "BrokerConfig",
@@ -260,6 +261,11 @@ class BrokerConfig:
     offsets_load_buffer_size: int = 5_242_880
     offsets_retention_minutes: int = 10_080
     offsets_retention_check_interval_ms: int = 600_000
+    # ACLs (broker/security/authorizer.py): none unless authorizer.class.name names Kafka's
+    # AclAuthorizer; super.users as principals ("User:admin").
+    authorizer_class_name: str = ""
+    super_users: tuple[str, ...] = ()
+    allow_everyone_if_no_acl_found: bool = False
     # The defaults of every topic key (proto/topic_config.py): log.segment.bytes,
     # min.insync.replicas, unclean.leader.election.enable, ... as one TopicConfig.
     log: TopicConfig = field(default_factory=TopicConfig)
@@ -799,6 +805,34 @@ def _upper(key: str, raw: str) -> str:
     return raw.strip().upper()
 
 
+# The one authorizer this broker has (Kafka's ZooKeeper-mode AclAuthorizer); its older name
+# (kafka.security.auth.SimpleAclAuthorizer) was removed in Kafka 3.0.
+ACL_AUTHORIZER_CLASS = "kafka.security.authorizer.AclAuthorizer"
+
+
+def _authorizer_class_name(key: str, raw: str) -> str:
+    name = raw.strip()
+    if name not in ("", ACL_AUTHORIZER_CLASS):
+        raise InvalidConfigError(
+            f"invalid value {name!r} for configuration {key}: the only authorizer supported is "
+            f"{ACL_AUTHORIZER_CLASS} (leave it empty for none)"
+        )
+    return name
+
+
+def _super_users(key: str, raw: str) -> tuple[str, ...]:
+    """``User:admin;User:broker``: principals separated by semicolons."""
+    users = tuple(part.strip() for part in raw.split(";") if part.strip())
+    for user in users:
+        principal_type, sep, name = user.partition(":")
+        if not sep or not principal_type or not name:
+            raise InvalidConfigError(
+                f"invalid value {raw!r} for configuration {key}: {user!r} is not a principal "
+                "of the form <type>:<name> (User:admin)"
+            )
+    return users
+
+
 _INT, _LONG, _SHORT = ConfigType.INT, ConfigType.LONG, ConfigType.SHORT
 _BOOLEAN, _STRING = ConfigType.BOOLEAN, ConfigType.STRING
 
@@ -957,6 +991,9 @@ _SPECS: tuple[ConfigKey, ...] = (
         _LONG,
         minimum=1,
     ),
+    _spec("authorizer.class.name", "authorizer_class_name", _authorizer_class_name),
+    _spec("super.users", "super_users", _super_users),
+    _spec("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", _BOOLEAN),
 )
 
 # Every key this broker reads -> its type in Kafka's ConfigDef (DescribeConfigs' config_type).

@@ -541,6 +541,21 @@ class AdminStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.FromString,
                 _registered_method=True)
+        self.DescribeAcls = channel.unary_unary(
+                '/minikafka.v1.Admin/DescribeAcls',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeAclsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeAclsResponse.FromString,
+                _registered_method=True)
+        self.CreateAcls = channel.unary_unary(
+                '/minikafka.v1.Admin/CreateAcls',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.CreateAclsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.CreateAclsResponse.FromString,
+                _registered_method=True)
+        self.DeleteAcls = channel.unary_unary(
+                '/minikafka.v1.Admin/DeleteAcls',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -606,6 +621,27 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeAcls(self, request, context):
+        """The ACLs a filter matches (Kafka's DescribeAcls; needs Describe on the Cluster).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateAcls(self, request, context):
+        """Add ACL bindings (Kafka's CreateAcls; needs Alter on the Cluster).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteAcls(self, request, context):
+        """Delete the ACLs each filter matches (Kafka's DeleteAcls; needs Alter on the Cluster).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -648,6 +684,21 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.DescribeReplicas,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.SerializeToString,
+            ),
+            'DescribeAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeAcls,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeAclsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeAclsResponse.SerializeToString,
+            ),
+            'CreateAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateAcls,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.CreateAclsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.CreateAclsResponse.SerializeToString,
+            ),
+            'DeleteAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteAcls,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -869,6 +920,87 @@ class Admin:
             '/minikafka.v1.Admin/DescribeReplicas',
             minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/DescribeAcls',
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeAclsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/CreateAcls',
+            minikafka_dot_proto_dot_minikafka__pb2.CreateAclsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.CreateAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/DeleteAcls',
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DeleteAclsResponse.FromString,
             options,
             channel_credentials,
             insecure,

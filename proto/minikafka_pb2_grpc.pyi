@@ -241,6 +241,12 @@ class AdminStub:
     """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
     and, where it leads, the LEO it last learnt from each follower (asked of every broker).
     """
+    DescribeAcls: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeAclsRequest, _minikafka_pb2.DescribeAclsResponse]
+    """The ACLs a filter matches (Kafka's DescribeAcls; needs Describe on the Cluster)."""
+    CreateAcls: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.CreateAclsRequest, _minikafka_pb2.CreateAclsResponse]
+    """Add ACL bindings (Kafka's CreateAcls; needs Alter on the Cluster)."""
+    DeleteAcls: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteAclsRequest, _minikafka_pb2.DeleteAclsResponse]
+    """Delete the ACLs each filter matches (Kafka's DeleteAcls; needs Alter on the Cluster)."""
 
 @_typing.type_check_only
 class AdminAsyncStub(AdminStub):
@@ -268,6 +274,12 @@ class AdminAsyncStub(AdminStub):
     """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
     and, where it leads, the LEO it last learnt from each follower (asked of every broker).
     """
+    DescribeAcls: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeAclsRequest, _minikafka_pb2.DescribeAclsResponse]  # type: ignore[assignment]
+    """The ACLs a filter matches (Kafka's DescribeAcls; needs Describe on the Cluster)."""
+    CreateAcls: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.CreateAclsRequest, _minikafka_pb2.CreateAclsResponse]  # type: ignore[assignment]
+    """Add ACL bindings (Kafka's CreateAcls; needs Alter on the Cluster)."""
+    DeleteAcls: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteAclsRequest, _minikafka_pb2.DeleteAclsResponse]  # type: ignore[assignment]
+    """Delete the ACLs each filter matches (Kafka's DeleteAcls; needs Alter on the Cluster)."""
 
 class AdminServicer(metaclass=_abc_1.ABCMeta):
     """Topic, config and record administration. CreateTopics, DeleteTopics, CreatePartitions and
@@ -340,6 +352,30 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
         and, where it leads, the LEO it last learnt from each follower (asked of every broker).
         """
+
+    @_abc_1.abstractmethod
+    def DescribeAcls(
+        self,
+        request: _minikafka_pb2.DescribeAclsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeAclsResponse, _abc.Awaitable[_minikafka_pb2.DescribeAclsResponse]]:
+        """The ACLs a filter matches (Kafka's DescribeAcls; needs Describe on the Cluster)."""
+
+    @_abc_1.abstractmethod
+    def CreateAcls(
+        self,
+        request: _minikafka_pb2.CreateAclsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.CreateAclsResponse, _abc.Awaitable[_minikafka_pb2.CreateAclsResponse]]:
+        """Add ACL bindings (Kafka's CreateAcls; needs Alter on the Cluster)."""
+
+    @_abc_1.abstractmethod
+    def DeleteAcls(
+        self,
+        request: _minikafka_pb2.DeleteAclsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DeleteAclsResponse, _abc.Awaitable[_minikafka_pb2.DeleteAclsResponse]]:
+        """Delete the ACLs each filter matches (Kafka's DeleteAcls; needs Alter on the Cluster)."""
 
 def add_AdminServicer_to_server(servicer: AdminServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -55,6 +55,20 @@ fences controller writes (see zk_store).
 ``/latest_producer_id_block`` (both ends inclusive, as strings; empty before the first block)::
 
     {"version":1,"broker":1,"block_start":"0","block_end":"999"}
+
+``/kafka-acl/<ResourceType>/<name>`` (LITERAL patterns) and
+``/kafka-acl-extended/prefixed/<ResourceType>/<name>`` (PREFIXED): a resource's ACLs, the type
+as Kafka spells it (Topic, Group, Cluster, TransactionalId, DelegationToken, User); every
+write is conditional on the znode version, and the znode goes when its last ACL does::
+
+    {"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow",
+     "operation":"Read","host":"*"}]}
+
+``/kafka-acl-changes/acl_changes_<10-digit seq>``: a LITERAL resource's ACLs changed; the data
+is ``<RESOURCE TYPE>:<name>`` as text (``TOPIC:orders``: Kafka writes the enum's name; any case
+is read). ``/kafka-acl-extended-changes/acl_changes_<seq>`` is the same for PREFIXED::
+
+    {"version":1,"resourceType":"TOPIC","name":"sales-","patternType":"PREFIXED"}
 """
 
 from __future__ import annotations
@@ -67,6 +81,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from minikafka.proto.acl import (
+    AccessControlEntry,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+    kafka_name,
+    parse_kafka_name,
+)
 from minikafka.proto.cluster_state import PartitionState, ProducerIdBlock
 from minikafka.proto.common import EndPoint, TopicPartition
 from minikafka.zk.errors import ZkDataError
@@ -95,6 +119,11 @@ DEFAULT_BROKER_ENTITY = "<default>"  # /config/brokers/<default>: the cluster-wi
 CLUSTER_PATH = "/cluster"
 CLUSTER_ID_PATH = "/cluster/id"
 PRODUCER_ID_BLOCK_PATH = "/latest_producer_id_block"
+LITERAL_ACL_PATH = "/kafka-acl"
+EXTENDED_ACL_PATH = "/kafka-acl-extended"
+LITERAL_ACL_CHANGES_PATH = "/kafka-acl-changes"
+EXTENDED_ACL_CHANGES_PATH = "/kafka-acl-extended-changes"
+ACL_CHANGE_PREFIX = "acl_changes_"
 
 # Created at startup by every broker, like Kafka's persistent paths; the rest appear on demand.
 PERSISTENT_PATHS = (
@@ -145,6 +174,34 @@ def topic_config_path(topic: str) -> str:
 def broker_config_path(entity: str) -> str:
     """``entity`` is a broker id or DEFAULT_BROKER_ENTITY."""
     return f"{CONFIG_BROKERS_PATH}/{entity}"
+
+
+def acl_store_path(pattern_type: PatternType) -> str:
+    """Where the ACLs of one pattern type live: /kafka-acl, /kafka-acl-extended/prefixed."""
+    if pattern_type is PatternType.LITERAL:
+        return LITERAL_ACL_PATH
+    if pattern_type is PatternType.PREFIXED:
+        return f"{EXTENDED_ACL_PATH}/{pattern_type.name.lower()}"
+    raise ValueError(f"no ACLs are stored for pattern type {pattern_type.name}")
+
+
+def acl_resource_type_path(pattern_type: PatternType, resource_type: ResourceType) -> str:
+    return f"{acl_store_path(pattern_type)}/{kafka_name(resource_type)}"
+
+
+def acl_path(pattern: ResourcePattern) -> str:
+    return f"{acl_resource_type_path(pattern.pattern_type, pattern.resource_type)}/{pattern.name}"
+
+
+def acl_changes_path(pattern_type: PatternType, node_name: str = "") -> str:
+    """The change notifications of a pattern type (LITERAL: /kafka-acl-changes, the rest
+    /kafka-acl-extended-changes), or one of them."""
+    root = (
+        LITERAL_ACL_CHANGES_PATH
+        if pattern_type is PatternType.LITERAL
+        else EXTENDED_ACL_CHANGES_PATH
+    )
+    return f"{root}/{node_name}" if node_name else root
 
 
 def config_change_path(node_name: str = "") -> str:
@@ -547,3 +604,91 @@ def decode_producer_id_block(data: bytes) -> ProducerIdBlock | None:
     if block.block_end < block.block_start:
         raise fields.error("block_end is before block_start")
     return block
+
+
+def encode_acls(entries: Iterable[AccessControlEntry]) -> bytes:
+    """A resource's ACLs, sorted so that the same set always writes the same bytes."""
+    ordered = sorted(entries, key=lambda e: (e.principal, e.permission_type, e.operation, e.host))
+    return _dump(
+        {
+            "version": 1,
+            "acls": [
+                {
+                    "principal": e.principal,
+                    "permissionType": kafka_name(e.permission_type),
+                    "operation": kafka_name(e.operation),
+                    "host": e.host,
+                }
+                for e in ordered
+            ],
+        }
+    )
+
+
+def decode_acls(pattern: ResourcePattern, data: bytes) -> frozenset[AccessControlEntry]:
+    if not data:  # Kafka reads a resource znode without data as no ACLs
+        return frozenset()
+    fields = _Fields(acl_path(pattern), data)
+    version = fields.integer("version")
+    if version != 1:
+        raise fields.error(f"unknown version {version}")
+    acls = fields.get("acls")
+    if not isinstance(acls, list):
+        raise fields.error("'acls' is not a list")
+    entries = set()
+    for item in acls:
+        if not isinstance(item, dict):
+            raise fields.error("an ACL is not a JSON object")
+        acl = _Fields(fields.path, _dump(item))
+        try:
+            entry = AccessControlEntry(
+                principal=acl.string("principal"),
+                host=acl.string("host"),
+                operation=parse_kafka_name(AclOperation, acl.string("operation")),
+                permission_type=parse_kafka_name(AclPermissionType, acl.string("permissionType")),
+            )
+        except ValueError as exc:
+            raise fields.error(str(exc)) from None
+        entries.add(entry)
+    return frozenset(entries)
+
+
+def encode_acl_change(pattern: ResourcePattern) -> bytes:
+    """The data of a change notification for ``pattern`` (the path: ``acl_changes_path``)."""
+    if pattern.pattern_type is PatternType.LITERAL:
+        return f"{pattern.resource_type.name}:{pattern.name}".encode()
+    return _dump(
+        {
+            "version": 1,
+            "resourceType": pattern.resource_type.name,
+            "name": pattern.name,
+            "patternType": pattern.pattern_type.name,
+        }
+    )
+
+
+def decode_acl_change(pattern_type: PatternType, node_name: str, data: bytes) -> ResourcePattern:
+    """The resource a change notification under ``acl_changes_path(pattern_type)`` names."""
+    path = acl_changes_path(pattern_type, node_name)
+    try:
+        if pattern_type is PatternType.LITERAL:
+            resource_type, sep, name = data.decode("utf-8").partition(":")
+            if not sep:
+                raise ZkDataError(path, "not <ResourceType>:<name>", data)
+            return ResourcePattern(
+                parse_kafka_name(ResourceType, resource_type), name, PatternType.LITERAL
+            )
+        fields = _Fields(path, data)
+        version = fields.integer("version")
+        if version > 1:
+            raise fields.error(f"unknown version {version}")
+        changed = ResourcePattern(
+            parse_kafka_name(ResourceType, fields.string("resourceType")),
+            fields.string("name"),
+            parse_kafka_name(PatternType, fields.string("patternType")),
+        )
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ZkDataError(path, str(exc), data) from None
+    if changed.pattern_type is not PatternType.PREFIXED:
+        raise ZkDataError(path, f"pattern type {changed.pattern_type.name} is not stored", data)
+    return changed

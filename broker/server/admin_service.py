@@ -1,14 +1,17 @@
 """The Admin RPC family over gRPC: protobuf to and from TopicAdmin's values.
 
-    AdminService(admin: TopicAdmin, replicas: ReplicaApi | None = None, *, listener: str = "")
+    AdminService(admin: TopicAdmin, replicas: ReplicaApi | None = None, *,
+                 acls: AclApi | None = None, listener: str = "")
 
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
 which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
-ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED. Protobuf's enums
-(ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's numbers, so they
-pass through as ints. Every call hands the core its Session (``grpc_session``), which the core
-asks the authorizer about; a refused DescribeReplicas, whose answer has no error field, is
-PERMISSION_DENIED. Runs on the broker's event loop (grpc.aio).
+ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED. DescribeAcls,
+CreateAcls and DeleteAcls are AclApi's (broker/server/core/acls.py), asked as the call's
+Session on ``listener``; without one they answer SECURITY_DISABLED as the core does.
+Protobuf's enums (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's
+numbers, so they pass through as ints. Every call hands the core its Session
+(``grpc_session``), which the core asks the authorizer about; a refused DescribeReplicas, whose
+answer has no error field, is PERMISSION_DENIED. Runs on the broker's event loop (grpc.aio).
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ import grpc
 
 from minikafka.broker.replication.requests import DeleteRecordsPartition, by_request_topic
 from minikafka.broker.security.principal import Session
+from minikafka.broker.server.core.acls import (
+    AclApi,
+    binding_from_wire,
+    filter_from_wire,
+)
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.configs import (
     AlterableConfig,
@@ -34,6 +42,7 @@ from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.controller.controller import NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto.acl import AclBinding, AclBindingFilter
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import KafkaError
 
@@ -46,11 +55,80 @@ class AdminService(pb_grpc.AdminServicer):
     """See the module docstring."""
 
     def __init__(
-        self, admin: TopicAdmin, replicas: ReplicaApi | None = None, *, listener: str = ""
+        self,
+        admin: TopicAdmin,
+        replicas: ReplicaApi | None = None,
+        *,
+        acls: AclApi | None = None,
+        listener: str = "",
     ) -> None:
         self._admin = admin
         self._replicas = replicas
+        self._acls = acls if acls is not None else AclApi(None, None)
         self._listener = listener
+
+    async def DescribeAcls(
+        self, request: pb.DescribeAclsRequest, context: _Context
+    ) -> pb.DescribeAclsResponse:
+        result = await self._acls.describe_acls(
+            grpc_session(context, self._listener), _filter(request.filter)
+        )
+        return pb.DescribeAclsResponse(
+            error_code=result.error.error_code,
+            error_message=result.error.error_message or "",
+            acls=[_pb_binding(b) for b in result.bindings],
+        )
+
+    async def CreateAcls(
+        self, request: pb.CreateAclsRequest, context: _Context
+    ) -> pb.CreateAclsResponse:
+        results = await self._acls.create_acls(
+            grpc_session(context, self._listener),
+            [
+                binding_from_wire(
+                    c.resource_type,
+                    c.resource_name,
+                    c.pattern_type,
+                    c.principal,
+                    c.host,
+                    c.operation,
+                    c.permission_type,
+                )
+                for c in request.creations
+            ],
+        )
+        return pb.CreateAclsResponse(
+            results=[
+                pb.CreateAclsResponse.AclCreationResult(
+                    error_code=r.error_code, error_message=r.error_message or ""
+                )
+                for r in results
+            ]
+        )
+
+    async def DeleteAcls(
+        self, request: pb.DeleteAclsRequest, context: _Context
+    ) -> pb.DeleteAclsResponse:
+        results = await self._acls.delete_acls(
+            grpc_session(context, self._listener), [_filter(f) for f in request.filters]
+        )
+        return pb.DeleteAclsResponse(
+            filter_results=[
+                pb.DeleteAclsResponse.DeleteAclsFilterResult(
+                    error_code=r.error.error_code,
+                    error_message=r.error.error_message or "",
+                    matching_acls=[
+                        pb.DeleteAclsResponse.DeleteAclsMatchingAcl(
+                            error_code=d.error.error_code,
+                            error_message=d.error.error_message or "",
+                            acl=_pb_binding(d.binding),
+                        )
+                        for d in r.deleted
+                    ],
+                )
+                for r in results
+            ]
+        )
 
     def _session(self, context: _Context) -> Session:
         return grpc_session(context, self._listener)
@@ -323,3 +401,27 @@ def _pb_source(source: ConfigSource) -> pb.ConfigSource:
 
 def _pb_resource_type(resource_type: int) -> pb.ConfigResourceType:
     return cast(pb.ConfigResourceType, resource_type)
+
+
+def _filter(f: pb.AclBindingFilter) -> AclBindingFilter:
+    return filter_from_wire(
+        f.resource_type,
+        f.resource_name if f.HasField("resource_name") else None,
+        f.pattern_type,
+        f.principal if f.HasField("principal") else None,
+        f.host if f.HasField("host") else None,
+        f.operation,
+        f.permission_type,
+    )
+
+
+def _pb_binding(binding: AclBinding) -> pb.AclBinding:
+    return pb.AclBinding(
+        resource_type=binding.pattern.resource_type,
+        resource_name=binding.pattern.name,
+        pattern_type=binding.pattern.pattern_type,
+        principal=binding.entry.principal,
+        host=binding.entry.host,
+        operation=binding.entry.operation,
+        permission_type=binding.entry.permission_type,
+    )

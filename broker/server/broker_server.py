@@ -67,12 +67,14 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
-from minikafka.broker.security.acl import Authorizer
+from minikafka.broker.security.authorizer import AclAuthorizer, authorizer_from_config
 from minikafka.broker.server import grpc_leader_endpoint
+from minikafka.broker.server.acl_manager import AclManager
 from minikafka.broker.server.admin_service import AdminService
 from minikafka.broker.server.cleaner_threads import CleanerThreads
 from minikafka.broker.server.config_handler import ConfigHandler, ConfigTargets
 from minikafka.broker.server.control_service import ControlService
+from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.authorization import AuthHelper
 from minikafka.broker.server.core.controller_fence import ControllerFence
@@ -107,6 +109,7 @@ from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, error_for_code
+from minikafka.zk.acl_store import AclZkStore
 from minikafka.zk.errors import BrokerIdAlreadyRegisteredError
 from minikafka.zk.zk_data import (
     CONTROLLER_EPOCH_PATH,
@@ -191,6 +194,11 @@ class BrokerServer:
         self._signals = 0
         self._controller_asked: int | None = None  # by the last controlled shutdown attempt
         self._stopped = False
+        # authorizer.class.name's authorizer (None: every request allowed), the ZooKeeper
+        # half that keeps its ACLs (acl_manager.py) and the ACL APIs of both doors.
+        self.authorizer: AclAuthorizer | None = None
+        self._acl_manager: AclManager | None = None
+        self._acl_api = AclApi(None, None)
 
     @property
     def broker_epoch(self) -> int:
@@ -203,6 +211,16 @@ class BrokerServer:
         return self._zk
 
     # --- startup ----------------------------------------------------------------------------
+
+    async def _start_authorizer(self, config: BrokerConfig) -> None:
+        """Kafka builds its authorizer before it serves: every ACL is loaded (and the change
+        paths watched) before the first request is read."""
+        self.authorizer = authorizer_from_config(config)
+        if self.authorizer is None:
+            return
+        self._acl_manager = AclManager(AclZkStore(self.zk), self.authorizer)
+        await self._acl_manager.startup()
+        self._acl_api = AclApi(self.authorizer, self._acl_manager)
 
     async def startup(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -262,8 +280,9 @@ class BrokerServer:
         self._replica_manager.add_leadership_listener(self._group_coordinator.on_leadership_change)
         self._log_dir_failures.add_listener(self._on_log_dir_offline)
         topic_creator = TopicCreator(config, self._zk)
+        await self._start_authorizer(config)
         # The one AuthHelper every core API of both doors asks (core/authorization.py).
-        auth = self._auth = AuthHelper(self._authorizer())
+        auth = self._auth = AuthHelper(self.authorizer)
         self._metadata_api = MetadataApi(
             config, self._metadata_cache, self._zk, topic_creator, auth
         )
@@ -316,7 +335,9 @@ class BrokerServer:
                     self._producer_ids,
                     self._fetch_api,
                     self._metrics.requests if self._metrics else RequestMetrics(),
-                    self._data_api,
+                    data_api=self._data_api,
+                    authorizer=self.authorizer,
+                    acls=self._acl_api,
                 )
             )
             try:
@@ -425,10 +446,6 @@ class BrokerServer:
         )
         return manager
 
-    def _authorizer(self) -> Authorizer | None:
-        """The Authorizer of ``authorizer.class.name``; None (every request allowed) unset."""
-        return None
-
     def _grpc_servers(self) -> list[grpc.aio.Server]:
         """One gRPC server per listener, so that Metadata and FindCoordinator can answer with
         the endpoints of the listener the client came in on (as Kafka does): a client on the
@@ -479,7 +496,8 @@ class BrokerServer:
         assert self._topic_admin is not None
         replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch, self._auth)
         pb_grpc.add_AdminServicer_to_server(
-            AdminService(self._topic_admin, replicas, listener=listener), server
+            AdminService(self._topic_admin, replicas, acls=self._acl_api, listener=listener),
+            server,
         )
         # Controller requests come in on the control plane listener only (KIP-291; by default
         # the inter-broker one, with one listener that is it), never on one meant for clients.
@@ -840,6 +858,8 @@ class BrokerServer:
         self._stopped = True
         if self._dynamic_config is not None:
             await self._dynamic_config.shutdown()
+        if self._acl_manager is not None:
+            await self._acl_manager.shutdown()
         await self._scheduler.shutdown()
         if self._cleaner is not None:
             await self._cleaner.shutdown()

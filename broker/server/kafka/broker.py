@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.security.acl import Authorizer
+from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
@@ -39,6 +41,9 @@ class KafkaBroker:
     producer_ids: ProducerIdManager
     fetches: FetchApi
     requests: RequestMetrics = field(default_factory=RequestMetrics)  # off unless metrics are on
+    # authorizer.class.name's authorizer (None: every request allowed) and the ACL APIs.
+    authorizer: Authorizer | None = None
+    acls: AclApi = field(default_factory=lambda: AclApi(None, None))
     # Produce, ListOffsets, OffsetsForLeaderEpoch, InitProducerId; None: one without an
     # authorizer on the replica manager and producer ids above.
     data_api: DataApi | None = None

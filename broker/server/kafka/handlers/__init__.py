@@ -12,9 +12,11 @@ group_offsets  OffsetCommit, OffsetFetch, OffsetDelete
 topics         CreateTopics, DeleteTopics, CreatePartitions
 sasl           SaslHandshake, SaslAuthenticate (refused: PLAINTEXT only)
 configs        DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
+acls           DescribeAcls, CreateAcls, DeleteAcls
 """
 
 from minikafka.broker.server.kafka.handlers import (
+    acls,
     api_versions,
     configs,
     fetch,
@@ -29,6 +31,7 @@ from minikafka.broker.server.kafka.handlers import (
 )
 
 __all__ = [
+    "acls",
     "api_versions",
     "configs",
     "fetch",
