@@ -169,7 +169,7 @@ def _consume(cluster: Cluster, topic: str, group: str, want: int) -> tuple[list[
             if message.error():
                 error = _code(message.error())
                 continue
-            values.append(message.value())
+            values.append(message.value() or b"")
         if values:
             consumer.commit(asynchronous=False)
     finally:
