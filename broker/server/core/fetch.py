@@ -185,8 +185,7 @@ class _ReadableTopics:
             denied = [
                 _denied(p.topic, p.partition) for p in context.partitions if p.topic not in allowed
             ]
-            if denied and not readable:
-                context.after_read(denied, (TopicPartition(d.topic, d.partition) for d in denied))
+            if denied and not readable:  # nothing to wait for: answer now, as Kafka does
                 return denied
             results = await replica_manager.fetch_messages(
                 replace(request, partitions=readable), _AuthorizedContext(context, self)
