@@ -242,6 +242,22 @@ def test_produce_consume_metadata_and_groups_through_kafka_clients(
     assert _failure(described["open-g"]) == 0
     assert _failure(described["closed-g"]) == ErrorCode.GROUP_AUTHORIZATION_FAILED
 
+    # authorized operations, as the principal has them on each resource (KIP-430)
+    group = admin.describe_consumer_groups(
+        ["open-g"], include_authorized_operations=True, request_timeout=15
+    )["open-g"].result()
+    assert {op.name for op in group.authorized_operations} == {"READ", "DESCRIBE", "DELETE"}
+    topics_described = admin.describe_topics(
+        confluent_kafka.TopicCollection([READ_ONLY]),
+        include_authorized_operations=True,
+        request_timeout=15,
+    )
+    read_only = topics_described[READ_ONLY].result()
+    assert {op.name for op in read_only.authorized_operations} == {"READ", "WRITE", "DESCRIBE"}
+    # ClusterAction alone does not let ANONYMOUS Describe the cluster: no operations shown
+    cluster_view = admin.describe_cluster(include_authorized_operations=True, request_timeout=15)
+    assert not cluster_view.result().authorized_operations
+
 
 def test_admin_requests_on_a_topic_that_may_only_be_read_and_written_change_nothing(
     cluster_factory: ClusterFactory,
