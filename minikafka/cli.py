@@ -27,6 +27,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "minikafka.client.cli.configs",
         "describe and alter topic and broker configs (kafka-configs.sh)",
     ),
+    "acls": (
+        "minikafka.client.cli.acls",
+        "add, remove and list ACLs (kafka-acls.sh)",
+    ),
     "elect-leaders": (
         "minikafka.client.cli.elect_leaders",
         "run a preferred or unclean leader election for partitions",

@@ -28,8 +28,10 @@ of every produce and fetch)::
 
 Threads: ``authorize`` and ``authorize_by_resource_type`` run on the broker's event loop and
 never block or take a lock: they read dict entries, which writers replace whole (one
-assignment each) rather than mutate. Writers (``set_acls``, from the ZooKeeper watch thread or
-a CreateAcls/DeleteAcls in an executor) hold ``_lock``; ``acls`` takes it too, for a snapshot.
+assignment each) rather than mutate, so a writer on another thread is safe too. Writers hold
+``_lock``; ``acls`` takes it too, for a snapshot. A change costs a copy of the names that
+share one of its entries (cheap for one resource); ``load`` builds a whole cache in one pass,
+so a broker's startup with many ACLs is linear, not quadratic.
 """
 
 from __future__ import annotations
@@ -124,11 +126,34 @@ class AclAuthorizer:
 
     # -- the cache ---------------------------------------------------------------------------
 
+    def load(self, acls: Mapping[ResourcePattern, Iterable[AccessControlEntry]]) -> None:
+        """Replace every ACL with ``acls`` (the store's whole content, at startup)."""
+        literal: dict[tuple[ResourceType, str], frozenset[AccessControlEntry]] = {}
+        prefixed: dict[tuple[ResourceType, str], frozenset[AccessControlEntry]] = {}
+        by_entry: dict[tuple[AccessControlEntry, ResourceType, PatternType], set[str]] = {}
+        for pattern, entries in acls.items():
+            _check_storable(pattern)
+            frozen = frozenset(entries)
+            if not frozen:
+                continue
+            table = literal if pattern.pattern_type is PatternType.LITERAL else prefixed
+            table[(pattern.resource_type, pattern.name)] = frozen
+            for entry in frozen:
+                index = (entry, pattern.resource_type, pattern.pattern_type)
+                by_entry.setdefault(index, set()).add(pattern.name)
+        lengths: dict[ResourceType, set[int]] = {}
+        for rtype, name in prefixed:
+            lengths.setdefault(rtype, set()).add(len(name))
+        with self._lock:
+            self._literal = literal
+            self._prefixed = prefixed
+            self._prefix_lengths = {rtype: tuple(sorted(ls)) for rtype, ls in lengths.items()}
+            self._by_entry = {index: frozenset(names) for index, names in by_entry.items()}
+
     def set_acls(self, pattern: ResourcePattern, entries: Iterable[AccessControlEntry]) -> None:
         """Make ``entries`` the ACLs of ``pattern`` (none: the pattern has no ACLs left)."""
         new = frozenset(entries)
-        if pattern.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
-            raise ValueError(f"ACLs are stored on LITERAL or PREFIXED patterns, not {pattern}")
+        _check_storable(pattern)
         table = self._literal if pattern.pattern_type is PatternType.LITERAL else self._prefixed
         key = (pattern.resource_type, pattern.name)
         with self._lock:
@@ -329,6 +354,11 @@ class AclAuthorizer:
         else:
             _audit.info("authorization_denied", **fields)
         return allowed
+
+
+def _check_storable(pattern: ResourcePattern) -> None:
+    if pattern.pattern_type not in (PatternType.LITERAL, PatternType.PREFIXED):
+        raise ValueError(f"ACLs are stored on LITERAL or PREFIXED patterns, not {pattern}")
 
 
 def _any_match(

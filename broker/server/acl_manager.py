@@ -81,8 +81,7 @@ class AclManager:
             )
         async with self._lock:
             loaded = await asyncio.to_thread(self.store.load_all)
-            for pattern, entries in loaded.items():
-                self.authorizer.set_acls(pattern, entries)
+            self.authorizer.load(loaded)
         _log.info("acls_loaded", resources=len(loaded), acls=sum(map(len, loaded.values())))
 
     async def shutdown(self) -> None:

@@ -12,6 +12,7 @@ One class, AdminClient, made of one part per concern, each a module of this pack
     cluster.py   describe_cluster, list_topics, describe_topics, describe_replicas (any broker)
     topics.py    create_topics, delete_topics, create_partitions, elect_leaders (controller)
     configs.py   describe/alter topic and broker configs
+    acls.py      describe_acls, create_acls, delete_acls (any broker)
     groups.py    consumer groups and their committed offsets (the group's coordinator)
     records.py   list_offsets, delete_records (partition leaders)
 
@@ -29,6 +30,7 @@ lock and gRPC channels are shareable.
 from __future__ import annotations
 
 from minikafka.client.admin._routing import raise_first
+from minikafka.client.admin.acls import AclAdmin
 from minikafka.client.admin.cluster import (
     NO_LEADER,
     BrokerReplicas,
@@ -84,7 +86,7 @@ __all__ = [
 _ = NO_LEADER  # kept importable from here, as before the split
 
 
-class AdminClient(ClusterAdmin, TopicAdmin, ConfigAdmin, GroupAdmin, RecordAdmin):
+class AdminClient(ClusterAdmin, TopicAdmin, ConfigAdmin, GroupAdmin, RecordAdmin, AclAdmin):
     """See the module docstring; the methods are the parts' (one part a concern)."""
 
     def __enter__(self) -> AdminClient:

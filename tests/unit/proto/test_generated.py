@@ -48,6 +48,9 @@ SERVICES = {
         "IncrementalAlterConfigs",
         "DeleteRecords",
         "DescribeReplicas",
+        "DescribeAcls",
+        "CreateAcls",
+        "DeleteAcls",
     ],
     "Control": ["LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"],
     "Group": [

@@ -367,3 +367,29 @@ class TestAclsFilter:
 def test_set_acls_rejects_filter_pattern_types() -> None:
     with pytest.raises(ValueError):
         AclAuthorizer().set_acls(ResourcePattern(TOPIC, "a", PatternType.MATCH), [ace()])
+
+
+def test_load_replaces_everything_and_answers_as_set_acls() -> None:
+    loaded, incremental = AclAuthorizer(), AclAuthorizer()
+    acls = {
+        literal("orders"): frozenset({ace(), ace("User:bob", Op.WRITE, DENY)}),
+        literal("*", GROUP): frozenset({ace("User:*", Op.READ)}),
+        prefixed("sales-"): frozenset({ace(op=Op.WRITE)}),
+        prefixed("s"): frozenset({ace(op=Op.DESCRIBE, perm=DENY)}),
+    }
+    loaded.set_acls(literal("stale"), [ace()])
+    loaded.load(acls)
+    for pattern, entries in acls.items():
+        incremental.set_acls(pattern, entries)
+    any_filter = AclBindingFilter(ResourcePatternFilter(ResourceType.ANY, None, PatternType.ANY))
+    assert loaded.acls(any_filter) == incremental.acls(any_filter)
+    sessions = (ALICE, BOB)
+    for session in sessions:
+        for op in (Op.READ, Op.WRITE, Op.DESCRIBE):
+            for name in ("orders", "sales-eu", "stale", "s"):
+                actions = [Action(op, rtype, name) for rtype in (TOPIC, GROUP)]
+                assert loaded.authorize(session, actions) == incremental.authorize(session, actions)
+            for rtype in (TOPIC, GROUP):
+                assert loaded.authorize_by_resource_type(
+                    session, op, rtype
+                ) == incremental.authorize_by_resource_type(session, op, rtype)
