@@ -24,6 +24,9 @@ from minikafka.broker.replication.fetch_session import (
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import (
+    DeleteRecordsPartition,
+    DeleteRecordsPartitionResult,
+    EpochEndOffset,
     FetchPartition,
     FetchPartitionResult,
     FetchRequest,
@@ -32,6 +35,8 @@ from minikafka.broker.replication.requests import (
     ListOffsetsPartition,
     ListOffsetsPartitionResult,
     ListOffsetsRequest,
+    OffsetForLeaderPartition,
+    OffsetsForLeaderEpochRequest,
     ProducePartition,
     ProducePartitionResult,
     ProduceRequest,
@@ -61,7 +66,7 @@ from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.metadata_cache import MetadataCache
-from minikafka.controller.controller import NewTopic
+from minikafka.controller.controller import CreateTopicResult, NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
@@ -558,3 +563,116 @@ def test_controller_requests_need_cluster_action() -> None:
         auth=AuthHelper(FakeAuthorizer((Op.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME))),
     )
     assert allowed.authorize(ALICE, "LeaderAndIsr") is None
+
+
+class _Epochs:
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def offsets_for_leader_epoch(
+        self, request: OffsetsForLeaderEpochRequest
+    ) -> list[EpochEndOffset]:
+        self.asked += [p.topic for p in request.partitions]
+        return [
+            EpochEndOffset(p.topic, p.partition, ErrorCode.NONE, leader_epoch=1, end_offset=9)
+            for p in request.partitions
+        ]
+
+
+def test_offsets_for_leader_epoch_takes_cluster_action_or_describe() -> None:
+    request = OffsetsForLeaderEpochRequest(
+        -1, [OffsetForLeaderPartition("a", 0, 1), OffsetForLeaderPartition("b", 0, 1)]
+    )
+    for granted, answered in (
+        ((Op.DESCRIBE, R.TOPIC, "b"), ["b"]),
+        ((Op.CLUSTER_ACTION, R.CLUSTER, CLUSTER_NAME), ["a", "b"]),
+    ):
+        epochs = _Epochs()
+        api = DataApi(
+            cast(ReplicaManager, epochs),
+            cast(ProducerIdManager, None),
+            AuthHelper(FakeAuthorizer(granted)),
+        )
+        results = asyncio.run(api.offsets_for_leader_epoch(request, ALICE))
+        assert epochs.asked == answered
+        assert [r.error_code for r in results] == [
+            ErrorCode.NONE if t in answered else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            for t in ("a", "b")
+        ]
+
+
+class _Records:
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+
+    async def delete_records(
+        self, partitions: Sequence[DeleteRecordsPartition], timeout_ms: int
+    ) -> list[DeleteRecordsPartitionResult]:
+        self.deleted += [p.topic for p in partitions]
+        return [DeleteRecordsPartitionResult(p.topic, p.partition, 5, 0) for p in partitions]
+
+
+class _CreatingController(_Controller):
+    def create_topics(
+        self, topics: Sequence[NewTopic], *, validate_only: bool = False
+    ) -> concurrent.futures.Future[Any]:
+        self.created += [t.name for t in topics]
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        done.set_result({t.name: CreateTopicResult(ErrorCode.NONE, "", "id", 1, 1) for t in topics})
+        return done
+
+
+def test_delete_records_and_create_topics_per_topic() -> None:
+    records, controller = _Records(), _CreatingController()
+    authorizer = FakeAuthorizer(
+        (Op.DELETE, R.TOPIC, "b"),
+        (Op.CREATE, R.TOPIC, "shown"),
+        (Op.CREATE, R.TOPIC, "hidden"),
+        (Op.DESCRIBE_CONFIGS, R.TOPIC, "shown"),
+    )
+    admin = TopicAdmin(
+        _config(),
+        cast(Any, controller),
+        cast(Any, _NoZooKeeper()),
+        cast(ReplicaManager, records),
+        auth=AuthHelper(authorizer),
+    )
+
+    async def requests() -> list[Any]:
+        return [
+            await admin.delete_records(
+                [DeleteRecordsPartition("a", 0, 1), DeleteRecordsPartition("b", 0, 1)],
+                1000,
+                session=ALICE,
+            ),
+            await admin.create_topics(
+                [NewTopic("shown", 1, 1), NewTopic("hidden", 1, 1), NewTopic("refused", 1, 1)],
+                session=ALICE,
+            ),
+        ]
+
+    deleted, created = asyncio.run(requests())
+    assert [(r.topic, r.error_code) for r in deleted] == [
+        ("a", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+        ("b", ErrorCode.NONE),
+    ]
+    assert records.deleted == ["b"]
+    assert controller.created == ["shown", "hidden"]
+    by_name = {r.name: r for r in created}
+    assert by_name["refused"].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    # created, but its configs are shown only with DescribeConfigs on it
+    assert by_name["shown"].configs and by_name["shown"].configs_authorized
+    assert by_name["hidden"].error_code == ErrorCode.NONE
+    assert not by_name["hidden"].configs and not by_name["hidden"].configs_authorized
+
+
+def test_describe_groups_answers_each_groups_operations() -> None:
+    authorizer = FakeAuthorizer((Op.DESCRIBE, R.GROUP, "g"), (Op.READ, R.GROUP, "g"))
+    api, _ = _groups(authorizer)
+    coordinator = cast(Any, api.coordinator)
+    coordinator.describe_group = lambda group_id: (ErrorCode.NONE, None)
+    described = api.describe_groups(["g", "h"], session=ALICE, include_authorized_operations=True)
+    assert [(d.group_id, d.error, d.authorized_operations) for d in described] == [
+        ("g", ErrorCode.NONE, (1 << Op.READ) | (1 << Op.DESCRIBE)),
+        ("h", ErrorCode.GROUP_AUTHORIZATION_FAILED, AUTHORIZED_OPERATIONS_OMITTED),
+    ]
