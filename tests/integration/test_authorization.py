@@ -118,7 +118,7 @@ def _code(error: Any) -> int:
 
 def _failure(future: Any) -> int:
     try:
-        future.result()
+        future.result(60)
     except confluent_kafka.KafkaException as exc:
         return _code(exc)
     return 0
@@ -236,7 +236,7 @@ def test_produce_consume_metadata_and_groups_through_kafka_clients(
     assert not _offsets_topic_mentions(cluster, b"closed-g")
 
     # ListGroups shows only what ANONYMOUS may Describe; DescribeGroups refuses the others
-    listed = {g.group_id for g in admin.list_consumer_groups(request_timeout=15).result().valid}
+    listed = {g.group_id for g in admin.list_consumer_groups(request_timeout=15).result(60).valid}
     assert "open-g" in listed and "closed-g" not in listed
     described = admin.describe_consumer_groups(["open-g", "closed-g"], request_timeout=15)
     assert _failure(described["open-g"]) == 0
@@ -245,18 +245,18 @@ def test_produce_consume_metadata_and_groups_through_kafka_clients(
     # authorized operations, as the principal has them on each resource (KIP-430)
     group = admin.describe_consumer_groups(
         ["open-g"], include_authorized_operations=True, request_timeout=15
-    )["open-g"].result()
+    )["open-g"].result(60)
     assert {op.name for op in group.authorized_operations} == {"READ", "DESCRIBE", "DELETE"}
     topics_described = admin.describe_topics(
         confluent_kafka.TopicCollection([READ_ONLY]),
         include_authorized_operations=True,
         request_timeout=15,
     )
-    read_only = topics_described[READ_ONLY].result()
+    read_only = topics_described[READ_ONLY].result(60)
     assert {op.name for op in read_only.authorized_operations} == {"READ", "WRITE", "DESCRIBE"}
     # ClusterAction alone does not let ANONYMOUS Describe the cluster: no operations shown
     cluster_view = admin.describe_cluster(include_authorized_operations=True, request_timeout=15)
-    assert not cluster_view.result().authorized_operations
+    assert not cluster_view.result(60).authorized_operations
 
 
 def test_admin_requests_on_a_topic_that_may_only_be_read_and_written_change_nothing(
@@ -307,7 +307,7 @@ def test_admin_requests_on_a_topic_that_may_only_be_read_and_written_change_noth
     kept = admin.list_consumer_group_offsets(
         [confluent_kafka.ConsumerGroupTopicPartitions("ro-g")], request_timeout=15
     )
-    assert [p.offset for p in kept["ro-g"].result().topic_partitions] == [2]
+    assert [p.offset for p in kept["ro-g"].result(60).topic_partitions] == [2]
 
     # the same requests on an open-* topic are served
     created = admin.create_topics([NewTopic("open-admin", 1, 3)], request_timeout=30)
@@ -348,6 +348,40 @@ def test_the_grpc_door_asks_the_same_core(cluster_factory: ClusterFactory) -> No
     assert answers[SECRET].records == b""
     # the leader of ro-t was asked; whether it leads the secret one or not, it is refused first
     assert answers[READ_ONLY].error_code == ErrorCode.NONE and answers[READ_ONLY].records
+    # ListOffsets: Describe on the topic, on the gRPC door and through confluent-kafka's admin
+    list_offsets = pb.ListOffsetsRequest(replica_id=-1)
+    for topic in (SECRET, READ_ONLY):
+        list_offsets.topics.add(name=topic).partitions.add(
+            partition_index=0, current_leader_epoch=-1, timestamp=-1
+        )
+    listed_offsets = {
+        t.name: t.partitions[0] for t in data.ListOffsets(list_offsets, timeout=10).topics
+    }
+    assert listed_offsets[SECRET].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert listed_offsets[SECRET].offset == -1
+    assert (listed_offsets[READ_ONLY].error_code, listed_offsets[READ_ONLY].offset) == (0, 1)
+    with RawKafka(cluster.brokers[0].kafka_address) as raw:
+        answer = raw.call(
+            2,
+            7,
+            {
+                "replica_id": -1,
+                "isolation_level": 0,
+                "topics": [
+                    {
+                        "name": topic,
+                        "partitions": [
+                            {"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}
+                        ],
+                    }
+                    for topic in (SECRET, READ_ONLY)
+                ],
+            },
+        )
+    on_kafka = {t.name: t.partitions[0].error_code for t in answer.topics}
+    assert on_kafka[SECRET] == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    # ro-t is answered by its leader only: broker 0 says what it is, but never refuses it
+    assert on_kafka[READ_ONLY] != ErrorCode.TOPIC_AUTHORIZATION_FAILED
     # Admin: CreateTopics refused for a name ANONYMOUS may not Create
     with cluster.admin() as admin:
         created = admin.create_topics([MiniNewTopic("forbidden-grpc", 1, 3)])
