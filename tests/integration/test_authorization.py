@@ -24,6 +24,8 @@ import kafka.errors
 import pytest
 from confluent_kafka.admin import (
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
     ConfigResource,
     NewPartitions,
     NewTopic,
@@ -259,6 +261,7 @@ def test_produce_consume_metadata_and_groups_through_kafka_clients(
     assert not cluster_view.result(60).authorized_operations
 
 
+@pytest.mark.filterwarnings("ignore:alter_configs has been deprecated:DeprecationWarning")
 def test_admin_requests_on_a_topic_that_may_only_be_read_and_written_change_nothing(
     cluster_factory: ClusterFactory,
 ) -> None:
@@ -280,6 +283,15 @@ def test_admin_requests_on_a_topic_that_may_only_be_read_and_written_change_noth
     config = ConfigResource(ConfigResource.Type.TOPIC, READ_ONLY, {"retention.ms": "1000"})
     altered = admin.alter_configs([config], request_timeout=15)
     assert _failure(altered[config]) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    incremental = ConfigResource(
+        ConfigResource.Type.TOPIC,
+        READ_ONLY,
+        incremental_configs=[
+            ConfigEntry("retention.ms", "1000", incremental_operation=AlterConfigOpType.SET)
+        ],
+    )
+    altered = admin.incremental_alter_configs([incremental], request_timeout=15)
+    assert _failure(altered[incremental]) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     # DescribeConfigs needs DescribeConfigs on the topic, and on the cluster for a broker
     described = admin.describe_configs(
         [
