@@ -104,8 +104,8 @@ def authorizer_from_config(config: BrokerConfig) -> AclAuthorizer | None:
 class AclAuthorizer:
     """The ACLs of the cluster, in memory, and Kafka's rules over them (module docstring).
 
-    It knows nothing of ZooKeeper: the broker loads it (``set_acls`` per resource) from the ACL
-    store at startup and again for each resource a change notification names.
+    It knows nothing of ZooKeeper: the broker loads it (``load``) from the ACL store at startup
+    and sets one resource's ACLs (``set_acls``) for each change notification and each write.
     """
 
     def __init__(
@@ -154,9 +154,10 @@ class AclAuthorizer:
         """Make ``entries`` the ACLs of ``pattern`` (none: the pattern has no ACLs left)."""
         new = frozenset(entries)
         _check_storable(pattern)
-        table = self._literal if pattern.pattern_type is PatternType.LITERAL else self._prefixed
         key = (pattern.resource_type, pattern.name)
         with self._lock:
+            literal = pattern.pattern_type is PatternType.LITERAL
+            table = self._literal if literal else self._prefixed  # a load may have replaced them
             old = table.get(key, _NO_ENTRIES)
             if old == new:
                 return
@@ -223,6 +224,13 @@ class AclAuthorizer:
     def authorize(self, session: Session, actions: Sequence[Action]) -> list[bool]:
         principal = str(session.principal)
         if principal in self.super_users:
+            for action in actions:
+                if action.log_if_allowed:
+                    _audit.debug(
+                        "authorization_allowed",
+                        super_user=True,
+                        **self._audit_fields(session, action),
+                    )
             return [True] * len(actions)
         return [self._authorize_action(session, principal, action) for action in actions]
 

@@ -4,20 +4,22 @@ Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
 
     1. ZooKeeper: connect (zookeeper.connect with its chroot), create the persistent paths,
        read or create /cluster/id
-    2. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
+    2. the authorizer (authorizer.class.name): every ACL loaded and the ACL change paths
+       watched (acl_manager.py), before anything that asks it is built
+    3. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
        load and recover every partition log
-    3. MetadataCache, ReplicaManager, ProducerIdManager, GroupCoordinator (told of
+    4. MetadataCache, ReplicaManager, ProducerIdManager, GroupCoordinator (told of
        __consumer_offsets leadership by the ReplicaManager), and the servicers Data, Metadata,
        Admin, Control, Group on one grpc.aio server per listener of ``listeners`` (Control on
        the inter-broker one only)
-    4. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
+    5. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
        the broker epoch. A registration of the same id held by another session is waited for
        (the session of this broker's previous, crashed process expires); one still there
        after the session timeout fails the startup with "broker.id N is already registered
        in ZooKeeper", naming the live broker that holds it
-    5. start the KafkaController (it joins the /controller election)
-    6. serve GET /metrics on metrics.listener when it is set (broker/server/metrics.py)
-    7. log ``broker_started`` with the listeners actually served
+    6. start the KafkaController (it joins the /controller election)
+    7. serve GET /metrics on metrics.listener when it is set (broker/server/metrics.py)
+    8. log ``broker_started`` with the listeners actually served
 
 Shutdown (SIGTERM or SIGINT, see ``run_broker``)::
 
@@ -253,6 +255,8 @@ class BrokerServer:
         )
         config = self.config = await self._dynamic_config.load()
         await handler.apply_broker_config(config)  # nothing built yet: only its defaults
+        # The authorizer exists, its ACLs loaded, before anything that may ask it is built.
+        await self._start_authorizer(config)
         self._log_manager = await asyncio.to_thread(self._open_logs)
         self._metadata_cache = MetadataCache(self.broker_id, self.cluster_id)
         self._replica_manager = ReplicaManager(

@@ -32,6 +32,7 @@ from minikafka.proto.acl import (
 )
 from minikafka.proto.errors import ErrorCode, KafkaError
 from tests.integration.cluster import REPO_ROOT, Cluster
+from tests.integration.kafka_protocol.raw import RawKafka
 
 ClusterFactory = Callable[..., Cluster]
 
@@ -182,27 +183,55 @@ def test_bad_bindings_are_invalid_request(cluster: Cluster) -> None:
 def test_an_acl_reaches_every_broker_within_a_second(cluster: Cluster) -> None:
     admin = cluster.admin()
     cluster.wait_for(lambda: len(admin.describe_cluster().brokers) == 3, 20, "3 brokers")
-    created = admin.create_acls([AclBinding(ORDERS, ALICE_READ)])
-    assert created == {AclBinding(ORDERS, ALICE_READ): None}
-    started = time.monotonic()
-    pending = set(cluster.brokers)
-    while pending and time.monotonic() - started < 1.0:
-        for broker_id in sorted(pending):
-            if admin.describe_acls(ANY, broker_id=broker_id) == [AclBinding(ORDERS, ALICE_READ)]:
-                pending.discard(broker_id)
-        time.sleep(0.02)
-    assert not pending, f"brokers {sorted(pending)} still lack the ACL after a second"
+    doors = {i: RawKafka(broker.kafka_address) for i, broker in cluster.brokers.items()}
+    describe_any = {
+        "resource_type_filter": int(ResourceType.ANY),
+        "resource_name_filter": None,
+        "pattern_type_filter": int(PatternType.ANY),
+        "principal_filter": None,
+        "host_filter": None,
+        "operation": int(AclOperation.ANY),
+        "permission_type": int(AclPermissionType.ANY),
+    }
 
-    deleted = admin.delete_acls([ANY])
-    assert deleted == {ANY: [AclBinding(ORDERS, ALICE_READ)]}
-    started = time.monotonic()
-    pending = set(cluster.brokers)
-    while pending and time.monotonic() - started < 1.0:
-        for broker_id in sorted(pending):
-            if admin.describe_acls(ANY, broker_id=broker_id) == []:
-                pending.discard(broker_id)
-        time.sleep(0.02)
-    assert not pending, f"brokers {sorted(pending)} still hold the ACL after a second"
+    def held(broker_id: int) -> tuple[list[str], list[str]]:
+        """The principals of the ACLs broker ``broker_id`` answers, on each door."""
+        kafka_door = doors[broker_id].call(29, 3, describe_any)
+        grpc_door = admin.describe_acls(ANY, broker_id=broker_id)
+        return (
+            [acl.principal for r in kafka_door.resources for acl in r.acls],
+            [b.entry.principal for b in grpc_door],
+        )
+
+    def everywhere_within_a_second(principals: list[str]) -> None:
+        deadline = time.monotonic() + 1.0
+        pending = set(cluster.brokers)
+        while pending and time.monotonic() < deadline:
+            pending = {i for i in pending if held(i) != (principals, principals)}
+            time.sleep(0.01)
+        assert not pending, f"brokers {sorted(pending)} answer {[held(i) for i in pending]}"
+
+    try:
+        # Written through broker 0's Kafka door, answered by every broker on both doors.
+        creation = {
+            "resource_type": int(ResourceType.TOPIC),
+            "resource_name": "orders",
+            "resource_pattern_type": int(PatternType.LITERAL),
+            "principal": "User:alice",
+            "host": "*",
+            "operation": int(AclOperation.READ),
+            "permission_type": int(AclPermissionType.ALLOW),
+        }
+        created = doors[0].call(30, 3, {"creations": [creation]})
+        assert [r.error_code for r in created.results] == [ErrorCode.NONE]
+        everywhere_within_a_second(["User:alice"])
+        # Deleted through broker 2's Kafka door.
+        deleted = doors[2].call(31, 3, {"filters": [describe_any]})
+        assert [m.principal for m in deleted.filter_results[0].matching_acls] == ["User:alice"]
+        everywhere_within_a_second([])
+    finally:
+        for door in doors.values():
+            door.close()
 
 
 def test_acls_in_zookeeper_before_the_brokers_start_are_loaded(

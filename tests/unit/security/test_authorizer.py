@@ -393,3 +393,13 @@ def test_load_replaces_everything_and_answers_as_set_acls() -> None:
                 assert loaded.authorize_by_resource_type(
                     session, op, rtype
                 ) == incremental.authorize_by_resource_type(session, op, rtype)
+
+
+def test_super_users_are_audited_at_debug_when_asked() -> None:
+    authorizer = AclAuthorizer([KafkaPrincipal("User", "alice")])
+    with capture_logs() as logs:
+        authorizer.authorize(ALICE, [Action(Op.ALTER, TOPIC, "t", log_if_allowed=True)])
+        authorizer.authorize(ALICE, [Action(Op.ALTER, TOPIC, "quiet")])
+    assert [(e["log_level"], e["super_user"], e["resource"]) for e in logs] == [
+        ("debug", True, "Topic:LITERAL:t")
+    ]

@@ -13,6 +13,7 @@ from minikafka.broker.security.authorizer import AclAuthorizer, authorizer_from_
 from minikafka.broker.security.principal import KafkaPrincipal, Session
 from minikafka.broker.server.core.acls import (
     AclApi,
+    AclError,
     binding_from_wire,
     filter_from_wire,
     validate_binding,
@@ -199,3 +200,29 @@ def test_config_keys() -> None:
 def test_config_errors(key: str, value: str, message: str) -> None:
     with pytest.raises(InvalidConfigError, match=message):
         BrokerConfig.from_properties({**REQUIRED, key: value})
+
+
+class FailingStore(MemoryStore):
+    """ZooKeeper away: every write fails, as AclManager reports it per binding."""
+
+    async def create_acls(self, bindings: Sequence[AclBinding]) -> list[Exception | None]:
+        return [ConnectionError("ZooKeeper is unreachable")] * len(bindings)
+
+    async def delete_acls(
+        self, filters: Sequence[AclBindingFilter]
+    ) -> list[list[tuple[AclBinding, Exception | None]]]:
+        failed = ConnectionError("ZooKeeper is unreachable")
+        return [[(b, failed) for b in self.authorizer.acls(f)] for f in filters]
+
+
+def test_a_failed_write_is_reported_per_binding() -> None:
+    authorizer = AclAuthorizer([KafkaPrincipal("User", "admin")])
+    authorizer.set_acls(ORDERS, [READ])
+    acl_api = AclApi(authorizer, FailingStore(authorizer))
+    (created,) = asyncio.run(acl_api.create_acls(ADMIN, [AclBinding(ORDERS, READ)]))
+    assert created == AclError(ErrorCode.UNKNOWN_SERVER_ERROR, "ZooKeeper is unreachable")
+    (deleted,) = asyncio.run(acl_api.delete_acls(ADMIN, [ANY]))
+    assert deleted.error.error_code == ErrorCode.NONE
+    assert [(d.binding, d.error.error_code) for d in deleted.deleted] == [
+        (AclBinding(ORDERS, READ), ErrorCode.UNKNOWN_SERVER_ERROR)
+    ]

@@ -1,8 +1,10 @@
 """DescribeAcls (key 29), CreateAcls (key 30) and DeleteAcls (key 31), answered by the AclApi
 (broker/server/core/acls.py) the gRPC door calls too; any broker answers them.
 
-Versions 0-3 each (flexible from 2, as Kafka 3.9). Version 0 has no pattern type: its
-bindings and filters are LITERAL, so it neither sees nor writes PREFIXED ACLs.
+Versions 1-3 each (flexible from 2). Kafka 3.9 also serves version 0, which Kafka 4.0 removed
+(KIP-896) and kio, generated from Kafka 4's schemas, cannot decode: ApiVersions advertises 1-3,
+so a client picks 1 or newer, as every client since Kafka 2.0 (KIP-290 added version 1 and
+its pattern types) does.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 
 
-@handler(api_key=29, min_version=0, max_version=3)
+@handler(api_key=29, min_version=1, max_version=3)
 async def describe_acls(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     result = await broker.acls.describe_acls(
@@ -57,7 +59,7 @@ async def describe_acls(request: Request, broker: KafkaBroker) -> Entity:
     )
 
 
-@handler(api_key=30, min_version=0, max_version=3)
+@handler(api_key=30, min_version=1, max_version=3)
 async def create_acls(request: Request, broker: KafkaBroker) -> Entity:
     bindings = [
         binding_from_wire(
@@ -82,7 +84,7 @@ async def create_acls(request: Request, broker: KafkaBroker) -> Entity:
     )
 
 
-@handler(api_key=31, min_version=0, max_version=3)
+@handler(api_key=31, min_version=1, max_version=3)
 async def delete_acls(request: Request, broker: KafkaBroker) -> Entity:
     filters = [
         filter_from_wire(
