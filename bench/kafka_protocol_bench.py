@@ -2,6 +2,9 @@
 
     python -m bench.kafka_protocol_bench [--records 1000000] [--rounds 3]
         [--security PLAINTEXT|SSL] [--record-size 100]
+    python -m bench.kafka_protocol_bench --security PLAINTEXT,SSL,SASL_SSL
+        [--records 1000000] [--rounds 3] [--record-size 100,10000] [--connections 200]
+    python -m bench.kafka_protocol_bench --security PLAINTEXT,SSL,SASL_SSL --smoke
 
 A local 3-broker cluster (ZooKeeper and brokers on 127.0.0.1, as bench.kafka_classic), 100-byte
 records, topics of 6 partitions. Each round runs, one client process at a time:
@@ -19,6 +22,20 @@ measures the TLS handshake per connection to a Kafka listener, beside a bare TCP
 ``--record-size`` sets the records' size (100 bytes by default). Run it with and without
 ``--security SSL`` for the two side by side.
 
+``--security`` naming several protocols (or SASL_SSL) compares them side by side in one run
+(issue 31): the Kafka door with confluent-kafka only, produce RF3 acks=all and consume, for
+each ``--record-size`` (100 and 10,000 bytes by default; records above 100 bytes send 4x the
+bytes of the 100-byte run). Each round starts one fresh 3-broker cluster per protocol, one
+after another on one ZooKeeper, the protocols' order turned by one each round so that the
+machine's drift and the first place hit each alike: PLAINTEXT; SSL (as above); SASL_SSL, the
+Kafka listener TLS then SASL, clients logging in with SCRAM-SHA-256 and the brokers
+replicating over it as admin with SCRAM-SHA-256 too (the gRPC listener stays mutual TLS). On
+each cluster it then times ``--connections`` connections of its kind, one after another
+(bench.connection_cost): a TCP connect; TCP and the TLS handshake; TCP, TLS and a SASL login
+with SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN; median and p99 per round. ``--smoke`` runs all
+of it with small counts, to prove it works, not to measure. Everything the run writes
+(certificates, ZooKeeper, brokers' logs) is in one temporary directory, deleted at the end.
+
 Where kcat is installed (Debian's package), the same produce and consume runs also go through
 kcat: librdkafka with no Python in the client, which shows what the brokers take when the
 client costs little.
@@ -26,7 +43,7 @@ client costs little.
 Beside each rate it prints the CPU time each process used (from /proc: user + system), in
 cores: the client's and each broker's, so the run says whether the broker or the client is the
 bottleneck. The medians and ranges over the rounds, and the machine yardstick (kafka-python's
-encoder, bench.codec_bench), end the output.
+encoder, bench.codec_bench), the load average before and after and the date end the output.
 """
 
 from __future__ import annotations
@@ -34,6 +51,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import secrets
 import shutil
 import socket
 import ssl
@@ -42,12 +60,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.codec_bench import yardstick
+from bench.connection_cost import (
+    connect_sasl,
+    connect_tcp,
+    connect_tls,
+    setup_times,
+    summary_ms,
+)
 from bench.kafka_classic import (
     RECORD_SIZE,
     consumer_rate,
@@ -56,14 +81,29 @@ from bench.kafka_classic import (
     start_consumer,
     wait_replicated,
 )
-from bench.local_cluster import start_cluster
+from bench.local_cluster import new_cluster, start_cluster
+from bench.stats import summary
+from minikafka.broker.security.sasl.scram import (
+    SCRAM_SHA_256,
+    SCRAM_SHA_512,
+    credential_from_password,
+)
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import REPO_ROOT, Cluster
+from tests.integration.zookeeper import ZooKeeperServer
 
 PARTITIONS = 6
 BATCH_SIZE = 1_000_000  # librdkafka's default batch.size
 LINGER_MS = 5
 _TICKS = os.sysconf("SC_CLK_TCK")
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_SSL")
+LOGIN_MECHANISM = "SCRAM-SHA-256"  # the clients' and the brokers' login on SASL_SSL
+MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN")  # timed per connection
+BENCH_USER = "bench"
+# The run's password reaches the client processes here, never on a command line (ps shows
+# those); it is made for the run, like the certificates.
+PASSWORD_ENV = "MINIKAFKA_BENCH_SASL_PASSWORD"
+SIZE_FACTOR = 4  # records above 100 bytes: 4x the bytes of the 100-byte run
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -73,18 +113,29 @@ def _cpu_seconds(pid: int) -> float:
 
 @dataclass(frozen=True)
 class Options:
-    """What every client of a run is given: the records' size and, for an SSL run, the
-    certificates (None: PLAINTEXT)."""
+    """What every client of a run is given: the records' size, for an SSL run the
+    certificates (None: PLAINTEXT), and for SASL_SSL the mechanism the Kafka clients log in
+    with (as BENCH_USER, the password in PASSWORD_ENV)."""
 
     record_size: int = RECORD_SIZE
     certs: Path | None = None
+    sasl_mechanism: str | None = None
 
     def kafka_config(self) -> dict[str, str]:
         """confluent-kafka's security settings (no client certificate: the Kafka listener
         asks for one without requiring it)."""
         if self.certs is None:
             return {}
-        return {"security.protocol": "SSL", "ssl.ca.location": str(self.certs / "ca.pem")}
+        tls = {"security.protocol": "SSL", "ssl.ca.location": str(self.certs / "ca.pem")}
+        if self.sasl_mechanism is None:
+            return tls
+        return {
+            **tls,
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": self.sasl_mechanism,
+            "sasl.username": BENCH_USER,
+            "sasl.password": os.environ[PASSWORD_ENV],
+        }
 
     def grpc_properties(self) -> list[str]:
         """minikafka's tools' ``key=value`` security settings (the gRPC listener requires a
@@ -100,7 +151,8 @@ class Options:
 
     def child_args(self) -> list[str]:
         certs = [] if self.certs is None else ["--certs", str(self.certs)]
-        return ["--record-size", str(self.record_size), *certs]
+        sasl = [] if self.sasl_mechanism is None else ["--sasl-mechanism", self.sasl_mechanism]
+        return ["--record-size", str(self.record_size), *certs, *sasl]
 
 
 @dataclass
@@ -234,9 +286,13 @@ def handshake_cost(address: str, certs: Path, connections: int = 200) -> tuple[f
     return timed(False), timed(True)
 
 
+def _records_file_path(records: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"kafka-protocol-bench-{records}.txt"
+
+
 def _records_file(records: int) -> Path:
     """``records`` lines of 99 bytes plus the newline: kcat's producer input."""
-    path = Path(tempfile.gettempdir()) / f"kafka-protocol-bench-{records}.txt"
+    path = _records_file_path(records)
     if not path.exists() or path.stat().st_size != records * RECORD_SIZE:
         line = b"x" * (RECORD_SIZE - 1) + b"\n"
         with path.open("wb") as out:
@@ -417,11 +473,26 @@ def main() -> None:
         help="child: BOOTSTRAP TOPIC N ACKS BATCH [COMPRESSION]",
     )
     parser.add_argument("--consume", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "N"))
-    parser.add_argument("--security", choices=("PLAINTEXT", "SSL"), default="PLAINTEXT")
-    parser.add_argument("--record-size", type=int, default=RECORD_SIZE)
+    parser.add_argument(
+        "--security",
+        type=_protocols,
+        default=["PLAINTEXT"],
+        help="PLAINTEXT, SSL or SASL_SSL, or several, comma-separated, side by side",
+    )
+    parser.add_argument(
+        "--record-size", type=_sizes, help="bytes a record (several, comma-separated, side by side)"
+    )
+    parser.add_argument(
+        "--connections", type=int, default=200, help="connections timed per kind and round"
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="small counts: proves the run works, measures nothing"
+    )
     parser.add_argument("--certs", type=Path, help="child: the run's certificates (SSL)")
+    parser.add_argument("--sasl-mechanism", help="child: log in as the bench user (SASL_SSL)")
     args = parser.parse_args()
-    options = Options(args.record_size, args.certs)
+    sizes: list[int] = args.record_size or [RECORD_SIZE]
+    options = Options(sizes[0], args.certs, args.sasl_mechanism)
     if args.produce:
         bootstrap, topic, n, acks, batch, *codec = args.produce
         compression = codec[0] if codec else "none"
@@ -431,24 +502,299 @@ def main() -> None:
         bootstrap, topic, n = args.consume
         kafka_consume(bootstrap, topic, int(n), options)
         return
+    if args.smoke:
+        args.records, args.rounds, args.connections = 3000, 2, 20
+    if len(args.security) > 1 or "SASL_SSL" in args.security:
+        compare_security(
+            args.security, args.record_size or [RECORD_SIZE, 10_000], args.records, args.rounds,
+            args.connections,
+        )  # fmt: skip
+        return
+    if len(sizes) > 1:
+        parser.error("--record-size takes one size unless --security names several protocols")
 
-    machine = yardstick()
-    if args.security == "SSL":
-        certs = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-certs-"))
-        subprocess.run([str(REPO_ROOT / "scripts" / "make-certs.sh"), str(certs)], check=True)
-        options = Options(args.record_size, certs)
-    result = run_rounds(
-        "kafka-protocol-bench-",
-        args.rounds,
-        args.records,
-        functools.partial(run_round, options),
-        tls=options.certs,
-        before=None if options.certs is None else _print_handshake_cost,
-    )
+    before = _machine()
+    root = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-"))
+    try:
+        if args.security == ["SSL"]:
+            certs = root / "certs"
+            _make_certs(certs)
+            options = Options(options.record_size, certs)
+        result = run_rounds(
+            "kafka-protocol-bench-",
+            args.rounds,
+            args.records,
+            functools.partial(run_round, options),
+            tls=options.certs,
+            before=None if options.certs is None else _print_handshake_cost,
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        _records_file_path(args.records).unlink(missing_ok=True)
     print(f"\n{args.records:,} records of {options.record_size} bytes, {args.rounds} rounds, "
-          f"{args.security}, {time.strftime('%Y-%m-%d')}; machine yardstick (kafka-python "
-          f"encoder): {machine:,.0f} records/s")  # fmt: skip
+          f"{args.security[0]}; {before}, load average after {_load_average()}")  # fmt: skip
     print_table(result, "test")
+
+
+def _protocols(text: str) -> list[str]:
+    names = [name.strip().upper() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in PROTOCOLS]
+    if not names or unknown or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: name each of {', '.join(PROTOCOLS)} at most once, comma-separated"
+        )
+    return names
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(size) for size in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: positive byte counts, comma-separated")
+    return sizes
+
+
+def _load_average() -> str:
+    return " ".join(f"{load:.2f}" for load in os.getloadavg())
+
+
+def _machine() -> str:
+    """The date, the commit, the load average and the machine yardstick, before a run."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    load = _load_average()  # before the yardstick's own load
+    machine = yardstick()
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, at {commit or 'unknown'}, "
+        f"load average before {load}, machine yardstick (kafka-python encoder) "
+        f"{machine:,.0f} records/s"
+    )
+
+
+def _make_certs(directory: Path) -> None:
+    subprocess.run(
+        [str(REPO_ROOT / "scripts" / "make-certs.sh"), str(directory)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+# --- PLAINTEXT, SSL and SASL_SSL side by side --------------------------------------------------
+
+
+@dataclass
+class Connections:
+    """Per kind of connection setup, each round's median and p99 in ms."""
+
+    medians: dict[str, list[float]] = field(default_factory=dict)
+    p99s: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, kind: str, times: list[float]) -> None:
+        median, p99 = summary_ms(times)
+        self.medians.setdefault(kind, []).append(median)
+        self.p99s.setdefault(kind, []).append(p99)
+        print(f"  {kind}: median {median:.2f} ms, p99 {p99:.2f} ms", file=sys.stderr, flush=True)
+
+
+def sasl_overrides(password: str) -> dict[str, str]:
+    """The Kafka listener's SASL keys (its name is KAFKA_SSL on a TLS Cluster): every
+    mechanism enabled, brokers logging in to each other as admin with LOGIN_MECHANISM, PLAIN's
+    users in its JAAS config (SCRAM's are in ZooKeeper)."""
+    scram = (
+        "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="admin" password="{password}";'
+    )
+    plain = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="admin" password="{password}" user_admin="{password}" '
+        f'user_{BENCH_USER}="{password}";'
+    )
+    return {
+        "sasl.enabled.mechanisms": ",".join(MECHANISMS),
+        "sasl.mechanism.inter.broker.protocol": LOGIN_MECHANISM,
+        "listener.name.kafka_ssl.plain.sasl.jaas.config": plain,
+        "listener.name.kafka_ssl.scram-sha-256.sasl.jaas.config": scram,
+        "listener.name.kafka_ssl.scram-sha-512.sasl.jaas.config": scram,
+    }
+
+
+def start_secured(
+    zookeeper: ZooKeeperServer, root: Path, protocol: str, certs: Path | None, password: str
+) -> Cluster:
+    """A serving 3-broker cluster whose Kafka listener is ``protocol`` (followers replicate
+    over it); for SASL_SSL, admin's and BENCH_USER's SCRAM credentials (4096 iterations,
+    Kafka's minimum) are in ZooKeeper before any broker starts."""
+    if protocol == "PLAINTEXT":
+        cluster = new_cluster(zookeeper, root)
+    elif protocol == "SSL":
+        cluster = new_cluster(zookeeper, root, tls=certs)
+    else:
+        cluster = new_cluster(zookeeper, root, overrides=sasl_overrides(password), tls=certs)
+        credentials = {
+            "SCRAM-SHA-256": credential_from_password(SCRAM_SHA_256, password).to_string(),
+            "SCRAM-SHA-512": credential_from_password(SCRAM_SHA_512, password).to_string(),
+        }
+        cluster.zk.update_user_configs(
+            {user: lambda c: {**c, **credentials} for user in ("admin", BENCH_USER)}
+        )
+        for broker_id in cluster.brokers:  # the Cluster's TLS names both listeners SSL
+            cluster.write_config(
+                broker_id, {"listener.security.protocol.map": "SSL:SSL,KAFKA_SSL:SASL_SSL"}
+            )
+    cluster.start_all()
+    cluster.wait_until_serving()
+    return cluster
+
+
+def records_for(size: int, records: int) -> int:
+    """``records`` of 100 bytes; of larger records, SIZE_FACTOR times those bytes."""
+    if size <= RECORD_SIZE:
+        return records
+    return max(1, records * RECORD_SIZE * SIZE_FACTOR // size)
+
+
+def security_round(
+    cluster: Cluster,
+    protocol: str,
+    certs: Path | None,
+    sizes: Sequence[int],
+    records: int,
+    result: Result,
+) -> None:
+    """Produce RF3 acks=all and consume each size with confluent-kafka, over ``protocol``."""
+    bootstrap = cluster.kafka_bootstrap_servers
+    for size in sizes:
+        count = records_for(size, records)
+        options = Options(
+            size,
+            None if protocol == "PLAINTEXT" else certs,
+            LOGIN_MECHANISM if protocol == "SASL_SSL" else None,
+        )
+        topic = f"rf3-{size}"
+        create_topic(cluster, topic, 3)
+        produce = ["--produce", bootstrap, topic, str(count), "all", str(BATCH_SIZE)]
+        consume = ["--consume", bootstrap, topic, str(count)]
+        for test, argv, what in (
+            (f"produce {size:,} B RF3 acks=all", produce, "confluent-kafka producer"),
+            (f"consume {size:,} B", consume, "confluent-kafka consumer"),
+        ):
+            rate, cpu = _measured(
+                cluster,
+                functools.partial(_child, *options.child_args(), *argv),
+                functools.partial(_child_rate, what=what),
+            )
+            name = f"{test}|{protocol}"
+            result.rates.setdefault(name, []).append(rate)
+            result.cpu.setdefault(name, []).append(cpu)
+            print(
+                f"  {test}, {protocol}: {rate:,.0f} records/s, {rate * size / 1e6:.1f} MB/s "
+                f"(CPU cores: {cpu})",
+                file=sys.stderr,
+                flush=True,
+            )
+            if test.startswith("produce"):
+                wait_replicated(cluster, {topic: count})
+
+
+def time_connections(
+    cluster: Cluster,
+    protocol: str,
+    certs: Path | None,
+    password: str,
+    connections: int,
+    out: Connections,
+) -> None:
+    """Each kind of connection setup ``protocol``'s Kafka listener takes, to broker 0."""
+    address = cluster.brokers[0].kafka_address
+    if protocol == "PLAINTEXT":
+        out.add("TCP connect (PLAINTEXT)", setup_times(connect_tcp(address), connections))
+        return
+    assert certs is not None
+    ca_file = str(certs / "ca.pem")
+    if protocol == "SSL":
+        out.add(
+            "TCP + TLS handshake (SSL)", setup_times(connect_tls(address, ca_file), connections)
+        )
+        return
+    for mechanism in MECHANISMS:
+        login = connect_sasl(address, ca_file, mechanism, BENCH_USER, password)
+        out.add(f"TCP + TLS + SASL {mechanism} login (SASL_SSL)", setup_times(login, connections))
+
+
+def compare_security(
+    protocols: Sequence[str], sizes: Sequence[int], records: int, rounds: int, connections: int
+) -> None:
+    """See the module docstring: every protocol each round, their order turned each round."""
+    before = _machine()
+    root = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-"))
+    password = secrets.token_urlsafe(18)
+    os.environ[PASSWORD_ENV] = password  # for the client processes, which inherit it
+    result, times = Result(), Connections()
+    zookeeper = ZooKeeperServer(root / "zookeeper")
+    try:
+        certs = None
+        if any(protocol != "PLAINTEXT" for protocol in protocols):
+            certs = root / "certs"
+            _make_certs(certs)
+        zookeeper.start()
+        for round_no in range(rounds):
+            turn = round_no % len(protocols)
+            for protocol in [*protocols[turn:], *protocols[:turn]]:
+                print(f"round {round_no + 1} of {rounds}: {protocol}", file=sys.stderr, flush=True)
+                directory = root / f"cluster-{round_no}-{protocol}"
+                cluster = start_secured(zookeeper, directory, protocol, certs, password)
+                try:
+                    security_round(cluster, protocol, certs, sizes, records, result)
+                    time_connections(cluster, protocol, certs, password, connections, times)
+                finally:
+                    cluster.close()
+                    shutil.rmtree(directory, ignore_errors=True)  # its logs: disk for the next
+    finally:
+        zookeeper.stop()
+        shutil.rmtree(root, ignore_errors=True)
+        del os.environ[PASSWORD_ENV]
+    print(
+        f"\nconfluent-kafka over the Kafka protocol, {rounds} rounds, records of "
+        f"{', '.join(f'{size:,}' for size in sizes)} bytes ({records:,} records of 100 B, "
+        f"{SIZE_FACTOR}x those bytes in larger ones); SASL_SSL clients log in with "
+        f"{LOGIN_MECHANISM}; {connections} connections per kind and round; {before}, "
+        f"load average after {_load_average()}\n"
+    )
+    print_side_by_side(result, protocols, sizes)
+    print()
+    print_connections(times)
+
+
+def print_side_by_side(result: Result, protocols: Sequence[str], sizes: Sequence[int]) -> None:
+    """One row per test, one column per protocol: records/s median (range), MB/s of the
+    median; below each, the CPU cores of the median round."""
+    print(f"| test, records/s: median (range), MB/s | {' | '.join(protocols)} |")
+    print(f"|---|{'---:|' * len(protocols)}")
+    for size in sizes:
+        for test in (f"produce {size:,} B RF3 acks=all", f"consume {size:,} B"):
+            cells, cpus = [], []
+            for protocol in protocols:
+                rates = result.rates.get(f"{test}|{protocol}", [])
+                if not rates:
+                    cells.append("-")
+                    cpus.append("-")
+                    continue
+                median = statistics.median(rates)
+                at = min(range(len(rates)), key=lambda i: abs(rates[i] - median))
+                cells.append(f"{summary(rates)}, {median * size / 1e6:.1f} MB/s")
+                cpus.append(result.cpu[f"{test}|{protocol}"][at])
+            print(f"| {test} | {' | '.join(cells)} |")
+            print(f"| CPU cores of the median round | {' | '.join(cpus)} |")
+
+
+def print_connections(times: Connections) -> None:
+    print("| connection setup, ms | median (range over rounds) | p99 (range over rounds) |")
+    print("|---|---:|---:|")
+    for kind, medians in times.medians.items():
+        print(f"| {kind} | {summary(medians, ',.2f')} | {summary(times.p99s[kind], ',.2f')} |")
 
 
 def _print_handshake_cost(cluster: Cluster) -> None:
@@ -471,19 +817,23 @@ def run_rounds(
     before: Callable[[Cluster], None] | None = None,
 ) -> Result:
     """``run_round(cluster, records, round_no, result)`` ``rounds`` times on one local
-    3-broker cluster, started in a temporary directory named ``prefix...`` and closed after
-    (``tls``: its listeners TLS, with these certificates); ``before(cluster)`` runs first."""
+    3-broker cluster, started in a temporary directory named ``prefix...``, closed and deleted
+    after (``tls``: its listeners TLS, with these certificates); ``before(cluster)`` runs first."""
     result = Result()
-    zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp(prefix=prefix)), tls=tls)
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        if before is not None:
-            before(cluster)
-        for round_no in range(rounds):
-            print(f"round {round_no + 1} of {rounds}", file=sys.stderr, flush=True)
-            run_round(cluster, records, round_no, result)
+        zookeeper, cluster = start_cluster(root, tls=tls)
+        try:
+            if before is not None:
+                before(cluster)
+            for round_no in range(rounds):
+                print(f"round {round_no + 1} of {rounds}", file=sys.stderr, flush=True)
+                run_round(cluster, records, round_no, result)
+        finally:
+            cluster.close()
+            zookeeper.stop()
     finally:
-        cluster.close()
-        zookeeper.stop()
+        shutil.rmtree(root, ignore_errors=True)
     return result
 
 

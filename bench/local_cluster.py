@@ -6,6 +6,10 @@ followers replicate over the Kafka listener, or over gRPC with MINIKAFKA_TEST_RE
     zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp()))
     try: ... cluster.bootstrap_servers ...
     finally: cluster.close(); zookeeper.stop()
+
+Several clusters, one after another, on one ZooKeeper (each in a chroot of its own):
+``new_cluster(zookeeper, root)`` makes a Cluster without starting it, for a caller that writes
+its configs or its users' credentials in ZooKeeper first.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from kazoo.client import KazooClient
 from tests.integration.cluster import DEFAULT_REPLICATION, Cluster
 from tests.integration.zookeeper import ZooKeeperServer
 
-__all__ = ["start_cluster"]
+__all__ = ["new_cluster", "start_cluster"]
 
 
 def start_cluster(
@@ -35,20 +39,35 @@ def start_cluster(
     certificates, for TLS listeners on both doors (Cluster's ``tls``)."""
     zookeeper = ZooKeeperServer(root / "zookeeper")
     zookeeper.start()
+    cluster = new_cluster(
+        zookeeper, root / "cluster", n_brokers, overrides, replication=replication, tls=tls
+    )
+    cluster.start_all()
+    cluster.wait_until_serving()
+    return zookeeper, cluster
+
+
+def new_cluster(
+    zookeeper: ZooKeeperServer,
+    root: Path,
+    n_brokers: int = 3,
+    overrides: Mapping[str, str] | None = None,
+    *,
+    replication: str = DEFAULT_REPLICATION,
+    tls: Path | None = None,
+) -> Cluster:
+    """A Cluster of ``n_brokers`` in ``root`` and a new chroot of ``zookeeper``, not started."""
     chroot = f"/bench-{uuid.uuid4().hex[:8]}"
     zk = KazooClient(hosts=zookeeper.connect_string)
     zk.start()
     zk.create(chroot)
     zk.stop()
     zk.close()
-    cluster = Cluster(
+    return Cluster(
         zookeeper.connect_string + chroot,
-        root / "cluster",
+        root,
         n_brokers=n_brokers,
         overrides=overrides,
         replication=replication,
         tls=tls,
     )
-    cluster.start_all()
-    cluster.wait_until_serving()
-    return zookeeper, cluster

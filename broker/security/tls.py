@@ -18,6 +18,7 @@ contexts are made per call and may be used from any thread.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import secrets
@@ -338,7 +339,14 @@ class ListenerTls:
         return tls
 
     def server_context(self) -> ssl.SSLContext:
-        """The context of the listener's accepted connections."""
+        """The context of the listener's accepted connections: one for all of them."""
+        return self._server_context
+
+    @functools.cached_property
+    def _server_context(self) -> ssl.SSLContext:
+        # Built once (by ``load``): building one re-encrypts the key for load_cert_chain, a
+        # couple of hundred ms of the broker's event loop, which every handshake paid while
+        # each connection built its own (bench.kafka_protocol_bench's connection setup cost).
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._common(context)
         context.verify_mode = _CLIENT_AUTH[self.config.client_auth]
