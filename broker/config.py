@@ -138,6 +138,9 @@ the listener name lower-cased in the key)::
                                                options are the users PLAIN accepts; username
                                                and password what this broker logs in as)
     connections.max.reauth.ms                  0 (re-authentication, KIP-368, is not supported)
+    connection.failed.authentication.delay.ms  100: a failed SASL login is answered (and its
+                                               Kafka connection closed) this much later, on
+                                               both doors, which slows password guessing
 
 The JAAS values are secrets: never logged, described or kept in ``unknown``.
 
@@ -390,6 +393,7 @@ class BrokerConfig:
     sasl_enabled_mechanisms: tuple[str, ...] = ("GSSAPI",)
     sasl_mechanism_inter_broker_protocol: str = "GSSAPI"
     connections_max_reauth_ms: int = 0
+    connection_failed_authentication_delay_ms: int = 100
     # sasl.jaas.config and the listener.name.<l>.* SASL keys as given (keys lower-cased): the
     # JAAS values hold passwords, so they are no spec (never described) and never in a repr.
     sasl_settings: Mapping[str, str] = field(default_factory=dict, hash=False, repr=False)
@@ -401,8 +405,9 @@ class BrokerConfig:
     # The defaults of every topic key (proto/topic_config.py): log.segment.bytes,
     # min.insync.replicas, unclean.leader.election.enable, ... as one TopicConfig.
     log: TopicConfig = field(default_factory=TopicConfig)
-    # Keys nobody here knows, kept as given (Kafka keeps and warns about them too).
-    unknown: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # Keys nobody here knows, kept as given (Kafka keeps and warns about them too). Not in the
+    # repr: a misspelt secret key (ssl.key.pasword, sasl.jass.config) holds a secret all the same.
+    unknown: Mapping[str, str] = field(default_factory=dict, hash=False, repr=False)
     # Keys that were set by the file, the environment or an override (the rest are defaults).
     explicit: frozenset[str] = frozenset()
     # Dynamic broker configs in force (see with_dynamic): cluster-wide and this broker's.
@@ -1340,6 +1345,12 @@ _SPECS: tuple[ConfigKey, ...] = (
     _spec("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", _mechanisms),
     _spec("sasl.mechanism.inter.broker.protocol", "sasl_mechanism_inter_broker_protocol", _string),
     _spec("connections.max.reauth.ms", "connections_max_reauth_ms", _LONG, minimum=0),
+    _spec(
+        "connection.failed.authentication.delay.ms",
+        "connection_failed_authentication_delay_ms",
+        _INT,
+        minimum=0,
+    ),
     _spec("authorizer.class.name", "authorizer_class_name", _authorizer_class_name),
     _spec("super.users", "super_users", _super_users),
     _spec("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", _BOOLEAN),

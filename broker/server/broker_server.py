@@ -509,6 +509,7 @@ class BrokerServer:
                 inter_broker_listener=self.config.control_plane_listener,
                 max_message_bytes=self.config.grpc_max_message_bytes,
                 credentials=self._channel_credentials(self.config.control_plane_listener),
+                sasl=self._control_login,
             )
         )
         try:
@@ -573,7 +574,12 @@ class BrokerServer:
         login = None
         if mechanisms is not None:  # a SASL_* listener: every call logged in but the login's
             tokens = SessionTokens(idle_ms=self.config.connections_max_idle_ms)
-            login = SaslLogin(mechanisms, tokens, self.config.connections_max_reauth_ms)
+            login = SaslLogin(
+                mechanisms,
+                tokens,
+                self.config.connections_max_reauth_ms,
+                self.config.connection_failed_authentication_delay_ms,
+            )
             interceptors.append(SaslServerInterceptor(tokens, listener))
         if self._metrics is not None:
             interceptors.append(RequestMetricsInterceptor(self._metrics.requests))

@@ -55,6 +55,7 @@ from minikafka.broker.replication.stats import TopicStats
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
+from minikafka.proto.sasl_channel import SaslCredentials, aio_sasl_channel
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -266,6 +267,8 @@ class MetricSources:
     inter_broker_listener: str = "PLAINTEXT"
     max_message_bytes: int = 100 * 1024 * 1024
     credentials: grpc.ChannelCredentials | None = None  # TLS, on an SSL listener
+    # The broker's own login, on a SASL_* listener (a call without one is refused there).
+    sasl: SaslCredentials | None = None
 
 
 @dataclass(frozen=True)
@@ -407,8 +410,15 @@ class BrokerCollector:
                 ],
             )
             address = f"{endpoint[0]}:{endpoint[1]}"
-            async with transport.aio_channel(
-                address, self._sources.max_message_bytes, credentials=self._sources.credentials
+            sources = self._sources
+            async with (
+                transport.aio_channel(
+                    address, sources.max_message_bytes, credentials=sources.credentials
+                )
+                if sources.sasl is None
+                else aio_sasl_channel(
+                    address, sources.max_message_bytes, sources.sasl, (), sources.credentials
+                )
             ) as ch:
                 response = await pb_grpc.DataStub(ch).ListOffsets(
                     request, timeout=_END_OFFSETS_TIMEOUT_S

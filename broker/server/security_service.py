@@ -15,14 +15,18 @@ Errors are Kafka's: UNSUPPORTED_SASL_MECHANISM (with the enabled list), SASL_AUT
 (the mechanism's message when it is safe to show, else Kafka's generic sentence, so that a
 client cannot tell an unknown user from a wrong password), ILLEGAL_SASL_STATE (an unknown or
 finished handshake, or a listener that is not SASL_*, as Kafka's PLAINTEXT listener answers).
-A failed login is one ``sasl.authentication_failed`` warning with the client's address, the
-mechanism and the reason; the reason never holds a password or a proof.
+A failed login is answered ``connection.failed.authentication.delay.ms`` late (Kafka delays
+a failed login's answer and close by it) and is one ``sasl.authentication_failed`` warning
+with the client's address, the mechanism and the reason; the reason never holds a password or
+a proof. Half-done logins are bounded in number, per client host too (``_MAX_PENDING_PER_HOST``:
+a host opening handshakes in a loop pushes out only its own).
 
 Runs on the broker's event loop (grpc.aio), which owns the open logins and the tokens.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections import OrderedDict
@@ -52,6 +56,9 @@ _Context = grpc.aio.ServicerContext[Any, Any]
 # finishes them holds at most this many.
 _MAX_PENDING = 1000
 _PENDING_TIMEOUT_S = 60.0
+# And per client host: a host opening handshakes in a loop pushes out its own oldest ones, not
+# the logins other hosts (another broker's controller, say) have half done.
+_MAX_PENDING_PER_HOST = 100
 
 
 @dataclass(frozen=True)
@@ -63,12 +70,15 @@ class SaslLogin:
     mechanisms: SaslServerFactory
     tokens: SessionTokens
     reauth_ms: int = 0
+    # connection.failed.authentication.delay.ms: a failed login is answered this much later
+    failed_authentication_delay_ms: int = 100
 
 
 @dataclass
 class _Pending:
     server: SaslServer
     started: float
+    host: str
 
 
 class SecurityService(pb_grpc.SecurityServicer):
@@ -107,10 +117,14 @@ class SecurityService(pb_grpc.SecurityServicer):
             )
         now = self._clock()
         self._drop_stale(now)
+        host = peer_host(context)
+        same_host = [i for i, p in self._pending.items() if p.host == host]  # oldest first
+        if len(same_host) >= _MAX_PENDING_PER_HOST:
+            del self._pending[same_host[0]]
         while len(self._pending) >= _MAX_PENDING:
             self._pending.popitem(last=False)
         handshake_id = secrets.token_urlsafe(16)
-        self._pending[handshake_id] = _Pending(sasl.mechanisms.create(request.mechanism), now)
+        self._pending[handshake_id] = _Pending(sasl.mechanisms.create(request.mechanism), now, host)
         return pb.SaslHandshakeResponse(mechanisms=enabled, handshake_id=handshake_id)
 
     async def SaslAuthenticate(
@@ -136,6 +150,10 @@ class SecurityService(pb_grpc.SecurityServicer):
             challenge = server.evaluate_response(request.auth_bytes)
         except SaslAuthenticationFailed as exc:
             del self._pending[request.handshake_id]
+            if sasl.failed_authentication_delay_ms > 0:
+                # As on the Kafka door: one guess per delay per login, however fast the
+                # client sends them (the login is gone already, so nothing waits on it).
+                await asyncio.sleep(sasl.failed_authentication_delay_ms / 1000)
             _log.warning(
                 "sasl.authentication_failed",
                 client_host=host,

@@ -378,7 +378,8 @@ def closed(sock: socket.socket) -> bool:
 
 @pytest.fixture
 def one_broker(cluster_factory: ClusterFactory) -> Iterator[Cluster]:
-    cluster = cluster_factory(1, sasl_overrides(), replication="kafka")
+    overrides = {**sasl_overrides(), "connection.failed.authentication.delay.ms": "500"}
+    cluster = cluster_factory(1, overrides, replication="kafka")
     yield cluster
 
 
@@ -413,7 +414,10 @@ def test_bad_input_gets_kafka_errors_or_a_closed_connection(one_broker: Cluster)
                 assert frame_answer(sock, 17, 1).error_code == 0
                 token = f"\0alice\0not-{ALICE_PASSWORD}".encode()
                 sock.sendall(encode_request(36, 2, {"auth_bytes": token}, 2))
+                started = time.monotonic()
                 answer = frame_answer(sock, 36, 2)
+                # connection.failed.authentication.delay.ms: a guess is answered late
+                assert time.monotonic() - started >= 0.5
                 assert answer.error_code == 58
                 assert answer.error_message == "Authentication failed: Invalid username or password"
                 assert closed(sock)
@@ -491,6 +495,42 @@ def test_bad_input_gets_kafka_errors_or_a_closed_connection(one_broker: Cluster)
                 sock.sendall(encode_request(3, 1, {"topics": []}, 2))
                 assert frame_answer(sock, 3, 1).brokers
 
+        versions = {"client_software_name": "t", "client_software_version": "1"}
+
+        def api_versions_twice() -> None:
+            # Kafka answers ApiVersions once before the handshake: asking again cannot keep
+            # an unauthenticated connection alive.
+            with connect() as sock:
+                sock.sendall(encode_request(18, 3, versions))
+                assert frame_answer(sock, 18, 3).error_code == 0
+                sock.sendall(encode_request(18, 3, versions, 2))
+                assert closed(sock)
+
+        def pipelined_request_behind_the_handshake() -> None:
+            # Metadata sent in the same write as the handshake is not served: the connection
+            # closes after the handshake's answer.
+            with connect() as sock:
+                sock.sendall(
+                    encode_request(17, 1, {"mechanism": "PLAIN"})
+                    + encode_request(3, 1, {"topics": []}, 2)
+                )
+                assert frame_answer(sock, 17, 1).error_code == 0
+                assert closed(sock)
+
+        def pipelined_request_behind_the_login() -> None:
+            # A whole login and a request in one write: the request is read after the
+            # exchange completed and is served as alice.
+            with connect() as sock:
+                token = f"\0alice\0{ALICE_PASSWORD}".encode()
+                sock.sendall(
+                    encode_request(17, 1, {"mechanism": "PLAIN"})
+                    + encode_request(36, 2, {"auth_bytes": token}, 2)
+                    + encode_request(3, 1, {"topics": []}, 3)
+                )
+                assert frame_answer(sock, 17, 1).error_code == 0
+                assert frame_answer(sock, 36, 2).error_code == 0
+                assert frame_answer(sock, 3, 1).brokers
+
         cases = {
             "wrong_password": wrong_password,
             "unknown_scram_user": unknown_scram_user,
@@ -501,6 +541,9 @@ def test_bad_input_gets_kafka_errors_or_a_closed_connection(one_broker: Cluster)
             "malformed_scram": malformed_scram,
             "request_before_authentication": request_before_authentication,
             "handshake_v0_raw_tokens": handshake_v0_raw_tokens,
+            "api_versions_twice": api_versions_twice,
+            "pipelined_request_behind_the_handshake": pipelined_request_behind_the_handshake,
+            "pipelined_request_behind_the_login": pipelined_request_behind_the_login,
         }
 
         def warnings() -> int:
@@ -516,7 +559,11 @@ def test_bad_input_gets_kafka_errors_or_a_closed_connection(one_broker: Cluster)
         for name, case in cases.items():
             before = warnings()
             case()
-            if name in ("handshake_after_success", "handshake_v0_raw_tokens"):
+            if name in (
+                "handshake_after_success",
+                "handshake_v0_raw_tokens",
+                "pipelined_request_behind_the_login",
+            ):
                 continue
             # One warning line per refused connection.
             cluster.wait_for(

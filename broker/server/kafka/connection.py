@@ -29,7 +29,8 @@ On a SASL listener a connection first authenticates (sasl_authenticator.py has t
 the reader serves ApiVersions, SaslHandshake and SaslAuthenticate itself, one at a time, frames
 at most ``sasl.server.max.receive.size`` (Kafka's 524288) until the exchange completes, and
 the session becomes the authenticated user's; a broken rule or a failed exchange closes the
-connection with one log line (the client, the mechanism, the reason, never a token).
+connection with one log line (the client, the mechanism, the reason, never a token). A failed
+exchange is answered ``connection.failed.authentication.delay.ms`` late, as in Kafka.
 
 Runs on the broker's event loop; one reader and one writer task per connection.
 """
@@ -315,7 +316,11 @@ class KafkaConnection:
             elif api_key == SASL_AUTHENTICATE:
                 response = await self._sasl_authenticate(auth, request, started, len(frame))
             else:  # ApiVersions
-                response = await handler.handle(request, self._broker)
+                try:
+                    response = await handler.handle(request, self._broker)
+                except Exception as exc:
+                    raise _handler_failed(request, exc) from None
+                auth.versions_answered()
             await self._send(request, response, started, len(frame))
         self._max_bytes = max_bytes
         self.session = auth.session()
@@ -334,6 +339,7 @@ class KafkaConnection:
         try:
             token = auth.authenticate(request.body.auth_bytes)
         except SaslAuthenticationFailed as failed:
+            await self._failed_authentication_delay()
             refusal = request.response(
                 {
                     "error_code": int(ErrorCode.SASL_AUTHENTICATION_FAILED),
@@ -349,6 +355,14 @@ class KafkaConnection:
         return request.response(
             {"error_code": 0, "error_message": None, "auth_bytes": token, "session_lifetime": 0}
         )
+
+    async def _failed_authentication_delay(self) -> None:
+        """connection.failed.authentication.delay.ms before a failed login is answered and
+        closed, as Kafka delays it: a client guessing passwords gets one guess per delay per
+        connection, and reconnecting at once costs it the same again."""
+        delay_ms = self._broker.config.connection_failed_authentication_delay_ms
+        if delay_ms > 0:
+            await asyncio.sleep(delay_ms / 1000)
 
     async def _raw_token(self, auth: SaslAuthenticator, writer_task: asyncio.Future[None]) -> bool:
         """One bare token after a SaslHandshake v0, answered bare; False: the client left."""
@@ -368,6 +382,7 @@ class KafkaConnection:
         try:
             answer = auth.authenticate(token)
         except SaslAuthenticationFailed as failed:
+            await self._failed_authentication_delay()
             raise _Closed(
                 "SASL authentication failed", mechanism=auth.mechanism, error=failed.reason
             ) from None

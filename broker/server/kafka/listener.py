@@ -10,8 +10,10 @@ client, a certificate that is expired, self-signed, from another CA, or missing 
 ssl.client.auth=required) is dropped without a word, and here it is one log line with the
 client's address and the reason. uvloop reads a new connection at once, whatever its protocol
 asks: the client's first TLS bytes are kept by ``Accepted`` and handed to TLS when it takes
-over (without that, the handshake stalls until its timeout). The client certificate's
-principal (broker/security/tls.py) becomes the connection's session.
+over (without that, the handshake stalls until its timeout). On an SSL listener the client
+certificate's principal (broker/security/tls.py) becomes the connection's session; on SASL_SSL
+the certificate is not mapped (a certificate no ``ssl.principal.mapping.rules`` rule names is
+no reason to refuse) and the session is the SASL user's once the connection logs in.
 
 Runs on the broker's event loop.
 """
@@ -112,6 +114,16 @@ class KafkaListeners:
         def ended(done: asyncio.Task[None]) -> None:
             self._connections.pop(done, None)
             quotas.dec(host)
+            if not done.cancelled() and done.exception() is not None:
+                # A fault of ours (a TLS hand-over gone wrong, say): one line with the
+                # traceback now, not asyncio's "exception was never retrieved" at collection.
+                _log.error(
+                    "kafka.connection_failed",
+                    listener=name,
+                    client=client,
+                    exc_info=done.exception(),
+                )
+                cast(asyncio.Transport, transport).abort()
 
         task.add_done_callback(ended)
 
@@ -128,13 +140,18 @@ class KafkaListeners:
     def _accept_tls(self, transport: asyncio.Transport, accepted: Accepted, name: str) -> None:
         """A connection to an SSL or SASL_SSL listener: TLS first."""
         tls = self._tls[name]
+        # On SASL_SSL the principal is the SASL user's (Kafka's principal builder maps a
+        # certificate only on SSL): a certificate no mapping rule names is no reason to refuse.
+        sasl = name in self._broker.sasl
 
         async def serve(client: str) -> None:
             loop = asyncio.get_running_loop()
             reader = asyncio.StreamReader(limit=_READ_LIMIT)
             protocol = asyncio.StreamReaderProtocol(reader)
             try:
-                secured, principal = await tls_handshake(transport, accepted, protocol, tls)
+                secured, principal = await tls_handshake(
+                    transport, accepted, protocol, tls, map_certificate=not sasl
+                )
             except (ConnectionResetError, BrokenPipeError, ssl.SSLEOFError) as exc:
                 # The client hung up mid-handshake (a bootstrap probe, a client closing): normal,
                 # as a plaintext client hanging up is.
@@ -219,12 +236,14 @@ async def tls_handshake(
     protocol: asyncio.BaseProtocol,
     tls: ListenerTls,
     timeout_s: float = 0.0,
+    *,
+    map_certificate: bool = True,
 ) -> tuple[asyncio.Transport, KafkaPrincipal]:
     """The server side of TLS on a connection ``accepted`` holds: the TLS transport
     (``protocol`` made its protocol) and the principal of the client's certificate (ANONYMOUS
-    without one). Raises ssl.SSLError (an OSError) when the handshake fails,
-    ConnectionAbortedError or TimeoutError when it takes too long, NoMatchingRule (a
-    ValueError) when no mapping rule names the certificate."""
+    without one, or when not ``map_certificate``: a SASL_SSL listener's). Raises ssl.SSLError
+    (an OSError) when the handshake fails, ConnectionAbortedError or TimeoutError when it takes
+    too long, NoMatchingRule (a ValueError) when no mapping rule names the certificate."""
     loop = asyncio.get_running_loop()
     handshake = asyncio.ensure_future(
         loop.start_tls(
@@ -242,6 +261,8 @@ async def tls_handshake(
     secured = await handshake
     assert secured is not None
     protocol.connection_made(secured)  # start_tls leaves that to its caller
+    if not map_certificate:
+        return secured, ANONYMOUS
     ssl_object = secured.get_extra_info("ssl_object")
     return secured, tls.principal(ssl_object.getpeercert(binary_form=True))
 

@@ -8,7 +8,10 @@ Kafka's SaslServerAuthenticator as a state machine, no I/O (the connection reads
 
 - Before the handshake only ApiVersions and SaslHandshake (v0, v1) are served; any other
   request closes the connection unanswered (Kafka: "Unexpected Kafka request of type X during
-  SASL handshake").
+  SASL handshake"). ApiVersions is answered once (a version this broker does not serve does
+  not count: the client picks again); a second one closes the connection, as Kafka's
+  HANDSHAKE_OR_VERSIONS_REQUEST -> HANDSHAKE_REQUEST step: a client that never logs in cannot
+  keep its connection past connections.max.idle.ms by asking for versions.
 - A mechanism the listener does not enable: UNSUPPORTED_SASL_MECHANISM with the enabled list,
   then the connection closes.
 - During the exchange a second SaslHandshake is answered ILLEGAL_SASL_STATE and the connection
@@ -91,6 +94,7 @@ class SaslAuthenticator:
         self.state = AuthState.HANDSHAKE
         self.raw_tokens = False
         self.mechanism = ""
+        self._versions_answered = False
         self._server: SaslServer | None = None
 
     def check_request(self, api_key: int) -> None:
@@ -100,6 +104,16 @@ class SaslAuthenticator:
                 f"Unexpected Kafka request of type {api_key} during SASL handshake.",
                 answer=False,
             )
+        if (
+            self.state is AuthState.HANDSHAKE
+            and api_key == API_VERSIONS
+            and self._versions_answered
+        ):
+            raise SaslStateError(
+                "Unexpected ApiVersions request received during SASL authentication state "
+                "HANDSHAKE_REQUEST",
+                answer=False,
+            )
         if self.state is AuthState.AUTHENTICATE and api_key != SASL_AUTHENTICATE:
             raise SaslStateError(
                 f"Unexpected Kafka request of type {api_key} during SASL authentication.",
@@ -107,6 +121,10 @@ class SaslAuthenticator:
             )
         if self.state in (AuthState.COMPLETE, AuthState.FAILED):
             raise SaslStateError(f"SASL authentication is {self.state.value}", answer=True)
+
+    def versions_answered(self) -> None:
+        """An ApiVersions of a served version was answered: the handshake must come next."""
+        self._versions_answered = True
 
     def handshake(self, mechanism: str, version: int) -> HandshakeAnswer:
         self.check_request(SASL_HANDSHAKE)

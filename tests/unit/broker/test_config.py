@@ -887,6 +887,21 @@ def test_sasl_keys_listener_overrides_and_secrets_kept_out_of_sight() -> None:
     assert not any("jaas" in key for key in described)
 
 
+def test_a_misspelt_secret_key_is_kept_but_never_in_the_repr() -> None:
+    """An unknown key is kept with its value (as Kafka does), and a misspelt password key's
+    value is a password all the same: the repr (a traceback's, a debug line's) leaves it out,
+    and the warning names the key only."""
+    with capture_logs() as logs:
+        config = BrokerConfig.from_properties(
+            {**_SASL_BASE, "ssl.key.pasword": "typo-secret-3e1", "sasl.enabled.mechanisms": "PLAIN",
+             "sasl.jaas.config": _JAAS}
+        )  # fmt: skip
+    assert config.unknown == {"ssl.key.pasword": "typo-secret-3e1"}
+    assert "typo-secret-3e1" not in repr(config)
+    assert "typo-secret-3e1" not in repr(logs)
+    assert "typo-secret-3e1" not in repr(config.describe())
+
+
 @pytest.mark.parametrize(
     ("props", "message"),
     [

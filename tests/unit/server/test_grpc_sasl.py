@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -260,3 +261,65 @@ def test_a_half_done_login_ends_after_a_minute() -> None:
     assert tokens.resolve(done.session_token) is not None
     late = asyncio.run(login(61.0))
     assert late.error_code == ErrorCode.ILLEGAL_SASL_STATE and not late.session_token
+
+
+def test_a_failed_login_is_answered_after_the_delay() -> None:
+    """connection.failed.authentication.delay.ms, as on the Kafka door: a wrong password is
+    answered that much later, a right one at once."""
+    factory = SaslServerFactory(("PLAIN",), {"bob": "bob-secret"}, lambda user, m: None)
+    tokens = SessionTokens(idle_ms=60_000)
+    login = SaslLogin(factory, tokens, failed_authentication_delay_ms=400)
+    service = SecurityService(LISTENER, "SASL_PLAINTEXT", login)
+    context: Any = _Context()
+
+    async def timed(password: str) -> tuple[float, pb.SaslAuthenticateResponse]:
+        handshake = await service.SaslHandshake(pb.SaslHandshakeRequest(mechanism="PLAIN"), context)
+        started = time.monotonic()
+        answer = await service.SaslAuthenticate(
+            pb.SaslAuthenticateRequest(
+                handshake_id=handshake.handshake_id, auth_bytes=f"\0bob\0{password}".encode()
+            ),
+            context,
+        )
+        return time.monotonic() - started, answer
+
+    slow, refused = asyncio.run(timed("guess"))
+    assert refused.error_code == ErrorCode.SASL_AUTHENTICATION_FAILED
+    assert slow >= 0.4
+    fast, accepted = asyncio.run(timed("bob-secret"))
+    assert accepted.error_code == ErrorCode.NONE and accepted.session_token
+    assert fast < 0.4
+
+
+class _HostContext:
+    def __init__(self, host: str) -> None:
+        self._host = host
+
+    def peer(self) -> str:
+        return f"ipv4:{self._host}:5555"
+
+
+def test_a_host_flooding_handshakes_does_not_push_out_another_hosts_login() -> None:
+    """The table of half-done logins is bounded; a host that opens handshakes without end
+    loses its own oldest ones, never the login another host (a broker) is in the middle of."""
+    factory = SaslServerFactory(("PLAIN",), {"bob": "bob-secret"}, lambda user, m: None)
+    service = SecurityService(
+        LISTENER, "SASL_PLAINTEXT", SaslLogin(factory, SessionTokens(idle_ms=60_000))
+    )
+    broker: Any = _HostContext("10.0.0.2")
+    attacker: Any = _HostContext("10.0.0.66")
+
+    async def scenario() -> pb.SaslAuthenticateResponse:
+        request = pb.SaslHandshakeRequest(mechanism="PLAIN")
+        handshake = await service.SaslHandshake(request, broker)
+        for _ in range(2000):
+            await service.SaslHandshake(request, attacker)
+        return await service.SaslAuthenticate(
+            pb.SaslAuthenticateRequest(
+                handshake_id=handshake.handshake_id, auth_bytes=b"\0bob\0bob-secret"
+            ),
+            broker,
+        )
+
+    done = asyncio.run(scenario())
+    assert done.error_code == ErrorCode.NONE and done.session_token

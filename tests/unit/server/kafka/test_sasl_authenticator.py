@@ -49,6 +49,20 @@ def test_before_the_handshake_only_api_versions_and_the_handshake() -> None:
         assert "during SASL handshake" in refused.value.reason
 
 
+def test_api_versions_is_answered_once_before_the_handshake() -> None:
+    """Kafka's HANDSHAKE_OR_VERSIONS_REQUEST -> HANDSHAKE_REQUEST: a client that keeps asking
+    for versions instead of logging in is closed, not kept alive past the idle timeout."""
+    auth = authenticator()
+    auth.check_request(API_VERSIONS)  # a version not served: not answered, may come again
+    auth.check_request(API_VERSIONS)
+    auth.versions_answered()
+    with pytest.raises(SaslStateError) as refused:
+        auth.check_request(API_VERSIONS)
+    assert not refused.value.answer
+    assert "Unexpected ApiVersions request" in refused.value.reason
+    auth.check_request(SASL_HANDSHAKE)  # the handshake still may come
+
+
 def test_plain_login_makes_the_session() -> None:
     auth = authenticator()
     answer = auth.handshake("PLAIN", 1)
