@@ -4,10 +4,10 @@
 
 Reads the broker's configuration as the broker does (the file, then ``KAFKA_*`` variables), asks
 the broker's own gRPC control plane listener (control.plane.listener.name, by default the
-inter-broker one) on this host for ``Metadata.DescribeCluster`` with a
-deadline (over TLS when that listener is SSL: the broker's own key store and trust store, as the
-brokers' own connections to it), and exits 0 when the broker answers without error, a controller is known, and the
-broker sees itself among the live brokers (so the controller has registered it and sent it
+inter-broker one) on this host for ``Metadata.DescribeCluster`` with a deadline (over TLS
+when that listener is SSL: the broker's own key store and trust store, as the brokers' own
+connections to it), and exits 0 when the broker answers without error, a controller is known,
+and the broker sees itself among the live brokers (so the controller has registered it and sent it
 metadata: it can take traffic). Otherwise it prints one line saying why and exits 1. A SASL
 control plane listener is not probed (the healthcheck has no login): it says so and exits 1.
 """

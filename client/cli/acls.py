@@ -21,8 +21,8 @@ Write, Describe on --transactional-id, IdempotentWrite on the cluster with --ide
 
 --command-config is the admin client's properties file, as the other admin tools take it
 (``request.timeout.ms``, and the security keys: ``security.protocol``, ``ssl.*``, ``sasl.*``).
-Bad input is one line on stderr and exit status 1; a failed request prints ``Error while executing ACL command
-: <message>`` and exits 1.
+Bad input is one line on stderr and exit status 1; a failed request prints ``Error while
+executing ACL command : <message>`` and exits 1.
 """
 
 from __future__ import annotations
@@ -129,7 +129,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
     parser.add_argument(
-        "--command-config", metavar="FILE", help="admin client .properties (security.protocol, sasl.*, ssl.*, ...)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client .properties (security.protocol, sasl.*, ssl.*, ...)",
     )
     actions = parser.add_argument_group("actions (exactly one)")
     actions.add_argument("--add", action="store_true", help="add ACLs")

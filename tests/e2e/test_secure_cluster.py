@@ -33,12 +33,12 @@ import minikafka
 from minikafka.proto.errors import ErrorCode, KafkaError
 from tests.e2e.conftest import (
     _DOWN,
-    _unavailable,
     BROKER_IDS,
     COMPOSE_FILE,
     REPO,
     ComposeCluster,
     HostPorts,
+    _unavailable,
 )
 from tests.e2e.faults import wait_for
 
@@ -51,6 +51,7 @@ SERVICES = ("zookeeper", "broker1", "broker2", "broker3")
 TOPIC = "payments"
 GROUP = "ledger"
 RECORDS = 600
+KafkaValue = str | int | float | bool  # a confluent-kafka config value
 
 
 class SecureCluster:
@@ -61,7 +62,7 @@ class SecureCluster:
         self.certs = certs
         self.ca = str(certs / "truststore.pem")
 
-    def kafka_login(self, user: str, password: str) -> dict[str, str]:
+    def kafka_login(self, user: str, password: str) -> dict[str, KafkaValue]:
         """confluent-kafka's (librdkafka's) keys for SASL_SSL + SCRAM."""
         return {
             "bootstrap.servers": KAFKA_BOOTSTRAP,
@@ -84,9 +85,7 @@ class SecureCluster:
 
     def command_config(self, tmp: Path, user: str, password: str) -> Path:
         path = tmp / f"{user}.properties"
-        path.write_text(
-            "".join(f"{k}={v}\n" for k, v in self.grpc_login(user, password).items())
-        )
+        path.write_text("".join(f"{k}={v}\n" for k, v in self.grpc_login(user, password).items()))
         return path
 
 
@@ -146,11 +145,12 @@ def secure(
             compose.compose(*_DOWN.split())
 
 
-def _kafka_errors(config: Mapping[str, str], seconds: float) -> tuple[list[str], int]:
+def _kafka_errors(config: Mapping[str, KafkaValue], seconds: float) -> tuple[list[str], int]:
     """Ask for metadata with librdkafka for ``seconds``: the error codes it reported (by name)
     and how many topics it saw (0 when it got no answer)."""
     errors: list[str] = []
-    admin = AdminClient({**config, "error_cb": lambda e: errors.append(e.name())})
+    # confluent-kafka's stubs type a config's values as plain values, callbacks left out.
+    admin = AdminClient({**config, "error_cb": lambda e: errors.append(e.name())})  # type: ignore[dict-item]
     try:
         seen = len(admin.list_topics(timeout=seconds).topics)
     except confluent_kafka.KafkaException as exc:
@@ -187,9 +187,11 @@ def test_clients_without_tls_or_a_good_login_get_nothing(secure: SecureCluster) 
         admin.list_topics()
     assert refused.value.code == ErrorCode.SASL_AUTHENTICATION_FAILED
     # No TLS at all: no answer within the deadline.
-    with pytest.raises(KafkaError):
-        with minikafka.Producer(GRPC_BOOTSTRAP, max_block_ms=5_000) as producer:
-            producer.send(TOPIC, b"never").result(timeout=10)
+    with (
+        pytest.raises(KafkaError),
+        minikafka.Producer(GRPC_BOOTSTRAP, max_block_ms=5_000) as producer,
+    ):
+        producer.send(TOPIC, b"never").result(timeout=10)
 
 
 def test_alice_needs_acls_from_admin_then_produces_and_consumes(
@@ -245,8 +247,10 @@ def test_alice_needs_acls_from_admin_then_produces_and_consumes(
         check=False,
     )
     assert produced.returncode == 0, produced.stderr
+    # A new group starts at the end unless told otherwise (librdkafka's default is latest).
+    kcat_group = [*kcat_login, "-X", "auto.offset.reset=earliest", "-G", GROUP, TOPIC]
     consumed = subprocess.run(
-        ["kcat", "-b", KAFKA_BOOTSTRAP, *kcat_login, "-G", GROUP, TOPIC, "-e", "-f", "%s\n"],
+        ["kcat", "-b", KAFKA_BOOTSTRAP, *kcat_group, "-e", "-f", "%s\n"],
         capture_output=True,
         text=True,
         timeout=90,
