@@ -4,10 +4,12 @@
 
 Reads the broker's configuration as the broker does (the file, then ``KAFKA_*`` variables), asks
 the broker's own gRPC control plane listener (control.plane.listener.name, by default the
-inter-broker one) on this host for ``Metadata.DescribeCluster`` with a
-deadline, and exits 0 when the broker answers without error, a controller is known, and the
-broker sees itself among the live brokers (so the controller has registered it and sent it
-metadata: it can take traffic). Otherwise it prints one line saying why and exits 1.
+inter-broker one) on this host for ``Metadata.DescribeCluster`` with a deadline (over TLS
+when that listener is SSL: the broker's own key store and trust store, as the brokers' own
+connections to it), and exits 0 when the broker answers without error, a controller is known,
+and the broker sees itself among the live brokers (so the controller has registered it and sent it
+metadata: it can take traffic). Otherwise it prints one line saying why and exits 1. A SASL
+control plane listener is not probed (the healthcheck has no login): it says so and exits 1.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import grpc
 import structlog
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.security.tls import ListenerTls
+from minikafka.broker.server.grpc_tls import channel_credentials
 from minikafka.proto import minikafka_pb2, minikafka_pb2_grpc
 from minikafka.proto.errors import KafkaError
 
@@ -36,10 +40,29 @@ def probe_address(config: BrokerConfig) -> str:
     return f"[{host}]:{listener.port}" if ":" in host else f"{host}:{listener.port}"
 
 
+def open_channel(config: BrokerConfig, address: str) -> grpc.Channel:
+    """A channel to the control plane listener: plain, or TLS presenting the broker's own
+    certificate (mutual TLS when the listener requires it). KafkaError when it is SASL or its
+    key store cannot be read."""
+    listener = config.listener_config(config.control_plane_listener)
+    if listener.security_protocol.startswith("SASL_"):
+        raise KafkaError(
+            f"the control plane listener {listener.name} is {listener.security_protocol}: "
+            "the healthcheck cannot log in (make it SSL or PLAINTEXT)"
+        )
+    if listener.security_protocol == "SSL":
+        return grpc.secure_channel(address, channel_credentials(ListenerTls.load(listener)))
+    return grpc.insecure_channel(address)
+
+
 def check(config: BrokerConfig, timeout_s: float) -> str | None:
     """None when the broker serves, else the reason it does not."""
     address = probe_address(config)
-    with grpc.insecure_channel(address) as channel:
+    try:
+        opened = open_channel(config, address)
+    except KafkaError as e:
+        return str(e)
+    with opened as channel:
         stub = minikafka_pb2_grpc.MetadataStub(channel)
         try:
             response = stub.DescribeCluster(

@@ -44,6 +44,9 @@ debian_package zookeeper "[ -f /usr/share/java/zookeeper.jar ]" "integration tes
 step "tmux (Debian's tmux package: the terminal test of minikafka watch)"
 debian_package tmux "command -v tmux >/dev/null" "the terminal test of minikafka watch"
 
+step "kcat (Debian's kcat package: the secured compose cluster's e2e test and README example)"
+debian_package kcat "command -v kcat >/dev/null" "the kcat part of the secured cluster e2e test"
+
 step "ruff"
 "$venv/bin/ruff" check .
 "$venv/bin/ruff" format --check .

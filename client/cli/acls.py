@@ -19,10 +19,10 @@ that applies to the name). --producer grants Write, Describe and Create on the t
 Write, Describe on --transactional-id, IdempotentWrite on the cluster with --idempotent);
 --consumer Read and Describe on the topics and Read on the groups.
 
---command-config is a client properties file (``request.timeout.ms``; ``security.protocol``
-other than PLAINTEXT is refused until the AdminClient speaks TLS or SASL). Bad input is one
-line on stderr and exit status 1; a failed request prints ``Error while executing ACL command
-: <message>`` and exits 1.
+--command-config is the admin client's properties file, as the other admin tools take it
+(``request.timeout.ms``, and the security keys: ``security.protocol``, ``ssl.*``, ``sasl.*``).
+Bad input is one line on stderr and exit status 1; a failed request prints ``Error while
+executing ACL command : <message>`` and exits 1.
 """
 
 from __future__ import annotations
@@ -129,7 +129,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
     parser.add_argument(
-        "--command-config", metavar="FILE", help="client properties (request.timeout.ms)"
+        "--command-config",
+        metavar="FILE",
+        help="admin client .properties (security.protocol, sasl.*, ssl.*, ...)",
     )
     actions = parser.add_argument_group("actions (exactly one)")
     actions.add_argument("--add", action="store_true", help="add ACLs")
@@ -497,12 +499,6 @@ def _client_config(path: str | None) -> dict[str, Any]:
     if path is None:
         return {}
     props = read_properties_file(path)
-    protocol = props.pop("security.protocol", "PLAINTEXT").strip().upper()
-    if protocol != "PLAINTEXT":
-        raise ConfigError(
-            f"security.protocol {protocol} in {path} is not supported by minikafka's "
-            "AdminClient yet (PLAINTEXT only)"
-        )
     from minikafka.client.admin import AdminClient
 
     return client_kwargs(AdminClient, props, lambda line: print(line, file=sys.stderr))

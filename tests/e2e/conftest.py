@@ -287,17 +287,26 @@ class ComposeCluster:
 
     Fault methods remember what they did, so ``restore`` can undo it (unpause, reconnect,
     start) and wait until everything is healthy again. Used from the test's thread only.
-    ``ports``: the host ports it publishes (PORTS unless given).
+    ``ports``: the host ports it publishes (PORTS unless given); ``compose_file`` may be several
+    files (an override after the first, as ``-f a -f b``); ``env``: more variables for them.
     """
 
     bootstrap = ",".join(f"127.0.0.1:{PORTS.grpc[b]}" for b in BROKER_IDS)
 
     def __init__(
-        self, compose_command: str, compose_file: str, project: str, ports: HostPorts = PORTS
+        self,
+        compose_command: str,
+        compose_file: str | Sequence[str],
+        project: str,
+        ports: HostPorts = PORTS,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        self._base = [*shlex.split(compose_command), "-f", compose_file, "-p", project]
+        files = [compose_file] if isinstance(compose_file, str) else list(compose_file)
+        self._base = [*shlex.split(compose_command), *(a for f in files for a in ("-f", f))]
+        self._base += ["-p", project]
         self.project = project
         self.ports = ports
+        self._env = {**ports.env(), **(env or {})}
         self.network = f"{project}_default"
         self._paused: set[str] = set()
         self._disconnected: set[str] = set()
@@ -306,7 +315,7 @@ class ComposeCluster:
 
     def compose(self, *args: str, timeout: float = 120) -> str:
         """Run a compose subcommand on the project; its stdout, or AssertionError."""
-        result = _run([*self._base, *args], timeout=timeout, env=self.ports.env())
+        result = _run([*self._base, *args], timeout=timeout, env=self._env)
         if result.returncode != 0:
             raise AssertionError(
                 f"{shlex.join(args)} failed ({result.returncode}): {result.stderr.strip()}"

@@ -311,7 +311,11 @@ class ScramSaslServer:
         match = _CLIENT_FINAL.fullmatch(response.decode("utf-8", errors="replace"))
         if match is None:
             raise SaslAuthenticationFailed("Invalid SCRAM client final message format")
-        if match["nonce"] != self._nonce:
+        # Kafka 3.8.1-3.9's check (CVE-2024-56128's fix): the nonce ends with the one sent,
+        # as librdkafka before 2.6.1 (Debian bookworm's kcat: 2.0.2) sends its own nonce again
+        # in front of it; the proof covers the message as sent either way. Kafka 4 wants them
+        # equal.
+        if not match["nonce"].endswith(self._nonce):
             raise SaslAuthenticationFailed("Invalid client nonce in the final client message.")
         if base64.b64decode(match["channel"]) != self._gs2.encode():
             raise SaslAuthenticationFailed(

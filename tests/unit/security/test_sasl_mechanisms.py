@@ -4,6 +4,8 @@ credential's format, and every way a client can get the messages wrong."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 
 import pytest
 
@@ -162,6 +164,27 @@ def test_extensions_are_ignored() -> None:
         .evaluate_response(RFC_CLIENT_FIRST + b",tokenauth=false")
         .startswith(b"r=rOprNGfwEbeRWgbNEkqO")
     )
+
+
+def test_librdkafka_before_2_6_1_nonce_is_taken_as_kafka_3_9_takes_it() -> None:
+    """librdkafka < 2.6.1 puts its own nonce in front of the server's answer's nonce again;
+    Kafka 3.9 takes any nonce ending with the one it sent (the proof covers what was sent)."""
+    mechanism = SCRAM_SHA_256
+    credential = credential_from_password(mechanism, "alice-secret", 4096)
+    server = ScramSaslServer(mechanism, lambda u, m: credential if u == "alice" else None)
+    client_nonce = "fyko+d2lbbFgONRv9qkxdawL"
+    client_first_bare = f"n=alice,r={client_nonce}"
+    server_first = server.evaluate_response(f"n,,{client_first_bare}".encode()).decode()
+    nonce = server_first.split(",")[0][2:]
+    without_proof = f"c=biws,r={client_nonce}{nonce}"
+    auth_message = f"{client_first_bare},{server_first},{without_proof}".encode()
+    salted = salted_password(mechanism, "alice-secret", credential.salt, 4096)
+    client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+    signature = hmac.new(credential.stored_key, auth_message, hashlib.sha256).digest()
+    proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
+    final = f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
+    assert server.evaluate_response(final).startswith(b"v=")
+    assert server.authorization_id == "alice"
 
 
 @pytest.mark.parametrize(
