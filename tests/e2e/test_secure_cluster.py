@@ -261,15 +261,9 @@ def test_alice_needs_acls_from_admin_then_produces_and_consumes(
         [f"alice-{i}" for i in range(10)] + ["from-kcat"]
     )
 
-    # bob has no ACL: his consumer in alice's group is refused. (Needs ACL enforcement in
-    # every API: see test_acls_enforced_on_data_apis.)
+    # bob has no ACL: test_acls_enforced_on_data_apis.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ACL enforcement on produce/fetch/groups is on the acl-enforce branch, not merged "
-    "here: until it is, only the ACL APIs ask the authorizer. Remove this mark once it is.",
-)
 def test_acls_enforced_on_data_apis(secure: SecureCluster) -> None:
     """bob, logged in but granted nothing, may neither write nor read alice's topic."""
     bob = secure.kafka_login("bob", "bob-secret")
