@@ -14,7 +14,6 @@ offsets topic.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +45,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.errors import ErrorCode
 from minikafka.zk.acl_store import AclZkStore
-from minikafka.zk.zk_data import TopicAssignment
+from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_protocol.raw import RawKafka
@@ -84,7 +83,7 @@ def _revoke(cluster: Cluster, pattern: ResourcePattern, operation: AclOperation)
 
 def _create_in_zookeeper(cluster: Cluster, topic: str, replicas: tuple[int, ...]) -> None:
     """As an operator with ZooKeeper access would (no ACL asked): the controller elects."""
-    cluster.zk.create_topic(TopicAssignment(topic, uuid.uuid4().hex[:22], {0: replicas}))
+    cluster.zk.create_topic(TopicAssignment(topic, random_uuid_base64(), {0: replicas}))
     cluster.wait_for(
         lambda: cluster.partition_state(topic, 0) is not None and cluster.leader(topic, 0) >= 0,
         timeout_s=30,
