@@ -22,12 +22,14 @@ from minikafka.broker.security.acl import Authorizer
 from minikafka.broker.security.sasl.server import SaslServerFactory
 from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.client_quotas import ClientQuotaAdmin
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metrics import RequestMetrics
+from minikafka.broker.server.quotas import ClientQuotaManager
 
 __all__ = ["KafkaBroker"]
 
@@ -50,3 +52,6 @@ class KafkaBroker:
     # authorizer.class.name's authorizer (None: every request allowed) and the ACL APIs.
     authorizer: Authorizer | None = None
     acls: AclApi = field(default_factory=lambda: AclApi(None, None))
+    # Client quotas: DescribeClientQuotas / AlterClientQuotas, and the quotas in force.
+    client_quotas: ClientQuotaAdmin | None = None
+    quotas: ClientQuotaManager = field(default_factory=ClientQuotaManager)

@@ -153,6 +153,8 @@ class KafkaConnection:
         self._memory_pool = memory_pool
         self._pooled_bytes = 0
         self._answered = asyncio.Event()
+        # Until when (loop time) a client quota keeps this connection muted (KIP-219).
+        self._muted_until = 0.0
         # drain() returns only when the transport holds nothing: one answer in flight.
         writer.transport.set_write_buffer_limits(high=0)
 
@@ -221,9 +223,20 @@ class KafkaConnection:
             with contextlib.suppress(Exception):
                 await self._writer.wait_closed()
 
+    def _throttle(self, throttle_ms: int) -> None:
+        """A quota throttled the client: read nothing more from it for ``throttle_ms``, as
+        Kafka mutes the channel once the throttled answer is out (KIP-219); the answer goes
+        at once, with its throttle_time_ms, so the client backs off too."""
+        loop = asyncio.get_running_loop()
+        self._muted_until = max(self._muted_until, loop.time() + throttle_ms / 1000)
+
     async def _read_requests(self, writer_task: asyncio.Future[None]) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await self._wait_room(writer_task)
+            muted_s = self._muted_until - loop.time()
+            if muted_s > 0:
+                await asyncio.sleep(muted_s)
             frame = await self._read_frame(writer_task)
             if frame is None:
                 return
@@ -431,10 +444,19 @@ class KafkaConnection:
             ) from None
         # Bytes after the request are ignored, as Kafka does: librdkafka 2.x sends Metadata
         # v12 for every topic with three of them.
-        return self._request(api_key, api_version, correlation_id, header.client_id, body), handler
+        request = self._request(
+            api_key, api_version, correlation_id, header.client_id, body, len(frame) + 4
+        )
+        return request, handler
 
     def _request(
-        self, api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: Any
+        self,
+        api_key: int,
+        api_version: int,
+        correlation_id: int,
+        client_id: str | None,
+        body: Any,
+        size: int = 0,
     ) -> registry.Request:
         return registry.Request(
             api_key=api_key,
@@ -446,6 +468,8 @@ class KafkaConnection:
             listener=self._listener,
             body=body,
             session=self.session,
+            size=size,
+            throttle=self._throttle,
         )
 
     async def _wait_room(self, writer_task: asyncio.Future[None]) -> None:
