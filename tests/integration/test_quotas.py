@@ -299,3 +299,91 @@ def test_user_quota_beats_client_id_default(cluster: Cluster) -> None:
     alter(cluster, {"user": "ANONYMOUS"}, {"producer_byte_rate": None})
     wait_applied(cluster, "users/ANONYMOUS", 2)
     assert max(throttles(4)) > 0  # now the client-id default throttles
+
+
+def _consume_confluent(cluster: Cluster, topic: str, result: dict[str, Any]) -> None:
+    consumer = confluent_kafka.Consumer(
+        {
+            "bootstrap.servers": cluster.kafka_bootstrap_servers,
+            "client.id": "ck-consumer",
+            "group.id": "ck-quota",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            # Small fetches: a throttled fetch is answered empty (Kafka's way), so the
+            # smaller each, the less of the quota a throttle leaves unused.
+            "max.partition.fetch.bytes": 64 << 10,
+        }
+    )
+    consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+    got = 0
+    started = time.monotonic()
+    while time.monotonic() - started < RUN_S:
+        message = consumer.poll(0.2)
+        if message is not None and message.error() is None:
+            got += len(message.value() or b"")
+    result["confluent_rate"] = got / (time.monotonic() - started)
+    consumer.close()
+
+
+def _consume_kafka_python(cluster: Cluster, topic: str, result: dict[str, Any]) -> None:
+    consumer = kafka.KafkaConsumer(
+        bootstrap_servers=cluster.kafka_bootstrap_servers,
+        client_id="kp-consumer",
+        max_partition_fetch_bytes=64 << 10,
+        fetch_max_bytes=64 << 10,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+    )
+    partition = kafka.TopicPartition(topic, 0)
+    consumer.assign([partition])
+    consumer.seek(partition, 0)
+    got = 0
+    started = time.monotonic()
+    while time.monotonic() - started < RUN_S:
+        for records in consumer.poll(timeout_ms=200).values():
+            got += sum(len(r.value or b"") for r in records)
+    result["kafka_python_rate"] = got / (time.monotonic() - started)
+    result["kafka_python_throttle_ms"] = max(
+        (group.get("throttle-time-max") or 0.0 for group in consumer.metrics().values()),
+        default=0.0,
+    )
+    consumer.close()
+
+
+def test_consumer_byte_rate_holds_consumers_to_the_quota(cluster: Cluster) -> None:
+    from minikafka.client.admin import NewTopic
+
+    cluster.admin().create_topics([NewTopic("quota-read", 1, 3)])
+    producer = confluent_kafka.Producer(
+        {
+            "bootstrap.servers": cluster.kafka_bootstrap_servers,
+            "acks": "1",
+            "linger.ms": 20,
+            # Batches of 64 KB: a fetch answers at least one whole batch whatever its limits.
+            "batch.size": 64 << 10,
+        }
+    )
+    for _ in range(3_000):  # 30 MB: more than 20 s at 1 MB/s
+        while True:
+            try:
+                producer.produce("quota-read", b"r" * 10_000)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    for client_id in ("ck-consumer", "kp-consumer"):
+        alter(cluster, {"client-id": client_id}, {"consumer_byte_rate": MB})
+        wait_applied(cluster, f"clients/{client_id}", 1)
+    result: dict[str, Any] = {}
+    threads = [
+        threading.Thread(target=_consume_confluent, args=(cluster, "quota-read", result)),
+        threading.Thread(target=_consume_kafka_python, args=(cluster, "quota-read", result)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert abs(result["confluent_rate"] / MB - 1) < 0.10, result
+    assert abs(result["kafka_python_rate"] / MB - 1) < 0.10, result
+    assert result["kafka_python_throttle_ms"] > 0, result
