@@ -591,6 +591,7 @@ class BrokerServer:
                 acls=self._acl_api,
                 listener=listener,
                 users=UserScramAdmin(self._zk, self.authorizer),
+                client_quotas=ClientQuotaAdmin(self._zk, self.authorizer),
             ),
             server,
         )
