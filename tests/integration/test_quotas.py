@@ -13,6 +13,8 @@ default.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -24,7 +26,7 @@ import pytest
 
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto.errors import ErrorCode
-from tests.integration.cluster import Cluster
+from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_protocol.raw import RawKafka, batch, produce_fields
 
@@ -387,3 +389,46 @@ def test_consumer_byte_rate_holds_consumers_to_the_quota(cluster: Cluster) -> No
     assert abs(result["confluent_rate"] / MB - 1) < 0.10, result
     assert abs(result["kafka_python_rate"] / MB - 1) < 0.10, result
     assert result["kafka_python_throttle_ms"] > 0, result
+
+
+def configs_cli(cluster: Cluster, *argv: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "minikafka", "configs"]
+    command += ["--bootstrap-server", cluster.bootstrap_servers, *argv]
+    return subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_configs_cli_alters_and_describes_quotas(cluster: Cluster) -> None:
+    done = configs_cli(
+        cluster, "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients",
+        "--entity-name", "app", "--alter", "--add-config",
+        "producer_byte_rate=1048576,consumer_byte_rate=2097152",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Completed updating config for user alice, client app.\n"
+    done = configs_cli(
+        cluster, "--entity-type", "clients", "--entity-default", "--alter",
+        "--add-config", "request_percentage=25",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    wait_applied(cluster, "clients/<default>", 1)
+    assert json.loads(cluster.zk.client.get("/config/users/alice/clients/app")[0])["config"] == {
+        "producer_byte_rate": "1048576",
+        "consumer_byte_rate": "2097152",
+    }
+    shown = configs_cli(
+        cluster, "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients",
+        "--entity-name", "app", "--describe",
+    )  # fmt: skip
+    assert shown.stdout == (
+        "Quota configs for user-principal 'alice', client-id 'app' are "
+        "consumer_byte_rate=2097152.0, producer_byte_rate=1048576.0\n"
+    )
+    shown = configs_cli(cluster, "--entity-type", "clients", "--describe")
+    assert shown.stdout == "Quota configs for the default client-id are request_percentage=25.0\n"
+    refused = configs_cli(
+        cluster, "--entity-type", "clients", "--entity-name", "app", "--alter",
+        "--add-config", "producer_byte_rate=1.5",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("Error while executing config command : ")
+    assert "Long" in refused.stderr and "Traceback" not in refused.stderr
