@@ -32,7 +32,12 @@ from tests.integration.kafka_protocol.raw import RawKafka, batch, produce_fields
 
 pytestmark = pytest.mark.integration
 
-DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, PRODUCE = 48, 49, 0
+DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, PRODUCE, METADATA = 48, 49, 0, 3
+METADATA_ALL = {
+    "topics": None,
+    "allow_auto_topic_creation": False,
+    "include_topic_authorized_operations": False,
+}
 MB = 1 << 20
 RUN_S = 20.0
 # Kafka's default rate spans 11 one-second samples and lets a new client burst ten windows'
@@ -168,6 +173,15 @@ def test_alter_and_describe_reach_every_broker(cluster: Cluster) -> None:
     # A change reaches every broker within a second.
     alter(cluster, {"client-id": "app"}, {"producer_byte_rate": 2097152.0})
     assert wait_applied(cluster, "clients/app", 2, timeout_s=1.0) < 1.0
+    # request_percentage: a tiny share of a handler's time throttles even Metadata requests
+    # (each on a connection of its own: the throttled one is muted after its answer).
+    alter(cluster, {"client-id": "raw"}, {"request_percentage": 0.001})
+    wait_applied(cluster, "clients/raw", 1)
+    throttles = [
+        raw(cluster.brokers[0].kafka_address, METADATA, 12, METADATA_ALL).throttle_time
+        for _ in range(3)
+    ]
+    assert max(throttles).total_seconds() > 0, throttles
     removed = alter(cluster, {"client-id": "app"}, {"producer_byte_rate": None})
     assert removed.error_code == ErrorCode.NONE
     assert (

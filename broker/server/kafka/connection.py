@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import datetime
 import inspect
 import io
 import os
@@ -93,6 +95,8 @@ _HEAD = struct.Struct(">hhi")
 # The largest frame an unauthenticated client may send (Kafka's sasl.server.max.receive.size
 # default): a client that has not logged in cannot make the broker buffer more.
 _SASL_MAX_RECEIVE = 524_288
+# Not held by request_percentage: Fetch (see _request_quota) and, as in Kafka, ApiVersions.
+_NO_REQUEST_QUOTA = frozenset({1, API_VERSIONS})
 
 
 class _Closed(Exception):
@@ -230,6 +234,28 @@ class KafkaConnection:
         loop = asyncio.get_running_loop()
         self._muted_until = max(self._muted_until, loop.time() + throttle_ms / 1000)
 
+    def _request_quota(
+        self, request: registry.Request, response: Entity | None, handling_ns: int
+    ) -> Entity | None:
+        """request_percentage (KIP-124): the handler's time counted; when over the quota the
+        connection is muted and the answer says for how long. A pipelined handler (Produce)
+        counts its synchronous part, and its answer, sent later, is not changed. Fetch is
+        not counted: its time here is mostly its long poll, which Kafka's purgatory does not
+        count either, and this broker cannot tell the two apart."""
+        quotas = self._broker.quotas
+        if not quotas.active or request.api_key in _NO_REQUEST_QUOTA:
+            return response
+        throttle_ms = quotas.record_request_time(
+            request.session.principal.name, request.client_id or "", handling_ns
+        )
+        if throttle_ms <= 0:
+            return response
+        self._throttle(throttle_ms)
+        throttled = datetime.timedelta(milliseconds=throttle_ms)
+        if response is not None and getattr(response, "throttle_time", throttled) < throttled:
+            response = dataclasses.replace(response, throttle_time=throttled)
+        return response
+
     async def _read_requests(self, writer_task: asyncio.Future[None]) -> None:
         loop = asyncio.get_running_loop()
         while True:
@@ -254,11 +280,17 @@ class KafkaConnection:
                 # Outside the handler's try: the writer failing here is the client hanging up
                 # (ConnectionError to serve), not this handler failing.
                 await self._wait_written(writer_task)
+            handling = time.perf_counter_ns()
             try:
                 if handler.pipelined:
                     answer = handler.handle(request, self._broker)
+                    self._request_quota(request, None, time.perf_counter_ns() - handling)
                 else:
-                    response = await handler.handle(request, self._broker)
+                    response = self._request_quota(
+                        request,
+                        await handler.handle(request, self._broker),
+                        time.perf_counter_ns() - handling,
+                    )
             except registry.CloseConnection as close:
                 raise _Closed(close.reason, api=handler.name, **close.details) from None
             except Exception as exc:
