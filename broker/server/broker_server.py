@@ -500,6 +500,7 @@ class BrokerServer:
                 # is the gRPC one every broker serves inter-broker requests on.
                 inter_broker_listener=self.config.control_plane_listener,
                 max_message_bytes=self.config.grpc_max_message_bytes,
+                quotas=self._client_quotas,
             )
         )
         try:

@@ -45,6 +45,7 @@ from minikafka.zk.zk_data import DEFAULT_QUOTA_ENTITY, QuotaEntity
 __all__ = [
     "QUOTA_KEYS",
     "ClientQuotaManager",
+    "QuotaKey",
     "QuotaType",
     "Rate",
     "parse_quota_config",
@@ -206,6 +207,11 @@ class ClientQuotaManager:
             self.throttle_time_ms.get((quota_type, key), 0) + throttle_ms
         )
         return throttle_ms
+
+    def rates(self) -> dict[tuple[QuotaType, QuotaKey], float]:
+        """Each measured entity's current rate (bytes/s, or percent), for the metrics."""
+        now = self._time_ms()
+        return {key: rate.measure(now) for key, rate in self._rates.items()}
 
     def unrecord(self, quota_type: QuotaType, user: str, client_id: str, value: float) -> None:
         """Take back a recorded ``value``: a throttled fetch is answered without its records,

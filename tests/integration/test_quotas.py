@@ -286,6 +286,15 @@ def test_producer_byte_rate_holds_producers_to_the_quota(cluster: Cluster) -> No
     assert abs(result["kafka_python_rate"] / MB - 1) < 0.10, result
     assert result["confluent_throttle_ms"] > 0, result
     assert result["kafka_python_throttle_ms"] > 0, result
+    # The broker's own count, per client-id (the entity the quota was set on).
+    leader = cluster.leader("quota-ck", 0)
+    throttled = cluster.metric(
+        leader, "kafka_server_produce_throttle_time_total", user="", client_id="ck-app"
+    )
+    assert throttled is not None and throttled > 0
+    # (the rate itself has gone back to 0 by now: the producers stopped windows ago)
+    rate = cluster.metric(leader, "kafka_server_produce_byte_rate", user="", client_id="ck-app")
+    assert rate is not None
 
 
 def test_user_quota_beats_client_id_default(cluster: Cluster) -> None:
