@@ -107,7 +107,7 @@ class ProduceRequest(_message.Message):
     def __init__(self, acks: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., topic_data: _Optional[_Iterable[_Union[ProduceRequest.TopicProduceData, _Mapping]]] = ...) -> None: ...
 
 class ProduceResponse(_message.Message):
-    __slots__ = ("responses",)
+    __slots__ = ("responses", "throttle_time_ms")
     class PartitionProduceResponse(_message.Message):
         __slots__ = ("index", "error_code", "error_message", "base_offset", "log_append_time_ms", "log_start_offset")
         INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -131,8 +131,10 @@ class ProduceResponse(_message.Message):
         partition_responses: _containers.RepeatedCompositeFieldContainer[ProduceResponse.PartitionProduceResponse]
         def __init__(self, name: _Optional[str] = ..., partition_responses: _Optional[_Iterable[_Union[ProduceResponse.PartitionProduceResponse, _Mapping]]] = ...) -> None: ...
     RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    THROTTLE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     responses: _containers.RepeatedCompositeFieldContainer[ProduceResponse.TopicProduceResponse]
-    def __init__(self, responses: _Optional[_Iterable[_Union[ProduceResponse.TopicProduceResponse, _Mapping]]] = ...) -> None: ...
+    throttle_time_ms: int
+    def __init__(self, responses: _Optional[_Iterable[_Union[ProduceResponse.TopicProduceResponse, _Mapping]]] = ..., throttle_time_ms: _Optional[int] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
     __slots__ = ("replica_id", "replica_epoch", "max_wait_ms", "min_bytes", "max_bytes", "topics", "session_id", "session_epoch", "forgotten_topics_data")
@@ -186,7 +188,7 @@ class FetchRequest(_message.Message):
     def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ..., session_id: _Optional[int] = ..., session_epoch: _Optional[int] = ..., forgotten_topics_data: _Optional[_Iterable[_Union[FetchRequest.ForgottenTopic, _Mapping]]] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
-    __slots__ = ("error_code", "responses", "session_id")
+    __slots__ = ("error_code", "responses", "session_id", "throttle_time_ms")
     class EpochEndOffset(_message.Message):
         __slots__ = ("epoch", "end_offset")
         EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -223,10 +225,12 @@ class FetchResponse(_message.Message):
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     RESPONSES_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    THROTTLE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     error_code: int
     responses: _containers.RepeatedCompositeFieldContainer[FetchResponse.FetchableTopicResponse]
     session_id: int
-    def __init__(self, error_code: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ..., session_id: _Optional[int] = ...) -> None: ...
+    throttle_time_ms: int
+    def __init__(self, error_code: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ..., session_id: _Optional[int] = ..., throttle_time_ms: _Optional[int] = ...) -> None: ...
 
 class ListOffsetsRequest(_message.Message):
     __slots__ = ("replica_id", "topics")

@@ -25,7 +25,8 @@ Conventions (Kafka's, except that every per-partition result also has an error_m
   sender does not know the epoch (no fencing), replica_id -1 = a consumer, not a follower.
 - Topic ids are Kafka UUIDs printed as Kafka prints them: 22 characters of unpadded
   base64url; "AAAAAAAAAAAAAAAAAAAAAA" (the zero UUID) or "" = unknown.
-- throttle_time_ms is left out: there are no quotas.
+- throttle_time_ms: only Produce and Fetch answers carry it (client quotas, KIP-219): the
+  broker also delays reading the stream's next request for that long.
 """
 
 from collections import abc as _abc

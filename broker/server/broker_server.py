@@ -576,6 +576,7 @@ class BrokerServer:
                 producer_ids=self._producer_ids,
                 listener=listener,
                 metrics=requests,
+                quotas=self._client_quotas,
             ),
             server,
         )

@@ -455,3 +455,40 @@ def test_configs_cli_alters_and_describes_quotas(cluster: Cluster) -> None:
     assert refused.returncode == 1
     assert refused.stderr.startswith("Error while executing config command : ")
     assert "Long" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_grpc_door_throttles_the_minikafka_producer(cluster: Cluster) -> None:
+    """The gRPC door: the same manager. The minikafka client sends no client-id, so a
+    ``clients/<default>`` quota holds it; its answers carry throttle_time_ms, the stream's
+    next request waits, and the producer backs off."""
+    from minikafka.client.admin import NewTopic
+    from minikafka.client.producer.producer import Producer
+
+    cluster.admin().create_topics([NewTopic("quota-grpc", 1, 3)])
+    alter(cluster, {"client-id": None}, {"producer_byte_rate": MB})
+    wait_applied(cluster, "clients/<default>", 1)
+    producer = Producer(cluster.bootstrap_servers, batch_size=256 << 10, linger_ms=20)
+    acked = [0]
+    value = b"g" * 10_000
+    started = time.monotonic()
+    sent = 0
+    while time.monotonic() - started < 10.0:
+        if sent - acked[0] >= 2 * MB:
+            time.sleep(0.005)
+            continue
+        producer.send("quota-grpc", value).add_callback(
+            lambda _: acked.__setitem__(0, acked[0] + len(value))
+        )
+        sent += len(value)
+    rate = acked[0] / (time.monotonic() - started)
+    producer.close(10)
+    assert abs(rate / MB - 1) < 0.15, rate
+    leader = cluster.leader("quota-grpc", 0)
+    throttled = cluster.metric(
+        leader, "kafka_server_produce_throttle_time_total", user="ANONYMOUS", client_id=""
+    )
+    assert throttled is None  # the default client-id's usage is counted per client-id ...
+    throttled = cluster.metric(
+        leader, "kafka_server_produce_throttle_time_total", user="", client_id=""
+    )
+    assert throttled is not None and throttled > 0  # ... which is "" over gRPC
