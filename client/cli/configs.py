@@ -315,9 +315,11 @@ def execute(args: argparse.Namespace, admin: ConfigAdmin, out: TextIO, err: Text
         elif args.entity_type == "users":
             if args.alter:
                 quota_add, quota_delete = _quota_keys(args)
+                scram = _has_scram_keys(args)
                 if quota_add or quota_delete:
-                    _alter_quotas(admin, args, (quota_add, quota_delete), out)
-                if _has_scram_keys(args):
+                    # one "Completed" line, as kafka-configs.sh, after both parts
+                    _alter_quotas(admin, args, (quota_add, quota_delete), None if scram else out)
+                if scram:
                     _alter_user(admin, args, out)
             else:
                 _describe_quotas(admin, args, out)
@@ -541,8 +543,9 @@ def _alter_quotas(
     admin: ConfigAdmin,
     args: argparse.Namespace,
     keys: tuple[dict[str, float], list[str]],
-    out: TextIO,
+    out: TextIO | None,
 ) -> None:
+    """``out`` None: nothing printed (the SCRAM part of the same command prints)."""
     from minikafka.client.admin import ClientQuotaAlteration, ClientQuotaEntity
 
     values, deleted = keys
@@ -552,6 +555,8 @@ def _alter_quotas(
     for error in admin.alter_client_quotas([ClientQuotaAlteration(entity, ops)]).values():
         if error is not None:
             raise error
+    if out is None:
+        return
     (entity_type, name), *rest = entities(args)
     if rest or name is not None:
         names = ", ".join(
