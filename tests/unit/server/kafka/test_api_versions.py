@@ -37,6 +37,7 @@ from minikafka.broker.server.kafka.schema import (
     write_entity,
 )
 from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.broker.server.quotas import ClientQuotaManager
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
@@ -211,7 +212,9 @@ def test_every_served_version_has_kios_request_and_response() -> None:
 @pytest.mark.parametrize("version", range(13, 18))
 def test_fetch_by_topic_id_reads_the_named_topic_and_answers_by_id(version: int) -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
     topic_id = uuid.UUID(int=1)
 
     response = answer(
@@ -231,7 +234,9 @@ def test_fetch_by_topic_id_reads_the_named_topic_and_answers_by_id(version: int)
 @pytest.mark.parametrize("version", range(13, 18))
 def test_fetch_by_an_unknown_topic_id_answers_unknown_topic_id(version: int) -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
 
     response = answer(
         fetch, request(1, version, fetch_values(version, {"topic_id": OLD_ID})), broker
@@ -261,7 +266,9 @@ def test_a_recreated_topics_old_id_is_unknown_and_its_new_id_reads() -> None:
         )
     cache.update(deleted)
     cache.update(recreated)
-    broker = SimpleNamespace(metadata_cache=cache, fetches=FakeFetches())
+    broker = SimpleNamespace(
+        metadata_cache=cache, quotas=ClientQuotaManager(), fetches=FakeFetches()
+    )
 
     by_old = answer(fetch, request(1, 16, fetch_values(16, {"topic_id": old})), broker)
     by_new = answer(fetch, request(1, 16, fetch_values(16, {"topic_id": uuid.UUID(int=2)})), broker)
@@ -273,7 +280,9 @@ def test_a_recreated_topics_old_id_is_unknown_and_its_new_id_reads() -> None:
 
 def test_fetch_v12_still_names_topics() -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
 
     response = answer(fetch, request(1, 12, fetch_values(12, {"topic": "orders"})), broker)
 
@@ -283,7 +292,9 @@ def test_fetch_v12_still_names_topics() -> None:
 
 def test_fetch_v13_forgets_partitions_by_topic_id() -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
     values = fetch_values(13, {"topic_id": uuid.UUID(int=1)})
     values["forgotten_topics_data"] = [
         {"topic_id": uuid.UUID(int=1), "partitions": [1]},
@@ -297,7 +308,9 @@ def test_fetch_v13_forgets_partitions_by_topic_id() -> None:
 
 def test_fetch_v15_takes_the_followers_id_from_replica_state() -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
 
     answer(fetch, request(1, 15, fetch_values(15, {"topic_id": uuid.UUID(int=1)}, 2)), broker)
 
@@ -306,7 +319,11 @@ def test_fetch_v15_takes_the_followers_id_from_replica_state() -> None:
 
 @pytest.mark.parametrize("error", [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH])
 def test_fetch_v16_says_where_the_leader_went(error: ErrorCode) -> None:
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(leader=2), fetches=FakeFetches(error))
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(leader=2),
+        quotas=ClientQuotaManager(),
+        fetches=FakeFetches(error),
+    )
 
     response = answer(
         fetch, request(1, 16, fetch_values(16, {"topic_id": uuid.UUID(int=1)})), broker
@@ -320,7 +337,11 @@ def test_fetch_v16_says_where_the_leader_went(error: ErrorCode) -> None:
 
 def test_fetch_v15_and_other_errors_send_no_leader() -> None:
     for version, error in ((15, ErrorCode.NOT_LEADER_OR_FOLLOWER), (16, ErrorCode.NONE)):
-        broker = SimpleNamespace(metadata_cache=cache_with_orders(2), fetches=FakeFetches(error))
+        broker = SimpleNamespace(
+            metadata_cache=cache_with_orders(2),
+            quotas=ClientQuotaManager(),
+            fetches=FakeFetches(error),
+        )
 
         response = answer(
             fetch,
