@@ -314,6 +314,10 @@ class BrokerConfig:
     kafka_advertised_listeners: tuple[EndPoint, ...] = ()
     socket_request_max_bytes: int = 104_857_600
     connections_max_idle_ms: int = 600_000
+    # Client quotas' rate windows (Kafka's ClientQuotaManagerConfig): the rate is measured
+    # over quota.window.num samples of quota.window.size.seconds each.
+    quota_window_num: int = 11
+    quota_window_size_seconds: int = 1
     queued_max_request_bytes: int = -1  # <= 0: unbounded
     max_connections: int = INT_MAX
     max_connections_per_ip: int = INT_MAX
@@ -1223,6 +1227,8 @@ _SPECS: tuple[ConfigKey, ...] = (
     _spec("kafka.advertised.listeners", "kafka_advertised_listeners", _endpoints),
     _spec("socket.request.max.bytes", "socket_request_max_bytes", _INT, minimum=1),
     _spec("connections.max.idle.ms", "connections_max_idle_ms", _LONG, minimum=1),
+    _spec("quota.window.num", "quota_window_num", _INT, minimum=1),
+    _spec("quota.window.size.seconds", "quota_window_size_seconds", _INT, minimum=1),
     _spec("queued.max.request.bytes", "queued_max_request_bytes", _LONG),
     _spec("max.connections", "max_connections", _INT, minimum=0),
     _spec("max.connections.per.ip", "max_connections_per_ip", _INT, minimum=0),

@@ -107,7 +107,7 @@ class ProduceRequest(_message.Message):
     def __init__(self, acks: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., topic_data: _Optional[_Iterable[_Union[ProduceRequest.TopicProduceData, _Mapping]]] = ...) -> None: ...
 
 class ProduceResponse(_message.Message):
-    __slots__ = ("responses",)
+    __slots__ = ("responses", "throttle_time_ms")
     class PartitionProduceResponse(_message.Message):
         __slots__ = ("index", "error_code", "error_message", "base_offset", "log_append_time_ms", "log_start_offset")
         INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -131,8 +131,10 @@ class ProduceResponse(_message.Message):
         partition_responses: _containers.RepeatedCompositeFieldContainer[ProduceResponse.PartitionProduceResponse]
         def __init__(self, name: _Optional[str] = ..., partition_responses: _Optional[_Iterable[_Union[ProduceResponse.PartitionProduceResponse, _Mapping]]] = ...) -> None: ...
     RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    THROTTLE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     responses: _containers.RepeatedCompositeFieldContainer[ProduceResponse.TopicProduceResponse]
-    def __init__(self, responses: _Optional[_Iterable[_Union[ProduceResponse.TopicProduceResponse, _Mapping]]] = ...) -> None: ...
+    throttle_time_ms: int
+    def __init__(self, responses: _Optional[_Iterable[_Union[ProduceResponse.TopicProduceResponse, _Mapping]]] = ..., throttle_time_ms: _Optional[int] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
     __slots__ = ("replica_id", "replica_epoch", "max_wait_ms", "min_bytes", "max_bytes", "topics", "session_id", "session_epoch", "forgotten_topics_data")
@@ -186,7 +188,7 @@ class FetchRequest(_message.Message):
     def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ..., session_id: _Optional[int] = ..., session_epoch: _Optional[int] = ..., forgotten_topics_data: _Optional[_Iterable[_Union[FetchRequest.ForgottenTopic, _Mapping]]] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
-    __slots__ = ("error_code", "responses", "session_id")
+    __slots__ = ("error_code", "responses", "session_id", "throttle_time_ms")
     class EpochEndOffset(_message.Message):
         __slots__ = ("epoch", "end_offset")
         EPOCH_FIELD_NUMBER: _ClassVar[int]
@@ -223,10 +225,12 @@ class FetchResponse(_message.Message):
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     RESPONSES_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    THROTTLE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
     error_code: int
     responses: _containers.RepeatedCompositeFieldContainer[FetchResponse.FetchableTopicResponse]
     session_id: int
-    def __init__(self, error_code: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ..., session_id: _Optional[int] = ...) -> None: ...
+    throttle_time_ms: int
+    def __init__(self, error_code: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ..., session_id: _Optional[int] = ..., throttle_time_ms: _Optional[int] = ...) -> None: ...
 
 class ListOffsetsRequest(_message.Message):
     __slots__ = ("replica_id", "topics")
@@ -591,6 +595,94 @@ class AlterUserScramCredentialsRequest(_message.Message):
     deletions: _containers.RepeatedCompositeFieldContainer[AlterUserScramCredentialsRequest.ScramCredentialDeletion]
     upsertions: _containers.RepeatedCompositeFieldContainer[AlterUserScramCredentialsRequest.ScramCredentialUpsertion]
     def __init__(self, deletions: _Optional[_Iterable[_Union[AlterUserScramCredentialsRequest.ScramCredentialDeletion, _Mapping]]] = ..., upsertions: _Optional[_Iterable[_Union[AlterUserScramCredentialsRequest.ScramCredentialUpsertion, _Mapping]]] = ...) -> None: ...
+
+class QuotaEntityComponent(_message.Message):
+    __slots__ = ("entity_type", "name")
+    ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    entity_type: str
+    name: str
+    def __init__(self, entity_type: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class DescribeClientQuotasRequest(_message.Message):
+    __slots__ = ("components", "strict")
+    class Component(_message.Message):
+        __slots__ = ("entity_type", "match_type", "match")
+        ENTITY_TYPE_FIELD_NUMBER: _ClassVar[int]
+        MATCH_TYPE_FIELD_NUMBER: _ClassVar[int]
+        MATCH_FIELD_NUMBER: _ClassVar[int]
+        entity_type: str
+        match_type: int
+        match: str
+        def __init__(self, entity_type: _Optional[str] = ..., match_type: _Optional[int] = ..., match: _Optional[str] = ...) -> None: ...
+    COMPONENTS_FIELD_NUMBER: _ClassVar[int]
+    STRICT_FIELD_NUMBER: _ClassVar[int]
+    components: _containers.RepeatedCompositeFieldContainer[DescribeClientQuotasRequest.Component]
+    strict: bool
+    def __init__(self, components: _Optional[_Iterable[_Union[DescribeClientQuotasRequest.Component, _Mapping]]] = ..., strict: _Optional[bool] = ...) -> None: ...
+
+class DescribeClientQuotasResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "entries")
+    class Entry(_message.Message):
+        __slots__ = ("entity", "values")
+        class ValuesEntry(_message.Message):
+            __slots__ = ("key", "value")
+            KEY_FIELD_NUMBER: _ClassVar[int]
+            VALUE_FIELD_NUMBER: _ClassVar[int]
+            key: str
+            value: float
+            def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
+        ENTITY_FIELD_NUMBER: _ClassVar[int]
+        VALUES_FIELD_NUMBER: _ClassVar[int]
+        entity: _containers.RepeatedCompositeFieldContainer[QuotaEntityComponent]
+        values: _containers.ScalarMap[str, float]
+        def __init__(self, entity: _Optional[_Iterable[_Union[QuotaEntityComponent, _Mapping]]] = ..., values: _Optional[_Mapping[str, float]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    entries: _containers.RepeatedCompositeFieldContainer[DescribeClientQuotasResponse.Entry]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., entries: _Optional[_Iterable[_Union[DescribeClientQuotasResponse.Entry, _Mapping]]] = ...) -> None: ...
+
+class AlterClientQuotasRequest(_message.Message):
+    __slots__ = ("entries", "validate_only")
+    class Op(_message.Message):
+        __slots__ = ("key", "value", "remove")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        REMOVE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: float
+        remove: bool
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[float] = ..., remove: _Optional[bool] = ...) -> None: ...
+    class Entry(_message.Message):
+        __slots__ = ("entity", "ops")
+        ENTITY_FIELD_NUMBER: _ClassVar[int]
+        OPS_FIELD_NUMBER: _ClassVar[int]
+        entity: _containers.RepeatedCompositeFieldContainer[QuotaEntityComponent]
+        ops: _containers.RepeatedCompositeFieldContainer[AlterClientQuotasRequest.Op]
+        def __init__(self, entity: _Optional[_Iterable[_Union[QuotaEntityComponent, _Mapping]]] = ..., ops: _Optional[_Iterable[_Union[AlterClientQuotasRequest.Op, _Mapping]]] = ...) -> None: ...
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    VALIDATE_ONLY_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[AlterClientQuotasRequest.Entry]
+    validate_only: bool
+    def __init__(self, entries: _Optional[_Iterable[_Union[AlterClientQuotasRequest.Entry, _Mapping]]] = ..., validate_only: _Optional[bool] = ...) -> None: ...
+
+class AlterClientQuotasResponse(_message.Message):
+    __slots__ = ("results",)
+    class Result(_message.Message):
+        __slots__ = ("entity", "error_code", "error_message")
+        ENTITY_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        entity: _containers.RepeatedCompositeFieldContainer[QuotaEntityComponent]
+        error_code: int
+        error_message: str
+        def __init__(self, entity: _Optional[_Iterable[_Union[QuotaEntityComponent, _Mapping]]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[AlterClientQuotasResponse.Result]
+    def __init__(self, results: _Optional[_Iterable[_Union[AlterClientQuotasResponse.Result, _Mapping]]] = ...) -> None: ...
 
 class AlterUserScramCredentialsResponse(_message.Message):
     __slots__ = ("results",)

@@ -566,6 +566,16 @@ class AdminStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsResponse.FromString,
                 _registered_method=True)
+        self.DescribeClientQuotas = channel.unary_unary(
+                '/minikafka.v1.Admin/DescribeClientQuotas',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClientQuotasRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClientQuotasResponse.FromString,
+                _registered_method=True)
+        self.AlterClientQuotas = channel.unary_unary(
+                '/minikafka.v1.Admin/AlterClientQuotas',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -667,6 +677,21 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeClientQuotas(self, request, context):
+        """The client quotas a filter matches (Kafka's DescribeClientQuotas; DescribeConfigs on the
+        Cluster).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterClientQuotas(self, request, context):
+        """Set or remove client quotas (Kafka's AlterClientQuotas; AlterConfigs on the Cluster).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -734,6 +759,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.AlterUserScramCredentials,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsResponse.SerializeToString,
+            ),
+            'DescribeClientQuotas': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeClientQuotas,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClientQuotasRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeClientQuotasResponse.SerializeToString,
+            ),
+            'AlterClientQuotas': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterClientQuotas,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1090,6 +1125,60 @@ class Admin:
             '/minikafka.v1.Admin/AlterUserScramCredentials',
             minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.AlterUserScramCredentialsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeClientQuotas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/DescribeClientQuotas',
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeClientQuotasRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeClientQuotasResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterClientQuotas(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/AlterClientQuotas',
+            minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -25,7 +25,8 @@ Conventions (Kafka's, except that every per-partition result also has an error_m
   sender does not know the epoch (no fencing), replica_id -1 = a consumer, not a follower.
 - Topic ids are Kafka UUIDs printed as Kafka prints them: 22 characters of unpadded
   base64url; "AAAAAAAAAAAAAAAAAAAAAA" (the zero UUID) or "" = unknown.
-- throttle_time_ms is left out: there are no quotas.
+- throttle_time_ms: only Produce and Fetch answers carry it (client quotas, KIP-219): the
+  broker also delays reading the stream's next request for that long.
 """
 
 from collections import abc as _abc
@@ -255,6 +256,12 @@ class AdminStub:
     """Create, replace or delete users' SCRAM credentials (salted on the client, as Kafka's
     admin client does: the password never travels).
     """
+    DescribeClientQuotas: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeClientQuotasRequest, _minikafka_pb2.DescribeClientQuotasResponse]
+    """The client quotas a filter matches (Kafka's DescribeClientQuotas; DescribeConfigs on the
+    Cluster).
+    """
+    AlterClientQuotas: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.AlterClientQuotasRequest, _minikafka_pb2.AlterClientQuotasResponse]
+    """Set or remove client quotas (Kafka's AlterClientQuotas; AlterConfigs on the Cluster)."""
 
 @_typing.type_check_only
 class AdminAsyncStub(AdminStub):
@@ -294,6 +301,12 @@ class AdminAsyncStub(AdminStub):
     """Create, replace or delete users' SCRAM credentials (salted on the client, as Kafka's
     admin client does: the password never travels).
     """
+    DescribeClientQuotas: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeClientQuotasRequest, _minikafka_pb2.DescribeClientQuotasResponse]  # type: ignore[assignment]
+    """The client quotas a filter matches (Kafka's DescribeClientQuotas; DescribeConfigs on the
+    Cluster).
+    """
+    AlterClientQuotas: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.AlterClientQuotasRequest, _minikafka_pb2.AlterClientQuotasResponse]  # type: ignore[assignment]
+    """Set or remove client quotas (Kafka's AlterClientQuotas; AlterConfigs on the Cluster)."""
 
 class AdminServicer(metaclass=_abc_1.ABCMeta):
     """Topic, config and record administration. CreateTopics, DeleteTopics, CreatePartitions and
@@ -408,6 +421,24 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         """Create, replace or delete users' SCRAM credentials (salted on the client, as Kafka's
         admin client does: the password never travels).
         """
+
+    @_abc_1.abstractmethod
+    def DescribeClientQuotas(
+        self,
+        request: _minikafka_pb2.DescribeClientQuotasRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeClientQuotasResponse, _abc.Awaitable[_minikafka_pb2.DescribeClientQuotasResponse]]:
+        """The client quotas a filter matches (Kafka's DescribeClientQuotas; DescribeConfigs on the
+        Cluster).
+        """
+
+    @_abc_1.abstractmethod
+    def AlterClientQuotas(
+        self,
+        request: _minikafka_pb2.AlterClientQuotasRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.AlterClientQuotasResponse, _abc.Awaitable[_minikafka_pb2.AlterClientQuotasResponse]]:
+        """Set or remove client quotas (Kafka's AlterClientQuotas; AlterConfigs on the Cluster)."""
 
 def add_AdminServicer_to_server(servicer: AdminServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -55,6 +55,18 @@ space, ``*`` as ``%2A``), and so is it in the notification's ``users/<user>``::
 
     {"version":1,"config":{"SCRAM-SHA-256":"salt=...,stored_key=...,server_key=...,iterations=4096"}}
 
+Client quotas (KIP-55) live in the same config shape, values as strings (Kafka writes the
+double, ``"1048576.0"``), at one of these paths, ``<default>`` standing for every user or
+client-id without a quota of its own; the notification's entity path is the part after
+``/config/`` (``clients/app``, ``users/alice``, ``users/alice/clients/app``)::
+
+    /config/users/<user>/clients/<client-id>     /config/users/<user>/clients/<default>
+    /config/users/<user>                         /config/users/<default>/clients/<client-id>
+    /config/users/<default>/clients/<default>    /config/users/<default>
+    /config/clients/<client-id>                  /config/clients/<default>
+
+    {"version":1,"config":{"producer_byte_rate":"1048576.0","request_percentage":"50.0"}}
+
 ``/cluster/id`` (note the version is a string here)::
 
     {"version":"1","id":"<22-char base64url uuid>"}
@@ -122,6 +134,8 @@ CONFIG_PATH = "/config"
 CONFIG_TOPICS_PATH = "/config/topics"
 CONFIG_BROKERS_PATH = "/config/brokers"
 CONFIG_USERS_PATH = "/config/users"
+CONFIG_CLIENTS_PATH = "/config/clients"
+DEFAULT_QUOTA_ENTITY = "<default>"  # a user or client-id quota that applies to all without one
 CONFIG_CHANGES_PATH = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 DEFAULT_BROKER_ENTITY = "<default>"  # /config/brokers/<default>: the cluster-wide defaults
@@ -219,6 +233,64 @@ def desanitize_entity_name(sanitized: str) -> str:
 def user_config_path(user: str) -> str:
     """``/config/users/<sanitized user>``."""
     return f"{CONFIG_USERS_PATH}/{sanitize_entity_name(user)}"
+
+
+@dataclass(frozen=True)
+class QuotaEntity:
+    """A client quota's entity: a user, a client-id or a user's client-id; each name is
+    None (not part of the entity), DEFAULT_QUOTA_ENTITY or a name (unsanitized).
+
+    >>> QuotaEntity(user="CN=a b", client_id="app").entity_path
+    'users/CN%3Da%20b/clients/app'
+    >>> QuotaEntity.from_entity_path("clients/<default>")
+    QuotaEntity(user=None, client_id='<default>')
+    """
+
+    user: str | None = None
+    client_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.user is None and self.client_id is None:
+            raise ValueError("a quota entity names a user, a client-id or both")
+
+    @property
+    def entity_path(self) -> str:
+        """The path under /config, which is also the notification's ``entity_path``."""
+        user = None if self.user is None else f"users/{_sanitize_quota_name(self.user)}"
+        client = (
+            None if self.client_id is None else f"clients/{_sanitize_quota_name(self.client_id)}"
+        )
+        return "/".join(part for part in (user, client) if part is not None)
+
+    @property
+    def path(self) -> str:
+        return f"/config/{self.entity_path}"
+
+    @classmethod
+    def from_entity_path(cls, entity_path: str) -> QuotaEntity:
+        """The inverse of ``entity_path``; ValueError when it names no quota entity."""
+        parts = entity_path.split("/")
+        if len(parts) == 2 and parts[0] in ("users", "clients"):
+            name = _desanitize_quota_name(parts[1])
+            return cls(user=name) if parts[0] == "users" else cls(client_id=name)
+        if len(parts) == 4 and parts[0] == "users" and parts[2] == "clients":
+            return cls(_desanitize_quota_name(parts[1]), _desanitize_quota_name(parts[3]))
+        raise ValueError(f"{entity_path!r} is no client quota entity")
+
+
+def _sanitize_quota_name(name: str) -> str:
+    # <default> is written as it is, not URL-encoded, as Kafka's ConfigEntityName.Default.
+    return name if name == DEFAULT_QUOTA_ENTITY else sanitize_entity_name(name)
+
+
+def _desanitize_quota_name(name: str) -> str:
+    return name if name == DEFAULT_QUOTA_ENTITY else desanitize_entity_name(name)
+
+
+def decode_quota_config(entity: QuotaEntity, data: bytes) -> dict[str, str]:
+    """A quota entity's znode: the same shape as a topic's config (a user's holds its SCRAM
+    credentials too)."""
+    return _decode_config(entity.path, data)
 
 
 def acl_store_path(pattern_type: PatternType) -> str:

@@ -46,6 +46,7 @@ must be quick and must not block on ZooKeeper (hop to the loop with call_soon_th
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -89,6 +90,7 @@ from minikafka.zk.zk_data import (
     BROKER_IDS_PATH,
     CLUSTER_ID_PATH,
     CONFIG_CHANGES_PATH,
+    CONFIG_CLIENTS_PATH,
     CONFIG_USERS_PATH,
     CONTROLLER_EPOCH_PATH,
     CONTROLLER_PATH,
@@ -103,6 +105,7 @@ from minikafka.zk.zk_data import (
     TOPICS_PATH,
     BrokerRegistration,
     ControllerRegistration,
+    QuotaEntity,
     TopicAssignment,
     broker_config_path,
     broker_path,
@@ -118,6 +121,7 @@ from minikafka.zk.zk_data import (
     decode_partition_state,
     decode_preferred_replica_election,
     decode_producer_id_block,
+    decode_quota_config,
     decode_topic,
     decode_topic_config,
     decode_user_config,
@@ -477,21 +481,70 @@ class ZkStore:
         quotas, are kept), then one notification ``users/<user>`` per user, as Kafka's
         AdminZkClient.changeConfigs."""
         for user, change in changes.items():
-            path = user_config_path(user)
-            while True:
-                read = self._get(path)
-                current = {} if read is None else decode_user_config(user, read[0])
-                data = encode_topic_config(change(dict(current)))
-                if read is None:
-                    if self._create_if_absent(path, data):
-                        break
-                    continue
-                try:
-                    self._call(self._client.set, path, data, read[1])
-                    break
-                except (BadVersionError, NoNodeError):
-                    continue
+            self._update_config(
+                user_config_path(user), functools.partial(decode_user_config, user), change
+            )
             self.create_config_change_notification(f"users/{sanitize_entity_name(user)}")
+
+    def _update_config(
+        self,
+        path: str,
+        decode: Callable[[bytes], dict[str, str]],
+        change: Callable[[dict[str, str]], dict[str, str]],
+    ) -> None:
+        """Read, change and write a config znode with a version check, again on a race."""
+        while True:
+            read = self._get(path)
+            current = {} if read is None else decode(read[0])
+            data = encode_topic_config(change(dict(current)))
+            if read is None:
+                if self._create_if_absent(path, data):
+                    return
+                continue
+            try:
+                self._call(self._client.set, path, data, read[1])
+                return
+            except (BadVersionError, NoNodeError):
+                continue
+
+    # --- client quotas (KIP-55): /config/users, /config/clients and users/<u>/clients -------
+
+    def get_quota_config(self, entity: QuotaEntity) -> dict[str, str]:
+        """The entity's config (a user's SCRAM keys included); empty when it has none."""
+        data = self._get_data(entity.path)
+        return {} if data is None else decode_quota_config(entity, data)
+
+    def list_quota_entities(self) -> list[QuotaEntity]:
+        """Every entity with a config znode: users (``<default>`` too), their client-ids,
+        client-ids. Those whose config is empty are listed all the same."""
+        entities: list[QuotaEntity] = []
+        for user_child in self._children(CONFIG_USERS_PATH):
+            user = QuotaEntity.from_entity_path(f"users/{user_child}")
+            entities.append(user)
+            for client_child in self._children(f"{CONFIG_USERS_PATH}/{user_child}/clients"):
+                entities.append(
+                    QuotaEntity.from_entity_path(f"users/{user_child}/clients/{client_child}")
+                )
+        entities.extend(
+            QuotaEntity.from_entity_path(f"clients/{child}")
+            for child in self._children(CONFIG_CLIENTS_PATH)
+        )
+        return entities
+
+    def update_quota_configs(
+        self, changes: Mapping[QuotaEntity, Callable[[dict[str, str]], dict[str, str]]]
+    ) -> None:
+        """As ``update_user_configs``, for any quota entity; one notification per entity,
+        its ``entity_path`` (``users/<u>/clients/<c>`` for a user's client-id, as Kafka)."""
+        for entity, change in changes.items():
+            self._update_config(entity.path, functools.partial(decode_quota_config, entity), change)
+            self.create_config_change_notification(entity.entity_path)
+
+    def _children(self, path: str) -> list[str]:
+        try:
+            return sorted(self._call(self._client.get_children, path))
+        except NoNodeError:
+            return []
 
     # --- config change notifications: /config/changes/config_change_<seq> ---------------------
 

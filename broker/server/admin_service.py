@@ -6,7 +6,8 @@
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
 which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
 ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED, and so are the
-users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py). DescribeAcls,
+users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py), and the client
+quota RPCs without a ClientQuotaAdmin (broker/server/core/client_quotas.py). DescribeAcls,
 CreateAcls and DeleteAcls are AclApi's (broker/server/core/acls.py), asked as the call's
 Session on ``listener``; without one they answer SECURITY_DISABLED as the core does.
 Protobuf's enums (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's
@@ -30,6 +31,13 @@ from minikafka.broker.server.core.acls import (
     filter_from_wire,
 )
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.client_quotas import (
+    ClientQuotaAdmin,
+    QuotaAlteration,
+    QuotaComponent,
+    QuotaFilterComponent,
+    QuotaOp,
+)
 from minikafka.broker.server.core.configs import (
     AlterableConfig,
     AlterConfigsResource,
@@ -64,8 +72,10 @@ class AdminService(pb_grpc.AdminServicer):
         acls: AclApi | None = None,
         listener: str = "",
         users: UserScramAdmin | None = None,
+        client_quotas: ClientQuotaAdmin | None = None,
     ) -> None:
         self._admin = admin
+        self._client_quotas = client_quotas
         self._replicas = replicas
         self._users = users
         self._acls = acls if acls is not None else AclApi(None, None)
@@ -386,6 +396,65 @@ class AdminService(pb_grpc.AdminServicer):
             ]
         )
 
+    async def DescribeClientQuotas(
+        self, request: pb.DescribeClientQuotasRequest, context: _Context
+    ) -> pb.DescribeClientQuotasResponse:
+        if self._client_quotas is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "client quotas are not served")
+        assert self._client_quotas is not None
+        try:
+            entries = await self._client_quotas.describe(
+                [
+                    QuotaFilterComponent(
+                        c.entity_type, c.match_type, c.match if c.HasField("match") else None
+                    )
+                    for c in request.components
+                ],
+                request.strict,
+                grpc_session(context, self._listener),
+            )
+        except KafkaError as exc:
+            return pb.DescribeClientQuotasResponse(error_code=exc.code, error_message=exc.message)
+        return pb.DescribeClientQuotasResponse(
+            entries=[
+                pb.DescribeClientQuotasResponse.Entry(
+                    entity=[_pb_quota_component(c) for c in e.entity], values=dict(e.values)
+                )
+                for e in entries
+            ]
+        )
+
+    async def AlterClientQuotas(
+        self, request: pb.AlterClientQuotasRequest, context: _Context
+    ) -> pb.AlterClientQuotasResponse:
+        if self._client_quotas is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "client quotas are not served")
+        assert self._client_quotas is not None
+        results = await self._client_quotas.alter(
+            [
+                QuotaAlteration(
+                    tuple(
+                        QuotaComponent(c.entity_type, c.name if c.HasField("name") else None)
+                        for c in entry.entity
+                    ),
+                    tuple(QuotaOp(op.key, op.value, op.remove) for op in entry.ops),
+                )
+                for entry in request.entries
+            ],
+            request.validate_only,
+            grpc_session(context, self._listener),
+        )
+        return pb.AlterClientQuotasResponse(
+            results=[
+                pb.AlterClientQuotasResponse.Result(
+                    entity=[_pb_quota_component(c) for c in r.entity],
+                    error_code=r.error_code,
+                    error_message=r.error_message or "",
+                )
+                for r in results
+            ]
+        )
+
     async def DescribeReplicas(
         self, request: pb.DescribeReplicasRequest, context: _Context
     ) -> pb.DescribeReplicasResponse:
@@ -479,3 +548,9 @@ def _pb_binding(binding: AclBinding) -> pb.AclBinding:
         operation=binding.entry.operation,
         permission_type=binding.entry.permission_type,
     )
+
+
+def _pb_quota_component(component: QuotaComponent) -> pb.QuotaEntityComponent:
+    if component.name is None:
+        return pb.QuotaEntityComponent(entity_type=component.entity_type)
+    return pb.QuotaEntityComponent(entity_type=component.entity_type, name=component.name)

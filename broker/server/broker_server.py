@@ -83,6 +83,7 @@ from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
 from minikafka.broker.server.core.authorization import AuthHelper
+from minikafka.broker.server.core.client_quotas import ClientQuotaAdmin
 from minikafka.broker.server.core.controller_fence import ControllerFence
 from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
@@ -106,6 +107,7 @@ from minikafka.broker.server.metrics import (
     RequestMetrics,
     RequestMetricsInterceptor,
 )
+from minikafka.broker.server.quotas import ClientQuotaManager
 from minikafka.broker.server.sasl_setup import (
     grpc_broker_login,
     inter_broker_login,
@@ -136,6 +138,7 @@ from minikafka.zk.zk_data import (
     CONTROLLER_EPOCH_PATH,
     BrokerRegistration,
     ControllerRegistration,
+    QuotaEntity,
 )
 from minikafka.zk.zk_store import ZkStore
 
@@ -220,6 +223,7 @@ class BrokerServer:
         # SCRAM credentials of every user, and each SASL Kafka listener's mechanisms (the JAAS
         # configs are parsed now: a bad one fails the start before anything else).
         self._credentials = CredentialCache()
+        self._client_quotas = ClientQuotaManager()  # remade with the config's windows at start
         try:
             self._sasl = listener_sasl(config, self._credentials.get)
             inter_broker_login(config)
@@ -298,6 +302,7 @@ class BrokerServer:
             on_topic_config=handler.apply_topic_config,
             on_broker_config=handler.apply_broker_config,
             on_user_config=self._on_user_config,
+            on_quota_config=self._on_quota_config,
         )
         config = self.config = await self._dynamic_config.load()
         await handler.apply_broker_config(config)  # nothing built yet: only its defaults
@@ -375,6 +380,10 @@ class BrokerServer:
         # Every user's SCRAM credentials before a SASL listener opens (those written before
         # the brokers started count); users/<user> notifications keep the cache current.
         await asyncio.to_thread(self._load_credentials)
+        self._client_quotas = ClientQuotaManager(
+            config.quota_window_num, config.quota_window_size_seconds
+        )
+        await asyncio.to_thread(self._load_quotas)
         self._servers = self._grpc_servers()
         for server in self._servers:
             await server.start()
@@ -396,6 +405,8 @@ class BrokerServer:
                     data_api=self._data_api,
                     authorizer=self.authorizer,
                     acls=self._acl_api,
+                    client_quotas=ClientQuotaAdmin(self._zk, self.authorizer),
+                    quotas=self._client_quotas,
                 ),
                 self._tls,
             )
@@ -454,6 +465,17 @@ class BrokerServer:
                 _log.error("user_config_unreadable", user=user)
         _log.info("scram_credentials_loaded", users=len(users))
 
+    def _load_quotas(self) -> None:
+        """Every client quota in ZooKeeper; notifications keep them current."""
+        for entity in self.zk.list_quota_entities():
+            try:
+                self._client_quotas.update(entity, self.zk.get_quota_config(entity))
+            except ZkDataError:
+                _log.error("quota_config_unreadable", entity=entity.entity_path)
+
+    async def _on_quota_config(self, entity: QuotaEntity, config: Mapping[str, str]) -> None:
+        self._client_quotas.update(entity, config)
+
     async def _on_user_config(self, user: str, config: Mapping[str, str]) -> None:
         self._credentials.update_user(user, config)
         _log.info(
@@ -510,6 +532,7 @@ class BrokerServer:
                 max_message_bytes=self.config.grpc_max_message_bytes,
                 credentials=self._channel_credentials(self.config.control_plane_listener),
                 sasl=self._control_login,
+                quotas=self._client_quotas,
             )
         )
         try:
@@ -596,6 +619,7 @@ class BrokerServer:
                 listener=listener,
                 metrics=requests,
                 data=self._data_api,
+                quotas=self._client_quotas,
             ),
             server,
         )
@@ -612,6 +636,7 @@ class BrokerServer:
                 acls=self._acl_api,
                 listener=listener,
                 users=UserScramAdmin(self._zk, self.authorizer),
+                client_quotas=ClientQuotaAdmin(self._zk, self.authorizer),
             ),
             server,
         )

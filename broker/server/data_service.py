@@ -13,6 +13,12 @@ ones may still wait for their ISR, so a producer can keep several requests in fl
 message on a stream is one request for the request metrics (broker/server/metrics.py), timed
 from when it is read to when its answer is handed to gRPC; the unary calls are timed by the
 metrics' interceptor.
+
+Client quotas (broker/server/quotas.py), as on the Kafka door: a produce counts its message's
+bytes, a consumer's fetch its records' bytes, per the call's user and ``client-id`` metadata;
+over the quota the answer carries ``throttle_time_ms`` (a fetch's without records) and a
+stream reads its next request only after that long (KIP-219's muting). The unary calls only
+report it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -27,12 +34,14 @@ from google.protobuf.message import DecodeError
 
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
-from minikafka.broker.replication.requests import ProduceRequest
+from minikafka.broker.replication.requests import FetchedRecords, ProduceRequest
 from minikafka.broker.server import grpc_adapters as adapt
 from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.broker.server.metrics import RequestMetrics
+from minikafka.broker.server.quotas import ClientQuotaManager, QuotaType, quota_user
+from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 
@@ -53,6 +62,7 @@ class DataService(pb_grpc.DataServicer):
         listener: str,
         metrics: RequestMetrics | None = None,
         data: DataApi | None = None,
+        quotas: ClientQuotaManager | None = None,
     ) -> None:
         """``listener``: the name of the listener this servicer serves (a fetch from a replica
         is served on the inter-broker one only: ``FetchApi``). ``data``: the core's DataApi
@@ -61,12 +71,31 @@ class DataService(pb_grpc.DataServicer):
         self._fetches = fetches
         self._listener = listener
         self._metrics = metrics or RequestMetrics()
+        self._quotas = quotas
+
+    def _quota_client(self, context: _Context) -> tuple[str, str]:
+        """(user, client-id) a quota is looked up for: the call's principal and its
+        ``client-id`` metadata ("" when the client sends none)."""
+        client_id = ""
+        for key, value in context.invocation_metadata() or ():
+            if key == "client-id":
+                client_id = value if isinstance(value, str) else value.decode("utf-8", "replace")
+        return quota_user(grpc_session(context, self._listener)), client_id
+
+    def _produce_throttle(self, request: pb.ProduceRequest, context: _Context) -> int:
+        quotas = self._quotas
+        if quotas is None or not quotas.active:
+            return 0
+        user, client_id = self._quota_client(context)
+        return quotas.record(QuotaType.PRODUCE, user, client_id, request.ByteSize())
 
     async def Produce(self, request: pb.ProduceRequest, context: _Context) -> pb.ProduceResponse:
         results = await self._data.produce(
             adapt.produce_request(request), grpc_session(context, self._listener)
         )
-        return adapt.produce_response(results)
+        response = adapt.produce_response(results)
+        response.throttle_time_ms = self._produce_throttle(request, context)
+        return response
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
         answer = await self._fetches.fetch(
@@ -74,7 +103,22 @@ class DataService(pb_grpc.DataServicer):
             listener=self._listener,
             session=grpc_session(context, self._listener),
         )
-        return adapt.fetch_response_message(answer)
+        throttle_ms = 0
+        quotas = self._quotas
+        if request.replica_id < 0 and quotas is not None and quotas.active:
+            # consumer_byte_rate, as the Kafka door: a throttled answer has no records and
+            # its bytes are taken back (followers are not held by client quotas).
+            size = sum(_records_size(p.records) for p in answer.partitions)
+            user, client_id = self._quota_client(context)
+            throttle_ms = quotas.record(QuotaType.FETCH, user, client_id, size)
+            if throttle_ms:
+                quotas.unrecord(QuotaType.FETCH, user, client_id, size)
+                answer = answer._replace(
+                    partitions=[replace(p, records=b"") for p in answer.partitions]
+                )
+        response = adapt.fetch_response_message(answer)
+        response.throttle_time_ms = throttle_ms
+        return response
 
     async def ProduceStream(
         self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
@@ -93,12 +137,15 @@ class DataService(pb_grpc.DataServicer):
                     started = time.perf_counter()
                     request = adapt.produce_request(message)
                     statuses = data.append_to_leaders(request, session)  # in arrival order
+                    throttle_ms = self._produce_throttle(message, context)
                     answers.put_nowait(
                         (
-                            asyncio.ensure_future(_answer(data, request, statuses)),
+                            asyncio.ensure_future(_answer(data, request, statuses, throttle_ms)),
                             started,
                         )
                     )
+                    if throttle_ms:  # KIP-219: the stream's next request waits that long
+                        await asyncio.sleep(throttle_ms / 1000)
             finally:
                 answers.put_nowait(None)
 
@@ -131,6 +178,8 @@ class DataService(pb_grpc.DataServicer):
                     "FetchFollower" if request.replica_id >= 0 else "FetchConsumer", started
                 )
                 yield response
+                if response.throttle_time_ms:  # KIP-219: the next request waits that long
+                    await asyncio.sleep(response.throttle_time_ms / 1000)
         except DecodeError as exc:
             await _abort_undecodable(context, exc)
 
@@ -161,9 +210,18 @@ class DataService(pb_grpc.DataServicer):
 
 
 async def _answer(
-    data: DataApi, request: ProduceRequest, statuses: ProduceStatuses
+    data: DataApi,
+    request: ProduceRequest,
+    statuses: ProduceStatuses,
+    throttle_ms: int = 0,
 ) -> pb.ProduceResponse:
-    return adapt.produce_response(await data.produce_response(request, statuses))
+    response = adapt.produce_response(await data.produce_response(request, statuses))
+    response.throttle_time_ms = throttle_ms
+    return response
+
+
+def _records_size(records: FetchedRecords) -> int:
+    return records.size if isinstance(records, FileRecords) else len(records)
 
 
 async def _abort_undecodable(context: _Context, error: DecodeError) -> None:

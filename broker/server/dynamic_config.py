@@ -12,7 +12,9 @@ processed it reads the entity's config again and hands it over:
 
 - ``topics/<t>``: ``on_topic_config(topic, overrides)``.
 - ``users/<user>``: ``on_user_config(user, config)`` (SCRAM credentials: the broker's
-  credential cache reloads the user).
+  credential cache reloads the user), then ``on_quota_config``.
+- ``users/<user>``, ``users/<user>/clients/<c>``, ``clients/<c>`` (``<default>`` forms too):
+  ``on_quota_config(entity, config)`` (client quotas, broker/server/quotas.py).
 - ``brokers/<default>`` and ``brokers/<this id>``: ``on_broker_config(config)`` with the static
   config and both dynamic sets laid over it (``BrokerConfig.with_dynamic``). Other brokers'
   entries are skipped.
@@ -41,7 +43,8 @@ from minikafka.zk.errors import ZkDataError
 from minikafka.zk.zk_data import (
     CONFIG_CHANGE_PREFIX,
     DEFAULT_BROKER_ENTITY,
-    desanitize_entity_name,
+    DEFAULT_QUOTA_ENTITY,
+    QuotaEntity,
 )
 from minikafka.zk.zk_store import Watch, ZkStore
 
@@ -67,6 +70,7 @@ class DynamicConfigManager:
         on_topic_config: Callable[[str, Mapping[str, str]], Awaitable[None]],
         on_broker_config: Callable[[BrokerConfig], Awaitable[None]],
         on_user_config: Callable[[str, Mapping[str, str]], Awaitable[None]] | None = None,
+        on_quota_config: Callable[[QuotaEntity, Mapping[str, str]], Awaitable[None]] | None = None,
         time_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
         self._zk = zk
@@ -75,6 +79,7 @@ class DynamicConfigManager:
         self._on_topic_config = on_topic_config
         self._on_broker_config = on_broker_config
         self._on_user_config = on_user_config
+        self._on_quota_config = on_quota_config
         self._time_ms = time_ms
         self._last_sequence = -1
         self._pending: list[str] | None = None
@@ -151,21 +156,43 @@ class DynamicConfigManager:
             config = await self._read_broker_config()
             if config is not None:
                 await self._on_broker_config(config)
-        elif entity_type == "users" and "/" not in entity_name and self._on_user_config:
-            user = desanitize_entity_name(entity_name)
-            try:
-                user_config = await asyncio.to_thread(self._zk.get_user_config, user)
-            except ZkDataError:  # its message quotes the znode: credentials; the user only
-                _log.error("user_config_unreadable", user=user, notification=notification)
-                return
-            await self._on_user_config(user, user_config)
-        else:  # clients, ips, users/<u>/clients/<c>: quotas, which this broker does not have
+        elif entity_type in ("users", "clients"):
+            await self._apply_client_entity(entity_type, entity_name, notification)
+        else:  # ips: connection quotas, which this broker does not have
             _log.info(
                 "config_change_ignored",
                 notification=notification,
                 entity_type=entity_type,
                 entity_name=entity_name,
             )
+
+    async def _apply_client_entity(
+        self, entity_type: str, entity_name: str, notification: str
+    ) -> None:
+        """users/<u> (SCRAM credentials and quotas), users/<u>/clients/<c> and clients/<c>
+        (quotas)."""
+        try:
+            entity = QuotaEntity.from_entity_path(f"{entity_type}/{entity_name}")
+        except ValueError:
+            _log.warning("config_change_ignored", notification=notification)
+            return
+        try:
+            config = await asyncio.to_thread(self._zk.get_quota_config, entity)
+        except ZkDataError:  # its message quotes the znode: credentials; the entity only
+            _log.error(
+                "user_config_unreadable", entity=entity.entity_path, notification=notification
+            )
+            return
+        user = entity.user
+        if (
+            entity.client_id is None
+            and user is not None
+            and user != DEFAULT_QUOTA_ENTITY
+            and self._on_user_config is not None
+        ):
+            await self._on_user_config(user, config)
+        if self._on_quota_config is not None:
+            await self._on_quota_config(entity, config)
 
     async def _read_broker_config(self) -> BrokerConfig | None:
         try:

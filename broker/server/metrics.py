@@ -52,6 +52,7 @@ from prometheus_client.samples import Sample
 from minikafka.broker.config import parse_metrics_listener
 from minikafka.broker.replication.fetch_session import FetchSessionStats
 from minikafka.broker.replication.stats import TopicStats
+from minikafka.broker.server.quotas import ClientQuotaManager, QuotaKey, QuotaType
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
@@ -269,6 +270,7 @@ class MetricSources:
     credentials: grpc.ChannelCredentials | None = None  # TLS, on an SSL listener
     # The broker's own login, on a SASL_* listener (a call without one is refused there).
     sasl: SaslCredentials | None = None
+    quotas: ClientQuotaManager | None = None
 
 
 @dataclass(frozen=True)
@@ -298,6 +300,8 @@ class _Snapshot:
     committed: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
     end_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     fetch_sessions: FetchSessionStats = field(default_factory=FetchSessionStats)
+    quota_rates: dict[tuple[QuotaType, QuotaKey], float] = field(default_factory=dict)
+    quota_throttle_ms: dict[tuple[QuotaType, QuotaKey], int] = field(default_factory=dict)
 
 
 def _copy(stats: TopicStats) -> TopicStats:
@@ -326,6 +330,7 @@ class BrokerCollector:
         yield from self._topic_families(snapshot)
         yield from self._log_families(snapshot)
         yield from self._group_families(snapshot)
+        yield from self._quota_families(snapshot)
 
     # --- on the loop ---------------------------------------------------------------------------
 
@@ -341,6 +346,10 @@ class BrokerCollector:
             all_topics=_copy(rm.topic_stats.all),
             fetch_sessions=FetchSessionStats(**vars(rm.fetch_sessions.stats)),
         )
+        quotas = self._sources.quotas
+        if quotas is not None:
+            snap.quota_rates = quotas.rates()
+            snap.quota_throttle_ms = dict(quotas.throttle_time_ms)
         for tp, partition in rm.partitions.items():
             state = partition.state
             if state is None:
@@ -602,6 +611,35 @@ class BrokerCollector:
                 )
             yield family
 
+    @staticmethod
+    def _quota_families(snap: _Snapshot) -> Iterator[Metric]:
+        """Kafka's client quota sensors, per user and client-id (the entity the usage is
+        counted for): Produce/Fetch ``byte-rate``, Request ``request-time`` (percent of a
+        handler), and the throttle time given (here a counter of milliseconds)."""
+        for quota_type, group, rate_name, unit in (
+            (QuotaType.PRODUCE, "produce", "byte_rate", "bytes per second"),
+            (QuotaType.FETCH, "fetch", "byte_rate", "bytes per second"),
+            (QuotaType.REQUEST, "request", "request_time", "percent of a request handler"),
+        ):
+            rate = GaugeMetricFamily(
+                f"kafka_server_{group}_{rate_name}",
+                f"Client quota usage, {unit}, over quota.window.num windows.",
+                labels=["user", "client_id"],
+            )
+            throttle = CounterMetricFamily(
+                f"kafka_server_{group}_throttle_time",
+                "Milliseconds of throttle given to clients by their quota.",
+                labels=["user", "client_id"],
+            )
+            for (kind, key), value in sorted(snap.quota_rates.items(), key=_quota_order):
+                if kind is quota_type:
+                    rate.add_metric([key.user, key.client_id], value)
+            for (kind, key), ms in sorted(snap.quota_throttle_ms.items(), key=_quota_order):
+                if kind is quota_type:
+                    throttle.add_metric([key.user, key.client_id], ms)
+            yield rate
+            yield throttle
+
     def _log_families(self, snap: _Snapshot) -> Iterator[Metric]:
         labels = ["topic", "partition"]
         size = GaugeMetricFamily(
@@ -713,3 +751,8 @@ class BrokerMetrics:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+
+def _quota_order(item: tuple[tuple[QuotaType, QuotaKey], object]) -> tuple[str, str, str]:
+    (kind, key), _ = item
+    return kind.value, key.user, key.client_id

@@ -49,6 +49,12 @@ from minikafka.client.admin.groups import (
     GroupAdmin,
     MemberDescription,
 )
+from minikafka.client.admin.quotas import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilterComponent,
+    QuotaAdmin,
+)
 from minikafka.client.admin.records import (
     EARLIEST,
     LATEST,
@@ -72,6 +78,9 @@ __all__ = [
     "MAX_TIMESTAMP",
     "AdminClient",
     "BrokerReplicas",
+    "ClientQuotaAlteration",
+    "ClientQuotaEntity",
+    "ClientQuotaFilterComponent",
     "ClusterDescription",
     "ConfigEntry",
     "ConfigSynonym",
@@ -99,7 +108,14 @@ _ = NO_LEADER  # kept importable from here, as before the split
 
 
 class AdminClient(
-    ClusterAdmin, TopicAdmin, ConfigAdmin, GroupAdmin, RecordAdmin, AclAdmin, UserAdmin
+    ClusterAdmin,
+    TopicAdmin,
+    ConfigAdmin,
+    GroupAdmin,
+    RecordAdmin,
+    AclAdmin,
+    UserAdmin,
+    QuotaAdmin,
 ):
     """See the module docstring; the methods are the parts' (one part a concern)."""
 

@@ -45,6 +45,9 @@ from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 
 if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see minikafka.cli)
     from minikafka.client.admin import (
+        ClientQuotaAlteration,
+        ClientQuotaEntity,
+        ClientQuotaFilterComponent,
         ClusterDescription,
         ConfigEntry,
         UserScramCredentialDeletion,
@@ -54,7 +57,11 @@ if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see mi
 
 __all__ = ["add_arguments", "execute", "parse_add_config", "parse_scram_credentials", "run"]
 
-_ENTITY_TYPES = ("topics", "brokers", "users")
+_ENTITY_TYPES = ("topics", "brokers", "users", "clients")
+# Client quota keys (Kafka's QuotaConfigs for users and client-ids) and the entity type the
+# broker's AdminClient names for each --entity-type.
+_QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
+_QUOTA_ENTITY_TYPES = {"users": "user", "clients": "client-id"}
 _SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 _DEFAULT_ITERATIONS = 4096  # Kafka's, when a credential names none
 _SOURCE_NAMES = {
@@ -86,6 +93,12 @@ class ConfigAdmin(Protocol):
     def alter_user_scram_credentials(
         self, alterations: Iterable[UserScramCredentialUpsertion | UserScramCredentialDeletion]
     ) -> dict[str, KafkaError | None]: ...
+    def describe_client_quotas(
+        self, components: Sequence[ClientQuotaFilterComponent] = ..., *, strict: bool = ...
+    ) -> dict[ClientQuotaEntity, dict[str, float]]: ...
+    def alter_client_quotas(
+        self, alterations: Iterable[ClientQuotaAlteration]
+    ) -> dict[ClientQuotaEntity, KafkaError | None]: ...
 
 
 class CommandError(Exception):
@@ -97,12 +110,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--bootstrap-server", required=True, metavar="HOST:PORT", help="brokers to connect to"
     )
     add_command_config(parser)
-    parser.add_argument("--entity-type", choices=_ENTITY_TYPES, help="topics, brokers or users")
-    parser.add_argument("--entity-name", help="topic name, broker id or user name")
+    # Given twice for a user's client-id, as kafka-configs.sh: --entity-type users
+    # --entity-name alice --entity-type clients --entity-name app. The first pair is also
+    # entity_type / entity_name / entity_default; every pair, in order, is ``entities``.
+    parser.add_argument(
+        "--entity-type",
+        choices=_ENTITY_TYPES,
+        action=_EntityType,
+        help="topics, brokers, users or clients",
+    )
+    parser.add_argument(
+        "--entity-name", action=_EntityName, help="topic name, broker id, user or client-id"
+    )
     parser.add_argument(
         "--entity-default",
-        action="store_true",
-        help="the cluster-wide default (brokers only)",
+        action=_EntityName,
+        nargs=0,
+        help="the default (brokers: cluster-wide; users, clients: of client quotas)",
     )
     parser.add_argument("--describe", action="store_true", help="list configs of the entity")
     parser.add_argument("--alter", action="store_true", help="alter configs of the entity")
@@ -115,23 +139,78 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--delete-config", metavar="K,K", help="configs to remove")
 
 
+_DEFAULT = None  # an entity's name in ``entities`` when --entity-default stands for it
+
+
+class _EntityType(argparse.Action):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        types = list(getattr(namespace, "entity_types", None) or [])
+        namespace.entity_types = [*types, str(values)]
+        if namespace.entity_type is None:
+            namespace.entity_type = str(values)
+
+
+class _EntityName(argparse.Action):
+    """--entity-name X, or --entity-default (no value): the next entity's name."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        name = None if option_string == "--entity-default" else str(values)
+        names = list(getattr(namespace, "entity_names", None) or [])
+        namespace.entity_names = [*names, name]
+        if len(names) == 0:
+            if name is None:
+                namespace.entity_default = True
+            else:
+                namespace.entity_name = name
+
+
+def entities(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    """Each --entity-type with its --entity-name (None: --entity-default), in order."""
+    types = list(getattr(args, "entity_types", None) or [])
+    names = list(getattr(args, "entity_names", None) or [])
+    return list(zip(types, names, strict=False))
+
+
 def check_args(args: argparse.Namespace) -> str | None:
     """A one-line reason the options do not fit together, or None."""
     if args.entity_type is None:
         return "--entity-type must be specified"
+    if args.entity_default is None:
+        args.entity_default = False
+    types = list(getattr(args, "entity_types", None) or [])
+    if len(types) > 1:
+        if types != ["users", "clients"]:
+            return (
+                "Only one entity type is valid, except for --entity-type users with "
+                "--entity-type clients (a user's client-id)"
+            )
+        if len(list(getattr(args, "entity_names", None) or [])) != 2 and args.alter:
+            return "an entity name must be specified for each entity type with --alter"
     if args.describe == args.alter:
         return "Command must include exactly one action: --describe, --alter"
     if args.entity_name is not None and args.entity_default:
         return "--entity-name and --entity-default cannot be used together"
-    if args.entity_type in ("topics", "users") and args.entity_default:
-        return "--entity-default is only valid with --entity-type brokers"
-    if args.entity_type == "users" and args.all:
-        return "--all is not valid with --entity-type users"
+    if args.entity_type == "topics" and args.entity_default:
+        return "--entity-default is not valid with --entity-type topics"
+    if args.entity_type in ("users", "clients") and args.all:
+        return f"--all is not valid with --entity-type {args.entity_type}"
     if args.alter:
         if args.entity_name is None and not args.entity_default:
-            if args.entity_type == "brokers":
+            if args.entity_type in ("brokers", "users", "clients"):
                 return (
-                    "an entity name must be specified with --alter of topics or brokers "
+                    f"an entity name must be specified with --alter of {args.entity_type} "
                     "(--entity-name or --entity-default)"
                 )
             return f"an entity name must be specified with --alter of {args.entity_type}"
@@ -201,7 +280,7 @@ def parse_scram_credentials(configs: Mapping[str, str]) -> dict[str, tuple[int, 
         if mechanism not in _SCRAM_MECHANISMS:
             raise CommandError(
                 f"Invalid config {mechanism} for users: only {', '.join(_SCRAM_MECHANISMS)} "
-                "credentials are supported (quotas are not)"
+                f"credentials and the quotas {', '.join(_QUOTA_KEYS)} are supported"
             )
         fields: dict[str, str] = {}
         for item in text.split(","):
@@ -228,10 +307,22 @@ def parse_scram_credentials(configs: Mapping[str, str]) -> dict[str, tuple[int, 
 
 def execute(args: argparse.Namespace, admin: ConfigAdmin, out: TextIO, err: TextIO) -> int:
     try:
-        if args.entity_type == "users":
+        if args.entity_type == "clients" or len(entities(args)) > 1:
             if args.alter:
-                _alter_user(admin, args, out)
+                _alter_quotas(admin, args, _quota_keys(args), out)
             else:
+                _describe_quotas(admin, args, out)
+        elif args.entity_type == "users":
+            if args.alter:
+                quota_add, quota_delete = _quota_keys(args)
+                scram = _has_scram_keys(args)
+                if quota_add or quota_delete:
+                    # one "Completed" line, as kafka-configs.sh, after both parts
+                    _alter_quotas(admin, args, (quota_add, quota_delete), None if scram else out)
+                if scram:
+                    _alter_user(admin, args, out)
+            else:
+                _describe_quotas(admin, args, out)
                 _describe_users(admin, args, out)
         elif args.alter:
             _alter(admin, args, out)
@@ -353,8 +444,10 @@ def _alter_user(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> No
     )
 
     user = args.entity_name
-    to_add = parse_scram_credentials(parse_add_config(args.add_config or ""))
-    to_delete = _delete_keys(args.delete_config)
+    to_add = parse_scram_credentials(
+        {k: v for k, v in parse_add_config(args.add_config or "").items() if k not in _QUOTA_KEYS}
+    )
+    to_delete = [k for k in _delete_keys(args.delete_config) if k not in _QUOTA_KEYS]
     both = sorted(set(to_add) & set(to_delete))
     if both:
         raise CommandError(f"Invalid alter config: {', '.join(both)} both added and deleted")
@@ -362,7 +455,8 @@ def _alter_user(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> No
     if unknown:
         raise CommandError(
             f"Invalid config {unknown[0]} for users: only "
-            f"{', '.join(_SCRAM_MECHANISMS)} credentials are supported (quotas are not)"
+            f"{', '.join(_SCRAM_MECHANISMS)} credentials and the quotas "
+            f"{', '.join(_QUOTA_KEYS)} are supported"
         )
     alterations: list[UserScramCredentialUpsertion | UserScramCredentialDeletion] = [
         UserScramCredentialUpsertion(user, mechanism, password, iterations=iterations)
@@ -373,6 +467,104 @@ def _alter_user(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> No
         if error is not None:
             raise error
     print(f"Completed updating config for user {user}.", file=out)
+
+
+def _has_scram_keys(args: argparse.Namespace) -> bool:
+    added = parse_add_config(args.add_config or "")
+    deleted = _delete_keys(args.delete_config)
+    return any(k not in _QUOTA_KEYS for k in [*added, *deleted])
+
+
+def _quota_keys(args: argparse.Namespace) -> tuple[dict[str, float], list[str]]:
+    """--add-config / --delete-config's quota keys: ``({key: value}, [key])``; for clients
+    (or a user's client-id) every key must be one. CommandError for a value that is no
+    number, as kafka-configs.sh refuses it before sending."""
+    added = parse_add_config(args.add_config or "")
+    deleted = _delete_keys(args.delete_config)
+    only_quotas = args.entity_type == "clients" or len(entities(args)) > 1
+    for key in [*added, *deleted]:
+        if key not in _QUOTA_KEYS and only_quotas:
+            raise CommandError(
+                f"Invalid config {key} for {args.entity_type}: the quotas "
+                f"{', '.join(_QUOTA_KEYS)} are supported"
+            )
+    values: dict[str, float] = {}
+    for key, text in added.items():
+        if key not in _QUOTA_KEYS:
+            continue
+        try:
+            values[key] = float(text)
+        except ValueError:
+            raise CommandError(f"Invalid value {text!r} for {key}: a number is expected") from None
+    both = sorted(set(values) & set(deleted))
+    if both:
+        raise CommandError(f"Invalid alter config: {', '.join(both)} both added and deleted")
+    return values, [k for k in deleted if k in _QUOTA_KEYS]
+
+
+def _quota_entity_parts(args: argparse.Namespace) -> list[tuple[str, str | None]]:
+    pairs = entities(args)
+    if not pairs:  # --entity-type without a name (describe every entity of the type)
+        return []
+    return [(_QUOTA_ENTITY_TYPES[t], name) for t, name in pairs]
+
+
+def _describe_entity(entity: ClientQuotaEntity) -> str:
+    """Kafka's words: ``user-principal 'alice', client-id 'app'``, ``the default client-id``."""
+    words = {"user": "user-principal", "client-id": "client-id"}
+    parts = []
+    for entity_type, name in entity.parts:
+        word = words.get(entity_type, entity_type)
+        parts.append(f"the default {word}" if name is None else f"{word} '{name}'")
+    return ", ".join(parts)
+
+
+def _describe_quotas(admin: ConfigAdmin, args: argparse.Namespace, out: TextIO) -> None:
+    from minikafka.client.admin import ClientQuotaFilterComponent
+
+    parts = _quota_entity_parts(args)
+    if parts:
+        components = [
+            ClientQuotaFilterComponent.default(t)
+            if name is None
+            else ClientQuotaFilterComponent.exact(t, name)
+            for t, name in parts
+        ]
+        strict = True
+    else:
+        components = [ClientQuotaFilterComponent.any(_QUOTA_ENTITY_TYPES[args.entity_type])]
+        strict = True
+    for entity, values in admin.describe_client_quotas(components, strict=strict).items():
+        quotas = ", ".join(f"{k}={v!r}" for k, v in sorted(values.items()))
+        print(f"Quota configs for {_describe_entity(entity)} are {quotas}", file=out)
+
+
+def _alter_quotas(
+    admin: ConfigAdmin,
+    args: argparse.Namespace,
+    keys: tuple[dict[str, float], list[str]],
+    out: TextIO | None,
+) -> None:
+    """``out`` None: nothing printed (the SCRAM part of the same command prints)."""
+    from minikafka.client.admin import ClientQuotaAlteration, ClientQuotaEntity
+
+    values, deleted = keys
+    parts = _quota_entity_parts(args)
+    ops: dict[str, float | None] = {**values, **dict.fromkeys(deleted)}
+    entity = ClientQuotaEntity(tuple(parts))
+    for error in admin.alter_client_quotas([ClientQuotaAlteration(entity, ops)]).values():
+        if error is not None:
+            raise error
+    if out is None:
+        return
+    (entity_type, name), *rest = entities(args)
+    if rest or name is not None:
+        names = ", ".join(
+            f"{t.removesuffix('s')} {'<default>' if n is None else n}" for t, n in entities(args)
+        )
+        print(f"Completed updating config for {names}.", file=out)
+    else:
+        print(f"Completed updating default config for {entity_type} in the cluster.", file=out)
 
 
 def _message(error: Exception) -> str:

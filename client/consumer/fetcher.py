@@ -89,6 +89,9 @@ class Fetcher:
         self._states: dict[TopicPartition, _PartitionState] = {}
         # leader id -> (the Fetch in flight, the position each partition was fetched from)
         self._in_flight: dict[int, tuple[Any, dict[TopicPartition, int | None]]] = {}
+        # Per broker: until when (monotonic) a client quota throttles us (the answer's
+        # throttle_time_ms): no fetch goes to it before then, as Kafka's consumer backs off.
+        self._throttled_until: dict[int, float] = {}
         self._completed: queue.SimpleQueue[int] = queue.SimpleQueue()  # leader ids
 
     # --- assignment and positions ---------------------------------------------------------
@@ -289,7 +292,7 @@ class Fetcher:
             leader = self._metadata.leader_for(tp)
             if leader is None:
                 self._metadata.request_update()
-            elif leader.id not in self._in_flight:
+            elif leader.id not in self._in_flight and not self._throttled(leader.id):
                 by_node[leader].append(tp)
         for node, tps in by_node.items():
             if all(self._caught_up(tp) for tp in tps) and self._holds_records_from(node):
@@ -328,6 +331,9 @@ class Fetcher:
             future = self._pool.stream(node.address, "FetchStream").send(request, timeout=timeout)
             self._in_flight[node.id] = (future, {tp: self._states[tp].position for tp in tps})
             future.add_done_callback(self._on_done(node.id))
+
+    def _throttled(self, node_id: int) -> bool:
+        return self._throttled_until.get(node_id, 0.0) > time.monotonic()
 
     def _caught_up(self, tp: TopicPartition) -> bool:
         """Fetched up to the high watermark of the last response (nothing new to fetch yet)."""
@@ -375,6 +381,8 @@ class Fetcher:
                 raise
             self._metadata.request_update()
             return
+        if response.throttle_time_ms > 0:
+            self._throttled_until[node_id] = time.monotonic() + response.throttle_time_ms / 1000
         for topic in response.responses:
             for part in topic.partitions:
                 tp = TopicPartition(topic.topic, part.partition_index)

@@ -84,6 +84,9 @@ class Sender(threading.Thread):
         self._in_flight: dict[int, int] = defaultdict(int)
         # Per broker: where in its ready partitions the next request starts (Kafka's drainIndex).
         self._drain_index: dict[int, int] = defaultdict(int)
+        # Per broker: until when (monotonic) a client quota throttles us (its answer's
+        # throttle_time_ms): nothing is sent to it before then, as Kafka's clients back off.
+        self._throttled_until: dict[int, float] = {}
         self._running = True
         self._force_close = False
         # Idempotence: (producer id, epoch) from InitProducerId, and each partition's next
@@ -142,6 +145,10 @@ class Sender(threading.Thread):
             by_node[leader].append(tp)
         for node, partitions in by_node.items():
             if self._in_flight[node.id] >= self._config.max_in_flight:
+                continue
+            throttled_s = self._throttled_until.get(node.id, 0.0) - now
+            if throttled_s > 0:
+                wait = min(wait, throttled_s)
                 continue
             batches = self._drain(node, partitions)
             if batches:
@@ -269,6 +276,11 @@ class Sender(threading.Thread):
             if error is not None:
                 self._handle_transport_error(node, batches, error)
                 continue
+            if response.throttle_time_ms > 0:
+                self._throttled_until[node.id] = max(
+                    self._throttled_until.get(node.id, 0.0),
+                    time.monotonic() + response.throttle_time_ms / 1000,
+                )
             self._handle_response(batches, response)
 
     def _handle_transport_error(

@@ -22,6 +22,7 @@ from minikafka.broker.security.acl import Authorizer
 from minikafka.broker.security.sasl.server import SaslServerFactory
 from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.client_quotas import ClientQuotaAdmin
 from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
@@ -29,6 +30,7 @@ from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metrics import RequestMetrics
+from minikafka.broker.server.quotas import ClientQuotaManager
 
 __all__ = ["KafkaBroker"]
 
@@ -60,3 +62,7 @@ class KafkaBroker:
         if self.data_api is None:
             self.data_api = DataApi(self.replica_manager, self.producer_ids)
         return self.data_api
+
+    # Client quotas: DescribeClientQuotas / AlterClientQuotas, and the quotas in force.
+    client_quotas: ClientQuotaAdmin | None = None
+    quotas: ClientQuotaManager = field(default_factory=ClientQuotaManager)

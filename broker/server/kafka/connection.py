@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import datetime
 import inspect
 import io
 import os
@@ -94,6 +96,8 @@ _HEAD = struct.Struct(">hhi")
 # The largest frame an unauthenticated client may send (Kafka's sasl.server.max.receive.size
 # default): a client that has not logged in cannot make the broker buffer more.
 _SASL_MAX_RECEIVE = 524_288
+# Not held by request_percentage: Fetch (see _request_quota) and, as in Kafka, ApiVersions.
+_NO_REQUEST_QUOTA = frozenset({1, API_VERSIONS})
 
 
 class _Closed(Exception):
@@ -156,6 +160,8 @@ class KafkaConnection:
         self._memory_pool = memory_pool
         self._pooled_bytes = 0
         self._answered = asyncio.Event()
+        # Until when (loop time) a client quota keeps this connection muted (KIP-219).
+        self._muted_until = 0.0
         # drain() returns only when the transport holds nothing: one answer in flight. A TLS
         # transport pauses its writer at a size >= high (a TCP one at > high): 0 there would
         # keep it paused for good, 1 means what 0 means here.
@@ -227,9 +233,42 @@ class KafkaConnection:
             with contextlib.suppress(Exception):
                 await self._writer.wait_closed()
 
+    def _throttle(self, throttle_ms: int) -> None:
+        """A quota throttled the client: read nothing more from it for ``throttle_ms``, as
+        Kafka mutes the channel once the throttled answer is out (KIP-219); the answer goes
+        at once, with its throttle_time_ms, so the client backs off too."""
+        loop = asyncio.get_running_loop()
+        self._muted_until = max(self._muted_until, loop.time() + throttle_ms / 1000)
+
+    def _request_quota(
+        self, request: registry.Request, response: Entity | None, handling_ns: int
+    ) -> Entity | None:
+        """request_percentage (KIP-124): the handler's time counted; when over the quota the
+        connection is muted and the answer says for how long. A pipelined handler (Produce)
+        counts its synchronous part, and its answer, sent later, is not changed. Fetch is
+        not counted: its time here is mostly its long poll, which Kafka's purgatory does not
+        count either, and this broker cannot tell the two apart."""
+        quotas = self._broker.quotas
+        if not quotas.active or request.api_key in _NO_REQUEST_QUOTA:
+            return response
+        throttle_ms = quotas.record_request_time(
+            request.session.principal.name, request.client_id or "", handling_ns
+        )
+        if throttle_ms <= 0:
+            return response
+        self._throttle(throttle_ms)
+        throttled = datetime.timedelta(milliseconds=throttle_ms)
+        if response is not None and getattr(response, "throttle_time", throttled) < throttled:
+            response = dataclasses.replace(response, throttle_time=throttled)
+        return response
+
     async def _read_requests(self, writer_task: asyncio.Future[None]) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await self._wait_room(writer_task)
+            muted_s = self._muted_until - loop.time()
+            if muted_s > 0:
+                await asyncio.sleep(muted_s)
             frame = await self._read_frame(writer_task)
             if frame is None:
                 return
@@ -247,11 +286,17 @@ class KafkaConnection:
                 # Outside the handler's try: the writer failing here is the client hanging up
                 # (ConnectionError to serve), not this handler failing.
                 await self._wait_written(writer_task)
+            handling = time.perf_counter_ns()
             try:
                 if handler.pipelined:
                     answer = handler.handle(request, self._broker)
+                    self._request_quota(request, None, time.perf_counter_ns() - handling)
                 else:
-                    response = await handler.handle(request, self._broker)
+                    response = self._request_quota(
+                        request,
+                        await handler.handle(request, self._broker),
+                        time.perf_counter_ns() - handling,
+                    )
             except registry.CloseConnection as close:
                 raise _Closed(close.reason, api=handler.name, **close.details) from None
             except Exception as exc:
@@ -451,10 +496,19 @@ class KafkaConnection:
             ) from None
         # Bytes after the request are ignored, as Kafka does: librdkafka 2.x sends Metadata
         # v12 for every topic with three of them.
-        return self._request(api_key, api_version, correlation_id, header.client_id, body), handler
+        request = self._request(
+            api_key, api_version, correlation_id, header.client_id, body, len(frame) + 4
+        )
+        return request, handler
 
     def _request(
-        self, api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: Any
+        self,
+        api_key: int,
+        api_version: int,
+        correlation_id: int,
+        client_id: str | None,
+        body: Any,
+        size: int = 0,
     ) -> registry.Request:
         return registry.Request(
             api_key=api_key,
@@ -466,6 +520,8 @@ class KafkaConnection:
             listener=self._listener,
             body=body,
             session=self.session,
+            size=size,
+            throttle=self._throttle,
         )
 
     async def _wait_room(self, writer_task: asyncio.Future[None]) -> None:

@@ -43,6 +43,10 @@ class CloseConnection(Exception):
 _UNKNOWN_SESSION = Session(ANONYMOUS, "")
 
 
+def _not_throttled(throttle_ms: int) -> None:
+    """Requests built in tests have no connection to mute."""
+
+
 @dataclass(frozen=True)
 class Request:
     """One decoded request and where it came from."""
@@ -58,6 +62,10 @@ class Request:
     # Who the request is made as (the core's authorizer asks about it); the connection always
     # sets it, the default serves requests built in tests.
     session: Session = _UNKNOWN_SESSION
+    size: int = 0  # the request's bytes on the wire (producer_byte_rate counts them)
+    # ``throttle(ms)``: a client quota throttles the client; the connection reads nothing
+    # more from it for that long (KIP-219's muting). Answers carry ``throttle_time_ms``.
+    throttle: Callable[[int], None] = _not_throttled
 
     def response(self, values: dict[str, Any]) -> Entity:
         return build(response_class(self.api_key, self.api_version), values)

@@ -9,6 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 import pytest
 
 from minikafka.client.admin import (
+    ClientQuotaAlteration,
+    ClientQuotaEntity,
+    ClientQuotaFilterComponent,
     ClusterDescription,
     ConfigEntry,
     ConfigSynonym,
@@ -51,7 +54,7 @@ def test_add_config_splits_on_commas_outside_brackets() -> None:
     [
         (["--describe"], "--entity-type must be specified"),
         (["--entity-type", "topics"], "exactly one action"),
-        (["--entity-type", "topics", "--entity-default", "--describe"], "brokers"),
+        (["--entity-type", "topics", "--entity-default", "--describe"], "not valid"),
         (["--entity-type", "topics", "--alter", "--add-config", "a=1"], "entity name"),
         (["--entity-type", "topics", "--entity-name", "t", "--alter"], "--add-config"),
         (["--entity-type", "brokers", "--entity-name", "x", "--describe"], "valid integer"),
@@ -130,6 +133,21 @@ class FakeAdmin:
         self.altered.append(("users", {"alterations": repr(list(alterations))}))
         return {"alice": None}
 
+    quotas: dict[ClientQuotaEntity, dict[str, float]]
+
+    def describe_client_quotas(
+        self, components: Sequence[ClientQuotaFilterComponent] = (), *, strict: bool = False
+    ) -> dict[ClientQuotaEntity, dict[str, float]]:
+        self.described = (list(components), strict)
+        return getattr(self, "quotas", {})
+
+    def alter_client_quotas(
+        self, alterations: Iterable[ClientQuotaAlteration]
+    ) -> dict[ClientQuotaEntity, KafkaError | None]:
+        made = list(alterations)
+        self.altered.append(("quotas", {"alterations": repr(made)}))
+        return {a.entity: None for a in made}
+
 
 def run(admin: FakeAdmin, *argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
@@ -190,7 +208,7 @@ def test_scram_credentials_parse_as_kafka_configs_writes_them() -> None:
         ("SCRAM-SHA-256=[iterations=many,password=p]", "iterations must be a number"),
         ("SCRAM-SHA-1=[password=p]", "only SCRAM-SHA-256, SCRAM-SHA-512"),
         ("SCRAM-SHA-256=[salt=x,password=p]", "expected SCRAM-SHA-256=[iterations="),
-        ("consumer_byte_rate=1024", "quotas are not"),
+        ("consumer_byte_rate=lots", "a number is expected"),
     ],
 )
 def test_bad_scram_credentials_are_one_line_and_exit_1(add_config: str, problem: str) -> None:
@@ -236,10 +254,89 @@ def test_users_alter_and_describe_print_kafkas_lines() -> None:
     )
 
 
-def test_users_take_no_entity_default() -> None:
-    message = configs.check_args(parse("--entity-type", "users", "--entity-default", "--describe"))
-    assert message is not None and "brokers" in message
+def test_users_alter_needs_a_name_or_the_default() -> None:
     message = configs.check_args(
         parse("--entity-type", "users", "--alter", "--add-config", "SCRAM-SHA-256=[password=p]")
     )
-    assert message == "an entity name must be specified with --alter of users"
+    assert message is not None and "--entity-name or --entity-default" in message
+    assert configs.check_args(parse("--entity-type", "topics", "--entity-default", "--describe"))
+
+
+def test_quota_entities_pair_types_and_names_as_kafka_configs() -> None:
+    args = parse(
+        "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients",
+        "--entity-default", "--alter", "--add-config", "producer_byte_rate=1048576",
+    )  # fmt: skip
+    assert configs.check_args(args) is None
+    assert configs.entities(args) == [("users", "alice"), ("clients", None)]
+    assert (args.entity_type, args.entity_name) == ("users", "alice")
+    message = configs.check_args(
+        parse("--entity-type", "clients", "--entity-type", "users", "--describe")
+    )
+    assert message is not None and "Only one entity type" in message
+
+
+def test_client_quotas_alter_and_describe_print_kafkas_lines() -> None:
+    admin = FakeAdmin()
+    code, out, err = run(
+        admin, "--entity-type", "clients", "--entity-name", "app", "--alter",
+        "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2048",
+        "--delete-config", "request_percentage",
+    )  # fmt: skip
+    assert (code, out, err) == (0, "Completed updating config for client app.\n", "")
+    [(_, made)] = admin.altered
+    assert made["alterations"] == repr(
+        [
+            ClientQuotaAlteration(
+                ClientQuotaEntity((("client-id", "app"),)),
+                {
+                    "producer_byte_rate": 1048576.0,
+                    "consumer_byte_rate": 2048.0,
+                    "request_percentage": None,
+                },
+            )
+        ]
+    )
+    admin.quotas = {
+        ClientQuotaEntity((("user", "alice"),)): {"producer_byte_rate": 1048576.0},
+        ClientQuotaEntity((("user", "alice"), ("client-id", None))): {"request_percentage": 50.0},
+        ClientQuotaEntity((("user", None),)): {"consumer_byte_rate": 2048.0},
+    }
+    code, out, _ = run(admin, "--entity-type", "users", "--entity-name", "alice", "--describe")
+    assert code == 0
+    assert out.splitlines()[:3] == [
+        "Quota configs for user-principal 'alice' are producer_byte_rate=1048576.0",
+        "Quota configs for user-principal 'alice', the default client-id are "
+        "request_percentage=50.0",
+        "Quota configs for the default user-principal are consumer_byte_rate=2048.0",
+    ]
+    assert admin.described == ([ClientQuotaFilterComponent.exact("user", "alice")], True)
+    # SCRAM credentials still print after the quotas, for users.
+    assert out.splitlines()[3].startswith("SCRAM credential configs for user-principal 'alice'")
+
+
+def test_users_mix_quotas_and_scram_credentials() -> None:
+    admin = FakeAdmin()
+    code, out, _ = run(
+        admin, "--entity-type", "users", "--entity-name", "alice", "--alter",
+        "--add-config", "producer_byte_rate=1024,SCRAM-SHA-256=[password=alice-secret]",
+    )  # fmt: skip
+    assert (code, out) == (0, "Completed updating config for user alice.\n")
+    assert [what for what, _ in admin.altered] == ["quotas", "users"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem"),
+    [
+        (["--entity-type", "clients", "--entity-name", "app", "--alter", "--add-config",
+          "retention.ms=1"], "Invalid config retention.ms for clients"),
+        (["--entity-type", "clients", "--entity-default", "--alter", "--add-config",
+          "producer_byte_rate=fast"], "a number is expected"),
+    ],
+)  # fmt: skip
+def test_bad_quota_configs_are_one_line(argv: list[str], problem: str) -> None:
+    admin = FakeAdmin()
+    code, out, err = run(admin, *argv)
+    assert (code, out) == (1, "")
+    assert problem in err and err.count("\n") == 1
+    assert admin.altered == []

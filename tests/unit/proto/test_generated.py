@@ -53,6 +53,8 @@ SERVICES = {
         "DeleteAcls",
         "DescribeUserScramCredentials",
         "AlterUserScramCredentials",
+        "DescribeClientQuotas",
+        "AlterClientQuotas",
     ],
     "Control": ["LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"],
     "Group": [

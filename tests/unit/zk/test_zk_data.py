@@ -348,3 +348,27 @@ def test_user_config_path_is_sanitized_as_kafka_does() -> None:
     data = encode_topic_config({"SCRAM-SHA-256": "salt=AA==,stored_key=..."})
     assert data == b'{"version":1,"config":{"SCRAM-SHA-256":"salt=AA==,stored_key=..."}}'
     assert decode_user_config("alice", data) == {"SCRAM-SHA-256": "salt=AA==,stored_key=..."}
+
+
+def test_quota_entity_paths_are_kafkas() -> None:
+    from minikafka.zk.zk_data import QuotaEntity, decode_quota_config, encode_topic_config
+
+    cases = {
+        QuotaEntity(user="CN=a b"): "users/CN%3Da%20b",
+        QuotaEntity(user="<default>"): "users/<default>",
+        QuotaEntity(client_id="app/1"): "clients/app%2F1",
+        QuotaEntity(client_id="<default>"): "clients/<default>",
+        QuotaEntity("alice", "<default>"): "users/alice/clients/<default>",
+        QuotaEntity("<default>", "app"): "users/<default>/clients/app",
+    }
+    for entity, path in cases.items():
+        assert entity.entity_path == path
+        assert entity.path == f"/config/{path}"
+        assert QuotaEntity.from_entity_path(path) == entity
+    for bad in ("topics/t", "users", "users/a/topics/b", "clients/a/users/b"):
+        with pytest.raises(ValueError):
+            QuotaEntity.from_entity_path(bad)
+    config = {"producer_byte_rate": "1048576", "SCRAM-SHA-256": "salt=x"}
+    entity = QuotaEntity(user="alice")
+    assert decode_quota_config(entity, encode_topic_config(config)) == config
+    assert decode_quota_config(entity, b"") == {}

@@ -13,6 +13,7 @@ topics         CreateTopics, DeleteTopics, CreatePartitions
 sasl           SaslHandshake, SaslAuthenticate once authenticated or on a PLAINTEXT
                listener: ILLEGAL_SASL_STATE (the exchange itself: sasl_authenticator.py)
 users          DescribeUserScramCredentials, AlterUserScramCredentials
+client_quotas  DescribeClientQuotas, AlterClientQuotas
 configs        DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
 acls           DescribeAcls, CreateAcls, DeleteAcls
 """
@@ -20,6 +21,7 @@ acls           DescribeAcls, CreateAcls, DeleteAcls
 from minikafka.broker.server.kafka.handlers import (
     acls,
     api_versions,
+    client_quotas,
     configs,
     fetch,
     group_offsets,
@@ -36,6 +38,7 @@ from minikafka.broker.server.kafka.handlers import (
 __all__ = [
     "acls",
     "api_versions",
+    "client_quotas",
     "configs",
     "fetch",
     "group_offsets",

@@ -52,10 +52,12 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from minikafka.broker.replication.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
 from minikafka.broker.replication.requests import (
+    FetchedRecords,
     FetchPartition,
     FetchPartitionResult,
     FetchRequest,
@@ -65,6 +67,7 @@ from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.handlers.topic_ids import from_uuid, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.broker.server.quotas import QuotaType, quota_user
 from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
@@ -135,6 +138,18 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
         listener=request.listener,
         session=request.session,
     )
+    throttle_ms = 0
+    if replica_id(request) < 0:  # followers are not held by client quotas
+        throttle_ms = _consumer_quota(request, broker, answer.partitions)
+        if throttle_ms:
+            # Kafka answers a throttled fetch with no records (and takes their bytes back):
+            # the consumer fetches them again once the throttle time is over.
+            for result in answer.partitions:
+                if isinstance(result.records, FileRecords):
+                    result.records.close()
+            answer = answer._replace(
+                partitions=[replace(p, records=b"") for p in answer.partitions]
+            )
     aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
     leaders = request.api_version >= _FIRST_NODE_ENDPOINTS_VERSION
     node_endpoints: dict[int, dict[str, Any]] = {}
@@ -164,13 +179,34 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
     )
     return request.response(
         {
-            "throttle_time": 0,
+            "throttle_time": throttle_ms,
             "error_code": answer.error_code,
             "session_id": answer.session_id,
             "responses": responses,
             "node_endpoints": list(node_endpoints.values()),
         }
     )
+
+
+def _consumer_quota(
+    request: Request, broker: KafkaBroker, results: list[FetchPartitionResult]
+) -> int:
+    """consumer_byte_rate: the answer's record bytes counted; the throttle time (0: within
+    the quota), the bytes taken back when throttled."""
+    quotas = broker.quotas
+    if not quotas.active:
+        return 0
+    size = sum(_records_size(r.records) for r in results)
+    user, client_id = quota_user(request.session), request.client_id or ""
+    throttle_ms = quotas.record(QuotaType.FETCH, user, client_id, size)
+    if throttle_ms:
+        quotas.unrecord(QuotaType.FETCH, user, client_id, size)
+        request.throttle(throttle_ms)
+    return throttle_ms
+
+
+def _records_size(records: FetchedRecords) -> int:
+    return records.size if isinstance(records, FileRecords) else len(records)
 
 
 def _by_topic_id(

@@ -39,6 +39,7 @@ from minikafka.broker.replication.requests import (
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import CloseConnection, Request, handler
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.broker.server.quotas import QuotaType, quota_user
 from minikafka.proto.errors import ErrorCode
 
 _MS = datetime.timedelta(milliseconds=1)
@@ -60,6 +61,12 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
     )
     data = broker.data
     statuses = data.append_to_leaders(produce_request, request.session)  # now, in order
+    # producer_byte_rate counts the request's bytes, appended or not, as Kafka's.
+    throttle_ms = broker.quotas.record(
+        QuotaType.PRODUCE, quota_user(request.session), request.client_id or "", request.size
+    )
+    if throttle_ms:
+        request.throttle(throttle_ms)  # with acks=0 the muting is all the client gets
     if body.acks == 0:
         failed = [(key, status.code) for key, status in statuses.items() if status.code]
         if failed:
@@ -80,14 +87,16 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
         return _answered(None)
     # A task, started at once as ProduceStream does: acks=all's timeout runs from arrival.
     return asyncio.ensure_future(
-        _respond(request, data.produce_response(produce_request, statuses))
+        _respond(request, data.produce_response(produce_request, statuses), throttle_ms)
     )
 
 
-async def _respond(request: Request, answer: Awaitable[list[ProducePartitionResult]]) -> Entity:
+async def _respond(
+    request: Request, answer: Awaitable[list[ProducePartitionResult]], throttle_ms: int
+) -> Entity:
     return request.response(
         {
-            "throttle_time": 0,
+            "throttle_time": throttle_ms,
             "responses": [
                 {
                     "name": name,

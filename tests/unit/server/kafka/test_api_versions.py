@@ -38,6 +38,7 @@ from minikafka.broker.server.kafka.schema import (
     write_entity,
 )
 from minikafka.broker.server.metadata_cache import MetadataCache
+from minikafka.broker.server.quotas import ClientQuotaManager
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
 
@@ -76,6 +77,8 @@ KAFKA_3_9 = {
     42: (0, 2),  # DeleteGroups
     44: (0, 1),  # IncrementalAlterConfigs
     47: (0, 0),  # OffsetDelete
+    48: (0, 1),  # DescribeClientQuotas
+    49: (0, 1),  # AlterClientQuotas
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
     60: (0, 1),  # DescribeCluster
@@ -212,7 +215,9 @@ def test_every_served_version_has_kios_request_and_response() -> None:
 @pytest.mark.parametrize("version", range(13, 18))
 def test_fetch_by_topic_id_reads_the_named_topic_and_answers_by_id(version: int) -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
     topic_id = uuid.UUID(int=1)
 
     response = answer(
@@ -232,7 +237,9 @@ def test_fetch_by_topic_id_reads_the_named_topic_and_answers_by_id(version: int)
 @pytest.mark.parametrize("version", range(13, 18))
 def test_fetch_by_an_unknown_topic_id_answers_unknown_topic_id(version: int) -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
 
     response = answer(
         fetch, request(1, version, fetch_values(version, {"topic_id": OLD_ID})), broker
@@ -262,7 +269,9 @@ def test_a_recreated_topics_old_id_is_unknown_and_its_new_id_reads() -> None:
         )
     cache.update(deleted)
     cache.update(recreated)
-    broker = SimpleNamespace(metadata_cache=cache, fetches=FakeFetches())
+    broker = SimpleNamespace(
+        metadata_cache=cache, quotas=ClientQuotaManager(), fetches=FakeFetches()
+    )
 
     by_old = answer(fetch, request(1, 16, fetch_values(16, {"topic_id": old})), broker)
     by_new = answer(fetch, request(1, 16, fetch_values(16, {"topic_id": uuid.UUID(int=2)})), broker)
@@ -274,7 +283,9 @@ def test_a_recreated_topics_old_id_is_unknown_and_its_new_id_reads() -> None:
 
 def test_fetch_v12_still_names_topics() -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
 
     response = answer(fetch, request(1, 12, fetch_values(12, {"topic": "orders"})), broker)
 
@@ -284,7 +295,9 @@ def test_fetch_v12_still_names_topics() -> None:
 
 def test_fetch_v13_forgets_partitions_by_topic_id() -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
     values = fetch_values(13, {"topic_id": uuid.UUID(int=1)})
     values["forgotten_topics_data"] = [
         {"topic_id": uuid.UUID(int=1), "partitions": [1]},
@@ -298,7 +311,9 @@ def test_fetch_v13_forgets_partitions_by_topic_id() -> None:
 
 def test_fetch_v15_takes_the_followers_id_from_replica_state() -> None:
     fetches = FakeFetches()
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(), fetches=fetches)
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(), quotas=ClientQuotaManager(), fetches=fetches
+    )
 
     answer(fetch, request(1, 15, fetch_values(15, {"topic_id": uuid.UUID(int=1)}, 2)), broker)
 
@@ -307,7 +322,11 @@ def test_fetch_v15_takes_the_followers_id_from_replica_state() -> None:
 
 @pytest.mark.parametrize("error", [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH])
 def test_fetch_v16_says_where_the_leader_went(error: ErrorCode) -> None:
-    broker = SimpleNamespace(metadata_cache=cache_with_orders(leader=2), fetches=FakeFetches(error))
+    broker = SimpleNamespace(
+        metadata_cache=cache_with_orders(leader=2),
+        quotas=ClientQuotaManager(),
+        fetches=FakeFetches(error),
+    )
 
     response = answer(
         fetch, request(1, 16, fetch_values(16, {"topic_id": uuid.UUID(int=1)})), broker
@@ -321,7 +340,11 @@ def test_fetch_v16_says_where_the_leader_went(error: ErrorCode) -> None:
 
 def test_fetch_v15_and_other_errors_send_no_leader() -> None:
     for version, error in ((15, ErrorCode.NOT_LEADER_OR_FOLLOWER), (16, ErrorCode.NONE)):
-        broker = SimpleNamespace(metadata_cache=cache_with_orders(2), fetches=FakeFetches(error))
+        broker = SimpleNamespace(
+            metadata_cache=cache_with_orders(2),
+            quotas=ClientQuotaManager(),
+            fetches=FakeFetches(error),
+        )
 
         response = answer(
             fetch,

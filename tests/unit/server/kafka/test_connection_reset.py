@@ -20,6 +20,7 @@ from structlog.testing import capture_logs
 from minikafka.broker.server.kafka import handlers, registry  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.connection import KafkaConnection
 from minikafka.broker.server.kafka.schema import Entity, build, request_class, write_entity
+from minikafka.broker.server.quotas import ClientQuotaManager
 
 # The broker runs on uvloop, whose transports fail a write after a reset in their own way.
 pytestmark = pytest.mark.usefixtures("either_event_loop")
@@ -58,6 +59,7 @@ async def _serve_one(
     broker: Any = SimpleNamespace(
         config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000),
         requests=SimpleNamespace(observe=lambda *args: None),
+        quotas=ClientQuotaManager(),
     )
     served: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 

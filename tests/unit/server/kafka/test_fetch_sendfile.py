@@ -21,6 +21,7 @@ from structlog.testing import capture_logs
 from minikafka.broker.server.kafka import handlers, registry  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.connection import KafkaConnection
 from minikafka.broker.server.kafka.schema import Entity, read_entity, response_class
+from minikafka.broker.server.quotas import ClientQuotaManager
 from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.segment import FileRecords
 from tests.integration.kafka_protocol.raw import encode_request
@@ -65,6 +66,7 @@ async def _serve(
     broker: Any = SimpleNamespace(
         config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=idle_ms),
         requests=SimpleNamespace(observe=lambda *args: None),
+        quotas=ClientQuotaManager(),
     )
     served: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     connections: list[KafkaConnection] = []
