@@ -10,7 +10,9 @@ users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py). Descri
 CreateAcls and DeleteAcls are AclApi's (broker/server/core/acls.py), asked as the call's
 Session on ``listener``; without one they answer SECURITY_DISABLED as the core does.
 Protobuf's enums (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's
-numbers, so they pass through as ints. Runs on the broker's event loop (grpc.aio).
+numbers, so they pass through as ints. Every call hands the core its Session
+(``grpc_session``), which the core asks the authorizer about; a refused DescribeReplicas, whose
+answer has no error field, is PERMISSION_DENIED. Runs on the broker's event loop (grpc.aio).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, cast
 import grpc
 
 from minikafka.broker.replication.requests import DeleteRecordsPartition, by_request_topic
+from minikafka.broker.security.principal import Session
 from minikafka.broker.server.core.acls import (
     AclApi,
     binding_from_wire,
@@ -43,6 +46,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.acl import AclBinding, AclBindingFilter
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.errors import KafkaError
 
 __all__ = ["AdminService"]
 
@@ -130,6 +134,9 @@ class AdminService(pb_grpc.AdminServicer):
             ]
         )
 
+    def _session(self, context: _Context) -> Session:
+        return grpc_session(context, self._listener)
+
     async def CreateTopics(
         self, request: pb.CreateTopicsRequest, context: _Context
     ) -> pb.CreateTopicsResponse:
@@ -146,6 +153,7 @@ class AdminService(pb_grpc.AdminServicer):
             ],
             validate_only=request.validate_only,
             timeout_ms=request.timeout_ms,
+            session=self._session(context),
         )
         return pb.CreateTopicsResponse(
             topics=[
@@ -175,7 +183,9 @@ class AdminService(pb_grpc.AdminServicer):
         self, request: pb.DeleteTopicsRequest, context: _Context
     ) -> pb.DeleteTopicsResponse:
         results = await self._admin.delete_topics(
-            list(request.topic_names), timeout_ms=request.timeout_ms
+            list(request.topic_names),
+            timeout_ms=request.timeout_ms,
+            session=self._session(context),
         )
         return pb.DeleteTopicsResponse(
             responses=[
@@ -201,6 +211,7 @@ class AdminService(pb_grpc.AdminServicer):
             ],
             validate_only=request.validate_only,
             timeout_ms=request.timeout_ms,
+            session=self._session(context),
         )
         return pb.CreatePartitionsResponse(
             results=[
@@ -219,7 +230,9 @@ class AdminService(pb_grpc.AdminServicer):
             if request.topic_partitions
             else None
         )
-        result = await self._admin.elect_leaders(int(request.election_type), partitions)
+        result = await self._admin.elect_leaders(
+            int(request.election_type), partitions, session=self._session(context)
+        )
         response = pb.ElectLeadersResponse(error_code=result.error_code)
         for topic, items in itertools.groupby(result.partitions, key=lambda r: r.topic):
             response.replica_election_results.add(
@@ -242,7 +255,8 @@ class AdminService(pb_grpc.AdminServicer):
             [
                 ConfigResource(int(r.resource_type), r.resource_name, tuple(r.configuration_keys))
                 for r in request.resources
-            ]
+            ],
+            session=self._session(context),
         )
         return pb.DescribeConfigsResponse(
             results=[
@@ -277,6 +291,7 @@ class AdminService(pb_grpc.AdminServicer):
                 for r in request.resources
             ],
             validate_only=request.validate_only,
+            session=self._session(context),
         )
         return pb.IncrementalAlterConfigsResponse(
             responses=[
@@ -300,6 +315,7 @@ class AdminService(pb_grpc.AdminServicer):
                 for p in topic.partitions
             ],
             request.timeout_ms,
+            session=self._session(context),
         )
         # One result per partition in request order: answered in the request's topic layout.
         return pb.DeleteRecordsResponse(
@@ -376,7 +392,13 @@ class AdminService(pb_grpc.AdminServicer):
         if self._replicas is None:
             await context.abort(grpc.StatusCode.UNIMPLEMENTED, "DescribeReplicas is not served")
         assert self._replicas is not None
-        answer = self._replicas.describe_replicas(list(request.topics))
+        try:
+            answer = self._replicas.describe_replicas(
+                list(request.topics), session=self._session(context)
+            )
+        except KafkaError as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
+            raise  # abort raises; this only tells the type checker
         Hosted = pb.DescribeReplicasResponse.HostedPartition
         Follower = pb.DescribeReplicasResponse.FollowerReplica
         return pb.DescribeReplicasResponse(

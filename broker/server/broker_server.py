@@ -82,7 +82,9 @@ from minikafka.broker.server.config_handler import ConfigHandler, ConfigTargets
 from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.authorization import AuthHelper
 from minikafka.broker.server.core.controller_fence import ControllerFence
+from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi, offsets_partition_count
 from minikafka.broker.server.core.metadata import MetadataApi
@@ -189,6 +191,8 @@ class BrokerServer:
         self._topic_admin: TopicAdmin | None = None
         self._metadata_api: MetadataApi | None = None
         self._fetch_api: FetchApi | None = None
+        self._data_api: DataApi | None = None
+        self._auth = AuthHelper()
         self._group_api: GroupApi | None = None
         self._controller_fence: ControllerFence | None = None
         self._servers: list[grpc.aio.Server] = []
@@ -329,15 +333,24 @@ class BrokerServer:
         self._replica_manager.add_leadership_listener(self._group_coordinator.on_leadership_change)
         self._log_dir_failures.add_listener(self._on_log_dir_offline)
         topic_creator = TopicCreator(config, self._zk)
-        self._metadata_api = MetadataApi(config, self._metadata_cache, self._zk, topic_creator)
-        self._fetch_api = FetchApi(self._replica_manager, config.inter_broker_listener_name)
-        self._group_api = GroupApi(self._group_coordinator, self._metadata_cache, topic_creator)
+        await self._start_authorizer(config)
+        # The one AuthHelper every core API of both doors asks (core/authorization.py).
+        auth = self._auth = AuthHelper(self.authorizer)
+        self._metadata_api = MetadataApi(
+            config, self._metadata_cache, self._zk, topic_creator, auth
+        )
+        self._fetch_api = FetchApi(self._replica_manager, config.inter_broker_listener_name, auth)
+        self._data_api = DataApi(self._replica_manager, self._producer_ids, auth)
+        self._group_api = GroupApi(
+            self._group_coordinator, self._metadata_cache, topic_creator, auth
+        )
         self._topic_admin = TopicAdmin(
             config,
             self._controller,
             self._zk,
             self._replica_manager,
             metadata_cache=self._metadata_cache,
+            auth=auth,
         )
         self._cleaner = CleanerThreads(
             self._log_manager, self._replica_manager, self._log_dir_failures
@@ -357,6 +370,7 @@ class BrokerServer:
             broker_id=self.broker_id,
             broker_epoch=lambda: self._broker_epoch,
             sync=lambda: zk_client.sync(CONTROLLER_EPOCH_PATH),
+            auth=auth,
         )
         # Every user's SCRAM credentials before a SASL listener opens (those written before
         # the brokers started count); users/<user> notifications keep the cache current.
@@ -379,6 +393,7 @@ class BrokerServer:
                     self._metrics.requests if self._metrics else RequestMetrics(),
                     users=UserScramAdmin(self._zk, self.authorizer),
                     sasl=self._sasl,
+                    data_api=self._data_api,
                     authorizer=self.authorizer,
                     acls=self._acl_api,
                 ),
@@ -574,6 +589,7 @@ class BrokerServer:
                 producer_ids=self._producer_ids,
                 listener=listener,
                 metrics=requests,
+                data=self._data_api,
             ),
             server,
         )
@@ -582,7 +598,7 @@ class BrokerServer:
             server,
         )
         assert self._topic_admin is not None
-        replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch)
+        replicas = ReplicaApi(self._replica_manager, lambda: self._broker_epoch, self._auth)
         pb_grpc.add_AdminServicer_to_server(
             AdminService(
                 self._topic_admin,
@@ -609,6 +625,7 @@ class BrokerServer:
                         if self._group_coordinator is None
                         else self._group_coordinator.on_partitions_deleted
                     ),
+                    listener=listener,
                 ),
                 server,
             )

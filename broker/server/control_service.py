@@ -1,18 +1,21 @@
 """The Control RPC family: LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker) and
 ControlledShutdown (broker -> controller).
 
-A request that arrives before this broker has registered in ZooKeeper (a restart waits for its
-previous session to expire) waits for the registration, as Kafka processes no request before it:
-only then can the broker tell the registration being made from the previous one. Fencing happens
-twice. First ``ControllerFence`` (core/controller_fence.py): broker_epoch must be this broker's
-current one, and a controller epoch newer than the broker has confirmed must be the one
-ZooKeeper's /controller and /controller_epoch hold for the sender. Then the ReplicaManager's:
-the three controller requests share its newest-seen controller epoch, as in Kafka. A refusal
-carries in ``error_message`` what was wrong with the request, never the epochs or the controller
-it was measured against. LeaderAndIsr and StopReplica reach the ReplicaManager as its plain
-values (grpc_adapters.py); UpdateMetadata goes to the MetadataCache as it came, and the
-partitions it deletes to ``on_partitions_deleted`` (the group coordinator forgets their
-committed offsets, as Kafka's KafkaApis tells its GroupCoordinator). BrokerServer
+A request that arrives before this broker has
+registered in ZooKeeper (a restart waits for its previous session to expire) waits for the
+registration, as Kafka processes no request before it: only then can the broker tell the
+registration being made from the previous one. Fencing happens twice. First ``ControllerFence``
+(core/controller_fence.py): broker_epoch must be this broker's current one, and a controller
+epoch newer than the broker has confirmed must be the one ZooKeeper's /controller and
+/controller_epoch hold for the sender. Then the ReplicaManager's: the three controller requests
+share its newest-seen controller epoch, as in Kafka. A refusal carries in ``error_message`` what
+kind of thing was wrong with the request ("stale controller epoch"), never an epoch or a
+controller id (the log line has them). Before all of it, the caller's principal needs
+ClusterAction on the cluster (``ControllerFence.authorize``, also for ControlledShutdown): else
+CLUSTER_AUTHORIZATION_FAILED, logged, nothing applied. LeaderAndIsr and StopReplica reach the
+ReplicaManager as its plain values (grpc_adapters.py); UpdateMetadata goes to the MetadataCache
+as it came, and the partitions it deletes to ``on_partitions_deleted`` (the group coordinator
+forgets their committed offsets, as Kafka's KafkaApis tells its GroupCoordinator). BrokerServer
 adds this service only to the inter-broker listener when other listeners are configured.
 ControlledShutdown is handed to the controller object running in this process (its
 ``controlled_shutdown`` returns a ``concurrent.futures.Future``, awaited here without blocking
@@ -33,7 +36,13 @@ import structlog
 
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.server import grpc_adapters as adapt
-from minikafka.broker.server.core.controller_fence import ControllerFence, Refusal
+from minikafka.broker.server.core.controller_fence import (
+    STALE_BROKER_EPOCH,
+    STALE_CONTROLLER_EPOCH,
+    ControllerFence,
+    Refusal,
+)
+from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -89,15 +98,23 @@ class ControlService(pb_grpc.ControlServicer):
         *,
         fence: ControllerFence,
         on_partitions_deleted: Callable[[Sequence[TopicPartition]], object] | None = None,
+        listener: str = "",
     ) -> None:
+        self._listener = listener
         self._replica_manager = replica_manager
         self._metadata_cache = metadata_cache
         self._fence = fence
         self._controller = controller
         self._on_partitions_deleted = on_partitions_deleted
 
-    async def _admit(self, request: _ControllerRequest) -> Refusal | None:
-        """The fence, then the ReplicaManager's stale-epoch check (as a message)."""
+    async def _admit(
+        self, request: _ControllerRequest, context: _Context, api: str
+    ) -> Refusal | None:
+        """ClusterAction, the fence, then the ReplicaManager's stale-epoch check (as a
+        message)."""
+        unauthorized = self._fence.authorize(grpc_session(context, self._listener), api)
+        if unauthorized is not None:
+            return unauthorized
         await self._replica_manager.wait_until_registered(_REGISTRATION_WAIT_S)
         refusal = await self._fence.check(
             request.controller_id, request.controller_epoch, request.broker_epoch
@@ -112,7 +129,7 @@ class ControlService(pb_grpc.ControlServicer):
     async def LeaderAndIsr(
         self, request: pb.LeaderAndIsrRequest, context: _Context
     ) -> pb.LeaderAndIsrResponse:
-        refusal = await self._admit(request)
+        refusal = await self._admit(request, context, "LeaderAndIsr")
         if refusal is not None:
             return pb.LeaderAndIsrResponse(error_code=refusal.error, error_message=refusal.message)
         result = await self._replica_manager.become_leader_or_follower(
@@ -123,7 +140,7 @@ class ControlService(pb_grpc.ControlServicer):
     async def UpdateMetadata(
         self, request: pb.UpdateMetadataRequest, context: _Context
     ) -> pb.UpdateMetadataResponse:
-        refusal = await self._admit(request)
+        refusal = await self._admit(request, context, "UpdateMetadata")
         if refusal is not None:
             return pb.UpdateMetadataResponse(
                 error_code=refusal.error, error_message=refusal.message
@@ -140,7 +157,7 @@ class ControlService(pb_grpc.ControlServicer):
     async def StopReplica(
         self, request: pb.StopReplicaRequest, context: _Context
     ) -> pb.StopReplicaResponse:
-        refusal = await self._admit(request)
+        refusal = await self._admit(request, context, "StopReplica")
         if refusal is not None:
             return pb.StopReplicaResponse(error_code=refusal.error, error_message=refusal.message)
         result = await self._replica_manager.stop_replicas(adapt.stop_replica_request(request))
@@ -149,6 +166,11 @@ class ControlService(pb_grpc.ControlServicer):
     async def ControlledShutdown(
         self, request: pb.ControlledShutdownRequest, context: _Context
     ) -> pb.ControlledShutdownResponse:
+        unauthorized = self._fence.authorize(
+            grpc_session(context, self._listener), "ControlledShutdown"
+        )
+        if unauthorized is not None:
+            return pb.ControlledShutdownResponse(error_code=unauthorized.error)
         if self._controller is None:
             return pb.ControlledShutdownResponse(error_code=ErrorCode.NOT_CONTROLLER)
         future = self._controller.controlled_shutdown(request.broker_id, request.broker_epoch)
@@ -167,10 +189,21 @@ class ControlService(pb_grpc.ControlServicer):
 
 
 def _explain(code: int, request: _ControllerRequest) -> str:
-    """The message of a refusal the ReplicaManager answered with a bare code: what was wrong
-    with the request, not the epochs it was measured against (core/controller_fence.py)."""
+    """The message of a refusal the ReplicaManager answered with a bare code: what kind of
+    thing was wrong with the request, no epoch and no id (core/controller_fence.py); the log
+    line has the values."""
     if code == ErrorCode.STALE_BROKER_EPOCH:
-        return f"stale broker epoch {request.broker_epoch}"
-    if code == ErrorCode.STALE_CONTROLLER_EPOCH:
-        return f"stale controller epoch {request.controller_epoch}"
-    return ""
+        message = STALE_BROKER_EPOCH
+    elif code == ErrorCode.STALE_CONTROLLER_EPOCH:
+        message = STALE_CONTROLLER_EPOCH
+    else:
+        return ""
+    _log.warning(
+        "controller_request.refused",
+        error=ErrorCode(code).name,
+        controller_id=request.controller_id,
+        controller_epoch=request.controller_epoch,
+        broker_epoch=request.broker_epoch,
+        reason=message,
+    )
+    return message

@@ -1,10 +1,11 @@
-"""The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, InitProducerId.
-
-A thin gRPC face on the core, which does the work and answers with Kafka's error codes: Fetch
-is the core's ``FetchApi`` (broker/server/core/fetch.py), which the Kafka door's Fetch calls too,
-InitProducerId the ProducerIdManager's, the rest the ReplicaManager's. grpc_adapters.py turns the
-messages into the core's values and back (the follower's GrpcLeaderEndpoint writes and reads Fetch
-and OffsetsForLeaderEpoch with the same module). Runs on the broker's event loop (grpc.aio).
+"""The Data RPC family: Produce, Fetch, ListOffsets, OffsetsForLeaderEpoch, InitProducerId. A thin
+gRPC face on the core, which does the work and answers with Kafka's error codes: Fetch is the
+core's ``FetchApi`` (broker/server/core/fetch.py), the rest its ``DataApi``
+(broker/server/core/data.py), which the Kafka door's handlers call too; each call carries the
+call's Session (``grpc_session``), which the core asks the authorizer about. grpc_adapters.py
+turns the messages into the core's values and back (the follower's GrpcLeaderEndpoint writes and
+reads Fetch and OffsetsForLeaderEpoch with the same module). Runs on the broker's event loop
+(grpc.aio).
 
 Produce and Fetch also come as streams (``ProduceStream``, ``FetchStream``; the proto says how
 they are answered). A produce stream appends each request as soon as it is read, while earlier
@@ -28,7 +29,9 @@ from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import ProduceRequest
 from minikafka.broker.server import grpc_adapters as adapt
+from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
+from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -49,29 +52,35 @@ class DataService(pb_grpc.DataServicer):
         producer_ids: ProducerIdManager,
         listener: str,
         metrics: RequestMetrics | None = None,
+        data: DataApi | None = None,
     ) -> None:
         """``listener``: the name of the listener this servicer serves (a fetch from a replica
-        is served on the inter-broker one only: ``FetchApi``)."""
-        self._replica_manager = replica_manager
-        self._producer_ids = producer_ids
+        is served on the inter-broker one only: ``FetchApi``). ``data``: the core's DataApi
+        (None: one without an authorizer on ``replica_manager`` and ``producer_ids``)."""
+        self._data = data or DataApi(replica_manager, producer_ids)
         self._fetches = fetches
         self._listener = listener
         self._metrics = metrics or RequestMetrics()
 
     async def Produce(self, request: pb.ProduceRequest, context: _Context) -> pb.ProduceResponse:
-        results = await self._replica_manager.append_records(adapt.produce_request(request))
+        results = await self._data.produce(
+            adapt.produce_request(request), grpc_session(context, self._listener)
+        )
         return adapt.produce_response(results)
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
         answer = await self._fetches.fetch(
-            adapt.fetch_request_values(request), listener=self._listener
+            adapt.fetch_request_values(request),
+            listener=self._listener,
+            session=grpc_session(context, self._listener),
         )
         return adapt.fetch_response_message(answer)
 
     async def ProduceStream(
         self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
     ) -> AsyncIterator[pb.ProduceResponse]:
-        replica_manager = self._replica_manager
+        data = self._data
+        session = grpc_session(context, self._listener)  # one per stream
         metrics = self._metrics
         # The answers to come, in request order, with when each request was read; None after
         # the last request.
@@ -83,10 +92,10 @@ class DataService(pb_grpc.DataServicer):
                 async for message in requests:
                     started = time.perf_counter()
                     request = adapt.produce_request(message)
-                    statuses = replica_manager.append_to_leaders(request)  # in arrival order
+                    statuses = data.append_to_leaders(request, session)  # in arrival order
                     answers.put_nowait(
                         (
-                            asyncio.ensure_future(_answer(replica_manager, request, statuses)),
+                            asyncio.ensure_future(_answer(data, request, statuses)),
                             started,
                         )
                     )
@@ -128,28 +137,33 @@ class DataService(pb_grpc.DataServicer):
     async def ListOffsets(
         self, request: pb.ListOffsetsRequest, context: _Context
     ) -> pb.ListOffsetsResponse:
-        results = await self._replica_manager.list_offsets(adapt.list_offsets_request(request))
+        results = await self._data.list_offsets(
+            adapt.list_offsets_request(request), grpc_session(context, self._listener)
+        )
         return adapt.list_offsets_response(request, results)
 
     async def OffsetsForLeaderEpoch(
         self, request: pb.OffsetsForLeaderEpochRequest, context: _Context
     ) -> pb.OffsetsForLeaderEpochResponse:
-        results = await self._replica_manager.offsets_for_leader_epoch(
-            adapt.offsets_for_leader_epoch_request_values(request)
+        results = await self._data.offsets_for_leader_epoch(
+            adapt.offsets_for_leader_epoch_request_values(request),
+            grpc_session(context, self._listener),
         )
         return adapt.offsets_for_leader_epoch_response_message(request, results)
 
     async def InitProducerId(
         self, request: pb.InitProducerIdRequest, context: _Context
     ) -> pb.InitProducerIdResponse:
-        result = await self._producer_ids.init_producer_id(adapt.init_producer_id_request(request))
+        result = await self._data.init_producer_id(
+            adapt.init_producer_id_request(request), grpc_session(context, self._listener)
+        )
         return adapt.init_producer_id_response(result)
 
 
 async def _answer(
-    replica_manager: ReplicaManager, request: ProduceRequest, statuses: ProduceStatuses
+    data: DataApi, request: ProduceRequest, statuses: ProduceStatuses
 ) -> pb.ProduceResponse:
-    return adapt.produce_response(await replica_manager.produce_response(request, statuses))
+    return adapt.produce_response(await data.produce_response(request, statuses))
 
 
 async def _abort_undecodable(context: _Context, error: DecodeError) -> None:

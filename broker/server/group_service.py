@@ -12,7 +12,9 @@ import grpc
 
 from minikafka.broker.group.group_metadata import MemberIdentity
 from minikafka.broker.replication.requests import by_topic
+from minikafka.broker.security.principal import Session
 from minikafka.broker.server.core.groups import GroupApi
+from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import OffsetAndMetadata, TopicPartition
@@ -46,14 +48,16 @@ class GroupService(pb_grpc.GroupServicer):
 
     def __init__(self, api: GroupApi, *, listener: str | None = None) -> None:
         self._api = api
-        self._coordinator = api.coordinator
         self._listener = listener  # coordinators are named by their endpoint on this listener
+
+    def _session(self, context: _Context) -> Session:
+        return grpc_session(context, self._listener or "")
 
     async def FindCoordinator(
         self, request: pb.FindCoordinatorRequest, context: _Context
     ) -> pb.FindCoordinatorResponse:
         found = await self._api.find_coordinator(
-            request.key, request.key_type, listener=self._listener
+            request.key, request.key_type, listener=self._listener, session=self._session(context)
         )
         return pb.FindCoordinatorResponse(
             error_code=found.error,
@@ -68,7 +72,7 @@ class GroupService(pb_grpc.GroupServicer):
     async def JoinGroup(
         self, request: pb.JoinGroupRequest, context: _Context
     ) -> pb.JoinGroupResponse:
-        result = await self._coordinator.join_group(
+        result = await self._api.join_group(
             request.group_id,
             request.member_id,
             client_id=request.client_id,
@@ -78,6 +82,7 @@ class GroupService(pb_grpc.GroupServicer):
             protocol_type=request.protocol_type,
             protocols=[(p.name, p.metadata) for p in request.protocols],
             group_instance_id=_instance_id(request),
+            session=self._session(context),
         )
         response = pb.JoinGroupResponse(
             error_code=result.error,
@@ -96,7 +101,7 @@ class GroupService(pb_grpc.GroupServicer):
     async def SyncGroup(
         self, request: pb.SyncGroupRequest, context: _Context
     ) -> pb.SyncGroupResponse:
-        result = await self._coordinator.sync_group(
+        result = await self._api.sync_group(
             request.group_id,
             request.generation_id,
             request.member_id,
@@ -104,6 +109,7 @@ class GroupService(pb_grpc.GroupServicer):
             protocol_type=request.protocol_type,
             protocol_name=request.protocol_name,
             group_instance_id=_instance_id(request),
+            session=self._session(context),
         )
         return pb.SyncGroupResponse(
             error_code=result.error,
@@ -115,17 +121,22 @@ class GroupService(pb_grpc.GroupServicer):
     async def Heartbeat(
         self, request: pb.HeartbeatRequest, context: _Context
     ) -> pb.HeartbeatResponse:
-        code = self._coordinator.heartbeat(
-            request.group_id, request.member_id, request.generation_id, _instance_id(request)
+        code = self._api.heartbeat(
+            request.group_id,
+            request.member_id,
+            request.generation_id,
+            _instance_id(request),
+            session=self._session(context),
         )
         return pb.HeartbeatResponse(error_code=code)
 
     async def LeaveGroup(
         self, request: pb.LeaveGroupRequest, context: _Context
     ) -> pb.LeaveGroupResponse:
-        code, results = self._coordinator.leave_group(
+        code, results = self._api.leave_group(
             request.group_id,
             [MemberIdentity(m.member_id, _instance_id(m)) for m in request.members],
+            session=self._session(context),
         )
         response = pb.LeaveGroupResponse(error_code=code)
         for leaving, (_, member_code) in zip(request.members, results, strict=False):
@@ -154,6 +165,7 @@ class GroupService(pb_grpc.GroupServicer):
             request.generation_id,
             offsets,
             _instance_id(request),
+            session=self._session(context),
         )
         response = pb.OffsetCommitResponse()
         for name, tps in by_topic(map(TopicPartition._make, results)).items():
@@ -170,7 +182,9 @@ class GroupService(pb_grpc.GroupServicer):
             if request.all_topics
             else [(t.name, p) for t in request.topics for p in t.partition_indexes]
         )
-        code, offsets = self._coordinator.fetch_offsets(request.group_id, wanted)
+        code, offsets, refused = self._api.fetch_offsets(
+            request.group_id, wanted, session=self._session(context)
+        )
         response = pb.OffsetFetchResponse(error_code=code)
         if code != ErrorCode.NONE:
             return response
@@ -178,7 +192,10 @@ class GroupService(pb_grpc.GroupServicer):
             entry = response.topics.add(name=name)
             for tp in tps:
                 result = entry.partitions.add(
-                    partition_index=tp.partition, committed_offset=-1, committed_leader_epoch=-1
+                    partition_index=tp.partition,
+                    committed_offset=-1,
+                    committed_leader_epoch=-1,
+                    error_code=refused.get(tp, ErrorCode.NONE),
                 )
                 committed = offsets[tp]
                 if committed is not None:
@@ -194,7 +211,7 @@ class GroupService(pb_grpc.GroupServicer):
     async def ListGroups(
         self, request: pb.ListGroupsRequest, context: _Context
     ) -> pb.ListGroupsResponse:
-        code, groups = self._coordinator.list_groups(request.states_filter)
+        code, groups = self._api.list_groups(request.states_filter, session=self._session(context))
         response = pb.ListGroupsResponse(error_code=code)
         for group_id, protocol_type, state in groups:
             response.groups.add(group_id=group_id, protocol_type=protocol_type, group_state=state)
@@ -204,7 +221,7 @@ class GroupService(pb_grpc.GroupServicer):
         self, request: pb.DescribeGroupsRequest, context: _Context
     ) -> pb.DescribeGroupsResponse:
         response = pb.DescribeGroupsResponse()
-        for group in self._api.describe_groups(request.groups):
+        for group in self._api.describe_groups(request.groups, session=self._session(context)):
             described = response.groups.add(
                 error_code=group.error,
                 group_id=group.group_id,
@@ -227,7 +244,9 @@ class GroupService(pb_grpc.GroupServicer):
     async def DeleteGroups(
         self, request: pb.DeleteGroupsRequest, context: _Context
     ) -> pb.DeleteGroupsResponse:
-        results = await self._coordinator.delete_groups(request.groups_names)
+        results = await self._api.delete_groups(
+            request.groups_names, session=self._session(context)
+        )
         response = pb.DeleteGroupsResponse()
         for group_id, code in results.items():
             response.results.add(group_id=group_id, error_code=code)

@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 
 from minikafka.broker.server.core.metadata import MetadataApi
+from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import Node
@@ -35,6 +36,7 @@ class MetadataService(pb_grpc.MetadataServicer):
             [t.name for t in request.topics] or None,
             listener=self._listener,
             allow_auto_topic_creation=request.allow_auto_topic_creation,
+            session=grpc_session(context, self._listener or ""),
         )
         response = pb.MetadataResponse(
             cluster_id=answer.cluster_id, controller_id=answer.controller_id
@@ -64,7 +66,9 @@ class MetadataService(pb_grpc.MetadataServicer):
     async def DescribeCluster(
         self, request: pb.DescribeClusterRequest, context: _Context
     ) -> pb.DescribeClusterResponse:
-        answer = await self._api.describe_cluster(listener=self._listener)
+        answer = await self._api.describe_cluster(
+            listener=self._listener, session=grpc_session(context, self._listener or "")
+        )
         response = pb.DescribeClusterResponse(
             cluster_id=answer.cluster_id, controller_id=answer.controller_id
         )

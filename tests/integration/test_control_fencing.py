@@ -90,7 +90,7 @@ def test_a_forged_leader_and_isr_is_refused_and_failover_still_works(
         # what was wrong with the request; not who the controller is, nor its epoch
         assert (answer.error_code, answer.error_message) == (
             ErrorCode.STALE_CONTROLLER_EPOCH,
-            f"broker {sender} is not the controller of epoch {epoch + 1}",
+            "stale controller epoch",
         )
         assert not answer.partition_errors  # nothing was applied
     # the current epoch, claimed by a broker that is not the controller
@@ -99,7 +99,7 @@ def test_a_forged_leader_and_isr_is_refused_and_failover_still_works(
     )
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.STALE_CONTROLLER_EPOCH,
-        f"broker {other} is not the controller of epoch {epoch}",
+        "stale controller epoch",
     )
     # an older epoch: stale, without the current one
     answer = control.LeaderAndIsr(
@@ -107,13 +107,13 @@ def test_a_forged_leader_and_isr_is_refused_and_failover_still_works(
     )
     assert (answer.error_code, answer.error_message) == (
         ErrorCode.STALE_CONTROLLER_EPOCH,
-        f"stale controller epoch {epoch - 1}",
+        "stale controller epoch",
     )
     # no broker epoch at all, an older one, or a larger one than the broker's registration
     for wrong, message in (
-        (-1, "unknown broker epoch -1"),
-        (broker_epoch - 1, f"stale broker epoch {broker_epoch - 1}"),
-        (broker_epoch + 1, f"unknown broker epoch {broker_epoch + 1}"),
+        (-1, "unknown broker epoch"),
+        (broker_epoch - 1, "stale broker epoch"),
+        (broker_epoch + 1, "unknown broker epoch"),
     ):
         answer = control.LeaderAndIsr(
             _take_over(controller, epoch, wrong, other, controller), timeout=10

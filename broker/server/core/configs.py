@@ -14,6 +14,11 @@ broker key that gives each its default in ``TOPIC_TO_BROKER_KEY``): a topic's co
 checked by parsing them into a TopicConfig, so every door and every key has one parser and one
 wording.
 
+With an authorizer (core/authorization.py) a topic resource needs DescribeConfigs or
+AlterConfigs on the topic (TOPIC_AUTHORIZATION_FAILED, asked before the topic is looked up), a
+broker resource the same on the cluster (CLUSTER_AUTHORIZATION_FAILED); a refused resource is
+neither read nor written.
+
 Answers come one per resource in request order; error codes are Kafka's, messages "" for none,
 numbers Kafka's (resource types, config sources, operations), so an adapter copies them.
 Runs on the broker's event loop; ZooKeeper calls go through ``asyncio.to_thread``.
@@ -35,7 +40,10 @@ from minikafka.broker.config import (
     ConfigSource,
     validate_dynamic_update,
 )
-from minikafka.broker.server.core._admin_base import AdminBase, duplicate_names
+from minikafka.broker.security.acl import CLUSTER_NAME, ResourceType
+from minikafka.broker.security.principal import Session
+from minikafka.broker.server.core._admin_base import NO_SESSION, AdminBase, duplicate_names
+from minikafka.broker.server.core.authorization import denied_error
 from minikafka.controller.topics import validate_topic_name
 from minikafka.proto.errors import (
     ErrorCode,
@@ -222,13 +230,38 @@ def topic_config_entries(
     return entries
 
 
+_ACL_RESOURCE_TYPES: Mapping[int, ResourceType] = {
+    ConfigResourceType.TOPIC: ResourceType.TOPIC,
+    ConfigResourceType.BROKER: ResourceType.CLUSTER,
+}
+
+
 class ConfigsAdmin(AdminBase):
     """See the module docstring. Lives on the broker's event loop."""
 
+    def _refusal(self, session: Session, api: str, kind: int, name: str) -> ErrorCode | None:
+        """The error for a resource ``api`` may not act on, else None (types this broker does
+        not serve are refused later, INVALID_REQUEST)."""
+        resource_type = _ACL_RESOURCE_TYPES.get(kind)
+        if resource_type is None:
+            return None
+        acl_name = name if resource_type == ResourceType.TOPIC else CLUSTER_NAME
+        if self._auth.allows(session, api, resource_type, acl_name):
+            return None
+        return denied_error(resource_type)
+
     async def describe_configs(
-        self, resources: Sequence[ConfigResource]
+        self, resources: Sequence[ConfigResource], *, session: Session = NO_SESSION
     ) -> list[DescribeConfigsResult]:
-        return [await self._describe(resource) for resource in resources]
+        results = []
+        for resource in resources:
+            kind, name = resource.resource_type, resource.resource_name
+            refused = self._refusal(session, "DescribeConfigs", kind, name)
+            if refused is not None:
+                results.append(DescribeConfigsResult(kind, name, refused, _DENIED[refused]))
+                continue
+            results.append(await self._describe(resource))
+        return results
 
     async def _describe(self, resource: ConfigResource) -> DescribeConfigsResult:
         kind, name = resource.resource_type, resource.resource_name
@@ -299,22 +332,37 @@ class ConfigsAdmin(AdminBase):
         )
 
     async def incremental_alter_configs(
-        self, resources: Sequence[AlterConfigsResource], *, validate_only: bool = False
+        self,
+        resources: Sequence[AlterConfigsResource],
+        *,
+        validate_only: bool = False,
+        session: Session = NO_SESSION,
     ) -> list[AlterConfigsResult]:
-        return [await self._alter(r, validate_only, replace=False) for r in resources]
+        return [await self._alter(r, validate_only, False, session) for r in resources]
 
     async def alter_configs(
-        self, resources: Sequence[AlterConfigsResource], *, validate_only: bool = False
+        self,
+        resources: Sequence[AlterConfigsResource],
+        *,
+        validate_only: bool = False,
+        session: Session = NO_SESSION,
     ) -> list[AlterConfigsResult]:
         """Kafka's older AlterConfigs: the operations (SETs) apply to an empty set of overrides
         rather than the topic's current ones, so a topic's whole override set is replaced and
         keys left out go back to their defaults."""
-        return [await self._alter(r, validate_only, replace=True) for r in resources]
+        return [await self._alter(r, validate_only, True, session) for r in resources]
 
     async def _alter(
-        self, resource: AlterConfigsResource, validate_only: bool, replace: bool
+        self,
+        resource: AlterConfigsResource,
+        validate_only: bool,
+        replace: bool,
+        session: Session,
     ) -> AlterConfigsResult:
         kind, name = resource.resource_type, resource.resource_name
+        refused = self._refusal(session, "AlterConfigs", kind, name)
+        if refused is not None:
+            return AlterConfigsResult(kind, name, refused, _DENIED[refused])
         try:
             if kind == ConfigResourceType.TOPIC:
                 await self._alter_topic_config(resource, validate_only, replace)
@@ -423,6 +471,12 @@ class ConfigsAdmin(AdminBase):
             return
         await asyncio.to_thread(self._zk.set_topic_config, topic, config)
         log.info("topic_config_altered", topic=topic, config=config)
+
+
+_DENIED: Mapping[ErrorCode, str] = {
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+}
 
 
 def _resource_type_name(kind: int) -> str:

@@ -29,14 +29,20 @@ A ZooKeeper that cannot be read refuses the request too: an unconfirmed epoch is
 Reads from a ZooKeeper ensemble may lag behind the leader's writes, so the slow paths first
 call ``sync`` (kazoo's ``sync``: the server this session talks to catches up), when given.
 
-A refusal's message says what was wrong with the request ("stale broker epoch 12", "broker 2
-is not the controller of epoch 5"), never the cluster's answer to it: a sender that is told
-who the controller is and its epoch has what it needs to forge the next request. The log line
-of each refusal carries the rest.
+A refusal's message says only what kind of thing was wrong ("stale broker epoch", "stale
+controller epoch"), with no number and no broker id, neither the request's nor the cluster's:
+a sender that is told who the controller is and its epoch, or which of its guesses came close,
+has what it needs to forge the next request. The log line of each refusal carries the values.
 
-This is no authentication: a sender that copies the current controller's id and epoch from
-ZooKeeper passes. That is what serving the Control service on the inter-broker listener only
-(BrokerServer) is for, until listeners authenticate.
+Before any of this, ``authorize`` asks the authorizer (core/authorization.py) for ClusterAction
+on the cluster, which Kafka requires of every controller request and of ControlledShutdown: a
+principal without it is refused CLUSTER_AUTHORIZATION_FAILED, logged, and nothing is read or
+applied.
+
+The epochs are no authentication: a sender that copies the current controller's id and epoch
+from ZooKeeper passes them. Authentication (TLS, SASL) and ClusterAction are; until listeners
+authenticate, serving the Control service on the inter-broker listener only (BrokerServer)
+is.
 
 Runs on the broker's event loop; the ZooKeeper reads go to a worker thread.
 """
@@ -50,15 +56,30 @@ from typing import Protocol
 
 import structlog
 
+from minikafka.broker.security.acl import ResourceType
+from minikafka.broker.security.principal import Session
+from minikafka.broker.server.core.authorization import AuthHelper
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.errors import ErrorCode
 from minikafka.zk.zk_data import ControllerRegistration
 
-__all__ = ["ControllerFence", "ControllerZnodes", "Refusal"]
+__all__ = [
+    "STALE_BROKER_EPOCH",
+    "STALE_CONTROLLER_EPOCH",
+    "UNKNOWN_BROKER_EPOCH",
+    "ControllerFence",
+    "ControllerZnodes",
+    "Refusal",
+]
 
 _log = structlog.get_logger(__name__)
 
 _READ_ATTEMPTS = 3
+
+STALE_CONTROLLER_EPOCH = "stale controller epoch"
+STALE_BROKER_EPOCH = "stale broker epoch"
+UNKNOWN_BROKER_EPOCH = "unknown broker epoch"
+NOT_AUTHORIZED = "Cluster authorization failed."
 
 
 class ControllerZnodes(Protocol):
@@ -87,8 +108,10 @@ class ControllerFence:
         broker_id: int,
         broker_epoch: Callable[[], int],
         sync: Callable[[], object] | None = None,
+        auth: AuthHelper | None = None,
     ) -> None:
         """``broker_epoch``: this broker's current one (-1 before it has registered)."""
+        self._auth = auth or AuthHelper()
         self._zk = zk
         self._broker_id = broker_id
         self._broker_epoch = broker_epoch
@@ -99,6 +122,20 @@ class ControllerFence:
     @property
     def confirmed(self) -> tuple[int, int] | None:
         return self._confirmed
+
+    def authorize(self, session: Session, api: str) -> Refusal | None:
+        """None when ``session``'s principal has ClusterAction on the cluster, which ``api``
+        (LeaderAndIsr, UpdateMetadata, StopReplica, ControlledShutdown) needs."""
+        if self._auth.allows(session, api, ResourceType.CLUSTER):
+            return None
+        _log.warning(
+            "controller_request.unauthorized",
+            api=api,
+            principal=str(session.principal),
+            client_host=session.client_host,
+            listener=session.listener,
+        )
+        return Refusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, NOT_AUTHORIZED)
 
     async def check(
         self, controller_id: int, controller_epoch: int, broker_epoch: int
@@ -113,9 +150,7 @@ class ControllerFence:
                 controller_epoch,
                 broker_epoch,
             )
-        not_the_controller = (
-            f"broker {controller_id} is not the controller of epoch {controller_epoch}"
-        )
+        not_the_controller = STALE_CONTROLLER_EPOCH
         confirmed = self._confirmed
         if confirmed is not None and controller_epoch <= confirmed[1]:
             if controller_epoch == confirmed[1] and controller_id != confirmed[0]:
@@ -133,7 +168,7 @@ class ControllerFence:
         except Exception as exc:
             return self._refuse(
                 ErrorCode.STALE_CONTROLLER_EPOCH,
-                f"controller epoch {controller_epoch} cannot be confirmed now",
+                "controller epoch cannot be confirmed now",
                 controller_id,
                 controller_epoch,
                 broker_epoch,
@@ -164,7 +199,7 @@ class ControllerFence:
         if broker_epoch == current and current >= 0:
             return None
         if 0 <= broker_epoch < current:
-            return f"stale broker epoch {broker_epoch}"
+            return STALE_BROKER_EPOCH
         if broker_epoch >= 0:
             # Larger than the one this broker knows: a registration it is making may already
             # be in ZooKeeper, and the controller may have seen it first.
@@ -175,7 +210,7 @@ class ControllerFence:
                 registered = None
             if registered == broker_epoch:
                 return None
-        return f"unknown broker epoch {broker_epoch}"
+        return UNKNOWN_BROKER_EPOCH
 
     def _read_broker_epoch(self) -> int | None:
         if self._sync is not None:

@@ -21,16 +21,35 @@ coordinator knows, and live here:
 * DescribeGroups: a group's state, protocol and members; a group the coordinator does not know
   is Dead, and member metadata and assignments are shown only while the group is Stable.
 
+Every group API of both doors comes through here, so each asks the authorizer first
+(core/authorization.py's table): a group the principal may not use is
+GROUP_AUTHORIZATION_FAILED and the coordinator never sees the request (nobody joins, nothing
+is committed or deleted); OffsetCommit and OffsetDelete then need Read on each topic and
+OffsetFetch Describe (TOPIC_AUTHORIZATION_FAILED per partition; an all-partitions OffsetFetch
+leaves those topics out); ListGroups lists every group to a principal with Describe on the
+cluster, else only the groups it may Describe.
+
 Runs on the broker's event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator
-from minikafka.broker.group.group_metadata import GroupState
+from minikafka.broker.group.group_metadata import (
+    GroupState,
+    JoinResult,
+    MemberIdentity,
+    SyncResult,
+)
+from minikafka.broker.security.acl import ResourceType
+from minikafka.broker.security.principal import ANONYMOUS, Session
+from minikafka.broker.server.core.authorization import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    AuthHelper,
+)
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.proto.common import OffsetAndMetadata
@@ -45,6 +64,11 @@ __all__ = [
 ]
 
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1
+
+_NO_SESSION = Session(ANONYMOUS, "")
+_GROUP = ResourceType.GROUP
+_TOPIC = ResourceType.TOPIC
 
 
 @dataclass(frozen=True)
@@ -74,6 +98,7 @@ class GroupDescription:
     protocol_type: str = ""
     protocol_data: str = ""  # the chosen protocol's name while Stable, else ""
     members: tuple[MemberDescription, ...] = ()
+    authorized_operations: int = AUTHORIZED_OPERATIONS_OMITTED  # a bit set, when asked for
 
 
 def offsets_partition_count(cache: MetadataCache, configured: int) -> Callable[[], int]:
@@ -98,15 +123,36 @@ class GroupApi:
         coordinator: GroupCoordinator,
         metadata_cache: MetadataCache,
         topic_creator: TopicCreator,
+        auth: AuthHelper | None = None,
     ) -> None:
         self.coordinator = coordinator
         self._cache = metadata_cache
         self._creator = topic_creator
+        self._auth = auth or AuthHelper()
+
+    def _may(self, session: Session, api: str, group_id: str) -> bool:
+        return self._auth.allows(session, api, _GROUP, group_id)
 
     async def find_coordinator(
-        self, key: str, key_type: int = GROUP_KEY_TYPE, *, listener: str | None = None
+        self,
+        key: str,
+        key_type: int = GROUP_KEY_TYPE,
+        *,
+        listener: str | None = None,
+        session: Session = _NO_SESSION,
     ) -> FoundCoordinator:
         """``listener`` None: the broker's first endpoint."""
+        if key_type == TRANSACTION_KEY_TYPE and not self._auth.allows(
+            session, "FindCoordinator", ResourceType.TRANSACTIONAL_ID, key
+        ):
+            return FoundCoordinator(
+                ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                "Transactional Id authorization failed.",
+            )
+        if key_type == GROUP_KEY_TYPE and not self._may(session, "FindCoordinator", key):
+            return FoundCoordinator(
+                ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
+            )
         if key_type != GROUP_KEY_TYPE:
             return FoundCoordinator(
                 ErrorCode.INVALID_REQUEST,
@@ -133,6 +179,86 @@ class GroupApi:
             host, port = found
         return FoundCoordinator(ErrorCode.NONE, "", broker.broker_id, host, port)
 
+    # --- membership ---------------------------------------------------------------------------
+
+    async def join_group(
+        self,
+        group_id: str,
+        member_id: str,
+        *,
+        client_id: str,
+        client_host: str,
+        session_timeout_ms: int,
+        rebalance_timeout_ms: int,
+        protocol_type: str,
+        protocols: list[tuple[str, bytes]],
+        group_instance_id: str | None = None,
+        session: Session = _NO_SESSION,
+    ) -> JoinResult:
+        if not self._may(session, "JoinGroup", group_id):
+            return JoinResult(ErrorCode.GROUP_AUTHORIZATION_FAILED, member_id)
+        return await self.coordinator.join_group(
+            group_id,
+            member_id,
+            client_id=client_id,
+            client_host=client_host,
+            session_timeout_ms=session_timeout_ms,
+            rebalance_timeout_ms=rebalance_timeout_ms,
+            protocol_type=protocol_type,
+            protocols=protocols,
+            group_instance_id=group_instance_id,
+        )
+
+    async def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        assignments: Mapping[str, bytes],
+        *,
+        protocol_type: str = "",
+        protocol_name: str = "",
+        group_instance_id: str | None = None,
+        session: Session = _NO_SESSION,
+    ) -> SyncResult:
+        if not self._may(session, "SyncGroup", group_id):
+            return SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        return await self.coordinator.sync_group(
+            group_id,
+            generation_id,
+            member_id,
+            assignments,
+            protocol_type=protocol_type,
+            protocol_name=protocol_name,
+            group_instance_id=group_instance_id,
+        )
+
+    def heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        generation_id: int,
+        group_instance_id: str | None = None,
+        *,
+        session: Session = _NO_SESSION,
+    ) -> ErrorCode:
+        if not self._may(session, "Heartbeat", group_id):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED
+        return self.coordinator.heartbeat(group_id, member_id, generation_id, group_instance_id)
+
+    def leave_group(
+        self,
+        group_id: str,
+        members: Sequence[MemberIdentity],
+        *,
+        session: Session = _NO_SESSION,
+    ) -> tuple[ErrorCode, list[tuple[str, ErrorCode]]]:
+        if not self._may(session, "LeaveGroup", group_id):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+        return self.coordinator.leave_group(group_id, members)
+
+    # --- offsets ------------------------------------------------------------------------------
+
     async def commit_offsets(
         self,
         group_id: str,
@@ -140,12 +266,22 @@ class GroupApi:
         generation_id: int,
         offsets: Mapping[tuple[str, int], OffsetAndMetadata],
         group_instance_id: str | None = None,
+        *,
+        session: Session = _NO_SESSION,
     ) -> dict[tuple[str, int], ErrorCode]:
-        """Each partition's answer; offsets of partitions the metadata lacks are not stored."""
+        """Each partition's answer; offsets of partitions the metadata lacks, or of topics the
+        principal may not Read, are not stored."""
+        if not self._may(session, "OffsetCommit", group_id):
+            return dict.fromkeys(offsets, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        readable = self._auth.allowed_names(
+            session, "OffsetCommit", _TOPIC, (topic for topic, _ in offsets)
+        )
         results: dict[tuple[str, int], ErrorCode] = {}
         known: dict[tuple[str, int], OffsetAndMetadata] = {}
         for key, committed in offsets.items():
-            if self._cache.contains_partition(*key):
+            if key[0] not in readable:
+                results[key] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif self._cache.contains_partition(*key):
                 known[key] = committed
             else:
                 results[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -157,8 +293,118 @@ class GroupApi:
             )
         return results
 
-    def describe_groups(self, group_ids: Iterable[str]) -> list[GroupDescription]:
-        return [self._describe(group_id) for group_id in group_ids]
+    def fetch_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[tuple[str, int]] | None,
+        *,
+        session: Session = _NO_SESSION,
+    ) -> tuple[
+        ErrorCode,
+        dict[tuple[str, int], OffsetAndMetadata | None],
+        dict[tuple[str, int], ErrorCode],
+    ]:
+        """(group error, committed offsets, each refused partition's error): the partitions
+        named of topics the principal may not Describe are TOPIC_AUTHORIZATION_FAILED (and
+        None among the offsets, in place); with ``partitions`` None such topics are left
+        out."""
+        if not self._may(session, "OffsetFetch", group_id):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED, {}, {}
+        wanted = None if partitions is None else list(partitions)
+        code, offsets = self.coordinator.fetch_offsets(group_id, wanted)
+        if code != ErrorCode.NONE or not self._auth.enabled:
+            return code, offsets, {}
+        describable = self._auth.allowed_names(
+            session,
+            "OffsetFetch",
+            _TOPIC,
+            (topic for topic, _ in offsets),
+            log_if_denied=wanted is not None,
+        )
+        if wanted is None:
+            return code, {k: v for k, v in offsets.items() if k[0] in describable}, {}
+        errors = {
+            key: ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            for key in offsets
+            if key[0] not in describable
+        }
+        return code, {k: (None if k in errors else v) for k, v in offsets.items()}, errors
+
+    async def delete_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[tuple[str, int]],
+        *,
+        session: Session = _NO_SESSION,
+    ) -> tuple[ErrorCode, dict[tuple[str, int], ErrorCode]]:
+        """OffsetDelete: Delete on the group, then Read on each topic; a partition of a topic
+        this broker does not know is UNKNOWN_TOPIC_OR_PARTITION, as Kafka's KafkaApis."""
+        if not self._may(session, "OffsetDelete", group_id):
+            return ErrorCode.GROUP_AUTHORIZATION_FAILED, {}
+        wanted = list(dict.fromkeys(partitions))
+        readable = self._auth.allowed_names(
+            session, "OffsetDelete", _TOPIC, (topic for topic, _ in wanted)
+        )
+        refused: dict[tuple[str, int], ErrorCode] = {}
+        for key in wanted:
+            if key[0] not in readable:
+                refused[key] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif not self._cache.contains_partition(*key):
+                refused[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        code, results = await self.coordinator.delete_offsets(
+            group_id, [key for key in wanted if key not in refused]
+        )
+        if code != ErrorCode.NONE:
+            return code, {}
+        return code, {key: refused.get(key) or results[key] for key in wanted}
+
+    # --- admin --------------------------------------------------------------------------------
+
+    def list_groups(
+        self, states: Iterable[str] = (), *, session: Session = _NO_SESSION
+    ) -> tuple[ErrorCode, list[tuple[str, str, str]]]:
+        code, groups = self.coordinator.list_groups(states)
+        auth = self._auth
+        if code != ErrorCode.NONE or auth.allows(
+            session, "ListGroups", ResourceType.CLUSTER, log_if_denied=False
+        ):
+            return code, groups
+        describable = auth.allowed_names(
+            session, "ListGroups", _GROUP, (g[0] for g in groups), log_if_denied=False
+        )
+        return code, [g for g in groups if g[0] in describable]
+
+    async def delete_groups(
+        self, group_ids: Iterable[str], *, session: Session = _NO_SESSION
+    ) -> dict[str, ErrorCode]:
+        ids = list(dict.fromkeys(group_ids))
+        deletable = self._auth.allowed_names(session, "DeleteGroups", _GROUP, ids)
+        deleted = await self.coordinator.delete_groups([g for g in ids if g in deletable])
+        return {g: deleted.get(g, ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in ids}
+
+    def describe_groups(
+        self,
+        group_ids: Iterable[str],
+        *,
+        session: Session = _NO_SESSION,
+        include_authorized_operations: bool = False,
+    ) -> list[GroupDescription]:
+        ids = list(group_ids)
+        auth = self._auth
+        describable = auth.allowed_names(session, "DescribeGroups", _GROUP, ids)
+        answers = []
+        for group_id in ids:
+            if group_id not in describable:
+                answers.append(GroupDescription(group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+                continue
+            described = self._describe(group_id)
+            if include_authorized_operations and described.error == ErrorCode.NONE:
+                described = replace(
+                    described,
+                    authorized_operations=auth.authorized_operations(session, _GROUP, group_id),
+                )
+            answers.append(described)
+        return answers
 
     def _describe(self, group_id: str) -> GroupDescription:
         code, group = self.coordinator.describe_group(group_id)

@@ -22,6 +22,12 @@ same. ``create_partitions`` waits the same way for the leaders of the new partit
 client that lists their offsets next must find them here). ``delete_topics`` with
 ``timeout_ms`` > 0 waits until the topic is gone from ZooKeeper, else REQUEST_TIMED_OUT.
 
+With an authorizer (core/authorization.py), a topic created needs Create on the cluster or on
+the topic, one deleted Delete on it, one grown Alter on it (else TOPIC_AUTHORIZATION_FAILED
+for that topic, checked before anything else is looked up, and the controller never hears of
+it); CreateTopics shows a topic's configs only with DescribeConfigs on it; ElectLeaders needs
+Alter on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+
 Answers come one per distinct name, in first-seen order. Runs on the broker's event loop;
 ZooKeeper calls go through ``asyncio.to_thread`` and the controller's futures are awaited with
 ``asyncio.wrap_future``.
@@ -37,7 +43,9 @@ from typing import Protocol, TypeVar
 
 import structlog
 
-from minikafka.broker.server.core._admin_base import AdminBase, duplicate_names
+from minikafka.broker.security.acl import ResourceType
+from minikafka.broker.security.principal import Session
+from minikafka.broker.server.core._admin_base import NO_SESSION, AdminBase, duplicate_names
 from minikafka.broker.server.core.configs import (
     ConfigEntry,
     topic_config_entries,
@@ -59,6 +67,8 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
+
+_DENIED = "Authorization failed."
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +93,9 @@ class CreatableTopicResult:
     num_partitions: int = -1
     replication_factor: int = -1
     configs: Sequence[ConfigEntry] = ()
+    # False: the principal may not DescribeConfigs the topic, so ``configs`` are left out
+    # (Kafka's topic_config_error_code TOPIC_AUTHORIZATION_FAILED)
+    configs_authorized: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,13 +140,25 @@ class TopicsAdmin(AdminBase):
     """See the module docstring. Lives on the broker's event loop."""
 
     async def create_topics(
-        self, topics: Sequence[NewTopic], *, validate_only: bool = False, timeout_ms: int = 0
+        self,
+        topics: Sequence[NewTopic],
+        *,
+        validate_only: bool = False,
+        timeout_ms: int = 0,
+        session: Session = NO_SESSION,
     ) -> list[CreatableTopicResult]:
         """See the module docstring: with ``timeout_ms`` > 0 the answer waits, at most that
         long, until this broker's metadata has a leader for every partition created; the
         time counts from the request's arrival, the controller's work included."""
         deadline = asyncio.get_running_loop().time() + timeout_ms / 1000
         duplicates = duplicate_names(t.name for t in topics)
+        auth = self._auth
+        names = [t.name for t in topics]
+        creatable = (
+            set(names)
+            if auth.allows(session, "CreateTopics", ResourceType.CLUSTER, log_if_denied=False)
+            else auth.allowed_names(session, "CreateTopics", ResourceType.TOPIC, names)
+        )
         results: dict[str, CreatableTopicResult] = {}
         to_create: list[NewTopic] = []
         for topic in topics:
@@ -142,6 +167,11 @@ class TopicsAdmin(AdminBase):
                     topic.name,
                     ErrorCode.INVALID_REQUEST,
                     "Create topics request contains multiple entries for the topic.",
+                )
+                continue
+            if topic.name not in creatable:
+                results[topic.name] = _create_error(
+                    topic.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, _DENIED
                 )
                 continue
             if topic.name in INTERNAL_TOPICS:
@@ -162,6 +192,13 @@ class TopicsAdmin(AdminBase):
             created = await asyncio.wrap_future(
                 self._controller.create_topics(to_create, validate_only=validate_only)
             )
+            shown = auth.allowed_names(
+                session,
+                "CreateTopics (configs)",
+                ResourceType.TOPIC,
+                (t.name for t in to_create),
+                log_if_denied=False,
+            )
             for new_topic in to_create:
                 outcome = created[new_topic.name]
                 if outcome.error != ErrorCode.NONE:
@@ -175,7 +212,12 @@ class TopicsAdmin(AdminBase):
                     topic_id=outcome.topic_id,
                     num_partitions=outcome.num_partitions,
                     replication_factor=outcome.replication_factor,
-                    configs=topic_config_entries(self._config, new_topic.configs, ()),
+                    configs=(
+                        topic_config_entries(self._config, new_topic.configs, ())
+                        if new_topic.name in shown
+                        else ()
+                    ),
+                    configs_authorized=new_topic.name in shown,
                 )
                 log.info(
                     "create_topic_request",
@@ -238,14 +280,17 @@ class TopicsAdmin(AdminBase):
         return late
 
     async def delete_topics(
-        self, names: Sequence[str], *, timeout_ms: int = 0
+        self, names: Sequence[str], *, timeout_ms: int = 0, session: Session = NO_SESSION
     ) -> list[DeletableTopicResult]:
         unique = list(dict.fromkeys(names))
         duplicates = duplicate_names(names)
+        denied = set(unique) - self._auth.allowed_names(
+            session, "DeleteTopics", ResourceType.TOPIC, unique
+        )
         # A name no topic can have is not looked up: "" or ".." would name other znodes.
         invalid = {n for n in unique if not _is_valid_topic_name(n)}
         internal = {n for n in unique if n in INTERNAL_TOPICS}
-        wanted = [n for n in unique if n not in duplicates | invalid | internal]
+        wanted = [n for n in unique if n not in duplicates | denied | invalid | internal]
         topic_ids: dict[str, str] = {}
         for name in wanted:
             read = await asyncio.to_thread(self._zk.get_topic, name)
@@ -260,6 +305,8 @@ class TopicsAdmin(AdminBase):
             topic_id = topic_ids.get(name, "")
             if name in duplicates:
                 error, message = ErrorCode.INVALID_REQUEST, "Duplicate topic in the request."
+            elif name in denied:
+                error, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, _DENIED
             elif name in invalid:
                 error, message = (
                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -298,16 +345,21 @@ class TopicsAdmin(AdminBase):
         *,
         validate_only: bool = False,
         timeout_ms: int = 0,
+        session: Session = NO_SESSION,
     ) -> list[TopicResult]:
         """With ``timeout_ms`` > 0 the answer waits, as create_topics' does, until this
         broker's metadata has a leader for every new partition."""
         deadline = asyncio.get_running_loop().time() + timeout_ms / 1000
         duplicates = duplicate_names(t.name for t in topics)
+        names = [t.name for t in topics]
+        denied = set(names) - self._auth.allowed_names(
+            session, "CreatePartitions", ResourceType.TOPIC, names
+        )
         invalid = {t.name for t in topics if not _is_valid_topic_name(t.name)}
         wanted = {
             t.name: NewPartitions(t.count, t.assignments)
             for t in topics
-            if t.name not in duplicates and t.name not in invalid
+            if t.name not in duplicates | denied | invalid
         }
         outcome = (
             await asyncio.wrap_future(
@@ -322,6 +374,14 @@ class TopicsAdmin(AdminBase):
                 results.append(
                     TopicResult(
                         topic.name, ErrorCode.INVALID_REQUEST, "Duplicate topic in the request."
+                    )
+                )
+            elif topic.name in denied:
+                results.append(
+                    TopicResult(
+                        topic.name,
+                        ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                        "The topic authorization is failed.",
                     )
                 )
             elif topic.name in invalid:
@@ -353,10 +413,20 @@ class TopicsAdmin(AdminBase):
         return results
 
     async def elect_leaders(
-        self, election_type: int, partitions: Sequence[TopicPartition] | None
+        self,
+        election_type: int,
+        partitions: Sequence[TopicPartition] | None,
+        *,
+        session: Session = NO_SESSION,
     ) -> ElectLeadersResult:
         """``election_type`` is Kafka's number (ElectionType); ``partitions`` None means every
         partition."""
+        if not self._auth.allows(session, "ElectLeaders", ResourceType.CLUSTER):
+            code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            return ElectLeadersResult(
+                code,
+                [PartitionResult(tp.topic, tp.partition, code) for tp in partitions or ()],
+            )
         if not self._controller.is_active:
             return ElectLeadersResult(ErrorCode.NOT_CONTROLLER)
         try:

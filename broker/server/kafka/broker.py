@@ -1,11 +1,11 @@
 """What the Kafka-protocol handlers call: the same core the gRPC servicers serve.
 
-The handlers decode Kafka's messages and call the ReplicaManager's data path directly, with the
-values of broker/replication/requests.py that the gRPC DataService passes too, and the core's
-plain-valued APIs of broker/server/core/ (fetch, metadata, groups and the GroupCoordinator,
-topic admin) that the gRPC servicers adapt as well; Fetch, Metadata and FindCoordinator are
-told the listener the request came in on. Neither front door holds logic the other
-lacks.
+The handlers decode Kafka's messages and call the core's plain-valued APIs of
+broker/server/core/ (data, fetch, metadata, groups, topic admin) with the values of
+broker/replication/requests.py, which the gRPC servicers adapt as well; Fetch, Metadata and
+FindCoordinator are told the listener the request came in on, and every call carries the
+request's Session, which the core asks the authorizer about. Neither front door holds logic
+the other lacks.
 
 Lives on the broker's event loop.
 """
@@ -22,6 +22,7 @@ from minikafka.broker.security.acl import Authorizer
 from minikafka.broker.security.sasl.server import SaslServerFactory
 from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
@@ -50,3 +51,12 @@ class KafkaBroker:
     # authorizer.class.name's authorizer (None: every request allowed) and the ACL APIs.
     authorizer: Authorizer | None = None
     acls: AclApi = field(default_factory=lambda: AclApi(None, None))
+    # Produce, ListOffsets, OffsetsForLeaderEpoch, InitProducerId; None: one without an
+    # authorizer on the replica manager and producer ids above.
+    data_api: DataApi | None = None
+
+    @property
+    def data(self) -> DataApi:
+        if self.data_api is None:
+            self.data_api = DataApi(self.replica_manager, self.producer_ids)
+        return self.data_api

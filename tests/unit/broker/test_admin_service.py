@@ -24,6 +24,7 @@ from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.controller.controller import CreateTopicResult, NewPartitions, NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode, InvalidConfigError
+from tests.unit.grpc_context import PeerContext
 
 
 def test_topic_config_keys_are_kafkas() -> None:
@@ -110,7 +111,7 @@ def test_delete_records_adapter_passes_the_timeout_and_regroups_by_topic() -> No
         ],
         timeout_ms=1234,
     )
-    context: Any = None
+    context: Any = PeerContext()
     response = asyncio.run(service.DeleteRecords(request, context))
     assert manager.calls == [
         (
@@ -205,7 +206,7 @@ def test_create_topics_answers_once_this_brokers_metadata_knows_every_leader() -
     async def scenario() -> None:
         cache = MetadataCache(1)
         service = _create_topics_service(cache)
-        context: Any = None
+        context: Any = PeerContext()
         answer = asyncio.ensure_future(service.CreateTopics(_create("t", 2, 30_000), context))
         for _ in range(5):
             await asyncio.sleep(0)
@@ -226,7 +227,7 @@ def test_create_topics_answers_after_the_timeout_or_at_once_without_one() -> Non
     async def scenario() -> None:
         cache = MetadataCache(1)
         service = _create_topics_service(cache)
-        context: Any = None
+        context: Any = PeerContext()
         loop = asyncio.get_running_loop()
         started = loop.time()
         response = await service.CreateTopics(_create("late", 1, 50), context)
@@ -252,7 +253,7 @@ def test_the_wait_for_leaders_counts_from_the_request_not_from_the_controllers_a
     async def scenario() -> None:
         cache = MetadataCache(1)
         service = _create_topics_service(cache, SlowController(0.6))
-        context: Any = None
+        context: Any = PeerContext()
         loop = asyncio.get_running_loop()
         started = loop.time()
         response = await service.CreateTopics(_create("slow", 1, 1000), context)
@@ -269,7 +270,7 @@ def test_create_topics_times_out_only_the_topics_whose_leaders_are_unknown() -> 
         cache = MetadataCache(1)
         cache.update(_leaders("known", [1, 1]))
         service = _create_topics_service(cache)
-        context: Any = None
+        context: Any = PeerContext()
         request = _create("known", 2, 100)
         request.topics.add(name="unknown", num_partitions=1, replication_factor=1)
         response = await service.CreateTopics(request, context)
@@ -290,7 +291,7 @@ def test_a_deleted_topics_leaders_do_not_answer_for_the_topic_created_in_its_pla
         cache = MetadataCache(1)
         cache.update(_leaders("t", [1], topic_id="old-id"))
         service = _create_topics_service(cache)  # creates "t" with id "id"
-        context: Any = None
+        context: Any = PeerContext()
         answer = asyncio.ensure_future(service.CreateTopics(_create("t", 1, 30_000), context))
         for _ in range(5):
             await asyncio.sleep(0)

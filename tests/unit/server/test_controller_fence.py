@@ -75,15 +75,11 @@ def test_a_forged_newer_epoch_is_refused_and_does_not_displace_the_controller() 
     fence = fence_of(znodes)
     assert check(fence, 0, 4) is None
     forged = check(fence, 1, 5)
-    assert forged == Refusal(
-        ErrorCode.STALE_CONTROLLER_EPOCH, "broker 1 is not the controller of epoch 5"
-    )
+    assert forged == Refusal(ErrorCode.STALE_CONTROLLER_EPOCH, "stale controller epoch")
     # the right epoch, claimed by another broker: the same words, so the answer does not tell
     # a forger which epoch is the current one, nor (as it once did) who the controller is
     impostor = check(fence, 2, 4)
-    assert impostor == Refusal(
-        ErrorCode.STALE_CONTROLLER_EPOCH, "broker 2 is not the controller of epoch 4"
-    )
+    assert impostor == Refusal(ErrorCode.STALE_CONTROLLER_EPOCH, "stale controller epoch")
     assert fence.confirmed == (0, 4)
     assert check(fence, 0, 4) is None
 
@@ -111,7 +107,7 @@ def test_a_new_controller_is_confirmed_and_the_old_epoch_then_falls_behind() -> 
 def test_broker_epoch_minus_one_is_refused_before_anything_else() -> None:
     znodes = Znodes(0, 4)
     refused = check(fence_of(znodes), 0, 4, broker_epoch=-1)
-    assert refused == Refusal(ErrorCode.STALE_BROKER_EPOCH, "unknown broker epoch -1")
+    assert refused == Refusal(ErrorCode.STALE_BROKER_EPOCH, "unknown broker epoch")
     assert znodes.reads == znodes.broker_reads == 0
 
 
@@ -121,11 +117,11 @@ def test_the_broker_epoch_must_be_this_brokers_current_one() -> None:
     assert check(fence, 0, 4, broker_epoch=7) is None
     assert znodes.broker_reads == 0  # the current epoch needs no read
     older = check(fence, 0, 4, broker_epoch=6)
-    assert older == Refusal(ErrorCode.STALE_BROKER_EPOCH, "stale broker epoch 6")
+    assert older == Refusal(ErrorCode.STALE_BROKER_EPOCH, "stale broker epoch")
     # Kafka would obey any larger epoch; one ZooKeeper does not hold is made up
     for forged in (8, 1 << 40):
         refused = check(fence, 0, 4, broker_epoch=forged)
-        assert refused == Refusal(ErrorCode.STALE_BROKER_EPOCH, f"unknown broker epoch {forged}")
+        assert refused == Refusal(ErrorCode.STALE_BROKER_EPOCH, "unknown broker epoch")
     assert znodes.reads == 1  # refused before the controller epoch was even looked at
 
 
@@ -139,20 +135,18 @@ def test_a_larger_broker_epoch_zookeeper_holds_is_the_registration_being_made() 
     assert znodes.broker_reads == 1
     znodes.fail = True
     unreadable = check(fence, 0, 4, broker_epoch=9)
-    assert unreadable == Refusal(ErrorCode.STALE_BROKER_EPOCH, "unknown broker epoch 9")
+    assert unreadable == Refusal(ErrorCode.STALE_BROKER_EPOCH, "unknown broker epoch")
 
 
 def test_without_a_controller_or_zookeeper_nothing_new_is_obeyed() -> None:
     znodes = Znodes(None, 4)
     fence = fence_of(znodes)
     gone = check(fence, 0, 4)
-    assert gone == Refusal(
-        ErrorCode.STALE_CONTROLLER_EPOCH, "broker 0 is not the controller of epoch 4"
-    )
+    assert gone == Refusal(ErrorCode.STALE_CONTROLLER_EPOCH, "stale controller epoch")
     znodes.controller_id, znodes.fail = 0, True
     unreachable = check(fence, 0, 4)
     assert unreachable == Refusal(
-        ErrorCode.STALE_CONTROLLER_EPOCH, "controller epoch 4 cannot be confirmed now"
+        ErrorCode.STALE_CONTROLLER_EPOCH, "controller epoch cannot be confirmed now"
     )
     znodes.fail = False
     assert check(fence, 0, 4) is None

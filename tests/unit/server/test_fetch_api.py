@@ -31,6 +31,7 @@ from minikafka.broker.server.kafka.registry import Request
 from minikafka.broker.server.kafka.schema import build, request_class
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.errors import ErrorCode
+from tests.unit.grpc_context import PeerContext
 
 _FETCH = 1
 _INTER_BROKER = "INTERNAL"
@@ -155,7 +156,7 @@ def test_both_doors_refuse_through_the_core() -> None:
     grpc_request.topics.add(topic="t").partitions.add(partition=0, fetch_offset=3)
 
     async def fetches() -> tuple[Any, pb.FetchResponse]:
-        context: Any = None  # the servicer reads nothing of it
+        context: Any = PeerContext()
         return await kafka_fetch(kafka_request, kafka_broker), await grpc_door.Fetch(
             grpc_request, context
         )

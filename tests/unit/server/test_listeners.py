@@ -11,6 +11,7 @@ from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.proto import minikafka_pb2 as pb
+from tests.unit.grpc_context import PeerContext
 from tests.unit.replication.harness import broker_config
 
 
@@ -28,7 +29,7 @@ def _cache() -> MetadataCache:
 def _brokers(listener: str | None) -> list[tuple[int, str, int]]:
     api = MetadataApi(broker_config(1, Path("/nonexistent")), _cache())
     service = MetadataService(api, listener=listener)
-    context: Any = None
+    context: Any = PeerContext()
     metadata = asyncio.run(service.Metadata(pb.MetadataRequest(), context))
     cluster = asyncio.run(service.DescribeCluster(pb.DescribeClusterRequest(), context))
     described = [(b.broker_id, b.host, b.port) for b in cluster.brokers]
@@ -69,7 +70,7 @@ def test_a_leader_without_the_listener_is_listener_not_found() -> None:
     cache.update(request)
     api = MetadataApi(broker_config(1, Path("/nonexistent")), cache)
     service = MetadataService(api, listener="EXTERNAL")
-    context: Any = None
+    context: Any = PeerContext()
     metadata = asyncio.run(service.Metadata(pb.MetadataRequest(), context))
     assert [b.node_id for b in metadata.brokers] == [1]
     (topic,) = metadata.topics

@@ -217,18 +217,18 @@ def test_update_metadata_fencing_and_deletion(tmp_path: Path) -> None:
             stale = await stubs.control.UpdateMetadata(update_metadata(controller_epoch=2))
             assert stale.error_code == ErrorCode.STALE_CONTROLLER_EPOCH
             # what was wrong with the request, not the epoch it lost to
-            assert stale.error_message == "stale controller epoch 2"
+            assert stale.error_message == "stale controller epoch"
             request = update_metadata(controller_epoch=3)
             request.broker_epoch = 9  # this broker's epoch is 10
             stale_broker = await stubs.control.UpdateMetadata(request)
             assert stale_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
-            assert stale_broker.error_message == "stale broker epoch 9"
+            assert stale_broker.error_message == "stale broker epoch"
             request.partition_states[1].leader = -2  # would delete t-1, if obeyed
             for unknown in (-1, 11, 1 << 40):  # none of them this broker's registration
                 request.broker_epoch = unknown
                 unknown_broker = await stubs.control.UpdateMetadata(request)
                 assert unknown_broker.error_code == ErrorCode.STALE_BROKER_EPOCH
-                assert unknown_broker.error_message == f"unknown broker epoch {unknown}"
+                assert unknown_broker.error_message == "unknown broker epoch"
             assert stubs.cache.contains_partition("t", 1)
             # the registration this broker is still making, which the controller saw first
             stubs.znodes.broker_epoch = request.broker_epoch = 11

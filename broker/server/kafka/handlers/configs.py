@@ -53,7 +53,8 @@ async def describe_configs(request: Request, broker: KafkaBroker) -> Entity:
         [
             ConfigResource(r.resource_type, r.resource_name, tuple(r.configuration_keys or ()))
             for r in body.resources
-        ]
+        ],
+        session=request.session,
     )
     results = []
     for result in answer:
@@ -110,6 +111,7 @@ async def alter_configs(request: Request, broker: KafkaBroker) -> Entity:
             for r in body.resources
         ],
         validate_only=body.validate_only,
+        session=request.session,
     )
     return request.response({"throttle_time": 0, "responses": _alter_results(answer)})
 
@@ -127,6 +129,7 @@ async def incremental_alter_configs(request: Request, broker: KafkaBroker) -> En
             for r in body.resources
         ],
         validate_only=body.validate_only,
+        session=request.session,
     )
     return request.response({"throttle_time": 0, "responses": _alter_results(answer)})
 

@@ -133,6 +133,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             forgotten=forgotten,
         ),
         listener=request.listener,
+        session=request.session,
     )
     aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
     leaders = request.api_version >= _FIRST_NODE_ENDPOINTS_VERSION

@@ -22,6 +22,11 @@ minikafka consumer of its group stopped, and the reverse.
 * OffsetDelete (KIP-496): the coordinator's ``delete_offsets``; a group error (GROUP_ID_NOT_FOUND,
   NON_EMPTY_GROUP, the coordinator's own) leaves the partitions out of the answer, as Kafka's.
 
+Authorization is the core's (GroupApi): GROUP_AUTHORIZATION_FAILED for a group the principal
+may not use (Read to commit, Describe to fetch, Delete to delete offsets), then
+TOPIC_AUTHORIZATION_FAILED per partition of a topic it may not Read (commit, delete) or Describe
+(fetch; an all-partitions fetch leaves such topics out).
+
 A broker without a group coordinator answers COORDINATOR_NOT_AVAILABLE.
 """
 
@@ -30,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from minikafka.broker.replication.requests import by_topic
+from minikafka.broker.security.principal import Session
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
@@ -78,6 +84,7 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
         body.generation_id_or_member_epoch,
         offsets,
         getattr(body, "group_instance_id", None),  # v7+
+        session=request.session,
     )
     return request.response(
         {
@@ -100,9 +107,11 @@ async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     # require_stable (v7+) needs nothing here: see the module docstring.
     if request.api_version >= _FIRST_BATCHED_VERSION:
-        groups = [_fetch_group(broker.groups, g.group_id, g.topics) for g in body.groups]
+        groups = [
+            _fetch_group(broker.groups, g.group_id, g.topics, request.session) for g in body.groups
+        ]
         return request.response({"throttle_time": 0, "groups": groups})
-    answer = _fetch_group(broker.groups, body.group_id, body.topics)
+    answer = _fetch_group(broker.groups, body.group_id, body.topics, request.session)
     del answer["group_id"]  # v1-7 answer the one group at the top level, which has no group_id
     if request.api_version < _FIRST_TOP_LEVEL_ERROR_VERSION and answer["error_code"]:
         # v1 has no group-level error: each requested partition carries it.
@@ -116,17 +125,27 @@ async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
     return request.response({"throttle_time": 0, **answer})
 
 
-def _fetch_group(groups: GroupApi | None, group_id: str, topics: Any) -> dict[str, Any]:
+def _fetch_group(
+    groups: GroupApi | None, group_id: str, topics: Any, session: Session
+) -> dict[str, Any]:
     """One group's committed offsets as the response's values (v8's group entry)."""
     if groups is None:
         return {"group_id": group_id, "error_code": _NO_COORDINATOR, "topics": []}
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
-    code, offsets = groups.coordinator.fetch_offsets(group_id, wanted)
+    code, offsets, refused = groups.fetch_offsets(group_id, wanted, session=session)
     return {
         "group_id": group_id,
         "error_code": code,
         "topics": [
-            {"name": name, "partitions": [_offset(tp.partition, offsets[tp]) for tp in tps]}
+            {
+                "name": name,
+                "partitions": [
+                    _no_offset(tp.partition, refused[tp])
+                    if tp in refused
+                    else _offset(tp.partition, offsets[tp])
+                    for tp in tps
+                ],
+            }
             for name, tps in by_topic(map(TopicPartition._make, sorted(offsets))).items()
         ],
     }
@@ -156,8 +175,10 @@ async def offset_delete(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if broker.groups is None:
         return request.response({"error_code": _NO_COORDINATOR, "throttle_time": 0, "topics": []})
-    code, results = await broker.groups.coordinator.delete_offsets(
-        body.group_id, [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+    code, results = await broker.groups.delete_offsets(
+        body.group_id,
+        [(t.name, p.partition_index) for t in body.topics for p in t.partitions],
+        session=request.session,
     )
     by_topic: dict[str, list[dict[str, int]]] = {}
     for (topic, partition), partition_code in results.items():

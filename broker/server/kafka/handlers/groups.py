@@ -31,8 +31,11 @@ What differs from Kafka, and what a client sees:
   nobody; v9's ``skip_assignment`` is always false (a restarted leader is told the leader id
   it had, so it does not assign).
 * ListGroups v5 ``types_filter``: every group here is of type ``classic``.
-* DescribeGroups reports the authorized operations of a broker without an authorizer (every
-  operation on a group: READ, DELETE, DESCRIBE) when asked to (v3+).
+* DescribeGroups reports, when asked to (v3+), the bit set of the operations the principal
+  has on each group (READ, DELETE, DESCRIBE without an authorizer, KIP-430).
+* Authorization is the core's (GroupApi, core/authorization.py): a group the principal may not
+  use is GROUP_AUTHORIZATION_FAILED and reaches no coordinator; ListGroups lists only the
+  groups it may Describe, unless it may Describe the cluster.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import datetime
 import functools
 
 from minikafka.broker.group.group_metadata import MemberIdentity
+from minikafka.broker.server.core.authorization import AUTHORIZED_OPERATIONS_OMITTED
 from minikafka.broker.server.core.groups import FoundCoordinator
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
@@ -61,10 +65,6 @@ __all__ = [
 _NO_COORDINATOR = ErrorCode.COORDINATOR_NOT_AVAILABLE
 _FIRST_MEMBER_ID_REQUIRED_VERSION = 4  # KIP-394
 _FIRST_BATCHED_LEAVE_VERSION = 3  # KIP-345
-_AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-# Kafka's AclOperation codes READ (3), DELETE (6), DESCRIBE (8) as a bit field: what a group
-# allows when no authorizer is configured (KIP-430).
-_GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 _CLASSIC = "classic"  # KIP-848's name for the group protocol served here
 _SHARE_KEY_TYPE = 2  # KIP-932
 _FIRST_SHARE_KEY_VERSION = 6
@@ -91,7 +91,9 @@ async def find_coordinator(request: Request, broker: KafkaBroker) -> Entity:
             if groups is None
             else FoundCoordinator(_NO_COORDINATOR, "share groups are not supported")
             if key_type == _SHARE_KEY_TYPE and request.api_version >= _FIRST_SHARE_KEY_VERSION
-            else await groups.find_coordinator(key, key_type, listener=request.listener)
+            else await groups.find_coordinator(
+                key, key_type, listener=request.listener, session=request.session
+            )
         )
         coordinators.append(
             {
@@ -122,7 +124,7 @@ async def join_group(request: Request, broker: KafkaBroker) -> Entity:
     # timeout, as Kafka does.
     rebalance_timeout = getattr(body, "rebalance_timeout", None)
     join = functools.partial(
-        broker.groups.coordinator.join_group,
+        broker.groups.join_group,
         body.group_id,
         client_id=request.client_id or "",
         client_host=f"/{request.client_host}",
@@ -131,6 +133,7 @@ async def join_group(request: Request, broker: KafkaBroker) -> Entity:
         protocol_type=body.protocol_type,
         protocols=[(p.name, p.metadata) for p in body.protocols],
         group_instance_id=getattr(body, "group_instance_id", None),  # v5+
+        session=request.session,
     )
     answer = await join(body.member_id)
     if (
@@ -178,7 +181,7 @@ async def sync_group(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
-    answer = await broker.groups.coordinator.sync_group(
+    answer = await broker.groups.sync_group(
         body.group_id,
         body.generation_id,
         body.member_id,
@@ -187,6 +190,7 @@ async def sync_group(request: Request, broker: KafkaBroker) -> Entity:
         protocol_type=getattr(body, "protocol_type", None) or "",
         protocol_name=getattr(body, "protocol_name", None) or "",
         group_instance_id=getattr(body, "group_instance_id", None),  # v3+
+        session=request.session,
     )
     return request.response(
         {
@@ -207,11 +211,12 @@ async def heartbeat(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
-    code = broker.groups.coordinator.heartbeat(
+    code = broker.groups.heartbeat(
         body.group_id,
         body.member_id,
         body.generation_id,
         getattr(body, "group_instance_id", None),  # v3+
+        session=request.session,
     )
     return request.response({"throttle_time": 0, "error_code": code})
 
@@ -230,9 +235,10 @@ async def leave_group(request: Request, broker: KafkaBroker) -> Entity:
     )
     if broker.groups is None:
         return request.response({"throttle_time": 0, "error_code": _NO_COORDINATOR})
-    code, results = broker.groups.coordinator.leave_group(
+    code, results = broker.groups.leave_group(
         body.group_id,
         [MemberIdentity(member_id, instance_id) for member_id, instance_id, _ in leaving],
+        session=request.session,
     )
     if not batched:
         # One member: its error is the answer's (Kafka's LeaveGroupResponse before v3).
@@ -263,14 +269,13 @@ async def leave_group(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=15, min_version=0, max_version=5)
 async def describe_groups(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    operations = (
-        _GROUP_OPERATIONS
-        if getattr(body, "include_authorized_operations", False)
-        else _AUTHORIZED_OPERATIONS_OMITTED
-    )
     if broker.groups is None:
         groups = [
-            {"error_code": _NO_COORDINATOR, "group_id": g, "authorized_operations": operations}
+            {
+                "error_code": _NO_COORDINATOR,
+                "group_id": g,
+                "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED,
+            }
             for g in body.groups
         ]
         return request.response({"throttle_time": 0, "groups": groups})
@@ -295,11 +300,15 @@ async def describe_groups(request: Request, broker: KafkaBroker) -> Entity:
                         }
                         for m in g.members
                     ],
-                    "authorized_operations": (
-                        operations if g.error == ErrorCode.NONE else _AUTHORIZED_OPERATIONS_OMITTED
-                    ),
+                    "authorized_operations": g.authorized_operations,
                 }
-                for g in broker.groups.describe_groups(body.groups)
+                for g in broker.groups.describe_groups(
+                    body.groups,
+                    session=request.session,
+                    include_authorized_operations=getattr(
+                        body, "include_authorized_operations", False
+                    ),
+                )
             ],
         }
     )
@@ -313,7 +322,9 @@ async def list_groups(request: Request, broker: KafkaBroker) -> Entity:
     types = {t.lower() for t in getattr(body, "types_filter", ())}
     if types and _CLASSIC not in types:
         return request.response({"throttle_time": 0, "error_code": 0, "groups": []})
-    code, groups = broker.groups.coordinator.list_groups(list(getattr(body, "states_filter", ())))
+    code, groups = broker.groups.list_groups(
+        list(getattr(body, "states_filter", ())), session=request.session
+    )
     return request.response(
         {
             "throttle_time": 0,
@@ -337,7 +348,7 @@ async def delete_groups(request: Request, broker: KafkaBroker) -> Entity:
     if broker.groups is None:
         results = [{"group_id": g, "error_code": _NO_COORDINATOR} for g in body.groups_names]
         return request.response({"throttle_time": 0, "results": results})
-    deleted = await broker.groups.coordinator.delete_groups(body.groups_names)
+    deleted = await broker.groups.delete_groups(body.groups_names, session=request.session)
     return request.response(
         {
             "throttle_time": 0,

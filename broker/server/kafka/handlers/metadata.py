@@ -7,6 +7,12 @@ request always allows it, as Kafka reads those versions. Topic ids (v10+) are an
 every topic; v12 may ask for topics by id instead of by name (KIP-516): ids are resolved in the
 metadata cache, an unknown one answers UNKNOWN_TOPIC_ID with a null name, and a request by id
 never creates a topic, as Kafka's.
+
+Authorization is the core's (MetadataApi): topics the principal may not Describe are left out
+of an all-topics answer and TOPIC_AUTHORIZATION_FAILED when named. Asked for (Metadata v8+,
+DescribeCluster), ``topic_authorized_operations`` and ``cluster_authorized_operations`` are the
+bit sets of Kafka's AclOperation codes the principal has (every operation of the resource type
+without an authorizer), else the schemas' default, -2**31.
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
     wanted_ids = [t.topic_id for t in requested if t.topic_id is not None] if by_id else []
     wanted_ids = [topic_id for topic_id in wanted_ids if topic_id != ZERO]
     unknown_ids: list[dict[str, object]] = []
-    if wanted_ids:  # by id (v12): Kafka then reads the ids only
+    names: list[str] | None
+    if wanted_ids:  # by id (v12): Kafka then reads the ids only, and never creates a topic
         names_by_id = broker.metadata_cache.topic_names_by_id()
         names = []
         for topic_id in dict.fromkeys(wanted_ids):
@@ -38,15 +45,23 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
                 unknown_ids.append(_unknown_topic_id(topic_id))
             else:
                 names.append(name)
-        answer = await broker.metadata_api.metadata(
-            names, listener=request.listener, allow_auto_topic_creation=False
-        )
+        auto_create = False
     else:
-        answer = await broker.metadata_api.metadata(
-            None if every else [t.name for t in requested if t.name is not None],
-            listener=request.listener,
-            allow_auto_topic_creation=getattr(body, "allow_auto_topic_creation", True),
-        )
+        names = None if every else [t.name for t in requested if t.name is not None]
+        auto_create = getattr(body, "allow_auto_topic_creation", True)
+    answer = await broker.metadata_api.metadata(
+        names,
+        listener=request.listener,
+        allow_auto_topic_creation=auto_create,
+        session=request.session,
+        include_topic_authorized_operations=getattr(
+            body, "include_topic_authorized_operations", False
+        ),
+        # v8-10 only: v11 moved the cluster's to DescribeCluster
+        include_cluster_authorized_operations=getattr(
+            body, "include_cluster_authorized_operations", False
+        ),
+    )
     topics = [
         {
             "error_code": topic.error,
@@ -65,7 +80,7 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
                 }
                 for p in topic.partitions
             ],
-            "topic_authorized_operations": -2147483648,
+            "topic_authorized_operations": topic.authorized_operations,
         }
         for topic in answer.topics
     ] + unknown_ids
@@ -79,7 +94,7 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
             "cluster_id": answer.cluster_id or None,
             "controller_id": answer.controller_id,
             "topics": topics,
-            "cluster_authorized_operations": -2147483648,
+            "cluster_authorized_operations": answer.cluster_authorized_operations,
         }
     )
 
@@ -97,7 +112,11 @@ def _unknown_topic_id(topic_id: object) -> dict[str, object]:
 
 @handler(api_key=60, min_version=0, max_version=1)
 async def describe_cluster(request: Request, broker: KafkaBroker) -> Entity:
-    answer = await broker.metadata_api.describe_cluster(listener=request.listener)
+    answer = await broker.metadata_api.describe_cluster(
+        listener=request.listener,
+        session=request.session,
+        include_cluster_authorized_operations=request.body.include_cluster_authorized_operations,
+    )
     return request.response(
         {
             "throttle_time": 0,
@@ -110,6 +129,6 @@ async def describe_cluster(request: Request, broker: KafkaBroker) -> Entity:
                 {"broker_id": b.id, "host": b.host, "port": b.port, "rack": b.rack}
                 for b in answer.brokers
             ],
-            "cluster_authorized_operations": -2147483648,
+            "cluster_authorized_operations": answer.cluster_authorized_operations,
         }
     )

@@ -2,6 +2,10 @@
 DeleteRecords (key 21, versions 0-2): the first two straight to the ReplicaManager, DeleteRecords
 to TopicAdmin (broker/server/core/records.py), as the gRPC door does.
 
+Each asks the core's DataApi (TopicAdmin for DeleteRecords) with the request's Session: a topic
+the principal may not Describe (ListOffsets; OffsetsForLeaderEpoch unless it has ClusterAction)
+or Delete (DeleteRecords) is TOPIC_AUTHORIZATION_FAILED for its partitions.
+
 ListOffsets: timestamp -1 is the latest offset (the high watermark for a consumer, the log end
 offset for a replica), -2 the log start offset, -3 the offset of the record with the largest
 timestamp (KIP-734, v7+), -4 the first offset on local disk (KIP-405, v8+: without tiered
@@ -47,7 +51,7 @@ _CONSUMER_REPLICA_ID = -1
 @handler(api_key=2, min_version=1, max_version=8)
 async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    results = await broker.replica_manager.list_offsets(
+    results = await broker.data.list_offsets(
         ListOffsetsRequest(
             body.replica_id,
             [
@@ -60,7 +64,8 @@ async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
                 for topic in body.topics
                 for p in topic.partitions
             ],
-        )
+        ),
+        request.session,
     )
     # One result per partition in request order: answered in the request's topic layout.
     return request.response(
@@ -90,7 +95,7 @@ async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
 async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
     replica_id = body.replica_id if request.api_version >= 3 else _CONSUMER_REPLICA_ID
-    results = await broker.replica_manager.offsets_for_leader_epoch(
+    results = await broker.data.offsets_for_leader_epoch(
         OffsetsForLeaderEpochRequest(
             replica_id,
             [
@@ -100,7 +105,8 @@ async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Enti
                 for topic in body.topics
                 for p in topic.partitions
             ],
-        )
+        ),
+        request.session,
     )
     return request.response(
         {
@@ -134,6 +140,7 @@ async def delete_records(request: Request, broker: KafkaBroker) -> Entity:
             for p in topic.partitions
         ],
         body.timeout // datetime.timedelta(milliseconds=1),
+        session=request.session,
     )
     return request.response(
         {

@@ -1,9 +1,9 @@
 """Produce (key 0), versions 3-11: record batches appended by the same path as gRPC's
-ProduceStream.
-
-The request's RecordBatch v2 bytes go to ``ReplicaManager.append_to_leaders`` as they came (the
-leader validates them and patches offsets and epochs into the headers; nothing here decodes a
-record), so a batch with a bad CRC gets CORRUPT_MESSAGE exactly as over gRPC.
+ProduceStream. The request's RecordBatch v2 bytes go to the core's ``DataApi.append_to_leaders``
+(Write on each topic, else TOPIC_AUTHORIZATION_FAILED for its partitions), then the
+ReplicaManager's, as they came (the leader validates them and patches offsets and epochs into
+the headers; nothing here decodes a record), so a batch with a bad CRC gets CORRUPT_MESSAGE
+exactly as over gRPC.
 
 Pipelined, like the gRPC produce stream: the append happens when the request is read, in
 arrival order, and the answer (``ReplicaManager.produce_response``: for acks=all, once the ISR
@@ -58,8 +58,8 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
             for data in topic.partition_data
         ],
     )
-    replica_manager = broker.replica_manager
-    statuses = replica_manager.append_to_leaders(produce_request)  # now, in arrival order
+    data = broker.data
+    statuses = data.append_to_leaders(produce_request, request.session)  # now, in order
     if body.acks == 0:
         failed = [(key, status.code) for key, status in statuses.items() if status.code]
         if failed:
@@ -80,7 +80,7 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
         return _answered(None)
     # A task, started at once as ProduceStream does: acks=all's timeout runs from arrival.
     return asyncio.ensure_future(
-        _respond(request, replica_manager.produce_response(produce_request, statuses))
+        _respond(request, data.produce_response(produce_request, statuses))
     )
 
 

@@ -24,13 +24,14 @@ from minikafka.proto.errors import ErrorCode
 @handler(api_key=22, min_version=0, max_version=5)
 async def init_producer_id(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    answer = await broker.producer_ids.init_producer_id(
+    answer = await broker.data.init_producer_id(
         InitProducerIdRequest(
             body.transactional_id,
             body.transaction_timeout // datetime.timedelta(milliseconds=1),
             getattr(body, "producer_id", -1),
             getattr(body, "producer_epoch", -1),
-        )
+        ),
+        request.session,
     )
     error_code = answer.error_code
     if body.transactional_id is not None and error_code == ErrorCode.INVALID_REQUEST:

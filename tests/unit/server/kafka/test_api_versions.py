@@ -20,6 +20,7 @@ import pytest
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.requests import FetchPartitionResult, FetchRequest
+from minikafka.broker.security.principal import Session
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.kafka import handlers  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.handlers.api_versions import api_versions
@@ -139,7 +140,9 @@ class FakeFetches:
     error: int = ErrorCode.NONE
     asked: list[FetchRequest] = field(default_factory=list)
 
-    async def fetch(self, req: FetchRequest, *, listener: str) -> FetchSessionResponse:
+    async def fetch(
+        self, req: FetchRequest, *, listener: str, session: Session
+    ) -> FetchSessionResponse:
         self.asked.append(req)
         results = [
             FetchPartitionResult(
@@ -366,7 +369,9 @@ def test_metadata_v10_answers_each_topics_id() -> None:
 class FakeGroups:
     """The core's GroupApi at its seam: every group key's coordinator is broker 1."""
 
-    async def find_coordinator(self, key: str, key_type: int, *, listener: str) -> Any:
+    async def find_coordinator(
+        self, key: str, key_type: int, *, listener: str, session: Session
+    ) -> Any:
         from minikafka.broker.server.core.groups import FoundCoordinator
 
         if key_type != 0:
