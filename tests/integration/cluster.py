@@ -224,10 +224,13 @@ class Cluster:
         grpc_listener: str = "PLAINTEXT",
         sasl: SaslCredentials | None = None,
         tls: Path | None = None,
+        client_security: ClientSecurity | None = None,
     ) -> None:
         """``env``: variables the broker processes get besides the harness's own (which has
         every ``KAFKA_*`` taken out), e.g. ``KAFKA_OPTS`` naming a JAAS file;
-        ``zk_security``: the harness's own ZooKeeper login (zk/zk_auth.py)."""
+        ``zk_security``: the harness's own ZooKeeper login (zk/zk_auth.py);
+        ``client_security``: how the harness's own clients connect, instead of what ``tls``
+        and ``sasl`` make of it (a cluster whose listeners a test lays out itself)."""
         self.zk_connect = zk_connect
         self.env = dict(env or {})
         self.zk_security = zk_security
@@ -253,6 +256,8 @@ class Cluster:
                 sasl_username=sasl.username,
                 sasl_password=sasl.password,
             )
+        if client_security is not None:
+            self.client_security = client_security
         self.tmp_path = tmp_path
         self.replication = replication
         self.overrides = {
