@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import confluent_kafka
+import grpc
 import kafka
 import kafka.errors
 import pytest
@@ -401,6 +402,16 @@ def test_the_grpc_door_asks_the_same_core(cluster_factory: ClusterFactory) -> No
     assert "TOPIC_AUTHORIZATION_FAILED" in str(created["forbidden-grpc"])
     assert cluster.zk.get_topic("forbidden-grpc") is None
     assert _log_end_offsets(cluster, SECRET) == {0}
+    # gRPC-only admin: ElectLeaders needs Alter on the cluster; DescribeReplicas Describe on it,
+    # and its answer has no error field
+    admin_stub = pb_grpc.AdminStub(cluster.channel(0))
+    elected = admin_stub.ElectLeaders(
+        pb.ElectLeadersRequest(election_type=pb.ELECTION_TYPE_PREFERRED), timeout=10
+    )
+    assert elected.error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    with pytest.raises(grpc.RpcError) as refused_call:
+        admin_stub.DescribeReplicas(pb.DescribeReplicasRequest(), timeout=10)
+    assert refused_call.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
 
 def test_without_cluster_action_a_forged_follower_and_leader_and_isr_are_refused(
