@@ -910,7 +910,7 @@ def test_a_forged_follower_fetch_is_refused_and_acks_all_waits_for_the_real_foll
         forged = _forge_while_the_follower_is_dead(secured, leader, topic, follower, hw)
     finally:
         if not cluster.brokers[follower].running:  # the next tests want three brokers
-            cluster.start(follower)
+            cluster.start(follower, wait_for_expiry=False)
     assert forged, "alice never got an answer"
     assert set(forged) == {ErrorCode.TOPIC_AUTHORIZATION_FAILED}
 
@@ -998,16 +998,21 @@ def test_replication_survives_the_leader_then_the_controller_dying(
     cluster.wait_for(lambda: cluster.controller_id() == survivor, 30, "the survivor to control")
     cluster.wait_for(lambda: cluster.leader(topic, 0) == survivor, 30, "the survivor to lead")
 
-    cluster.start(leader)
-    cluster.start(controller)
+    cluster.start(leader, wait_for_expiry=False)
+    cluster.start(controller, wait_for_expiry=False)
     cluster.wait_until_serving(timeout_s=60)
     cluster.wait_for(lambda: len(cluster.isr(topic, 0)) == 3, 60, "the ISR to refill")
     produce("c", 20)
 
     read = [r.value for r in cluster.fetch_all(topic, 0)]
     assert read == acked, "acknowledged records lost, duplicated or reordered"
-    hw = len(acked)
-    for b in cluster.brokers:
-        cluster.stop(b)
+    hw, brokers = len(acked), list(cluster.brokers)
+    cluster.wait_for(
+        lambda: all(cluster.replica_state(b, topic, 0).log_end_offset >= hw for b in brokers),
+        20,
+        "every replica to hold every record",
+    )
+    for b in cluster.brokers:  # nothing is written now; the files are read as they stand
+        cluster.kill(b)
     images = {b: cluster.replica_state(b, topic, 0).bytes_below(hw) for b in cluster.brokers}
     assert len(set(images.values())) == 1, {b: len(i) for b, i in images.items()}
