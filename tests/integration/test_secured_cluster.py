@@ -2,7 +2,9 @@
 ZooKeeper: every client listener SASL_SSL (SCRAM) on both doors, ``authorizer.class.name`` on
 with ``allow.everyone.if.no.acl.found=false`` and ``super.users=User:admin;User:broker``, SCRAM
 users alice, bob and admin written to ZooKeeper before any broker starts (Kafka's
-``kafka-configs --zookeeper`` bootstrap). Two ways the brokers talk to each other:
+``kafka-configs --zookeeper`` bootstrap), and ZooKeeper itself secured: the brokers log in with
+SASL DIGEST-MD5 (a JAAS ``Client`` section in KAFKA_OPTS) and ``zookeeper.set.acl=true``. Two
+ways the brokers talk to each other:
 
 ``mtls``   replication over a Kafka SSL listener INTERNAL, the controller's requests over a
            gRPC SSL listener CONTROL, both ``ssl.client.auth=required``; a broker is
@@ -20,15 +22,21 @@ kill brokers come last):
   second; admin and config requests refused, then allowed;
 - bob sees in Metadata only the topics he may Describe, on both doors;
 - the forged follower: alice (a valid CA certificate, or a SCRAM login) sending a Fetch with a
-  follower's replica_id to the inter-broker listener is refused and logged, the leader's high
+  follower's replica_id to the inter-broker listener (Kafka's Fetch in mtls, gRPC's FetchStream
+  in scram) is refused for want of ClusterAction and logged (``authorization_denied``); it is
+  answered TOPIC_AUTHORIZATION_FAILED on each partition, which is what Kafka 3.9 answers a
+  follower fetch without ClusterAction (KafkaApis.handleFetchRequest). The leader's high
   watermark does not move, acks=all is not acknowledged by the leader alone, and the dead
   follower leaves the ISR; anyone without a certificate or login does not even get a session;
   the same request on the other door's listeners is refused;
 - the forged LeaderAndIsr: alice copies the controller's id and epoch and the broker's epoch
   from ZooKeeper and sends it to the control plane listener: CLUSTER_AUTHORIZATION_FAILED with a
   message that names no id or epoch, logged, nothing changes;
+- an anonymous ZooKeeper client may not write an ACL znode nor read SCRAM credentials;
 - RF3 acks=all through the death of the leader, then of the controller: nothing acknowledged is
-  lost and the replicas agree.
+  lost and the replicas agree; and no broker's log holds any password.
+
+About 2.5 minutes for both variants (26 tests).
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ import kafka
 import kafka.errors
 import pytest
 from confluent_kafka import admin as ck
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
 
 from minikafka.broker.security.sasl.scram import (
     SCRAM_SHA_256,
@@ -73,10 +83,16 @@ from minikafka.proto.acl import (
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError
 from minikafka.proto.sasl_channel import SaslCredentials, sasl_channel
+from minikafka.zk.zk_auth import ZkClientSecurity, ZkSaslCredentials
 from tests.integration.cluster import Cluster
-from tests.integration.conftest import _CLUSTERS_KEY, fresh_chroot
+from tests.integration.conftest import _CLUSTERS_KEY, _running_in_ci
 from tests.integration.kafka_protocol.raw import RawKafka
-from tests.integration.zookeeper import ZooKeeperServer, free_port
+from tests.integration.zookeeper import (
+    ZooKeeperServer,
+    ZooKeeperStartError,
+    ZooKeeperUnavailable,
+    free_port,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -90,6 +106,10 @@ ADMIN = SaslCredentials("SCRAM-SHA-512", "admin", PASSWORDS["admin"])
 MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 # alice's client certificate, as a broker's DEFAULT mapping names it (RFC 2253 order)
 ALICE_CERT_PRINCIPAL = "User:CN=alice,OU=eng,O=acme,C=US"
+
+# The brokers' (and the harness's) ZooKeeper login: SASL DIGEST-MD5, zookeeper.set.acl=true.
+ZK_USER, ZK_PASSWORD = "kafka", "zk-secret-77c1"
+ZK_LOGIN = ZkClientSecurity(ZkSaslCredentials(ZK_USER, ZK_PASSWORD), set_acl=True)
 
 _T, _OP = ResourceType, AclOperation
 
@@ -216,19 +236,51 @@ def _broker_props(
     return props
 
 
+@pytest.fixture(scope="module")
+def sasl_zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZooKeeperServer]:
+    """A ZooKeeper of the module's own that knows the brokers' user (anonymous clients still
+    get sessions, as ``world``, so that a test can show what they may not do)."""
+    try:
+        server = ZooKeeperServer(
+            tmp_path_factory.mktemp("zookeeper-sasl"), sasl_users={ZK_USER: ZK_PASSWORD}
+        )
+    except ZooKeeperUnavailable as exc:
+        if _running_in_ci():
+            pytest.fail(f"CI=true and ZooKeeper cannot run: {exc}", pytrace=False)
+        pytest.skip(f"ZooKeeper cannot run: {exc}")
+    try:
+        server.start()
+    except ZooKeeperStartError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="module", params=["mtls", "scram"])
 def secured(
     request: pytest.FixtureRequest,
-    zookeeper_server: ZooKeeperServer,
+    sasl_zookeeper: ZooKeeperServer,
     tls_certs: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Secured]:
     variant: str = request.param
+    root = tmp_path_factory.mktemp(f"secured-{variant}")
+    jaas = root / "kafka_server_jaas.conf"
+    jaas.write_text(
+        "Client {\n"
+        "    org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        f'    username="{ZK_USER}"\n'
+        f'    password="{ZK_PASSWORD}";\n'
+        "};\n"
+    )
     cluster = Cluster(
-        fresh_chroot(zookeeper_server),
-        tmp_path_factory.mktemp(f"secured-{variant}"),
+        # a chroot the harness creates logged in, so that it is the brokers' too
+        f"{sasl_zookeeper.connect_string}/secured-{uuid.uuid4().hex}",
+        root,
         3,
-        _common_props(tls_certs),
+        {**_common_props(tls_certs), "zookeeper.set.acl": "true"},
+        env={"KAFKA_OPTS": f"-Djava.security.auth.login.config={jaas}"},
+        zk_security=ZK_LOGIN,
         replication="kafka" if variant == "mtls" else "grpc",
         grpc_listener="SASL_SSL",
         sasl=ADMIN,
@@ -960,6 +1012,31 @@ def _forge_while_the_follower_is_dead(
     return forger.answers
 
 
+# --- ZooKeeper and the logs --------------------------------------------------------------------
+
+
+def test_zookeeper_takes_no_acl_or_credential_from_an_anonymous_client(
+    secured: Secured, cluster: Cluster
+) -> None:
+    """ACLs and SCRAM credentials live in ZooKeeper: with zookeeper.set.acl only the brokers'
+    login writes them, and credentials are not even readable (Kafka's sensitive paths)."""
+    topic = _unique("zk-guarded")
+    grant(cluster, "User:alice", ResourcePattern(_T.TOPIC, topic), _OP.READ)
+    anonymous = KazooClient(hosts=cluster.zk_connect, timeout=10.0)
+    anonymous.start(timeout=10.0)
+    try:
+        assert anonymous.exists(f"/kafka-acl/Topic/{topic}") is not None  # readable
+        with pytest.raises(NoAuthError):
+            anonymous.set(f"/kafka-acl/Topic/{topic}", b'{"version":1,"acls":[]}')
+        with pytest.raises(NoAuthError):
+            anonymous.create("/kafka-acl/Topic/stolen", b'{"version":1,"acls":[]}')
+        with pytest.raises(NoAuthError):
+            anonymous.get("/config/users/alice")
+    finally:
+        anonymous.stop()
+        anonymous.close()
+
+
 # --- replication and failover (kills brokers: last) ---------------------------------------------
 
 
@@ -1016,3 +1093,13 @@ def test_replication_survives_the_leader_then_the_controller_dying(
         cluster.kill(b)
     images = {b: cluster.replica_state(b, topic, 0).bytes_below(hw) for b in cluster.brokers}
     assert len(set(images.values())) == 1, {b: len(i) for b, i in images.items()}
+
+
+def test_no_broker_log_line_holds_a_password(secured: Secured, cluster: Cluster) -> None:
+    """After every login, refusal and failover above: no secret in any broker's output."""
+    secrets = [*PASSWORDS.values(), ZK_PASSWORD]
+    for broker in cluster.brokers.values():
+        text = broker.output_file.read_text("utf-8", "replace")
+        assert text, f"broker {broker.broker_id} wrote nothing"
+        leaked = [secret for secret in secrets if secret in text]
+        assert not leaked, f"broker {broker.broker_id}'s log holds a password"
