@@ -28,6 +28,9 @@ Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.prope
 ``Cluster(..., grpc_listener="SASL", sasl=SaslCredentials(...))`` names the gRPC listener
 (its protocol from the overrides' listener.security.protocol.map) and logs the harness's own
 channels and AdminClients in as that user.
+A test that lays the listeners out itself (``write_config(id, extra)`` before ``start_all``)
+gives ``client_security=ClientSecurity(...)`` for how the harness's own clients connect to the
+first gRPC listener (tests/integration/test_secured_cluster.py).
 Timeouts are short so that failover happens within seconds: zookeeper.session.timeout.ms 6000,
 replica.lag.time.max.ms 3000, controlled.shutdown.retry.backoff.ms 200; automatic preferred
 leader rebalancing is off unless ``overrides`` turn it on.
