@@ -13,6 +13,7 @@ offsets topic.
 
 from __future__ import annotations
 
+import base64
 import time
 import uuid
 from collections.abc import Callable
@@ -84,7 +85,9 @@ def _revoke(cluster: Cluster, pattern: ResourcePattern, operation: AclOperation)
 
 def _create_in_zookeeper(cluster: Cluster, topic: str, replicas: tuple[int, ...]) -> None:
     """As an operator with ZooKeeper access would (no ACL asked): the controller elects."""
-    cluster.zk.create_topic(TopicAssignment(topic, uuid.uuid4().hex[:22], {0: replicas}))
+    # a real topic id, Kafka's URL-safe base64 of 16 bytes: clients fetch by it (v13+)
+    topic_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster.zk.create_topic(TopicAssignment(topic, topic_id, {0: replicas}))
     cluster.wait_for(
         lambda: cluster.partition_state(topic, 0) is not None and cluster.leader(topic, 0) >= 0,
         timeout_s=30,
