@@ -76,6 +76,7 @@ class AclZkStore:
         retry_jitter_s: float = 0.05,
     ) -> None:
         self._client = zk.client
+        self._acls_for = zk.acls_for  # zookeeper.set.acl's ACLs, as the ZkStore's own znodes
         self._retry = KazooRetry(max_tries=-1, delay=0.05, backoff=2, max_delay=1.0, deadline=18)
         self.max_update_retries = max_update_retries
         self._backoff_s = retry_backoff_s
@@ -89,8 +90,8 @@ class AclZkStore:
     def ensure_paths(self) -> None:
         """The ACL trees and their change paths (Kafka's createAclPaths)."""
         for pattern_type in ACL_PATTERN_TYPES:
-            self._call(self._client.ensure_path, acl_store_path(pattern_type))
-            self._call(self._client.ensure_path, acl_changes_path(pattern_type))
+            for path in (acl_store_path(pattern_type), acl_changes_path(pattern_type)):
+                self._call(self._client.ensure_path, path, acl=self._acls_for(path))
 
     # --- the ACLs ------------------------------------------------------------------------------
 
@@ -158,7 +159,13 @@ class AclZkStore:
             if not entries:
                 self._call(self._client.delete, path, zk_version)
             elif zk_version == _ABSENT:
-                self._call(self._client.create, path, encode_acls(entries), makepath=True)
+                self._call(
+                    self._client.create,
+                    path,
+                    encode_acls(entries),
+                    acl=self._acls_for(path),
+                    makepath=True,
+                )
             else:
                 self._call(self._client.set, path, encode_acls(entries), zk_version)
         except (BadVersionError, NodeExistsError, NoNodeError, NotEmptyError):
@@ -169,10 +176,12 @@ class AclZkStore:
 
     def create_acl_change(self, pattern: ResourcePattern) -> str:
         """Tell every broker ``pattern``'s ACLs changed; the notification's name."""
+        path = acl_changes_path(pattern.pattern_type, "acl_changes_")
         created = self._call(
             self._client.create,
-            acl_changes_path(pattern.pattern_type, "acl_changes_"),
+            path,
             encode_acl_change(pattern),
+            acl=self._acls_for(path),
             sequence=True,
             makepath=True,
         )

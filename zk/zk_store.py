@@ -1035,7 +1035,12 @@ class ZkStore:
         return result
 
     def _acl(self, path: str) -> list[ACL]:
-        """The ACLs of a znode this store creates at ``path`` (zk_auth.default_acls)."""
+        return self.acls_for(path)
+
+    def acls_for(self, path: str) -> list[ACL]:
+        """The ACLs of a znode created at ``path`` (zk_auth.default_acls), for this store and
+        for the stores that share its client (the ACL store), so that with zookeeper.set.acl
+        no znode of the cluster is left writable by anyone."""
         return self._security.acls(path)
 
     def _create(

@@ -28,6 +28,9 @@ Each broker ``<id>`` (0..n-1) lives in ``tmp_path/broker-<id>/``: ``server.prope
 ``Cluster(..., grpc_listener="SASL", sasl=SaslCredentials(...))`` names the gRPC listener
 (its protocol from the overrides' listener.security.protocol.map) and logs the harness's own
 channels and AdminClients in as that user.
+A test that lays the listeners out itself (``write_config(id, extra)`` before ``start_all``)
+gives ``client_security=ClientSecurity(...)`` for how the harness's own clients connect to the
+first gRPC listener (tests/integration/test_secured_cluster.py).
 Timeouts are short so that failover happens within seconds: zookeeper.session.timeout.ms 6000,
 replica.lag.time.max.ms 3000, controlled.shutdown.retry.backoff.ms 200; automatic preferred
 leader rebalancing is off unless ``overrides`` turn it on.
@@ -224,10 +227,13 @@ class Cluster:
         grpc_listener: str = "PLAINTEXT",
         sasl: SaslCredentials | None = None,
         tls: Path | None = None,
+        client_security: ClientSecurity | None = None,
     ) -> None:
         """``env``: variables the broker processes get besides the harness's own (which has
         every ``KAFKA_*`` taken out), e.g. ``KAFKA_OPTS`` naming a JAAS file;
-        ``zk_security``: the harness's own ZooKeeper login (zk/zk_auth.py)."""
+        ``zk_security``: the harness's own ZooKeeper login (zk/zk_auth.py);
+        ``client_security``: how the harness's own clients connect, instead of what ``tls``
+        and ``sasl`` make of it (a cluster whose listeners a test lays out itself)."""
         self.zk_connect = zk_connect
         self.env = dict(env or {})
         self.zk_security = zk_security
@@ -253,6 +259,8 @@ class Cluster:
                 sasl_username=sasl.username,
                 sasl_password=sasl.password,
             )
+        if client_security is not None:
+            self.client_security = client_security
         self.tmp_path = tmp_path
         self.replication = replication
         self.overrides = {

@@ -18,6 +18,7 @@ import datetime
 import fcntl
 import io
 import socket
+import ssl
 import struct
 import termios
 from collections.abc import Iterable, Mapping
@@ -182,9 +183,18 @@ def _read(sock: socket.socket, size: int) -> bytes:
 class RawKafka:
     """One connection to a broker's Kafka listener."""
 
-    def __init__(self, address: str, timeout_s: float = 20.0) -> None:
+    def __init__(
+        self, address: str, timeout_s: float = 20.0, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
+        """``ssl_context``: TLS first (an SSL or SASL_SSL listener), with its certificate."""
         host, port = address.rsplit(":", 1)
         self.socket = socket.create_connection((host, int(port)), timeout=timeout_s)
+        if ssl_context is not None:
+            try:
+                self.socket = ssl_context.wrap_socket(self.socket, server_hostname=host)
+            except BaseException:
+                self.socket.close()
+                raise
         self._correlation_id = 0
 
     def __enter__(self) -> RawKafka:
