@@ -17,6 +17,8 @@ without an authorizer), else the schemas' default, -2**31.
 
 from __future__ import annotations
 
+import uuid
+
 from minikafka.broker.server.core.metadata import ClusterMetadata
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.handlers.topic_ids import ZERO, from_uuid, to_uuid
@@ -24,6 +26,7 @@ from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.proto.errors import ErrorCode
 
+_TOPIC_AUTH_FAILED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 _FIRST_BY_ID_VERSION = 12  # v10 and v11 carry the field, but Kafka refuses ids in them
 
 
@@ -52,26 +55,34 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
     wanted_ids = [t.topic_id for t in requested if t.topic_id is not None] if by_id else []
     wanted_ids = [topic_id for topic_id in wanted_ids if topic_id != ZERO]
     unknown_ids: list[dict[str, object]] = []
+    # by id (v12): the ids asked, by name, so that a refused topic is answered by its id alone
+    ids_by_name: dict[str, uuid.UUID] = {}
     if wanted_ids:  # by id (v12): Kafka then reads the ids only
         names_by_id = broker.metadata_cache.topic_names_by_id()
-        names = []
         for topic_id in dict.fromkeys(wanted_ids):
             name = names_by_id.get(from_uuid(topic_id))
             if name is None:
                 unknown_ids.append(_unknown_topic_id(topic_id))
             else:
-                names.append(name)
-        answer = await ask(names, False)
+                ids_by_name[name] = topic_id
+        answer = await ask(list(ids_by_name), False)
     else:
         answer = await ask(
             None if every else [t.name for t in requested if t.name is not None],
             getattr(body, "allow_auto_topic_creation", True),
         )
+    # A topic asked by id that the principal may not Describe: its id without its name, as
+    # Kafka answers (the name would tell what the id is).
+    hidden = {
+        t.name for t in answer.topics if t.name in ids_by_name and t.error == _TOPIC_AUTH_FAILED
+    }
     topics = [
         {
             "error_code": topic.error,
-            "name": topic.name,
-            "topic_id": to_uuid(topic.topic_id),
+            "name": None if topic.name in hidden else topic.name,
+            "topic_id": ids_by_name[topic.name]
+            if topic.name in hidden
+            else to_uuid(topic.topic_id),
             "is_internal": topic.is_internal,
             "partitions": [
                 {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -20,7 +21,9 @@ import pytest
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.requests import FetchPartitionResult, FetchRequest
+from minikafka.broker.security.acl import AclOperation, Action, ResourceType
 from minikafka.broker.security.principal import Session
+from minikafka.broker.server.core.authorization import AuthHelper
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.kafka import handlers  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.handlers.api_versions import api_versions
@@ -427,3 +430,32 @@ def test_a_share_groups_coordinator_is_not_available_from_v6(version: int, error
 
     (found,) = response.coordinators
     assert (int(found.error_code), found.node_id) == (error, -1)
+
+
+class _DeniesEverything:
+    """An authorizer that allows nothing (the principal may not Describe any topic)."""
+
+    def authorize(self, session: Session, actions: Sequence[Action]) -> list[bool]:
+        return [False] * len(actions)
+
+    def authorize_by_resource_type(
+        self, session: Session, operation: AclOperation, resource_type: ResourceType
+    ) -> bool:
+        return False
+
+
+def test_metadata_v12_by_id_hides_the_name_of_a_topic_the_principal_may_not_describe() -> None:
+    cache = cache_with_orders()
+    api = MetadataApi(
+        BrokerConfig(broker_id=1, zookeeper_connect="127.0.0.1:1"),
+        cache,
+        auth=AuthHelper(_DeniesEverything()),
+    )
+    broker = SimpleNamespace(metadata_cache=cache, metadata_api=api)
+    asked = {"topics": [{"topic_id": uuid.UUID(int=1)}]}
+
+    (refused,) = answer(metadata, request(3, 12, asked), broker).topics
+
+    assert int(refused.error_code) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    assert (refused.name, refused.topic_id) == (None, uuid.UUID(int=1))
+    assert not refused.partitions
