@@ -52,7 +52,8 @@ from minikafka.broker.server.grpc_session import grpc_session
 from minikafka.controller.controller import NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto.acl import AclBinding, AclBindingFilter
+from minikafka.proto.acl import AclBindingFilter
+from minikafka.proto.acl_messages import binding_message
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import KafkaError
 
@@ -90,7 +91,7 @@ class AdminService(pb_grpc.AdminServicer):
         return pb.DescribeAclsResponse(
             error_code=result.error.error_code,
             error_message=result.error.error_message or "",
-            acls=[_pb_binding(b) for b in result.bindings],
+            acls=[binding_message(b) for b in result.bindings],
         )
 
     async def CreateAcls(
@@ -135,7 +136,7 @@ class AdminService(pb_grpc.AdminServicer):
                         pb.DeleteAclsResponse.DeleteAclsMatchingAcl(
                             error_code=d.error.error_code,
                             error_message=d.error.error_message or "",
-                            acl=_pb_binding(d.binding),
+                            acl=binding_message(d.binding),
                         )
                         for d in r.deleted
                     ],
@@ -535,18 +536,6 @@ def _filter(f: pb.AclBindingFilter) -> AclBindingFilter:
         f.host if f.HasField("host") else None,
         f.operation,
         f.permission_type,
-    )
-
-
-def _pb_binding(binding: AclBinding) -> pb.AclBinding:
-    return pb.AclBinding(
-        resource_type=binding.pattern.resource_type,
-        resource_name=binding.pattern.name,
-        pattern_type=binding.pattern.pattern_type,
-        principal=binding.entry.principal,
-        host=binding.entry.host,
-        operation=binding.entry.operation,
-        permission_type=binding.entry.permission_type,
     )
 
 

@@ -34,6 +34,7 @@ from minikafka.proto.acl import (
     ResourcePattern,
     ResourceType,
 )
+from minikafka.proto.acl_messages import binding_message
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
 
 __all__ = ["AclAdmin"]
@@ -69,7 +70,7 @@ class AclAdmin(AdminBase):
     def create_acls(
         self, bindings: Sequence[AclBinding], *, timeout_ms: int | None = None
     ) -> dict[AclBinding, KafkaError | None]:
-        request = pb.CreateAclsRequest(creations=[_pb_binding(b) for b in bindings])
+        request = pb.CreateAclsRequest(creations=[binding_message(b) for b in bindings])
 
         def send(address: str, timeout_s: float) -> pb.CreateAclsResponse:
             return pb_grpc.AdminStub(self._pool.get(address)).CreateAcls(request, timeout=timeout_s)
@@ -117,18 +118,6 @@ class AclAdmin(AdminBase):
             return send(node.address, timeout_s)
         except grpc.RpcError as exc:
             raise _rpc_error(exc) from None
-
-
-def _pb_binding(binding: AclBinding) -> pb.AclBinding:
-    return pb.AclBinding(
-        resource_type=binding.pattern.resource_type,
-        resource_name=binding.pattern.name,
-        pattern_type=binding.pattern.pattern_type,
-        principal=binding.entry.principal,
-        host=binding.entry.host,
-        operation=binding.entry.operation,
-        permission_type=binding.entry.permission_type,
-    )
 
 
 def _pb_filter(binding_filter: AclBindingFilter) -> pb.AclBindingFilter:
