@@ -174,11 +174,42 @@ class RequestStream:
             future.set_exception(error)
 
 
+class _ClientIdInterceptor(
+    grpc.UnaryUnaryClientInterceptor,
+    grpc.UnaryStreamClientInterceptor,
+    grpc.StreamUnaryClientInterceptor,
+    grpc.StreamStreamClientInterceptor,
+):
+    """Adds the client's ``client.id`` to every call's metadata (proto/transport.py)."""
+
+    def __init__(self, client_id: str) -> None:
+        self._entry = transport.client_id_metadata(client_id)
+
+    def _named(self, details: Any) -> Any:
+        # grpc's call details are a namedtuple
+        return details._replace(metadata=[*(details.metadata or ()), self._entry])
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._named(details), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return continuation(self._named(details), request)
+
+    def intercept_stream_unary(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return continuation(self._named(details), requests)
+
+    def intercept_stream_stream(self, continuation: Any, details: Any, requests: Any) -> Any:
+        return continuation(self._named(details), requests)
+
+
 class ChannelPool:
     """One channel per ``host:port``, created on first use: TLS when ``security`` says SSL or
-    SASL_SSL (its files are read here, so a bad one fails the client's construction)."""
+    SASL_SSL (its files are read here, so a bad one fails the client's construction). Every
+    call names the client by ``client_id`` (Kafka's ``client.id``: the broker's client quotas
+    go by it), unless it is empty."""
 
-    def __init__(self, security: ClientSecurity | None = None) -> None:
+    def __init__(self, security: ClientSecurity | None = None, client_id: str = "") -> None:
+        self._client_id = client_id
         self.security = security or ClientSecurity()
         self._credentials = self.security.channel_credentials()
         self._sasl = self.security.sasl_credentials()
@@ -202,6 +233,8 @@ class ChannelPool:
             )
             if self._sasl is not None:  # logs in on the first call, then sends the token
                 channel = sasl_channel(channel, self._sasl, address)
+            if self._client_id:
+                channel = grpc.intercept_channel(channel, _ClientIdInterceptor(self._client_id))
             self._channels[address] = channel
         return channel
 

@@ -12,23 +12,31 @@ message carries besides the records: topic names, offsets and errors for every p
 A request body that does not parse as its protobuf message (random bytes) is answered
 INVALID_ARGUMENT with the parser's message (``RequestDecodingInterceptor``, the outermost
 interceptor of every server made here), not grpc's UNKNOWN for an exception it did not expect.
+
+A client names itself as a Kafka client's ``client.id`` does (quotas and logs go by it) in each
+call's metadata: ``client-id`` when it is printable ASCII, else ``client-id-bin`` with its UTF-8
+bytes (gRPC carries only ASCII in a text header). ``client_id_metadata`` makes that pair and
+``client_id_of`` reads it back on the broker.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeAlias
 
 import grpc
 from google.protobuf.message import DecodeError
 
 __all__ = [
+    "CLIENT_ID_KEY",
     "ENVELOPE_BYTES",
     "RequestDecodingInterceptor",
     "aio_channel",
     "aio_server",
     "channel",
+    "client_id_metadata",
+    "client_id_of",
     "message_options",
 ]
 
@@ -37,6 +45,30 @@ __all__ = [
 ENVELOPE_BYTES = 1 << 20
 # gRPC's limits are signed 32-bit ints.
 _MAX_LIMIT = 2**31 - 1
+CLIENT_ID_KEY = "client-id"
+_CLIENT_ID_BIN_KEY = "client-id-bin"
+
+
+def client_id_metadata(client_id: str) -> tuple[str, str | bytes]:
+    """The call metadata entry that names the client (module docstring).
+
+    >>> client_id_metadata("app-1")
+    ('client-id', 'app-1')
+    >>> client_id_metadata("café")
+    ('client-id-bin', b'caf\\xc3\\xa9')
+    """
+    if client_id.isascii() and client_id.isprintable():
+        return CLIENT_ID_KEY, client_id
+    return _CLIENT_ID_BIN_KEY, client_id.encode("utf-8")
+
+
+def client_id_of(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
+    """The client's id from a call's metadata; "" when it sent none."""
+    for key, value in metadata or ():
+        if key in (CLIENT_ID_KEY, _CLIENT_ID_BIN_KEY):
+            return value if isinstance(value, str) else value.decode("utf-8", "replace")
+    return ""
+
 
 Options = Sequence[tuple[str, Any]]
 

@@ -94,6 +94,10 @@ _BACK_OFF_ERRORS = frozenset(
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         ErrorCode.LEADER_NOT_AVAILABLE,
         ErrorCode.KAFKA_STORAGE_ERROR,
+        # A fetch by topic id (KIP-516) that names an id the leader's metadata lacks, or no
+        # longer holds: the topic was deleted or re-created, and a metadata update is coming.
+        ErrorCode.UNKNOWN_TOPIC_ID,
+        ErrorCode.INCONSISTENT_TOPIC_ID,
     }
 )
 

@@ -316,7 +316,7 @@ class BrokerServer:
             self._zk,
             self._metadata_cache,
             broker_epoch=lambda: self._broker_epoch,
-            leader_endpoint=self._leader_endpoint(),
+            leader_endpoint=self._leader_endpoint(self._metadata_cache),
         )
         self._producer_ids = ProducerIdManager(self.broker_id, self._zk.allocate_producer_id_block)
         self._controller = KafkaController(
@@ -484,7 +484,7 @@ class BrokerServer:
             mechanisms=[m.mechanism_name for m, _ in self._credentials.mechanisms(user)],
         )
 
-    def _leader_endpoint(self) -> LeaderEndpointFactory:
+    def _leader_endpoint(self, metadata_cache: MetadataCache) -> LeaderEndpointFactory:
         """Followers fetch from leaders' inter-broker listener (KIP-291's split), through the
         door that listener is: Kafka's Fetch on a Kafka listener, else gRPC's FetchStream."""
         config = self.config
@@ -496,6 +496,7 @@ class BrokerServer:
                 timeout_s=timeout_s,
                 max_response_bytes=config.grpc_max_message_bytes,
                 client_id=f"broker-{config.broker_id}-fetcher",
+                topic_ids=metadata_cache,
                 sasl=inter_broker_login(config),
                 ssl_context=None if tls is None else tls.client_context(),
             )

@@ -44,6 +44,7 @@ from minikafka.broker.server.quotas import ClientQuotaManager, QuotaType, quota_
 from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 
 __all__ = ["DataService"]
 
@@ -76,10 +77,7 @@ class DataService(pb_grpc.DataServicer):
     def _quota_client(self, context: _Context) -> tuple[str, str]:
         """(user, client-id) a quota is looked up for: the call's principal and its
         ``client-id`` metadata ("" when the client sends none)."""
-        client_id = ""
-        for key, value in context.invocation_metadata() or ():
-            if key == "client-id":
-                client_id = value if isinstance(value, str) else value.decode("utf-8", "replace")
+        client_id = transport.client_id_of(context.invocation_metadata())
         return quota_user(grpc_session(context, self._listener)), client_id
 
     def _produce_throttle(self, request: pb.ProduceRequest, context: _Context) -> int:

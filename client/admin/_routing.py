@@ -69,11 +69,13 @@ class AdminBase:
         request_timeout_ms: int = 30_000,
         retry_backoff_ms: int = 100,
         security: ClientSecurity | Mapping[str, str] | None = None,
+        client_id: str = "minikafka-admin",
     ) -> None:
         self._bootstrap = parse_bootstrap_servers(bootstrap_servers)
         self.request_timeout_ms = request_timeout_ms
+        self.client_id = client_id
         self._retry = RetryPolicy(backoff_s=retry_backoff_ms / 1000)
-        self._pool = ChannelPool(ClientSecurity.of(security))
+        self._pool = ChannelPool(ClientSecurity.of(security), client_id)
         self._lock = threading.Lock()
         self._cached: _Metadata | None = None
 

@@ -108,7 +108,7 @@ class Consumer:
         self._consumer_timeout_s = consumer_timeout_ms / 1000
         self._key_deserializer = key_deserializer
         self._value_deserializer = value_deserializer
-        self._pool = ChannelPool(ClientSecurity.of(security))
+        self._pool = ChannelPool(ClientSecurity.of(security), client_id)
         self._metadata = ClusterMetadata(
             self._pool,
             parse_bootstrap_servers(bootstrap_servers),

@@ -103,7 +103,7 @@ class Producer:
         self._max_request_size = max_request_size
         self._key_serializer = key_serializer
         self._value_serializer = value_serializer
-        self._pool = ChannelPool(ClientSecurity.of(security))
+        self._pool = ChannelPool(ClientSecurity.of(security), client_id)
         self._metadata = ClusterMetadata(
             self._pool,
             parse_bootstrap_servers(bootstrap_servers),

@@ -457,16 +457,18 @@ def _check_configs_cli(cluster: Cluster) -> None:
 
 
 def test_grpc_door_throttles_the_minikafka_producer(cluster: Cluster) -> None:
-    """The gRPC door: the same manager. The minikafka client sends no client-id, so a
-    ``clients/<default>`` quota holds it; its answers carry throttle_time_ms, the stream's
-    next request waits, and the producer backs off."""
+    """The gRPC door: the same manager. The minikafka client names itself by its client_id
+    in each call's metadata, so the quota of that client-id holds it; its answers carry
+    throttle_time_ms, the stream's next request waits, and the producer backs off."""
     from minikafka.client.admin import NewTopic
     from minikafka.client.producer.producer import Producer
 
     cluster.admin().create_topics([NewTopic("quota-grpc", 1, 3)])
-    alter(cluster, {"client-id": None}, {"producer_byte_rate": MB})
-    wait_applied(cluster, "clients/<default>", 1)
-    producer = Producer(cluster.bootstrap_servers, batch_size=256 << 10, linger_ms=20)
+    alter(cluster, {"client-id": "grpc-app"}, {"producer_byte_rate": MB})
+    wait_applied(cluster, "clients/grpc-app", 1)
+    producer = Producer(
+        cluster.bootstrap_servers, batch_size=256 << 10, linger_ms=20, client_id="grpc-app"
+    )
     acked = [0]
     value = b"g" * 10_000
     started = time.monotonic()
@@ -484,10 +486,15 @@ def test_grpc_door_throttles_the_minikafka_producer(cluster: Cluster) -> None:
     assert abs(rate / MB - 1) < 0.15, rate
     leader = cluster.leader("quota-grpc", 0)
     throttled = cluster.metric(
-        leader, "kafka_server_produce_throttle_time_total", user="ANONYMOUS", client_id=""
+        leader, "kafka_server_produce_throttle_time_total", user="", client_id="grpc-app"
     )
-    assert throttled is None  # the default client-id's usage is counted per client-id ...
-    throttled = cluster.metric(
-        leader, "kafka_server_produce_throttle_time_total", user="", client_id=""
-    )
-    assert throttled is not None and throttled > 0  # ... which is "" over gRPC
+    assert throttled is not None and throttled > 0
+    # a client of another client-id is not held by that quota
+    other = Producer(cluster.bootstrap_servers, client_id="other-app")
+    try:
+        other.send("quota-grpc", b"x").result(30)
+    finally:
+        other.close(10)
+    assert cluster.metric(
+        leader, "kafka_server_produce_throttle_time_total", user="", client_id="other-app"
+    ) in (None, 0)

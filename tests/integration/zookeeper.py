@@ -133,6 +133,20 @@ def _ephemeral_ports() -> range:
         return range(32_768, 61_000)  # Linux's default
 
 
+def _worker_ports() -> range:
+    """The ports below the ephemeral range, or this pytest-xdist worker's own slice of them
+    (PYTEST_XDIST_WORKER gwN of PYTEST_XDIST_WORKER_COUNT): workers never draw the same port."""
+    ephemeral = _ephemeral_ports()
+    ports = range(_LOWEST_LISTEN_PORT, ephemeral.start)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not worker.startswith("gw") or count <= 1:
+        return ports
+    slice_size = len(ports) // count
+    start = ports.start + int(worker[2:]) * slice_size
+    return range(start, start + slice_size)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port nothing listens on now, for a server that binds it later (and again on restart).
 
@@ -140,8 +154,7 @@ def free_port(host: str = "127.0.0.1") -> int:
     ephemeral range can be taken in between by any outgoing connection's local end (a client's,
     ZooKeeper's, another broker's), and the broker bound to it later fails to start.
     """
-    ephemeral = _ephemeral_ports()
-    candidates = [p for p in range(_LOWEST_LISTEN_PORT, ephemeral.start) if p not in _handed_out]
+    candidates = [p for p in _worker_ports() if p not in _handed_out]
     random.shuffle(candidates)
     for port in candidates[:200]:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

@@ -1,5 +1,6 @@
-"""A follower's leader over the Kafka protocol: Fetch v12 and OffsetsForLeaderEpoch v4 on the
-leader's endpoint of inter.broker.listener.name, when that names a Kafka listener.
+"""A follower's leader over the Kafka protocol: Fetch v17 (v12 when a topic id is not known
+yet) and OffsetsForLeaderEpoch v4 on the leader's endpoint of inter.broker.listener.name, when
+that names a Kafka listener.
 
 Kafka's ReplicaFetcherThread talks to its leader through a NetworkClient of its own; here each
 fetcher has one ``KafkaLeaderEndpoint``: one TCP connection, opened on first use and again
@@ -10,11 +11,23 @@ does not decode or a connection that fails or closes: the connection is closed a
 raises ``LeaderEndpointError`` (broker/replication/leader_endpoint.py), after which the fetcher
 backs off and the next request connects again. Per-partition errors come back as error codes.
 
-The versions are those this broker's handlers serve (handlers/fetch.py, handlers/offsets.py):
-Fetch v12 names topics and carries sessions (KIP-227), ``last_fetched_epoch`` and
-``diverging_epoch`` (KIP-320); OffsetsForLeaderEpoch v4 carries ``replica_id``. No ApiVersions
-round trip: brokers of one cluster run this same code (Kafka's inter.broker.protocol.version
-pins them likewise).
+The versions are those this broker's handlers serve (handlers/fetch.py, handlers/offsets.py)
+and Kafka 3.9's ZooKeeper brokers send (its inter.broker.protocol.version 3.9 fetches at v17):
+Fetch carries sessions (KIP-227), ``last_fetched_epoch`` and ``diverging_epoch`` (KIP-320) and,
+from v13, names each topic by its id (KIP-516), from v15 the follower's id in ``replica_state``
+(KIP-903; its ``replica_epoch`` is -1, as a ZooKeeper broker sends). The ids come from this
+broker's metadata cache (``TopicIds``); when some topic a fetch lists has no id there yet (an
+UpdateMetadata still on its way), that fetch goes at v12 by name, as Kafka's fetcher falls back
+when a partition lacks an id. An incremental fetch (KIP-227) lists only what changed, and the
+leader answers the session's other partitions by the ids it holds for them, so the answer's ids
+are turned back into names by every id this endpoint has sent, then by the metadata cache; an
+id neither knows (the leader knows a topic this broker has not heard of yet) is not dropped
+silently, which would leave its partition unfetched in an incremental session: the answer is
+taken as FETCH_SESSION_ID_NOT_FOUND, so the next fetch is a full one. A topic deleted and
+re-created in between answers UNKNOWN_TOPIC_ID or INCONSISTENT_TOPIC_ID on its partitions,
+after which the fetcher backs off and the next fetch names the new id. OffsetsForLeaderEpoch v4 carries ``replica_id``. No ApiVersions round trip:
+brokers of one cluster run this same code (Kafka's inter.broker.protocol.version pins them
+likewise).
 
 On a SASL inter-broker listener each new connection logs in before its first request, as
 Kafka's NetworkClient does: SaslHandshake v1 with sasl.mechanism.inter.broker.protocol, then
@@ -38,10 +51,10 @@ import io
 import itertools
 import ssl
 import struct
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, cast
 
-from minikafka.broker.replication.fetch_session import FetchSessionResponse
+from minikafka.broker.replication.fetch_session import INVALID_SESSION_ID, FetchSessionResponse
 from minikafka.broker.replication.leader_endpoint import (
     DEADLINE_EXCEEDED,
     UNAVAILABLE,
@@ -55,6 +68,7 @@ from minikafka.broker.replication.requests import (
     by_topic,
 )
 from minikafka.broker.security.sasl.scram import ScramMechanism, ScramSaslClient
+from minikafka.broker.server.kafka.handlers.topic_ids import from_uuid, to_uuid
 from minikafka.broker.server.kafka.schema import (
     Entity,
     build,
@@ -64,22 +78,46 @@ from minikafka.broker.server.kafka.schema import (
     write_entity,
 )
 from minikafka.broker.server.sasl_setup import SaslLogin
+from minikafka.proto.errors import ErrorCode
 
 __all__ = [
     "FETCH_VERSION",
+    "TopicIds",
     "OFFSETS_FOR_LEADER_EPOCH_VERSION",
     "KafkaLeaderEndpoint",
     "factory",
 ]
 
 FETCH = 1
-FETCH_VERSION = 12
+FETCH_VERSION = 17
+FETCH_BY_NAME_VERSION = 12  # the last version that names topics
+_FIRST_TOPIC_ID_VERSION = 13
 OFFSETS_FOR_LEADER_EPOCH = 23
 OFFSETS_FOR_LEADER_EPOCH_VERSION = 4
 SASL_HANDSHAKE = 17
 SASL_AUTHENTICATE = 36
 _SIZE = struct.Struct(">i")
 _CORRELATION_ID = struct.Struct(">i")
+
+
+class TopicIds(Protocol):
+    """Where the follower's topic ids come from: the broker's metadata cache."""
+
+    def topic_id(self, topic: str) -> str:
+        """The topic's id in ZooKeeper's text form; "" when not known."""
+
+    def topic_names_by_id(self) -> Mapping[str, str]:
+        """Every known topic id -> its name."""
+
+
+class _NoTopicIds:
+    """No ids known: every fetch names its topics (v12)."""
+
+    def topic_id(self, topic: str) -> str:
+        return ""
+
+    def topic_names_by_id(self) -> Mapping[str, str]:
+        return {}
 
 
 class KafkaLeaderEndpoint:
@@ -93,13 +131,19 @@ class KafkaLeaderEndpoint:
         timeout_s: float,
         max_response_bytes: int,
         client_id: str,
+        topic_ids: TopicIds | None = None,
         sasl: SaslLogin | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         """``max_response_bytes``: a larger answer closes the connection (a follower's fetch
-        answers up to replica.fetch.response.max.bytes, or one batch beyond). ``sasl``: the
-        login of a SASL inter-broker listener. ``ssl_context``: TLS, when the leader's
-        inter-broker listener is SSL or SASL_SSL."""
+        answers up to replica.fetch.response.max.bytes, or one batch beyond). ``topic_ids``:
+        the metadata cache the topics' ids come from (None: none known, fetches name
+        topics). ``sasl``: the login of a SASL inter-broker listener. ``ssl_context``: TLS,
+        when the leader's inter-broker listener is SSL or SASL_SSL."""
+        self._topic_ids = topic_ids or _NoTopicIds()
+        # Every topic id this endpoint has named -> its name: an incremental fetch's answer
+        # names the session's partitions by the ids they were fetched by.
+        self._names_by_id: dict[str, str] = {}
         self._ssl_context = ssl_context
         self.address = f"{host}:{port}"
         self._host = host
@@ -113,11 +157,25 @@ class KafkaLeaderEndpoint:
         self._one_request = asyncio.Lock()
 
     async def fetch(self, request: FetchRequest) -> FetchSessionResponse:
-        body = _fetch_request(request)
+        names = {tp.topic for tp in request.partitions} | {tp.topic for tp in request.forgotten}
+        ids = {name: self._topic_ids.topic_id(name) for name in names}
+        version = FETCH_VERSION if all(ids.values()) else FETCH_BY_NAME_VERSION
+        if version >= _FIRST_TOPIC_ID_VERSION:
+            self._names_by_id.update((topic_id, name) for name, topic_id in ids.items())
+        body = _fetch_request(request, version, ids)
         response = await self._send(
-            FETCH, FETCH_VERSION, body, self._timeout_s + request.max_wait_ms / 1000
+            FETCH, version, body, self._timeout_s + request.max_wait_ms / 1000
         )
-        return _fetch_response(response)
+        return _fetch_response(response, self._topic_name)
+
+    def _topic_name(self, topic_id: str) -> str | None:
+        """The name of a topic id in an answer (module docstring); None when unknown."""
+        name = self._names_by_id.get(topic_id)
+        if name is None:
+            name = self._topic_ids.topic_names_by_id().get(topic_id)
+            if name is not None:
+                self._names_by_id[topic_id] = name
+        return name
 
     async def offsets_for_leader_epoch(
         self, request: OffsetsForLeaderEpochRequest
@@ -409,11 +467,18 @@ def _decode(api_key: int, version: int, correlation_id: int, frame: bytearray) -
     return body
 
 
-def _fetch_request(request: FetchRequest) -> Entity:
+def _fetch_request(request: FetchRequest, version: int, ids: dict[str, str]) -> Entity:
+    """The request at ``version``; from v13 each topic named by its id in ``ids``."""
+    by_id = version >= _FIRST_TOPIC_ID_VERSION
+
+    def topic(name: str) -> dict[str, Any]:
+        return {"topic_id": to_uuid(ids[name])} if by_id else {"topic": name}
+
     return build(
-        request_class(FETCH, FETCH_VERSION),
+        request_class(FETCH, version),
         {
-            "replica_id": request.replica_id,
+            "replica_id": request.replica_id,  # up to v14
+            "replica_state": {"replica_id": request.replica_id, "replica_epoch": -1},  # v15+
             "max_wait": request.max_wait_ms,
             "min_bytes": request.min_bytes,
             "max_bytes": request.max_bytes,
@@ -421,7 +486,7 @@ def _fetch_request(request: FetchRequest) -> Entity:
             "session_epoch": request.session_epoch,
             "topics": [
                 {
-                    "topic": topic,
+                    **topic(name),
                     "partitions": [
                         {
                             "partition": p.partition,
@@ -434,20 +499,31 @@ def _fetch_request(request: FetchRequest) -> Entity:
                         for p in partitions
                     ],
                 }
-                for topic, partitions in by_topic(request.partitions).items()
+                for name, partitions in by_topic(request.partitions).items()
             ],
             "forgotten_topics_data": [
-                {"topic": topic, "partitions": [tp.partition for tp in forgotten]}
-                for topic, forgotten in by_topic(request.forgotten).items()
+                {**topic(name), "partitions": [tp.partition for tp in forgotten]}
+                for name, forgotten in by_topic(request.forgotten).items()
             ],
         },
     )
 
 
-def _fetch_response(response: Any) -> FetchSessionResponse:
+def _fetch_response(
+    response: Any, topic_name: Callable[[str], str | None]
+) -> FetchSessionResponse:
+    """The answer's partitions by topic name: a v13+ answer's ids turned into names by
+    ``topic_name``. An id it cannot name makes the answer FETCH_SESSION_ID_NOT_FOUND (module
+    docstring): the fetcher then starts over with a full fetch."""
     results: list[FetchPartitionResult] = []
     for topic in response.responses:
-        name = topic.topic
+        name = getattr(topic, "topic", None)
+        if name is None:
+            name = topic_name(from_uuid(topic.topic_id))
+            if name is None:
+                return FetchSessionResponse(
+                    ErrorCode.FETCH_SESSION_ID_NOT_FOUND, INVALID_SESSION_ID, []
+                )
         for p in topic.partitions:
             diverging = p.diverging_epoch
             results.append(
@@ -471,6 +547,7 @@ def factory(
     timeout_s: float,
     max_response_bytes: int,
     client_id: str,
+    topic_ids: TopicIds | None = None,
     sasl: SaslLogin | None = None,
     ssl_context: ssl.SSLContext | None = None,
 ) -> Callable[[str, int], KafkaLeaderEndpoint]:
@@ -483,6 +560,7 @@ def factory(
             timeout_s=timeout_s,
             max_response_bytes=max_response_bytes,
             client_id=client_id,
+            topic_ids=topic_ids,
             sasl=sasl,
             ssl_context=ssl_context,
         )

@@ -1,21 +1,27 @@
 """aiokafka, a third Kafka client with protocol code of its own (neither librdkafka's nor
 kafka-python's), against a real 3-broker cluster: an admin creates and describes topics, a
 producer writes with acks=all, consumers of one group read and commit, and a consumer that
-joins the group after them resumes at the committed offsets."""
+joins the group after them resumes at the committed offsets; and Kafka 3.9's topic keys,
+LogAppendTime, CreatePartitions and per-record refusals as aiokafka meets them (its static
+membership is in test_groups.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
 
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
 from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_protocol.raw import RawKafka
 
 pytestmark = pytest.mark.integration
 
@@ -119,5 +125,129 @@ def test_aiokafka_produces_and_a_group_consumes_and_resumes(cluster: Cluster) ->
         values, committed = await _consume(bootstrap, "clicks", group, len(later))
         assert sorted(values) == sorted(later)
         assert sum(offset or 0 for offset in committed.values()) == len(first) + len(later)
+
+    asyncio.run(scenario())
+
+
+# Kafka 3.9 topic keys, each at a value other than its default (issue 32's round trip).
+TOPIC_CONFIGS = {
+    "message.timestamp.type": "LogAppendTime",
+    "compression.type": "zstd",
+    "retention.ms": "123456789",
+    "segment.jitter.ms": "1000",
+    "file.delete.delay.ms": "30000",
+    "preallocate": "true",
+    "message.timestamp.after.max.ms": "3600000",
+    "message.downconversion.enable": "false",
+}
+
+
+async def _topic_configs(admin: AIOKafkaAdminClient, topic: str) -> dict[str, str]:
+    (answer,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    (resource,) = answer.to_object()["resources"]
+    assert resource["error_code"] == ErrorCode.NONE, resource
+    return {c["config_names"]: c["config_value"] for c in resource["config_entries"]}
+
+
+def test_aiokafka_meets_kafka_3_9s_topic_keys_partitions_and_per_record_errors(
+    cluster: Cluster,
+) -> None:
+    """aiokafka's admin creates a topic with Kafka 3.9 keys that are not the defaults and
+    reads them back; the leader stamps LogAppendTime; partitions added are in the answering
+    broker's metadata when CreatePartitions answers; on a compacted topic a keyless record is
+    refused and keyed ones are written."""
+    bootstrap = cluster.kafka_bootstrap_servers
+
+    async def scenario() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000)
+        await admin.start()
+        try:
+            await admin.create_topics(
+                [
+                    NewTopic("audit", 1, 3, topic_configs=TOPIC_CONFIGS),
+                    NewTopic("compacted", 1, 3, topic_configs={"cleanup.policy": "compact"}),
+                ]
+            )
+            configs = await _topic_configs(admin, "audit")
+            assert {k: configs[k] for k in TOPIC_CONFIGS} == TOPIC_CONFIGS
+
+            # LogAppendTime: the leader's clock, not the producer's timestamp.
+            before_ms = int(time.time() * 1000)
+            producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+            await producer.start()
+            try:
+                stamped = await (await producer.send("audit", b"v", timestamp_ms=1_000))
+                assert stamped.timestamp >= before_ms
+                assert stamped.timestamp_type == 1
+                keyless = await producer.send("compacted", b"no key")
+                keyed = await producer.send("compacted", b"kept", key=b"k")
+                with pytest.raises(KafkaError):
+                    await keyless
+                assert (await keyed).offset == 0
+            finally:
+                await producer.stop()
+            consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+            await consumer.start()
+            try:
+                consumer.assign([TopicPartition("audit", 0)])
+                batches = await consumer.getmany(timeout_ms=10_000)
+                (record,) = batches[TopicPartition("audit", 0)]
+                assert (record.timestamp_type, record.timestamp) == (1, stamped.timestamp)
+            finally:
+                await consumer.stop()
+
+            # CreatePartitions goes to the controller, which answers once its own metadata
+            # has every new partition's leader.
+            await admin.create_partitions({"audit": NewPartitions(total_count=4)})
+            controller = cluster.controller_id()
+            assert controller is not None
+            with RawKafka(cluster.brokers[controller].kafka_address) as raw:
+                answer = raw.call(3, 12, {"topics": [{"name": "audit"}]})
+            (topic,) = answer.topics
+            assert sorted(p.partition_index for p in topic.partitions) == [0, 1, 2, 3]
+            assert all(p.leader_id >= 0 for p in topic.partitions)
+        finally:
+            await admin.close()
+
+    asyncio.run(scenario())
+
+
+def test_aiokafka_commits_only_for_topics_that_exist_and_loses_a_deleted_topics_offsets(
+    cluster: Cluster,
+) -> None:
+    """OffsetCommit of a topic that does not exist is refused (UNKNOWN_TOPIC_OR_PARTITION)
+    and stores nothing; deleting a topic removes its committed offsets from the group."""
+    bootstrap = cluster.kafka_bootstrap_servers
+    group = f"g-{uuid.uuid4().hex[:6]}"
+    clicks, nope = TopicPartition("clicks", 0), TopicPartition("nope", 0)
+
+    async def scenario() -> None:
+        await _create(bootstrap, "clicks")
+        await _produce(bootstrap, "clicks", [b"a", b"b", b"c"])
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group)
+        await consumer.start()
+        try:
+            consumer.assign([clicks])
+            await consumer.commit({clicks: 3})
+            assert await consumer.committed(clicks) == 3
+            consumer.assign([clicks, nope])
+            with pytest.raises(UnknownTopicOrPartitionError):
+                await consumer.commit({nope: 5})
+            assert await consumer.committed(nope) is None
+            assert await consumer.committed(clicks) == 3
+
+            admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000)
+            await admin.start()
+            try:
+                await admin.delete_topics(["clicks"])
+            finally:
+                await admin.close()
+            for _ in range(300):
+                if await consumer.committed(clicks) is None:
+                    break
+                await asyncio.sleep(0.1)
+            assert await consumer.committed(clicks) is None
+        finally:
+            await consumer.stop()
 
     asyncio.run(scenario())

@@ -300,3 +300,98 @@ def test_kafka_python_produces_and_consumes_in_a_group(cluster_factory: ClusterF
 
     assert seen == {f"v{i}".encode() for i in range(30)}
     assert sum(c or 0 for c in committed) == 30
+
+
+def test_metadata_v10_and_v11_refuse_topic_ids(cluster_factory: ClusterFactory) -> None:
+    """Only v12 may name a topic by id (or by a null name): Kafka's KafkaApis answers a v10 or
+    v11 request that does with INVALID_REQUEST on every topic it asked, and creates nothing."""
+    cluster = cluster_factory(n_brokers=1)
+    address = cluster.brokers[0].kafka_address
+    admin = AdminClient({"bootstrap.servers": address})
+    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    with RawKafka(address) as raw:
+        topic_id = cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "orders' topic id")
+        for version in (10, 11):
+            by_id = raw.call(
+                3,
+                version,
+                {
+                    "topics": [{"name": None, "topic_id": topic_id}],
+                    "allow_auto_topic_creation": True,
+                },
+            )
+            ((error, name, answered_id, partitions),) = [
+                (int(t.error_code), t.name, t.topic_id, t.partitions) for t in by_id.topics
+            ]
+            assert (error, name, answered_id, partitions) == (
+                ErrorCode.INVALID_REQUEST,
+                "",
+                topic_id,
+                (),
+            )
+            assert not by_id.brokers
+            both = raw.call(
+                3,
+                version,
+                {
+                    "topics": [{"name": "orders"}, {"name": "other", "topic_id": uuid.uuid4()}],
+                    "allow_auto_topic_creation": True,
+                },
+            )
+            assert [(t.name, int(t.error_code)) for t in both.topics] == [
+                ("orders", ErrorCode.INVALID_REQUEST),
+                ("other", ErrorCode.INVALID_REQUEST),
+            ]
+            # by name alone, as before
+            by_name = raw.call(3, version, {"topics": [{"name": "orders"}]})
+            assert [(t.name, int(t.error_code)) for t in by_name.topics] == [
+                ("orders", ErrorCode.NONE)
+            ]
+            assert by_name.topics[0].topic_id == topic_id
+        # "other" was never auto-created by the refused requests
+        assert _topic_id(raw, "other") is None
+
+
+def test_followers_fetch_by_topic_id_across_a_recreated_topic(
+    cluster_factory: ClusterFactory,
+) -> None:
+    """Followers replicate over the Kafka listener at Fetch v17, naming topics by id. A topic
+    deleted and re-created under the same name gets a new id: the followers' fetches by the
+    old one are refused until their metadata names the new one, and then every replica holds
+    the new topic's acknowledged records, byte for byte."""
+    cluster = cluster_factory(n_brokers=3, overrides={"min.insync.replicas": "2"})
+    admin = AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
+
+    def produce(count: int) -> None:
+        producer = confluent_kafka.Producer(
+            {"bootstrap.servers": cluster.kafka_bootstrap_servers, "acks": "all"}
+        )
+        for i in range(count):
+            producer.produce("orders", value=f"v{i}".encode())
+        assert producer.flush(30) == 0
+
+    def replicas_hold(count: int) -> bool:
+        offsets = {
+            b: cluster.metric(b, "kafka_log_log_logendoffset", topic="orders", partition="0")
+            for b in cluster.brokers
+        }
+        return set(offsets.values()) == {count} and len(cluster.isr("orders", 0)) == 3
+
+    admin.create_topics([NewTopic("orders", 1, 3)])["orders"].result(30)
+    produce(50)
+    cluster.wait_for(lambda: replicas_hold(50), 30, "every replica at offset 50")
+    with RawKafka(cluster.kafka_bootstrap_servers.split(",")[0]) as raw:
+        old_id = _topic_id(raw, "orders")
+        admin.delete_topics(["orders"])["orders"].result(30)
+        cluster.wait_for(lambda: _topic_id(raw, "orders") is None, 30, "orders deleted")
+        admin.create_topics([NewTopic("orders", 1, 3)])["orders"].result(30)
+        new_id = cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "the new orders' id")
+    assert new_id != old_id
+    produce(20)
+    cluster.wait_for(lambda: replicas_hold(20), 30, "every replica of the new topic at 20")
+    leader = cluster.leader("orders", 0)
+    for broker in cluster.brokers:
+        cluster.stop(broker)
+    states = {b: cluster.replica_state(b, "orders", 0) for b in cluster.brokers}
+    assert {s.log_end_offset for s in states.values()} == {20}
+    assert len({s.batches for s in states.values()}) == 1, f"replicas differ (leader {leader})"

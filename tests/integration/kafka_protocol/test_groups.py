@@ -1,5 +1,6 @@
 """Consumer groups through the Kafka protocol: kafka-python and confluent-kafka (librdkafka)
-consumers and admin clients against real broker processes, and groups shared with minikafka's
+consumers and admin clients (and aiokafka's consumer, for static membership) against real
+broker processes, and groups shared with minikafka's
 own gRPC consumers (the same coordinator, the same ``__consumer_offsets`` records).
 
 Records are produced with minikafka's gRPC producer, so that these tests depend on the Kafka
@@ -8,11 +9,14 @@ door only for what consumers use: the group APIs, Metadata, ListOffsets and Fetc
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import aiokafka
+import aiokafka.abc
 import confluent_kafka
 import confluent_kafka.admin
 import kafka
@@ -182,6 +186,8 @@ def _new_consumer(
         consumer = confluent_kafka.Consumer(config)
         consumer.subscribe([TOPIC], on_assign=lambda _consumer, _partitions: on_assign())
         return consumer
+    if client == "aiokafka":
+        return _AioConsumer(cluster, group, name, group_instance_id, session_timeout_ms, on_assign)
     assert client == "minikafka"
     consumer = MiniConsumer(
         bootstrap_servers=cluster.bootstrap_servers,
@@ -195,6 +201,65 @@ def _new_consumer(
     )
     consumer.subscribe([TOPIC], listener=_Assigned(on_assign))
     return consumer
+
+
+class _AioAssigned(aiokafka.abc.ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, on_assign: Callable[[], None]) -> None:
+        self._on_assign = on_assign
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        pass
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self._on_assign()
+
+
+class _AioConsumer:
+    """aiokafka's consumer behind the blocking calls a Member makes: its event loop runs
+    while the member polls (its heartbeats and fetches go on then), one thread at a time."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        group: str,
+        name: str,
+        group_instance_id: str | None,
+        session_timeout_ms: int,
+        on_assign: Callable[[], None],
+    ) -> None:
+        self._loop = asyncio.new_event_loop()
+
+        async def start() -> aiokafka.AIOKafkaConsumer:
+            consumer = aiokafka.AIOKafkaConsumer(  # made on its loop: aiokafka asks for it
+                bootstrap_servers=cluster.kafka_bootstrap_servers,
+                group_id=group,
+                client_id=name,
+                group_instance_id=group_instance_id,
+                auto_offset_reset="earliest",
+                session_timeout_ms=session_timeout_ms,
+                heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+                auto_commit_interval_ms=300,
+            )
+            await consumer.start()
+            consumer.subscribe([TOPIC], listener=_AioAssigned(on_assign))
+            return consumer
+
+        self._consumer = self._loop.run_until_complete(start())
+
+    def poll(self, timeout_ms: int) -> dict[Any, list[Any]]:
+        polled: dict[Any, list[Any]] = self._loop.run_until_complete(
+            self._consumer.getmany(timeout_ms=timeout_ms)
+        )
+        return polled
+
+    def assignment(self) -> set[Any]:
+        return set(self._consumer.assignment())
+
+    def close(self) -> None:
+        try:
+            self._loop.run_until_complete(self._consumer.stop())
+        finally:
+            self._loop.close()
 
 
 def _poll(client: str, consumer: Any) -> list[tuple[int, int, bytes]]:
@@ -409,7 +474,7 @@ def test_offsets_committed_through_one_door_are_read_through_the_other(
     }
 
 
-@pytest.mark.parametrize("client", [*CLIENTS, "minikafka"])
+@pytest.mark.parametrize("client", [*CLIENTS, "aiokafka", "minikafka"])
 def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(
     cluster_factory: ClusterFactory, client: str
 ) -> None:

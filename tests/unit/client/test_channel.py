@@ -16,6 +16,7 @@ import pytest
 from minikafka.client._channel import ChannelPool
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 
 # What the fake broker does with a request, by its timeout_ms.
 ANSWER, HANG, FAIL = 0, 1, 2
@@ -26,11 +27,17 @@ class FakeData(pb_grpc.DataServicer):
 
     def __init__(self) -> None:
         self.streams = 0
+        self.client_ids: list[str] = []  # each call's, as the broker reads it
+
+    def Produce(self, request: pb.ProduceRequest, context: Any) -> pb.ProduceResponse:
+        self.client_ids.append(transport.client_id_of(context.invocation_metadata()))
+        return pb.ProduceResponse()
 
     def ProduceStream(
         self, requests: Iterator[pb.ProduceRequest], context: Any
     ) -> Iterator[pb.ProduceResponse]:
         self.streams += 1
+        self.client_ids.append(transport.client_id_of(context.invocation_metadata()))
         for request in requests:
             if request.timeout_ms == HANG:
                 while context.is_active():
@@ -174,3 +181,19 @@ def test_an_unreachable_broker_fails_the_request(pool: ChannelPool) -> None:
     error = future.exception(timeout=10)
     assert isinstance(error, grpc.RpcError)
     assert error.code() == grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.parametrize("client_id", ["app-1", "café ☕", ""])
+def test_every_call_names_the_client_by_its_client_id(
+    broker: tuple[str, FakeData], client_id: str
+) -> None:
+    """Kafka's client.id in each call's metadata, streams and unary calls alike (the broker's
+    client quotas go by it); one that is not ASCII travels as UTF-8 bytes; "" sends none."""
+    address, data = broker
+    pool = ChannelPool(client_id=client_id)
+    try:
+        answered(pool.stream(address, "ProduceStream").send(request("t"), timeout=10))
+        pb_grpc.DataStub(pool.get(address)).Produce(request("t"), timeout=10)
+    finally:
+        pool.close()
+    assert data.client_ids == [client_id, client_id]

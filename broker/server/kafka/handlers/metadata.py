@@ -6,7 +6,9 @@ from v1 on asks for none. ``allow_auto_topic_creation`` (v4+) is the client's; b
 request always allows it, as Kafka reads those versions. Topic ids (v10+) are answered for
 every topic; v12 may ask for topics by id instead of by name (KIP-516): ids are resolved in the
 metadata cache, an unknown one answers UNKNOWN_TOPIC_ID with a null name, and a request by id
-never creates a topic, as Kafka's.
+never creates a topic, as Kafka's. A v10 or v11 request that names a topic by id (or by a null
+name) is refused as Kafka's KafkaApis refuses it: every topic asked answers INVALID_REQUEST,
+with no brokers and no partitions.
 
 Authorization is the core's (MetadataApi): topics the principal may not Describe are left out
 of an all-topics answer and TOPIC_AUTHORIZATION_FAILED when named. Asked for (Metadata v8+,
@@ -51,6 +53,10 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
             ),
         )
 
+    if not every and request.api_version < _FIRST_BY_ID_VERSION and _asks_by_id(requested):
+        return request.response(
+            {"throttle_time": 0, "controller_id": -1, "topics": _refused(requested)}
+        )
     by_id = request.api_version >= _FIRST_BY_ID_VERSION and not every
     wanted_ids = [t.topic_id for t in requested if t.topic_id is not None] if by_id else []
     wanted_ids = [topic_id for topic_id in wanted_ids if topic_id != ZERO]
@@ -113,6 +119,25 @@ async def metadata(request: Request, broker: KafkaBroker) -> Entity:
             "cluster_authorized_operations": answer.cluster_authorized_operations,
         }
     )
+
+
+def _asks_by_id(requested: list[Entity]) -> bool:
+    """Whether a v10-11 request names a topic by id or by a null name (only v12 may)."""
+    return any(t.name is None or (getattr(t, "topic_id", None) or ZERO) != ZERO for t in requested)
+
+
+def _refused(requested: list[Entity]) -> list[dict[str, object]]:
+    """Kafka's error answer to a Metadata request: each topic asked, INVALID_REQUEST."""
+    return [
+        {
+            "error_code": ErrorCode.INVALID_REQUEST,
+            "name": t.name or "",
+            "topic_id": getattr(t, "topic_id", None) or ZERO,
+            "is_internal": False,
+            "partitions": [],
+        }
+        for t in requested
+    ]
 
 
 def _unknown_topic_id(topic_id: object) -> dict[str, object]:

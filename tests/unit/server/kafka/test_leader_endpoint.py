@@ -1,13 +1,15 @@
 """The follower's Kafka-protocol endpoint against a scripted leader on 127.0.0.1: what it puts on
-the wire (Fetch v12, OffsetsForLeaderEpoch v4, decoded here with kio as the broker decodes
-them), what it makes of the answers, and its failures (timeouts, closes, stray answers,
-refused connections), each a LeaderEndpointError after which the next request connects again."""
+the wire (Fetch v17 by topic id, v12 by name while an id is unknown, OffsetsForLeaderEpoch v4,
+decoded here with kio as the broker decodes them), what it makes of the answers, and its
+failures (timeouts, closes, stray answers, refused connections), each a LeaderEndpointError
+after which the next request connects again."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import struct
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -91,14 +93,34 @@ def answer(api_key: int, version: int, correlation_id: int, values: dict[str, An
     return buffer.getvalue()
 
 
-def endpoint(port: int, timeout_s: float = 5.0, max_bytes: int = 64 << 20) -> KafkaLeaderEndpoint:
+def endpoint(
+    port: int,
+    timeout_s: float = 5.0,
+    max_bytes: int = 64 << 20,
+    topic_ids: dict[str, str] | None = None,
+) -> KafkaLeaderEndpoint:
+    """A follower's endpoint; ``topic_ids`` its metadata cache's ids (none known by default)."""
     return KafkaLeaderEndpoint(
         "127.0.0.1",
         port,
         timeout_s=timeout_s,
         max_response_bytes=max_bytes,
         client_id="broker-2-fetcher",
+        topic_ids=FakeTopicIds(topic_ids or {}),
     )
+
+
+class FakeTopicIds:
+    """The metadata cache's ids, name -> id; the test may change them."""
+
+    def __init__(self, ids: dict[str, str]) -> None:
+        self.ids = ids
+
+    def topic_id(self, topic: str) -> str:
+        return self.ids.get(topic, "")
+
+    def topic_names_by_id(self) -> dict[str, str]:
+        return {topic_id: name for name, topic_id in self.ids.items()}
 
 
 FETCH = FetchRequest(
@@ -189,6 +211,118 @@ def test_a_fetch_goes_out_as_fetch_v12_and_its_answer_comes_back_as_values() -> 
         assert (u1.topic, u1.partition, u1.records, u1.diverging_epoch) == ("u", 1, b"", (1, 3))
         assert (u2.error_code, u2.diverging_epoch) == (ErrorCode.FENCED_LEADER_EPOCH, None)
         assert type(u2.error_code) is int
+
+    asyncio.run(scenario())
+
+
+# ZooKeeper's text form of two topic ids, and their 16 bytes on the wire.
+T_ID, U_ID = "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg"
+T_UUID, U_UUID = uuid.UUID(int=1), uuid.UUID(int=2)
+
+
+async def fetch_answer_by_id(
+    api_key: int, version: int, correlation_id: int, body: Entity
+) -> bytes:
+    """The answer a leader gives by topic id: ``t``'s records, and ``u`` deleted and
+    re-created meanwhile (UNKNOWN_TOPIC_ID)."""
+    partition = {"partition_index": 0, "error_code": 0, "high_watermark": 9, "records": b"r"}
+    unknown = {"partition_index": 1, "error_code": ErrorCode.UNKNOWN_TOPIC_ID, "records": None}
+    return answer(
+        api_key,
+        version,
+        correlation_id,
+        {
+            "session_id": 77,
+            "responses": [
+                {"topic_id": T_UUID, "partitions": [partition]},
+                {"topic_id": U_UUID, "partitions": [unknown]},
+            ],
+        },
+    )
+
+
+def test_a_fetch_names_topics_by_id_at_v17_once_every_id_is_known() -> None:
+    """Kafka 3.9's replica fetcher: v17, ids for names, the follower's id in replica_state."""
+
+    async def scenario() -> None:
+        async with ScriptedLeader(fetch_answer_by_id) as leader:
+            follower = endpoint(leader.port, topic_ids={"t": T_ID, "u": U_ID})
+            try:
+                response = await follower.fetch(FETCH)
+            finally:
+                await follower.close()
+        [(api_key, version, body)] = leader.requests
+        assert (api_key, version) == (1, 17)
+        assert (body.replica_state.replica_id, body.replica_state.replica_epoch) == (2, -1)
+        sent = [
+            (t.topic_id, p.partition, p.fetch_offset) for t in body.topics for p in t.partitions
+        ]
+        assert sent == [(T_UUID, 0, 5), (U_UUID, 1, 0)]
+        forgotten = [(t.topic_id, list(t.partitions)) for t in body.forgotten_topics_data]
+        assert forgotten == [(T_UUID, [9])]
+        t0, u1 = response.partitions
+        assert (t0.topic, t0.partition, t0.high_watermark, t0.records) == ("t", 0, 9, b"r")
+        assert (u1.topic, u1.partition, u1.error_code) == ("u", 1, ErrorCode.UNKNOWN_TOPIC_ID)
+
+    asyncio.run(scenario())
+
+
+def test_an_incremental_answer_names_the_sessions_partitions_by_the_ids_sent_before() -> None:
+    """The session's partitions come back by id though the incremental fetch lists none: the
+    ids sent earlier name them, then the metadata cache; an id neither knows ends the session
+    (FETCH_SESSION_ID_NOT_FOUND), never a partition dropped in silence."""
+    answers = iter([fetch_answer_by_id, fetch_answer_by_id, fetch_answer_by_id])
+
+    async def script(api_key: int, version: int, correlation_id: int, body: Entity) -> bytes:
+        return await next(answers)(api_key, version, correlation_id, body)
+
+    async def scenario() -> None:
+        cache = FakeTopicIds({"t": T_ID, "u": U_ID})
+        async with ScriptedLeader(script) as leader:
+            follower = KafkaLeaderEndpoint(
+                "127.0.0.1", leader.port, timeout_s=5, max_response_bytes=1 << 20,
+                client_id="broker-2-fetcher", topic_ids=cache,
+            )  # fmt: skip
+            incremental = FetchRequest(2, 100, 1, 1 << 20, [], session_id=77, session_epoch=5)
+            try:
+                await follower.fetch(FETCH)  # names t and u by their ids
+                cache.ids = {}  # the cache forgot them (the topics were deleted)
+                first = await follower.fetch(incremental)
+                # a new endpoint has sent no ids: the cache names them, or nobody does
+                fresh = KafkaLeaderEndpoint(
+                    "127.0.0.1", leader.port, timeout_s=5, max_response_bytes=1 << 20,
+                    client_id="broker-2-fetcher", topic_ids=FakeTopicIds({"u": U_ID}),
+                )  # fmt: skip
+                unknown = await fresh.fetch(incremental)
+                await fresh.close()
+            finally:
+                await follower.close()
+        assert [(p.topic, p.partition) for p in first.partitions] == [("t", 0), ("u", 1)]
+        assert (first.error_code, first.session_id) == (0, 77)
+        # t's id: neither sent by the fresh endpoint nor in its cache
+        assert (unknown.error_code, unknown.partitions) == (
+            ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+            [],
+        )
+        assert [v for _, v, _ in leader.requests] == [17, 17, 17]
+
+    asyncio.run(scenario())
+
+
+def test_a_fetch_names_topics_at_v12_while_one_id_is_not_known() -> None:
+    """A topic whose id the metadata cache lacks (a forgotten one counts too): by name."""
+
+    async def scenario() -> None:
+        async with ScriptedLeader(fetch_answer) as leader:
+            follower = endpoint(leader.port, topic_ids={"u": U_ID})
+            try:
+                response = await follower.fetch(FETCH)
+            finally:
+                await follower.close()
+        [(_, version, body)] = leader.requests
+        assert version == 12
+        assert [t.topic for t in body.topics] == ["t", "u"]
+        assert [p.topic for p in response.partitions] == ["t", "u", "u"]
 
     asyncio.run(scenario())
 
