@@ -509,9 +509,7 @@ def _fetch_request(request: FetchRequest, version: int, ids: dict[str, str]) -> 
     )
 
 
-def _fetch_response(
-    response: Any, topic_name: Callable[[str], str | None]
-) -> FetchSessionResponse:
+def _fetch_response(response: Any, topic_name: Callable[[str], str | None]) -> FetchSessionResponse:
     """The answer's partitions by topic name: a v13+ answer's ids turned into names by
     ``topic_name``. An id it cannot name makes the answer FETCH_SESSION_ID_NOT_FOUND (module
     docstring): the fetcher then starts over with a full fetch."""

@@ -8,6 +8,7 @@ membership is in test_groups.py)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import KafkaError, UnknownTopicOrPartitionError
+from aiokafka.errors import KafkaError
 
 from minikafka.proto.errors import ErrorCode
 from tests.integration.cluster import Cluster
@@ -155,7 +156,7 @@ def test_aiokafka_meets_kafka_3_9s_topic_keys_partitions_and_per_record_errors(
     """aiokafka's admin creates a topic with Kafka 3.9 keys that are not the defaults and
     reads them back; the leader stamps LogAppendTime; partitions added are in the answering
     broker's metadata when CreatePartitions answers; on a compacted topic a keyless record is
-    refused and keyed ones are written."""
+    refused and a keyed one is written after it."""
     bootstrap = cluster.kafka_bootstrap_servers
 
     async def scenario() -> None:
@@ -179,11 +180,12 @@ def test_aiokafka_meets_kafka_3_9s_topic_keys_partitions_and_per_record_errors(
                 stamped = await (await producer.send("audit", b"v", timestamp_ms=1_000))
                 assert stamped.timestamp >= before_ms
                 assert stamped.timestamp_type == 1
-                keyless = await producer.send("compacted", b"no key")
-                keyed = await producer.send("compacted", b"kept", key=b"k")
+                # aiokafka reads no record_errors (KIP-467): a batch with a keyless record
+                # fails whole, so the keyless one goes alone.
                 with pytest.raises(KafkaError):
-                    await keyless
-                assert (await keyed).offset == 0
+                    await producer.send_and_wait("compacted", b"no key")
+                keyed = await producer.send_and_wait("compacted", b"kept", key=b"k")
+                assert keyed.offset == 0
             finally:
                 await producer.stop()
             consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
@@ -213,10 +215,14 @@ def test_aiokafka_meets_kafka_3_9s_topic_keys_partitions_and_per_record_errors(
 
 
 def test_aiokafka_commits_only_for_topics_that_exist_and_loses_a_deleted_topics_offsets(
-    cluster: Cluster,
+    cluster_factory: ClusterFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     """OffsetCommit of a topic that does not exist is refused (UNKNOWN_TOPIC_OR_PARTITION)
     and stores nothing; deleting a topic removes its committed offsets from the group."""
+    # aiokafka's metadata requests would create "nope" otherwise
+    cluster = cluster_factory(
+        n_brokers=3, overrides={**GROUP_OVERRIDES, "auto.create.topics.enable": "false"}
+    )
     bootstrap = cluster.kafka_bootstrap_servers
     group = f"g-{uuid.uuid4().hex[:6]}"
     clicks, nope = TopicPartition("clicks", 0), TopicPartition("nope", 0)
@@ -224,17 +230,23 @@ def test_aiokafka_commits_only_for_topics_that_exist_and_loses_a_deleted_topics_
     async def scenario() -> None:
         await _create(bootstrap, "clicks")
         await _produce(bootstrap, "clicks", [b"a", b"b", b"c"])
-        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False
+        )
         await consumer.start()
         try:
             consumer.assign([clicks])
             await consumer.commit({clicks: 3})
             assert await consumer.committed(clicks) == 3
             consumer.assign([clicks, nope])
-            with pytest.raises(UnknownTopicOrPartitionError):
-                await consumer.commit({nope: 5})
-            assert await consumer.committed(nope) is None
-            assert await consumer.committed(clicks) == 3
+            # aiokafka takes UNKNOWN_TOPIC_OR_PARTITION as retriable: it logs it and commits
+            # again until given up on
+            with caplog.at_level(logging.ERROR, logger="aiokafka"), pytest.raises(TimeoutError):
+                await asyncio.wait_for(consumer.commit({nope: 5}), 5)
+            refusals = [r for r in caplog.records if "UnknownTopicOrPartitionError" in r.message]
+            assert refusals, caplog.text
+            assert await asyncio.wait_for(consumer.committed(nope), 30) is None
+            assert await asyncio.wait_for(consumer.committed(clicks), 30) == 3
 
             admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30_000)
             await admin.start()
