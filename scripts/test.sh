@@ -61,12 +61,33 @@ step "import-linter (.importlinter: which way imports go)"
 lint_imports="$(cd "$venv/bin" && pwd)/lint-imports"
 (cd build/imports && "$lint_imports" "$OLDPWD/.importlinter")
 
-if [ "$#" = 0 ]; then
-    # The record codec and the client also run without proto._crecords (a machine without a
-    # compiler, or MINIKAFKA_PURE_PYTHON=1): their unit tests once more on the Python code.
-    step "pytest: the record codec and the client on the pure-Python code"
-    MINIKAFKA_PURE_PYTHON=1 "$venv/bin/pytest" -q -p no:cacheprovider tests/unit/proto tests/unit/client
+pytest="$venv/bin/pytest"
+if [ "$#" != 0 ]; then
+    step "pytest $*"
+    exec "$pytest" "$@"
 fi
 
-step "pytest"
-exec "$venv/bin/pytest" "$@"
+# The whole suite, in phases; each runs whatever came before failed, and the script fails at
+# the end if any did. Two workers (pytest-xdist, this machine's two cores) for the unit tests
+# and for the integration files, a file to a worker (each integration test starts its own
+# brokers on ports of its worker's own range); the timing-bound files (marked serial), Spark
+# and the docker compose cluster alone.
+failed=()
+phase() {
+    local name=$1
+    shift
+    step "pytest: $name"
+    "$@" || failed+=("$name")
+}
+# The record codec and the client also run without proto._crecords (a machine without a
+# compiler, or MINIKAFKA_PURE_PYTHON=1): their unit tests once more on the Python code.
+phase "the record codec and the client on the pure-Python code" \
+    env MINIKAFKA_PURE_PYTHON=1 "$pytest" -q -p no:cacheprovider tests/unit/proto tests/unit/client
+phase "unit tests, two workers" "$pytest" -n 2 tests/unit
+phase "integration tests, two workers" "$pytest" -n 2 --dist loadfile -m "not serial" tests/integration
+phase "timing-bound integration tests, alone" "$pytest" -m serial tests/integration
+phase "Spark (local mode) and e2e (docker compose)" "$pytest" tests/spark tests/e2e
+if [ "${#failed[@]}" != 0 ]; then
+    printf '\nfailed: %s\n' "${failed[@]}" >&2
+    exit 1
+fi

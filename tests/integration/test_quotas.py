@@ -6,12 +6,14 @@ broker and from ZooKeeper, and reaches every broker's ClientQuotaManager within 
 broker's ``client_quota_updated`` log line). A 1 MB/s producer_byte_rate holds a
 confluent-kafka and a kafka-python producer (each its own client-id) to it over 22 s, two of
 the rate's 11-second spans, and both clients see throttle time; a 1 MB/s consumer_byte_rate
-holds a kafka-python consumer likewise. KIP-55's order: a user's quota beats a client-id
-default.
+holds a kafka-python consumer likewise; an aiokafka producer, which reads no throttle time, is
+held by the broker's muting alone; the minikafka producer over gRPC by its client_id. KIP-55's
+order: a user's quota beats a client-id default.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -20,6 +22,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import aiokafka
 import confluent_kafka
 import kafka
 import pytest
@@ -30,7 +33,8 @@ from tests.integration.cluster import REPO_ROOT, Cluster
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_protocol.raw import RawKafka, batch, produce_fields
 
-pytestmark = pytest.mark.integration
+# Rates measured over 20 s: alone, not beside other tests (scripts/test.sh).
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS, PRODUCE, METADATA = 48, 49, 0, 3
 METADATA_ALL = {
@@ -410,6 +414,57 @@ def test_byte_rates_hold_producers_and_consumers_to_their_quotas(cluster: Cluste
     # (the rate itself has gone back to 0 by now: the producers stopped windows ago)
     rate = cluster.metric(leader, "kafka_server_produce_byte_rate", user="", client_id="ck-app")
     assert rate is not None
+
+
+def test_an_aiokafka_producer_is_held_to_its_quota(cluster: Cluster) -> None:
+    """aiokafka reads no throttle_time_ms: the broker's muting alone (KIP-219: the answer at
+    once, then nothing read from the connection for the throttle time) holds it to 1 MB/s."""
+    from minikafka.client.admin import NewTopic
+
+    cluster.admin().create_topics([NewTopic("quota-aio", 1, 3)])
+    assert alter(cluster, {"client-id": "aio-app"}, {"producer_byte_rate": MB}).error_code == 0
+    wait_applied(cluster, "clients/aio-app", 1)
+    value = b"a" * 10_000
+
+    async def produce() -> float:
+        """The rate acknowledged over RUN_S, bytes a second."""
+        producer = aiokafka.AIOKafkaProducer(
+            bootstrap_servers=cluster.kafka_bootstrap_servers,
+            client_id="aio-app",
+            acks="all",
+            linger_ms=5,
+        )
+        await producer.start()
+        acked = [0]
+        in_flight: set[asyncio.Future[Any]] = set()
+
+        def delivered(future: asyncio.Future[Any]) -> None:
+            in_flight.discard(future)
+            if not future.cancelled() and future.exception() is None:
+                acked[0] += len(value)
+
+        started = time.monotonic()
+        try:
+            while time.monotonic() - started < RUN_S:
+                if len(in_flight) >= 100:  # about 1 MB queued, as the other producers
+                    await asyncio.sleep(0.01)
+                    continue
+                future = await producer.send("quota-aio", value)
+                in_flight.add(future)
+                future.add_done_callback(delivered)
+            return acked[0] / (time.monotonic() - started)
+        finally:
+            await producer.stop()
+
+    rate = asyncio.run(produce())
+    assert abs(rate / MB - 1) < 0.10, rate
+    throttled = cluster.metric(
+        cluster.leader("quota-aio", 0),
+        "kafka_server_produce_throttle_time_total",
+        user="",
+        client_id="aio-app",
+    )
+    assert throttled is not None and throttled > 0
 
 
 def configs_cli(cluster: Cluster, *argv: str) -> subprocess.CompletedProcess[str]:

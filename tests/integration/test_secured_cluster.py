@@ -950,7 +950,8 @@ def test_a_forged_follower_fetch_is_refused_and_acks_all_waits_for_the_real_foll
     leader, follower = (b for b in sorted(cluster.brokers) if b != controller)
     topic = _unique("forged-fetch")
     create_topic(cluster, topic, replicas=(leader, follower))
-    assert cluster.produce(topic, 0, [b"acknowledged"]).ok
+    # the ISR in ZooKeeper is full before the leader has its LeaderAndIsr: retried
+    assert cluster.produce(topic, 0, [b"acknowledged"], retry_s=10).ok
     hw = cluster.fetch(leader, topic, 0, 0).high_watermark
     assert hw == 1
 

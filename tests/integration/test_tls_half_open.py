@@ -15,7 +15,8 @@ import pytest
 from tests.integration.cluster import BrokerProcess
 from tests.integration.conftest import ClusterFactory
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+# Handshake timeouts timed: alone, not beside other tests (scripts/test.sh).
+pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.timeout(120)]
 
 
 def _closed_by_peer(sock: socket.socket, timeout_s: float) -> bool:
