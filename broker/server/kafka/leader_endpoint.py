@@ -25,9 +25,9 @@ id neither knows (the leader knows a topic this broker has not heard of yet) is 
 silently, which would leave its partition unfetched in an incremental session: the answer is
 taken as FETCH_SESSION_ID_NOT_FOUND, so the next fetch is a full one. A topic deleted and
 re-created in between answers UNKNOWN_TOPIC_ID or INCONSISTENT_TOPIC_ID on its partitions,
-after which the fetcher backs off and the next fetch names the new id. OffsetsForLeaderEpoch v4 carries ``replica_id``. No ApiVersions round trip:
-brokers of one cluster run this same code (Kafka's inter.broker.protocol.version pins them
-likewise).
+after which the fetcher backs off and the next fetch names the new id. OffsetsForLeaderEpoch
+v4 carries ``replica_id``. No ApiVersions round trip: brokers of one cluster run this same code
+(Kafka's inter.broker.protocol.version pins them likewise).
 
 On a SASL inter-broker listener each new connection logs in before its first request, as
 Kafka's NetworkClient does: SaslHandshake v1 with sasl.mechanism.inter.broker.protocol, then
@@ -82,9 +82,9 @@ from minikafka.proto.errors import ErrorCode
 
 __all__ = [
     "FETCH_VERSION",
-    "TopicIds",
     "OFFSETS_FOR_LEADER_EPOCH_VERSION",
     "KafkaLeaderEndpoint",
+    "TopicIds",
     "factory",
 ]
 

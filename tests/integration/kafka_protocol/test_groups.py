@@ -128,7 +128,12 @@ class Member:
         return [v for _, _, v in self.consumed]
 
 
-class _Assigned(kafka.ConsumerRebalanceListener):  # type: ignore[misc]
+class _Assigned(
+    kafka.ConsumerRebalanceListener,  # type: ignore[misc]
+    aiokafka.abc.ConsumerRebalanceListener,  # type: ignore[misc]
+):
+    """A rebalance listener for kafka-python's, aiokafka's and the minikafka consumer."""
+
     def __init__(self, on_assign: Callable[[], None]) -> None:
         self._on_assign = on_assign
 
@@ -203,17 +208,6 @@ def _new_consumer(
     return consumer
 
 
-class _AioAssigned(aiokafka.abc.ConsumerRebalanceListener):  # type: ignore[misc]
-    def __init__(self, on_assign: Callable[[], None]) -> None:
-        self._on_assign = on_assign
-
-    def on_partitions_revoked(self, revoked: Any) -> None:
-        pass
-
-    def on_partitions_assigned(self, assigned: Any) -> None:
-        self._on_assign()
-
-
 class _AioConsumer:
     """aiokafka's consumer behind the blocking calls a Member makes: its event loop runs
     while the member polls (its heartbeats and fetches go on then), one thread at a time."""
@@ -241,7 +235,7 @@ class _AioConsumer:
                 auto_commit_interval_ms=300,
             )
             await consumer.start()
-            consumer.subscribe([TOPIC], listener=_AioAssigned(on_assign))
+            consumer.subscribe([TOPIC], listener=_Assigned(on_assign))
             return consumer
 
         self._consumer = self._loop.run_until_complete(start())
