@@ -206,14 +206,27 @@ def test_produce_consume_metadata_and_groups_through_kafka_clients(
     assert _failure(created["forbidden"]) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     assert cluster.zk.get_topic("forbidden") is None
 
-    # Metadata: the topics ANONYMOUS may not Describe are left out, and refused when named
-    topics = admin.list_topics(timeout=15).topics
-    assert "open-orders" in topics and READ_ONLY in topics and SECRET not in topics
+    # Metadata: the topics ANONYMOUS may not Describe are left out, and refused when named.
+    # CreateTopics answers once the answering broker knows the topic; the broker asked next may
+    # hear of it a moment later (in Kafka too).
+    def listed_by_admin() -> dict[str, Any] | None:
+        topics: dict[str, Any] = admin.list_topics(timeout=15).topics
+        return topics if "open-orders" in topics else None
+
+    topics = cluster.wait_for(listed_by_admin, 15, "open-orders in the metadata")
+    assert READ_ONLY in topics and SECRET not in topics
     named = admin.list_topics(SECRET, timeout=15).topics[SECRET]
     assert _code(named.error) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
     python_client = kafka.KafkaConsumer(bootstrap_servers=cluster.kafka_bootstrap_servers)
-    seen = python_client.topics()
-    python_client.close()
+
+    def seen_by_kafka_python() -> set[str] | None:
+        seen: set[str] = python_client.topics()
+        return seen if "open-orders" in seen else None
+
+    try:
+        seen = cluster.wait_for(seen_by_kafka_python, 15, "open-orders in kafka-python's view")
+    finally:
+        python_client.close()
     assert {"open-orders", READ_ONLY} <= seen and SECRET not in seen
 
     # Produce: Write on open-* and ro-*, not on the secret topic, which stays empty

@@ -23,7 +23,8 @@ leader answers the session's other partitions by the ids it holds for them, so t
 are turned back into names by every id this endpoint has sent, then by the metadata cache; an
 id neither knows (the leader knows a topic this broker has not heard of yet) is not dropped
 silently, which would leave its partition unfetched in an incremental session: the answer is
-taken as FETCH_SESSION_ID_NOT_FOUND, so the next fetch is a full one. A topic deleted and
+taken as INVALID_FETCH_SESSION_EPOCH, so the next fetch is a full one that closes the session
+(the leader still holds it; Kafka's FetchSessionHandler closes it likewise). A topic deleted and
 re-created in between answers UNKNOWN_TOPIC_ID or INCONSISTENT_TOPIC_ID on its partitions,
 after which the fetcher backs off and the next fetch names the new id. OffsetsForLeaderEpoch
 v4 carries ``replica_id``. No ApiVersions round trip: brokers of one cluster run this same code
@@ -511,8 +512,8 @@ def _fetch_request(request: FetchRequest, version: int, ids: dict[str, str]) -> 
 
 def _fetch_response(response: Any, topic_name: Callable[[str], str | None]) -> FetchSessionResponse:
     """The answer's partitions by topic name: a v13+ answer's ids turned into names by
-    ``topic_name``. An id it cannot name makes the answer FETCH_SESSION_ID_NOT_FOUND (module
-    docstring): the fetcher then starts over with a full fetch."""
+    ``topic_name``. An id it cannot name makes the answer INVALID_FETCH_SESSION_EPOCH (module
+    docstring): the fetcher then starts over with a full fetch that closes the session."""
     results: list[FetchPartitionResult] = []
     for topic in response.responses:
         name = getattr(topic, "topic", None)
@@ -520,7 +521,7 @@ def _fetch_response(response: Any, topic_name: Callable[[str], str | None]) -> F
             name = topic_name(from_uuid(topic.topic_id))
             if name is None:
                 return FetchSessionResponse(
-                    ErrorCode.FETCH_SESSION_ID_NOT_FOUND, INVALID_SESSION_ID, []
+                    ErrorCode.INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID, []
                 )
         for p in topic.partitions:
             diverging = p.diverging_epoch

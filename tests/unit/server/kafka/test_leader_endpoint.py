@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from minikafka.broker.replication.fetch_session import FetchMetadata
+from minikafka.broker.replication.fetch_session_handler import FetchSessionHandler
 from minikafka.broker.replication.leader_endpoint import LeaderEndpointError
 from minikafka.broker.replication.requests import (
     FetchPartition,
@@ -269,8 +271,10 @@ def test_a_fetch_names_topics_by_id_at_v17_once_every_id_is_known() -> None:
 
 def test_an_incremental_answer_names_the_sessions_partitions_by_the_ids_sent_before() -> None:
     """The session's partitions come back by id though the incremental fetch lists none: the
-    ids sent earlier name them, then the metadata cache; an id neither knows ends the session
-    (FETCH_SESSION_ID_NOT_FOUND), never a partition dropped in silence."""
+    ids sent earlier name them, then the metadata cache; an id neither knows ends the session,
+    never a partition dropped in silence: the next fetch is a full one that closes the leader's
+    session (INVALID_FETCH_SESSION_EPOCH), which still holds it, rather than leaving it there
+    (FETCH_SESSION_ID_NOT_FOUND would start over with session id 0)."""
     answers = iter([fetch_answer_by_id, fetch_answer_by_id, fetch_answer_by_id])
 
     async def script(api_key: int, version: int, correlation_id: int, body: Entity) -> bytes:
@@ -301,9 +305,13 @@ def test_an_incremental_answer_names_the_sessions_partitions_by_the_ids_sent_bef
         assert (first.error_code, first.session_id) == (0, 77)
         # t's id: neither sent by the fresh endpoint nor in its cache
         assert (unknown.error_code, unknown.partitions) == (
-            ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+            ErrorCode.INVALID_FETCH_SESSION_EPOCH,
             [],
         )
+        session = FetchSessionHandler()
+        session.next_metadata = FetchMetadata(77, 5)
+        assert not session.handle_response(unknown.error_code, unknown.session_id, [])
+        assert session.next_metadata == FetchMetadata(77, 0)  # full, closing session 77
         assert [v for _, v, _ in leader.requests] == [17, 17, 17]
 
     asyncio.run(scenario())
