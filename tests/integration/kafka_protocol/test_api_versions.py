@@ -42,9 +42,11 @@ def _fetch_by_id(
     version: int,
     topic_id: uuid.UUID | None,
     session: tuple[int, int] = (0, -1),
+    forget: uuid.UUID | None = None,
 ) -> Any:
     """Fetch ``version`` (13+) of partition 0 of ``topic_id`` (None: no partition) from offset
-    0, sessionless unless ``session`` (session id, epoch) says otherwise."""
+    0, sessionless unless ``session`` (session id, epoch) says otherwise; ``forget``: a topic
+    id whose partition 0 the session is to forget."""
     values: dict[str, Any] = {
         "max_wait": 0,
         "min_bytes": 1,
@@ -62,7 +64,9 @@ def _fetch_by_id(
         ]
         if topic_id is not None
         else [],
-        "forgotten_topics_data": [],
+        "forgotten_topics_data": []
+        if forget is None
+        else [{"topic_id": forget, "partitions": [0]}],
         "rack_id": "",
     }
     if version < 15:
@@ -136,12 +140,24 @@ def test_a_fetch_session_of_a_recreated_topic_answers_inconsistent_topic_id(
         # is the new topic's partition now.
         answer = _fetch_by_id(raw, 16, None, session=(opened.session_id, 1))
 
+        # Forgetting the old id, which the broker no longer knows, takes the partition out of
+        # the session (Kafka's sessions are keyed by id): it is answered no more.
+        forgotten = _fetch_by_id(raw, 16, None, session=(opened.session_id, 2), forget=old_id)
+        produced = raw.call(0, 8, produce_fields("orders", batch([b"new"])))
+        assert int(produced.responses[0].partition_responses[0].error_code) == ErrorCode.NONE
+        after = _fetch_by_id(raw, 16, None, session=(opened.session_id, 3))
+
     assert int(answer.error_code) == ErrorCode.NONE
     (topic,) = answer.responses
     assert topic.topic_id == old_id
     (partition,) = topic.partitions
     assert int(partition.error_code) == ErrorCode.INCONSISTENT_TOPIC_ID
     assert not partition.records
+    assert int(forgotten.error_code) == ErrorCode.NONE
+    assert not forgotten.responses
+    # Left empty, the session was closed (as Kafka's FetchManager closes an empty one): the
+    # next incremental fetch finds none, where it found the partition still held before.
+    assert (int(after.error_code), after.responses) == (ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ())
 
 
 def test_list_offsets_v8_earliest_local_is_the_log_start_offset(

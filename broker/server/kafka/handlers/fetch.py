@@ -32,11 +32,12 @@ TOPIC_AUTHORIZATION_FAILED on every partition (the core refuses it, as for gRPC)
 Topic ids (KIP-516), v13+: the request and the answer name each topic by its id, resolved to
 its name in the broker's metadata cache (Kafka's ``topicIdsToNames``). An id the cache does not
 know (a topic deleted, or deleted and re-created under the same name, which gets a new id) is
-UNKNOWN_TOPIC_ID on each of its partitions, as Kafka answers; ``forgotten_topics_data`` entries
-with such an id are dropped. A fetch session keeps the id each partition was named by: when the
-topic is deleted and re-created under the same name while a session holds it, the session's
-partition answers INCONSISTENT_TOPIC_ID under the old id (Kafka's ReplicaManager check) until
-the fetcher names the new id. v14 adds only an error code of tiered storage (not
+UNKNOWN_TOPIC_ID on each of its partitions, as Kafka answers; a ``forgotten_topics_data`` entry
+with such an id forgets the session's partitions held under it (Kafka keys sessions by id). A
+fetch session keeps the id each partition was named by: when the topic is deleted and
+re-created under the same name while a session holds it, the session's partition answers
+INCONSISTENT_TOPIC_ID under the old id (Kafka's ReplicaManager check) until the fetcher names
+the new id or forgets the old one. v14 adds only an error code of tiered storage (not
 implemented); v15 moves the follower's id into the tagged ``replica_state`` (its
 ``replica_epoch`` is not checked, as for v12); v16 (KIP-951) adds, for a partition answered
 NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, the leader and epoch the metadata cache knows
@@ -118,10 +119,15 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             for p in topic.partitions
         )
     forgotten: list[TopicPartition] = []
+    unknown_forgotten: dict[str, set[int]] = {}
     for topic in getattr(body, "forgotten_topics_data", ()):
         name = names.get(from_uuid(topic.topic_id)) if by_id else topic.topic
         if name is not None:
             forgotten.extend(TopicPartition(name, partition) for partition in topic.partitions)
+        else:
+            unknown_forgotten.setdefault(from_uuid(topic.topic_id), set()).update(topic.partitions)
+    if unknown_forgotten:
+        forgotten.extend(_held_by_id(broker, getattr(body, "session_id", 0), unknown_forgotten))
     answer = await broker.fetches.fetch(
         FetchRequest(
             replica_id(request),
@@ -240,6 +246,22 @@ def _by_topic_id(
             )
         grouped.setdefault(known, []).append(result)
     return grouped
+
+
+def _held_by_id(
+    broker: KafkaBroker, session_id: int, forgotten: dict[str, set[int]]
+) -> list[TopicPartition]:
+    """The partitions the fetch session holds under ids the metadata cache no longer knows
+    (a deleted topic's) that the fetch forgets: Kafka's sessions are keyed by id, so forgetting
+    one by an id the broker no longer knows still takes it out of the session."""
+    session = broker.replica_manager.fetch_sessions.cache.get(session_id) if session_id else None
+    if session is None:
+        return []
+    return [
+        tp
+        for tp, held in session.partitions.items()
+        if tp.partition in forgotten.get(held.topic_id, ())
+    ]
 
 
 def _unknown_topic_id(partition: int) -> dict[str, Any]:
