@@ -54,7 +54,8 @@ def session(app_name: str, master: str | None = None) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # spark-submit (and the pyspark shell) start the JVM first and hand it to this process
     launched_by_spark = "PYSPARK_GATEWAY_PORT" in os.environ
-    if (master or "local").startswith("local") and not launched_by_spark:
+    local = (master or "local").startswith("local") and not launched_by_spark
+    if local:
         # Spark binds its driver to the host name's address otherwise, a non-loopback interface.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
@@ -62,6 +63,10 @@ def session(app_name: str, master: str | None = None) -> SparkSession:
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
+    if local:
+        # Python workers that a terminal's Ctrl-C leaves alone (spark_jobs/_quiet_daemon.py);
+        # local mode's workers run this Python, which has minikafka.
+        builder = builder.config("spark.python.daemon.module", "minikafka.spark._quiet_daemon")
     spark = (
         builder.config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
