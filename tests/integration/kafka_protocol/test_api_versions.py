@@ -37,6 +37,16 @@ def _topic_id(raw: RawKafka, topic: str) -> uuid.UUID | None:
     return found.topic_id  # type: ignore[no-any-return]
 
 
+def _one_broker_with_orders(cluster_factory: ClusterFactory) -> tuple[Cluster, str, AdminClient]:
+    """A one-broker cluster with the topic ``orders`` (1 partition): the cluster, its Kafka
+    address and a confluent-kafka admin client on it."""
+    cluster = cluster_factory(n_brokers=1)
+    address = cluster.brokers[0].kafka_address
+    admin = AdminClient({"bootstrap.servers": address})
+    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    return cluster, address, admin
+
+
 def _fetch_by_id(
     raw: RawKafka,
     version: int,
@@ -87,10 +97,7 @@ def test_api_versions_v4_answers_kafka_3_9s_table(cluster_factory: ClusterFactor
 def test_a_recreated_topics_old_id_answers_unknown_topic_id(
     cluster_factory: ClusterFactory,
 ) -> None:
-    cluster = cluster_factory(n_brokers=1)
-    address = cluster.brokers[0].kafka_address
-    admin = AdminClient({"bootstrap.servers": address})
-    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    cluster, address, admin = _one_broker_with_orders(cluster_factory)
     with RawKafka(address) as raw:
         old_id = cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "orders' topic id")
         produced = raw.call(0, 8, produce_fields("orders", batch([b"a", b"b"])))
@@ -119,10 +126,7 @@ def test_a_recreated_topics_old_id_answers_unknown_topic_id(
 def test_a_fetch_session_of_a_recreated_topic_answers_inconsistent_topic_id(
     cluster_factory: ClusterFactory,
 ) -> None:
-    cluster = cluster_factory(n_brokers=1)
-    address = cluster.brokers[0].kafka_address
-    admin = AdminClient({"bootstrap.servers": address})
-    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    cluster, address, admin = _one_broker_with_orders(cluster_factory)
     with RawKafka(address) as raw:
         old_id = cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "orders' topic id")
         raw.call(0, 8, produce_fields("orders", batch([b"a", b"b"])))
@@ -163,10 +167,7 @@ def test_a_fetch_session_of_a_recreated_topic_answers_inconsistent_topic_id(
 def test_list_offsets_v8_earliest_local_is_the_log_start_offset(
     cluster_factory: ClusterFactory,
 ) -> None:
-    cluster = cluster_factory(n_brokers=1)
-    address = cluster.brokers[0].kafka_address
-    admin = AdminClient({"bootstrap.servers": address})
-    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    cluster, address, _ = _one_broker_with_orders(cluster_factory)
     with RawKafka(address) as raw:
         cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "orders' leader")
         raw.call(0, 8, produce_fields("orders", batch([b"a", b"b", b"c"])))
@@ -321,10 +322,7 @@ def test_kafka_python_produces_and_consumes_in_a_group(cluster_factory: ClusterF
 def test_metadata_v10_and_v11_refuse_topic_ids(cluster_factory: ClusterFactory) -> None:
     """Only v12 may name a topic by id (or by a null name): Kafka's KafkaApis answers a v10 or
     v11 request that does with INVALID_REQUEST on every topic it asked, and creates nothing."""
-    cluster = cluster_factory(n_brokers=1)
-    address = cluster.brokers[0].kafka_address
-    admin = AdminClient({"bootstrap.servers": address})
-    admin.create_topics([NewTopic("orders", 1, 1)])["orders"].result(30)
+    cluster, address, _ = _one_broker_with_orders(cluster_factory)
     with RawKafka(address) as raw:
         topic_id = cluster.wait_for(lambda: _topic_id(raw, "orders"), 30, "orders' topic id")
         for version in (10, 11):
