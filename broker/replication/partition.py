@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import structlog
 
-from minikafka.broker.replication.producer_state import ProducerStateManager
+from minikafka.broker.replication.producer_state import AppendOrigin, ProducerStateManager
 from minikafka.broker.storage.log import Log, LogAppendInfo, LogHooks
 from minikafka.proto.errors import (
     ErrorCode,
@@ -437,7 +437,10 @@ class Partition:
     # --- leader: appends ------------------------------------------------------------------
 
     def append_records_to_leader(
-        self, data: bytes | memoryview, required_acks: int
+        self,
+        data: bytes | memoryview,
+        required_acks: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> LogAppendInfo:
         """Validate and append a produce request's batches (raises a KafkaError on refusal)."""
         state = self.state

@@ -61,6 +61,7 @@ import struct
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
@@ -81,6 +82,7 @@ __all__ = [
     "MAX_BATCHES_PER_PRODUCER",
     "PRODUCER_SNAPSHOT_VERSION",
     "SNAPSHOT_SUFFIX",
+    "AppendOrigin",
     "BatchMetadata",
     "CorruptSnapshotError",
     "ProducerSnapshotEntry",
@@ -105,6 +107,15 @@ _SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")
 _TMP_SUFFIX = ".tmp"
 
 _log = structlog.get_logger(__name__)
+
+
+class AppendOrigin(Enum):
+    """Who appends a batch on the leader (Kafka's AppendOrigin): a client's produce is checked
+    for sequence order; a coordinator's own writes (the group coordinator's transactional offset
+    commits, the transaction coordinator's markers) are not, as it writes sequence 0 each time."""
+
+    CLIENT = "client"
+    COORDINATOR = "coordinator"
 
 
 class CorruptSnapshotError(KafkaError):

@@ -80,6 +80,7 @@ from minikafka.broker.replication.fetcher import (
 from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
 from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
+from minikafka.broker.replication.producer_state import AppendOrigin
 from minikafka.broker.replication.requests import (
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
@@ -800,7 +801,9 @@ class ReplicaManager:
                     ErrorCode.INVALID_REQUIRED_ACKS, f"acks must be 0, 1 or -1, not {acks}"
                 )
                 continue
-            statuses[key] = self._append_to_leader(TopicPartition(*key), data.records, acks)
+            statuses[key] = self._append_to_leader(
+                TopicPartition(*key), data.records, acks, request.origin
+            )
         return statuses
 
     async def produce_response(
@@ -828,7 +831,11 @@ class ReplicaManager:
         ]
 
     def _append_to_leader(
-        self, tp: TopicPartition, records: Records, acks: int
+        self,
+        tp: TopicPartition,
+        records: Records,
+        acks: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> ProducePartitionStatus:
         partition = self._partitions.get(tp)
         if tp in self._offline_partitions:
@@ -842,7 +849,7 @@ class ReplicaManager:
                 ErrorCode.NOT_LEADER_OR_FOLLOWER, f"broker {self.broker_id} does not lead {tp}"
             )
         try:
-            info = partition.append_records_to_leader(records, acks)
+            info = partition.append_records_to_leader(records, acks, origin)
         except Exception as exc:
             return self._append_failed(tp, exc)
         self.topic_stats.record_messages_in(

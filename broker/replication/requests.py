@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from minikafka.broker.replication.producer_state import AppendOrigin
 from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import RecordError
@@ -114,11 +115,15 @@ class ProducePartition:
 
 @dataclass(frozen=True, slots=True)
 class ProduceRequest:
-    """``acks`` is 0, 1 or -1 (all); ``timeout_ms`` bounds the wait for the ISR with acks=-1."""
+    """``acks`` is 0, 1 or -1 (all); ``timeout_ms`` bounds the wait for the ISR with acks=-1.
+    ``transactional_id``: the producer's, when it is transactional (a transactional batch
+    needs one); ``origin``: a client's produce, or a coordinator's own append."""
 
     acks: int
     timeout_ms: int
     partitions: Sequence[ProducePartition]
+    transactional_id: str | None = None
+    origin: AppendOrigin = AppendOrigin.CLIENT
 
 
 @dataclass(frozen=True, slots=True)
