@@ -98,6 +98,14 @@ Keys, with Kafka's names and defaults::
     offsets.load.buffer.size                   5242880
     offsets.retention.minutes                  10080
     offsets.retention.check.interval.ms        600000
+    transaction.state.log.num.partitions       50
+    transaction.state.log.replication.factor   3 (capped by the live brokers, as for offsets)
+    transaction.state.log.min.isr              2
+    transaction.state.log.segment.bytes        104857600
+    transaction.max.timeout.ms                 900000 (a producer's transaction.timeout.ms cap)
+    transactional.id.expiration.ms             604800000
+    transaction.abort.timed.out.transaction.cleanup.interval.ms  10000
+    transaction.remove.expired.transaction.cleanup.interval.ms   3600000
 
 TLS (SSL and SASL_SSL listeners, and the broker's own connections to such listeners), Kafka's
 keys; each may be given for one listener as ``listener.name.<listener, lower case>.<key>``
@@ -373,6 +381,14 @@ class BrokerConfig:
     offsets_load_buffer_size: int = 5_242_880
     offsets_retention_minutes: int = 10_080
     offsets_retention_check_interval_ms: int = 600_000
+    transaction_state_log_num_partitions: int = 50
+    transaction_state_log_replication_factor: int = 3
+    transaction_state_log_min_isr: int = 2
+    transaction_state_log_segment_bytes: int = 104_857_600
+    transaction_max_timeout_ms: int = 900_000
+    transactional_id_expiration_ms: int = 604_800_000
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = 10_000
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = 3_600_000
     # TLS, broker-wide (listener_config(name).ssl has a listener's own, with its overrides).
     ssl_keystore_type: str = "PEM"
     ssl_keystore_location: str | None = None
@@ -1337,6 +1353,39 @@ _SPECS: tuple[ConfigKey, ...] = (
     _spec("log.cleaner.dedupe.buffer.size", "log_cleaner_dedupe_buffer_size", _LONG, minimum=0),
     _spec("log.cleaner.io.buffer.size", "log_cleaner_io_buffer_size", _INT, minimum=0),
     _spec("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", _INT, minimum=1),
+    _spec(
+        "transaction.state.log.num.partitions",
+        "transaction_state_log_num_partitions",
+        _INT,
+        minimum=1,
+    ),
+    _spec(
+        "transaction.state.log.replication.factor",
+        "transaction_state_log_replication_factor",
+        _SHORT,
+        minimum=1,
+    ),
+    _spec("transaction.state.log.min.isr", "transaction_state_log_min_isr", _INT, minimum=1),
+    _spec(
+        "transaction.state.log.segment.bytes",
+        "transaction_state_log_segment_bytes",
+        _INT,
+        minimum=1,
+    ),
+    _spec("transaction.max.timeout.ms", "transaction_max_timeout_ms", _INT, minimum=1),
+    _spec("transactional.id.expiration.ms", "transactional_id_expiration_ms", _INT, minimum=1),
+    _spec(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms",
+        _INT,
+        minimum=1,
+    ),
+    _spec(
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        "transaction_remove_expired_transaction_cleanup_interval_ms",
+        _INT,
+        minimum=1,
+    ),
     _spec("offsets.topic.compression.codec", "offsets_topic_compression_codec", _INT, minimum=0),
     _spec("offsets.commit.required.acks", "offsets_commit_required_acks", _SHORT, minimum=-1),
     _spec("offsets.commit.timeout.ms", "offsets_commit_timeout_ms", _INT, minimum=1),
@@ -1428,8 +1477,8 @@ def validate_dynamic_update(props: Mapping[str, str]) -> None:
     TopicConfig.from_properties({k: v for k, v in props.items() if k in BROKER_TOPIC_KEYS})
 
 
-# Keys of Kafka's stock server.properties that have no meaning here (thread pools, socket buffers,
-# transactions): accepted quietly so that Kafka's own file works unchanged.
+# Keys of Kafka's stock server.properties that have no meaning here (thread pools, socket
+# buffers): accepted quietly so that Kafka's own file works unchanged.
 _KAFKA_KEYS_NOT_USED = frozenset(
     {
         "num.network.threads",
@@ -1437,8 +1486,6 @@ _KAFKA_KEYS_NOT_USED = frozenset(
         "socket.send.buffer.bytes",
         "socket.receive.buffer.bytes",
         "num.recovery.threads.per.data.dir",
-        "transaction.state.log.replication.factor",
-        "transaction.state.log.min.isr",
         "security.inter.broker.protocol",
         # Kafka's log.* keys for mechanisms this broker does not have
         "log.flush.scheduler.interval.ms",

@@ -23,6 +23,7 @@ from typing import NamedTuple
 __all__ = [
     "GROUP_METADATA_TOPIC",
     "INTERNAL_TOPICS",
+    "TRANSACTION_STATE_TOPIC",
     "EndPoint",
     "Node",
     "OffsetAndMetadata",
@@ -30,10 +31,11 @@ __all__ = [
 ]
 
 GROUP_METADATA_TOPIC = "__consumer_offsets"
+TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 # The brokers' own topics (Kafka's Topic.INTERNAL_TOPICS): no client creates or deletes one or
-# changes its partition count, since groups hash over that count.
-INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC})
+# changes its partition count, since groups and transactional ids hash over that count.
+INTERNAL_TOPICS = frozenset({GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC})
 
 
 class TopicPartition(NamedTuple):

@@ -1231,6 +1231,11 @@ class ControlStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownResponse.FromString,
                 _registered_method=True)
+        self.WriteTxnMarkers = channel.unary_unary(
+                '/minikafka.v1.Control/WriteTxnMarkers',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.WriteTxnMarkersRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.WriteTxnMarkersResponse.FromString,
+                _registered_method=True)
 
 
 class ControlServicer:
@@ -1276,6 +1281,14 @@ class ControlServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WriteTxnMarkers(self, request, context):
+        """Write COMMIT/ABORT markers to partitions this broker leads (transaction coordinator ->
+        partition leader), Kafka's WriteTxnMarkers; needs ClusterAction on the cluster.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1298,6 +1311,11 @@ def add_ControlServicer_to_server(servicer, server):
                     servicer.ControlledShutdown,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownResponse.SerializeToString,
+            ),
+            'WriteTxnMarkers': grpc.unary_unary_rpc_method_handler(
+                    servicer.WriteTxnMarkers,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.WriteTxnMarkersRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.WriteTxnMarkersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1420,6 +1438,33 @@ class Control:
             '/minikafka.v1.Control/ControlledShutdown',
             minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.ControlledShutdownResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WriteTxnMarkers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Control/WriteTxnMarkers',
+            minikafka_dot_proto_dot_minikafka__pb2.WriteTxnMarkersRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.WriteTxnMarkersResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -469,6 +469,10 @@ class ControlStub:
     """Stop replicating partitions, and optionally delete them (controller -> broker)."""
     ControlledShutdown: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.ControlledShutdownRequest, _minikafka_pb2.ControlledShutdownResponse]
     """Move leadership off a broker before it stops (broker -> controller)."""
+    WriteTxnMarkers: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.WriteTxnMarkersRequest, _minikafka_pb2.WriteTxnMarkersResponse]
+    """Write COMMIT/ABORT markers to partitions this broker leads (transaction coordinator ->
+    partition leader), Kafka's WriteTxnMarkers; needs ClusterAction on the cluster.
+    """
 
 @_typing.type_check_only
 class ControlAsyncStub(ControlStub):
@@ -495,6 +499,10 @@ class ControlAsyncStub(ControlStub):
     """Stop replicating partitions, and optionally delete them (controller -> broker)."""
     ControlledShutdown: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ControlledShutdownRequest, _minikafka_pb2.ControlledShutdownResponse]  # type: ignore[assignment]
     """Move leadership off a broker before it stops (broker -> controller)."""
+    WriteTxnMarkers: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.WriteTxnMarkersRequest, _minikafka_pb2.WriteTxnMarkersResponse]  # type: ignore[assignment]
+    """Write COMMIT/ABORT markers to partitions this broker leads (transaction coordinator ->
+    partition leader), Kafka's WriteTxnMarkers; needs ClusterAction on the cluster.
+    """
 
 class ControlServicer(metaclass=_abc_1.ABCMeta):
     """Inter-broker control: controller -> broker (LeaderAndIsr, UpdateMetadata, StopReplica) and
@@ -542,6 +550,16 @@ class ControlServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.ControlledShutdownResponse, _abc.Awaitable[_minikafka_pb2.ControlledShutdownResponse]]:
         """Move leadership off a broker before it stops (broker -> controller)."""
+
+    @_abc_1.abstractmethod
+    def WriteTxnMarkers(
+        self,
+        request: _minikafka_pb2.WriteTxnMarkersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.WriteTxnMarkersResponse, _abc.Awaitable[_minikafka_pb2.WriteTxnMarkersResponse]]:
+        """Write COMMIT/ABORT markers to partitions this broker leads (transaction coordinator ->
+        partition leader), Kafka's WriteTxnMarkers; needs ClusterAction on the cluster.
+        """
 
 def add_ControlServicer_to_server(servicer: ControlServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 

@@ -161,6 +161,7 @@ class CachedPartition:
     fetcher_log_start_offset: int
     partition_max_bytes: int
     high_watermark: int = -1
+    last_stable_offset: int = -1
     log_start_offset: int = -1
     position: int = 0  # the session's read order: lower first
     topic_id: str = ""  # the id the fetcher named the topic by ("": by name)
@@ -204,6 +205,10 @@ class CachedPartition:
             must_respond = True
             if update:
                 self.high_watermark = result.high_watermark
+        if result.last_stable_offset != self.last_stable_offset:
+            must_respond = True
+            if update:
+                self.last_stable_offset = result.last_stable_offset
         if result.log_start_offset != self.log_start_offset:
             must_respond = True
             if update:

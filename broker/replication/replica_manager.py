@@ -82,6 +82,7 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import AppendOrigin
 from minikafka.broker.replication.requests import (
+    READ_COMMITTED,
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
     EpochEndOffset,
@@ -102,6 +103,7 @@ from minikafka.broker.replication.requests import (
     RemoteReplicaStatus,
     StopReplicaRequest,
     StopReplicaResponse,
+    TxnMarker,
 )
 from minikafka.broker.replication.scheduler import Scheduler
 from minikafka.broker.replication.stats import BrokerTopicStats, ReplicaManagerStats
@@ -109,6 +111,7 @@ from minikafka.broker.storage.log import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
+    LogAppendInfo,
 )
 from minikafka.broker.storage.log_dir_failure import io_error_of
 from minikafka.broker.storage.log_manager import LogManager
@@ -830,12 +833,43 @@ class ReplicaManager:
             for (topic, index), status in statuses.items()
         ]
 
+    async def write_txn_markers(
+        self, marker: TxnMarker, timeout_ms: int
+    ) -> dict[TopicPartition, ProducePartitionStatus]:
+        """Kafka's WriteTxnMarkers for one marker: append its COMMIT or ABORT control batch to
+        each of its partitions this broker leads (the coordinator's own append, acks=all) and
+        wait until the ISR has them, or ``timeout_ms``. One status per partition."""
+        from minikafka.proto.records import ControlType  # TODO(txn): top level once A lands
+
+        control_type = ControlType.COMMIT if marker.committed else ControlType.ABORT
+        statuses: ProduceStatuses = {}
+        for tp in marker.partitions:
+            statuses[(tp.topic, tp.partition)] = self._leader_append(
+                TopicPartition(*tp),
+                -1,
+                lambda partition: partition.append_end_txn_marker(
+                    marker.producer_id,
+                    marker.producer_epoch,
+                    marker.coordinator_epoch,
+                    control_type,
+                ),
+            )
+        await self._await_replication(statuses, timeout_ms)
+        return {TopicPartition(*key): status for key, status in statuses.items()}
+
     def _append_to_leader(
         self,
         tp: TopicPartition,
         records: Records,
         acks: int,
         origin: AppendOrigin = AppendOrigin.CLIENT,
+    ) -> ProducePartitionStatus:
+        return self._leader_append(
+            tp, acks, lambda partition: partition.append_records_to_leader(records, acks, origin)
+        )
+
+    def _leader_append(
+        self, tp: TopicPartition, acks: int, append: Callable[[Partition], LogAppendInfo]
     ) -> ProducePartitionStatus:
         partition = self._partitions.get(tp)
         if tp in self._offline_partitions:
@@ -849,7 +883,7 @@ class ReplicaManager:
                 ErrorCode.NOT_LEADER_OR_FOLLOWER, f"broker {self.broker_id} does not lead {tp}"
             )
         try:
-            info = partition.append_records_to_leader(records, acks, origin)
+            info = append(partition)
         except Exception as exc:
             return self._append_failed(tp, exc)
         self.topic_stats.record_messages_in(
@@ -946,7 +980,11 @@ class ReplicaManager:
 
         def read(partitions: Sequence[FetchPartition]) -> _FetchRead:
             current = self._read(
-                partitions, request.replica_id, request.max_bytes, request.file_records
+                partitions,
+                request.replica_id,
+                request.max_bytes,
+                request.file_records,
+                read_committed=request.isolation_level == READ_COMMITTED,
             )
             if context is not None:
                 self.fetch_sessions.stats.partitions_read += len(partitions)
@@ -1066,7 +1104,12 @@ class ReplicaManager:
         replica_id: int,
         max_bytes: int,
         file_records: bool = False,
+        *,
+        read_committed: bool = False,
     ) -> _FetchRead:
+        """A consumer reads up to the high watermark, or with ``read_committed`` up to the
+        last stable offset with the aborted transactions its records may hold (KIP-98); a
+        follower reads up to the LEO."""
         from_follower = replica_id >= 0
         # As Kafka: the answer is capped by replica.fetch.response.max.bytes for a follower and
         # fetch.max.bytes for a consumer, whatever the request asks (the first batch excepted).
@@ -1084,16 +1127,22 @@ class ReplicaManager:
         for fp in requested:
             tp = TopicPartition(fp.topic, fp.partition)
             # Known before an error (say OFFSET_OUT_OF_RANGE) is still answered with it.
-            high_watermark = log_start_offset = -1
+            high_watermark = last_stable_offset = log_start_offset = -1
             try:
                 partition = self._hosted(tp)
                 partition.check_leader_epoch(fp.current_leader_epoch, require_leader=True)
                 _check_fetch_request(partition, fp, replica_id, max_bytes)
                 log = partition.log
                 high_watermark = partition.high_watermark
+                last_stable_offset = getattr(partition, "last_stable_offset", high_watermark)
                 log_start_offset = log.log_start_offset
+                if from_follower:
+                    upper_bound = log.log_end_offset
+                else:
+                    upper_bound = last_stable_offset if read_committed else high_watermark
                 diverging = self._diverging_epoch(partition, fp) if from_follower else None
                 records: FetchedRecords = b""
+                aborted: tuple[tuple[int, int], ...] = ()
                 if diverging is None:
                     limit = (
                         fp.partition_max_bytes
@@ -1103,7 +1152,7 @@ class ReplicaManager:
                     records = log.read(
                         fp.fetch_offset,
                         min(limit, remaining),
-                        None if from_follower else high_watermark,
+                        None if from_follower else upper_bound,
                         min_one_message,
                         file_records=file_records,
                     ).records
@@ -1111,7 +1160,14 @@ class ReplicaManager:
                         min_one_message = False
                         remaining = max(remaining - len(records), 0)
                         total += len(records)
-                    if fp.fetch_offset < (log.log_end_offset if from_follower else high_watermark):
+                        if read_committed and not from_follower:
+                            aborted = tuple(
+                                (txn.producer_id, txn.first_offset)
+                                for txn in partition.aborted_transactions(
+                                    fp.fetch_offset, upper_bound
+                                )
+                            )
+                    if fp.fetch_offset < upper_bound:
                         unsettled.append(tp)
                 else:
                     unsettled.append(tp)
@@ -1122,10 +1178,11 @@ class ReplicaManager:
                         ErrorCode.NONE,
                         "",
                         high_watermark,
-                        high_watermark,
+                        last_stable_offset,
                         log_start_offset,
                         records,
                         diverging,
+                        aborted,
                     )
                 )
             except Exception as exc:
@@ -1140,7 +1197,7 @@ class ReplicaManager:
                         exc.code,
                         exc.message,
                         high_watermark,
-                        high_watermark,
+                        last_stable_offset,
                         log_start_offset,
                     )
                 )
@@ -1154,6 +1211,7 @@ class ReplicaManager:
         """One result per requested partition, in request order."""
         consumer = request.replica_id == _CONSUMER_REPLICA_ID
         require_leader = request.replica_id != _DEBUGGING_REPLICA_ID
+        read_committed = consumer and request.isolation_level == READ_COMMITTED
         results: list[ListOffsetsPartitionResult] = []
         for lp in request.partitions:
             timestamp = offset = leader_epoch = -1
@@ -1163,8 +1221,17 @@ class ReplicaManager:
                 partition.check_leader_epoch(lp.current_leader_epoch, require_leader=require_leader)
                 log = partition.log
                 cache = log.leader_epoch_cache
+                # What this client may read: the LEO for a replica, else the HW, or the last
+                # stable offset in read_committed.
+                visible = (
+                    log.log_end_offset
+                    if not consumer
+                    else getattr(partition, "last_stable_offset", partition.high_watermark)
+                    if read_committed
+                    else partition.high_watermark
+                )
                 if lp.timestamp == LATEST_TIMESTAMP:
-                    offset = partition.high_watermark if consumer else log.log_end_offset
+                    offset = visible
                     epoch = cache.epoch_for_offset(max(offset - 1, 0))
                     leader_epoch = -1 if epoch is None else epoch
                 elif lp.timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
@@ -1173,9 +1240,7 @@ class ReplicaManager:
                     leader_epoch = -1 if epoch is None else epoch
                 else:
                     found = log.fetch_offset_by_timestamp(lp.timestamp)
-                    if found is not None and (
-                        not consumer or found.offset < partition.high_watermark
-                    ):
+                    if found is not None and found.offset < visible:
                         timestamp = found.timestamp
                         offset = found.offset
                         leader_epoch = -1 if found.leader_epoch is None else found.leader_epoch

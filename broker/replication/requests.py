@@ -28,6 +28,8 @@ from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import RecordError
 
 __all__ = [
+    "READ_COMMITTED",
+    "READ_UNCOMMITTED",
     "DeleteRecordsPartition",
     "DeleteRecordsPartitionResult",
     "EpochEndOffset",
@@ -56,6 +58,7 @@ __all__ = [
     "StopReplicaPartitionState",
     "StopReplicaRequest",
     "StopReplicaResponse",
+    "TxnMarker",
     "by_request_topic",
     "by_topic",
 ]
@@ -142,6 +145,9 @@ class ProducePartitionResult:
 
 # --- Fetch ------------------------------------------------------------------------------------
 
+READ_UNCOMMITTED = 0
+READ_COMMITTED = 1
+
 
 @dataclass(frozen=True, slots=True)
 class FetchPartition:
@@ -184,6 +190,9 @@ class FetchRequest:
     # The follower's broker epoch (KIP-903): carried by the gRPC Fetch; Kafka's Fetch has it
     # from v15 only. No leader checks it yet.
     replica_epoch: int = -1
+    # READ_UNCOMMITTED (0): a consumer reads up to the high watermark; READ_COMMITTED (1): up
+    # to the last stable offset, with the aborted transactions the answer overlaps (KIP-98).
+    isolation_level: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,10 +206,13 @@ class FetchPartitionResult:
     error_code: int
     error_message: str = ""
     high_watermark: int = -1
-    last_stable_offset: int = -1  # no transactions: the high watermark
+    last_stable_offset: int = -1
     log_start_offset: int = -1
     records: FetchedRecords = b""
     diverging_epoch: tuple[int, int] | None = None
+    # read_committed: (producer_id, first_offset) of each aborted transaction the records
+    # overlap, Kafka's AbortedTransaction; the consumer drops their records.
+    aborted_transactions: tuple[tuple[int, int], ...] = ()
 
 
 # --- ListOffsets ------------------------------------------------------------------------------
@@ -224,6 +236,7 @@ class ListOffsetsRequest:
 
     replica_id: int
     partitions: Sequence[ListOffsetsPartition]
+    isolation_level: int = 0  # READ_COMMITTED (1): "latest" is the last stable offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +248,22 @@ class ListOffsetsPartitionResult:
     timestamp: int = -1
     offset: int = -1
     leader_epoch: int = -1
+
+
+# --- WriteTxnMarkers --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TxnMarker:
+    """One WriteTxnMarkers entry: end ``producer_id``'s transaction on ``partitions`` (this
+    broker leads them) with a COMMIT (``committed``) or ABORT control batch, as the
+    transaction coordinator of ``coordinator_epoch`` asks."""
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    committed: bool
+    partitions: Sequence[TopicPartition]
 
 
 # --- OffsetsForLeaderEpoch --------------------------------------------------------------------

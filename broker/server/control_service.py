@@ -35,6 +35,8 @@ import grpc
 import structlog
 
 from minikafka.broker.replication.replica_manager import ReplicaManager
+from minikafka.broker.replication.requests import TxnMarker, by_topic
+from minikafka.broker.security.principal import Session
 from minikafka.broker.server import grpc_adapters as adapt
 from minikafka.broker.server.core.controller_fence import (
     STALE_BROKER_EPOCH,
@@ -87,6 +89,15 @@ class ShutdownController(Protocol):
     ) -> concurrent.futures.Future[Any]: ...
 
 
+class MarkerWriter(Protocol):
+    """The core's WriteTxnMarkers (core/transactions.py): one map of partition to error code
+    per marker, in request order."""
+
+    async def write_txn_markers(
+        self, markers: Sequence[TxnMarker], session: Session
+    ) -> list[dict[TopicPartition, int]]: ...
+
+
 class ControlService(pb_grpc.ControlServicer):
     """Requests from the controller, and ControlledShutdown to it."""
 
@@ -99,8 +110,10 @@ class ControlService(pb_grpc.ControlServicer):
         fence: ControllerFence,
         on_partitions_deleted: Callable[[Sequence[TopicPartition]], object] | None = None,
         listener: str = "",
+        markers: MarkerWriter | None = None,
     ) -> None:
         self._listener = listener
+        self._markers = markers
         self._replica_manager = replica_manager
         self._metadata_cache = metadata_cache
         self._fence = fence
@@ -185,6 +198,46 @@ class ControlService(pb_grpc.ControlServicer):
         response = pb.ControlledShutdownResponse(error_code=int(outcome.error))
         for topic, partition in outcome.remaining:
             response.remaining_partitions.add(topic_name=topic, partition_index=partition)
+        return response
+
+    async def WriteTxnMarkers(
+        self, request: pb.WriteTxnMarkersRequest, context: _Context
+    ) -> pb.WriteTxnMarkersResponse:
+        """From a transaction coordinator (another broker): ClusterAction first, as Kafka."""
+        session = grpc_session(context, self._listener)
+        unauthorized = self._fence.authorize(session, "WriteTxnMarkers")
+        markers = [
+            TxnMarker(
+                m.producer_id,
+                m.producer_epoch,
+                m.coordinator_epoch,
+                m.transaction_result,
+                [TopicPartition(t.name, p) for t in m.topics for p in t.partition_indexes],
+            )
+            for m in request.markers
+        ]
+        if unauthorized is not None or self._markers is None:
+            # A broker built without the transaction core cannot append markers: the
+            # coordinator retries NOT_LEADER_OR_FOLLOWER against a fresher leader.
+            code = (
+                unauthorized.error if unauthorized is not None else ErrorCode.NOT_LEADER_OR_FOLLOWER
+            )
+            results = [{tp: int(code) for tp in m.partitions} for m in markers]
+        else:
+            results = await self._markers.write_txn_markers(markers, session)
+        response = pb.WriteTxnMarkersResponse()
+        for marker, errors in zip(markers, results, strict=True):
+            answer = response.markers.add(producer_id=marker.producer_id)
+            for topic, partitions in by_topic(errors).items():
+                answer.topics.add(
+                    name=topic,
+                    partitions=[
+                        pb.WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult(
+                            partition_index=tp.partition, error_code=errors[tp]
+                        )
+                        for tp in partitions
+                    ],
+                )
         return response
 
 

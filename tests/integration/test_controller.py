@@ -192,6 +192,9 @@ class FakeBroker(pb_grpc.ControlServicer):
     def ControlledShutdown(self, request: Any, context: Any) -> Any:
         return pb.ControlledShutdownResponse(error_code=ErrorCode.NOT_CONTROLLER)
 
+    def WriteTxnMarkers(self, request: Any, context: Any) -> Any:
+        return pb.WriteTxnMarkersResponse()  # a controller never sends one
+
     def stop_replicas(self) -> list[Any]:
         return [s for r in self.received("StopReplica") for s in r.partition_states]
 

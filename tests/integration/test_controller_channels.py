@@ -42,6 +42,9 @@ class Recorder(pb_grpc.ControlServicer):
     def ControlledShutdown(self, request: Any, context: Any) -> Any:
         return pb.ControlledShutdownResponse()
 
+    def WriteTxnMarkers(self, request: Any, context: Any) -> Any:
+        return pb.WriteTxnMarkersResponse()  # a controller never sends one
+
 
 def serve(recorder: Recorder, port: int = 0) -> tuple[grpc.Server, int]:
     server = grpc.server(ThreadPoolExecutor(max_workers=2))

@@ -37,6 +37,15 @@ the same ones) asks ``AuthHelper`` with its row's name, so the checks are writte
     DescribeReplicas (gRPC)     Cluster: Describe (as Kafka's DescribeLogDirs)
     LeaderAndIsr, UpdateMetadata,
     StopReplica, ControlledShutdown   Cluster: ClusterAction   CLUSTER_AUTHORIZATION_FAILED
+    AddPartitionsToTxn          TransactionalId: Write, then Topic: Write per topic
+    AddOffsetsToTxn             TransactionalId: Write, then Group: Read
+    EndTxn                      TransactionalId: Write
+    TxnOffsetCommit             TransactionalId: Write, Group: Read, then Topic: Read per topic
+    WriteTxnMarkers             Cluster: ClusterAction       CLUSTER_AUTHORIZATION_FAILED
+    DescribeTransactions        TransactionalId: Describe; partitions of topics without
+                                Topic: Describe left out
+    ListTransactions            the ids with TransactionalId: Describe
+    DescribeProducers           Topic: Read                   TOPIC_AUTHORIZATION_FAILED, each
 
 A topic the principal may not Describe is answered TOPIC_AUTHORIZATION_FAILED before anything
 looks it up, so an answer never tells whether it exists. A refused request changes nothing: the
@@ -112,6 +121,14 @@ REQUIRED: Mapping[str, Mapping[ResourceType, AclOperation]] = {
     "UpdateMetadata": {_R.CLUSTER: _Op.CLUSTER_ACTION},
     "StopReplica": {_R.CLUSTER: _Op.CLUSTER_ACTION},
     "ControlledShutdown": {_R.CLUSTER: _Op.CLUSTER_ACTION},
+    "AddPartitionsToTxn": {_R.TRANSACTIONAL_ID: _Op.WRITE, _R.TOPIC: _Op.WRITE},
+    "AddOffsetsToTxn": {_R.TRANSACTIONAL_ID: _Op.WRITE, _R.GROUP: _Op.READ},
+    "EndTxn": {_R.TRANSACTIONAL_ID: _Op.WRITE},
+    "TxnOffsetCommit": {_R.TRANSACTIONAL_ID: _Op.WRITE, _R.GROUP: _Op.READ, _R.TOPIC: _Op.READ},
+    "WriteTxnMarkers": {_R.CLUSTER: _Op.CLUSTER_ACTION},
+    "DescribeTransactions": {_R.TRANSACTIONAL_ID: _Op.DESCRIBE, _R.TOPIC: _Op.DESCRIBE},
+    "ListTransactions": {_R.TRANSACTIONAL_ID: _Op.DESCRIBE},
+    "DescribeProducers": {_R.TOPIC: _Op.READ},
 }
 
 # Kafka's AclEntry.supportedOperations: what an authorized-operations bit set can hold.

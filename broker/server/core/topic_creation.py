@@ -9,6 +9,9 @@ elects leaders. Until then the topic has no leader, so the caller answers LEADER
 * ``__consumer_offsets``: ``offsets.topic.num.partitions`` partitions,
   ``offsets.topic.replication.factor`` replicas capped by the live brokers, Kafka's fixed configs
   of the offsets topic (``cleanup.policy=compact`` ...).
+* ``__transaction_state``: the same with the ``transaction.state.log.*`` keys, and Kafka's
+  configs of that topic (compacted, ``min.insync.replicas`` = ``transaction.state.log.min.isr``
+  capped by the replicas, no unclean election).
 * any other topic: ``num.partitions`` and ``default.replication.factor``; a replication factor
   larger than the live brokers is INVALID_REPLICATION_FACTOR, an illegal or colliding name
   INVALID_TOPIC_EXCEPTION, as for CreateTopics.
@@ -24,14 +27,14 @@ from typing import Protocol
 import structlog
 
 from minikafka.broker.config import BrokerConfig
-from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
 from minikafka.controller.errors import InvalidReplicationFactorError, TopicAlreadyExistsError
 from minikafka.controller.topics import assign_replicas, validate_new_topic
 from minikafka.proto.cluster_state import Versioned
+from minikafka.proto.common import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from minikafka.proto.errors import KafkaError, LeaderNotAvailableError
 from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
 
-__all__ = ["OFFSETS_TOPIC_CONFIGS", "TopicCreator", "TopicStore"]
+__all__ = ["OFFSETS_TOPIC_CONFIGS", "TRANSACTION_STATE_TOPIC_CONFIGS", "TopicCreator", "TopicStore"]
 
 _log = structlog.get_logger(__name__)
 
@@ -41,6 +44,16 @@ OFFSETS_TOPIC_CONFIGS = {
     "cleanup.policy": "compact",
     "compression.type": "producer",
     "segment.bytes": "104857600",
+}
+
+# Kafka's configs of the transaction state topic (TransactionLog / TransactionStateManager);
+# segment.bytes and min.insync.replicas come from the broker's transaction.state.log.* keys.
+TRANSACTION_STATE_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "compression.type": "uncompressed",
+    "unclean.leader.election.enable": "false",
+    "segment.bytes": "104857600",
+    "min.insync.replicas": "2",
 }
 
 
@@ -104,6 +117,15 @@ class TopicCreator:
             replication = min(self._config.offsets_topic_replication_factor, len(live))
             configs = dict(OFFSETS_TOPIC_CONFIGS)
             configs["segment.bytes"] = str(self._config.offsets_topic_segment_bytes)
+        elif topic == TRANSACTION_STATE_TOPIC:
+            partitions = self._config.transaction_state_log_num_partitions
+            replication = min(self._config.transaction_state_log_replication_factor, len(live))
+            configs = dict(TRANSACTION_STATE_TOPIC_CONFIGS)
+            configs["segment.bytes"] = str(self._config.transaction_state_log_segment_bytes)
+            # A one-broker cluster must still commit: the ISR can never exceed the replicas.
+            configs["min.insync.replicas"] = str(
+                min(self._config.transaction_state_log_min_isr, replication)
+            )
         else:
             validate_new_topic(topic, self._zk.get_all_topics())
             partitions = self._config.num_partitions
