@@ -60,13 +60,11 @@ import zstandard as _zstd
 
 from minikafka.proto.errors import (
     CorruptRecordError,
-    ErrorCode,
     InvalidRecordError,
     InvalidTimestampError,
     KafkaError,
     RecordTooLargeError,
     UnsupportedCompressionTypeError,
-    error_for_code,
 )
 
 __all__ = [
@@ -81,6 +79,8 @@ __all__ = [
     "NO_TIMESTAMP",
     "BatchHeader",
     "Compression",
+    "ControlType",
+    "EndTxnMarker",
     "Header",
     "Recompression",
     "Record",
@@ -90,9 +90,12 @@ __all__ = [
     "TimestampType",
     "assign_offsets",
     "batch_crc",
+    "control_type_of",
     "decode_batch",
+    "decode_end_txn_marker",
     "decode_records",
     "encode_batch",
+    "encode_end_txn_marker",
     "iter_batch_headers",
     "read_header",
     "rebuild_batch",
@@ -319,7 +322,7 @@ def validate_batches(
     return headers
 
 
-def validate_produced_batch(header: BatchHeader) -> None:
+def validate_produced_batch(header: BatchHeader, *, allow_control: bool = False) -> None:
     """The header checks Kafka's LogValidator makes of a batch a client produced.
 
     A leader makes them before appending (``assign_offsets``); a follower never does, as it
@@ -327,12 +330,14 @@ def validate_produced_batch(header: BatchHeader) -> None:
 
     - UNSUPPORTED_COMPRESSION_TYPE: a codec id Kafka does not define (5-7);
     - INVALID_RECORD: a record count below 1 or one lastOffsetDelta does not account for, a
-      control batch (only a transaction coordinator writes those), a producer id without a
-      base sequence;
-    - INVALID_TIMESTAMP: timestamp type LogAppendTime (the broker, not a producer, sets it);
-    - TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the transactional bit, as Kafka answers
-      transactional records without a transactional id it authorizes (this broker runs no
-      transactions, so nothing would ever commit or abort the batch).
+      control batch (only the broker writes those, for a transaction coordinator:
+      ``allow_control``, Kafka's AppendOrigin.COORDINATOR), a producer id without a base
+      sequence;
+    - INVALID_TIMESTAMP: timestamp type LogAppendTime (the broker, not a producer, sets it).
+
+    The transactional bit passes here: whether the producer may write transactionally (a
+    transactional id, its ACL, an ongoing transaction) is for the produce path and the
+    partition's producer state to say, as in Kafka.
 
     Kafka also reads every record here (timestamps, keys, the count against the records the
     body holds); this broker does not decode records on the produce path, so a body that does
@@ -352,9 +357,9 @@ def validate_produced_batch(header: BatchHeader) -> None:
             f"Inconsistent batch offset range [0, {header.last_offset_delta}] and count of "
             f"records {count}"
         )
-    if header.is_control:
+    if header.is_control and not allow_control:
         raise InvalidRecordError("Clients are not allowed to write control records")
-    if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0:
+    if header.producer_id != NO_PRODUCER_ID and header.base_sequence < 0 and not header.is_control:
         raise InvalidRecordError(
             f"Invalid sequence number {header.base_sequence} in record batch with producerId "
             f"{header.producer_id}"
@@ -363,11 +368,6 @@ def validate_produced_batch(header: BatchHeader) -> None:
         raise InvalidTimestampError(
             "Invalid timestamp type in record batch: a producer must not set timestamp type "
             "LogAppendTime"
-        )
-    if header.is_transactional:
-        raise error_for_code(
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-            "transactional record batches are not supported: this broker runs no transactions",
         )
 
 
@@ -380,6 +380,7 @@ def assign_offsets(
     log_append_time_ms: int | None = None,
     timestamp_range: tuple[int, int] | None = None,
     recompression: Recompression | None = None,
+    allow_control: bool = False,
 ) -> tuple[bytearray, list[BatchHeader]]:
     """What a leader does to a produce request's batches before appending them.
 
@@ -399,10 +400,13 @@ def assign_offsets(
     ``recompression`` (a compression.type other than producer): a batch in another codec is
     rewritten in the topic's, its records' bytes unchanged, as Kafka's LogValidator does; a
     batch already in that codec is kept as the producer compressed it, whatever its level.
+
+    ``allow_control``: the batches come from the broker itself for a transaction coordinator
+    (COMMIT/ABORT markers), which may be control batches.
     """
     headers = validate_batches(data, max_batch_size=max_batch_size)
     for header in headers:
-        validate_produced_batch(header)
+        validate_produced_batch(header, allow_control=allow_control)
     if timestamp_range is not None and log_append_time_ms is None:
         _check_timestamps(data, headers, *timestamp_range)
     if recompression is not None and any(
@@ -663,6 +667,7 @@ def _finish_batch(
     producer_epoch: int,
     base_sequence: int,
     partition_leader_epoch: int,
+    is_control: bool = False,
 ) -> bytes:
     if compression is not Compression.NONE:
         records_data = _compress(compression, records_data)
@@ -671,6 +676,8 @@ def _finish_batch(
         attributes |= _TIMESTAMP_TYPE_MASK
     if is_transactional:
         attributes |= _TRANSACTIONAL_MASK
+    if is_control:
+        attributes |= _CONTROL_MASK
     batch_length = HEADER_SIZE - LOG_OVERHEAD + len(records_data)
     header = bytearray(
         _HEADER.pack(
@@ -794,6 +801,115 @@ def rebuild_batch(
     crc = _crc32c.crc32c(data, crc)
     struct.pack_into(">I", packed, _CRC_POS, crc)
     return bytes(packed) + data
+
+
+# --- control batches: transaction markers -------------------------------------------------
+
+
+class ControlType(IntEnum):
+    """The type in a control record's key (Kafka's ControlRecordType; only the transaction
+    markers are written here)."""
+
+    ABORT = 0
+    COMMIT = 1
+
+
+class EndTxnMarker(NamedTuple):
+    """What a COMMIT/ABORT control record says (Kafka's EndTransactionMarker)."""
+
+    control_type: ControlType
+    coordinator_epoch: int
+
+
+_CONTROL_KEY = struct.Struct(">hh")  # version 0, type
+_END_TXN_VALUE = struct.Struct(">hi")  # version 0, coordinator epoch
+_CONTROL_KEY_VERSION = 0
+_END_TXN_MARKER_VERSION = 0
+
+
+def encode_end_txn_marker(
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int,
+    control_type: ControlType,
+    timestamp_ms: int,
+) -> bytes:
+    """One COMMIT or ABORT marker as Kafka writes it (MemoryRecords.withEndTransactionMarker).
+
+    A control batch (attributes transactional | control, uncompressed, CreateTime) of the
+    producer's id and epoch, base offset 0 (the leader assigns it), base sequence -1, holding
+    one record at offset delta 0 and ``timestamp_ms``, no headers::
+
+        key    int16 version (0)   int16 type (0 ABORT, 1 COMMIT)
+        value  int16 version (0)   int32 coordinator epoch
+    """
+    key = _CONTROL_KEY.pack(_CONTROL_KEY_VERSION, int(control_type))
+    value = _END_TXN_VALUE.pack(_END_TXN_MARKER_VERSION, coordinator_epoch)
+    body = b"".join(
+        (
+            b"\x00",  # record attributes
+            _varint(0),  # timestamp delta
+            _varint(0),  # offset delta
+            _varint(len(key)),
+            key,
+            _varint(len(value)),
+            value,
+            b"\x00",  # no headers
+        )
+    )
+    return _finish_batch(
+        _varint(len(body)) + body,
+        count=1,
+        base_offset=0,
+        base_timestamp=timestamp_ms,
+        max_timestamp=timestamp_ms,
+        compression=Compression.NONE,
+        timestamp_type=TimestampType.CREATE_TIME,
+        is_transactional=True,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=NO_SEQUENCE,
+        partition_leader_epoch=NO_PARTITION_LEADER_EPOCH,
+        is_control=True,
+    )
+
+
+def control_type_of(key: bytes | None) -> int | None:
+    """The type id in a control record's key (any type, not only markers); None when the key
+    is too short to hold one."""
+    if key is None or len(key) < _CONTROL_KEY.size:
+        return None
+    return int(_CONTROL_KEY.unpack_from(key)[1])
+
+
+def decode_end_txn_marker(batch: bytes | bytearray | memoryview, pos: int = 0) -> EndTxnMarker:
+    """The marker in the control batch at ``pos`` (its first record); InvalidRecordError when
+    the batch is not a control batch holding a COMMIT or ABORT record (Kafka's
+    EndTransactionMarker.deserialize refuses the same). The CRC is not checked here."""
+    header, records = decode_batch(batch, pos, verify_crc=False)
+    if not header.is_control or not records:
+        raise InvalidRecordError(
+            f"batch at offset {header.base_offset} is not a control batch with a record"
+        )
+    record = records[0]
+    type_id = control_type_of(record.key)
+    if type_id not in (ControlType.ABORT, ControlType.COMMIT):
+        raise InvalidRecordError(
+            f"control record at offset {record.offset} is of type {type_id}, not a "
+            "transaction marker"
+        )
+    value = record.value
+    if value is None or len(value) < _END_TXN_VALUE.size:
+        raise InvalidRecordError(
+            f"transaction marker at offset {record.offset} has a value of "
+            f"{-1 if value is None else len(value)} bytes, expected {_END_TXN_VALUE.size}"
+        )
+    version, coordinator_epoch = _END_TXN_VALUE.unpack_from(value)
+    if version < 0:
+        raise InvalidRecordError(
+            f"transaction marker at offset {record.offset} has version {version}"
+        )
+    return EndTxnMarker(ControlType(type_id), coordinator_epoch)
 
 
 class PyRecordsBuffer:

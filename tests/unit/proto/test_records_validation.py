@@ -46,15 +46,25 @@ def test_every_codec_kafka_defines_is_accepted(codec: Compression) -> None:
     assert [r.offset for r in records.decode_records(data)] == [7, 8, 9]
 
 
-def test_control_transactional_and_log_append_time_batches_are_refused() -> None:
+def test_control_and_log_append_time_batches_are_refused() -> None:
     plain = encode_batch(SAMPLE)
     control = refusal(with_attributes(plain, 0x20))
     assert control.code == ErrorCode.INVALID_RECORD and "control" in control.message
-    txn = refusal(encode_batch(SAMPLE, is_transactional=True, producer_id=5, base_sequence=0))
-    assert txn.code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     log_append = refusal(encode_batch(SAMPLE, timestamp_type=TimestampType.LOG_APPEND_TIME))
     assert log_append.code == ErrorCode.INVALID_TIMESTAMP
     assert "LogAppendTime" in log_append.message
+
+
+def test_a_transactional_batch_passes_and_a_control_batch_only_for_a_coordinator() -> None:
+    # Whether a producer may write transactionally is the produce path's question (its
+    # transactional id) and the producer state's (an ongoing transaction), not the codec's.
+    txn = encode_batch(SAMPLE, is_transactional=True, producer_id=5, base_sequence=0)
+    _, headers = records.assign_offsets(txn, 3, 1)
+    assert headers[0].is_transactional and headers[0].base_offset == 3
+    marker = records.encode_end_txn_marker(5, 0, 1, records.ControlType.COMMIT, 1)
+    assert refusal(marker).code == ErrorCode.INVALID_RECORD
+    _, headers = records.assign_offsets(marker, 4, 1, allow_control=True)
+    assert headers[0].is_control and headers[0].base_sequence == -1
 
 
 def test_a_producer_id_needs_a_sequence() -> None:

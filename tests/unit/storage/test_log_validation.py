@@ -24,11 +24,10 @@ def open_log(tmp_path: Path) -> Log:
         (poison_batch(5), ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
         (poison_batch(7), ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
         (with_attributes(batch(2), 0x20), ErrorCode.INVALID_RECORD),  # control
-        (with_attributes(batch(2), 0x10), ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
         (with_attributes(batch(2), 0x08), ErrorCode.INVALID_TIMESTAMP),  # LogAppendTime
         (batch(2) + poison_batch(6), ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
     ],
-    ids=["codec5", "codec7", "control", "transactional", "log-append-time", "second-batch"],
+    ids=["codec5", "codec7", "control", "log-append-time", "second-batch"],
 )
 def test_the_leader_refuses_and_stores_nothing(tmp_path: Path, data: bytes, code: int) -> None:
     log = open_log(tmp_path)
