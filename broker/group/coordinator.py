@@ -23,11 +23,22 @@ Membership follows Kafka's eager protocol (states in ``group_metadata.py``):
 * OffsetCommit appends one record per partition with acks=all (``offsets.commit.timeout.ms``)
   and updates the cache only once the append is replicated, so a commit that was answered
   survives the coordinator's death.
+* TxnOffsetCommit (KIP-98, with KIP-447's member and generation checks) appends the offsets
+  as one transactional batch of the producer (its id and epoch, base sequence 0) and keeps
+  them pending for that producer until the marker of its transaction is written to the
+  partition (``complete_transactional_offsets``): COMMIT makes them the committed offsets
+  unless a plain commit written later in the log superseded them, ABORT drops them. Loading
+  does the same from the log's transactional batches and markers; offsets still pending at
+  the end of the log stay pending (the transaction coordinator will write the marker). An
+  OffsetFetch that requires stable offsets (KIP-447) answers UNSTABLE_OFFSET_COMMIT for a
+  partition with a commit still pending.
 * Every ``offsets.retention.check.interval.ms`` expired offsets are dropped (KIP-211: a group
   with members keeps them; ``offsets.retention.minutes`` after it became Empty, or after each
   commit for a group that only commits), tombstones appended; an Empty group left without
-  offsets is removed. The same happens to the offsets of deleted partitions
-  (``on_partitions_deleted``) and to those OffsetDelete names (``delete_offsets``).
+  offsets, committed or pending, is removed. The same happens to the offsets of deleted
+  partitions (``on_partitions_deleted``) and to those OffsetDelete names (``delete_offsets``),
+  which drop the partitions' pending transactional offsets too; DeleteGroups removes an Empty
+  group whatever is pending (as Kafka does).
 
 Not thread-safe: every method runs on the broker's event loop; timers are the loop's
 ``call_later`` (a fake in unit tests).
@@ -36,11 +47,12 @@ Not thread-safe: every method runs on the broker's event loop; timers are the lo
 from __future__ import annotations
 
 import asyncio
+import struct
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, TypeVar, overload
 
 import structlog
 
@@ -52,6 +64,7 @@ from minikafka.broker.group.group_metadata import (
     JoinResult,
     MemberIdentity,
     MemberMetadata,
+    PendingOffset,
     SyncResult,
 )
 from minikafka.proto.common import GROUP_METADATA_TOPIC, OffsetAndMetadata
@@ -65,8 +78,14 @@ from minikafka.proto.consumer_offsets import (
     encode_offset_key,
     encode_offset_value,
 )
-from minikafka.proto.errors import ErrorCode
-from minikafka.proto.records import RecordInput, decode_records, encode_batch, iter_batch_headers
+from minikafka.proto.errors import CorruptRecordError, ErrorCode
+from minikafka.proto.records import (
+    BatchHeader,
+    RecordInput,
+    decode_batch,
+    encode_batch,
+    iter_batch_headers,
+)
 
 __all__ = [
     "GROUP_METADATA_TOPIC",
@@ -80,6 +99,11 @@ __all__ = [
 _log = structlog.get_logger(__name__)
 
 _NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+# Kafka's ControlRecordType.COMMIT (ABORT is 0), in a control record's key.
+_COMMIT_MARKER = 1
+
+_TP = TypeVar("_TP", bound=tuple[str, int])  # (topic, partition) or a TopicPartition
 
 
 def java_string_hashcode(value: str) -> int:
@@ -108,8 +132,17 @@ class OffsetsLog(Protocol):
         """This broker's leader epoch for the partition; None when it does not lead it."""
         ...
 
-    async def append(self, partition: int, records: bytes, timeout_ms: int) -> tuple[int, int]:
-        """Append batches with acks=all: (error code, base offset)."""
+    async def append(
+        self,
+        partition: int,
+        records: bytes,
+        timeout_ms: int,
+        *,
+        transactional_id: str | None = None,
+    ) -> tuple[int, int]:
+        """Append the coordinator's own batches (Kafka's AppendOrigin.Coordinator) with
+        acks=all: (error code, base offset). ``transactional_id``: the producer's, for the
+        transactional batch of a TxnOffsetCommit."""
         ...
 
     def read(self, partition: int, start: int, max_bytes: int) -> tuple[bytes, int]:
@@ -178,6 +211,36 @@ def _append_error(code: int) -> ErrorCode:
     return _APPEND_ERRORS.get(code, ErrorCode.UNKNOWN_SERVER_ERROR)
 
 
+# What the log answers a transactional append of a producer that is not (or no longer) the
+# current one: the client is told as it is (Kafka passes append errors it does not map on).
+_TXN_APPEND_ERRORS_AS_THEY_ARE = frozenset(
+    {
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        ErrorCode.PRODUCER_FENCED,
+        ErrorCode.INVALID_TXN_STATE,
+        ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+        ErrorCode.UNKNOWN_PRODUCER_ID,
+        ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+    }
+)
+
+
+def _txn_append_error(code: int) -> ErrorCode:
+    if code in _TXN_APPEND_ERRORS_AS_THEY_ARE:
+        return ErrorCode(code)
+    return _append_error(code)
+
+
+def _offset_records(
+    group_id: str, offsets: Mapping[_TP, OffsetAndMetadata], now: int
+) -> list[RecordInput]:
+    """One OffsetCommit record per partition (plain and transactional commits alike)."""
+    return [
+        (now, encode_offset_key(group_id, topic, partition), encode_offset_value(committed), ())
+        for (topic, partition), committed in offsets.items()
+    ]
+
+
 class GroupCoordinator:
     """Groups whose ``__consumer_offsets`` partition this broker leads (module docstring)."""
 
@@ -205,6 +268,8 @@ class GroupCoordinator:
         self._tasks: set[asyncio.Task[None]] = set()
         self._active = True
         self._cleanup_timer: Cancellable | None = None
+        # Kafka's openGroupsForProducer: the groups with offsets pending for a producer id.
+        self._producer_groups: dict[int, set[str]] = {}
 
     # --- ownership ----------------------------------------------------------------------------
 
@@ -258,6 +323,11 @@ class GroupCoordinator:
         dropped = [g for g in self._groups.values() if self.partition_for(g.group_id) == partition]
         for group in dropped:
             self._drop_group(group, ErrorCode.NOT_COORDINATOR)
+        gone = {g.group_id for g in dropped}
+        for producer_id, group_ids in list(self._producer_groups.items()):
+            group_ids -= gone
+            if not group_ids:
+                del self._producer_groups[producer_id]
         _log.info(
             "group_partition.unloaded",
             partition=partition,
@@ -282,10 +352,7 @@ class GroupCoordinator:
     async def _load(self, partition: int, ownership: _Ownership) -> None:
         epoch = ownership.leader_epoch
         started = self._time_ms()
-        offsets: dict[OffsetKey, OffsetAndMetadata] = {}
-        positions: dict[OffsetKey, int] = {}
-        groups: dict[str, bytes] = {}
-        removed_groups: set[str] = set()
+        load = _PartitionLoad()
         try:
             position = -1
             while True:
@@ -294,25 +361,10 @@ class GroupCoordinator:
                 )
                 if not data:
                     break
-                for offset, key, value in _records(data):
-                    position = offset + 1
-                    if key is None:
-                        continue
-                    decoded = decode_key(key)
-                    if isinstance(decoded, OffsetKey):
-                        if value is None:
-                            offsets.pop(decoded, None)
-                        else:
-                            offsets[decoded] = decode_offset_value(value)
-                            positions[decoded] = offset
-                    elif value is None:
-                        groups.pop(decoded.group, None)
-                        removed_groups.add(decoded.group)
-                    else:
-                        groups[decoded.group] = value
-                        removed_groups.discard(decoded.group)
-                # A compacted partition has batches the cleaner emptied: move past them too.
-                position = max(position, _next_offset(data))
+                for pos, header in iter_batch_headers(data):
+                    # A compacted partition has batches the cleaner emptied: move past them too.
+                    position = header.next_offset
+                    load.read_batch(data, pos, header)
                 if position >= end:
                     break
                 await asyncio.sleep(0)  # let other requests in between chunks
@@ -323,20 +375,11 @@ class GroupCoordinator:
             return
         if self._partitions.get(partition) is not ownership:
             return  # unloaded (and maybe loading again) meanwhile
-        loaded: dict[str, GroupMetadata] = {}
-        for group_id, value in groups.items():
-            loaded[group_id] = GroupMetadata.from_record(
-                group_id, decode_group_metadata_value(value)
-            )
-        for offset_key, committed in offsets.items():
-            group = loaded.get(offset_key.group)
-            if group is None:
-                group = loaded[offset_key.group] = GroupMetadata(offset_key.group)
-            tp = (offset_key.topic, offset_key.partition)
-            group.offsets[tp] = committed
-            group.offset_positions[tp] = positions[offset_key]
+        loaded = load.groups_loaded()
         for group_id, group in loaded.items():
             self._groups[group_id] = group
+            for producer_id in group.pending_txn_offsets:
+                self._producer_groups.setdefault(producer_id, set()).add(group_id)
             for member in group.members.values():
                 self._schedule_heartbeat(group, member)
         ownership.loaded = True
@@ -345,7 +388,8 @@ class GroupCoordinator:
             partition=partition,
             leader_epoch=epoch,
             groups=len(loaded),
-            offsets=len(offsets),
+            offsets=len(load.offsets),
+            pending_transactions=len(load.pending),
             duration_ms=self._time_ms() - started,
         )
 
@@ -607,8 +651,13 @@ class GroupCoordinator:
                 return []
             if group.state_timestamp_ms + retention > now:
                 return []
-            return list(group.offsets)
-        return [tp for tp, o in group.offsets.items() if o.commit_timestamp + retention <= now]
+            expired = list(group.offsets)
+        else:
+            expired = [
+                tp for tp, o in group.offsets.items() if o.commit_timestamp + retention <= now
+            ]
+        # A plain commit being appended will replace it: not expired (Kafka's rule too).
+        return [tp for tp in expired if not group.pending_offset_commits[tp]]
 
     async def cleanup_expired_offsets(self) -> int:
         """Drop expired offsets (tombstones in the log), and Empty groups left with none."""
@@ -618,7 +667,7 @@ class GroupCoordinator:
             if self._check(group.group_id) != ErrorCode.NONE:
                 continue
             expired = self._expired_offsets(group, now)
-            if not expired and not (group.is_(GroupState.EMPTY) and not group.offsets):
+            if not expired and not (group.is_(GroupState.EMPTY) and not group.has_offsets()):
                 continue
             tombstones, dead = self._remove_offsets(group, expired, now)
             removed += len(expired)
@@ -642,15 +691,18 @@ class GroupCoordinator:
         for group in list(self._groups.values()):
             if self._check(group.group_id) != ErrorCode.NONE:
                 continue
-            gone = [tp for tp in group.offsets if tp in deleted]
+            gone = [
+                tp for tp in deleted if tp in group.offsets or group.has_pending_offset_commits(tp)
+            ]
             if not gone:
                 continue
+            committed = sum(tp in group.offsets for tp in gone)
             tombstones, dead = self._remove_offsets(group, gone, now)
-            removed += len(gone)
+            removed += committed
             _log.info(
                 "group.offsets_of_deleted_partitions_removed",
                 group_id=group.group_id,
-                offsets=len(gone),
+                offsets=committed,
                 group_removed=dead,
             )
             self._spawn(
@@ -661,23 +713,22 @@ class GroupCoordinator:
     def _remove_offsets(
         self, group: GroupMetadata, partitions: Sequence[tuple[str, int]], now: int
     ) -> tuple[list[RecordInput], bool]:
-        """Drop ``partitions``' offsets from the cache; an Empty group left without offsets
-        goes too (Kafka's cleanupGroupMetadata). Returns the tombstones for the log and whether
-        the group went."""
+        """Drop ``partitions``' offsets from the cache, pending transactional ones included; an
+        Empty group left without offsets goes too (Kafka's cleanupGroupMetadata). Returns the
+        tombstones for the log and whether the group went."""
         tombstones: list[RecordInput] = [
             (now, encode_offset_key(group.group_id, topic, partition), None, ())
-            for topic, partition in partitions
+            for topic, partition in group.remove_offsets(partitions)
         ]
-        for tp in partitions:
-            group.offsets.pop(tp, None)
-            group.offset_positions.pop(tp, None)
-        dead = group.is_(GroupState.EMPTY) and not group.offsets
+        dead = group.is_(GroupState.EMPTY) and not group.has_offsets()
         if dead:
             tombstones.append((now, encode_group_metadata_key(group.group_id), None, ()))
             self._drop_group(group, ErrorCode.COORDINATOR_NOT_AVAILABLE)
         return tombstones, dead
 
     async def _append_tombstones(self, group_id: str, tombstones: Sequence[RecordInput]) -> None:
+        if not tombstones:
+            return  # only pending offsets went: nothing of theirs is committed in the log
         code, _ = await self._log.append(
             self.partition_for(group_id),
             encode_batch(tombstones),
@@ -1092,22 +1143,20 @@ class GroupCoordinator:
                 valid[key] = replace(committed, commit_timestamp=now)
         if not valid:
             return results
-        batch = encode_batch(
-            [
-                (now, encode_offset_key(group_id, topic, partition), encode_offset_value(v), ())
-                for (topic, partition), v in valid.items()
-            ]
-        )
-        append_code, base_offset = await self._log.append(
-            self.partition_for(group_id), batch, self.config.offsets_commit_timeout_ms
-        )
+        group.pending_offset_commits.update(list(valid))
+        try:
+            append_code, base_offset = await self._log.append(
+                self.partition_for(group_id),
+                encode_batch(_offset_records(group_id, valid, now)),
+                self.config.offsets_commit_timeout_ms,
+            )
+        finally:
+            group.pending_offset_commits.subtract(list(valid))
+            group.pending_offset_commits = +group.pending_offset_commits
         error = _append_error(append_code)
         if error == ErrorCode.NONE and self._groups.get(group_id) is group:
             for i, (key, committed) in enumerate(valid.items()):
-                position = base_offset + i
-                if group.offset_positions.get(key, -1) < position:
-                    group.offsets[key] = committed
-                    group.offset_positions[key] = position
+                group.update_offset(key, committed, base_offset + i)
             _log.debug(
                 "group.offsets_committed",
                 group_id=group_id,
@@ -1123,6 +1172,129 @@ class GroupCoordinator:
             )
         results.update(dict.fromkeys(valid, error))
         return results
+
+    async def txn_offset_commit(
+        self,
+        group_id: str,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        offsets: Mapping[_TP, OffsetAndMetadata],
+        member_id: str = "",
+        generation_id: int = -1,
+        group_instance_id: str | None = None,
+    ) -> dict[_TP, ErrorCode]:
+        """TxnOffsetCommit: each partition's answer. The offsets are appended as one
+        transactional batch of the producer and stay pending for it until the marker of its
+        transaction (``complete_transactional_offsets``). An unknown group is created Empty.
+        Member checks only when the request names a member, a generation or an instance id
+        (KIP-447; older clients send none): UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID,
+        ILLEGAL_GENERATION, as Kafka's validateOffsetCommit; unlike a plain commit, a group
+        in CompletingRebalance takes them and no session is extended."""
+
+        def everywhere(code: ErrorCode) -> dict[_TP, ErrorCode]:
+            return dict.fromkeys(offsets, code)
+
+        code = self._check(group_id)
+        if code != ErrorCode.NONE:
+            return everywhere(code)
+        group = self._groups.get(group_id)
+        if group is None:
+            group = GroupMetadata(group_id)  # kept only if the commit goes ahead
+        if group.is_(GroupState.DEAD):
+            return everywhere(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        if not (generation_id < 0 and group.is_(GroupState.EMPTY)) and (
+            generation_id >= 0 or member_id or group_instance_id is not None
+        ):
+            code = group.validate_member(member_id, group_instance_id)
+            if code != ErrorCode.NONE:
+                return everywhere(code)
+            if generation_id != group.generation_id:
+                return everywhere(ErrorCode.ILLEGAL_GENERATION)
+
+        results: dict[_TP, ErrorCode] = {}
+        now = self._time_ms()
+        valid: dict[_TP, OffsetAndMetadata] = {}
+        for key, committed in offsets.items():
+            if len(committed.metadata.encode()) > self.config.offset_metadata_max_bytes:
+                results[key] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                valid[key] = replace(committed, commit_timestamp=now)
+        if not valid:
+            return results
+        self._groups.setdefault(group_id, group)
+        replaced = group.prepare_txn_offset_commit(producer_id, valid.items())
+        self._producer_groups.setdefault(producer_id, set()).add(group_id)
+        batch = encode_batch(
+            _offset_records(group_id, valid, now),
+            is_transactional=True,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=0,
+        )
+        append_code, base_offset = await self._log.append(
+            self.partition_for(group_id),
+            batch,
+            self.config.offsets_commit_timeout_ms,
+            transactional_id=transactional_id,
+        )
+        error = _txn_append_error(append_code)
+        if self._groups.get(group_id) is group:
+            for i, (key, committed) in enumerate(valid.items()):
+                if error == ErrorCode.NONE:
+                    group.on_txn_offset_commit_append(producer_id, key, committed, base_offset + i)
+                else:
+                    group.fail_pending_txn_offset_commit(
+                        producer_id, key, committed, replaced.get(key)
+                    )
+            if not group.has_pending_txn_offsets_from(producer_id):
+                self._forget_producer_group(producer_id, group_id)
+        if error != ErrorCode.NONE:
+            _log.info(
+                "group.txn_offset_commit_failed",
+                group_id=group_id,
+                transactional_id=transactional_id,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                error=error.name,
+                append_error=append_code,
+            )
+        results.update(dict.fromkeys(valid, error))
+        return results
+
+    def complete_transactional_offsets(
+        self, partition: int, producer_id: int, committed: bool
+    ) -> None:
+        """A COMMIT (``committed``) or ABORT marker of ``producer_id`` was appended to
+        __consumer_offsets-``partition``: the producer's pending offsets in the groups of that
+        partition become committed offsets (where no plain commit written later superseded
+        them) or go (Kafka's handleTxnCompletion). A partition still loading reads the marker
+        from the log itself; one not led here has nothing cached."""
+        owned = self._partitions.get(partition)
+        if owned is None or not owned.loaded:
+            return
+        for group_id in list(self._producer_groups.get(producer_id, ())):
+            if self.partition_for(group_id) != partition:
+                continue
+            group = self._groups.get(group_id)
+            if group is not None and not group.is_(GroupState.DEAD):
+                done = group.complete_pending_txn_offset_commit(producer_id, committed)
+                _log.debug(
+                    "group.txn_offsets_completed",
+                    group_id=group_id,
+                    producer_id=producer_id,
+                    committed=committed,
+                    offsets=done,
+                )
+            if group is None or not group.has_pending_txn_offsets_from(producer_id):
+                self._forget_producer_group(producer_id, group_id)
+
+    def _forget_producer_group(self, producer_id: int, group_id: str) -> None:
+        group_ids = self._producer_groups.get(producer_id)
+        if group_ids is not None:
+            group_ids.discard(group_id)
+            if not group_ids:
+                del self._producer_groups[producer_id]
 
     async def delete_offsets(
         self, group_id: str, partitions: Iterable[tuple[str, int]]
@@ -1147,7 +1319,11 @@ class GroupCoordinator:
             else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
             for tp in wanted
         }
-        removable = [tp for tp, c in results.items() if c == ErrorCode.NONE and tp in group.offsets]
+        removable = [
+            tp
+            for tp, c in results.items()
+            if c == ErrorCode.NONE and (tp in group.offsets or group.has_pending_offset_commits(tp))
+        ]
         if removable:
             tombstones, dead = self._remove_offsets(group, removable, self._time_ms())
             _log.info(
@@ -1159,18 +1335,60 @@ class GroupCoordinator:
             await self._append_tombstones(group_id, tombstones)
         return ErrorCode.NONE, results
 
+    @overload
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[tuple[str, int]] | None
-    ) -> tuple[ErrorCode, dict[tuple[str, int], OffsetAndMetadata | None]]:
-        """Committed offsets of ``partitions`` (None = every partition the group committed)."""
+    ) -> tuple[ErrorCode, dict[tuple[str, int], OffsetAndMetadata | None]]: ...
+
+    @overload
+    def fetch_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[tuple[str, int]] | None,
+        *,
+        require_stable: bool,
+    ) -> tuple[
+        ErrorCode,
+        dict[tuple[str, int], OffsetAndMetadata | None],
+        dict[tuple[str, int], ErrorCode],
+    ]: ...
+
+    def fetch_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[tuple[str, int]] | None,
+        *,
+        require_stable: bool | None = None,
+    ) -> (
+        tuple[ErrorCode, dict[tuple[str, int], OffsetAndMetadata | None]]
+        | tuple[
+            ErrorCode,
+            dict[tuple[str, int], OffsetAndMetadata | None],
+            dict[tuple[str, int], ErrorCode],
+        ]
+    ):
+        """Committed offsets of ``partitions`` (None = every partition the group committed).
+
+        Given ``require_stable`` (OffsetFetch v7+), the answer has a third part, each
+        partition's error: with it True, a partition with a commit still pending (a
+        transaction's, or a plain one being appended) is UNSTABLE_OFFSET_COMMIT and None among
+        the offsets (KIP-447; Kafka answers it per partition, with offset -1)."""
         code = self._check(group_id)
         if code != ErrorCode.NONE:
-            return code, {}
+            return (code, {}) if require_stable is None else (code, {}, {})
         group = self._groups.get(group_id)
         known = {} if group is None else group.offsets
-        if partitions is None:
-            return ErrorCode.NONE, dict(known)
-        return ErrorCode.NONE, {key: known.get(key) for key in partitions}
+        wanted = list(known) if partitions is None else list(partitions)
+        offsets = {key: known.get(key) for key in wanted}
+        if require_stable is None:
+            return ErrorCode.NONE, offsets
+        errors: dict[tuple[str, int], ErrorCode] = {}
+        if require_stable and group is not None:
+            for key in wanted:
+                if group.has_pending_offset_commits(key):
+                    errors[key] = ErrorCode.UNSTABLE_OFFSET_COMMIT
+                    offsets[key] = None
+        return ErrorCode.NONE, offsets, errors
 
     # --- admin --------------------------------------------------------------------------------
 
@@ -1227,14 +1445,71 @@ class GroupCoordinator:
         return iter(list(self._groups.values()))
 
 
-def _next_offset(data: bytes) -> int:
-    """The offset after the last whole batch in ``data`` (-1 when there is none)."""
-    last = -1
-    for _, header in iter_batch_headers(data):
-        last = header.next_offset
-    return last
+class _PartitionLoad:
+    """What loading a __consumer_offsets partition has read so far (Kafka's
+    doLoadGroupsAndOffsets): the last offset record per key with its log offset, the offsets of
+    transactional batches pending per producer id until a marker of that producer (COMMIT: they
+    replace older committed ones; ABORT: they go), and the last group record per group."""
+
+    def __init__(self) -> None:
+        self.offsets: dict[OffsetKey, PendingOffset] = {}
+        self.pending: dict[int, dict[OffsetKey, PendingOffset]] = {}
+        self.groups: dict[str, bytes] = {}
+
+    def read_batch(self, data: bytes, pos: int, header: BatchHeader) -> None:
+        _, records = decode_batch(data, pos)
+        if header.is_control:
+            pending = self.pending.pop(header.producer_id, {})
+            if records and records[0].key is not None and _is_commit_marker(records[0].key):
+                for key, offset in pending.items():
+                    current = self.offsets.get(key)
+                    if current is None or current.position < offset.position:
+                        self.offsets[key] = offset
+            return
+        for record in records:
+            if record.key is None:
+                continue
+            decoded = decode_key(record.key)
+            if isinstance(decoded, OffsetKey):
+                into = (
+                    self.pending.setdefault(header.producer_id, {})
+                    if header.is_transactional
+                    else self.offsets
+                )
+                if record.value is None:
+                    into.pop(decoded, None)
+                else:
+                    into[decoded] = PendingOffset(decode_offset_value(record.value), record.offset)
+            elif record.value is None:
+                self.groups.pop(decoded.group, None)
+            else:
+                self.groups[decoded.group] = record.value
+
+    def groups_loaded(self) -> dict[str, GroupMetadata]:
+        """Every group read: those with a group record, and Empty ones for offsets alone."""
+        loaded = {
+            group_id: GroupMetadata.from_record(group_id, decode_group_metadata_value(value))
+            for group_id, value in self.groups.items()
+        }
+
+        def group(group_id: str) -> GroupMetadata:
+            if group_id not in loaded:
+                loaded[group_id] = GroupMetadata(group_id)
+            return loaded[group_id]
+
+        for key, offset in self.offsets.items():
+            group(key.group).update_offset((key.topic, key.partition), *offset)
+        for producer_id, offsets in self.pending.items():
+            for key, offset in offsets.items():
+                pending = group(key.group).pending_txn_offsets.setdefault(producer_id, {})
+                pending[(key.topic, key.partition)] = offset
+        return loaded
 
 
-def _records(data: bytes) -> Iterator[tuple[int, bytes | None, bytes | None]]:
-    for record in decode_records(data):
-        yield record.offset, record.key, record.value
+def _is_commit_marker(key: bytes) -> bool:
+    """Whether a control record's key (Kafka's ControlRecordType: int16 version, int16 type,
+    0 ABORT, 1 COMMIT) is a COMMIT marker's."""
+    if len(key) < 4:
+        raise CorruptRecordError(f"a control record key of {len(key)} bytes")
+    _, control_type = struct.unpack_from(">hh", key)
+    return bool(control_type == _COMMIT_MARKER)

@@ -18,6 +18,13 @@ A static member (KIP-345, ``group_instance_id``) is known by its instance id acr
 when it comes back under a new member id it replaces its old self (``replace_static_member``),
 and the old member id is fenced (FENCED_INSTANCE_ID).
 
+Offsets (Kafka's names): ``offsets`` are the committed ones, each with the __consumer_offsets
+offset of its record (``offset_positions``); ``pending_offset_commits`` counts plain commits
+whose append is under way; ``pending_txn_offsets`` holds, per producer id, the offsets a
+transaction committed (TxnOffsetCommit, KIP-98) until the COMMIT or ABORT marker of that
+transaction: only then do they become committed offsets, or go. Whichever record was written
+later in the log wins between a plain commit and a committed transactional one.
+
 This module holds state and answers questions about it; the timers and the responses live in
 ``coordinator.py``. Not thread-safe: the broker's event loop owns every group.
 """
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
@@ -42,6 +50,7 @@ __all__ = [
     "JoinResult",
     "MemberIdentity",
     "MemberMetadata",
+    "PendingOffset",
     "SyncResult",
 ]
 
@@ -86,6 +95,15 @@ class SyncResult:
     assignment: bytes = b""
     protocol_type: str = ""
     protocol_name: str = ""
+
+
+class PendingOffset(NamedTuple):
+    """A transactional offset waiting for its transaction's marker (Kafka's
+    CommitRecordMetadataAndOffset): the offset, and the __consumer_offsets offset of its record,
+    -1 while the append is under way."""
+
+    committed: OffsetAndMetadata
+    position: int = -1
 
 
 class MemberIdentity(NamedTuple):
@@ -160,6 +178,15 @@ class GroupMetadata:
     # The __consumer_offsets offset of the record behind each cached offset: a commit whose
     # append finishes late never replaces a newer one.
     offset_positions: dict[tuple[str, int], int] = field(default_factory=dict)
+    pending_offset_commits: Counter[tuple[str, int]] = field(default_factory=Counter)
+    pending_txn_offsets: dict[int, dict[tuple[str, int], PendingOffset]] = field(
+        default_factory=dict
+    )
+    # Offsets whose transaction ended while their append was still under way: the record is in
+    # the log before the marker, so the outcome applies once the append says where it landed.
+    ended_txn_offsets: dict[tuple[int, tuple[str, int]], tuple[OffsetAndMetadata, bool]] = field(
+        default_factory=dict
+    )
     state_timestamp_ms: int = -1
     new_member_added: bool = False
 
@@ -311,6 +338,128 @@ class GroupMetadata:
             (m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
             for m in self.members.values()
         )
+
+    # --- offsets ------------------------------------------------------------------------------
+
+    def has_offsets(self) -> bool:
+        """Committed or pending offsets (Kafka's hasOffsets): a group with either is not removed
+        as Empty."""
+        return bool(
+            self.offsets
+            or +self.pending_offset_commits
+            or self.pending_txn_offsets
+            or self.ended_txn_offsets
+        )
+
+    def has_pending_offset_commits(self, tp: tuple[str, int]) -> bool:
+        """A plain commit under way or a transaction's offset not yet completed for ``tp``: an
+        OffsetFetch that requires stable offsets answers UNSTABLE_OFFSET_COMMIT (KIP-447)."""
+        return (
+            self.pending_offset_commits[tp] > 0
+            or any(tp in pending for pending in self.pending_txn_offsets.values())
+            or any(key[1] == tp for key in self.ended_txn_offsets)
+        )
+
+    def has_pending_txn_offsets_from(self, producer_id: int) -> bool:
+        return producer_id in self.pending_txn_offsets
+
+    def update_offset(
+        self, tp: tuple[str, int], committed: OffsetAndMetadata, position: int
+    ) -> bool:
+        """Cache ``committed`` unless the cached offset's record came later in the log."""
+        if self.offset_positions.get(tp, -1) >= position:
+            return False
+        self.offsets[tp] = committed
+        self.offset_positions[tp] = position
+        return True
+
+    def prepare_txn_offset_commit(
+        self, producer_id: int, offsets: Iterable[tuple[tuple[str, int], OffsetAndMetadata]]
+    ) -> dict[tuple[str, int], PendingOffset]:
+        """Before the append: the producer's offsets (partition, offset pairs) are pending,
+        each replacing the one it committed before for the partition in this transaction.
+        Returns those it replaced (the append failing puts them back)."""
+        pending = self.pending_txn_offsets.setdefault(producer_id, {})
+        replaced: dict[tuple[str, int], PendingOffset] = {}
+        for tp, committed in offsets:
+            if tp in pending:
+                replaced[tp] = pending[tp]
+            pending[tp] = PendingOffset(committed)
+        return replaced
+
+    def on_txn_offset_commit_append(
+        self, producer_id: int, tp: tuple[str, int], committed: OffsetAndMetadata, position: int
+    ) -> None:
+        """The append landed at ``position``: remember it (unless a newer commit of the same
+        producer replaced this one meanwhile), or apply the outcome of a transaction that ended
+        while it was under way."""
+        pending = self.pending_txn_offsets.get(producer_id, {})
+        if pending.get(tp) == PendingOffset(committed):
+            pending[tp] = PendingOffset(committed, position)
+            return
+        ended = self.ended_txn_offsets.get((producer_id, tp))
+        if ended is not None and ended[0] == committed:
+            del self.ended_txn_offsets[(producer_id, tp)]
+            if ended[1]:
+                self.update_offset(tp, committed, position)
+
+    def fail_pending_txn_offset_commit(
+        self,
+        producer_id: int,
+        tp: tuple[str, int],
+        committed: OffsetAndMetadata,
+        replaced: PendingOffset | None,
+    ) -> None:
+        """The append failed: the offset was never written, so the one it replaced (if any,
+        already in the log) is pending again; otherwise the partition has none."""
+        ended = self.ended_txn_offsets.get((producer_id, tp))
+        if ended is not None and ended[0] == committed:
+            del self.ended_txn_offsets[(producer_id, tp)]
+        pending = self.pending_txn_offsets.get(producer_id)
+        if pending is None:
+            return
+        current = pending.get(tp)
+        if current is not None and current == PendingOffset(committed):
+            if replaced is None:
+                del pending[tp]
+            else:
+                pending[tp] = replaced
+        if not pending:
+            del self.pending_txn_offsets[producer_id]
+
+    def complete_pending_txn_offset_commit(self, producer_id: int, committed: bool) -> int:
+        """The producer's transaction ended (its marker is in the log): on commit its offsets
+        become the committed ones unless a plain commit written later in the log superseded
+        them; on abort they go. An offset whose append is still under way was written before
+        the marker: the outcome waits for the append (``ended_txn_offsets``). Returns how many
+        offsets were committed."""
+        pending = self.pending_txn_offsets.pop(producer_id, None)
+        if pending is None:
+            return 0
+        done = 0
+        for tp, p in pending.items():
+            if p.position < 0:
+                self.ended_txn_offsets[(producer_id, tp)] = (p.committed, committed)
+            elif committed:
+                done += self.update_offset(tp, p.committed, p.position)
+        return done
+
+    def remove_offsets(self, partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+        """Forget ``partitions``: their committed offsets and any transaction's pending ones
+        (Kafka's removeOffsets). Returns the partitions that had a committed offset (those need
+        a tombstone)."""
+        removed = []
+        for tp in partitions:
+            for producer_id, pending in list(self.pending_txn_offsets.items()):
+                pending.pop(tp, None)
+                if not pending:
+                    del self.pending_txn_offsets[producer_id]
+            for key in [k for k in self.ended_txn_offsets if k[1] == tp]:
+                del self.ended_txn_offsets[key]
+            self.offset_positions.pop(tp, None)
+            if self.offsets.pop(tp, None) is not None:
+                removed.append(tp)
+        return removed
 
     # --- records ------------------------------------------------------------------------------
 

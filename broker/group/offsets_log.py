@@ -1,7 +1,10 @@
 """``__consumer_offsets`` through the broker's ReplicaManager (the coordinator's OffsetsLog).
 
 Appends go through the ReplicaManager's normal produce path with acks=all, so a commit is
-answered only once the ISR has it; reads come straight from the local leader's log.
+answered only once the ISR has it, as the coordinator's own (AppendOrigin.COORDINATOR, as
+Kafka's GroupMetadataManager appends: the transactional batch of a TxnOffsetCommit carries
+base sequence 0 each time, so the leader checks its producer epoch but not its sequence);
+reads come straight from the local leader's log.
 
 Not thread-safe: the broker's event loop.
 """
@@ -9,6 +12,7 @@ Not thread-safe: the broker's event loop.
 from __future__ import annotations
 
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
+from minikafka.broker.replication.producer_state import AppendOrigin
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.requests import ProducePartition, ProduceRequest
 from minikafka.proto.common import TopicPartition
@@ -29,9 +33,20 @@ class ReplicaManagerOffsetsLog:
             return None
         return hosted.leader_epoch
 
-    async def append(self, partition: int, records: bytes, timeout_ms: int) -> tuple[int, int]:
+    async def append(
+        self,
+        partition: int,
+        records: bytes,
+        timeout_ms: int,
+        *,
+        transactional_id: str | None = None,
+    ) -> tuple[int, int]:
         request = ProduceRequest(
-            -1, timeout_ms, [ProducePartition(GROUP_METADATA_TOPIC, partition, records)]
+            -1,
+            timeout_ms,
+            [ProducePartition(GROUP_METADATA_TOPIC, partition, records)],
+            transactional_id=transactional_id,
+            origin=AppendOrigin.COORDINATOR,
         )
         for result in await self._replica_manager.append_records(request):
             return result.error_code, result.base_offset

@@ -77,6 +77,7 @@ class FakeOffsetsLog:
         self.epochs: dict[int, int] = {0: 0}
         self.logs: dict[int, bytearray] = {}
         self.fail_with: ErrorCode | None = None
+        self.transactional_ids: list[str | None] = []  # each append's, in order
 
     def leader_epoch(self, partition: int) -> int | None:
         return self.epochs.get(partition)
@@ -85,8 +86,16 @@ class FakeOffsetsLog:
         data = self.logs.get(partition, bytearray())
         return max((h.next_offset for _, h in iter_batch_headers(data)), default=0)
 
-    async def append(self, partition: int, records: bytes, timeout_ms: int) -> tuple[int, int]:
+    async def append(
+        self,
+        partition: int,
+        records: bytes,
+        timeout_ms: int,
+        *,
+        transactional_id: str | None = None,
+    ) -> tuple[int, int]:
         await asyncio.sleep(0)
+        self.transactional_ids.append(transactional_id)
         if self.fail_with is not None:
             return self.fail_with, -1
         base = self.log_end_offset(partition)
