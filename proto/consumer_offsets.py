@@ -39,6 +39,10 @@ A record with a null value is a tombstone: the offset (or the whole group) is go
 is compacted, so the last record per key is what survives; loading keeps the last record per
 key in log order and drops tombstoned keys.
 
+A TxnOffsetCommit writes the same offset records, in a transactional batch of the producer
+(KIP-98); they count only once a COMMIT marker of that producer follows them in the log (an
+ABORT marker discards them). The markers are control batches (proto/records.py).
+
 Pure functions and frozen values; safe from any thread.
 """
 

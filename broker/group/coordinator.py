@@ -47,7 +47,6 @@ Not thread-safe: every method runs on the broker's event loop; timers are the lo
 from __future__ import annotations
 
 import asyncio
-import struct
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -78,10 +77,12 @@ from minikafka.proto.consumer_offsets import (
     encode_offset_key,
     encode_offset_value,
 )
-from minikafka.proto.errors import CorruptRecordError, ErrorCode
+from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import (
     BatchHeader,
+    ControlType,
     RecordInput,
+    control_type_of,
     decode_batch,
     encode_batch,
     iter_batch_headers,
@@ -99,9 +100,6 @@ __all__ = [
 _log = structlog.get_logger(__name__)
 
 _NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
-
-# Kafka's ControlRecordType.COMMIT (ABORT is 0), in a control record's key.
-_COMMIT_MARKER = 1
 
 _TP = TypeVar("_TP", bound=tuple[str, int])  # (topic, partition) or a TopicPartition
 
@@ -1460,7 +1458,7 @@ class _PartitionLoad:
         _, records = decode_batch(data, pos)
         if header.is_control:
             pending = self.pending.pop(header.producer_id, {})
-            if records and records[0].key is not None and _is_commit_marker(records[0].key):
+            if records and control_type_of(records[0].key) == ControlType.COMMIT:
                 for key, offset in pending.items():
                     current = self.offsets.get(key)
                     if current is None or current.position < offset.position:
@@ -1504,12 +1502,3 @@ class _PartitionLoad:
                 pending = group(key.group).pending_txn_offsets.setdefault(producer_id, {})
                 pending[(key.topic, key.partition)] = offset
         return loaded
-
-
-def _is_commit_marker(key: bytes) -> bool:
-    """Whether a control record's key (Kafka's ControlRecordType: int16 version, int16 type,
-    0 ABORT, 1 COMMIT) is a COMMIT marker's."""
-    if len(key) < 4:
-        raise CorruptRecordError(f"a control record key of {len(key)} bytes")
-    _, control_type = struct.unpack_from(">hh", key)
-    return bool(control_type == _COMMIT_MARKER)

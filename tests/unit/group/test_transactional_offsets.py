@@ -4,7 +4,6 @@ until the marker of its transaction, on a fake clock and an in-memory __consumer
 from __future__ import annotations
 
 import asyncio
-import struct
 
 from minikafka.broker.group.group_metadata import GroupState
 from minikafka.proto.common import OffsetAndMetadata
@@ -13,7 +12,13 @@ from minikafka.proto.consumer_offsets import (
     encode_offset_key,
 )
 from minikafka.proto.errors import ErrorCode
-from minikafka.proto.records import batch_crc, decode_batch, encode_batch, iter_batch_headers
+from minikafka.proto.records import (
+    ControlType,
+    assign_offsets,
+    decode_batch,
+    encode_end_txn_marker,
+    iter_batch_headers,
+)
 from tests.unit.group.test_coordinator import FakeOffsetsLog, Harness, _settle, run
 
 TP = ("t", 0)
@@ -22,22 +27,11 @@ EPOCH = 3
 
 
 def append_marker(log: FakeOffsetsLog, producer_id: int, committed: bool) -> None:
-    """What WriteTxnMarkers appends: a control batch (transactional|control) whose one record
-    has key int16 version 0 + int16 type (0 ABORT, 1 COMMIT), value int16 version 0 + int32
-    coordinator epoch."""
-    batch = bytearray(
-        encode_batch(
-            [(0, struct.pack(">hh", 0, 1 if committed else 0), struct.pack(">hi", 0, 7), ())],
-            base_offset=log.log_end_offset(0),
-            is_transactional=True,
-            producer_id=producer_id,
-            producer_epoch=EPOCH,
-        )
-    )
-    attributes = struct.unpack_from(">h", batch, 21)[0] | 0x20
-    struct.pack_into(">h", batch, 21, attributes)
-    struct.pack_into(">I", batch, 17, batch_crc(batch, 0, len(batch)))
-    log.logs.setdefault(0, bytearray()).extend(batch)
+    """What WriteTxnMarkers appends to __consumer_offsets-0: a COMMIT or ABORT marker."""
+    control_type = ControlType.COMMIT if committed else ControlType.ABORT
+    marker = encode_end_txn_marker(producer_id, EPOCH, 7, control_type, 0)
+    data, _ = assign_offsets(marker, log.log_end_offset(0), 0, allow_control=True)
+    log.logs.setdefault(0, bytearray()).extend(data)
 
 
 async def txn_commit(
