@@ -7,19 +7,26 @@ its first dirty offset) and a *dirty* part (appended since). One cleaning of one
    the largest dirty ratio ``dirty bytes / (clean + dirty bytes)`` at or above
    ``min.cleanable.dirty.ratio``, or any whose oldest dirty record is older than
    ``max.compaction.lag.ms``. The dirty part ends at the first *uncleanable* offset: the active
-   segment, the high watermark, or the first segment with a record newer than
-   ``min.compaction.lag.ms``, whichever comes first. The choice is a ``CleanPlan``: a snapshot of
-   the segments to read (each with its inode and a file descriptor of the cleaning's own) and
-   the log's generation, so the worker never touches the live ``Log``.
+   segment, the high watermark, the last stable offset (the first offset of a transaction
+   still open or whose marker is not replicated yet: the caller passes it, as only the
+   partition knows its producers; Kafka's cleaner stops there too), or the first segment with a
+   record newer than ``min.compaction.lag.ms``, whichever comes first. The choice is a
+   ``CleanPlan``: a snapshot of the segments to read (each with its inode and a file
+   descriptor of the cleaning's own), the log's generation, and the aborted transactions that
+   overlap the segments (from their ``.txnindex`` files), so the worker never touches the
+   live ``Log``.
 2. build the offset map (worker thread): key -> offset of its latest record in the dirty part,
    at most ``log.cleaner.dedupe.buffer.size / log.cleaner.threads`` bytes of it at 24 bytes an
    entry (Kafka's sizing: a 16-byte key hash and an 8-byte offset). When the map fills, the
-   dirty part this cleaning handles ends after the last record mapped.
+   dirty part this cleaning handles ends after the last record mapped. Records of aborted
+   transactions are not mapped (they must not hide an older committed record of their key).
 3. write ``.cleaned`` segments (worker thread): the segments from the log start up to the end of
    the mapped part, in groups that fit one segment (``segment.bytes``, the index limits), each
-   group rewritten into ``<base>.log.cleaned`` / ``.index.cleaned`` / ``.timeindex.cleaned``
-   (base = the group's first base offset), fsynced. A record survives when it has a key, no
-   later record of its key is in the map, and it is not a tombstone past its delete horizon.
+   group rewritten into ``<base>.log.cleaned`` / ``.index.cleaned`` / ``.timeindex.cleaned`` /
+   ``.txnindex.cleaned`` (base = the group's first base offset; the last always, maybe
+   empty, so that a swap never pairs the new ``.log`` with the old entries), fsynced. A record
+   survives when it has a key, no later record of its key is in the map, and it is not a
+   tombstone past its delete horizon.
 4. swap (on the owner, quick: renames and unlinks): refused whole when the log's generation
    moved (it was truncated: the map may hold records that are gone, which Kafka avoids by
    aborting the cleaning before truncating) or a segment is no longer the file read; first the
@@ -48,7 +55,13 @@ What survives, batch by batch (Kafka's rules):
 - tombstones (null value) of a cleaned batch get a delete horizon of now +
   ``delete.retention.ms`` (KIP-534: stored in the batch), and go at the first cleaning after it;
 - records without a key go (the broker refuses them for compacted topics anyway);
-- control batches are copied as they are (this project has no transactions to complete).
+- transactions (Kafka's CleanedTransactionMetadata): the batches of a transaction aborted
+  (listed in a ``.txnindex``) lose all their records, whatever their keys. A marker stays while
+  a batch of its transaction was still read by this cleaning (an ABORT marker kept so keeps its
+  ``.txnindex`` entry in the cleaned segment, for read_committed readers of what is left);
+  once a cleaning finds none, the marker gets a delete horizon of now + ``delete.retention.ms``
+  (as a tombstone does) and goes at the first cleaning after it, so that a reader who saw the
+  transaction's records also sees its end. Control batches of other types stay.
 
 Leader epochs are untouched: the leader-epoch-checkpoint maps epochs to start offsets, which
 stay valid when records between them go.
@@ -70,7 +83,8 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, NamedTuple
@@ -82,13 +96,16 @@ from minikafka.broker.storage.config import LONG_MAX, LogConfig
 from minikafka.broker.storage.index import OffsetIndex, TimeIndex
 from minikafka.broker.storage.log import CLEANED_SUFFIX, Log
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
+from minikafka.broker.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TransactionIndex
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, KafkaStorageError
 from minikafka.proto.log_files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, log_file_name
 from minikafka.proto.records import (
     HEADER_SIZE,
     BatchHeader,
+    ControlType,
     Record,
+    control_type_of,
     decode_batch,
     iter_batch_headers,
     read_header,
@@ -204,6 +221,7 @@ class CleanPlan(NamedTuple):
     producer_last_offsets: frozenset[int]  # last offset of each active producer's last batch
     dirty_ratio: float
     generation: int  # Log.generation when planned
+    aborted_txns: tuple[AbortedTxn, ...] = ()  # overlapping the segments, from .txnindex files
 
 
 class CleanedGroup(NamedTuple):
@@ -244,9 +262,11 @@ def plan_cleaning(
     now_ms: int,
     high_watermark: int | None = None,
     producer_last_offsets: frozenset[int] = frozenset(),
+    last_stable_offset: int | None = None,
 ) -> tuple[CleanPlan | None, bool]:
     """What cleaning ``log`` would do now, and whether it must be cleaned whatever its dirty
-    ratio (``max.compaction.lag.ms`` passed); (None, False) when nothing is cleanable."""
+    ratio (``max.compaction.lag.ms`` passed); (None, False) when nothing is cleanable.
+    ``last_stable_offset`` (the partition's) keeps open transactions out of the cleaning."""
     config = log.config
     segments = log.segments
     start = log.log_start_offset
@@ -255,6 +275,8 @@ def plan_cleaning(
     uncleanable = segments[-1].base_offset  # the active segment is never cleaned
     if high_watermark is not None:
         uncleanable = min(uncleanable, high_watermark)
+    if last_stable_offset is not None:
+        uncleanable = min(uncleanable, last_stable_offset)
     must_clean = False
     dirty_first_timestamp: int | None = None
     refs: list[SegmentRef] = []
@@ -300,6 +322,7 @@ def plan_cleaning(
         producer_last_offsets,
         ratio,
         log.generation,
+        tuple(log.collect_aborted_transactions(refs[0].base_offset, end_offset)),
     )
     return plan, must_clean
 
@@ -386,6 +409,59 @@ def _read_batches(
             os.close(fd)
 
 
+class _CleanedTxns:
+    """Kafka's CleanedTransactionMetadata: which transactions the batches read so far belong
+    to, fed in offset order. An aborted transaction (from ``.txnindex``) counts from its first
+    offset until its producer's ABORT marker; a transactional batch of a producer with no
+    aborted transaction open belongs to one that commits (or is still open: never read here,
+    the cleaning stops at the last stable offset)."""
+
+    def __init__(self, aborted: Iterable[AbortedTxn]) -> None:
+        self._pending = deque(sorted(aborted, key=lambda txn: txn.first_offset))
+        # producer id -> (its aborted transaction, whether a batch of it was read)
+        self._aborted: dict[int, tuple[AbortedTxn, bool]] = {}
+        self._committed: set[int] = set()  # producers with a batch read since their marker
+
+    def _open_aborted_up_to(self, offset: int) -> None:
+        pending = self._pending
+        while pending and pending[0].first_offset <= offset:
+            txn = pending.popleft()
+            self._aborted.setdefault(txn.producer_id, (txn, False))
+
+    def on_batch(self, header: BatchHeader) -> bool:
+        """A data batch read: True when its transaction aborted (its records all go)."""
+        self._open_aborted_up_to(header.last_offset)
+        if not header.is_transactional:
+            return False
+        aborted = self._aborted.get(header.producer_id)
+        if aborted is not None:
+            self._aborted[header.producer_id] = (aborted[0], True)
+            return True
+        self._committed.add(header.producer_id)
+        return False
+
+    def on_control_batch(
+        self, header: BatchHeader, records: Sequence[Record]
+    ) -> tuple[bool, AbortedTxn | None]:
+        """A control batch read: whether it may go (once past its delete horizon), and the
+        aborted transaction to keep in the cleaned ``.txnindex`` when its marker stays."""
+        self._open_aborted_up_to(header.last_offset)
+        if not records:
+            return True, None  # emptied by an earlier cleaning
+        control_type = control_type_of(records[0].key)
+        if control_type == ControlType.ABORT:
+            aborted = self._aborted.pop(header.producer_id, None)
+            if aborted is not None and aborted[1]:
+                return False, aborted[0]  # its batches go now: the marker stays for now
+            return True, None
+        if control_type == ControlType.COMMIT:
+            if header.producer_id in self._committed:
+                self._committed.discard(header.producer_id)
+                return False, None
+            return True, None
+        return False, None
+
+
 def build_offset_map(
     plan: CleanPlan,
     offset_map: OffsetMap,
@@ -397,13 +473,17 @@ def build_offset_map(
     """Map the dirty part's keys to their latest offsets; returns the offset after the last
     record mapped (the end of what this cleaning cleans)."""
     end = plan.first_dirty_offset
+    txns = _CleanedTxns(plan.aborted_txns)
     for ref in plan.segments:
         if ref.end_offset <= plan.first_dirty_offset:
             continue
         for data in _read_batches(ref, buffer_size, stats, stop):
             header, records = decode_batch(data, verify_crc=False)
-            if header.is_control or header.next_offset <= plan.first_dirty_offset:
+            if header.is_control:
+                txns.on_control_batch(header, records)
                 continue
+            if txns.on_batch(header) or header.next_offset <= plan.first_dirty_offset:
+                continue  # an aborted transaction's records hide no committed ones
             for record in records:
                 if record.offset < plan.first_dirty_offset or record.key is None:
                     continue
@@ -454,7 +534,7 @@ class _CleanedWriter:
         directory = plan.directory
         self.paths = [
             directory / (name + suffix + CLEANED_SUFFIX)
-            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX)
+            for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
         ]
         for path in self.paths:  # leftovers of an earlier attempt
             with contextlib.suppress(FileNotFoundError):
@@ -465,6 +545,9 @@ class _CleanedWriter:
         self._fd = os.open(self.paths[0], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
         self._index = OffsetIndex(self.paths[1], base_offset, config.max_offset_index_entries)
         self._time_index = TimeIndex(self.paths[2], base_offset, config.max_time_index_entries)
+        self._txn_index = TransactionIndex(self.paths[3], base_offset)
+        self._txn_index.replace_entries(())
+        open(self.paths[3], "wb").close()  # always there, maybe empty (see the swap)
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         self.size = 0
@@ -486,6 +569,9 @@ class _CleanedWriter:
         if self._pending_bytes >= self._buffer_size:
             self._write_pending()
 
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        self._txn_index.append(txn)
+
     def _write_pending(self) -> None:
         data = b"".join(self._pending)
         written = 0
@@ -506,16 +592,50 @@ class _CleanedWriter:
         os.close(self._fd)
         self._index.flush(fsync=True)
         self._time_index.flush(fsync=True)
+        fd = os.open(self.paths[3], os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._txn_index.close()
         ns = last_modified_ms * 1_000_000
         for path in self.paths:
             os.utime(path, ns=(ns, ns))
 
     def discard(self) -> None:
+        self._txn_index.close()
         with contextlib.suppress(OSError):
             os.close(self._fd)
         for path in self.paths:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
+
+
+def _filter_control_batch(
+    data: bytes,
+    header: BatchHeader,
+    records: Sequence[Record],
+    plan: CleanPlan,
+    keep_if_empty: bool,
+    txns: _CleanedTxns,
+    writer: _CleanedWriter,
+) -> bytes | None:
+    may_go, kept_abort = txns.on_control_batch(header, records)
+    if kept_abort is not None:
+        writer.append_aborted_txn(kept_abort)
+    if not records:
+        return data if keep_if_empty else None
+    if not may_go:
+        return data
+    horizon = header.delete_horizon_ms
+    if horizon is None:
+        # Its transaction has nothing left: it goes delete.retention.ms from now (KIP-534).
+        return rebuild_batch(
+            header, records, delete_horizon_ms=plan.now_ms + plan.config.delete_retention_ms
+        )
+    if plan.now_ms < horizon:
+        return data
+    return rebuild_batch(header, []) if keep_if_empty else None
 
 
 def _filter_batch(
@@ -525,15 +645,19 @@ def _filter_batch(
     end_offset: int,
     is_last_of_group: bool,
     stats: _Stats,
+    txns: _CleanedTxns,
+    writer: _CleanedWriter,
 ) -> bytes | None:
     """What becomes of one batch: its bytes, rebuilt bytes, or None (dropped)."""
     header, records = decode_batch(data, verify_crc=False)
     stats.records_read += len(records)
-    if header.is_control:
-        return data
     keep_if_empty = is_last_of_group or (
         header.producer_id >= 0 and header.last_offset in plan.producer_last_offsets
     )
+    if header.is_control:
+        return _filter_control_batch(data, header, records, plan, keep_if_empty, txns, writer)
+    if txns.on_batch(header) and records:  # an aborted transaction's: no record stays
+        return rebuild_batch(header, []) if keep_if_empty else None
     if not records:  # emptied by an earlier cleaning: kept only while it still has a role
         return data if keep_if_empty else None
     now = plan.now_ms
@@ -575,6 +699,7 @@ def clean_segments(
     """Write the ``.cleaned`` segments of every group below ``end_offset``."""
     cleaned: list[CleanedGroup] = []
     writers: list[_CleanedWriter] = []
+    txns = _CleanedTxns(plan.aborted_txns)
     try:
         for group in _group_segments(plan, end_offset):
             writer = _CleanedWriter(plan, group[0].base_offset, buffer_size)
@@ -584,12 +709,16 @@ def clean_segments(
             for ref in group:
                 for data in _read_batches(ref, buffer_size, stats, stop):
                     if pending is not None:
-                        out = _filter_batch(pending, offset_map, plan, end_offset, False, stats)
+                        out = _filter_batch(
+                            pending, offset_map, plan, end_offset, False, stats, txns, writer
+                        )
                         if out is not None:
                             writer.append(out, read_header(out))
                     pending = data
             if pending is not None:
-                out = _filter_batch(pending, offset_map, plan, end_offset, True, stats)
+                out = _filter_batch(
+                    pending, offset_map, plan, end_offset, True, stats, txns, writer
+                )
                 if out is not None:
                     writer.append(out, read_header(out))
             writer.finish(max(r.last_modified_ms for r in group))
@@ -614,7 +743,7 @@ def discard_cleaned(result: CleanResult) -> None:
     """Delete the ``.cleaned`` files of a cleaning that will not be swapped in."""
     for group in result.groups:
         name = log_file_name(group.base_offset)
-        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+        for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(result.plan.directory / (name + suffix + CLEANED_SUFFIX))
 
@@ -699,8 +828,10 @@ class LogCleaner:
         *,
         high_watermarks: Mapping[TopicPartition, int] | None = None,
         producer_last_offsets: Callable[[TopicPartition], frozenset[int]] | None = None,
+        last_stable_offsets: Mapping[TopicPartition, int] | None = None,
     ) -> CleanPlan | None:
-        """On the owner: the plan for the dirtiest cleanable log, marked in progress."""
+        """On the owner: the plan for the dirtiest cleanable log, marked in progress.
+        ``last_stable_offsets`` (the partitions'): a log's cleaning stops at its LSO."""
         now = self._time_ms()
         best: tuple[bool, float, CleanPlan] | None = None
         for tp, log in logs.items():
@@ -719,6 +850,9 @@ class LogCleaner:
                 now_ms=now,
                 high_watermark=hw,
                 producer_last_offsets=producers,
+                last_stable_offset=(
+                    None if last_stable_offsets is None else last_stable_offsets.get(tp)
+                ),
             )
             if plan is None:
                 continue
@@ -797,6 +931,7 @@ def clean_log(
     *,
     high_watermark: int | None = None,
     producer_last_offsets: frozenset[int] = frozenset(),
+    last_stable_offset: int | None = None,
     force: bool = False,
 ) -> CleanResult | None:
     """One whole cleaning of ``log`` in the calling thread (tests, benchmarks, tools).
@@ -812,6 +947,7 @@ def clean_log(
         now_ms=now,
         high_watermark=high_watermark,
         producer_last_offsets=producer_last_offsets,
+        last_stable_offset=last_stable_offset,
     )
     if plan is None:
         return None
@@ -835,6 +971,7 @@ async def run_cleaner_thread(
     high_watermarks: Callable[[], Mapping[TopicPartition, int]] | None = None,
     producer_last_offsets: Callable[[TopicPartition], frozenset[int]] | None = None,
     failure_channel: LogDirFailureChannel | None = None,
+    last_stable_offsets: Callable[[], Mapping[TopicPartition, int]] | None = None,
 ) -> None:
     """One of Kafka's cleaner threads, on the event loop that owns the logs: choose a log and
     swap on the loop, build the map and write the ``.cleaned`` files in a worker thread; sleep
@@ -850,6 +987,7 @@ async def run_cleaner_thread(
                 current,
                 high_watermarks=None if high_watermarks is None else high_watermarks(),
                 producer_last_offsets=producer_last_offsets,
+                last_stable_offsets=None if last_stable_offsets is None else last_stable_offsets(),
             )
             if plan is None:
                 await asyncio.sleep(backoff_s)

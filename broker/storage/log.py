@@ -6,6 +6,7 @@ what follows the last ``-``), holding::
     00000000000000000000.log        segments, named by base offset (layout in segment.py)
     00000000000000000000.index
     00000000000000000000.timeindex
+    00000000000000000000.txnindex   aborted transactions (layout in txn_index.py), if any
     00000000000000004096.log ...
     leader-epoch-checkpoint         epoch -> start offset (layout in epoch_cache.py)
 
@@ -33,6 +34,17 @@ ever lost, and nothing below the recovery point is removed: that data was flushe
 there is not a torn write. Such segments are not re-read at load; reads from them check each
 batch's CRC instead (``LogSegment.verified``), and a damaged batch answers CorruptRecordError
 (CORRUPT_MESSAGE) with a ``log.read.corrupt_batch`` line, the batches before it still served.
+Transactions: each segment's ``.txnindex`` lists the transactions aborted by a marker in it
+(written by the partition, which knows the producers' open transactions, as it appends);
+``collect_aborted_transactions`` answers a read_committed fetch from them. Recovery truncates a
+re-read segment's entries with its data but cannot recompute the rest without producer state:
+when re-read segments hold transactional batches, ``txn_index_rebuild_offset`` names the first
+of them and the recovery point stays there until the partition has rebuilt their ``.txnindex``
+files from the batches and called ``complete_txn_index_rebuild`` (a crash before that re-reads
+them again, so the rebuild is never skipped; Kafka's LogLoader does it inline with its
+ProducerStateManager, which here lives in replication). A read_committed reader's upper bound
+is the last stable offset, which the partition passes as ``max_offset`` to ``read``.
+
 The recovery point moves when a flush completes: a roll asks for the segments before the new
 one to be flushed, which the owner runs in the background (``prepare_flush``, ``PendingFlush``,
 ``complete_flush``), as Kafka's roll schedules it.
@@ -70,6 +82,7 @@ from minikafka.broker.storage.segment import (
     LogSegment,
     TimestampAndOffset,
 )
+from minikafka.broker.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import (
     CorruptRecordError,
@@ -374,6 +387,7 @@ class Log:
         self._pending_flush_offset = 0  # rolls ask for the old segments to be flushed
         self._flush_listener: Callable[[Log], None] | None = None
         self._hooks = LogHooks()
+        self._txn_index_rebuild_offset: int | None = None
         # One listing of the directory serves the whole load (None: there is none yet).
         names: list[str] | None
         try:
@@ -435,6 +449,7 @@ class Log:
         else:
             first_recovered = max(bisect_right(self._bases, recovery_point) - 1, 0)
         validated = 0  # segments re-read by recovery (what an unclean restart pays for)
+        rebuild_txn_index_from: int | None = None  # first re-read segment with transactions
         gaps_allowed = self.may_have_gaps
         touched: list[LogSegment] = []  # segments that recovery rewrote (indexes, maybe data)
         index = 0
@@ -445,6 +460,8 @@ class Log:
             if index >= first_recovered:
                 result = segment.recover(self.leader_epoch_cache, allow_gaps=gaps_allowed)
                 validated += 1
+                if result.transactional and rebuild_txn_index_from is None:
+                    rebuild_txn_index_from = segment.base_offset
                 if segment.size == 0 and not result.bytes_truncated:
                     # Empty and left as it was: nothing of it needs to become durable (an
                     # unclean restart beside thousands of idle partitions would otherwise
@@ -548,6 +565,10 @@ class Log:
             self._recovery_point = self._leo
         else:
             self._recovery_point = min(recovery_point, self._leo)
+        if rebuild_txn_index_from is not None and rebuild_txn_index_from in self._segments:
+            # Held until the partition rebuilt the .txnindex files (module docstring).
+            self._txn_index_rebuild_offset = rebuild_txn_index_from
+            self._recovery_point = min(self._recovery_point, rebuild_txn_index_from)
         self._pending_flush_offset = self._recovery_point
         self._flush_dir()
         # Entries of epochs that never got data (a leader's last epoch): no fsync each, the
@@ -589,14 +610,24 @@ class Log:
                 _unlink(path)
             elif name.endswith(SWAP_SUFFIX):
                 # A .swap .log is a finished replacement segment: complete the swap as Kafka
-                # does. Its indexes are rebuilt rather than trusted.
+                # does. Its indexes are rebuilt rather than trusted, except its .txnindex,
+                # which needs producer state to rebuild: the cleaner wrote it whole, and
+                # fsynced it before any .swap rename (it is renamed with the .log).
                 real = name[: -len(SWAP_SUFFIX)]
                 parsed = parse_log_file_name(real)
                 if parsed is not None and parsed.suffix == LOG_SUFFIX:
                     os.replace(path, self.dir / real)
                     swapped.append(parsed.offset)
-                else:
+                elif parsed is None or parsed.suffix != TXN_INDEX_SUFFIX:
                     _unlink(path)
+        for name in leftovers:
+            if name.endswith(TXN_INDEX_SUFFIX + SWAP_SUFFIX):
+                parsed = parse_log_file_name(name)
+                path = self.dir / name
+                if parsed is not None and parsed.offset in swapped:
+                    os.replace(path, self.dir / name[: -len(SWAP_SUFFIX)])
+                else:
+                    _unlink(path)  # the swap did not reach its .log: the old files stand
         for base in swapped:
             for suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
                 _unlink(self.dir / log_file_name(base, suffix))
@@ -613,7 +644,7 @@ class Log:
                 continue
             if parsed.suffix == LOG_SUFFIX:
                 logs.add(parsed.offset)
-            elif parsed.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+            elif parsed.suffix in (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX):
                 indexes.append((parsed.offset, self.dir / name))
         for base, path in indexes:
             if base not in logs:
@@ -711,7 +742,9 @@ class Log:
         """
         self._check_open()
         name = log_file_name(base_offset)
-        suffixes = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, LOG_SUFFIX)  # the .log last
+        # The .log last. The cleaner always writes a .txnindex (maybe empty), so that a swap
+        # completed at load never pairs the cleaned .log with the old segment's entries.
+        suffixes = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LOG_SUFFIX)
         current = [self._segments.get(base) for base, _, _ in replaced]
         position = bisect_right(self._bases, base_offset) - 1
         unchanged = (
@@ -750,9 +783,10 @@ class Log:
         fsync_dir(self.dir)
         if fault is not None:
             fault("swapped")
-        self._segments[base_offset] = LogSegment.open(
-            self.dir, base_offset, self._config, time_ms=self._time_ms
-        )
+        segment = LogSegment.open(self.dir, base_offset, self._config, time_ms=self._time_ms)
+        if not segment.txn_index.entries:
+            segment.txn_index.delete()  # no abort kept: no file, as for any segment
+        self._segments[base_offset] = segment
         return True
 
     def set_flush_listener(self, listener: Callable[[Log], None] | None) -> None:
@@ -776,6 +810,44 @@ class Log:
     @property
     def number_of_segments(self) -> int:
         return len(self._bases)
+
+    # --- transactions ---------------------------------------------------------------------
+
+    def collect_aborted_transactions(
+        self, start_offset: int, upper_bound_offset: int
+    ) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [``start_offset``, ``upper_bound_offset``),
+        for a read_committed fetch (Kafka's collectAbortedTransactions): from the ``.txnindex``
+        of the segment holding ``start_offset`` and of the later ones, until an entry's last
+        stable offset reaches the bound (no transaction open before it can still overlap)."""
+        self._check_open()
+        found: list[AbortedTxn] = []
+        for base in self._bases[max(self._floor_index(start_offset), 0) :]:
+            result = self._segments[base].txn_index.collect(start_offset, upper_bound_offset)
+            found.extend(result.aborted)
+            if result.is_complete:
+                break
+        return found
+
+    @property
+    def txn_index_rebuild_offset(self) -> int | None:
+        """Where the ``.txnindex`` files of segments recovery re-read start needing a rebuild
+        from their batches (the base offset of the first with transactional batches), or None
+        (see the module docstring)."""
+        return self._txn_index_rebuild_offset
+
+    def complete_txn_index_rebuild(self) -> None:
+        """The partition rebuilt the ``.txnindex`` files from ``txn_index_rebuild_offset`` on:
+        make them durable, and let the recovery point reach the LEO, as recovery would have."""
+        self._check_open()
+        if self._txn_index_rebuild_offset is None:
+            return
+        for base in self._bases[max(self._floor_index(self._txn_index_rebuild_offset), 0) :]:
+            self._segments[base].txn_index.flush(fsync=True)
+        fsync_dir(self.dir)
+        self._txn_index_rebuild_offset = None
+        self._recovery_point = max(self._recovery_point, self._leo)
+        self._pending_flush_offset = max(self._pending_flush_offset, self._recovery_point)
 
     def _floor_index(self, offset: int) -> int:
         return bisect_right(self._bases, offset) - 1
@@ -834,10 +906,15 @@ class Log:
     # --- appending ------------------------------------------------------------------------
 
     def append_as_leader(
-        self, data: bytes | bytearray | memoryview, leader_epoch: int
+        self,
+        data: bytes | bytearray | memoryview,
+        leader_epoch: int,
+        *,
+        allow_control: bool = False,
     ) -> LogAppendInfo:
         """Validate a produce request's batches, give them offsets from the LEO and this
-        leader's epoch, and append them."""
+        leader's epoch, and append them. ``allow_control``: the broker's own transaction
+        markers (Kafka's AppendOrigin.COORDINATOR), which clients may not write."""
         self._check_open()
         self._check_append_size(len(data))
         config, now_ms = self._config, self._time_ms()
@@ -849,6 +926,7 @@ class Log:
             log_append_time_ms=now_ms if config.log_append_time else None,
             timestamp_range=config.timestamp_range(now_ms),
             recompression=config.recompression,
+            allow_control=allow_control,
         )
         if self._config.compact:
             self._check_keys(patched)

@@ -1,11 +1,12 @@
-"""One log segment: ``<base>.log`` plus its ``<base>.index`` and ``<base>.timeindex``.
+"""One log segment: ``<base>.log`` plus its ``<base>.index``, ``<base>.timeindex`` and, once
+a transaction aborted in it, ``<base>.txnindex``.
 
 Files are named by the segment's base offset, 20 digits zero-padded
 (``00000000000000000000.log``). The ``.log`` file is RecordBatch v2 batches back to back, exactly
 as they arrived on the wire (layout in ``proto/records.py``), with no header and no padding;
 the base offset is at or below its first batch's, and offsets grow from batch to batch
 (densely as appended; the log cleaner leaves gaps where it removed records). The two index
-layouts are in ``broker/storage/index.py``.
+layouts are in ``broker/storage/index.py``, the ``.txnindex`` in ``txn_index.py``.
 
 Indexing follows Kafka: while appending, a batch gets an offset index entry (its last offset,
 its position) when more than ``index.interval.bytes`` were appended since the previous entry,
@@ -39,6 +40,7 @@ from minikafka.broker.storage.index import (
     OffsetIndex,
     TimeIndex,
 )
+from minikafka.broker.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TransactionIndex
 from minikafka.proto.errors import CorruptRecordError, InvalidRecordError, KafkaStorageError
 from minikafka.proto.log_files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, log_file_name
 from minikafka.proto.records import (
@@ -198,6 +200,7 @@ class RecoveryResult(NamedTuple):
     bytes_truncated: int
     next_offset: int
     error: str | None  # why validation stopped, when it stopped before the end of the file
+    transactional: bool = False  # a batch kept has the transactional bit (or is a marker)
 
 
 class EpochAssigner(Protocol):
@@ -241,6 +244,9 @@ class LogSegment:
         jitter = min(config.segment_jitter_ms, config.segment_ms)
         self.roll_jitter_ms = random.randrange(jitter) if jitter > 0 else 0
         self.path = directory / log_file_name(base_offset, LOG_SUFFIX)
+        # The aborted transactions whose marker is here (read on first use; no file until
+        # the first entry, as Kafka's).
+        self.txn_index = TransactionIndex(self.path.with_suffix(TXN_INDEX_SUFFIX), base_offset)
         self._index_error: str | None = None
         # Both indexes are read on first use (Kafka's LazyIndex): a load recovers or checks
         # every segment, and neither needs the old entries of an index it rebuilds, nor of
@@ -257,6 +263,7 @@ class LogSegment:
             # Stale files with this base offset (from a crash mid-roll) must not leak into the
             # new segment.
             self._start_empty_indexes()
+            self.txn_index.reset()
         self._fd: int | None = os.open(self.path, flags, 0o644)
         self._shared = _SharedFile(self._fd)  # closes the descriptor once nothing holds it
         stat = os.fstat(self._fd)
@@ -545,7 +552,15 @@ class LogSegment:
         self._bytes_since_last_index_entry = since
         self._size = position
 
+    def append_aborted_txn(self, txn: AbortedTxn) -> None:
+        """Record a transaction aborted by a marker in this segment (``.txnindex``)."""
+        self.txn_index.append(txn)
+
     # --- reading --------------------------------------------------------------------------
+
+    def read_batch(self, location: BatchLocation) -> bytes:
+        """The whole batch at ``location`` (a control batch's record, say)."""
+        return self._pread(location.header.size, location.position)
 
     def translate_offset(self, offset: int, starting_position: int = 0) -> BatchLocation | None:
         """The first batch whose last offset is >= ``offset``, or None past the end."""
@@ -725,6 +740,7 @@ class LogSegment:
         buffer = b""
         buffer_start = 0
         error: str | None = None
+        transactional = False
         try:
             while valid < file_size:
                 relative = valid - buffer_start
@@ -766,6 +782,7 @@ class LogSegment:
                     latest = leader_epoch_cache.latest_epoch
                     if latest is None or header.partition_leader_epoch > latest:
                         leader_epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+                transactional = transactional or header.is_transactional
                 valid += size
                 expected_offset = header.next_offset
         except (CorruptRecordError, InvalidRecordError) as exc:
@@ -773,6 +790,10 @@ class LogSegment:
         truncated = file_size - valid if truncate else 0
         if truncated:
             os.ftruncate(self._file, valid)
+        if truncate:
+            # Aborts whose marker is gone with the cut data go too; the partition rebuilds
+            # the rest of a recovered segment's entries from the batches (Log.load).
+            self.txn_index.truncate_to(expected_offset)
         self._size = valid if truncate else file_size
         self.verified = truncate
         self._rolling_timestamp = None
@@ -783,13 +804,17 @@ class LogSegment:
             )
         self.offset_index.flush(fsync=False)
         self.time_index.flush(fsync=False)
-        return RecoveryResult(truncated, expected_offset, error)
+        return RecoveryResult(truncated, expected_offset, error, transactional)
 
     def truncate_to(self, offset: int) -> int:
         """Remove the batch holding ``offset`` and everything after; returns bytes removed."""
         location = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        if location is not None:
+            # The batch holding ``offset`` goes whole: so do aborts marked from its start.
+            offset = min(offset, location.header.base_offset)
+        self.txn_index.truncate_to(offset)
         if location is None:
             return 0
         truncated = self._size - location.position
@@ -815,10 +840,11 @@ class LogSegment:
     # --- durability and lifecycle ---------------------------------------------------------
 
     def flush(self) -> None:
-        """fsync the ``.log`` and write and fsync both indexes."""
+        """fsync the ``.log`` and write and fsync the indexes."""
         os.fsync(self._file)
         self.offset_index.flush(fsync=True)
         self.time_index.flush(fsync=True)
+        self.txn_index.flush(fsync=True)
 
     def open_for_sync(self) -> list[int]:
         """Write the indexes out (no fsync) and return file descriptors of their own on the
@@ -830,6 +856,9 @@ class LogSegment:
         try:
             for path in (self.offset_index.path, self.time_index.path):
                 fds.append(os.open(path, os.O_RDONLY))
+            txn_fd = self.txn_index.open_for_sync()
+            if txn_fd is not None:
+                fds.append(txn_fd)
         except BaseException:
             for fd in fds:
                 os.close(fd)
@@ -847,29 +876,32 @@ class LogSegment:
                 )
             self._offset_index.flush(fsync=False)
             self._time_index.flush(fsync=False)
+        self.txn_index.close()
         self._fd = None
         self._shared.release()
 
     def delete(self) -> None:
-        """Close and remove the three files (the ``.log`` first, so a crash part-way leaves
-        only orphaned indexes, which loading removes)."""
+        """Close and remove the files (the ``.log`` first, so a crash part-way leaves only
+        orphaned indexes, which loading removes)."""
         if self._fd is not None:
             self._fd = None
             self._shared.release()
-        for path in (self.path, *self._index_paths()):
+        self.txn_index.close()
+        for path in (self.path, *self._index_paths(), self.txn_index.path):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
 
     def rename_to_deleted(self, suffix: str) -> list[Path]:
-        """Close and rename the three files to ``<name><suffix>`` (Kafka's ``.deleted``), the
+        """Close and rename the files to ``<name><suffix>`` (Kafka's ``.deleted``), the
         ``.log`` first as in ``delete``; the renamed paths, for whoever removes them later.
         A crash before that leaves files that loading removes."""
         if self._fd is not None:
             # Released, not closed: an answer in flight may still hold the descriptor.
             self._fd = None
             self._shared.release()
+        self.txn_index.close()
         renamed = []
-        for path in (self.path, *self._index_paths()):
+        for path in (self.path, *self._index_paths(), self.txn_index.path):
             target = path.with_name(path.name + suffix)
             with contextlib.suppress(FileNotFoundError):
                 os.rename(path, target)
