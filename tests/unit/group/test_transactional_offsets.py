@@ -373,3 +373,19 @@ def test_deleting_offsets_or_the_group_drops_pending_ones() -> None:
         assert h.coordinator.describe_group("g") == (ErrorCode.NONE, None)
 
     run(scenario)
+
+
+def test_a_plain_commit_being_appended_is_unstable_too() -> None:
+    async def scenario() -> None:
+        h = Harness()
+        await h.start()
+        commit = asyncio.ensure_future(
+            h.coordinator.commit_offsets("g", "", -1, {TP: OffsetAndMetadata(3)})
+        )
+        await asyncio.sleep(0)  # the append under way
+        assert stable_fetch(h, TP) == ({TP: None}, {TP: ErrorCode.UNSTABLE_OFFSET_COMMIT})
+        assert committed(h) is None  # without require_stable: what is committed so far
+        assert await commit == {TP: ErrorCode.NONE}
+        assert stable_fetch(h, TP) == ({TP: 3}, {})
+
+    run(scenario)
