@@ -83,7 +83,7 @@ class InitProducerIdResponse(_message.Message):
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ...) -> None: ...
 
 class ProduceRequest(_message.Message):
-    __slots__ = ("acks", "timeout_ms", "topic_data")
+    __slots__ = ("acks", "timeout_ms", "topic_data", "transactional_id")
     class PartitionProduceData(_message.Message):
         __slots__ = ("index", "records")
         INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -101,10 +101,12 @@ class ProduceRequest(_message.Message):
     ACKS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     TOPIC_DATA_FIELD_NUMBER: _ClassVar[int]
+    TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
     acks: int
     timeout_ms: int
     topic_data: _containers.RepeatedCompositeFieldContainer[ProduceRequest.TopicProduceData]
-    def __init__(self, acks: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., topic_data: _Optional[_Iterable[_Union[ProduceRequest.TopicProduceData, _Mapping]]] = ...) -> None: ...
+    transactional_id: str
+    def __init__(self, acks: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., topic_data: _Optional[_Iterable[_Union[ProduceRequest.TopicProduceData, _Mapping]]] = ..., transactional_id: _Optional[str] = ...) -> None: ...
 
 class ProduceResponse(_message.Message):
     __slots__ = ("responses", "throttle_time_ms")
@@ -137,7 +139,7 @@ class ProduceResponse(_message.Message):
     def __init__(self, responses: _Optional[_Iterable[_Union[ProduceResponse.TopicProduceResponse, _Mapping]]] = ..., throttle_time_ms: _Optional[int] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("replica_id", "replica_epoch", "max_wait_ms", "min_bytes", "max_bytes", "topics", "session_id", "session_epoch", "forgotten_topics_data")
+    __slots__ = ("replica_id", "replica_epoch", "max_wait_ms", "min_bytes", "max_bytes", "topics", "session_id", "session_epoch", "forgotten_topics_data", "isolation_level")
     class FetchPartition(_message.Message):
         __slots__ = ("partition", "current_leader_epoch", "fetch_offset", "last_fetched_epoch", "log_start_offset", "partition_max_bytes")
         PARTITION_FIELD_NUMBER: _ClassVar[int]
@@ -176,6 +178,7 @@ class FetchRequest(_message.Message):
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_EPOCH_FIELD_NUMBER: _ClassVar[int]
     FORGOTTEN_TOPICS_DATA_FIELD_NUMBER: _ClassVar[int]
+    ISOLATION_LEVEL_FIELD_NUMBER: _ClassVar[int]
     replica_id: int
     replica_epoch: int
     max_wait_ms: int
@@ -185,7 +188,8 @@ class FetchRequest(_message.Message):
     session_id: int
     session_epoch: int
     forgotten_topics_data: _containers.RepeatedCompositeFieldContainer[FetchRequest.ForgottenTopic]
-    def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ..., session_id: _Optional[int] = ..., session_epoch: _Optional[int] = ..., forgotten_topics_data: _Optional[_Iterable[_Union[FetchRequest.ForgottenTopic, _Mapping]]] = ...) -> None: ...
+    isolation_level: int
+    def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ..., session_id: _Optional[int] = ..., session_epoch: _Optional[int] = ..., forgotten_topics_data: _Optional[_Iterable[_Union[FetchRequest.ForgottenTopic, _Mapping]]] = ..., isolation_level: _Optional[int] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
     __slots__ = ("error_code", "responses", "session_id", "throttle_time_ms")
@@ -197,7 +201,7 @@ class FetchResponse(_message.Message):
         end_offset: int
         def __init__(self, epoch: _Optional[int] = ..., end_offset: _Optional[int] = ...) -> None: ...
     class PartitionData(_message.Message):
-        __slots__ = ("partition_index", "error_code", "error_message", "high_watermark", "last_stable_offset", "log_start_offset", "diverging_epoch", "records")
+        __slots__ = ("partition_index", "error_code", "error_message", "high_watermark", "last_stable_offset", "log_start_offset", "diverging_epoch", "records", "aborted_transactions")
         PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
         ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
@@ -206,6 +210,7 @@ class FetchResponse(_message.Message):
         LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
         DIVERGING_EPOCH_FIELD_NUMBER: _ClassVar[int]
         RECORDS_FIELD_NUMBER: _ClassVar[int]
+        ABORTED_TRANSACTIONS_FIELD_NUMBER: _ClassVar[int]
         partition_index: int
         error_code: int
         error_message: str
@@ -214,7 +219,15 @@ class FetchResponse(_message.Message):
         log_start_offset: int
         diverging_epoch: FetchResponse.EpochEndOffset
         records: bytes
-        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., high_watermark: _Optional[int] = ..., last_stable_offset: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., diverging_epoch: _Optional[_Union[FetchResponse.EpochEndOffset, _Mapping]] = ..., records: _Optional[bytes] = ...) -> None: ...
+        aborted_transactions: _containers.RepeatedCompositeFieldContainer[FetchResponse.AbortedTransaction]
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., high_watermark: _Optional[int] = ..., last_stable_offset: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., diverging_epoch: _Optional[_Union[FetchResponse.EpochEndOffset, _Mapping]] = ..., records: _Optional[bytes] = ..., aborted_transactions: _Optional[_Iterable[_Union[FetchResponse.AbortedTransaction, _Mapping]]] = ...) -> None: ...
+    class AbortedTransaction(_message.Message):
+        __slots__ = ("producer_id", "first_offset")
+        PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+        FIRST_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        producer_id: int
+        first_offset: int
+        def __init__(self, producer_id: _Optional[int] = ..., first_offset: _Optional[int] = ...) -> None: ...
     class FetchableTopicResponse(_message.Message):
         __slots__ = ("topic", "partitions")
         TOPIC_FIELD_NUMBER: _ClassVar[int]
@@ -233,7 +246,7 @@ class FetchResponse(_message.Message):
     def __init__(self, error_code: _Optional[int] = ..., responses: _Optional[_Iterable[_Union[FetchResponse.FetchableTopicResponse, _Mapping]]] = ..., session_id: _Optional[int] = ..., throttle_time_ms: _Optional[int] = ...) -> None: ...
 
 class ListOffsetsRequest(_message.Message):
-    __slots__ = ("replica_id", "topics")
+    __slots__ = ("replica_id", "topics", "isolation_level")
     class ListOffsetsPartition(_message.Message):
         __slots__ = ("partition_index", "current_leader_epoch", "timestamp")
         PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
@@ -252,9 +265,11 @@ class ListOffsetsRequest(_message.Message):
         def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[ListOffsetsRequest.ListOffsetsPartition, _Mapping]]] = ...) -> None: ...
     REPLICA_ID_FIELD_NUMBER: _ClassVar[int]
     TOPICS_FIELD_NUMBER: _ClassVar[int]
+    ISOLATION_LEVEL_FIELD_NUMBER: _ClassVar[int]
     replica_id: int
     topics: _containers.RepeatedCompositeFieldContainer[ListOffsetsRequest.ListOffsetsTopic]
-    def __init__(self, replica_id: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[ListOffsetsRequest.ListOffsetsTopic, _Mapping]]] = ...) -> None: ...
+    isolation_level: int
+    def __init__(self, replica_id: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[ListOffsetsRequest.ListOffsetsTopic, _Mapping]]] = ..., isolation_level: _Optional[int] = ...) -> None: ...
 
 class ListOffsetsResponse(_message.Message):
     __slots__ = ("topics",)
@@ -432,6 +447,58 @@ class DescribeClusterResponse(_message.Message):
     controller_id: int
     brokers: _containers.RepeatedCompositeFieldContainer[DescribeClusterResponse.DescribeClusterBroker]
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., cluster_id: _Optional[str] = ..., controller_id: _Optional[int] = ..., brokers: _Optional[_Iterable[_Union[DescribeClusterResponse.DescribeClusterBroker, _Mapping]]] = ...) -> None: ...
+
+class DescribeProducersRequest(_message.Message):
+    __slots__ = ("topics",)
+    class TopicRequest(_message.Message):
+        __slots__ = ("name", "partition_indexes")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEXES_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partition_indexes: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, name: _Optional[str] = ..., partition_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[DescribeProducersRequest.TopicRequest]
+    def __init__(self, topics: _Optional[_Iterable[_Union[DescribeProducersRequest.TopicRequest, _Mapping]]] = ...) -> None: ...
+
+class DescribeProducersResponse(_message.Message):
+    __slots__ = ("topics",)
+    class ProducerState(_message.Message):
+        __slots__ = ("producer_id", "producer_epoch", "last_sequence", "last_timestamp", "coordinator_epoch", "current_txn_start_offset")
+        PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+        PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        LAST_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+        LAST_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+        COORDINATOR_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        CURRENT_TXN_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        producer_id: int
+        producer_epoch: int
+        last_sequence: int
+        last_timestamp: int
+        coordinator_epoch: int
+        current_txn_start_offset: int
+        def __init__(self, producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., last_sequence: _Optional[int] = ..., last_timestamp: _Optional[int] = ..., coordinator_epoch: _Optional[int] = ..., current_txn_start_offset: _Optional[int] = ...) -> None: ...
+    class PartitionResponse(_message.Message):
+        __slots__ = ("partition_index", "error_code", "error_message", "active_producers")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        ACTIVE_PRODUCERS_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        error_code: int
+        error_message: str
+        active_producers: _containers.RepeatedCompositeFieldContainer[DescribeProducersResponse.ProducerState]
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., active_producers: _Optional[_Iterable[_Union[DescribeProducersResponse.ProducerState, _Mapping]]] = ...) -> None: ...
+    class TopicResponse(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[DescribeProducersResponse.PartitionResponse]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[DescribeProducersResponse.PartitionResponse, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[DescribeProducersResponse.TopicResponse]
+    def __init__(self, topics: _Optional[_Iterable[_Union[DescribeProducersResponse.TopicResponse, _Mapping]]] = ...) -> None: ...
 
 class AclBinding(_message.Message):
     __slots__ = ("resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission_type")
@@ -1342,6 +1409,66 @@ class ControlledShutdownResponse(_message.Message):
     remaining_partitions: _containers.RepeatedCompositeFieldContainer[ControlledShutdownResponse.RemainingPartition]
     def __init__(self, error_code: _Optional[int] = ..., remaining_partitions: _Optional[_Iterable[_Union[ControlledShutdownResponse.RemainingPartition, _Mapping]]] = ...) -> None: ...
 
+class TxnOffsetCommitRequest(_message.Message):
+    __slots__ = ("transactional_id", "group_id", "producer_id", "producer_epoch", "generation_id", "member_id", "group_instance_id", "topics")
+    class TxnOffsetCommitRequestPartition(_message.Message):
+        __slots__ = ("partition_index", "committed_offset", "committed_leader_epoch", "committed_metadata")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        COMMITTED_OFFSET_FIELD_NUMBER: _ClassVar[int]
+        COMMITTED_LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        COMMITTED_METADATA_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        committed_offset: int
+        committed_leader_epoch: int
+        committed_metadata: str
+        def __init__(self, partition_index: _Optional[int] = ..., committed_offset: _Optional[int] = ..., committed_leader_epoch: _Optional[int] = ..., committed_metadata: _Optional[str] = ...) -> None: ...
+    class TxnOffsetCommitRequestTopic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition, _Mapping]]] = ...) -> None: ...
+    TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_ID_FIELD_NUMBER: _ClassVar[int]
+    MEMBER_ID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    transactional_id: str
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    generation_id: int
+    member_id: str
+    group_instance_id: str
+    topics: _containers.RepeatedCompositeFieldContainer[TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic]
+    def __init__(self, transactional_id: _Optional[str] = ..., group_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., generation_id: _Optional[int] = ..., member_id: _Optional[str] = ..., group_instance_id: _Optional[str] = ..., topics: _Optional[_Iterable[_Union[TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic, _Mapping]]] = ...) -> None: ...
+
+class TxnOffsetCommitResponse(_message.Message):
+    __slots__ = ("topics",)
+    class TxnOffsetCommitResponsePartition(_message.Message):
+        __slots__ = ("partition_index", "error_code", "error_message")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        error_code: int
+        error_message: str
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    class TxnOffsetCommitResponseTopic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic]
+    def __init__(self, topics: _Optional[_Iterable[_Union[TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic, _Mapping]]] = ...) -> None: ...
+
 class FindCoordinatorRequest(_message.Message):
     __slots__ = ("key", "key_type")
     KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1753,3 +1880,151 @@ class SaslAuthenticateResponse(_message.Message):
     session_token: str
     session_lifetime_ms: int
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., auth_bytes: _Optional[bytes] = ..., session_token: _Optional[str] = ..., session_lifetime_ms: _Optional[int] = ...) -> None: ...
+
+class AddPartitionsToTxnRequest(_message.Message):
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "topics")
+    class AddPartitionsToTxnTopic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+    TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    topics: _containers.RepeatedCompositeFieldContainer[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic]
+    def __init__(self, transactional_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[AddPartitionsToTxnRequest.AddPartitionsToTxnTopic, _Mapping]]] = ...) -> None: ...
+
+class AddPartitionsToTxnResponse(_message.Message):
+    __slots__ = ("results",)
+    class AddPartitionsToTxnPartitionResult(_message.Message):
+        __slots__ = ("partition_index", "partition_error_code")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        partition_error_code: int
+        def __init__(self, partition_index: _Optional[int] = ..., partition_error_code: _Optional[int] = ...) -> None: ...
+    class AddPartitionsToTxnTopicResult(_message.Message):
+        __slots__ = ("name", "results")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        RESULTS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        results: _containers.RepeatedCompositeFieldContainer[AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult]
+        def __init__(self, name: _Optional[str] = ..., results: _Optional[_Iterable[_Union[AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult, _Mapping]]] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult, _Mapping]]] = ...) -> None: ...
+
+class AddOffsetsToTxnRequest(_message.Message):
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "group_id")
+    TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    GROUP_ID_FIELD_NUMBER: _ClassVar[int]
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    group_id: str
+    def __init__(self, transactional_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., group_id: _Optional[str] = ...) -> None: ...
+
+class AddOffsetsToTxnResponse(_message.Message):
+    __slots__ = ("error_code", "error_message")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class EndTxnRequest(_message.Message):
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "committed")
+    TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    def __init__(self, transactional_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., committed: _Optional[bool] = ...) -> None: ...
+
+class EndTxnResponse(_message.Message):
+    __slots__ = ("error_code", "error_message")
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+
+class DescribeTransactionsRequest(_message.Message):
+    __slots__ = ("transactional_ids",)
+    TRANSACTIONAL_IDS_FIELD_NUMBER: _ClassVar[int]
+    transactional_ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, transactional_ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DescribeTransactionsResponse(_message.Message):
+    __slots__ = ("transaction_states",)
+    class TopicData(_message.Message):
+        __slots__ = ("topic", "partitions")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partitions: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+    class TransactionState(_message.Message):
+        __slots__ = ("error_code", "transactional_id", "transaction_state", "transaction_timeout_ms", "transaction_start_time_ms", "producer_id", "producer_epoch", "topics")
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
+        TRANSACTION_STATE_FIELD_NUMBER: _ClassVar[int]
+        TRANSACTION_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+        TRANSACTION_START_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+        PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+        PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+        TOPICS_FIELD_NUMBER: _ClassVar[int]
+        error_code: int
+        transactional_id: str
+        transaction_state: str
+        transaction_timeout_ms: int
+        transaction_start_time_ms: int
+        producer_id: int
+        producer_epoch: int
+        topics: _containers.RepeatedCompositeFieldContainer[DescribeTransactionsResponse.TopicData]
+        def __init__(self, error_code: _Optional[int] = ..., transactional_id: _Optional[str] = ..., transaction_state: _Optional[str] = ..., transaction_timeout_ms: _Optional[int] = ..., transaction_start_time_ms: _Optional[int] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[DescribeTransactionsResponse.TopicData, _Mapping]]] = ...) -> None: ...
+    TRANSACTION_STATES_FIELD_NUMBER: _ClassVar[int]
+    transaction_states: _containers.RepeatedCompositeFieldContainer[DescribeTransactionsResponse.TransactionState]
+    def __init__(self, transaction_states: _Optional[_Iterable[_Union[DescribeTransactionsResponse.TransactionState, _Mapping]]] = ...) -> None: ...
+
+class ListTransactionsRequest(_message.Message):
+    __slots__ = ("state_filters", "producer_id_filters", "duration_filter")
+    STATE_FILTERS_FIELD_NUMBER: _ClassVar[int]
+    PRODUCER_ID_FILTERS_FIELD_NUMBER: _ClassVar[int]
+    DURATION_FILTER_FIELD_NUMBER: _ClassVar[int]
+    state_filters: _containers.RepeatedScalarFieldContainer[str]
+    producer_id_filters: _containers.RepeatedScalarFieldContainer[int]
+    duration_filter: int
+    def __init__(self, state_filters: _Optional[_Iterable[str]] = ..., producer_id_filters: _Optional[_Iterable[int]] = ..., duration_filter: _Optional[int] = ...) -> None: ...
+
+class ListTransactionsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "unknown_state_filters", "transaction_states")
+    class TransactionState(_message.Message):
+        __slots__ = ("transactional_id", "producer_id", "transaction_state")
+        TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
+        PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
+        TRANSACTION_STATE_FIELD_NUMBER: _ClassVar[int]
+        transactional_id: str
+        producer_id: int
+        transaction_state: str
+        def __init__(self, transactional_id: _Optional[str] = ..., producer_id: _Optional[int] = ..., transaction_state: _Optional[str] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_STATE_FILTERS_FIELD_NUMBER: _ClassVar[int]
+    TRANSACTION_STATES_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    unknown_state_filters: _containers.RepeatedScalarFieldContainer[str]
+    transaction_states: _containers.RepeatedCompositeFieldContainer[ListTransactionsResponse.TransactionState]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., unknown_state_filters: _Optional[_Iterable[str]] = ..., transaction_states: _Optional[_Iterable[_Union[ListTransactionsResponse.TransactionState, _Mapping]]] = ...) -> None: ...

@@ -576,6 +576,11 @@ class AdminStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasResponse.FromString,
                 _registered_method=True)
+        self.DescribeProducers = channel.unary_unary(
+                '/minikafka.v1.Admin/DescribeProducers',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeProducersRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeProducersResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServicer:
@@ -692,6 +697,14 @@ class AdminServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeProducers(self, request, context):
+        """The producers a partition's leader knows (Kafka's DescribeProducers, KIP-664; Read on the
+        topic): their epochs, last sequences and the start offset of an open transaction.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -769,6 +782,11 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.AlterClientQuotas,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterClientQuotasResponse.SerializeToString,
+            ),
+            'DescribeProducers': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeProducers,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeProducersRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeProducersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1189,6 +1207,33 @@ class Admin:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def DescribeProducers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/DescribeProducers',
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeProducersRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeProducersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class ControlStub:
     """Inter-broker control: controller -> broker (LeaderAndIsr, UpdateMetadata, StopReplica) and
@@ -1540,6 +1585,11 @@ class GroupStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsResponse.FromString,
                 _registered_method=True)
+        self.TxnOffsetCommit = channel.unary_unary(
+                '/minikafka.v1.Group/TxnOffsetCommit',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.TxnOffsetCommitRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.TxnOffsetCommitResponse.FromString,
+                _registered_method=True)
 
 
 class GroupServicer:
@@ -1615,6 +1665,14 @@ class GroupServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def TxnOffsetCommit(self, request, context):
+        """A transactional producer's offsets for the group (KIP-98, KIP-447): written to
+        __consumer_offsets in the producer's transaction, the group's only once it commits.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GroupServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1667,6 +1725,11 @@ def add_GroupServicer_to_server(servicer, server):
                     servicer.DeleteGroups,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DeleteGroupsResponse.SerializeToString,
+            ),
+            'TxnOffsetCommit': grpc.unary_unary_rpc_method_handler(
+                    servicer.TxnOffsetCommit,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.TxnOffsetCommitRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.TxnOffsetCommitResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1954,6 +2017,33 @@ class Group:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def TxnOffsetCommit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Group/TxnOffsetCommit',
+            minikafka_dot_proto_dot_minikafka__pb2.TxnOffsetCommitRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.TxnOffsetCommitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class SecurityStub:
     """A SASL login on the gRPC door: Kafka's SaslHandshake and SaslAuthenticate (v2, with
@@ -2077,6 +2167,279 @@ class Security:
             '/minikafka.v1.Security/SaslAuthenticate',
             minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.SaslAuthenticateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class TransactionStub:
+    """Transactions (KIP-98), served by the transaction coordinator: the broker that leads partition
+    abs(hash(transactional_id)) % transaction.state.log.num.partitions of __transaction_state
+    (FindCoordinator with key_type 1; InitProducerId with a transactional_id is in Data). Every
+    RPC but ListTransactions answers NOT_COORDINATOR on another broker and
+    COORDINATOR_LOAD_IN_PROGRESS while the coordinator still loads its partition;
+    CONCURRENT_TRANSACTIONS while the last transaction's markers are being written (retry).
+    A wrong or old producer epoch is PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH); a producer id
+    that is not the transactional id's is INVALID_PRODUCER_ID_MAPPING.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.AddPartitionsToTxn = channel.unary_unary(
+                '/minikafka.v1.Transaction/AddPartitionsToTxn',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AddPartitionsToTxnRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AddPartitionsToTxnResponse.FromString,
+                _registered_method=True)
+        self.AddOffsetsToTxn = channel.unary_unary(
+                '/minikafka.v1.Transaction/AddOffsetsToTxn',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AddOffsetsToTxnRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AddOffsetsToTxnResponse.FromString,
+                _registered_method=True)
+        self.EndTxn = channel.unary_unary(
+                '/minikafka.v1.Transaction/EndTxn',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.EndTxnRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.EndTxnResponse.FromString,
+                _registered_method=True)
+        self.DescribeTransactions = channel.unary_unary(
+                '/minikafka.v1.Transaction/DescribeTransactions',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeTransactionsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeTransactionsResponse.FromString,
+                _registered_method=True)
+        self.ListTransactions = channel.unary_unary(
+                '/minikafka.v1.Transaction/ListTransactions',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListTransactionsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListTransactionsResponse.FromString,
+                _registered_method=True)
+
+
+class TransactionServicer:
+    """Transactions (KIP-98), served by the transaction coordinator: the broker that leads partition
+    abs(hash(transactional_id)) % transaction.state.log.num.partitions of __transaction_state
+    (FindCoordinator with key_type 1; InitProducerId with a transactional_id is in Data). Every
+    RPC but ListTransactions answers NOT_COORDINATOR on another broker and
+    COORDINATOR_LOAD_IN_PROGRESS while the coordinator still loads its partition;
+    CONCURRENT_TRANSACTIONS while the last transaction's markers are being written (retry).
+    A wrong or old producer epoch is PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH); a producer id
+    that is not the transactional id's is INVALID_PRODUCER_ID_MAPPING.
+    """
+
+    def AddPartitionsToTxn(self, request, context):
+        """Add partitions to the producer's ongoing transaction (before its first batch to each).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddOffsetsToTxn(self, request, context):
+        """Add the group's __consumer_offsets partition to the transaction (before TxnOffsetCommit).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EndTxn(self, request, context):
+        """Commit (committed = true) or abort the transaction: the coordinator writes the markers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeTransactions(self, request, context):
+        """The state of transactional ids this coordinator owns (KIP-664; Describe on each id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTransactions(self, request, context):
+        """The transactional ids this broker coordinates (asked of every broker, KIP-664).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_TransactionServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'AddPartitionsToTxn': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddPartitionsToTxn,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AddPartitionsToTxnRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AddPartitionsToTxnResponse.SerializeToString,
+            ),
+            'AddOffsetsToTxn': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddOffsetsToTxn,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AddOffsetsToTxnRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AddOffsetsToTxnResponse.SerializeToString,
+            ),
+            'EndTxn': grpc.unary_unary_rpc_method_handler(
+                    servicer.EndTxn,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.EndTxnRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.EndTxnResponse.SerializeToString,
+            ),
+            'DescribeTransactions': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeTransactions,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeTransactionsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeTransactionsResponse.SerializeToString,
+            ),
+            'ListTransactions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTransactions,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListTransactionsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListTransactionsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'minikafka.v1.Transaction', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('minikafka.v1.Transaction', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Transaction:
+    """Transactions (KIP-98), served by the transaction coordinator: the broker that leads partition
+    abs(hash(transactional_id)) % transaction.state.log.num.partitions of __transaction_state
+    (FindCoordinator with key_type 1; InitProducerId with a transactional_id is in Data). Every
+    RPC but ListTransactions answers NOT_COORDINATOR on another broker and
+    COORDINATOR_LOAD_IN_PROGRESS while the coordinator still loads its partition;
+    CONCURRENT_TRANSACTIONS while the last transaction's markers are being written (retry).
+    A wrong or old producer epoch is PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH); a producer id
+    that is not the transactional id's is INVALID_PRODUCER_ID_MAPPING.
+    """
+
+    @staticmethod
+    def AddPartitionsToTxn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Transaction/AddPartitionsToTxn',
+            minikafka_dot_proto_dot_minikafka__pb2.AddPartitionsToTxnRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.AddPartitionsToTxnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddOffsetsToTxn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Transaction/AddOffsetsToTxn',
+            minikafka_dot_proto_dot_minikafka__pb2.AddOffsetsToTxnRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.AddOffsetsToTxnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EndTxn(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Transaction/EndTxn',
+            minikafka_dot_proto_dot_minikafka__pb2.EndTxnRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.EndTxnResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeTransactions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Transaction/DescribeTransactions',
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeTransactionsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeTransactionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTransactions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Transaction/ListTransactions',
+            minikafka_dot_proto_dot_minikafka__pb2.ListTransactionsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ListTransactionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

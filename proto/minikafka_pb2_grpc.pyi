@@ -8,10 +8,13 @@ Each service is one RPC family, served by one handler module on the broker:
   Metadata  Metadata, DescribeCluster                           (clients bootstrap here)
   Admin     CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
             DescribeConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeReplicas,
-            DescribeUserScramCredentials, AlterUserScramCredentials
+            DescribeUserScramCredentials, AlterUserScramCredentials, DescribeProducers
   Control   LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker),
             ControlledShutdown (broker -> controller)
   Security  SaslHandshake, SaslAuthenticate (a SASL login on a SASL_* gRPC listener)
+  Transaction AddPartitionsToTxn, AddOffsetsToTxn, EndTxn (transactional producers, at the
+            transaction coordinator), DescribeTransactions, ListTransactions (admin tools)
+  Group     ... and TxnOffsetCommit (a transactional producer, at the group coordinator)
 
 Conventions (Kafka's, except that every per-partition result also has an error_message):
 - Field names are the ones in Kafka's request/response schemas, in snake_case; where the same
@@ -262,6 +265,10 @@ class AdminStub:
     """
     AlterClientQuotas: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.AlterClientQuotasRequest, _minikafka_pb2.AlterClientQuotasResponse]
     """Set or remove client quotas (Kafka's AlterClientQuotas; AlterConfigs on the Cluster)."""
+    DescribeProducers: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeProducersRequest, _minikafka_pb2.DescribeProducersResponse]
+    """The producers a partition's leader knows (Kafka's DescribeProducers, KIP-664; Read on the
+    topic): their epochs, last sequences and the start offset of an open transaction.
+    """
 
 @_typing.type_check_only
 class AdminAsyncStub(AdminStub):
@@ -307,6 +314,10 @@ class AdminAsyncStub(AdminStub):
     """
     AlterClientQuotas: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.AlterClientQuotasRequest, _minikafka_pb2.AlterClientQuotasResponse]  # type: ignore[assignment]
     """Set or remove client quotas (Kafka's AlterClientQuotas; AlterConfigs on the Cluster)."""
+    DescribeProducers: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeProducersRequest, _minikafka_pb2.DescribeProducersResponse]  # type: ignore[assignment]
+    """The producers a partition's leader knows (Kafka's DescribeProducers, KIP-664; Read on the
+    topic): their epochs, last sequences and the start offset of an open transaction.
+    """
 
 class AdminServicer(metaclass=_abc_1.ABCMeta):
     """Topic, config and record administration. CreateTopics, DeleteTopics, CreatePartitions and
@@ -439,6 +450,16 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.AlterClientQuotasResponse, _abc.Awaitable[_minikafka_pb2.AlterClientQuotasResponse]]:
         """Set or remove client quotas (Kafka's AlterClientQuotas; AlterConfigs on the Cluster)."""
+
+    @_abc_1.abstractmethod
+    def DescribeProducers(
+        self,
+        request: _minikafka_pb2.DescribeProducersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeProducersResponse, _abc.Awaitable[_minikafka_pb2.DescribeProducersResponse]]:
+        """The producers a partition's leader knows (Kafka's DescribeProducers, KIP-664; Read on the
+        topic): their epochs, last sequences and the start offset of an open transaction.
+        """
 
 def add_AdminServicer_to_server(servicer: AdminServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
@@ -590,6 +611,10 @@ class GroupStub:
     ListGroups: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.ListGroupsRequest, _minikafka_pb2.ListGroupsResponse]
     DescribeGroups: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeGroupsRequest, _minikafka_pb2.DescribeGroupsResponse]
     DeleteGroups: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteGroupsRequest, _minikafka_pb2.DeleteGroupsResponse]
+    TxnOffsetCommit: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.TxnOffsetCommitRequest, _minikafka_pb2.TxnOffsetCommitResponse]
+    """A transactional producer's offsets for the group (KIP-98, KIP-447): written to
+    __consumer_offsets in the producer's transaction, the group's only once it commits.
+    """
 
 @_typing.type_check_only
 class GroupAsyncStub(GroupStub):
@@ -616,6 +641,10 @@ class GroupAsyncStub(GroupStub):
     ListGroups: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ListGroupsRequest, _minikafka_pb2.ListGroupsResponse]  # type: ignore[assignment]
     DescribeGroups: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeGroupsRequest, _minikafka_pb2.DescribeGroupsResponse]  # type: ignore[assignment]
     DeleteGroups: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DeleteGroupsRequest, _minikafka_pb2.DeleteGroupsResponse]  # type: ignore[assignment]
+    TxnOffsetCommit: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.TxnOffsetCommitRequest, _minikafka_pb2.TxnOffsetCommitResponse]  # type: ignore[assignment]
+    """A transactional producer's offsets for the group (KIP-98, KIP-447): written to
+    __consumer_offsets in the producer's transaction, the group's only once it commits.
+    """
 
 class GroupServicer(metaclass=_abc_1.ABCMeta):
     """Consumer groups, served by the group coordinator: the broker that leads partition
@@ -700,6 +729,16 @@ class GroupServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.DeleteGroupsResponse, _abc.Awaitable[_minikafka_pb2.DeleteGroupsResponse]]: ...
 
+    @_abc_1.abstractmethod
+    def TxnOffsetCommit(
+        self,
+        request: _minikafka_pb2.TxnOffsetCommitRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.TxnOffsetCommitResponse, _abc.Awaitable[_minikafka_pb2.TxnOffsetCommitResponse]]:
+        """A transactional producer's offsets for the group (KIP-98, KIP-447): written to
+        __consumer_offsets in the producer's transaction, the group's only once it commits.
+        """
+
 def add_GroupServicer_to_server(servicer: GroupServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class SecurityStub:
@@ -756,3 +795,106 @@ class SecurityServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_minikafka_pb2.SaslAuthenticateResponse, _abc.Awaitable[_minikafka_pb2.SaslAuthenticateResponse]]: ...
 
 def add_SecurityServicer_to_server(servicer: SecurityServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
+
+class TransactionStub:
+    """Transactions (KIP-98), served by the transaction coordinator: the broker that leads partition
+    abs(hash(transactional_id)) % transaction.state.log.num.partitions of __transaction_state
+    (FindCoordinator with key_type 1; InitProducerId with a transactional_id is in Data). Every
+    RPC but ListTransactions answers NOT_COORDINATOR on another broker and
+    COORDINATOR_LOAD_IN_PROGRESS while the coordinator still loads its partition;
+    CONCURRENT_TRANSACTIONS while the last transaction's markers are being written (retry).
+    A wrong or old producer epoch is PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH); a producer id
+    that is not the transactional id's is INVALID_PRODUCER_ID_MAPPING.
+    """
+
+    @_typing.overload
+    def __new__(cls, channel: _grpc.Channel) -> _Self: ...
+    @_typing.overload
+    def __new__(cls, channel: _aio.Channel) -> TransactionAsyncStub: ...
+    AddPartitionsToTxn: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.AddPartitionsToTxnRequest, _minikafka_pb2.AddPartitionsToTxnResponse]
+    """Add partitions to the producer's ongoing transaction (before its first batch to each)."""
+    AddOffsetsToTxn: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.AddOffsetsToTxnRequest, _minikafka_pb2.AddOffsetsToTxnResponse]
+    """Add the group's __consumer_offsets partition to the transaction (before TxnOffsetCommit)."""
+    EndTxn: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.EndTxnRequest, _minikafka_pb2.EndTxnResponse]
+    """Commit (committed = true) or abort the transaction: the coordinator writes the markers."""
+    DescribeTransactions: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeTransactionsRequest, _minikafka_pb2.DescribeTransactionsResponse]
+    """The state of transactional ids this coordinator owns (KIP-664; Describe on each id)."""
+    ListTransactions: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.ListTransactionsRequest, _minikafka_pb2.ListTransactionsResponse]
+    """The transactional ids this broker coordinates (asked of every broker, KIP-664)."""
+
+@_typing.type_check_only
+class TransactionAsyncStub(TransactionStub):
+    """Transactions (KIP-98), served by the transaction coordinator: the broker that leads partition
+    abs(hash(transactional_id)) % transaction.state.log.num.partitions of __transaction_state
+    (FindCoordinator with key_type 1; InitProducerId with a transactional_id is in Data). Every
+    RPC but ListTransactions answers NOT_COORDINATOR on another broker and
+    COORDINATOR_LOAD_IN_PROGRESS while the coordinator still loads its partition;
+    CONCURRENT_TRANSACTIONS while the last transaction's markers are being written (retry).
+    A wrong or old producer epoch is PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH); a producer id
+    that is not the transactional id's is INVALID_PRODUCER_ID_MAPPING.
+    """
+
+    def __init__(self, channel: _aio.Channel) -> None: ...
+    AddPartitionsToTxn: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.AddPartitionsToTxnRequest, _minikafka_pb2.AddPartitionsToTxnResponse]  # type: ignore[assignment]
+    """Add partitions to the producer's ongoing transaction (before its first batch to each)."""
+    AddOffsetsToTxn: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.AddOffsetsToTxnRequest, _minikafka_pb2.AddOffsetsToTxnResponse]  # type: ignore[assignment]
+    """Add the group's __consumer_offsets partition to the transaction (before TxnOffsetCommit)."""
+    EndTxn: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.EndTxnRequest, _minikafka_pb2.EndTxnResponse]  # type: ignore[assignment]
+    """Commit (committed = true) or abort the transaction: the coordinator writes the markers."""
+    DescribeTransactions: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeTransactionsRequest, _minikafka_pb2.DescribeTransactionsResponse]  # type: ignore[assignment]
+    """The state of transactional ids this coordinator owns (KIP-664; Describe on each id)."""
+    ListTransactions: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ListTransactionsRequest, _minikafka_pb2.ListTransactionsResponse]  # type: ignore[assignment]
+    """The transactional ids this broker coordinates (asked of every broker, KIP-664)."""
+
+class TransactionServicer(metaclass=_abc_1.ABCMeta):
+    """Transactions (KIP-98), served by the transaction coordinator: the broker that leads partition
+    abs(hash(transactional_id)) % transaction.state.log.num.partitions of __transaction_state
+    (FindCoordinator with key_type 1; InitProducerId with a transactional_id is in Data). Every
+    RPC but ListTransactions answers NOT_COORDINATOR on another broker and
+    COORDINATOR_LOAD_IN_PROGRESS while the coordinator still loads its partition;
+    CONCURRENT_TRANSACTIONS while the last transaction's markers are being written (retry).
+    A wrong or old producer epoch is PRODUCER_FENCED (or INVALID_PRODUCER_EPOCH); a producer id
+    that is not the transactional id's is INVALID_PRODUCER_ID_MAPPING.
+    """
+
+    @_abc_1.abstractmethod
+    def AddPartitionsToTxn(
+        self,
+        request: _minikafka_pb2.AddPartitionsToTxnRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.AddPartitionsToTxnResponse, _abc.Awaitable[_minikafka_pb2.AddPartitionsToTxnResponse]]:
+        """Add partitions to the producer's ongoing transaction (before its first batch to each)."""
+
+    @_abc_1.abstractmethod
+    def AddOffsetsToTxn(
+        self,
+        request: _minikafka_pb2.AddOffsetsToTxnRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.AddOffsetsToTxnResponse, _abc.Awaitable[_minikafka_pb2.AddOffsetsToTxnResponse]]:
+        """Add the group's __consumer_offsets partition to the transaction (before TxnOffsetCommit)."""
+
+    @_abc_1.abstractmethod
+    def EndTxn(
+        self,
+        request: _minikafka_pb2.EndTxnRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.EndTxnResponse, _abc.Awaitable[_minikafka_pb2.EndTxnResponse]]:
+        """Commit (committed = true) or abort the transaction: the coordinator writes the markers."""
+
+    @_abc_1.abstractmethod
+    def DescribeTransactions(
+        self,
+        request: _minikafka_pb2.DescribeTransactionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeTransactionsResponse, _abc.Awaitable[_minikafka_pb2.DescribeTransactionsResponse]]:
+        """The state of transactional ids this coordinator owns (KIP-664; Describe on each id)."""
+
+    @_abc_1.abstractmethod
+    def ListTransactions(
+        self,
+        request: _minikafka_pb2.ListTransactionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.ListTransactionsResponse, _abc.Awaitable[_minikafka_pb2.ListTransactionsResponse]]:
+        """The transactional ids this broker coordinates (asked of every broker, KIP-664)."""
+
+def add_TransactionServicer_to_server(servicer: TransactionServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -6,8 +6,9 @@
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
 which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
 ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED, and so are the
-users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py), and the client
-quota RPCs without a ClientQuotaAdmin (broker/server/core/client_quotas.py). DescribeAcls,
+users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py), the client
+quota RPCs without a ClientQuotaAdmin (broker/server/core/client_quotas.py), and
+DescribeProducers without the TransactionApi (broker/server/core/transactions.py). DescribeAcls,
 CreateAcls and DeleteAcls are AclApi's (broker/server/core/acls.py), asked as the call's
 Session on ``listener``; without one they answer SECURITY_DISABLED as the core does.
 Protobuf's enums (ConfigResourceType, ConfigSource, ConfigOperation, ElectionType) carry Kafka's
@@ -49,6 +50,7 @@ from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topics import CreatePartitionsTopic
 from minikafka.broker.server.core.users import ScramDeletion, ScramUpsertion, UserScramAdmin
 from minikafka.broker.server.grpc_session import grpc_session
+from minikafka.broker.server.transaction_service import TransactionCore
 from minikafka.controller.controller import NewTopic
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -74,8 +76,10 @@ class AdminService(pb_grpc.AdminServicer):
         listener: str = "",
         users: UserScramAdmin | None = None,
         client_quotas: ClientQuotaAdmin | None = None,
+        transactions: TransactionCore | None = None,
     ) -> None:
         self._admin = admin
+        self._transactions = transactions
         self._client_quotas = client_quotas
         self._replicas = replicas
         self._users = users
@@ -396,6 +400,39 @@ class AdminService(pb_grpc.AdminServicer):
                 for r in results
             ]
         )
+
+    async def DescribeProducers(
+        self, request: pb.DescribeProducersRequest, context: _Context
+    ) -> pb.DescribeProducersResponse:
+        if self._transactions is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "transactions are not served")
+        assert self._transactions is not None
+        partitions = [
+            TopicPartition(topic.name, p)
+            for topic in request.topics
+            for p in topic.partition_indexes
+        ]
+        answers = self._transactions.describe_producers(
+            partitions, grpc_session(context, self._listener)
+        )
+        response = pb.DescribeProducersResponse()
+        for topic in request.topics:
+            entry = response.topics.add(name=topic.name)
+            for index in topic.partition_indexes:
+                code, message, producers = answers[TopicPartition(topic.name, index)]
+                part = entry.partitions.add(
+                    partition_index=index, error_code=code, error_message=message
+                )
+                for p in producers:
+                    part.active_producers.add(
+                        producer_id=p.producer_id,
+                        producer_epoch=p.producer_epoch,
+                        last_sequence=p.last_sequence,
+                        last_timestamp=p.last_timestamp,
+                        coordinator_epoch=p.coordinator_epoch,
+                        current_txn_start_offset=p.current_txn_start_offset,
+                    )
+        return response
 
     async def DescribeClientQuotas(
         self, request: pb.DescribeClientQuotasRequest, context: _Context

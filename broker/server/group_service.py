@@ -15,6 +15,7 @@ from minikafka.broker.replication.requests import by_topic
 from minikafka.broker.security.principal import Session
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.grpc_session import grpc_session
+from minikafka.broker.server.transaction_service import TransactionCore
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import OffsetAndMetadata, TopicPartition
@@ -46,9 +47,18 @@ def _instance_id(message: _WithInstanceId) -> str | None:
 class GroupService(pb_grpc.GroupServicer):
     """Consumer groups and committed offsets for gRPC clients on one listener."""
 
-    def __init__(self, api: GroupApi, *, listener: str | None = None) -> None:
+    def __init__(
+        self,
+        api: GroupApi,
+        *,
+        listener: str | None = None,
+        transactions: TransactionCore | None = None,
+    ) -> None:
+        """``transactions``: the core's TransactionApi, for TxnOffsetCommit (UNIMPLEMENTED
+        without one)."""
         self._api = api
         self._listener = listener  # coordinators are named by their endpoint on this listener
+        self._transactions = transactions
 
     def _session(self, context: _Context) -> Session:
         return grpc_session(context, self._listener or "")
@@ -204,6 +214,39 @@ class GroupService(pb_grpc.GroupServicer):
                     result.metadata = committed.metadata
                 else:
                     result.metadata = ""
+        return response
+
+    async def TxnOffsetCommit(
+        self, request: pb.TxnOffsetCommitRequest, context: _Context
+    ) -> pb.TxnOffsetCommitResponse:
+        if self._transactions is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "transactions are not served")
+        assert self._transactions is not None
+        offsets = {
+            TopicPartition(topic.name, p.partition_index): OffsetAndMetadata(
+                p.committed_offset,
+                p.committed_metadata if p.HasField("committed_metadata") else "",
+                leader_epoch=p.committed_leader_epoch,
+            )
+            for topic in request.topics
+            for p in topic.partitions
+        }
+        results = await self._transactions.txn_offset_commit(
+            request.transactional_id,
+            request.group_id,
+            request.producer_id,
+            request.producer_epoch,
+            offsets,
+            member_id=request.member_id,
+            generation_id=request.generation_id,
+            group_instance_id=_instance_id(request),
+            session=self._session(context),
+        )
+        response = pb.TxnOffsetCommitResponse()
+        for name, tps in by_topic(results).items():
+            entry = response.topics.add(name=name)
+            for tp in tps:
+                entry.partitions.add(partition_index=tp.partition, error_code=results[tp])
         return response
 
     # --- admin --------------------------------------------------------------------------------
