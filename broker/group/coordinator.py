@@ -95,6 +95,7 @@ __all__ = [
     "GroupCoordinator",
     "OffsetsLog",
     "java_string_hashcode",
+    "partition_for",
 ]
 
 _log = structlog.get_logger(__name__)
