@@ -91,6 +91,9 @@ def produce_request(request: pb.ProduceRequest) -> ProduceRequest:
             for topic in request.topic_data
             for data in topic.partition_data
         ],
+        transactional_id=(
+            request.transactional_id if request.HasField("transactional_id") else None
+        ),
     )
 
 
@@ -170,6 +173,7 @@ def fetch_request_values(message: pb.FetchRequest) -> FetchRequest:
         ],
         # absent (a consumer, an older sender) is unknown, not broker epoch 0
         replica_epoch=message.replica_epoch if message.HasField("replica_epoch") else -1,
+        isolation_level=message.isolation_level,
     )
 
 
@@ -191,6 +195,8 @@ def fetch_response_message(response: FetchSessionResponse) -> pb.FetchResponse:
             )
             if result.diverging_epoch is not None:
                 data.diverging_epoch.epoch, data.diverging_epoch.end_offset = result.diverging_epoch
+            for producer_id, first_offset in result.aborted_transactions:
+                data.aborted_transactions.add(producer_id=producer_id, first_offset=first_offset)
     return message
 
 
@@ -215,6 +221,7 @@ def fetch_response_values(message: pb.FetchResponse) -> FetchSessionResponse:
                     data.log_start_offset,
                     data.records,
                     diverging,
+                    tuple((a.producer_id, a.first_offset) for a in data.aborted_transactions),
                 )
             )
     return FetchSessionResponse(message.error_code, message.session_id, results)
@@ -297,6 +304,7 @@ def list_offsets_request(request: pb.ListOffsetsRequest) -> ListOffsetsRequest:
             for topic in request.topics
             for lp in topic.partitions
         ],
+        isolation_level=request.isolation_level,
     )
 
 
