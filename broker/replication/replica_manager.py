@@ -126,6 +126,7 @@ from minikafka.proto.errors import (
     UnknownTopicOrPartitionError,
     error_for_code,
 )
+from minikafka.proto.records import ControlType
 from minikafka.proto.topic_config import TOPIC_KEY_SPECS
 
 __all__ = [
@@ -839,8 +840,6 @@ class ReplicaManager:
         """Kafka's WriteTxnMarkers for one marker: append its COMMIT or ABORT control batch to
         each of its partitions this broker leads (the coordinator's own append, acks=all) and
         wait until the ISR has them, or ``timeout_ms``. One status per partition."""
-        from minikafka.proto.records import ControlType  # TODO(txn): top level once A lands
-
         control_type = ControlType.COMMIT if marker.committed else ControlType.ABORT
         statuses: ProduceStatuses = {}
         for tp in marker.partitions:

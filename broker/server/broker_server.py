@@ -70,6 +70,7 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ReplicaManager
 from minikafka.broker.replication.scheduler import Scheduler
+from minikafka.broker.replication.topic_log import ReplicaManagerTopicLog
 from minikafka.broker.security.authorizer import AclAuthorizer, authorizer_from_config
 from minikafka.broker.security.sasl.credential_cache import CredentialCache
 from minikafka.broker.security.session_tokens import SessionTokens
@@ -91,6 +92,7 @@ from minikafka.broker.server.core.groups import GroupApi, offsets_partition_coun
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
+from minikafka.broker.server.core.transactions import TransactionApi
 from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.data_service import DataService
 from minikafka.broker.server.dynamic_config import DynamicConfigManager
@@ -114,16 +116,19 @@ from minikafka.broker.server.sasl_setup import (
     listener_sasl,
 )
 from minikafka.broker.server.security_service import SaslLogin, SecurityService
+from minikafka.broker.server.txn_markers import TxnMarkerChannel
 from minikafka.broker.storage.log import PendingFlush
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.broker.storage.log_manager import LogManager
+from minikafka.broker.transaction.coordinator import TransactionCoordinator
+from minikafka.broker.transaction.state_manager import TransactionConfig
 from minikafka.controller.channels import inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.controller import KafkaController
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
-from minikafka.proto.common import TopicPartition
+from minikafka.proto.common import TRANSACTION_STATE_TOPIC, TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, error_for_code
 from minikafka.proto.sasl_channel import aio_sasl_channel
 from minikafka.zk.acl_store import AclZkStore
@@ -191,6 +196,9 @@ class BrokerServer:
         self._producer_ids: ProducerIdManager | None = None
         self._controller: KafkaController | None = None
         self._group_coordinator: GroupCoordinator | None = None
+        self._transaction_coordinator: TransactionCoordinator | None = None
+        self._transaction_api: TransactionApi | None = None
+        self._txn_marker_channel: TxnMarkerChannel | None = None
         self._topic_admin: TopicAdmin | None = None
         self._metadata_api: MetadataApi | None = None
         self._fetch_api: FetchApi | None = None
@@ -349,6 +357,7 @@ class BrokerServer:
         self._group_api = GroupApi(
             self._group_coordinator, self._metadata_cache, topic_creator, auth
         )
+        self._start_transaction_coordinator(config, topic_creator, auth)
         self._topic_admin = TopicAdmin(
             config,
             self._controller,
@@ -407,6 +416,7 @@ class BrokerServer:
                     acls=self._acl_api,
                     client_quotas=ClientQuotaAdmin(self._zk, self.authorizer),
                     quotas=self._client_quotas,
+                    transactions=self._transaction_api,
                 ),
                 self._tls,
             )
@@ -483,6 +493,69 @@ class BrokerServer:
             user=user,
             mechanisms=[m.mechanism_name for m, _ in self._credentials.mechanisms(user)],
         )
+
+    def _start_transaction_coordinator(
+        self, config: BrokerConfig, topic_creator: TopicCreator, auth: AuthHelper
+    ) -> None:
+        """The transaction coordinator (told of ``__transaction_state`` leadership by the
+        ReplicaManager), the TransactionApi both doors call, and the channel its markers take
+        to the partition leaders: the control plane listener, as the controller's requests."""
+        assert self._replica_manager is not None and self._metadata_cache is not None
+        assert self._producer_ids is not None and self._data_api is not None
+        assert self._group_api is not None and self._loop is not None
+        cache = self._metadata_cache
+        loop = self._loop
+        self._txn_marker_channel = channel = TxnMarkerChannel(
+            self.broker_id,
+            cache,
+            lambda markers: self._transactions().write_markers_locally(markers),
+            listener=config.control_plane_listener,
+            max_message_bytes=config.grpc_max_message_bytes,
+            timeout_s=config.request_timeout_ms / 1000,
+            credentials=self._channel_credentials(config.control_plane_listener),
+            sasl=self._control_login,
+        )
+        coordinator = self._transaction_coordinator = TransactionCoordinator(
+            self.broker_id,
+            TransactionConfig(
+                transaction_state_log_num_partitions=config.transaction_state_log_num_partitions,
+                transaction_max_timeout_ms=config.transaction_max_timeout_ms,
+                transactional_id_expiration_ms=config.transactional_id_expiration_ms,
+                transaction_abort_timed_out_transaction_cleanup_interval_ms=(
+                    config.transaction_abort_timed_out_transaction_cleanup_interval_ms
+                ),
+                transaction_remove_expired_transaction_cleanup_interval_ms=(
+                    config.transaction_remove_expired_transaction_cleanup_interval_ms
+                ),
+                offsets_topic_num_partitions=config.offsets_topic_num_partitions,
+                request_timeout_ms=config.request_timeout_ms,
+            ),
+            ReplicaManagerTopicLog(self._replica_manager, TRANSACTION_STATE_TOPIC),
+            self._producer_ids,
+            channel,
+            call_later=lambda delay, callback: loop.call_later(delay, callback),
+            partition_count=lambda: (
+                len(cache.partitions_of(TRANSACTION_STATE_TOPIC))
+                or config.transaction_state_log_num_partitions
+            ),
+            partition_exists=lambda tp: cache.contains_partition(tp.topic, tp.partition),
+        )
+        self._replica_manager.add_leadership_listener(coordinator.on_leadership_change)
+        self._transaction_api = TransactionApi(
+            coordinator,
+            self._replica_manager,
+            self._group_coordinator,
+            cache,
+            topic_creator,
+            auth,
+            marker_timeout_ms=config.request_timeout_ms,
+        )
+        self._data_api.transactions = self._transaction_api
+        self._group_api.transactions = self._transaction_api
+
+    def _transactions(self) -> TransactionApi:
+        assert self._transaction_api is not None
+        return self._transaction_api
 
     def _leader_endpoint(self, metadata_cache: MetadataCache) -> LeaderEndpointFactory:
         """Followers fetch from leaders' inter-broker listener (KIP-291's split), through the
@@ -658,6 +731,7 @@ class BrokerServer:
                         else self._group_coordinator.on_partitions_deleted
                     ),
                     listener=listener,
+                    markers=self._transaction_api,
                 ),
                 server,
             )
@@ -1027,6 +1101,10 @@ class BrokerServer:
             steps.append(("grpc_server_stopped", partial(server.stop, _STOP_GRACE_S)))
         if self._group_coordinator is not None:
             self._group_coordinator.shutdown()
+        if self._transaction_coordinator is not None:
+            self._transaction_coordinator.shutdown()
+        if self._txn_marker_channel is not None:
+            steps.append(("txn_marker_channel_closed", self._txn_marker_channel.close))
         if self._replica_manager is not None:
             steps.append(("replica_manager_stopped", self._replica_manager.shutdown))
         if self._controller is not None:

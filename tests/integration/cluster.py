@@ -295,6 +295,8 @@ class Cluster:
             "default.replication.factor": str(min(3, len(self.brokers))),
             "offsets.topic.replication.factor": str(min(3, len(self.brokers))),
             "offsets.topic.num.partitions": "3",
+            "transaction.state.log.replication.factor": str(min(3, len(self.brokers))),
+            "transaction.state.log.num.partitions": "3",
             **self.overrides,
             **(extra or {}),
         }

@@ -16,6 +16,9 @@ Runs on the broker's event loop.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Protocol
+
 from minikafka.broker.replication.delayed_produce import ProducePartitionStatus
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
@@ -33,10 +36,25 @@ from minikafka.broker.security.acl import ResourceType
 from minikafka.broker.security.principal import Session
 from minikafka.broker.server.core.authorization import AuthHelper
 from minikafka.proto.errors import ErrorCode
+from minikafka.proto.records import iter_batch_headers
 
 __all__ = ["TOPIC_DENIED", "DataApi"]
 
 TOPIC_DENIED = "Not authorized to access topics: [{topic}]"
+
+
+class TransactionalProducerIds(Protocol):
+    async def init_producer_id(
+        self, request: InitProducerIdRequest, session: Session
+    ) -> InitProducerIdResult: ...
+
+
+def _holds_transactional_batches(request: ProduceRequest) -> bool:
+    return any(
+        header.is_transactional
+        for p in request.partitions
+        for _, header in iter_batch_headers(p.records)
+    )
 
 
 class DataApi:
@@ -51,12 +69,36 @@ class DataApi:
         self._replica_manager = replica_manager
         self._producer_ids = producer_ids
         self._auth = auth or AuthHelper()
+        # A transactional id's InitProducerId: the broker sets it once its transaction
+        # coordinator exists (core/transactions.py).
+        self.transactions: TransactionalProducerIds | None = None
 
     # --- Produce ------------------------------------------------------------------------------
 
     def append_to_leaders(self, request: ProduceRequest, session: Session) -> ProduceStatuses:
         """The ReplicaManager's append of the partitions the principal may Write, now (no
-        await); the others TOPIC_AUTHORIZATION_FAILED. Keyed in request order."""
+        await); the others TOPIC_AUTHORIZATION_FAILED. Keyed in request order.
+
+        A request with a transactional id needs Write on it, and transactional batches need
+        a transactional id (a producer that is not transactional cannot end a transaction):
+        else, as Kafka, every partition is TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing
+        is appended."""
+        transactional_id = request.transactional_id
+        if (transactional_id is None and _holds_transactional_batches(request)) or (
+            transactional_id is not None
+            and not self._auth.allows(
+                session, "Produce", ResourceType.TRANSACTIONAL_ID, transactional_id
+            )
+        ):
+            return {
+                (p.topic, p.partition): ProducePartitionStatus(
+                    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                    "Transactional Id authorization failed."
+                    if transactional_id is not None
+                    else "transactional records need the producer's transactional id",
+                )
+                for p in request.partitions
+            }
         if not self._auth.enabled:  # the hot path pays nothing without an authorizer
             return self._replica_manager.append_to_leaders(request)
         allowed = self._auth.allowed_names(
@@ -65,10 +107,8 @@ class DataApi:
         if len(allowed) == len({p.topic for p in request.partitions}):
             return self._replica_manager.append_to_leaders(request)
         appended = self._replica_manager.append_to_leaders(
-            ProduceRequest(
-                request.acks,
-                request.timeout_ms,
-                [p for p in request.partitions if p.topic in allowed],
+            dataclasses.replace(
+                request, partitions=[p for p in request.partitions if p.topic in allowed]
             )
         )
         statuses: ProduceStatuses = {}
@@ -167,6 +207,11 @@ class DataApi:
                     ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                     "Transactional Id authorization failed.",
                 )
+            if self.transactions is None:
+                return InitProducerIdResult(
+                    ErrorCode.COORDINATOR_NOT_AVAILABLE, "this broker runs no transactions"
+                )
+            return await self.transactions.init_producer_id(request, session)
         elif not auth.allows(
             session, api, ResourceType.CLUSTER, log_if_denied=False
         ) and not auth.allows_any(session, api, ResourceType.TOPIC):

@@ -14,7 +14,8 @@ coordinator knows, and live here:
   ZooKeeper the same way), so FindCoordinator and JoinGroup never disagree. The first
   FindCoordinator creates the topic, as Kafka's broker does in ZooKeeper mode
   (core/topic_creation.py); until a leader is known the answer is COORDINATOR_NOT_AVAILABLE.
-  Only key type 0 (group) is served: transactions are not supported.
+  Key type 1 (a transactional id) is core/transactions.py's, the same way over
+  ``__transaction_state``.
 * OffsetCommit: a partition this broker's metadata does not know answers
   UNKNOWN_TOPIC_OR_PARTITION and is not stored, as Kafka's KafkaApis checks before handing the
   rest to the coordinator; the other partitions of the request are committed.
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC, GroupCoordinator
 from minikafka.broker.group.group_metadata import (
@@ -60,6 +62,7 @@ __all__ = [
     "GroupApi",
     "GroupDescription",
     "MemberDescription",
+    "find_partition_leader",
     "offsets_partition_count",
 ]
 
@@ -115,6 +118,43 @@ def _unavailable(message: str) -> FoundCoordinator:
     return FoundCoordinator(ErrorCode.COORDINATOR_NOT_AVAILABLE, message)
 
 
+class TransactionCoordinatorFinder(Protocol):
+    """FindCoordinator of key type 1 (core/transactions.py's TransactionApi)."""
+
+    async def find_coordinator(
+        self, transactional_id: str, *, listener: str | None = None, session: Session = ...
+    ) -> FoundCoordinator: ...
+
+
+async def find_partition_leader(
+    cache: MetadataCache,
+    creator: TopicCreator,
+    topic: str,
+    index: int,
+    listener: str | None,
+) -> FoundCoordinator:
+    """The coordinator that partition ``index`` of the internal ``topic`` makes its leader,
+    named by its endpoint on ``listener`` (None: its first); the topic is created on first
+    use, and COORDINATOR_NOT_AVAILABLE answers until a leader is known."""
+    partitions = cache.partitions_of(topic)
+    if not partitions:
+        await creator.create(topic)
+        return _unavailable(f"{topic} is being created")
+    if index >= len(partitions):  # a coordinator built without the topic's partition count
+        return _unavailable(f"{topic}-{index} does not exist")
+    info = partitions[index]
+    broker = cache.get_alive_broker(info.leader) if info.leader >= 0 else None
+    if broker is None:
+        return _unavailable(f"{topic}-{index} has no leader")
+    host, port = broker.host, broker.port
+    if listener is not None:
+        found = cache.get_listener_endpoint(broker.broker_id, listener)
+        if found is None:  # as Kafka: never send a client to another listener's port
+            return _unavailable(f"the coordinator has no {listener} listener")
+        host, port = found
+    return FoundCoordinator(ErrorCode.NONE, "", broker.broker_id, host, port)
+
+
 class GroupApi:
     """FindCoordinator and DescribeGroups, and the coordinator itself (module docstring)."""
 
@@ -129,6 +169,8 @@ class GroupApi:
         self._cache = metadata_cache
         self._creator = topic_creator
         self._auth = auth or AuthHelper()
+        # Key type 1: the broker sets it once its transaction coordinator exists.
+        self.transactions: TransactionCoordinatorFinder | None = None
 
     def _may(self, session: Session, api: str, group_id: str) -> bool:
         return self._auth.allows(session, api, _GROUP, group_id)
@@ -153,31 +195,22 @@ class GroupApi:
             return FoundCoordinator(
                 ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed."
             )
+        if key_type == TRANSACTION_KEY_TYPE and self.transactions is not None:
+            return await self.transactions.find_coordinator(key, listener=listener, session=session)
         if key_type != GROUP_KEY_TYPE:
             return FoundCoordinator(
                 ErrorCode.INVALID_REQUEST,
-                "transactions are not supported: only key_type 0 (group)",
+                f"key_type {key_type} names no coordinator of this broker",
             )
         if not key:
             return FoundCoordinator(ErrorCode.INVALID_GROUP_ID, "the group id is empty")
-        partitions = self._cache.partitions_of(GROUP_METADATA_TOPIC)
-        if not partitions:
-            await self._creator.create(GROUP_METADATA_TOPIC)
-            return _unavailable(f"{GROUP_METADATA_TOPIC} is being created")
-        index = self.coordinator.partition_for(key)
-        if index >= len(partitions):  # a coordinator built without offsets_partition_count
-            return _unavailable(f"{GROUP_METADATA_TOPIC}-{index} does not exist")
-        info = partitions[index]
-        broker = self._cache.get_alive_broker(info.leader) if info.leader >= 0 else None
-        if broker is None:
-            return _unavailable(f"{GROUP_METADATA_TOPIC}-{index} has no leader")
-        host, port = broker.host, broker.port
-        if listener is not None:
-            found = self._cache.get_listener_endpoint(broker.broker_id, listener)
-            if found is None:  # as Kafka: never send a client to another listener's port
-                return _unavailable(f"the coordinator has no {listener} listener")
-            host, port = found
-        return FoundCoordinator(ErrorCode.NONE, "", broker.broker_id, host, port)
+        return await find_partition_leader(
+            self._cache,
+            self._creator,
+            GROUP_METADATA_TOPIC,
+            self.coordinator.partition_for(key),
+            listener,
+        )
 
     # --- membership ---------------------------------------------------------------------------
 
@@ -299,6 +332,7 @@ class GroupApi:
         partitions: Iterable[tuple[str, int]] | None,
         *,
         session: Session = _NO_SESSION,
+        require_stable: bool = False,
     ) -> tuple[
         ErrorCode,
         dict[tuple[str, int], OffsetAndMetadata | None],
@@ -307,13 +341,16 @@ class GroupApi:
         """(group error, committed offsets, each refused partition's error): the partitions
         named of topics the principal may not Describe are TOPIC_AUTHORIZATION_FAILED (and
         None among the offsets, in place); with ``partitions`` None such topics are left
-        out."""
+        out. With ``require_stable`` (KIP-447) a partition whose offset a transaction may
+        still commit is UNSTABLE_OFFSET_COMMIT."""
         if not self._may(session, "OffsetFetch", group_id):
             return ErrorCode.GROUP_AUTHORIZATION_FAILED, {}, {}
         wanted = None if partitions is None else list(partitions)
-        code, offsets = self.coordinator.fetch_offsets(group_id, wanted)
+        code, offsets, unstable = self.coordinator.fetch_offsets(
+            group_id, wanted, require_stable=require_stable
+        )
         if code != ErrorCode.NONE or not self._auth.enabled:
-            return code, offsets, {}
+            return code, offsets, dict(unstable)
         describable = self._auth.allowed_names(
             session,
             "OffsetFetch",
@@ -328,6 +365,7 @@ class GroupApi:
             for key in offsets
             if key[0] not in describable
         }
+        errors.update({k: v for k, v in unstable.items() if k not in errors})
         return code, {k: (None if k in errors else v) for k, v in offsets.items()}, errors
 
     async def delete_offsets(

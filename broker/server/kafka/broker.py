@@ -27,6 +27,7 @@ from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
 from minikafka.broker.server.core.metadata import MetadataApi
+from minikafka.broker.server.core.transactions import TransactionApi
 from minikafka.broker.server.core.users import UserScramAdmin
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metrics import RequestMetrics
@@ -66,3 +67,6 @@ class KafkaBroker:
     # Client quotas: DescribeClientQuotas / AlterClientQuotas, and the quotas in force.
     client_quotas: ClientQuotaAdmin | None = None
     quotas: ClientQuotaManager = field(default_factory=ClientQuotaManager)
+    # The transaction APIs (core/transactions.py); None: a broker without a transaction
+    # coordinator answers them COORDINATOR_NOT_AVAILABLE.
+    transactions: TransactionApi | None = None

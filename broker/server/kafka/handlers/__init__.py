@@ -16,6 +16,8 @@ users          DescribeUserScramCredentials, AlterUserScramCredentials
 client_quotas  DescribeClientQuotas, AlterClientQuotas
 configs        DescribeConfigs, AlterConfigs, IncrementalAlterConfigs
 acls           DescribeAcls, CreateAcls, DeleteAcls
+transactions   AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, WriteTxnMarkers,
+               TxnOffsetCommit, DescribeProducers, DescribeTransactions, ListTransactions
 """
 
 from minikafka.broker.server.kafka.handlers import (
@@ -32,6 +34,7 @@ from minikafka.broker.server.kafka.handlers import (
     producer_ids,
     sasl,
     topics,
+    transactions,
     users,
 )
 
@@ -49,5 +52,6 @@ __all__ = [
     "producer_ids",
     "sasl",
     "topics",
+    "transactions",
     "users",
 ]

@@ -15,7 +15,8 @@ minikafka consumer of its group stopped, and the reverse.
 * OffsetFetch: a null topic list (v2+) asks for every partition the group committed; a
   partition without a commit answers offset -1. Group-level errors go into each requested
   partition in v1, into ``error_code`` from v2 on (Kafka's layout). v8 batches groups.
-  ``require_stable`` (v7+) needs nothing: without transactions no offset is ever pending.
+  ``require_stable`` (v7+, KIP-447): a partition whose offset an open transaction may still
+  commit answers UNSTABLE_OFFSET_COMMIT, and the consumer asks again.
   v9's ``member_id`` and ``member_epoch`` (KIP-848) are not checked, as Kafka 3.9's
   ZooKeeper-mode coordinator does not check them for a classic group.
 
@@ -105,13 +106,14 @@ async def offset_commit(request: Request, broker: KafkaBroker) -> Entity:
 @handler(api_key=9, min_version=1, max_version=9)
 async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
-    # require_stable (v7+) needs nothing here: see the module docstring.
+    stable = bool(getattr(body, "require_stable", False))  # v7+
     if request.api_version >= _FIRST_BATCHED_VERSION:
         groups = [
-            _fetch_group(broker.groups, g.group_id, g.topics, request.session) for g in body.groups
+            _fetch_group(broker.groups, g.group_id, g.topics, request.session, stable)
+            for g in body.groups
         ]
         return request.response({"throttle_time": 0, "groups": groups})
-    answer = _fetch_group(broker.groups, body.group_id, body.topics, request.session)
+    answer = _fetch_group(broker.groups, body.group_id, body.topics, request.session, stable)
     del answer["group_id"]  # v1-7 answer the one group at the top level, which has no group_id
     if request.api_version < _FIRST_TOP_LEVEL_ERROR_VERSION and answer["error_code"]:
         # v1 has no group-level error: each requested partition carries it.
@@ -126,13 +128,19 @@ async def offset_fetch(request: Request, broker: KafkaBroker) -> Entity:
 
 
 def _fetch_group(
-    groups: GroupApi | None, group_id: str, topics: Any, session: Session
+    groups: GroupApi | None,
+    group_id: str,
+    topics: Any,
+    session: Session,
+    require_stable: bool = False,
 ) -> dict[str, Any]:
     """One group's committed offsets as the response's values (v8's group entry)."""
     if groups is None:
         return {"group_id": group_id, "error_code": _NO_COORDINATOR, "topics": []}
     wanted = None if topics is None else [(t.name, p) for t in topics for p in t.partition_indexes]
-    code, offsets, refused = groups.fetch_offsets(group_id, wanted, session=session)
+    code, offsets, refused = groups.fetch_offsets(
+        group_id, wanted, session=session, require_stable=require_stable
+    )
     return {
         "group_id": group_id,
         "error_code": code,

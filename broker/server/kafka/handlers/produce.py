@@ -16,10 +16,11 @@ A batch refused for some of its records (keyless records on a compacted topic) a
 INVALID_RECORD with, from v8 (KIP-467), ``record_errors``: the index of each such record in its
 batch and why, so that a client fails only those.
 
+A transactional producer's request carries its ``transactional_id``: the core needs Write on
+it, and refuses transactional batches that come without one (TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+for every partition, nothing appended), as Kafka.
+
 Not supported:
-- transactions: a request with a ``transactional_id`` appends nothing and every partition gets
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
-  transactional id (InitProducerId refuses transactional ids the same way).
 - Produce v12 (KIP-890, newer than Kafka 3.9, whose newest is v11) and v13+ (topics by id) are not
   served: ApiVersions caps the version at 11, as Kafka 3.9 does.
 """
@@ -48,8 +49,6 @@ _MS = datetime.timedelta(milliseconds=1)
 @handler(api_key=0, min_version=3, max_version=11, pipelined=True)
 def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
     body = request.body
-    if body.transactional_id is not None:
-        return _answered(_refuse_transactional(request))
     produce_request = ProduceRequest(
         body.acks,
         body.timeout // _MS,
@@ -58,6 +57,7 @@ def produce(request: Request, broker: KafkaBroker) -> Awaitable[Entity | None]:
             for topic in body.topic_data
             for data in topic.partition_data
         ],
+        body.transactional_id,
     )
     data = broker.data
     statuses = data.append_to_leaders(produce_request, request.session)  # now, in order
@@ -125,32 +125,6 @@ async def _respond(
                     ],
                 }
                 for name, results in by_topic(await answer).items()
-            ],
-        }
-    )
-
-
-def _refuse_transactional(request: Request) -> Entity | None:
-    if request.body.acks == 0:
-        return None
-    return request.response(
-        {
-            "throttle_time": 0,
-            "responses": [
-                {
-                    "name": topic.name,
-                    "partition_responses": [
-                        {
-                            "index": data.index,
-                            "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-                            "base_offset": -1,
-                            "log_start_offset": -1,
-                            "error_message": "transactions are not supported",
-                        }
-                        for data in topic.partition_data
-                    ],
-                }
-                for topic in request.body.topic_data
             ],
         }
     )

@@ -3,11 +3,11 @@ from ``ProducerIdManager.init_producer_id`` as over gRPC (ids come from blocks c
 ZooKeeper's ``/latest_producer_id_block``). Any broker answers. From v3 a producer that holds an
 id may send it back with its epoch to get the next epoch of the same id (KIP-360).
 
-Not supported: transactions. A request with a ``transactional_id`` gets
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED, what Kafka answers a producer that may not use that
-transactional id. Both librdkafka and the Java client fail at once on it, with that name; the
-core's own answer, INVALID_REQUEST, would have librdkafka retry until init_transactions() times
-out. v6 (two-phase commit, KIP-939) is transactional only; ApiVersions caps the version at 5.
+With a ``transactional_id`` the transaction coordinator of that id answers (core/transactions.py):
+the id's producer id with its epoch bumped, which fences the producer that held it before
+(KIP-98), or NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS / CONCURRENT_TRANSACTIONS, which
+the client retries. v6 (two-phase commit, KIP-939) is newer than Kafka 3.9; ApiVersions caps
+the version at 5.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from minikafka.broker.replication.requests import InitProducerIdRequest
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
-from minikafka.proto.errors import ErrorCode
 
 
 @handler(api_key=22, min_version=0, max_version=5)
@@ -33,13 +32,10 @@ async def init_producer_id(request: Request, broker: KafkaBroker) -> Entity:
         ),
         request.session,
     )
-    error_code = answer.error_code
-    if body.transactional_id is not None and error_code == ErrorCode.INVALID_REQUEST:
-        error_code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED  # see the module docstring
     return request.response(
         {
             "throttle_time": 0,
-            "error_code": error_code,
+            "error_code": answer.error_code,
             "producer_id": answer.producer_id,
             "producer_epoch": answer.producer_epoch,
         }
