@@ -13,6 +13,8 @@
     group.commit()                       # the positions of every assigned partition
     group.committed(TopicPartition("orders", 0))
 
+    Consumer("out", isolation_level="read_committed")   # only committed transactions' records
+
 Facade -> fetcher (positions, Fetch to leaders, prefetch) and, with ``group_id``, the group
 coordinator (coordinator.py: membership, heartbeats, commits). Without a group, a subscription
 means every partition of the topics. With one, the group's assignor decides which partitions
@@ -56,6 +58,8 @@ from minikafka.client.consumer.fetcher import (
     Fetcher,
     OffsetAndTimestamp,
 )
+from minikafka.client.consumer.group_metadata import ConsumerGroupMetadata
+from minikafka.client.consumer.read_committed import isolation_level as parse_isolation_level
 from minikafka.client.metadata import ClusterMetadata
 from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
@@ -96,7 +100,15 @@ class Consumer:
         client_id: str = "minikafka-consumer",
         group_instance_id: str | None = None,
         security: ClientSecurity | Mapping[str, str] | None = None,
+        isolation_level: str = "read_uncommitted",
     ) -> None:
+        """``isolation_level``: read_uncommitted (every record up to the high watermark) or
+        read_committed (up to the last stable offset, without aborted transactions' records;
+        end offsets are then last stable offsets), as Kafka's ``isolation.level``."""
+        try:
+            level = parse_isolation_level(isolation_level)
+        except ValueError as exc:
+            raise InvalidConfigError(str(exc)) from None
         if group_id == "":
             raise InvalidConfigError("group_id must not be empty (None for no group)")
         if auto_offset_reset not in ("earliest", "latest", "none"):
@@ -127,6 +139,7 @@ class Consumer:
                 retry_backoff_ms=retry_backoff_ms,
                 auto_offset_reset=auto_offset_reset,
                 check_crcs=check_crcs,
+                isolation_level=level,
             ),
             self._metadata,
             self._pool,
@@ -137,6 +150,7 @@ class Consumer:
         self._closed = False
         self._request_timeout_s = request_timeout_ms / 1000
         self.group_id = group_id
+        self._group_instance_id = group_instance_id
         self._enable_auto_commit = enable_auto_commit and group_id is not None
         self._auto_commit_interval_s = auto_commit_interval_ms / 1000
         self._next_auto_commit = time.monotonic() + self._auto_commit_interval_s
@@ -389,6 +403,18 @@ class Consumer:
                 raise error
 
         return self._commit_executor.submit(run)
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """This member's group id, generation and member id, for a transactional producer's
+        ``send_offsets_to_transaction`` (KIP-447: a member fenced by a rebalance cannot commit
+        its transaction's offsets)."""
+        group = self._group()
+        return ConsumerGroupMetadata(
+            group.group_id,
+            group.generation,
+            group.member_id,
+            self._group_instance_id,
+        )
 
     def committed(self, partition: TopicPartition) -> int | None:
         """The group's committed offset of ``partition``; None when it has none."""

@@ -4,8 +4,11 @@ One Fetch per leader carries every assigned partition that leader has. It long-p
 broker (``fetch.max.wait.ms`` / ``fetch.min.bytes``). While the application handles a poll's
 records, the next fetch is already in flight: it is sent from the previous position as soon as
 a response is consumed (prefetch). Fetches go to leaders and read up to the high watermark,
-so only committed records come back. On NOT_LEADER_OR_FOLLOWER and its relatives, the metadata
-is refreshed and the partition is fetched from its new leader at the same position.
+so only committed records come back. With ``isolation_level`` read_committed they read up to
+the last stable offset instead, and the records of aborted transactions are dropped
+(read_committed.py, as Kafka's Fetcher); ListOffsets' "latest" is then the LSO too. On
+NOT_LEADER_OR_FOLLOWER and its relatives, the metadata is refreshed and the partition is
+fetched from its new leader at the same position.
 
 Not thread-safe: the consumer's one polling thread owns it (as in Kafka's client).
 """
@@ -23,6 +26,7 @@ import grpc
 
 from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
 from minikafka.client._retry import RetryLater, RetryPolicy
+from minikafka.client.consumer.read_committed import READ_COMMITTED, drop_aborted
 from minikafka.client.metadata import ClusterMetadata
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
@@ -63,8 +67,11 @@ class _PartitionState:
     position: int | None = None  # next offset to return; None = reset by policy
     paused: bool = False
     high_watermark: int = -1
+    last_stable_offset: int = -1
     leader_epoch: int = -1
     fetched: RecordsReader[ConsumerRecord] | None = None  # fetched, not yet returned
+    # read_committed: where the fetched records end, aborted batches (dropped) included
+    fetched_end: int = -1
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,7 @@ class FetchConfig:
     retry_backoff_ms: int = 100  # between ListOffsets attempts, Kafka's retry.backoff.ms
     auto_offset_reset: str = "latest"  # latest | earliest | none
     check_crcs: bool = True
+    isolation_level: int = 0  # 0 read_uncommitted, 1 read_committed
 
 
 class Fetcher:
@@ -208,6 +216,7 @@ class Fetcher:
                 by_topic[tp.topic].append(tp)
             request = pb.ListOffsetsRequest(
                 replica_id=-1,
+                isolation_level=self._config.isolation_level,
                 topics=[
                     pb.ListOffsetsRequest.ListOffsetsTopic(
                         name=topic,
@@ -275,9 +284,9 @@ class Fetcher:
                 exhausted = False  # the reader keeps the error: the next poll raises it
             if exhausted:
                 state.fetched = None
-                # Past batches without records too (a compacted log has them), as Kafka's
-                # consumer moves to the next batch's offset.
-                state.position = max(state.position or 0, fetched.next_offset)
+                # Past batches without records too (a compacted log has them, and aborted
+                # transactions), as Kafka's consumer moves to the next batch's offset.
+                state.position = max(state.position or 0, fetched.next_offset, state.fetched_end)
         if undecodable is not None and not out:
             raise undecodable
         return out
@@ -306,6 +315,7 @@ class Fetcher:
             request = pb.FetchRequest(
                 replica_id=-1,
                 replica_epoch=-1,
+                isolation_level=self._config.isolation_level,
                 max_wait_ms=self._config.fetch_max_wait_ms,
                 min_bytes=self._config.fetch_min_bytes,
                 max_bytes=self._config.fetch_max_bytes,
@@ -336,9 +346,15 @@ class Fetcher:
         return self._throttled_until.get(node_id, 0.0) > time.monotonic()
 
     def _caught_up(self, tp: TopicPartition) -> bool:
-        """Fetched up to the high watermark of the last response (nothing new to fetch yet)."""
+        """Fetched up to the high watermark (read_committed: the last stable offset) of the last
+        response: nothing new to fetch yet."""
         state = self._states[tp]
-        return state.position is not None and 0 <= state.high_watermark <= state.position
+        end = (
+            state.last_stable_offset
+            if self._config.isolation_level == READ_COMMITTED
+            else state.high_watermark
+        )
+        return state.position is not None and 0 <= end <= state.position
 
     def _holds_records_from(self, node: Node) -> bool:
         """Some partition led by ``node`` has fetched records the application has not had."""
@@ -393,8 +409,16 @@ class Fetcher:
                     self._partition_error(tp, error_for_code(part.error_code, part.error_message))
                     continue
                 state.high_watermark = part.high_watermark
+                state.last_stable_offset = part.last_stable_offset
+                records = part.records
+                state.fetched_end = -1
+                if self._config.isolation_level == READ_COMMITTED and part.aborted_transactions:
+                    records, state.fetched_end = drop_aborted(
+                        records,
+                        [(a.producer_id, a.first_offset) for a in part.aborted_transactions],
+                    )
                 fetched = RecordsReader(
-                    part.records,
+                    records,
                     ConsumerRecord,
                     (tp.topic, tp.partition),
                     from_offset=state.position or 0,
@@ -406,7 +430,9 @@ class Fetcher:
                     exhausted = False  # the reader keeps the error: the poll raises it
                 if exhausted:
                     state.fetched = None
-                    state.position = max(state.position or 0, fetched.next_offset)
+                    state.position = max(
+                        state.position or 0, fetched.next_offset, state.fetched_end
+                    )
                 else:
                     state.fetched = fetched
 
