@@ -161,6 +161,28 @@ class TransactionApi:
         )
         return {tp: int(code) for tp, code in answer.items()}
 
+    async def add_partitions_for_broker(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: Sequence[TopicPartition],
+        verify_only: bool,
+        session: Session = _NO_SESSION,
+    ) -> dict[TopicPartition, int]:
+        """AddPartitionsToTxn v4+ (KIP-890), a partition leader's batched request: needs
+        ClusterAction; ``verify_only`` asks whether the partitions are in the transaction."""
+        if not self._auth.allows(session, "WriteTxnMarkers", ResourceType.CLUSTER):
+            return dict.fromkeys(partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        if verify_only:
+            return self.coordinator.verify_partitions_in_txn(
+                transactional_id, producer_id, producer_epoch, partitions
+            )
+        answer = await self.coordinator.add_partitions_to_txn(
+            transactional_id, producer_id, producer_epoch, list(partitions)
+        )
+        return {tp: int(code) for tp, code in answer.items()}
+
     async def add_offsets_to_txn(
         self,
         transactional_id: str,

@@ -1,18 +1,17 @@
 """Transactions on the Kafka listener (KIP-98), on the core's TransactionApi
 (core/transactions.py) that the gRPC door adapts too:
 
-    AddPartitionsToTxn (24) v0-3   AddOffsetsToTxn (25) v0-4   EndTxn (26) v0-4
+    AddPartitionsToTxn (24) v0-4   AddOffsetsToTxn (25) v0-4   EndTxn (26) v0-4
     WriteTxnMarkers (27) v1        TxnOffsetCommit (28) v0-4   DescribeProducers (61) v0
     DescribeTransactions (65) v0   ListTransactions (66) v0-1
 
 (InitProducerId and FindCoordinator with key type 1 are producer_ids.py's and groups.py's.)
 A broker without a transaction coordinator answers COORDINATOR_NOT_AVAILABLE to the
-coordinator's requests. The v4+ AddPartitionsToTxn (a broker's batched request that verifies
-a partition is in a transaction, KIP-890) is not served: this broker's partition leaders do
-not verify, as Kafka with ``transaction.partition.verification.enable=false``; the newest
-EndTxn, AddOffsetsToTxn and TxnOffsetCommit versions only add TRANSACTION_ABORTABLE, which
-that verification would answer. WriteTxnMarkers v0 is gone from the schemas this broker
-reads; Kafka's brokers send v1.
+coordinator's requests. AddPartitionsToTxn v4 is a partition leader's batched request (KIP-890;
+ClusterAction): ``verify_only`` asks whether partitions are in a transaction
+(TRANSACTION_ABORTABLE when not). This broker's own partition leaders do not verify, as Kafka
+with ``transaction.partition.verification.enable=false``. WriteTxnMarkers v0 is gone from the
+schemas this broker reads; Kafka's brokers send v1.
 """
 
 from __future__ import annotations
@@ -61,9 +60,51 @@ def _api(broker: KafkaBroker) -> TransactionApi | None:
     return broker.transactions
 
 
-@handler(api_key=24, min_version=0, max_version=3)
+_FIRST_BROKER_ADD_PARTITIONS_VERSION = 4  # KIP-890: batched, from partition leaders
+
+
+async def _add_partitions_for_brokers(request: Request, broker: KafkaBroker) -> Entity:
+    api = _api(broker)
+    answers = []
+    for txn in request.body.transactions:
+        partitions = [TopicPartition(t.name, p) for t in txn.topics for p in t.partitions]
+        results = (
+            dict.fromkeys(partitions, int(_NO_COORDINATOR))
+            if api is None
+            else await api.add_partitions_for_broker(
+                txn.transactional_id,
+                txn.producer_id,
+                txn.producer_epoch,
+                partitions,
+                bool(txn.verify_only),
+                request.session,
+            )
+        )
+        answers.append(
+            {
+                "transactional_id": txn.transactional_id,
+                "topic_results": [
+                    {
+                        "name": topic,
+                        "results_by_partition": [
+                            {"partition_index": tp.partition, "partition_error_code": results[tp]}
+                            for tp in tps
+                        ],
+                    }
+                    for topic, tps in by_topic(results).items()
+                ],
+            }
+        )
+    return request.response(
+        {"throttle_time": 0, "error_code": 0, "results_by_transaction": answers}
+    )
+
+
+@handler(api_key=24, min_version=0, max_version=4)
 async def add_partitions_to_txn(request: Request, broker: KafkaBroker) -> Entity:
     body = request.body
+    if request.api_version >= _FIRST_BROKER_ADD_PARTITIONS_VERSION:
+        return await _add_partitions_for_brokers(request, broker)
     partitions = [
         TopicPartition(topic.name, index)
         for topic in body.v3_and_below_topics

@@ -70,6 +70,11 @@ KAFKA_3_9 = {
     21: (0, 2),  # DeleteRecords
     22: (0, 5),  # InitProducerId
     23: (2, 4),  # OffsetForLeaderEpoch
+    24: (0, 4),  # AddPartitionsToTxn
+    25: (0, 4),  # AddOffsetsToTxn
+    26: (0, 4),  # EndTxn
+    27: (1, 1),  # WriteTxnMarkers (3.9: 0-1; kio has no v0)
+    28: (0, 4),  # TxnOffsetCommit
     29: (1, 3),  # DescribeAcls (3.9: 0-3; kio has no v0)
     30: (1, 3),  # CreateAcls
     31: (1, 3),  # DeleteAcls
@@ -85,6 +90,9 @@ KAFKA_3_9 = {
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
     60: (0, 1),  # DescribeCluster
+    61: (0, 0),  # DescribeProducers
+    65: (0, 0),  # DescribeTransactions
+    66: (0, 1),  # ListTransactions
 }
 
 ORDERS_ID = "AAAAAAAAAAAAAAAAAAAAAQ"  # ZooKeeper's text form of the UUID 0...01
