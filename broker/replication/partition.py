@@ -39,28 +39,58 @@ which covers every retry a producer can still make without reading a big log end
 Truncation reloads the same way (snapshots above the new LEO go first); truncating fully
 deletes every snapshot.
 
+Transactions (KIP-98): the producer state tracks open transactions (producer_state.py). When a
+marker completes an aborted transaction, on the leader (``append_end_txn_marker``) as on a
+follower (``append_records_as_follower``) and in the same batch-by-batch order, the entry goes
+to the ``.txnindex`` of the segment the marker went to, with the last stable offset computed
+from the log, so every replica writes the same files. When recovery re-read segments holding
+transactional batches (``Log.txn_index_rebuild_offset``), opening the partition loads the
+producer state as of the first of them (newest snapshot at or below it, then replay), resets
+their ``.txnindex`` files and rewrites them while replaying to the LEO, as Kafka's
+LogSegment.recover does. The last stable offset is min(first unstable offset, HW), on a leader
+and on a follower alike; the producer state learns every HW move (``high_watermark``).
+
 Not thread-safe: owned by the broker's event loop, like its Log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import structlog
 
-from minikafka.broker.replication.producer_state import AppendOrigin, ProducerStateManager
+from minikafka.broker.replication.producer_state import (
+    ActiveProducer,
+    AppendOrigin,
+    CompletedTxn,
+    ProducerStateManager,
+)
 from minikafka.broker.storage.log import Log, LogAppendInfo, LogHooks
+from minikafka.broker.storage.segment import BatchLocation, LogSegment
+from minikafka.broker.storage.txn_index import AbortedTxn
 from minikafka.proto.errors import (
     ErrorCode,
     FencedLeaderEpochError,
+    InvalidRecordError,
     NotEnoughReplicasError,
     NotLeaderOrFollowerError,
     OffsetOutOfRangeError,
     UnknownLeaderEpochError,
 )
-from minikafka.proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, iter_batch_headers
+from minikafka.proto.records import (
+    NO_PRODUCER_ID,
+    NO_TIMESTAMP,
+    BatchHeader,
+    ControlType,
+    EndTxnMarker,
+    decode_end_txn_marker,
+    encode_end_txn_marker,
+    iter_batch_headers,
+    read_header,
+)
 
 __all__ = [
     "UNKNOWN_OFFSET",
@@ -150,6 +180,7 @@ class Partition:
         self.state: LeaderState | FollowerState | None = None
         self.remote_replicas: dict[int, ReplicaState] = {}
         self.pending_isr: frozenset[int] | None = None  # an ISR write in flight
+        self._high_watermark = 0
         self.producer_state = ProducerStateManager(
             log.dir, topic=self.topic, partition=self.partition
         )
@@ -177,11 +208,13 @@ class Partition:
         )
 
     def _load_producer_state(self) -> bool:
-        """Rebuild the producer state from the newest snapshot and the log after it (see the
-        module docstring). True when batches were replayed."""
+        """Rebuild the producer state from the newest snapshot and the log after it, and the
+        ``.txnindex`` files recovery asks for (see the module docstring). True when batches
+        were replayed."""
         log = self.log
+        rebuild_from = log.txn_index_rebuild_offset
         snapshot_offset = self.producer_state.truncate_and_reload(
-            log.log_start_offset, log.log_end_offset
+            log.log_start_offset, log.log_end_offset if rebuild_from is None else rebuild_from
         )
         segments = log.segments
         if snapshot_offset is not None:
@@ -193,7 +226,14 @@ class Partition:
                 first -= 1
                 scanned += segments[first].size
             start = segments[first].base_offset
+        if rebuild_from is not None:
+            start = min(start, rebuild_from)
+            for segment in segments:
+                if segment.base_offset >= rebuild_from:
+                    segment.txn_index.reset()
         if start >= log.log_end_offset:
+            if rebuild_from is not None:
+                log.complete_txn_index_rebuild()
             return False
         for index, segment in enumerate(segments):
             end = segments[index + 1].base_offset if index + 1 < len(segments) else None
@@ -202,11 +242,14 @@ class Partition:
             position = (
                 0 if segment.base_offset >= start else segment.position_of_first_batch_from(start)
             )
-            self.producer_state.update(
-                location.header
-                for location in segment.iter_batches(position)
-                if location.header.producer_id != NO_PRODUCER_ID
+            markers: dict[int, EndTxnMarker] = {}
+            completed = self.producer_state.update(
+                self._replayed_headers(segment, segment.iter_batches(position), markers), markers
             )
+            if rebuild_from is not None and segment.base_offset >= rebuild_from:
+                self._index_aborted(segment, completed)
+        if rebuild_from is not None:
+            log.complete_txn_index_rebuild()
         _log.info(
             "producer_state.loaded",
             **self._log_fields(),
@@ -214,8 +257,44 @@ class Partition:
             replayed_from=start,
             log_end_offset=log.log_end_offset,
             producers=len(self.producer_state),
+            txn_index_rebuilt_from=rebuild_from,
         )
         return True
+
+    @staticmethod
+    def _replayed_headers(
+        segment: LogSegment, locations: Iterator[BatchLocation], markers: dict[int, EndTxnMarker]
+    ) -> Iterator[BatchHeader]:
+        """The producers' batch headers of ``locations``; a marker's content is put in
+        ``markers`` before its header is yielded (``update`` looks it up then)."""
+        for location in locations:
+            header = location.header
+            if header.producer_id == NO_PRODUCER_ID:
+                continue
+            if header.is_control:
+                marker = _marker_of(segment.read_batch(location))
+                if marker is not None:
+                    markers[header.base_offset] = marker
+            yield header
+
+    @staticmethod
+    def _index_aborted(segment: LogSegment, completed: Sequence[CompletedTxn]) -> None:
+        for txn in completed:
+            if txn.is_aborted:
+                segment.append_aborted_txn(
+                    AbortedTxn(
+                        txn.producer_id, txn.first_offset, txn.last_offset, txn.last_stable_offset
+                    )
+                )
+
+    def _record_appended(
+        self, headers: Sequence[BatchHeader], markers: Mapping[int, EndTxnMarker] | None = None
+    ) -> None:
+        """Batches just appended to the active segment: into the producer state, and the
+        transactions their markers aborted into that segment's ``.txnindex``."""
+        completed = self.producer_state.update(headers, markers)
+        if completed:
+            self._index_aborted(self.log.active_segment, completed)
 
     def _take_producer_snapshot(self, offset: int) -> None:
         # A lost snapshot only costs a longer replay at the next open: never fail an append
@@ -263,6 +342,36 @@ class Partition:
     @property
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, value: int) -> None:
+        self._high_watermark = value
+        self.producer_state.on_high_watermark_updated(value)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Kafka's LSO: the first offset of the oldest transaction still open (or completed
+        by a marker not yet below the HW), else the HW; never above the HW. What a
+        read_committed fetch reads up to; meaningful on a follower too, for its own log."""
+        first_unstable = self.producer_state.first_unstable_offset
+        if first_unstable is not None and first_unstable < self._high_watermark:
+            return max(first_unstable, self.log.log_start_offset)
+        return self._high_watermark
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping [``fetch_offset``, ``upper_bound_offset``),
+        for a read_committed fetch answer (from the ``.txnindex`` files)."""
+        return self.log.collect_aborted_transactions(fetch_offset, upper_bound_offset)
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """The producers this replica knows, for DescribeProducers: (producer_id,
+        producer_epoch, last_sequence, last_timestamp, coordinator_epoch,
+        current_txn_start_offset) each."""
+        return self.producer_state.active_producers()
 
     def _log_fields(self) -> dict[str, object]:
         return {"topic": self.topic, "partition": self.partition}
@@ -436,13 +545,7 @@ class Partition:
 
     # --- leader: appends ------------------------------------------------------------------
 
-    def append_records_to_leader(
-        self,
-        data: bytes | memoryview,
-        required_acks: int,
-        origin: AppendOrigin = AppendOrigin.CLIENT,
-    ) -> LogAppendInfo:
-        """Validate and append a produce request's batches (raises a KafkaError on refusal)."""
+    def _leader_state_for_append(self, required_acks: int) -> LeaderState:
         state = self.state
         if not isinstance(state, LeaderState):
             raise NotLeaderOrFollowerError(
@@ -453,10 +556,21 @@ class Partition:
                 f"the ISR {sorted(state.isr)} of {self.topic}-{self.partition} is smaller than "
                 f"min.insync.replicas ({self.min_insync_replicas})"
             )
+        return state
+
+    def append_records_to_leader(
+        self,
+        data: bytes | memoryview,
+        required_acks: int,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+    ) -> LogAppendInfo:
+        """Validate and append a produce request's batches (raises a KafkaError on refusal).
+        ``origin`` COORDINATOR: a coordinator's own batches, not checked for sequence order."""
+        state = self._leader_state_for_append(required_acks)
         headers = [header for _, header in iter_batch_headers(data)]
         idempotent = any(h.producer_id != NO_PRODUCER_ID for h in headers)
         if idempotent:
-            duplicate = self.producer_state.check_append(headers)
+            duplicate = self.producer_state.check_append(headers, origin)
             if duplicate is not None:
                 # A retry of a batch already appended: answer with its offsets, append nothing.
                 return LogAppendInfo(
@@ -474,13 +588,60 @@ class Partition:
             for header in headers:
                 appended.append(header._replace(base_offset=offset))
                 offset += header.last_offset_delta + 1
-            self.producer_state.update(appended)
+            self._record_appended(appended)
+        return info
+
+    def append_end_txn_marker(
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        coordinator_epoch: int,
+        control_type: ControlType,
+        required_acks: int = -1,
+        *,
+        timestamp_ms: int | None = None,
+    ) -> LogAppendInfo:
+        """Leader: append a COMMIT or ABORT marker of ``producer_id`` (WriteTxnMarkers).
+
+        Raises NotLeaderOrFollower / NotEnoughReplicas as a produce, INVALID_PRODUCER_EPOCH
+        when ``producer_epoch`` is older than the producer's, TRANSACTION_COORDINATOR_FENCED
+        when ``coordinator_epoch`` is older than the last marker's. Completes the producer's
+        transaction; an aborted one gets its ``.txnindex`` entry. ``timestamp_ms``: the
+        marker's timestamp (default: now, as Kafka's broker stamps it)."""
+        state = self._leader_state_for_append(required_acks)
+        self.producer_state.check_end_txn_marker(producer_id, producer_epoch, coordinator_epoch)
+        now = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
+        data = encode_end_txn_marker(
+            producer_id, producer_epoch, coordinator_epoch, control_type, now
+        )
+        info = self.log.append_as_leader(data, state.leader_epoch, allow_control=True)
+        header = read_header(data)._replace(
+            base_offset=info.first_offset,
+            partition_leader_epoch=state.leader_epoch,
+            max_timestamp=info.max_timestamp,
+        )
+        self._record_appended(
+            [header], {info.first_offset: EndTxnMarker(control_type, coordinator_epoch)}
+        )
+        _log.debug(
+            "txn_marker.appended",
+            **self._log_fields(),
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            coordinator_epoch=coordinator_epoch,
+            control_type=control_type.name,
+            offset=info.first_offset,
+        )
         return info
 
     def append_records_as_follower(self, data: bytes | bytearray | memoryview) -> LogAppendInfo:
         """Follower: append fetched batches as they are, and note their producers (as each
-        piece is written: a roll between pieces snapshots them)."""
-        return self.log.append_as_follower(data, on_appended=self.producer_state.update)
+        piece is written: a roll between pieces snapshots them) and the transactions their
+        markers complete, as the leader did."""
+        markers = _markers_in(data)
+        return self.log.append_as_follower(
+            data, on_appended=lambda headers: self._record_appended(headers, markers)
+        )
 
     def check_enough_replicas_reach_offset(
         self, required_offset: int, append_leader_epoch: int
@@ -706,3 +867,24 @@ class Partition:
             reason=reason,
             fully=True,
         )
+
+
+def _marker_of(batch: bytes | bytearray | memoryview, position: int = 0) -> EndTxnMarker | None:
+    """The COMMIT/ABORT marker of the control batch at ``position``; None for another control
+    type (or a marker that does not decode: then it completes nothing, on every replica)."""
+    try:
+        return decode_end_txn_marker(batch, position)
+    except InvalidRecordError:
+        return None
+
+
+def _markers_in(data: bytes | bytearray | memoryview) -> dict[int, EndTxnMarker]:
+    """The markers among ``data``'s batches, by base offset (control batches are rare: only
+    those are decoded)."""
+    markers: dict[int, EndTxnMarker] = {}
+    for position, header in iter_batch_headers(data):
+        if header.is_control and header.producer_id != NO_PRODUCER_ID:
+            marker = _marker_of(data, position)
+            if marker is not None:
+                markers[header.base_offset] = marker
+    return markers

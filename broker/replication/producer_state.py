@@ -1,20 +1,40 @@
-"""Idempotent producers: per-partition sequence state and its snapshots (the ids themselves come
-from producer_id_manager.py).
+"""Idempotent and transactional producers: per-partition producer state and its snapshots (the
+ids themselves come from producer_id_manager.py).
 
-``ProducerStateManager`` (Kafka's class of the same name, without transactions): per producer id
-the epoch and the last ``MAX_BATCHES_PER_PRODUCER`` (5, as Kafka) batches' sequence and offset
-ranges. On the leader a produced batch is checked before it is appended:
+``ProducerStateManager`` (Kafka's class of the same name): per producer id the epoch, the last
+``MAX_BATCHES_PER_PRODUCER`` (5, as Kafka) batches' sequence and offset ranges, the coordinator
+epoch of its last transaction marker and the first offset of its open transaction. On the
+leader a produced batch is checked before it is appended:
 
 * a batch equal (same first and last sequence) to one of the cached batches is a retry: it is
   not appended again, and the producer is answered with the offsets the original got;
 * an older producer epoch -> INVALID_PRODUCER_EPOCH; a newer epoch must start at sequence 0;
 * otherwise the first sequence must follow the last one (mod 2^31) -> else
   OUT_OF_ORDER_SEQUENCE_NUMBER. A producer this partition has no state for is accepted at any
-  sequence.
+  sequence;
+* a non-transactional batch from a producer with a transaction open -> INVALID_TXN_STATE.
+
+A coordinator's own writes (``AppendOrigin.COORDINATOR``: the group coordinator's transactional
+offset commits, sequence 0 every time) skip the duplicate and sequence checks and keep the
+others, as Kafka's. A COMMIT/ABORT marker (``check_end_txn_marker``) is refused with
+INVALID_PRODUCER_EPOCH when its producer epoch is older than the producer's, and with
+TRANSACTION_COORDINATOR_FENCED when its coordinator epoch is older than the last one seen.
+
+Transactions (KIP-98): a transactional batch opens its producer's transaction at its base
+offset, unless one is open; a marker closes it (one without an open transaction closes an empty
+one at the marker's offset, as Kafka) and ``update`` returns it as a ``CompletedTxn``, with the
+last stable offset a ``.txnindex`` entry records: the first offset of the oldest transaction of
+another producer still open at that point of the log, else the marker's offset + 1. Batches are
+taken one by one in offset order, so every replica derives the same entries from the same log.
+A completed transaction stays "unreplicated" until the high watermark passes its marker
+(``on_high_watermark_updated``), and until then holds the first unstable offset as an open one
+does: ``first_unstable_offset`` is the smallest first offset of both kinds, and the partition's
+last stable offset is min(first unstable offset, high watermark), so a read_committed reader
+never passes a marker that could still be lost.
 
 Followers record the batches they fetch (no checks) so that a new leader knows the producers.
-Every replica forgets a producer whose last batch is ``producer.id.expiration.ms`` old
-(``remove_expired_producers``, called by the broker every
+Every replica forgets a producer whose last batch or marker is ``producer.id.expiration.ms`` old
+and that has no transaction open (``remove_expired_producers``, called by the broker every
 ``producer.id.expiration.check.interval.ms``).
 
 Snapshots (Kafka's producer-state snapshot files, version 1). The state is written to
@@ -24,7 +44,8 @@ at or above it). The Partition takes one when a segment rolls (at the new segmen
 and when its log closes (at the LEO), and on open loads the newest snapshot at or below the LEO
 and replays the batch headers from there (``Partition`` describes the whole cycle). A snapshot
 keeps, like Kafka's, only the last batch of each producer: enough to refuse an old epoch or a
-sequence gap and to answer a retry of the last batch as a duplicate. All integers big-endian::
+sequence gap and to answer a retry of the last batch as a duplicate; and its open transaction,
+which loading puts back among the open ones. All integers big-endian::
 
     position  size  field
     0         2     version                   int16, 1
@@ -39,9 +60,14 @@ sequence gap and to answer a retry of the last batch as a duplicate. All integer
            +14  8   last_offset               int64, last offset of that batch
            +22  4   offset_delta              int32, last - first sequence (= last - first
                                               offset) of that batch
-           +26  8   timestamp                 int64, max timestamp of that batch
-           +34  4   coordinator_epoch         int32, -1 (no transactions here)
-           +38  8   current_txn_first_offset  int64, -1 (no transaction open)
+           +26  8   timestamp                 int64, the producer's last timestamp (of its
+                                              last batch or marker)
+           +34  4   coordinator_epoch         int32, of its last marker (-1: none)
+           +38  8   current_txn_first_offset  int64, first offset of its open transaction
+                                              (-1: none open)
+
+A producer whose last write was a marker alone has last_sequence -1, last_offset -1 and
+offset_delta 0 (no batch).
 
 A file whose version is not 1, whose size does not match its count or whose CRC fails is
 corrupt (``CorruptSnapshotError``, with Kafka's messages); loading skips and deletes it.
@@ -59,7 +85,7 @@ import contextlib
 import os
 import struct
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -76,14 +102,22 @@ from minikafka.proto.errors import (
     error_for_code,
 )
 from minikafka.proto.log_files import log_file_name, parse_log_file_name
-from minikafka.proto.records import NO_PRODUCER_ID, NO_TIMESTAMP, BatchHeader
+from minikafka.proto.records import (
+    NO_PRODUCER_ID,
+    NO_TIMESTAMP,
+    BatchHeader,
+    ControlType,
+    EndTxnMarker,
+)
 
 __all__ = [
     "MAX_BATCHES_PER_PRODUCER",
     "PRODUCER_SNAPSHOT_VERSION",
     "SNAPSHOT_SUFFIX",
+    "ActiveProducer",
     "AppendOrigin",
     "BatchMetadata",
+    "CompletedTxn",
     "CorruptSnapshotError",
     "ProducerSnapshotEntry",
     "ProducerStateManager",
@@ -223,6 +257,28 @@ def read_snapshot(path: Path | str) -> list[ProducerSnapshotEntry]:
         return decode_snapshot(f.read())
 
 
+class CompletedTxn(NamedTuple):
+    """A transaction a marker closed (Kafka's CompletedTxn), with the last stable offset its
+    ``.txnindex`` entry records when it aborted (see the module docstring)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the marker's offset
+    is_aborted: bool
+    last_stable_offset: int
+
+
+class ActiveProducer(NamedTuple):
+    """A producer as DescribeProducers lists it."""
+
+    producer_id: int
+    producer_epoch: int
+    last_sequence: int  # -1 without a batch
+    last_timestamp: int
+    coordinator_epoch: int
+    current_txn_start_offset: int  # -1: no transaction open
+
+
 class BatchMetadata(NamedTuple):
     first_sequence: int
     last_sequence: int
@@ -237,6 +293,16 @@ class _ProducerEntry:
     batches: deque[BatchMetadata] = field(
         default_factory=lambda: deque(maxlen=MAX_BATCHES_PER_PRODUCER)
     )
+    coordinator_epoch: int = -1
+    current_txn_first_offset: int = _NO_OFFSET
+    last_timestamp: int = NO_TIMESTAMP  # of its last batch or marker
+
+    def bump_epoch(self, epoch: int) -> None:
+        """A newer epoch: the batches of the old one no longer count (Kafka's
+        maybeUpdateProducerEpoch); an open transaction stays open."""
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self.batches.clear()
 
     def find_duplicate(self, header: BatchHeader) -> BatchMetadata | None:
         for batch in self.batches:
@@ -251,14 +317,18 @@ class _ProducerEntry:
     def last_sequence(self) -> int | None:
         return self.batches[-1].last_sequence if self.batches else None
 
-    @property
-    def last_timestamp(self) -> int:
-        """The max timestamp of the producer's last batch (NO_TIMESTAMP without one)."""
-        return self.batches[-1].timestamp if self.batches else NO_TIMESTAMP
-
     def snapshot_entry(self, producer_id: int) -> ProducerSnapshotEntry:
         if not self.batches:
-            return ProducerSnapshotEntry(producer_id, self.epoch, -1, _NO_OFFSET, 0, NO_TIMESTAMP)
+            return ProducerSnapshotEntry(
+                producer_id,
+                self.epoch,
+                -1,
+                _NO_OFFSET,
+                0,
+                self.last_timestamp,
+                self.coordinator_epoch,
+                self.current_txn_first_offset,
+            )
         last = self.batches[-1]
         return ProducerSnapshotEntry(
             producer_id,
@@ -266,12 +336,19 @@ class _ProducerEntry:
             last.last_sequence,
             last.last_offset,
             last.last_offset - last.first_offset,
-            last.timestamp,
+            self.last_timestamp,
+            self.coordinator_epoch,
+            self.current_txn_first_offset,
         )
 
     @classmethod
     def from_snapshot(cls, row: ProducerSnapshotEntry) -> _ProducerEntry:
-        entry = cls(row.producer_epoch)
+        entry = cls(
+            row.producer_epoch,
+            coordinator_epoch=row.coordinator_epoch,
+            current_txn_first_offset=row.current_txn_first_offset,
+            last_timestamp=row.timestamp,
+        )
         if row.last_offset >= 0:
             entry.batches.append(
                 BatchMetadata(
@@ -293,6 +370,8 @@ class ProducerStateManager:
         self, log_dir: Path | None = None, *, topic: str = "", partition: int = -1
     ) -> None:
         self._producers: dict[int, _ProducerEntry] = {}
+        self._ongoing: dict[int, int] = {}  # first offset -> producer id, open transactions
+        self._unreplicated: dict[int, int] = {}  # first -> last offset, completed above the HW
         self._log_dir = log_dir
         self._topic = topic
         self._partition = partition
@@ -301,20 +380,30 @@ class ProducerStateManager:
     def __len__(self) -> int:
         return len(self._producers)
 
-    def check_append(self, headers: Iterable[BatchHeader]) -> BatchMetadata | None:
+    def check_append(
+        self, headers: Iterable[BatchHeader], origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> BatchMetadata | None:
         """Leader: check produced batches before they get offsets.
 
         Returns the original batch when the (single) batch is a retry of one already appended;
         None when the batches may be appended; raises a KafkaError when they must be refused.
+        ``origin`` COORDINATOR skips the duplicate and sequence checks (module docstring).
         """
         headers = list(headers)
+        client = origin is AppendOrigin.CLIENT
         pending: dict[int, tuple[int, int | None]] = {}  # pid -> (epoch, last seq) so far
+        in_txn: dict[int, bool] = {}  # pid -> a transaction open after the batches so far
         for header in headers:
             pid = header.producer_id
             if pid == NO_PRODUCER_ID:
                 continue
             entry = self._producers.get(pid)
-            if len(headers) == 1 and entry is not None and header.producer_epoch == entry.epoch:
+            if (
+                client
+                and len(headers) == 1
+                and entry is not None
+                and header.producer_epoch == entry.epoch
+            ):
                 duplicate = entry.find_duplicate(header)
                 if duplicate is not None:
                     return duplicate
@@ -327,7 +416,9 @@ class ProducerStateManager:
                         ErrorCode.INVALID_PRODUCER_EPOCH,
                         f"producer {pid} has epoch {header.producer_epoch}, older than {epoch}",
                     )
-                if header.producer_epoch > epoch:
+                if not client:
+                    pass  # a coordinator writes sequence 0 every time
+                elif header.producer_epoch > epoch:
                     if header.base_sequence != 0:
                         raise OutOfOrderSequenceError(
                             f"producer {pid} starts epoch {header.producer_epoch} at sequence "
@@ -338,21 +429,70 @@ class ProducerStateManager:
                         f"producer {pid} sent sequence {header.base_sequence} after "
                         f"{last} (epoch {epoch})"
                     )
+            open_txn = in_txn.get(
+                pid, entry is not None and entry.current_txn_first_offset != _NO_OFFSET
+            )
+            if open_txn and not header.is_transactional:
+                raise error_for_code(
+                    ErrorCode.INVALID_TXN_STATE,
+                    f"Expected transactional write from producer {pid} in "
+                    f"{self._topic}-{self._partition}: its transaction is open",
+                )
+            in_txn[pid] = open_txn or header.is_transactional
             pending[pid] = (header.producer_epoch, header.last_sequence)
         return None
 
-    def update(self, headers: Iterable[BatchHeader]) -> None:
-        """Record appended batches (leader after append, follower after fetch, replay)."""
+    def check_end_txn_marker(
+        self, producer_id: int, producer_epoch: int, coordinator_epoch: int
+    ) -> None:
+        """Leader: may a COMMIT/ABORT marker of this producer be appended? Raises
+        INVALID_PRODUCER_EPOCH (an older producer epoch) or TRANSACTION_COORDINATOR_FENCED (an
+        older coordinator epoch than the producer's last marker), as Kafka's
+        ProducerAppendInfo.appendEndTxnMarker."""
+        entry = self._producers.get(producer_id)
+        if entry is None:
+            return
+        if producer_epoch < entry.epoch:
+            raise error_for_code(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"Epoch of producer {producer_id} in {self._topic}-{self._partition} is "
+                f"{producer_epoch}, which is smaller than the last seen epoch {entry.epoch}",
+            )
+        if coordinator_epoch < entry.coordinator_epoch:
+            raise error_for_code(
+                ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                f"Invalid coordinator epoch for producer {producer_id} in "
+                f"{self._topic}-{self._partition}: {coordinator_epoch} (zombie), "
+                f"{entry.coordinator_epoch} (current)",
+            )
+
+    def update(
+        self,
+        headers: Iterable[BatchHeader],
+        markers: Mapping[int, EndTxnMarker] | None = None,
+    ) -> list[CompletedTxn]:
+        """Record appended batches (leader after append, follower after fetch, replay), in
+        offset order; returns the transactions their markers completed. ``markers``: the
+        marker of each control batch, by base offset (a control batch without one, of
+        another control type, changes nothing)."""
+        completed: list[CompletedTxn] = []
         for header in headers:
             pid = header.producer_id
             if pid == NO_PRODUCER_ID:
                 continue
             entry = self._producers.get(pid)
-            if entry is None or header.producer_epoch > entry.epoch:
-                entry = _ProducerEntry(header.producer_epoch)
-                self._producers[pid] = entry
-            elif header.producer_epoch < entry.epoch:
+            if entry is not None and header.producer_epoch < entry.epoch:
+                continue  # a leader refused it; replay skips it the same way
+            if header.is_control:
+                marker = None if markers is None else markers.get(header.base_offset)
+                if marker is not None:
+                    if entry is None:
+                        entry = self._producers[pid] = _ProducerEntry(header.producer_epoch)
+                    completed.append(self._complete(pid, entry, header, marker))
                 continue
+            if entry is None:
+                entry = self._producers[pid] = _ProducerEntry(header.producer_epoch)
+            entry.bump_epoch(header.producer_epoch)
             entry.batches.append(
                 BatchMetadata(
                     header.base_sequence,
@@ -362,19 +502,83 @@ class ProducerStateManager:
                     header.max_timestamp,
                 )
             )
+            entry.last_timestamp = header.max_timestamp
+            if header.is_transactional and entry.current_txn_first_offset == _NO_OFFSET:
+                entry.current_txn_first_offset = header.base_offset
+                self._ongoing[header.base_offset] = pid
+        return completed
+
+    def _complete(
+        self, pid: int, entry: _ProducerEntry, header: BatchHeader, marker: EndTxnMarker
+    ) -> CompletedTxn:
+        entry.bump_epoch(header.producer_epoch)
+        first = entry.current_txn_first_offset
+        if first == _NO_OFFSET:
+            first = header.base_offset  # an empty transaction, as Kafka records one
+        self._ongoing.pop(first, None)
+        others = [offset for offset, owner in self._ongoing.items() if owner != pid]
+        last_stable = min(others, default=header.last_offset + 1)
+        entry.current_txn_first_offset = _NO_OFFSET
+        entry.coordinator_epoch = marker.coordinator_epoch
+        entry.last_timestamp = header.max_timestamp
+        self._unreplicated[first] = header.last_offset
+        return CompletedTxn(
+            pid,
+            first,
+            header.last_offset,
+            marker.control_type is ControlType.ABORT,
+            last_stable,
+        )
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the oldest transaction open, or completed with its marker not
+        yet below the high watermark; None when there is none."""
+        return min((*self._ongoing, *self._unreplicated), default=None)
+
+    def on_high_watermark_updated(self, high_watermark: int) -> None:
+        """Completed transactions whose marker is now below the high watermark no longer hold
+        the last stable offset back."""
+        if self._unreplicated:
+            self._unreplicated = {
+                first: last for first, last in self._unreplicated.items() if last >= high_watermark
+            }
+
+    @property
+    def ongoing_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of its open transaction."""
+        return {pid: first for first, pid in self._ongoing.items()}
+
+    def active_producers(self) -> list[ActiveProducer]:
+        """Every producer known here, by id (DescribeProducers)."""
+        return [
+            ActiveProducer(
+                pid,
+                entry.epoch,
+                -1 if entry.last_sequence is None else entry.last_sequence,
+                entry.last_timestamp,
+                entry.coordinator_epoch,
+                entry.current_txn_first_offset,
+            )
+            for pid, entry in sorted(self._producers.items())
+        ]
 
     def clear(self) -> None:
         self._producers.clear()
+        self._ongoing.clear()
+        self._unreplicated.clear()
 
     def remove_expired_producers(self, now_ms: int, expiration_ms: int) -> int:
-        """Forget the producers whose last batch is ``expiration_ms`` or more older than
-        ``now_ms`` (Kafka's ``producer.id.expiration.ms``, measured on the batch's max
-        timestamp as Kafka does); returns how many. A forgotten producer's next batch is taken
-        at any sequence, as from a producer never seen."""
+        """Forget the producers whose last batch or marker is ``expiration_ms`` or more older
+        than ``now_ms`` (Kafka's ``producer.id.expiration.ms``, measured on the batch's max
+        timestamp as Kafka does) and that have no transaction open (Kafka keeps those); returns
+        how many. A forgotten producer's next batch is taken at any sequence, as from a
+        producer never seen."""
         expired = [
             pid
             for pid, entry in self._producers.items()
-            if now_ms - entry.last_timestamp >= expiration_ms
+            if entry.current_txn_first_offset == _NO_OFFSET
+            and now_ms - entry.last_timestamp >= expiration_ms
         ]
         for pid in expired:
             del self._producers[pid]
@@ -424,7 +628,7 @@ class ProducerStateManager:
         deleted, as are snapshots that fail their checks (with a warning). The caller replays
         the log from the returned offset (or from where it sees fit when None).
         """
-        self._producers.clear()
+        self.clear()
         if self._log_dir is None:
             return None
         self._snapshots = list_snapshot_files(self._log_dir)
@@ -446,6 +650,8 @@ class ProducerStateManager:
                 continue
             for row in rows:
                 self._producers[row.producer_id] = _ProducerEntry.from_snapshot(row)
+                if row.current_txn_first_offset != _NO_OFFSET:
+                    self._ongoing[row.current_txn_first_offset] = row.producer_id
             _log.info(
                 "producer_snapshot.loaded",
                 topic=self._topic,
@@ -467,7 +673,7 @@ class ProducerStateManager:
 
     def truncate_fully(self) -> None:
         """The log restarts empty elsewhere: no producer and no snapshot survives."""
-        self._producers.clear()
+        self.clear()
         if self._log_dir is not None:
             self._snapshots = list_snapshot_files(self._log_dir)
         for offset in list(self._snapshots):
