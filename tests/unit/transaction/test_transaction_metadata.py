@@ -18,11 +18,11 @@ TP0 = TopicPartition("t", 0)
 TP1 = TopicPartition("t", 1)
 
 
-def _metadata(state: S = S.EMPTY, epoch: int = 0, **kw: object) -> TransactionMetadata:
+def _metadata(state: S = S.EMPTY, epoch: int = 0) -> TransactionMetadata:
     partitions = () if state in (S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT) else (TP0,)
     return TransactionMetadata(
-        "txn", 7, epoch, 60_000, state, 100, partitions=partitions, txn_start_timestamp=50, **kw
-    )  # type: ignore[arg-type]
+        "txn", 7, epoch, 60_000, state, 100, partitions=partitions, txn_start_timestamp=50
+    )
 
 
 def _prepare(m: TransactionMetadata, target: S) -> TxnTransitMetadata:
