@@ -400,7 +400,8 @@ class RecordAccumulator:
             self._closed = True
         self.wakeup.set()
 
-    def abort_all(self, error: KafkaError) -> None:
+    def abort_all(self, error: KafkaError) -> list[ProducerBatch]:
+        """Fail every queued batch (not those in flight) with ``error``; returns them."""
         with self._lock:
             batches = [b for q in self._queues.values() for b in q]
             for queue in self._queues.values():
@@ -409,3 +410,4 @@ class RecordAccumulator:
                 self._free(batch)
         for batch in batches:
             batch.fail(error)
+        return batches

@@ -9,6 +9,15 @@ Facade -> accumulator (batches per partition, ``linger.ms``/``batch.size``/``buf
 -> sender thread (one Produce per leader, retries, metadata refresh). ``send`` never does I/O
 except to wait for a topic's first metadata (up to ``max.block.ms``).
 
+Transactions (Kafka's API, ``transactional_id``; transaction_manager.py has the rules)::
+
+    producer = Producer(bootstrap_servers=..., transactional_id="etl-1")
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("out", b"v")
+    producer.send_offsets_to_transaction({tp: OffsetAndMetadata(43)}, consumer.group_metadata())
+    producer.commit_transaction()          # or abort_transaction()
+
 Thread-safe: ``send`` may be called from many threads at once.
 """
 
@@ -20,20 +29,25 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from minikafka.client._channel import ChannelPool, parse_bootstrap_servers
+from minikafka.client._log import event_logger
 from minikafka.client._security import ClientSecurity
+from minikafka.client.consumer.group_metadata import ConsumerGroupMetadata
 from minikafka.client.metadata import ClusterMetadata
 from minikafka.client.producer.accumulator import RecordAccumulator
 from minikafka.client.producer.future import FutureRecordMetadata
 from minikafka.client.producer.partitioner import Partitioner, StickyPartitioner
 from minikafka.client.producer.sender import Sender, SenderConfig
-from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import ErrorCode, InvalidConfigError, error_for_code
+from minikafka.client.producer.transaction_manager import TransactionManager, TxnState
+from minikafka.proto.common import OffsetAndMetadata, TopicPartition
+from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
 from minikafka.proto.records import Compression, Header, RecordBatchBuilder
 
 __all__ = ["Producer"]
 
 _ACKS = {"all": -1, "-1": -1, -1: -1, 1: 1, "1": 1, 0: 0, "0": 0}
 Serializer = Callable[[Any], bytes | None]
+
+_log = event_logger(__name__)
 
 
 class _TopicInfo(NamedTuple):
@@ -74,9 +88,19 @@ class Producer:
         value_serializer: Serializer | None = None,
         client_id: str = "minikafka-producer",
         security: ClientSecurity | Mapping[str, str] | None = None,
+        transactional_id: str | None = None,
+        transaction_timeout_ms: int = 60_000,
     ) -> None:
         if acks not in _ACKS:
             raise InvalidConfigError(f"acks must be all, -1, 0 or 1, not {acks!r}")
+        if transactional_id is not None:
+            if not transactional_id:
+                raise InvalidConfigError("transactional_id must not be empty (None for none)")
+            if enable_idempotence is False:
+                raise InvalidConfigError(
+                    "Cannot set a transactional.id without also enabling idempotence."
+                )
+            enable_idempotence = True
         if enable_idempotence is None:
             # Kafka's default since 3.0: on, unless the other settings rule it out.
             enable_idempotence = (
@@ -123,6 +147,17 @@ class Producer:
             delivery_timeout_ms=delivery_timeout_ms,
             max_request_size=max_request_size,
         )
+        self._txn: TransactionManager | None = None
+        if transactional_id is not None:
+            self._txn = TransactionManager(
+                transactional_id,
+                transaction_timeout_ms,
+                self._metadata,
+                self._pool,
+                request_timeout_ms=request_timeout_ms,
+                retry_backoff_ms=retry_backoff_ms,
+                max_block_ms=max_block_ms,
+            )
         self._sender = Sender(
             SenderConfig(
                 acks=self._acks,
@@ -136,7 +171,11 @@ class Producer:
             self._accumulator,
             self._metadata,
             self._pool,
+            transactions=self._txn,
         )
+        if self._txn is not None:
+            self._txn.accumulator = self._accumulator
+            self._txn.on_new_epoch = self._sender.set_producer
         self._closed = False
         self._sender.start()
 
@@ -200,6 +239,8 @@ class Producer:
             began = time.monotonic()
             tp = self._added_partition(topic, partition, info, block_s)
             block_s -= time.monotonic() - began
+        if self._txn is not None:
+            self._txn.maybe_add_partition(tp)
         timestamp = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
         future, batch_full = self._accumulator.append(
             tp, timestamp, key, value, header_tuple, size, max(block_s, 0.0)
@@ -258,10 +299,86 @@ class Producer:
         finally:
             self._accumulator.end_flush()
 
+    # --- transactions ----------------------------------------------------------------------
+
+    def _transactions(self) -> TransactionManager:
+        if self._txn is None:
+            raise error_for_code(
+                ErrorCode.INVALID_TXN_STATE,
+                "Transactional method invoked on a non-transactional producer: "
+                "give it a transactional_id",
+            )
+        if self._closed:
+            raise error_for_code(ErrorCode.INVALID_TXN_STATE, "the producer is closed")
+        return self._txn
+
+    def init_transactions(self) -> None:
+        """Find the transaction coordinator and get this transactional id's producer id and
+        epoch: any earlier producer with the same id is fenced from now on, and a transaction
+        it left open is finished (aborted) first. Call once, before anything else."""
+        self._transactions().init_transactions()
+
+    def begin_transaction(self) -> None:
+        """Start a transaction (no request goes out until the first send)."""
+        self._transactions().begin_transaction()
+
+    def send_offsets_to_transaction(
+        self,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata | int],
+        group_metadata: ConsumerGroupMetadata | str,
+    ) -> None:
+        """Commit ``offsets`` (the next offset to read, per partition) for the consumer group
+        as part of the transaction: the group sees them only if it commits.
+        ``group_metadata``: ``consumer.group_metadata()`` (the coordinator then refuses a
+        consumer that lost its partitions in a rebalance), or just the group id."""
+        group = (
+            ConsumerGroupMetadata(group_metadata)
+            if isinstance(group_metadata, str)
+            else group_metadata
+        )
+        chosen = {
+            TopicPartition(*tp): v if isinstance(v, OffsetAndMetadata) else OffsetAndMetadata(v)
+            for tp, v in offsets.items()
+        }
+        self._transactions().send_offsets_to_transaction(chosen, group)
+
+    def commit_transaction(self) -> None:
+        """Send every queued record, wait for the answers, then commit (EndTxn): the records
+        and offsets of the transaction become visible to read_committed consumers together.
+        Raises TransactionAbortableError if a record failed (then call abort_transaction)."""
+        self._transactions().commit_transaction(self.flush)
+
+    def abort_transaction(self) -> None:
+        """Drop the records not sent yet (their futures fail with TransactionAbortedError),
+        wait for those in flight, then abort (EndTxn): read_committed consumers never see
+        any record of the transaction."""
+        self._transactions().abort_transaction(self._wait_in_flight)
+
+    def _wait_in_flight(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for result in self._accumulator.pending():
+            if not result.wait(max(deadline - time.monotonic(), 0)):
+                raise error_for_code(
+                    ErrorCode.REQUEST_TIMED_OUT,
+                    f"Timeout expired after {timeout * 1000:.0f}ms while awaiting the "
+                    "transaction's requests in flight",
+                )
+
     def close(self, timeout: float | None = None) -> None:
-        """Send what is queued (waiting up to ``timeout`` seconds), then stop."""
+        """Send what is queued (waiting up to ``timeout`` seconds), then stop. A transaction
+        still open is aborted first, as Kafka's producer does on a graceful close."""
         if self._closed:
             return
+        txn = self._txn
+        if (
+            txn is not None
+            and timeout != 0
+            and txn.state in (TxnState.IN_TRANSACTION, TxnState.ABORTABLE_ERROR)
+        ):
+            try:
+                txn.abort_transaction(self._wait_in_flight)
+            except KafkaError as exc:  # closing anyway; the coordinator times it out
+                _log.warning("producer.abort_on_close_failed", error=str(exc))
         self._closed = True
         self._sender.initiate_close(force=timeout == 0)
         self._sender.join(timeout)

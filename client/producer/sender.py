@@ -37,6 +37,7 @@ from minikafka.client._channel import RETRIABLE_STATUS, ChannelPool
 from minikafka.client._log import event_logger
 from minikafka.client.metadata import ClusterMetadata
 from minikafka.client.producer.accumulator import ProducerBatch, RecordAccumulator
+from minikafka.client.producer.transaction_manager import TransactionManager
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import Node, TopicPartition
@@ -73,8 +74,10 @@ class Sender(threading.Thread):
         metadata: ClusterMetadata,
         pool: ChannelPool,
         on_sent: Callable[[TopicPartition, int], None] | None = None,
+        transactions: TransactionManager | None = None,
     ) -> None:
         super().__init__(name="minikafka-producer-sender", daemon=True)
+        self._txn = transactions
         self._config = config
         self._accumulator = accumulator
         self._metadata = metadata
@@ -94,6 +97,13 @@ class Sender(threading.Thread):
         self._producer_id = -1
         self._producer_epoch = -1
         self._next_sequence: dict[TopicPartition, int] = defaultdict(int)
+
+    def set_producer(self, producer_id: int, producer_epoch: int) -> None:
+        """A transactional producer's id and epoch from InitProducerId (its TransactionManager
+        asks, with nothing in flight): every partition's sequence starts again at 0."""
+        self._producer_id = producer_id
+        self._producer_epoch = producer_epoch
+        self._next_sequence.clear()
 
     def initiate_close(self, *, force: bool = False) -> None:
         self._running = False
@@ -126,15 +136,32 @@ class Sender(threading.Thread):
         expired = self._accumulator.expire(now)
         for batch in expired:
             batch.fail(_expiry_error(batch, batch.last_error, sent=batch.attempts))
-        self._reset_sequences_after(expired)
+        if expired:
+            self._after_failure(expired, _expiry_error(expired[0], expired[0].last_error, sent=0))
         if self._metadata.needs_update():
             try:
                 self._metadata.update()
             except KafkaError as exc:
                 _log.debug("producer.metadata_failed", error=str(exc))
-        if self._config.idempotent and self._producer_id < 0 and not self._init_producer_id():
+        txn = self._txn
+        txn_wait: float | None = None
+        if txn is not None:
+            # In an error state the queued batches are dropped (Kafka's abortUndrainedBatches);
+            # partitions new to the transaction are added before their first batch leaves.
+            txn_error = txn.batch_error()
+            if txn_error is not None:
+                dropped = self._accumulator.abort_all(txn_error)
+                if any(b.builder.base_sequence != NO_SEQUENCE for b in dropped):
+                    txn.fail(txn_error, bump_epoch=True)  # a retried batch may have been written
+            txn_wait = txn.add_partitions_once()
+        elif self._config.idempotent and self._producer_id < 0 and not self._init_producer_id():
             return self._config.retry_backoff_ms / 1000
         ready, wait = self._accumulator.ready_partitions(now)
+        if txn is not None and ready:
+            sendable = txn.sendable(ready)
+            if len(sendable) < len(ready):  # some wait for AddPartitionsToTxn
+                wait = min(wait, txn_wait or self._config.retry_backoff_ms / 1000)
+            ready = sendable
         by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
         for tp in ready:
             leader = self._metadata.leader_for(tp)
@@ -174,7 +201,7 @@ class Sender(threading.Thread):
                 self._config.max_request_size - size,
                 max_batches=1,
                 fit=bool(batches),
-                prepare=self._stamp if self._config.idempotent else None,
+                prepare=self._stamp if self._config.idempotent or self._txn else None,
             )
             if not taken:
                 if batches:  # it does not fit: the next request starts with it
@@ -222,6 +249,7 @@ class Sender(threading.Thread):
         builder.producer_id = self._producer_id
         builder.producer_epoch = self._producer_epoch
         builder.base_sequence = self._next_sequence[batch.tp]
+        builder.is_transactional = self._txn is not None
         self._next_sequence[batch.tp] = (builder.base_sequence + builder.record_count) % (2**31)
 
     def _send(self, node: Node, batches: list[ProducerBatch]) -> None:
@@ -242,6 +270,8 @@ class Sender(threading.Thread):
                 for topic, parts in by_topic.items()
             ],
         )
+        if self._txn is not None:
+            request.transactional_id = self._txn.transactional_id
         # The answer may come a little after the broker's own wait for the ISR ends.
         timeout = self._config.request_timeout_ms / 1000 + 5
         self._in_flight[node.id] += 1
@@ -383,7 +413,17 @@ class Sender(threading.Thread):
             self._accumulator.requeue(retry, now + self._config.retry_backoff_ms / 1000)
         if failed:
             self._settle(list(failed), lambda b: b.fail(failed[b]))
-            self._reset_sequences_after(list(failed))
+            self._after_failure(list(failed), next(iter(failed.values())))
+
+    def _after_failure(self, failed: list[ProducerBatch], error: KafkaError) -> None:
+        """Batches failed for good: an idempotent producer bumps its epoch now
+        (``_reset_sequences_after``); a transactional one's transaction must be aborted, and
+        the abort bumps the epoch when a failed batch had a sequence number (KIP-360)."""
+        if self._txn is None:
+            self._reset_sequences_after(failed)
+            return
+        with_sequence = any(b.builder.base_sequence != NO_SEQUENCE for b in failed)
+        self._txn.fail(error, bump_epoch=with_sequence)
 
     def _reset_sequences_after(self, failed: list[ProducerBatch]) -> None:
         """A batch with a sequence number failed for good. Its partition's next batch would be
