@@ -141,7 +141,7 @@ class DataApi:
         )
         asked = [p for p in request.partitions if p.topic in allowed]
         answers = iter(
-            await self._replica_manager.list_offsets(ListOffsetsRequest(request.replica_id, asked))
+            await self._replica_manager.list_offsets(dataclasses.replace(request, partitions=asked))
             if asked
             else ()
         )

@@ -5,9 +5,10 @@ sends with sendfile(2), never decoded or copied here.
 
 ``max_wait_ms``, ``min_bytes``, ``max_bytes`` and ``partition_max_bytes`` go to the core's
 long-poll as they are; the first batch comes back even when larger than the limits, as in
-Kafka. There are no transactions, so READ_COMMITTED reads what READ_UNCOMMITTED reads (up to
-the high watermark), ``last_stable_offset`` is the high watermark and no transaction is ever
-aborted (``aborted_transactions`` is empty for READ_COMMITTED, null otherwise, as Kafka sends).
+Kafka. READ_COMMITTED (KIP-98) reads up to the last stable offset and gets the aborted
+transactions (producer id, first offset) its records overlap, so that the client drops their
+records; READ_UNCOMMITTED reads up to the high watermark and gets ``aborted_transactions``
+null, as Kafka sends.
 
 Fetch sessions (KIP-227), v7+: served from the broker's one session cache
 (``ReplicaManager.fetch_sessions``, broker/replication/fetch_session.py), the one the followers'
@@ -140,6 +141,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             session_id=getattr(body, "session_id", INVALID_SESSION_ID),
             session_epoch=getattr(body, "session_epoch", FINAL_EPOCH),
             forgotten=forgotten,
+            isolation_level=body.isolation_level,
         ),
         listener=request.listener,
         session=request.session,
@@ -156,7 +158,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             answer = answer._replace(
                 partitions=[replace(p, records=b"") for p in answer.partitions]
             )
-    aborted: list[Any] | None = [] if body.isolation_level == _READ_COMMITTED else None
+    read_committed = body.isolation_level == _READ_COMMITTED
     leaders = request.api_version >= _FIRST_NODE_ENDPOINTS_VERSION
     node_endpoints: dict[int, dict[str, Any]] = {}
     responses = []
@@ -166,7 +168,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
         else by_topic(answer.partitions)
     )
     for topic_or_id, results in grouped.items():
-        answered = [_partition(r, aborted) for r in results]
+        answered = [_partition(r, read_committed) for r in results]
         if leaders:
             for result, partition in zip(results, answered, strict=True):
                 if result.error_code in _LEADER_MOVED:
@@ -302,7 +304,12 @@ def _add_current_leader(
         }
 
 
-def _partition(result: FetchPartitionResult, aborted: list[Any] | None) -> dict[str, Any]:
+def _partition(result: FetchPartitionResult, read_committed: bool) -> dict[str, Any]:
+    aborted = (
+        [{"producer_id": pid, "first_offset": first} for pid, first in result.aborted_transactions]
+        if read_committed
+        else None
+    )
     return {
         "partition_index": result.partition,
         "error_code": result.error_code,

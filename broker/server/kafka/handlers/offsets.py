@@ -64,6 +64,7 @@ async def list_offsets(request: Request, broker: KafkaBroker) -> Entity:
                 for topic in body.topics
                 for p in topic.partitions
             ],
+            getattr(body, "isolation_level", 0),  # v2+; READ_COMMITTED: latest is the LSO
         ),
         request.session,
     )
@@ -105,6 +106,7 @@ async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Enti
                 for topic in body.topics
                 for p in topic.partitions
             ],
+            getattr(body, "isolation_level", 0),  # v2+; READ_COMMITTED: latest is the LSO
         ),
         request.session,
     )
