@@ -96,6 +96,7 @@ __all__ = [
     "decode_records",
     "encode_batch",
     "encode_end_txn_marker",
+    "end_txn_marker_of",
     "iter_batch_headers",
     "read_header",
     "rebuild_batch",
@@ -891,7 +892,12 @@ def decode_end_txn_marker(batch: bytes | bytearray | memoryview, pos: int = 0) -
         raise InvalidRecordError(
             f"batch at offset {header.base_offset} is not a control batch with a record"
         )
-    record = records[0]
+    return end_txn_marker_of(records[0])
+
+
+def end_txn_marker_of(record: Record) -> EndTxnMarker:
+    """The marker a control record holds; InvalidRecordError when it is of another control
+    type or its value is not an EndTransactionMarker."""
     type_id = control_type_of(record.key)
     if type_id not in (ControlType.ABORT, ControlType.COMMIT):
         raise InvalidRecordError(

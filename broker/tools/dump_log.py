@@ -5,8 +5,15 @@ For a ``.log``, one line per batch (and with ``--print-data-log`` or ``--deep-it
 compared with Kafka's side by side. For ``.index`` and ``.timeindex``, the entries, then a report
 on stderr of entries that disagree with the ``.log`` beside them. For a producer-state
 ``.snapshot``, one line per producer as Kafka prints it (a corrupt snapshot is reported on
-stderr with Kafka's message). Damaged data is reported (``isvalid: false``, "Found N invalid
-bytes at the end"), never a crash.
+stderr with Kafka's message). For a ``.txnindex``, one line per aborted transaction as Kafka
+prints it. A control batch's records say what they are, as Kafka's (``endTxnMarker: COMMIT
+coordinatorEpoch: 3``, or ``controlType: NAME(id)``). Damaged data is reported (``isvalid:
+false``, "Found N invalid bytes at the end"), never a crash.
+
+``--transaction-info`` (this tool's, not Kafka's: Kafka's batch line holds the same fields
+among others) prints, for a ``.log``, one line per batch with only what transactions need:
+offsets, producer id and epoch, sequences, ``isTransactional``, ``isControl`` and a marker's
+type and coordinator epoch.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from minikafka.broker.replication.producer_state import (
     ProducerSnapshotEntry,
     read_snapshot,
 )
-from minikafka.broker.storage.index import OffsetIndex, TimeIndex
+from minikafka.broker.storage.index import CorruptIndexError, OffsetIndex, TimeIndex
+from minikafka.broker.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TransactionIndex
 from minikafka.proto.errors import KafkaError
 from minikafka.proto.log_files import (
     INDEX_SUFFIX,
@@ -35,9 +43,15 @@ from minikafka.proto.log_files import (
 from minikafka.proto.records import (
     HEADER_SIZE,
     BatchHeader,
+    ControlType,
+    EndTxnMarker,
+    Record,
     TimestampType,
     batch_crc,
+    control_type_of,
     decode_batch,
+    decode_end_txn_marker,
+    end_txn_marker_of,
     iter_batch_headers,
     read_header,
 )
@@ -47,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--files",
         required=True,
-        help="comma-separated .log, .index, .timeindex or .snapshot files to dump",
+        help="comma-separated .log, .index, .timeindex, .txnindex or .snapshot files to dump",
     )
     parser.add_argument(
         "--print-data-log",
@@ -56,6 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--deep-iteration", action="store_true", help="print one line per record, not just batches"
+    )
+    parser.add_argument(
+        "--transaction-info",
+        action="store_true",
+        help="for .log files, one line per batch of its producer and transaction fields only",
     )
     parser.add_argument(
         "--verify-index-only",
@@ -72,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
             with open(path, "rb"):
                 pass
             print(f"Dumping {path}")
-            if path.endswith(LOG_SUFFIX):
+            if path.endswith(LOG_SUFFIX) and args.transaction_info:
+                dump_transaction_info(path)
+            elif path.endswith(LOG_SUFFIX):
                 dump_log(
                     path,
                     deep=args.deep_iteration or args.print_data_log,
@@ -84,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
                 dump_time_index(path, verify_only=args.verify_index_only)
             elif path.endswith(SNAPSHOT_SUFFIX):
                 dump_producer_snapshot(path)
+            elif path.endswith(TXN_INDEX_SUFFIX):
+                dump_txn_index(path)
             else:
                 print(f"Ignoring unknown file {path}", file=sys.stderr)
         except OSError as exc:
@@ -194,12 +217,86 @@ def _dump_records(batch: FileBatch, print_data: bool, out: TextIO) -> None:
             f"valueSize: {value_size} sequence: {sequence} "
             f"headerKeys: [{','.join(k for k, _ in record.headers)}]"
         )
+        if header.is_control:
+            line += " " + describe_control_record(record)
         if print_data and not header.is_control:
             if record.key is not None:
                 line += f" key: {_text(record.key)}"
             if record.value is not None:
                 line += f" payload: {_text(record.value)}"
         print(line, file=out)
+
+
+# Kafka's ControlRecordType names, by id (only the markers are written here).
+_CONTROL_TYPES = {
+    0: "ABORT",
+    1: "COMMIT",
+    2: "LEADER_CHANGE",
+    3: "SNAPSHOT_HEADER",
+    4: "SNAPSHOT_FOOTER",
+}
+
+
+def describe_control_record(record: Record) -> str:
+    """What Kafka's DumpLogSegments prints after a control record's metadata."""
+    type_id = control_type_of(record.key)
+    if type_id in (ControlType.ABORT, ControlType.COMMIT):
+        try:
+            marker = end_txn_marker_of(record)
+        except KafkaError:
+            pass  # printed by its type id below
+        else:
+            return _marker_text(marker)
+    name = _CONTROL_TYPES.get(type_id if type_id is not None else -1, "UNKNOWN")
+    return f"controlType: {name}({type_id if type_id is not None else -1})"
+
+
+def format_transaction_info(batch: FileBatch) -> str:
+    h = batch.header
+    line = (
+        f"baseOffset: {h.base_offset} lastOffset: {h.last_offset} "
+        f"producerId: {h.producer_id} producerEpoch: {h.producer_epoch} "
+        f"baseSequence: {h.base_sequence} lastSequence: {h.last_sequence} "
+        f"isTransactional: {_bool(h.is_transactional)} isControl: {_bool(h.is_control)}"
+    )
+    if h.is_control:
+        try:
+            marker = decode_end_txn_marker(batch.data)
+        except KafkaError:
+            return line
+        line += " " + _marker_text(marker)
+    return line
+
+
+def _marker_text(marker: EndTxnMarker) -> str:
+    return f"endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
+
+
+def dump_transaction_info(path: str, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    print(f"Log starting offset: {base_offset_of(path)}", file=out)
+    with open(path, "rb") as log:
+        for batch in read_batches(log):
+            print(format_transaction_info(batch), file=out)
+
+
+def format_aborted_txn(txn: AbortedTxn) -> str:
+    """Kafka's line for one ``.txnindex`` entry."""
+    return (
+        f"version: 0 producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
+        f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}"
+    )
+
+
+def dump_txn_index(path: str, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    try:
+        entries = TransactionIndex.read_entries(path)
+    except CorruptIndexError as exc:
+        print(str(exc), file=sys.stderr)
+        return
+    for txn in entries:
+        print(format_aborted_txn(txn), file=out)
 
 
 def _log_beside(index_path: str) -> str:
