@@ -73,15 +73,22 @@ def encode_request(
     return struct.pack(">i", len(payload)) + payload
 
 
-def batch(values: Iterable[bytes], timestamp: int = 1_700_000_000_000) -> bytes:
-    """A RecordBatch v2 built by kafka-python's encoder, not ours."""
+def batch(
+    values: Iterable[bytes],
+    timestamp: int = 1_700_000_000_000,
+    *,
+    transactional_producer: tuple[int, int] | None = None,
+) -> bytes:
+    """A RecordBatch v2 built by kafka-python's encoder, not ours; ``transactional_producer``
+    (producer id, epoch) makes it a transactional batch from sequence 0."""
+    producer_id, producer_epoch = transactional_producer or (-1, -1)
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=0,
-        is_transactional=0,
-        producer_id=-1,
-        producer_epoch=-1,
-        base_sequence=-1,
+        is_transactional=int(transactional_producer is not None),
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=-1 if transactional_producer is None else 0,
         batch_size=1 << 20,
     )
     for offset, value in enumerate(values):

@@ -690,7 +690,7 @@ def _coordinator_address(cluster: Cluster, raw: RawKafka, group: str) -> str:
     return cluster.wait_for(find, timeout_s=30, what=f"the coordinator of {group}")
 
 
-def test_find_coordinator_batches_keys_and_refuses_transactions(
+def test_find_coordinator_batches_keys_and_finds_transaction_coordinators(
     raw_cluster: tuple[Cluster, Callable[[str], RawKafka]],
 ) -> None:
     cluster, connect = raw_cluster
@@ -708,11 +708,19 @@ def test_find_coordinator_batches_keys_and_refuses_transactions(
     v0 = raw.call(10, 0, {"key": groups[1]})
     assert (v0.error_code, v0.node_id) == (0, answer.coordinators[1].node_id)
 
-    transactional = raw.call(10, 4, {"key_type": 1, "coordinator_keys": ["txn"]}).coordinators[0]
-    assert transactional.error_code == ErrorCode.INVALID_REQUEST
-    assert (transactional.node_id, transactional.port) == (-1, -1)
+    # Key type 1: the transaction coordinator, once __transaction_state (created by the first
+    # such request) has a leader.
+    def transaction_coordinator() -> Entity | None:
+        found = raw.call(10, 4, {"key_type": 1, "coordinator_keys": ["txn"]}).coordinators[0]
+        if found.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE:
+            return None
+        return found
+
+    transactional = cluster.wait_for(transaction_coordinator, 30, "a transaction coordinator")
+    assert transactional.error_code == ErrorCode.NONE
+    assert cluster.brokers[transactional.node_id].kafka_port == transactional.port
     v2 = raw.call(10, 2, {"key": "txn", "key_type": 1})
-    assert v2.error_code == ErrorCode.INVALID_REQUEST
+    assert (v2.error_code, v2.node_id) == (ErrorCode.NONE, transactional.node_id)
 
 
 def _join(raw: RawKafka, version: int, group: str, member_id: str) -> Entity:

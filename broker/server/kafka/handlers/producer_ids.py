@@ -16,6 +16,7 @@ import datetime
 
 from minikafka.broker.replication.requests import InitProducerIdRequest
 from minikafka.broker.server.kafka.broker import KafkaBroker
+from minikafka.broker.server.kafka.handlers.transactions import fenced_for
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 
@@ -35,7 +36,7 @@ async def init_producer_id(request: Request, broker: KafkaBroker) -> Entity:
     return request.response(
         {
             "throttle_time": 0,
-            "error_code": answer.error_code,
+            "error_code": fenced_for(request, answer.error_code),
             "producer_id": answer.producer_id,
             "producer_epoch": answer.producer_epoch,
         }

@@ -60,6 +60,21 @@ def _api(broker: KafkaBroker) -> TransactionApi | None:
     return broker.transactions
 
 
+# KIP-588: PRODUCER_FENCED exists from these versions; older clients get INVALID_PRODUCER_EPOCH
+# (as Kafka's KafkaApis answers them).
+_FIRST_PRODUCER_FENCED_VERSION = {22: 4, 24: 2, 25: 2, 26: 2, 28: 3}
+
+
+def fenced_for(request: Request, code: int) -> int:
+    """``code`` as ``request``'s version knows it."""
+    if (
+        code == ErrorCode.PRODUCER_FENCED
+        and request.api_version < _FIRST_PRODUCER_FENCED_VERSION.get(request.api_key, 0)
+    ):
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return code
+
+
 _FIRST_BROKER_ADD_PARTITIONS_VERSION = 4  # KIP-890: batched, from partition leaders
 
 
@@ -129,7 +144,10 @@ async def add_partitions_to_txn(request: Request, broker: KafkaBroker) -> Entity
                 {
                     "name": topic,
                     "results_by_partition": [
-                        {"partition_index": tp.partition, "partition_error_code": results[tp]}
+                        {
+                            "partition_index": tp.partition,
+                            "partition_error_code": fenced_for(request, results[tp]),
+                        }
                         for tp in tps
                     ],
                 }
@@ -154,7 +172,7 @@ async def add_offsets_to_txn(request: Request, broker: KafkaBroker) -> Entity:
             request.session,
         )
     )
-    return request.response({"throttle_time": 0, "error_code": code})
+    return request.response({"throttle_time": 0, "error_code": fenced_for(request, code)})
 
 
 @handler(api_key=26, min_version=0, max_version=4)
@@ -172,7 +190,7 @@ async def end_txn(request: Request, broker: KafkaBroker) -> Entity:
             request.session,
         )
     )
-    return request.response({"throttle_time": 0, "error_code": code})
+    return request.response({"throttle_time": 0, "error_code": fenced_for(request, code)})
 
 
 @handler(api_key=27, min_version=1, max_version=1)
@@ -234,6 +252,7 @@ async def txn_offset_commit(request: Request, broker: KafkaBroker) -> Entity:
             session=request.session,
         )
     )
+    results = {tp: fenced_for(request, code) for tp, code in results.items()}
     return request.response(
         {
             "throttle_time": 0,
