@@ -47,6 +47,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "minikafka.client.cli.groups",
         "list, describe, reset the offsets of and delete consumer groups",
     ),
+    "transactions": (
+        "minikafka.client.cli.transactions",
+        "list, describe and abort transactions, describe producers (kafka-transactions.sh)",
+    ),
     "watch": (
         "minikafka.client.cli.watch",
         "a live view of brokers, partitions (leader, epoch, ISR, LEO, HW) and group lag",

@@ -16,6 +16,7 @@ One class, AdminClient, made of one part per concern, each a module of this pack
     groups.py    consumer groups and their committed offsets (the group's coordinator)
     records.py   list_offsets, delete_records (partition leaders)
     users.py     describe/alter_user_scram_credentials (any broker; alter: the controller)
+    transactions.py  list/describe_transactions, describe_producers, abort_transaction
 
 Errors: a whole request that fails raises the proto.errors exception for its Kafka code; per-item
 outcomes are returned as ``{item: None | KafkaError}`` (None = success), as the futures of Kafka's
@@ -63,6 +64,13 @@ from minikafka.client.admin.records import (
     RecordAdmin,
 )
 from minikafka.client.admin.topics import ElectionType, NewTopic, TopicAdmin
+from minikafka.client.admin.transactions import (
+    AbortTransactionSpec,
+    ProducerState,
+    TransactionAdmin,
+    TransactionDescription,
+    TransactionListing,
+)
 from minikafka.client.admin.users import (
     ScramCredentialInfo,
     UserAdmin,
@@ -76,6 +84,7 @@ __all__ = [
     "EARLIEST",
     "LATEST",
     "MAX_TIMESTAMP",
+    "AbortTransactionSpec",
     "AdminClient",
     "BrokerReplicas",
     "ClientQuotaAlteration",
@@ -95,9 +104,12 @@ __all__ = [
     "OffsetAndMetadata",
     "PartitionInfo",
     "PartitionReplicas",
+    "ProducerState",
     "ScramCredentialInfo",
     "TopicDescription",
     "TopicPartition",
+    "TransactionDescription",
+    "TransactionListing",
     "UserScramCredentialDeletion",
     "UserScramCredentialUpsertion",
     "UserScramCredentialsDescription",
@@ -112,6 +124,7 @@ class AdminClient(
     TopicAdmin,
     ConfigAdmin,
     GroupAdmin,
+    TransactionAdmin,
     RecordAdmin,
     AclAdmin,
     UserAdmin,
