@@ -116,6 +116,7 @@ from minikafka.broker.server.sasl_setup import (
     listener_sasl,
 )
 from minikafka.broker.server.security_service import SaslLogin, SecurityService
+from minikafka.broker.server.transaction_service import TransactionService
 from minikafka.broker.server.txn_markers import TxnMarkerChannel
 from minikafka.broker.storage.log import PendingFlush
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
@@ -711,9 +712,14 @@ class BrokerServer:
                 listener=listener,
                 users=UserScramAdmin(self._zk, self.authorizer),
                 client_quotas=ClientQuotaAdmin(self._zk, self.authorizer),
+                transactions=self._transaction_api,
             ),
             server,
         )
+        if self._transaction_api is not None:
+            pb_grpc.add_TransactionServicer_to_server(
+                TransactionService(self._transaction_api, listener=listener), server
+            )
         pb_grpc.add_SecurityServicer_to_server(SecurityService(listener, protocol, login), server)
         # Controller requests come in on the control plane listener only (KIP-291; by default
         # the inter-broker one, with one listener that is it), never on one meant for clients.
@@ -737,7 +743,10 @@ class BrokerServer:
             )
         if self._group_api is not None:
             pb_grpc.add_GroupServicer_to_server(
-                GroupService(self._group_api, listener=listener), server
+                GroupService(
+                    self._group_api, listener=listener, transactions=self._transaction_api
+                ),
+                server,
             )
         return server
 

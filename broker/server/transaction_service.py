@@ -67,7 +67,7 @@ class ListedTransactions(Protocol):
     @property
     def unknown_state_filters(self) -> Sequence[str]: ...
     @property
-    def transactions(self) -> Iterable[tuple[str, int, str]]: ...
+    def transaction_states(self) -> Iterable[tuple[str, int, str]]: ...
 
 
 class ProducerView(Protocol):
@@ -232,7 +232,7 @@ class TransactionService(pb_grpc.TransactionServicer):
         response = pb.ListTransactionsResponse(
             error_code=listed.error_code, unknown_state_filters=list(listed.unknown_state_filters)
         )
-        for transactional_id, producer_id, state in listed.transactions:
+        for transactional_id, producer_id, state in listed.transaction_states:
             response.transaction_states.add(
                 transactional_id=transactional_id, producer_id=producer_id, transaction_state=state
             )
