@@ -1178,12 +1178,14 @@ class WriteTxnMarkersRequest(_message.Message):
 class WriteTxnMarkersResponse(_message.Message):
     __slots__ = ("markers",)
     class WritableTxnMarkerPartitionResult(_message.Message):
-        __slots__ = ("partition_index", "error_code")
+        __slots__ = ("partition_index", "error_code", "error_message")
         PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
         partition_index: int
         error_code: int
-        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ...) -> None: ...
+        error_message: str
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
     class WritableTxnMarkerTopicResult(_message.Message):
         __slots__ = ("name", "partitions")
         NAME_FIELD_NUMBER: _ClassVar[int]
@@ -1976,7 +1978,7 @@ class DescribeTransactionsResponse(_message.Message):
         partitions: _containers.RepeatedScalarFieldContainer[int]
         def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
     class TransactionState(_message.Message):
-        __slots__ = ("error_code", "transactional_id", "transaction_state", "transaction_timeout_ms", "transaction_start_time_ms", "producer_id", "producer_epoch", "topics")
+        __slots__ = ("error_code", "transactional_id", "transaction_state", "transaction_timeout_ms", "transaction_start_time_ms", "producer_id", "producer_epoch", "topics", "error_message")
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
         TRANSACTIONAL_ID_FIELD_NUMBER: _ClassVar[int]
         TRANSACTION_STATE_FIELD_NUMBER: _ClassVar[int]
@@ -1985,6 +1987,7 @@ class DescribeTransactionsResponse(_message.Message):
         PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
         PRODUCER_EPOCH_FIELD_NUMBER: _ClassVar[int]
         TOPICS_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
         error_code: int
         transactional_id: str
         transaction_state: str
@@ -1993,7 +1996,8 @@ class DescribeTransactionsResponse(_message.Message):
         producer_id: int
         producer_epoch: int
         topics: _containers.RepeatedCompositeFieldContainer[DescribeTransactionsResponse.TopicData]
-        def __init__(self, error_code: _Optional[int] = ..., transactional_id: _Optional[str] = ..., transaction_state: _Optional[str] = ..., transaction_timeout_ms: _Optional[int] = ..., transaction_start_time_ms: _Optional[int] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[DescribeTransactionsResponse.TopicData, _Mapping]]] = ...) -> None: ...
+        error_message: str
+        def __init__(self, error_code: _Optional[int] = ..., transactional_id: _Optional[str] = ..., transaction_state: _Optional[str] = ..., transaction_timeout_ms: _Optional[int] = ..., transaction_start_time_ms: _Optional[int] = ..., producer_id: _Optional[int] = ..., producer_epoch: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[DescribeTransactionsResponse.TopicData, _Mapping]]] = ..., error_message: _Optional[str] = ...) -> None: ...
     TRANSACTION_STATES_FIELD_NUMBER: _ClassVar[int]
     transaction_states: _containers.RepeatedCompositeFieldContainer[DescribeTransactionsResponse.TransactionState]
     def __init__(self, transaction_states: _Optional[_Iterable[_Union[DescribeTransactionsResponse.TransactionState, _Mapping]]] = ...) -> None: ...

@@ -55,8 +55,15 @@ SERVICES = {
         "AlterUserScramCredentials",
         "DescribeClientQuotas",
         "AlterClientQuotas",
+        "DescribeProducers",
     ],
-    "Control": ["LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"],
+    "Control": [
+        "LeaderAndIsr",
+        "UpdateMetadata",
+        "StopReplica",
+        "ControlledShutdown",
+        "WriteTxnMarkers",
+    ],
     "Group": [
         "FindCoordinator",
         "JoinGroup",
@@ -68,8 +75,16 @@ SERVICES = {
         "ListGroups",
         "DescribeGroups",
         "DeleteGroups",
+        "TxnOffsetCommit",
     ],
     "Security": ["SaslHandshake", "SaslAuthenticate"],
+    "Transaction": [
+        "AddPartitionsToTxn",
+        "AddOffsetsToTxn",
+        "EndTxn",
+        "DescribeTransactions",
+        "ListTransactions",
+    ],
 }
 
 # Responses whose top-level error_code is Kafka's request-wide code; Kafka gives them no message.

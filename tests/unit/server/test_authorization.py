@@ -401,10 +401,14 @@ class _Coordinator:
         return dict.fromkeys(offsets, ErrorCode.NONE)
 
     def fetch_offsets(
-        self, group_id: str, partitions: Iterable[tuple[str, int]] | None
-    ) -> tuple[ErrorCode, dict[tuple[str, int], Any]]:
+        self,
+        group_id: str,
+        partitions: Iterable[tuple[str, int]] | None,
+        *,
+        require_stable: bool = False,
+    ) -> tuple[ErrorCode, dict[tuple[str, int], Any], dict[tuple[str, int], ErrorCode]]:
         self.calls.append(f"fetch {group_id}")
-        return ErrorCode.NONE, {("orders", 0): None, ("secret", 0): None}
+        return ErrorCode.NONE, {("orders", 0): None, ("secret", 0): None}, {}
 
     def list_groups(self, states: Iterable[str] = ()) -> tuple[ErrorCode, list[Any]]:
         return ErrorCode.NONE, [("g", "consumer", "Stable"), ("hidden", "consumer", "Empty")]

@@ -106,7 +106,6 @@ async def offset_for_leader_epoch(request: Request, broker: KafkaBroker) -> Enti
                 for topic in body.topics
                 for p in topic.partitions
             ],
-            getattr(body, "isolation_level", 0),  # v2+; READ_COMMITTED: latest is the LSO
         ),
         request.session,
     )
