@@ -391,6 +391,10 @@ class ReplicaManager:
         """Every hosted partition's HW (for retention, which keeps what is above it)."""
         return {tp: p.high_watermark for tp, p in self._partitions.items()}
 
+    def last_stable_offsets(self) -> dict[TopicPartition, int]:
+        """Every hosted partition's LSO (the cleaner leaves open transactions alone)."""
+        return {tp: p.last_stable_offset for tp, p in self._partitions.items()}
+
     def replica_statuses(self) -> list[PartitionReplicaStatus]:
         """Every hosted replica as it stands, by topic and partition (DescribeReplicas)."""
         statuses = []

@@ -101,6 +101,7 @@ class CleanerThreads:
                         cleaner,
                         lambda: log_manager.logs,
                         high_watermarks=replica_manager.high_watermarks,
+                        last_stable_offsets=replica_manager.last_stable_offsets,
                         producer_last_offsets=producer_last_offsets,
                         failure_channel=self._failure_channel,
                     )
