@@ -14,6 +14,9 @@
     failOnDataLoss                                   true (default) | false
     includeHeaders                                   false (default) | true
     kafkaConsumer.pollTimeoutMs                      ms a task waits for data it planned to read
+    kafka.isolation.level                            read_uncommitted (default) | read_committed:
+                                                     "latest" is the last stable offset and
+                                                     aborted transactions' records are skipped
 
 Spark's option maps are case-insensitive; every lookup goes through ``get_option``.
 
@@ -94,6 +97,7 @@ class SourceOptions:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     poll_timeout_ms: int = 120_000
+    isolation_level: str = "read_uncommitted"  # kafka.isolation.level
 
     def topic_matches(self, topic: str) -> bool:
         """Whether a subscription (names or pattern) covers ``topic``."""
@@ -236,6 +240,11 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
             f"startingOffsetsByTimestampStrategy must be error or latest, not {strategy!r}"
         )
     poll_timeout = _positive_int(options, "kafkaConsumer.pollTimeoutMs")
+    isolation = (get_option(options, "kafka.isolation.level") or "read_uncommitted").lower()
+    if isolation not in ("read_uncommitted", "read_committed"):
+        raise SourceOptionsError(
+            f"kafka.isolation.level must be read_uncommitted or read_committed, not {isolation!r}"
+        )
     return SourceOptions(
         bootstrap_servers=bootstrap_servers(options),
         subscribe=subscribe,
@@ -251,4 +260,5 @@ def parse_source_options(options: Mapping[str, str], *, streaming: bool) -> Sour
         fail_on_data_loss=get_bool(options, "failOnDataLoss", True),
         include_headers=get_bool(options, "includeHeaders", False),
         poll_timeout_ms=poll_timeout or 120_000,
+        isolation_level=isolation,
     )

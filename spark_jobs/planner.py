@@ -72,9 +72,14 @@ class OffsetsView(Protocol):
 class OffsetsClient:
     """Metadata and ListOffsets through one group-less Consumer (not thread-safe)."""
 
-    def __init__(self, bootstrap_servers: str) -> None:
+    def __init__(self, bootstrap_servers: str, isolation_level: str = "read_uncommitted") -> None:
+        """``isolation_level`` read_committed: "latest" is each partition's last stable
+        offset (Spark's Kafka source with kafka.isolation.level=read_committed)."""
         self._consumer = Consumer(
-            bootstrap_servers=bootstrap_servers, enable_auto_commit=False, request_timeout_ms=30_000
+            bootstrap_servers=bootstrap_servers,
+            enable_auto_commit=False,
+            request_timeout_ms=30_000,
+            isolation_level=isolation_level,
         )
 
     def topic_partitions(

@@ -44,6 +44,7 @@ class ReadSettings:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     poll_timeout_ms: int = 120_000
+    isolation_level: str = "read_uncommitted"  # read_committed: aborted records are skipped
 
 
 def data_loss_message(what: str) -> str:
@@ -70,6 +71,7 @@ def read_range(offset_range: OffsetRange, settings: ReadSettings) -> Iterator[pa
         max_partition_fetch_bytes=8 * 1024 * 1024,
         max_poll_records=100_000,
         client_id="minikafka-spark",
+        isolation_level=settings.isolation_level,
     )
     try:
         consumer.assign([tp])

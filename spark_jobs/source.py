@@ -74,6 +74,7 @@ def _read_settings(options: SourceOptions) -> ReadSettings:
         fail_on_data_loss=options.fail_on_data_loss,
         include_headers=options.include_headers,
         poll_timeout_ms=options.poll_timeout_ms,
+        isolation_level=options.isolation_level,
     )
 
 
@@ -128,7 +129,7 @@ class BatchReader(DataSourceReader):
 
     def plan(self) -> list[OffsetRange]:
         options = self.options
-        with OffsetsClient(options.bootstrap_servers) as client:
+        with OffsetsClient(options.bootstrap_servers, options.isolation_level) as client:
             tps = client.topic_partitions(options, require_existing=True)
             start = resolve_offsets(
                 client, tps, options.starting_offsets or "earliest", options, use_timestamps=True
@@ -189,7 +190,9 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @property
     def client(self) -> OffsetsClient:
         if self._client is None:
-            self._client = OffsetsClient(self.options.bootstrap_servers)
+            self._client = OffsetsClient(
+                self.options.bootstrap_servers, self.options.isolation_level
+            )
         return self._client
 
     def initialOffset(self) -> StreamOffset:

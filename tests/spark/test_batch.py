@@ -181,3 +181,38 @@ def test_sink_refuses_overwrite_as_sparks_kafka_sink(
     with Consumer(bootstrap_servers=cluster.bootstrap_servers) as consumer:
         tp = TopicPartition(topic, 0)
         assert consumer.end_offsets([tp]) == {tp: 0}
+
+
+def test_read_committed_skips_aborted_transactions(
+    spark: SparkSession, cluster: Cluster, topic_factory: TopicFactory
+) -> None:
+    topic = topic_factory(partitions=1)
+    with Producer(cluster.bootstrap_servers, transactional_id=f"spark-{topic}") as producer:
+        producer.init_transactions()
+        for outcome in ("committed", "aborted", "committed-again"):
+            producer.begin_transaction()
+            for i in range(3):
+                producer.send(topic, f"{outcome}-{i}".encode(), partition=0)
+            if outcome == "aborted":
+                producer.flush()
+                producer.abort_transaction()
+            else:
+                producer.commit_transaction()
+    tp = TopicPartition(topic, 0)
+    with (
+        Consumer(bootstrap_servers=cluster.bootstrap_servers) as plain,
+        Consumer(
+            bootstrap_servers=cluster.bootstrap_servers, isolation_level="read_committed"
+        ) as committed,
+    ):
+        cluster.wait_for(
+            lambda: committed.end_offsets([tp]) == plain.end_offsets([tp]), 30, "markers"
+        )
+
+    def values(**options: str) -> list[str]:
+        rows = read(spark, cluster, subscribe=topic, **options).collect()
+        return sorted(bytes(r.value).decode() for r in rows)
+
+    wanted = sorted(f"{o}-{i}" for o in ("committed", "committed-again") for i in range(3))
+    assert values(**{"kafka.isolation.level": "read_committed"}) == wanted
+    assert len(values()) == 9  # read_uncommitted, Spark's default: the aborted ones too

@@ -45,6 +45,20 @@ def test_options_follow_sparks_kafka_source() -> None:
     assert not options.fail_on_data_loss
     assert options.include_headers
     assert options.topic_matches("a") and not options.topic_matches("c")
+    assert options.isolation_level == "read_uncommitted"
+
+
+def test_kafka_isolation_level_is_sparks_option_name() -> None:
+    options = parse_source_options(
+        {"bootstrap.servers": "h:1", "subscribe": "a", "KAFKA.ISOLATION.LEVEL": "READ_COMMITTED"},
+        streaming=False,
+    )
+    assert options.isolation_level == "read_committed"
+    with pytest.raises(SourceOptionsError, match="read_uncommitted or read_committed"):
+        parse_source_options(
+            {"bootstrap.servers": "h:1", "subscribe": "a", "kafka.isolation.level": "dirty"},
+            streaming=False,
+        )
 
 
 @pytest.mark.parametrize(
