@@ -94,7 +94,7 @@ def call(method: Any, request: Any) -> Any:
 
 def test_add_partitions_and_end_txn_pass_through() -> None:
     core = FakeCore()
-    service = TransactionService(core)  # type: ignore[arg-type]
+    service = TransactionService(core)
     request = pb.AddPartitionsToTxnRequest(transactional_id="t1", producer_id=7, producer_epoch=2)
     request.topics.add(name="a", partitions=[0])
     request.topics.add(name="b", partitions=[0])
@@ -114,7 +114,7 @@ def test_add_partitions_and_end_txn_pass_through() -> None:
 
 def test_describe_and_list_transactions() -> None:
     core = FakeCore()
-    service = TransactionService(core)  # type: ignore[arg-type]
+    service = TransactionService(core)
     described = call(
         service.DescribeTransactions, pb.DescribeTransactionsRequest(transactional_ids=["t1"])
     )
