@@ -10,7 +10,9 @@ watermark, log start and log end offsets and the log end offset it last learnt f
 follower. A leader's answer is newer than the metadata for what it writes itself (an ISR shrink
 or expansion reaches the other brokers only through the controller), so it wins when its
 leader epoch is not older. A follower the leader has not heard from since its epoch began shows
-the log end offset it reports itself. Group lag is each group's committed offsets (OffsetFetch
+the log end offset it reports itself; every answering replica's own LEO, HW and leader epoch
+are kept too (``PartitionView.reports``: a follower's HW, which ``minikafka replay`` draws).
+Group lag is each group's committed offsets (OffsetFetch
 at its coordinator) against the partition's high watermark, what a consumer can read up to,
 as kafka-consumer-groups.sh computes it.
 
@@ -35,6 +37,7 @@ from minikafka.client.cli.watch.model import (
     GroupPartitionLag,
     GroupView,
     PartitionView,
+    ReplicaReport,
     Snapshot,
 )
 from minikafka.proto.errors import KafkaError
@@ -93,8 +96,10 @@ class ClusterWatcher:
         include_internal: bool = False,
         groups: bool = True,
         clock: Callable[[], float] = time.time,
+        replicas_timeout_ms: int = _REPLICAS_TIMEOUT_MS,
     ) -> None:
         self._admin = admin
+        self._replicas_timeout_ms = replicas_timeout_ms
         self._topics = frozenset(topics)
         self._include_internal = include_internal
         self._groups = groups
@@ -123,7 +128,7 @@ class ClusterWatcher:
         }
         live = {node.id: node for node in cluster.brokers}
         answers = self._admin.describe_replicas(
-            sorted(live), topics=sorted(watched), timeout_ms=_REPLICAS_TIMEOUT_MS
+            sorted(live), topics=sorted(watched), timeout_ms=self._replicas_timeout_ms
         )
         replicas = {b: a for b, a in answers.items() if not isinstance(a, KafkaError)}
         partitions = _partitions(watched, replicas)
@@ -238,6 +243,12 @@ def _partitions(
                     hw,
                     lso,
                     tuple(leos),
+                    tuple(
+                        ReplicaReport(
+                            b, r.log_end_offset, r.high_watermark, r.leader_epoch, r.is_leader
+                        )
+                        for b, r in sorted(here.items())
+                    ),
                 )
             )
     return tuple(views)

@@ -27,6 +27,7 @@ __all__ = [
     "GroupPartitionLag",
     "GroupView",
     "PartitionView",
+    "ReplicaReport",
     "Snapshot",
     "change_lines",
     "changes",
@@ -54,6 +55,18 @@ class BrokerView:
 
 
 @dataclass(frozen=True)
+class ReplicaReport:
+    """One replica as the broker hosting it reports itself (DescribeReplicas): its own LEO and
+    HW, and the leader epoch it knows of. A follower's HW lags the leader's by a fetch."""
+
+    broker_id: int
+    log_end_offset: int
+    high_watermark: int
+    leader_epoch: int
+    is_leader: bool
+
+
+@dataclass(frozen=True)
 class PartitionView:
     topic: str
     partition: int
@@ -64,6 +77,7 @@ class PartitionView:
     high_watermark: int = UNKNOWN  # -1 = no leader answered
     log_start_offset: int = UNKNOWN
     log_end_offsets: tuple[tuple[int, int], ...] = ()  # (replica, LEO); -1 = not known
+    reports: tuple[ReplicaReport, ...] = ()  # each answering replica's own view, by broker id
 
     @property
     def name(self) -> str:
