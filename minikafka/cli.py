@@ -55,6 +55,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "minikafka.client.cli.watch",
         "a live view of brokers, partitions (leader, epoch, ISR, LEO, HW) and group lag",
     ),
+    "replay": (
+        "minikafka.client.cli.replay",
+        "run Kafka's replication stories (KIP-101, failover, ISR, unclean) on a live cluster",
+    ),
     "perf-produce": ("minikafka.client.cli.perf_produce", "producer throughput and latency test"),
     "perf-consume": ("minikafka.client.cli.perf_consume", "consumer throughput test"),
 }
