@@ -1,10 +1,5 @@
-"""``__consumer_offsets`` through the broker's ReplicaManager (the coordinator's OffsetsLog).
-
-Appends go through the ReplicaManager's normal produce path with acks=all, so a commit is
-answered only once the ISR has it, as the coordinator's own (AppendOrigin.COORDINATOR, as
-Kafka's GroupMetadataManager appends: the transactional batch of a TxnOffsetCommit carries
-base sequence 0 each time, so the leader checks its producer epoch but not its sequence);
-reads come straight from the local leader's log.
+"""``__consumer_offsets`` through the broker's ReplicaManager (the coordinator's OffsetsLog):
+the internal-topic log of broker/replication/topic_log.py, for that topic.
 
 Not thread-safe: the broker's event loop.
 """
@@ -12,57 +7,12 @@ Not thread-safe: the broker's event loop.
 from __future__ import annotations
 
 from minikafka.broker.group.coordinator import GROUP_METADATA_TOPIC
-from minikafka.broker.replication.producer_state import AppendOrigin
 from minikafka.broker.replication.replica_manager import ReplicaManager
-from minikafka.broker.replication.requests import ProducePartition, ProduceRequest
-from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import ErrorCode
+from minikafka.broker.replication.topic_log import ReplicaManagerTopicLog
 
 __all__ = ["ReplicaManagerOffsetsLog"]
 
 
-class ReplicaManagerOffsetsLog:
+class ReplicaManagerOffsetsLog(ReplicaManagerTopicLog):
     def __init__(self, replica_manager: ReplicaManager) -> None:
-        self._replica_manager = replica_manager
-
-    def leader_epoch(self, partition: int) -> int | None:
-        hosted = self._replica_manager.get_partition(
-            TopicPartition(GROUP_METADATA_TOPIC, partition)
-        )
-        if hosted is None or not hosted.is_leader:
-            return None
-        return hosted.leader_epoch
-
-    async def append(
-        self,
-        partition: int,
-        records: bytes,
-        timeout_ms: int,
-        *,
-        transactional_id: str | None = None,
-    ) -> tuple[int, int]:
-        request = ProduceRequest(
-            -1,
-            timeout_ms,
-            [ProducePartition(GROUP_METADATA_TOPIC, partition, records)],
-            transactional_id=transactional_id,
-            origin=AppendOrigin.COORDINATOR,
-        )
-        for result in await self._replica_manager.append_records(request):
-            return result.error_code, result.base_offset
-        return ErrorCode.UNKNOWN_SERVER_ERROR, -1
-
-    def read(self, partition: int, start: int, max_bytes: int) -> tuple[bytes, int]:
-        hosted = self._replica_manager.get_partition(
-            TopicPartition(GROUP_METADATA_TOPIC, partition)
-        )
-        if hosted is None:
-            return b"", 0
-        log = hosted.log
-        offset = log.log_start_offset if start < 0 else max(start, log.log_start_offset)
-        end = log.log_end_offset
-        if offset >= end:
-            return b"", end
-        records = log.read(offset, max_bytes, None, True).records
-        assert isinstance(records, bytes)  # read out: file_records was not asked for
-        return records, end
+        super().__init__(replica_manager, GROUP_METADATA_TOPIC)

@@ -1,9 +1,12 @@
 """An internal topic's partitions through the ReplicaManager, as a coordinator sees them
-(``__transaction_state`` for the transaction coordinator).
+(``__consumer_offsets`` for the group coordinator, ``__transaction_state`` for the
+transaction coordinator).
 
-Appends are the coordinator's own (AppendOrigin.COORDINATOR) through the normal produce path
-with acks=all, so a state change is answered only once the ISR has it; reads come straight
-from the local leader's log, for loading a partition when this broker becomes its leader.
+Appends are the coordinator's own (AppendOrigin.COORDINATOR, as Kafka's coordinators append:
+the transactional batch of a TxnOffsetCommit carries base sequence 0 each time, so the leader
+checks its producer epoch but not its sequence) through the normal produce path with acks=all,
+so a change is answered only once the ISR has it; reads come straight from the local leader's
+log, for loading a partition when this broker becomes its leader.
 
 Not thread-safe: the broker's event loop.
 """
@@ -31,12 +34,21 @@ class ReplicaManagerTopicLog:
             return None
         return hosted.leader_epoch
 
-    async def append(self, partition: int, records: bytes, timeout_ms: int) -> tuple[int, int]:
-        """(error code, base offset) once the ISR has ``records`` (acks=all)."""
+    async def append(
+        self,
+        partition: int,
+        records: bytes,
+        timeout_ms: int,
+        *,
+        transactional_id: str | None = None,
+    ) -> tuple[int, int]:
+        """(error code, base offset) once the ISR has ``records`` (acks=all);
+        ``transactional_id``: the producer's, for a transactional batch."""
         request = ProduceRequest(
             -1,
             timeout_ms,
             [ProducePartition(self._topic, partition, records)],
+            transactional_id=transactional_id,
             origin=AppendOrigin.COORDINATOR,
         )
         for result in await self._replica_manager.append_records(request):
