@@ -901,3 +901,90 @@ def test_a_replication_factor_larger_than_the_live_brokers_is_refused(
     entry = metadata_v9(cluster.kafka_bootstrap_servers, "too-wide", True)
     assert entry.error_code == ErrorCode.INVALID_REPLICATION_FACTOR
     assert cluster.zk.get_topic("too-wide") is None
+
+
+# --- ElectLeaders -------------------------------------------------------------------------------
+
+
+def _moved_off_preferred(cluster: Cluster, topic: str, partitions: int) -> list[int]:
+    """Restart each partition's preferred leader so that leadership moves to another replica
+    (the harness turns automatic rebalancing off); the preferred leaders."""
+    with cluster.admin() as admin:
+        admin.create_topics([GrpcNewTopic(topic, partitions, 3)])
+    cluster.wait_for(lambda: all(cluster.leader(topic, p) >= 0 for p in range(partitions)), 30)
+    preferred = [cluster.leader(topic, p) for p in range(partitions)]
+    for broker_id in sorted(set(preferred)):
+        cluster.kill(broker_id)
+        cluster.wait_for(
+            lambda b=broker_id: all(
+                cluster.leader(topic, p) not in (-1, b) for p in range(partitions)
+            ),
+            30,
+            f"leaders off broker {broker_id}",
+        )
+        cluster.start(broker_id)
+        cluster.wait_until_serving()
+        cluster.wait_for(
+            lambda: all(len(cluster.isr(topic, p)) == 3 for p in range(partitions)),
+            30,
+            "full ISRs",
+        )
+    assert all(cluster.leader(topic, p) != preferred[p] for p in range(partitions))
+    return preferred
+
+
+def test_elect_preferred_leaders_with_both_admin_clients(cluster: Cluster) -> None:
+    preferred = _moved_off_preferred(cluster, "elect", 2)
+    # Clients made after the restarts: librdkafka sends ElectLeaders to the controller its
+    # metadata names and does not retry NOT_CONTROLLER (nor does Kafka's broker forward it).
+    ck_admin = ck.AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
+    kp_admin = kafka.KafkaAdminClient(bootstrap_servers=cluster.kafka_bootstrap_servers)
+    try:
+        _elect(cluster, preferred, ck_admin, kp_admin)
+    finally:
+        kp_admin.close()
+
+
+def _elect(
+    cluster: Cluster,
+    preferred: list[int],
+    ck_admin: ck.AdminClient,
+    kp_admin: kafka.KafkaAdminClient,
+) -> None:
+    # confluent-kafka (ElectLeaders v2, sent to the controller): partition 0.
+    futures = ck_admin.elect_leaders(
+        confluent_kafka.ElectionType.PREFERRED, [confluent_kafka.TopicPartition("elect", 0)]
+    )
+    answer = futures.result(timeout=30)
+    assert list(answer.values()) == [None]  # no error
+    cluster.wait_for(lambda: cluster.leader("elect", 0) == preferred[0], 30, "preferred leader")
+    # kafka-python: partition 1, then both again, where the election is no longer needed.
+    kp_admin.elect_leaders(0, {"elect": [1]})
+    cluster.wait_for(lambda: cluster.leader("elect", 1) == preferred[1], 30, "preferred leader")
+    again = kp_admin.elect_leaders(0, {"elect": [0, 1]}, raise_errors=False)
+    codes = [p[1] for t in again.replica_election_results for p in t[1]]
+    assert codes == [ErrorCode.ELECTION_NOT_NEEDED] * 2
+    # An unknown partition gets Kafka's error, the others are elected as asked.
+    unknown = ck_admin.elect_leaders(
+        confluent_kafka.ElectionType.PREFERRED, [confluent_kafka.TopicPartition("nope", 0)]
+    )
+    with pytest.raises(confluent_kafka.KafkaException) as raised:
+        for error in unknown.result(timeout=30).values():
+            if error is not None:
+                raise confluent_kafka.KafkaException(error)
+    assert raised.value.args[0].code() == confluent_kafka.KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
+def test_elect_leaders_on_a_broker_that_is_not_the_controller(cluster: Cluster) -> None:
+    controller = cluster.wait_for(cluster.controller_id, 30, "a controller")
+    other = next(b for b in cluster.brokers.values() if b.broker_id != controller)
+    for version in (0, 2):
+        answer = raw(
+            other.kafka_address,
+            43,
+            version,
+            {"election_type": 0, "topic_partitions": None, "timeout": 10_000},
+        )
+        if version >= 1:
+            assert answer.error_code == ErrorCode.NOT_CONTROLLER
+        assert answer.replica_election_results == ()

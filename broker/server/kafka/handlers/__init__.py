@@ -9,7 +9,7 @@ producer_ids   InitProducerId
 groups         FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
                DescribeGroups, ListGroups, DeleteGroups
 group_offsets  OffsetCommit, OffsetFetch, OffsetDelete
-topics         CreateTopics, DeleteTopics, CreatePartitions
+topics         CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders
 sasl           SaslHandshake, SaslAuthenticate once authenticated or on a PLAINTEXT
                listener: ILLEGAL_SASL_STATE (the exchange itself: sasl_authenticator.py)
 users          DescribeUserScramCredentials, AlterUserScramCredentials

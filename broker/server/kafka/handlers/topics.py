@@ -1,5 +1,6 @@
-"""CreateTopics (key 19), DeleteTopics (key 20) and CreatePartitions (key 37): the controller's
-requests, answered by the TopicAdmin calls (broker/server/core/topics.py) the gRPC door makes.
+"""CreateTopics (key 19), DeleteTopics (key 20), CreatePartitions (key 37) and ElectLeaders
+(key 43): the controller's requests, answered by the TopicAdmin calls
+(broker/server/core/topics.py) the gRPC door makes.
 
 Kafka clients send these to the controller named in Metadata's ``controller_id``; any other
 broker answers NOT_CONTROLLER per topic, and the client looks the controller up again. Name
@@ -33,12 +34,14 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from minikafka.broker.server.core.topics import CreatePartitionsTopic
+from minikafka.broker.replication.requests import by_topic
+from minikafka.broker.server.core.topics import CreatePartitionsTopic, PartitionResult
 from minikafka.broker.server.kafka.broker import KafkaBroker
 from minikafka.broker.server.kafka.handlers.topic_ids import ZERO, to_uuid
 from minikafka.broker.server.kafka.registry import Request, handler
 from minikafka.broker.server.kafka.schema import Entity
 from minikafka.controller.controller import NewTopic
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
 
 _ONE_MS = datetime.timedelta(milliseconds=1)
@@ -207,6 +210,56 @@ async def create_partitions(request: Request, broker: KafkaBroker) -> Entity:
                     "error_message": r.error_message or None,
                 }
                 for r in answer
+            ],
+        }
+    )
+
+
+# --- ElectLeaders ------------------------------------------------------------------------------
+
+_FIRST_TOP_LEVEL_ELECT_ERROR_VERSION = 1  # KIP-460: v1 adds election_type and a top-level error
+
+
+@handler(api_key=43, min_version=0, max_version=2)
+async def elect_leaders(request: Request, broker: KafkaBroker) -> Entity:
+    """ElectLeaders (KIP-183, KIP-460): preferred (0) or unclean (1) leader election on the
+    named partitions, or every partition when ``topic_partitions`` is null, by the controller
+    (TopicAdmin.elect_leaders, as the gRPC ElectLeaders and ``minikafka elect-leaders``); any
+    other broker answers NOT_CONTROLLER. v0 knows preferred elections only and has no
+    top-level error: a whole-request error is each named partition's."""
+    body = request.body
+    named = body.topic_partitions
+    partitions = (
+        None if named is None else [TopicPartition(t.topic, p) for t in named for p in t.partitions]
+    )
+    answer = await broker.admin.elect_leaders(
+        int(getattr(body, "election_type", 0)), partitions, session=request.session
+    )
+    results = list(answer.partitions)
+    if (
+        answer.error_code != ErrorCode.NONE
+        and request.api_version < _FIRST_TOP_LEVEL_ELECT_ERROR_VERSION
+    ):
+        results = [
+            PartitionResult(tp.topic, tp.partition, answer.error_code) for tp in partitions or ()
+        ]
+    return request.response(
+        {
+            "throttle_time": 0,
+            "error_code": answer.error_code,
+            "replica_election_results": [
+                {
+                    "topic": topic,
+                    "partition_result": [
+                        {
+                            "partition_id": r.partition,
+                            "error_code": r.error_code,
+                            "error_message": r.error_message or None,
+                        }
+                        for r in rs
+                    ],
+                }
+                for topic, rs in by_topic(results).items()
             ],
         }
     )
