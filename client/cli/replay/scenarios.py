@@ -224,14 +224,16 @@ def diverge(stage: Stage, variant: Variant) -> None:
         "Both are committed; B has written m2 but not yet flushed it to disk.",
     )
     stage.kill(a)
+    stage.wait_until(lambda s: s.leader == b, "B to take over from A", timeout_s=20)
     stage.kill(b)
     stage.power_cut(b, 1)
     stage.wait_until(lambda s: s.leader < 0, "the partition to go offline", timeout_s=20)
     stage.step(
-        "Power failure: A and B die together; B's unflushed m2 is gone from its disk",
+        "Power failure: A dies, B takes over for a moment and dies too; B's unflushed m2 is "
+        "gone from its disk",
         "A kill -9 keeps what the page cache held; a power cut does not, so the replay cuts "
-        "m2 off B's segment as the cut would. The controller finds no live ISR member: "
-        "offline, and the ISR keeps its last member, B.",
+        "m2 off B's segment as the cut would. (A dies first so that B, the last to die, is "
+        "the ISR's last member: the controller keeps it there with no leader.)",
     )
     stage.start(b)
     stage.wait_until(lambda s: s.leader == b, "B to be elected", timeout_s=20)
