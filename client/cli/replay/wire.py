@@ -20,6 +20,7 @@ import grpc
 
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import decode_records, encode_batch
 
@@ -45,6 +46,9 @@ def _name(code: int) -> str:
         return f"error {code}"
 
 
+_MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # a scenario's records are a few bytes each
+
+
 class Wire:
     """See the module docstring."""
 
@@ -54,8 +58,9 @@ class Wire:
     def _channel(self, address: str) -> grpc.Channel:
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.insecure_channel(
+            channel = transport.channel(
                 address,
+                _MAX_MESSAGE_BYTES,
                 options=[
                     ("grpc.initial_reconnect_backoff_ms", 100),
                     ("grpc.min_reconnect_backoff_ms", 100),

@@ -915,13 +915,11 @@ def _moved_off_preferred(cluster: Cluster, topic: str, partitions: int) -> list[
     preferred = [cluster.leader(topic, p) for p in range(partitions)]
     for broker_id in sorted(set(preferred)):
         cluster.kill(broker_id)
-        cluster.wait_for(
-            lambda b=broker_id: all(
-                cluster.leader(topic, p) not in (-1, b) for p in range(partitions)
-            ),
-            30,
-            f"leaders off broker {broker_id}",
-        )
+
+        def moved(gone: int = broker_id) -> bool:
+            return all(cluster.leader(topic, p) not in (-1, gone) for p in range(partitions))
+
+        cluster.wait_for(moved, 30, f"leaders off broker {broker_id}")
         cluster.start(broker_id)
         cluster.wait_until_serving()
         cluster.wait_for(
