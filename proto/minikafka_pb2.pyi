@@ -1149,6 +1149,106 @@ class DescribeReplicasResponse(_message.Message):
     partitions: _containers.RepeatedCompositeFieldContainer[DescribeReplicasResponse.HostedPartition]
     def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., broker_id: _Optional[int] = ..., broker_epoch: _Optional[int] = ..., controller_epoch: _Optional[int] = ..., partitions: _Optional[_Iterable[_Union[DescribeReplicasResponse.HostedPartition, _Mapping]]] = ...) -> None: ...
 
+class DescribeLogDirsRequest(_message.Message):
+    __slots__ = ("all_topics", "topics")
+    class Topic(_message.Message):
+        __slots__ = ("topic", "partitions")
+        TOPIC_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic: str
+        partitions: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, topic: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+    ALL_TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    all_topics: bool
+    topics: _containers.RepeatedCompositeFieldContainer[DescribeLogDirsRequest.Topic]
+    def __init__(self, all_topics: _Optional[bool] = ..., topics: _Optional[_Iterable[_Union[DescribeLogDirsRequest.Topic, _Mapping]]] = ...) -> None: ...
+
+class DescribeLogDirsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "results")
+    class Partition(_message.Message):
+        __slots__ = ("partition_index", "partition_size", "offset_lag", "is_future_key")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_SIZE_FIELD_NUMBER: _ClassVar[int]
+        OFFSET_LAG_FIELD_NUMBER: _ClassVar[int]
+        IS_FUTURE_KEY_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        partition_size: int
+        offset_lag: int
+        is_future_key: bool
+        def __init__(self, partition_index: _Optional[int] = ..., partition_size: _Optional[int] = ..., offset_lag: _Optional[int] = ..., is_future_key: _Optional[bool] = ...) -> None: ...
+    class Topic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[DescribeLogDirsResponse.Partition]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[DescribeLogDirsResponse.Partition, _Mapping]]] = ...) -> None: ...
+    class Result(_message.Message):
+        __slots__ = ("error_code", "log_dir", "topics", "total_bytes", "usable_bytes", "error_message")
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        LOG_DIR_FIELD_NUMBER: _ClassVar[int]
+        TOPICS_FIELD_NUMBER: _ClassVar[int]
+        TOTAL_BYTES_FIELD_NUMBER: _ClassVar[int]
+        USABLE_BYTES_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        error_code: int
+        log_dir: str
+        topics: _containers.RepeatedCompositeFieldContainer[DescribeLogDirsResponse.Topic]
+        total_bytes: int
+        usable_bytes: int
+        error_message: str
+        def __init__(self, error_code: _Optional[int] = ..., log_dir: _Optional[str] = ..., topics: _Optional[_Iterable[_Union[DescribeLogDirsResponse.Topic, _Mapping]]] = ..., total_bytes: _Optional[int] = ..., usable_bytes: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    results: _containers.RepeatedCompositeFieldContainer[DescribeLogDirsResponse.Result]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., results: _Optional[_Iterable[_Union[DescribeLogDirsResponse.Result, _Mapping]]] = ...) -> None: ...
+
+class AlterReplicaLogDirsRequest(_message.Message):
+    __slots__ = ("dirs",)
+    class Topic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[int]] = ...) -> None: ...
+    class Dir(_message.Message):
+        __slots__ = ("path", "topics")
+        PATH_FIELD_NUMBER: _ClassVar[int]
+        TOPICS_FIELD_NUMBER: _ClassVar[int]
+        path: str
+        topics: _containers.RepeatedCompositeFieldContainer[AlterReplicaLogDirsRequest.Topic]
+        def __init__(self, path: _Optional[str] = ..., topics: _Optional[_Iterable[_Union[AlterReplicaLogDirsRequest.Topic, _Mapping]]] = ...) -> None: ...
+    DIRS_FIELD_NUMBER: _ClassVar[int]
+    dirs: _containers.RepeatedCompositeFieldContainer[AlterReplicaLogDirsRequest.Dir]
+    def __init__(self, dirs: _Optional[_Iterable[_Union[AlterReplicaLogDirsRequest.Dir, _Mapping]]] = ...) -> None: ...
+
+class AlterReplicaLogDirsResponse(_message.Message):
+    __slots__ = ("results",)
+    class PartitionResult(_message.Message):
+        __slots__ = ("partition_index", "error_code", "error_message")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        error_code: int
+        error_message: str
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    class TopicResult(_message.Message):
+        __slots__ = ("topic_name", "partitions")
+        TOPIC_NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        topic_name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[AlterReplicaLogDirsResponse.PartitionResult]
+        def __init__(self, topic_name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[AlterReplicaLogDirsResponse.PartitionResult, _Mapping]]] = ...) -> None: ...
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[AlterReplicaLogDirsResponse.TopicResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[AlterReplicaLogDirsResponse.TopicResult, _Mapping]]] = ...) -> None: ...
+
 class WriteTxnMarkersRequest(_message.Message):
     __slots__ = ("markers",)
     class WritableTxnMarkerTopic(_message.Message):

@@ -541,6 +541,16 @@ class AdminStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.FromString,
                 _registered_method=True)
+        self.DescribeLogDirs = channel.unary_unary(
+                '/minikafka.v1.Admin/DescribeLogDirs',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeLogDirsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeLogDirsResponse.FromString,
+                _registered_method=True)
+        self.AlterReplicaLogDirs = channel.unary_unary(
+                '/minikafka.v1.Admin/AlterReplicaLogDirs',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterReplicaLogDirsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterReplicaLogDirsResponse.FromString,
+                _registered_method=True)
         self.DescribeAcls = channel.unary_unary(
                 '/minikafka.v1.Admin/DescribeAcls',
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeAclsRequest.SerializeToString,
@@ -641,6 +651,21 @@ class AdminServicer:
     def DescribeReplicas(self, request, context):
         """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
         and, where it leads, the LEO it last learnt from each follower (asked of every broker).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeLogDirs(self, request, context):
+        """This broker's log dirs (Kafka's DescribeLogDirs, KIP-113; needs Describe on the Cluster).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterReplicaLogDirs(self, request, context):
+        """Move replicas between this broker's log dirs (Kafka's AlterReplicaLogDirs; Alter on the
+        Cluster).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -747,6 +772,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.DescribeReplicas,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.SerializeToString,
+            ),
+            'DescribeLogDirs': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeLogDirs,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeLogDirsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeLogDirsResponse.SerializeToString,
+            ),
+            'AlterReplicaLogDirs': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterReplicaLogDirs,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterReplicaLogDirsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterReplicaLogDirsResponse.SerializeToString,
             ),
             'DescribeAcls': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeAcls,
@@ -1008,6 +1043,60 @@ class Admin:
             '/minikafka.v1.Admin/DescribeReplicas',
             minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.DescribeReplicasResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeLogDirs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/DescribeLogDirs',
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeLogDirsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.DescribeLogDirsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterReplicaLogDirs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/AlterReplicaLogDirs',
+            minikafka_dot_proto_dot_minikafka__pb2.AlterReplicaLogDirsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.AlterReplicaLogDirsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -8,6 +8,7 @@ Each service is one RPC family, served by one handler module on the broker:
   Metadata  Metadata, DescribeCluster                           (clients bootstrap here)
   Admin     CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders,
             DescribeConfigs, IncrementalAlterConfigs, DeleteRecords, DescribeReplicas,
+            DescribeLogDirs, AlterReplicaLogDirs,
             DescribeUserScramCredentials, AlterUserScramCredentials, DescribeProducers
   Control   LeaderAndIsr, UpdateMetadata, StopReplica (controller -> broker),
             ControlledShutdown (broker -> controller)
@@ -247,6 +248,12 @@ class AdminStub:
     """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
     and, where it leads, the LEO it last learnt from each follower (asked of every broker).
     """
+    DescribeLogDirs: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeLogDirsRequest, _minikafka_pb2.DescribeLogDirsResponse]
+    """This broker's log dirs (Kafka's DescribeLogDirs, KIP-113; needs Describe on the Cluster)."""
+    AlterReplicaLogDirs: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.AlterReplicaLogDirsRequest, _minikafka_pb2.AlterReplicaLogDirsResponse]
+    """Move replicas between this broker's log dirs (Kafka's AlterReplicaLogDirs; Alter on the
+    Cluster).
+    """
     DescribeAcls: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeAclsRequest, _minikafka_pb2.DescribeAclsResponse]
     """The ACLs a filter matches (Kafka's DescribeAcls; needs Describe on the Cluster)."""
     CreateAcls: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.CreateAclsRequest, _minikafka_pb2.CreateAclsResponse]
@@ -295,6 +302,12 @@ class AdminAsyncStub(AdminStub):
     DescribeReplicas: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeReplicasRequest, _minikafka_pb2.DescribeReplicasResponse]  # type: ignore[assignment]
     """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
     and, where it leads, the LEO it last learnt from each follower (asked of every broker).
+    """
+    DescribeLogDirs: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeLogDirsRequest, _minikafka_pb2.DescribeLogDirsResponse]  # type: ignore[assignment]
+    """This broker's log dirs (Kafka's DescribeLogDirs, KIP-113; needs Describe on the Cluster)."""
+    AlterReplicaLogDirs: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.AlterReplicaLogDirsRequest, _minikafka_pb2.AlterReplicaLogDirsResponse]  # type: ignore[assignment]
+    """Move replicas between this broker's log dirs (Kafka's AlterReplicaLogDirs; Alter on the
+    Cluster).
     """
     DescribeAcls: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeAclsRequest, _minikafka_pb2.DescribeAclsResponse]  # type: ignore[assignment]
     """The ACLs a filter matches (Kafka's DescribeAcls; needs Describe on the Cluster)."""
@@ -389,6 +402,24 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_minikafka_pb2.DescribeReplicasResponse, _abc.Awaitable[_minikafka_pb2.DescribeReplicasResponse]]:
         """The partition replicas this broker hosts, as it sees them now: LEO, HW, log start offset
         and, where it leads, the LEO it last learnt from each follower (asked of every broker).
+        """
+
+    @_abc_1.abstractmethod
+    def DescribeLogDirs(
+        self,
+        request: _minikafka_pb2.DescribeLogDirsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.DescribeLogDirsResponse, _abc.Awaitable[_minikafka_pb2.DescribeLogDirsResponse]]:
+        """This broker's log dirs (Kafka's DescribeLogDirs, KIP-113; needs Describe on the Cluster)."""
+
+    @_abc_1.abstractmethod
+    def AlterReplicaLogDirs(
+        self,
+        request: _minikafka_pb2.AlterReplicaLogDirsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.AlterReplicaLogDirsResponse, _abc.Awaitable[_minikafka_pb2.AlterReplicaLogDirsResponse]]:
+        """Move replicas between this broker's log dirs (Kafka's AlterReplicaLogDirs; Alter on the
+        Cluster).
         """
 
     @_abc_1.abstractmethod

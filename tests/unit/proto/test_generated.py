@@ -48,6 +48,8 @@ SERVICES = {
         "IncrementalAlterConfigs",
         "DeleteRecords",
         "DescribeReplicas",
+        "DescribeLogDirs",
+        "AlterReplicaLogDirs",
         "DescribeAcls",
         "CreateAcls",
         "DeleteAcls",
