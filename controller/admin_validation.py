@@ -35,9 +35,11 @@ def validate_create_topic(
     *,
     default_num_partitions: int,
     default_replication_factor: int,
+    racks: Mapping[int, str] | None = None,
 ) -> dict[int, tuple[int, ...]]:
     """The replicas of each partition of ``new_topic``: its own assignment, checked against the
-    registered brokers, or Kafka's rule over the live ones with the broker defaults for -1."""
+    registered brokers, or Kafka's rule over the live ones with the broker defaults for -1
+    (rack-aware when every live broker has one of ``racks``, topics.py)."""
     name = new_topic.name
     topics.validate_topic_name(name)
     if name in existing_topics:
@@ -71,7 +73,7 @@ def validate_create_topic(
             ErrorCode.INVALID_REPLICATION_FACTOR,
             f"Replication factor: {replication_factor} larger than available brokers: {len(live)}.",
         )
-    return topics.assign_replicas(num_partitions, replication_factor, live)
+    return topics.assign_replicas(num_partitions, replication_factor, live, racks=racks)
 
 
 def validate_create_partitions(
@@ -82,6 +84,7 @@ def validate_create_partitions(
     live_broker_ids: Iterable[int],
     *,
     queued_for_deletion: bool,
+    racks: Mapping[int, str] | None = None,
 ) -> dict[int, tuple[int, ...]]:
     """The replicas of each partition ``request`` adds to ``topic`` (``current``: its
     assignment, None when it does not exist): the request's own, or the topic's rule
@@ -140,4 +143,4 @@ def validate_create_partitions(
             ErrorCode.INVALID_REPLICATION_FACTOR,
             f"Replication factor: {rf} larger than available brokers: {len(live)}.",
         )
-    return topics.assign_new_partitions(current, request.count, live)
+    return topics.assign_new_partitions(current, request.count, live, racks=racks)

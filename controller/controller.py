@@ -60,7 +60,7 @@ from minikafka.controller.config import ControllerConfig
 from minikafka.controller.partition_state_machine import PartitionStateMachine
 from minikafka.controller.replica_state_machine import ReplicaStateMachine
 from minikafka.controller.request_batch import RequestBatch
-from minikafka.controller.state import ControllerContext, LiveBroker
+from minikafka.controller.state import ApiResult, ControllerContext, LiveBroker
 from minikafka.controller.topic_deletion import TopicDeletionManager
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.cluster_state import BadZNodeVersionError, Versioned
@@ -111,11 +111,6 @@ class NewPartitions:
 
     count: int
     assignments: Sequence[Sequence[int]] | None = None
-
-
-class ApiResult(NamedTuple):
-    error: ErrorCode = ErrorCode.NONE
-    message: str = ""
 
 
 class CreateTopicResult(NamedTuple):
@@ -799,6 +794,7 @@ class KafkaController:
             self._ctx.live_broker_ids,
             default_num_partitions=self.config.num_partitions,
             default_replication_factor=self.config.default_replication_factor,
+            racks=self._ctx.broker_racks,
         )
         rf = len(next(iter(assignment.values())))
         if validate_only:
@@ -837,6 +833,7 @@ class KafkaController:
             ctx.live_brokers,
             ctx.live_broker_ids,
             queued_for_deletion=ctx.is_being_deleted(topic),
+            racks=ctx.broker_racks,
         )
         assert read is not None and current is not None
         if validate_only:

@@ -12,8 +12,27 @@ start index is random by default so that many small topics do not all lead on on
     >>> assign_replicas(3, 2, [2, 0, 1], start_index=0)
     {0: (0, 1), 1: (1, 2), 2: (2, 0)}
 
-(Kafka's own assignment also shifts followers by a random amount per round of partitions; this
-project uses the plainer rule of its design document.)
+(Kafka's own rack-unaware assignment also shifts followers by a random amount per round of
+partitions; without racks this project uses the plainer rule of its design document.)
+
+Racks (KIP-36): when every broker has a ``broker.rack``, Kafka's rack-aware assignment
+(AdminUtils.assignReplicasToBrokersRackAware) is used instead. The brokers are ordered
+alternating by rack (racks sorted by name, each rack's brokers by id), the first replica of each
+partition goes round-robin over that list from a start index, and each other replica walks on
+from it by a shift, skipping a broker whose rack already holds a replica while some rack holds
+none, and a broker already holding one while some broker holds none. After each full round of
+partitions the shift grows by one, so rounds do not repeat. Kafka's example: brokers 0..5 on
+racks 1, 3, 3, 2, 2, 1 alternate as 0, 3, 1, 5, 4, 2, and from start index 0:
+
+    >>> racks = {0: "rack1", 1: "rack3", 2: "rack3", 3: "rack2", 4: "rack2", 5: "rack1"}
+    >>> rack_alternated_brokers(racks)
+    [0, 3, 1, 5, 4, 2]
+    >>> assign_replicas(7, 3, racks, racks=racks, start_index=0)[6]
+    (0, 4, 2)
+
+Some brokers with a rack and others without is refused, as Kafka refuses it (its
+AdminOperationException, which Kafka's ZooKeeper-mode CreateTopics answers
+UNKNOWN_SERVER_ERROR): give every broker a rack, or none.
 
 Pure functions: safe from any thread.
 """
@@ -37,6 +56,7 @@ __all__ = [
     "assign_replicas",
     "find_collision",
     "has_collision_chars",
+    "rack_alternated_brokers",
     "unify_collision_chars",
     "validate_new_topic",
     "validate_replica_assignment",
@@ -95,14 +115,40 @@ def assign_replicas(
     replication_factor: int,
     live_broker_ids: Iterable[int],
     *,
+    racks: Mapping[int, str] | None = None,
     start_index: int | None = None,
     rng: random.Random | None = None,
 ) -> dict[int, tuple[int, ...]]:
-    """Assigned replicas per partition id, by the rule in the module docstring.
+    """Assigned replicas per partition id, by the rules in the module docstring.
 
-    ``start_index`` fixes s (taken modulo n); otherwise s is drawn from ``rng`` (or the
-    ``random`` module).
+    ``racks``: the rack of each broker that has one (``broker.rack``); rack-aware when every
+    broker has one, refused when only some have. ``start_index`` fixes s (taken modulo n;
+    rack-aware, it is also the first shift, as Kafka's fixed start index); otherwise s (and
+    the shift) is drawn from ``rng`` (or the ``random`` module).
     """
+    brokers = _checked_brokers(num_partitions, replication_factor, live_broker_ids)
+    n = len(brokers)
+    if _rack_aware(brokers, racks):
+        assert racks is not None
+        if start_index is None:
+            draw = rng or random
+            start_index, shift = draw.randrange(n), draw.randrange(n)
+        else:
+            shift = start_index
+        return _assign_rack_aware(
+            num_partitions, replication_factor, {b: racks[b] for b in brokers}, start_index, shift
+        )
+    if start_index is None:
+        start_index = (rng or random).randrange(n)
+    return {
+        i: tuple(brokers[(start_index + i + j) % n] for j in range(replication_factor))
+        for i in range(num_partitions)
+    }
+
+
+def _checked_brokers(
+    num_partitions: int, replication_factor: int, live_broker_ids: Iterable[int]
+) -> list[int]:
     brokers = sorted(set(live_broker_ids))
     if num_partitions < 1:
         raise InvalidPartitionsError(
@@ -117,13 +163,83 @@ def assign_replicas(
             f"replication factor {replication_factor} is larger than the number of "
             f"available brokers ({len(brokers)})"
         )
-    n = len(brokers)
-    if start_index is None:
-        start_index = (rng or random).randrange(n)
-    return {
-        i: tuple(brokers[(start_index + i + j) % n] for j in range(replication_factor))
-        for i in range(num_partitions)
-    }
+    return brokers
+
+
+def _rack_aware(brokers: Sequence[int], racks: Mapping[int, str] | None) -> bool:
+    """True when every broker has a rack, False when none has; refused in between."""
+    with_rack = [b for b in brokers if racks and racks.get(b) is not None]
+    if not with_rack:
+        return False
+    if len(with_rack) < len(brokers):
+        without = sorted(set(brokers) - set(with_rack))
+        raise error_for_code(
+            ErrorCode.UNKNOWN_SERVER_ERROR,
+            "Not all brokers have rack information for replica rack aware assignment "
+            f"(no broker.rack: {without}).",
+        )
+    return True
+
+
+def rack_alternated_brokers(racks: Mapping[int, str]) -> list[int]:
+    """The brokers of ``racks`` (broker id -> rack) alternating by rack: the first broker of
+    each rack (racks in name order, brokers in id order), then the second of each, and so on
+    (Kafka's getRackAlternatedBrokerList).
+
+        >>> rack_alternated_brokers({0: "a", 1: "a", 2: "a", 3: "b", 4: "b", 5: "c"})
+        [0, 3, 5, 1, 4, 2]
+    """
+    by_rack: dict[str, list[int]] = {}
+    for broker in sorted(racks):
+        by_rack.setdefault(racks[broker], []).append(broker)
+    columns = [by_rack[rack] for rack in sorted(by_rack)]
+    depth = max((len(column) for column in columns), default=0)
+    return [column[i] for i in range(depth) for column in columns if i < len(column)]
+
+
+def _replica_index(first: int, shift: int, k: int, n: int) -> int:
+    return (first + 1 + (shift + k) % (n - 1)) % n
+
+
+def _assign_rack_aware(
+    num_partitions: int,
+    replication_factor: int,
+    racks: Mapping[int, str],
+    start_index: int,
+    replica_shift: int,
+    start_partition_id: int = 0,
+) -> dict[int, tuple[int, ...]]:
+    """Kafka's rack-aware rule (module docstring) for partitions ``start_partition_id`` on."""
+    arranged = rack_alternated_brokers(racks)
+    n = len(arranged)
+    num_racks = len(set(racks.values()))
+    result: dict[int, tuple[int, ...]] = {}
+    shift = replica_shift
+    for partition in range(start_partition_id, start_partition_id + num_partitions):
+        if partition > 0 and partition % n == 0:
+            shift += 1
+        first = (partition + start_index) % n
+        leader = arranged[first]
+        replicas = [leader]
+        racks_used = {racks[leader]}
+        brokers_used = {leader}
+        k = 0
+        for _ in range(replication_factor - 1):
+            while True:
+                broker = arranged[_replica_index(first, shift * num_racks, k, n)]
+                rack = racks[broker]
+                k += 1
+                # Skip a rack that has a replica while another has none, and a broker that
+                # has one while another has none.
+                if (rack not in racks_used or len(racks_used) == num_racks) and (
+                    broker not in brokers_used or len(brokers_used) == n
+                ):
+                    replicas.append(broker)
+                    racks_used.add(rack)
+                    brokers_used.add(broker)
+                    break
+        result[partition] = tuple(replicas)
+    return result
 
 
 def _invalid_assignment(message: str) -> KafkaError:
@@ -169,7 +285,11 @@ def validate_replica_assignment(
 
 
 def assign_new_partitions(
-    current: Mapping[int, Sequence[int]], new_count: int, live_broker_ids: Iterable[int]
+    current: Mapping[int, Sequence[int]],
+    new_count: int,
+    live_broker_ids: Iterable[int],
+    *,
+    racks: Mapping[int, str] | None = None,
 ) -> dict[int, tuple[int, ...]]:
     """Replicas for partitions ``len(current)`` .. ``new_count - 1`` of an existing topic.
 
@@ -179,9 +299,22 @@ def assign_new_partitions(
 
         >>> assign_new_partitions({0: (2, 3), 1: (3, 1)}, 4, [1, 2, 3])
         {2: (1, 2), 3: (2, 3)}
+
+    Rack-aware (every broker has a rack), as Kafka's AdminZkClient adds partitions: the start
+    index (and first shift) is the position among the brokers sorted by id of the first one
+    whose id is at least partition 0's first replica (0 when there is none), used on the
+    rack-alternated list, and the partitions are numbered from ``len(current)``.
     """
     brokers = sorted(set(live_broker_ids))
     first = current.get(0) or next(iter(current.values()))
+    rf = len(first)
+    if _rack_aware(brokers, racks):
+        assert racks is not None
+        _checked_brokers(new_count - len(current), rf, brokers)
+        fixed = next((i for i, b in enumerate(brokers) if first and b >= first[0]), 0)
+        return _assign_rack_aware(
+            new_count - len(current), rf, {b: racks[b] for b in brokers}, fixed, fixed, len(current)
+        )
     start = brokers.index(first[0]) if first and first[0] in brokers else None
-    full = assign_replicas(new_count, len(first), brokers, start_index=start)
+    full = assign_replicas(new_count, rf, brokers, start_index=start)
     return {p: r for p, r in full.items() if p >= len(current)}

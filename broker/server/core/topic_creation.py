@@ -16,6 +16,9 @@ elects leaders. Until then the topic has no leader, so the caller answers LEADER
   larger than the live brokers is INVALID_REPLICATION_FACTOR, an illegal or colliding name
   INVALID_TOPIC_EXCEPTION, as for CreateTopics.
 
+Replicas are placed by controller/topics.py's rule, rack-aware when every live broker has a
+``broker.rack`` (Kafka's auto-creation in ZooKeeper mode goes through CreateTopics' path).
+
 ZooKeeper calls go to a worker thread; one creation per topic is in flight at a time.
 """
 
@@ -32,7 +35,7 @@ from minikafka.controller.topics import assign_replicas, validate_new_topic
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.common import GROUP_METADATA_TOPIC, TRANSACTION_STATE_TOPIC
 from minikafka.proto.errors import KafkaError, LeaderNotAvailableError
-from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
+from minikafka.zk.zk_data import BrokerRegistration, TopicAssignment, random_uuid_base64
 
 __all__ = ["OFFSETS_TOPIC_CONFIGS", "TRANSACTION_STATE_TOPIC_CONFIGS", "TopicCreator", "TopicStore"]
 
@@ -64,7 +67,7 @@ class TopicStore(Protocol):
 
     def get_all_topics(self) -> list[str]: ...
 
-    def get_live_broker_ids(self) -> list[int]: ...
+    def get_live_brokers(self) -> list[BrokerRegistration]: ...
 
     def create_topic(
         self, assignment: TopicAssignment, config: dict[str, str] | None = None
@@ -109,7 +112,9 @@ class TopicCreator:
     def _create(self, topic: str) -> None:
         if self._zk.get_topic(topic) is not None:
             return
-        live = self._zk.get_live_broker_ids()
+        brokers = self._zk.get_live_brokers()
+        live = [b.broker_id for b in brokers]
+        racks = {b.broker_id: b.rack for b in brokers if b.rack is not None}
         if not live:
             raise LeaderNotAvailableError("no live brokers")
         if topic == GROUP_METADATA_TOPIC:
@@ -136,7 +141,7 @@ class TopicCreator:
                     f"{len(live)}.",
                 )
             configs = {}
-        assignment = assign_replicas(partitions, replication, live)
+        assignment = assign_replicas(partitions, replication, live, racks=racks)
         try:
             self._zk.create_topic(TopicAssignment(topic, random_uuid_base64(), assignment), configs)
         except TopicAlreadyExistsError:

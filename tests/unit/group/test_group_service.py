@@ -15,7 +15,7 @@ from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.errors import ErrorCode
-from minikafka.zk.zk_data import TopicAssignment
+from minikafka.zk.zk_data import BrokerRegistration, TopicAssignment
 from tests.unit.group.test_coordinator import FakeOffsetsLog, FakeTimers, run
 
 
@@ -30,8 +30,8 @@ class FakeZk:
     def get_all_topics(self) -> list[str]:
         return list(self.topics)
 
-    def get_live_broker_ids(self) -> list[int]:
-        return [1, 2]
+    def get_live_brokers(self) -> list[BrokerRegistration]:
+        return [BrokerRegistration(b, ()) for b in (1, 2)]
 
     def create_topic(
         self, assignment: TopicAssignment, config: dict[str, str] | None = None
