@@ -32,9 +32,10 @@ STALE_CONTROLLER_EPOCH makes it re-read /controller_epoch and resign if it moved
 This module is the event loop; the work is delegated, per term as controller, to the
 partition state machine (controller.partition_state_machine: every partition state write, with
 the leader election rules of controller.election), the replica state machine
-(controller.replica_state_machine: replicas going online/offline, leaving the ISR) and the topic
-deletion manager (controller.topic_deletion). Imbalance is in controller.rebalance, the requests
-per broker in controller.request_batch.
+(controller.replica_state_machine: replicas going online/offline, leaving the ISR), the topic
+deletion manager (controller.topic_deletion) and the reassignment manager
+(controller.reassignment: KIP-455, resumed from ZooKeeper by each new controller). Imbalance
+is in controller.rebalance, the requests per broker in controller.request_batch.
 """
 
 from __future__ import annotations
@@ -58,9 +59,15 @@ from minikafka.controller.admin_validation import validate_create_partitions, va
 from minikafka.controller.channels import BrokerChannels, GrpcBrokerChannels, inter_broker_endpoint
 from minikafka.controller.config import ControllerConfig
 from minikafka.controller.partition_state_machine import PartitionStateMachine
+from minikafka.controller.reassignment import ReassignmentManager
 from minikafka.controller.replica_state_machine import ReplicaStateMachine
 from minikafka.controller.request_batch import RequestBatch
-from minikafka.controller.state import ApiResult, ControllerContext, LiveBroker
+from minikafka.controller.state import (
+    ApiResult,
+    ControllerContext,
+    LiveBroker,
+    ReplicaAssignment,
+)
 from minikafka.controller.topic_deletion import TopicDeletionManager
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.cluster_state import BadZNodeVersionError, Versioned
@@ -77,8 +84,10 @@ __all__ = [
     "CreateTopicResult",
     "ElectionType",
     "KafkaController",
+    "ListReassignmentsResult",
     "NewPartitions",
     "NewTopic",
+    "ReplicaAssignment",
 ]
 
 log = structlog.get_logger("controller")
@@ -119,6 +128,14 @@ class CreateTopicResult(NamedTuple):
     topic_id: str = ""
     num_partitions: int = -1
     replication_factor: int = -1
+
+
+class ListReassignmentsResult(NamedTuple):
+    """ListPartitionReassignments: the partitions being reassigned, or a request's error."""
+
+    error: ErrorCode = ErrorCode.NONE
+    message: str = ""
+    reassignments: dict[TopicPartition, ReplicaAssignment] = {}
 
 
 class ControlledShutdownResult(NamedTuple):
@@ -177,6 +194,8 @@ class KafkaController:
         self._partition_sm: PartitionStateMachine | None = None
         self._replica_sm: ReplicaStateMachine | None = None
         self._deletion_manager: TopicDeletionManager | None = None
+        self._reassignment_manager: ReassignmentManager | None = None
+        self._zk_reassignment_present = False
         self._watches: list[Watch] = []
         self._topic_watches: dict[str, Watch] = {}
         self._next_rebalance: float | None = None
@@ -268,6 +287,31 @@ class KafkaController:
             "ElectLeaders",
             lambda: self._elect_leaders(kind, wanted),
             lambda code, msg: {tp: ApiResult(code, msg) for tp in wanted or ()},
+        )
+
+    def alter_partition_reassignments(
+        self, requests: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> Future[dict[TopicPartition, ApiResult]]:
+        """KIP-455: target replicas per partition, None to cancel its reassignment. On
+        NOT_CONTROLLER every partition gets the error."""
+        wanted = {tp: None if r is None else tuple(r) for tp, r in requests.items()}
+        return self._submit(
+            "ApiPartitionReassignment",
+            lambda: self._reassignments.reassign(wanted),
+            lambda code, msg: {tp: ApiResult(code, msg) for tp in wanted},
+        )
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None
+    ) -> Future[ListReassignmentsResult]:
+        """The named partitions being reassigned (the others are left out), or all (None)."""
+        wanted = None if partitions is None else list(partitions)
+        return self._submit(
+            "ListPartitionReassignments",
+            lambda: ListReassignmentsResult(
+                reassignments=self._reassignments.list_reassignments(wanted)
+            ),
+            lambda code, msg: ListReassignmentsResult(code, msg, {}),
         )
 
     def controlled_shutdown(
@@ -492,6 +536,10 @@ class KafkaController:
         self._watches.clear()
         self._topic_watches.clear()
         self._channels.remove_all()
+        if self._reassignment_manager is not None:
+            self._reassignment_manager.close()
+        self._reassignment_manager = None
+        self._zk_reassignment_present = False
         self._context = None
         self._partition_sm = self._replica_sm = self._deletion_manager = None
         self._next_rebalance = None
@@ -505,6 +553,14 @@ class KafkaController:
         self._replica_sm = ReplicaStateMachine(ctx, self._partition_sm)
         self._deletion_manager = TopicDeletionManager(
             ctx, self._zk, lambda: self.config, self._new_batch, self._channels, self._forget_topic
+        )
+        self._reassignment_manager = ReassignmentManager(
+            ctx,
+            self._zk,
+            self._partition_sm,
+            self._new_batch,
+            self._channels,
+            self._watch_reassigning_partition,
         )
         self._epoch = won.value
         self._active = True
@@ -540,6 +596,7 @@ class KafkaController:
             self._load_topic(topic, with_states=True)
         for topic in zk.get_topics_marked_for_deletion():
             self._deletions.enqueue(topic)
+            self._reassignments.forget_topic(topic)
         # Fresh states were just read: the pending notifications say nothing new.
         zk.delete_isr_change_notifications(zk.get_isr_change_notification_names())
         # As Kafka: the LeaderAndIsr sent below to every replica learns offline log dirs anew.
@@ -562,6 +619,10 @@ class KafkaController:
         batch.send(self._channels)
         self._deletions.resume()
         self._on_preferred_replica_election_znode()
+        # KIP-455: reassignments left by the previous controller go on; the znode's watch
+        # fires at once and starts what /admin/reassign_partitions asks for.
+        self._reassignments.resume(lambda tp, assignment: True)
+        self._watches.append(zk.watch_partition_reassignment(self._on_reassign_znode_threadsafe))
         self._schedule_rebalance()
 
     @property
@@ -581,6 +642,12 @@ class KafkaController:
         if self._replica_sm is None:
             raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
         return self._replica_sm
+
+    @property
+    def _reassignments(self) -> ReassignmentManager:
+        if self._reassignment_manager is None:
+            raise ControllerMovedError(f"broker {self.broker_id} is not the controller")
+        return self._reassignment_manager
 
     @property
     def _deletions(self) -> TopicDeletionManager:
@@ -626,7 +693,13 @@ class KafkaController:
                 log.info("topic_id_assigned", topic=topic, topic_id=assignment.topic_id)
             except BadZNodeVersionError:
                 return self._load_topic(topic, with_states=with_states)
-        ctx.add_topic(topic, assignment.topic_id, dict(assignment.partitions))
+        ctx.add_topic(
+            topic,
+            assignment.topic_id,
+            dict(assignment.partitions),
+            assignment.adding_replicas,
+            assignment.removing_replicas,
+        )
         if with_states:
             self._partitions.reload_states(
                 TopicPartition(topic, partition) for partition in assignment.partitions
@@ -705,6 +778,8 @@ class KafkaController:
         self._partitions.online_partition_state_change(ctx.all_partitions(), batch)
         batch.send(self._channels)
         self._deletions.resume()
+        # A broker of a reassignment's target is back: its replica starts again.
+        self._reassignments.resume(lambda tp, a: bool(set(a.target_replicas) & new))
 
     # --- topics --------------------------------------------------------------------------------
 
@@ -732,6 +807,7 @@ class KafkaController:
         batch.send(self._channels)
 
     def _forget_topic(self, topic: str) -> None:
+        self._reassignments.forget_topic(topic)
         self._ctx.remove_topic(topic)
         watch = self._topic_watches.pop(topic, None)
         if watch is not None:
@@ -874,7 +950,12 @@ class KafkaController:
     def _on_topic_deletion(self) -> None:
         if not self._active:
             return
-        self._deletions.on_marked(self._zk.get_topics_marked_for_deletion())
+        marked = self._zk.get_topics_marked_for_deletion()
+        self._deletions.on_marked(marked)
+        for topic in marked:
+            # Its deletion stops every replica, those being added too (Kafka lets a running
+            # reassignment finish first; a topic being deleted has no use for it).
+            self._reassignments.forget_topic(topic)
 
     def _on_response_threadsafe(
         self, context: ControllerContext, broker_id: int, request: Any, response: Any
@@ -1008,6 +1089,33 @@ class KafkaController:
             batch = self._new_batch()
             batch.add_update_metadata(ctx.live_brokers, updated)
             batch.send(self._channels)
+        for tp in updated:
+            if tp in ctx.adding_replicas or tp in ctx.removing_replicas:
+                self._reassignments.on_isr_change(tp)
+
+    # --- partition reassignment (KIP-455) ------------------------------------------------------
+
+    def _watch_reassigning_partition(self, tp: TopicPartition) -> Watch:
+        def on_state(_: Any) -> None:
+            # kazoo's thread: only enqueue.
+            self._enqueue("PartitionReassignmentIsrChange", lambda: self._on_reassign_isr(tp))
+
+        return self._zk.watch_partition_state(tp, on_state)
+
+    def _on_reassign_isr(self, tp: TopicPartition) -> None:
+        if self._active:
+            self._reassignments.on_isr_change(tp)
+
+    def _on_reassign_znode_threadsafe(self, exists: bool) -> None:
+        # kazoo's thread: only enqueue. Kafka's handler acts on the znode's creation only: the
+        # controller's own rewrites of it (entries completed) start nothing again.
+        def action() -> None:
+            appeared = exists and not self._zk_reassignment_present
+            self._zk_reassignment_present = exists
+            if appeared and self._active:
+                self._reassignments.on_zk_reassignment()
+
+        self._enqueue("ZkPartitionReassignment", action)
 
     def _on_preferred_replica_election_znode(self) -> None:
         if not self._active:

@@ -9,6 +9,9 @@ preferred one) wins whenever it qualifies::
     preferred       AR[0], if alive and in ISR; ISR unchanged.
     controlled      first AR member alive, in ISR and not shutting down;
     shutdown        ISR := ISR minus the brokers shutting down.
+    reassignment    the current leader if it stays (in TRS) and is alive, else the first
+                    target replica (TRS order) alive and in ISR; ISR := ISR minus the
+                    replicas removed.
 
 A rule returns the new (leader, isr), or None when no replica qualifies; the caller bumps the
 leader epoch and writes the state znode. ``remove_replica_from_isr`` is what happens to a
@@ -32,6 +35,7 @@ __all__ = [
     "controlled_shutdown_leader",
     "offline_leader",
     "preferred_leader",
+    "reassignment_leader",
     "remove_replica_from_isr",
 ]
 
@@ -82,6 +86,29 @@ def controlled_shutdown_leader(
     new_isr = tuple(r for r in isr if r not in shutting_down)
     for replica in assignment:
         if replica in live and replica in isr and replica not in shutting_down:
+            return LeaderAndIsr(replica, new_isr)
+    return None
+
+
+def reassignment_leader(
+    leader: int,
+    target: Sequence[int],
+    isr: Sequence[int],
+    live: Collection[int],
+    removed: Collection[int] = (),
+) -> LeaderAndIsr | None:
+    """A partition's (leader, isr) once its replicas are ``target`` (Kafka's
+    ReassignPartitionLeaderElectionStrategy); None when no target replica is alive and in sync.
+
+        >>> reassignment_leader(0, target=(1, 2, 3), isr=(0, 1, 2, 3), live={0, 1, 2, 3},
+        ...                     removed=(0,))
+        LeaderAndIsr(leader=1, isr=(1, 2, 3))
+    """
+    new_isr = tuple(r for r in isr if r not in removed)
+    if leader in target and leader in live and leader in new_isr:
+        return LeaderAndIsr(leader, new_isr)
+    for replica in target:
+        if replica in live and replica in new_isr:
             return LeaderAndIsr(replica, new_isr)
     return None
 

@@ -112,6 +112,8 @@ class RequestBatch:
                     isr=list(state.isr),
                     partition_epoch=versioned.zk_version,
                     replicas=list(ctx.assignments.get(tp, ())),
+                    adding_replicas=list(ctx.adding_replicas.get(tp, ())),
+                    removing_replicas=list(ctx.removing_replicas.get(tp, ())),
                     is_new=is_new,
                 )
             )

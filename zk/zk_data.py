@@ -34,6 +34,14 @@ fences controller writes (see zk_store).
 
 ``/admin/delete_topics/<topic>``: empty; its existence asks the controller to delete the topic.
 
+``/admin/reassign_partitions``: partition reassignments asked for the old way (Kafka's tools before
+KIP-455 wrote it; AlterPartitionReassignments supersedes it): the target replicas of each
+partition. The controller starts them when the znode appears and removes each entry as its
+reassignment completes, the znode with the last one. Other keys of an entry (``log_dirs``) are
+ignored::
+
+    {"version":1,"partitions":[{"topic":"orders","partition":0,"replicas":[1,2,3]}]}
+
 ``/admin/preferred_replica_election`` and ``/isr_change_notification/isr_change_<10-digit seq>``
 (a sequential znode per notification) share one shape::
 
@@ -97,7 +105,7 @@ import json
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +133,7 @@ CONTROLLER_EPOCH_PATH = "/controller_epoch"
 ADMIN_PATH = "/admin"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
 PREFERRED_REPLICA_ELECTION_PATH = "/admin/preferred_replica_election"
+REASSIGN_PARTITIONS_PATH = "/admin/reassign_partitions"
 ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 LOG_DIR_EVENT_NOTIFICATION_PATH = "/log_dir_event_notification"
@@ -624,6 +633,31 @@ def encode_preferred_replica_election(partitions: Iterable[TopicPartition]) -> b
 
 def decode_preferred_replica_election(data: bytes) -> frozenset[TopicPartition]:
     return _decode_partition_list(PREFERRED_REPLICA_ELECTION_PATH, data)
+
+
+def encode_partition_reassignment(reassignment: Mapping[TopicPartition, Sequence[int]]) -> bytes:
+    items = [
+        {"topic": tp.topic, "partition": tp.partition, "replicas": list(reassignment[tp])}
+        for tp in sorted(reassignment)
+    ]
+    return _dump({"version": 1, "partitions": items})
+
+
+def decode_partition_reassignment(data: bytes) -> dict[TopicPartition, tuple[int, ...]]:
+    fields = _Fields(REASSIGN_PARTITIONS_PATH, data)
+    items = fields.get("partitions")
+    if not isinstance(items, list):
+        raise fields.error("'partitions' is not a list")
+    result: dict[TopicPartition, tuple[int, ...]] = {}
+    for item in items:
+        if not isinstance(item, dict):
+            raise fields.error("a partition entry is not a JSON object")
+        topic = item.get("topic")
+        if not isinstance(topic, str):
+            raise fields.error("a partition entry has no string 'topic'")
+        tp = TopicPartition(topic, fields.as_int("'partition'", item.get("partition")))
+        result[tp] = fields.int_list("'replicas'", item.get("replicas"))
+    return result
 
 
 def encode_isr_change(partitions: Iterable[TopicPartition]) -> bytes:

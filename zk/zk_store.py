@@ -49,7 +49,7 @@ import contextlib
 import functools
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import structlog
@@ -102,6 +102,7 @@ from minikafka.zk.zk_data import (
     PREFERRED_REPLICA_ELECTION_PATH,
     PRODUCER_ID_BLOCK_PATH,
     PRODUCER_ID_BLOCK_SIZE,
+    REASSIGN_PARTITIONS_PATH,
     TOPICS_PATH,
     BrokerRegistration,
     ControllerRegistration,
@@ -118,6 +119,7 @@ from minikafka.zk.zk_data import (
     decode_controller_epoch,
     decode_isr_change,
     decode_log_dir_event,
+    decode_partition_reassignment,
     decode_partition_state,
     decode_preferred_replica_election,
     decode_producer_id_block,
@@ -134,6 +136,7 @@ from minikafka.zk.zk_data import (
     encode_controller_epoch,
     encode_isr_change,
     encode_log_dir_event,
+    encode_partition_reassignment,
     encode_partition_state,
     encode_preferred_replica_election,
     encode_producer_id_block,
@@ -616,6 +619,18 @@ class ZkStore:
         data, zk_version = read
         return Versioned(decode_partition_state(topic, partition, data), zk_version)
 
+    def watch_partition_state(
+        self, tp: TopicPartition, callback: Callable[[PartitionState | None], None]
+    ) -> Watch:
+        """``callback(state or None)`` now and after every change of the partition's state
+        znode (the controller follows the ISR of a partition being reassigned so)."""
+        return self._watch_data(
+            partition_state_path(tp.topic, tp.partition),
+            lambda data: callback(
+                None if data is None else decode_partition_state(tp.topic, tp.partition, data)
+            ),
+        )
+
     def update_partition_state(
         self,
         topic: str,
@@ -927,6 +942,50 @@ class ZkStore:
                 None if data is None else decode_preferred_replica_election(data)
             ),
         )
+
+    # --- /admin/reassign_partitions (reassignments the pre-KIP-455 way) ---------------------------
+
+    def create_partition_reassignment(
+        self, reassignment: Mapping[TopicPartition, Sequence[int]]
+    ) -> None:
+        """Ask for reassignments the old way; ZNodeExistsError while earlier ones run."""
+        try:
+            self._create(
+                REASSIGN_PARTITIONS_PATH, encode_partition_reassignment(reassignment), makepath=True
+            )
+        except NodeExistsError:
+            raise ZNodeExistsError(REASSIGN_PARTITIONS_PATH) from None
+
+    def get_partition_reassignment(self) -> dict[TopicPartition, tuple[int, ...]] | None:
+        """The reassignments asked for in the znode; None when there is none."""
+        data = self._get_data(REASSIGN_PARTITIONS_PATH)
+        return None if data is None else decode_partition_reassignment(data)
+
+    def set_partition_reassignment(
+        self,
+        reassignment: Mapping[TopicPartition, Sequence[int]],
+        *,
+        controller_epoch_zk_version: int,
+    ) -> None:
+        """The controller's rewrite of the znode (fenced): deleted when nothing is left."""
+        if not reassignment:
+            self._fenced(
+                controller_epoch_zk_version,
+                lambda txn: txn.delete(REASSIGN_PARTITIONS_PATH),
+                REASSIGN_PARTITIONS_PATH,
+            )
+            return
+        data = encode_partition_reassignment(reassignment)
+        self._fenced(
+            controller_epoch_zk_version,
+            lambda txn: txn.set_data(REASSIGN_PARTITIONS_PATH, data),
+            REASSIGN_PARTITIONS_PATH,
+        )
+
+    def watch_partition_reassignment(self, callback: Callable[[bool], None]) -> Watch:
+        """``callback(whether the znode exists)`` now and after every change of it; its content
+        is read with ``get_partition_reassignment`` (a hand-written one may not decode)."""
+        return self._watch_data(REASSIGN_PARTITIONS_PATH, lambda data: callback(data is not None))
 
     # --- ISR change notifications: /isr_change_notification/isr_change_<seq> ------------------
 

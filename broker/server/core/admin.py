@@ -13,6 +13,7 @@ the waits and the errors are written once. The parts, as the client's admin/ pac
     topics.py       create_topics, delete_topics, create_partitions, elect_leaders (controller)
     configs.py      describe_configs, incremental_alter_configs, alter_configs (any broker)
     records.py      delete_records (partition leaders)
+    reassignments.py  alter/list_partition_reassignments (controller, KIP-455)
 
 The values are the parts' dataclasses and the controller's own (``NewTopic``,
 ``TopicPartition``). Runs on the broker's event loop.
@@ -21,11 +22,12 @@ The values are the parts' dataclasses and the controller's own (``NewTopic``,
 from __future__ import annotations
 
 from minikafka.broker.server.core.configs import ConfigsAdmin
+from minikafka.broker.server.core.reassignments import ReassignmentsAdmin
 from minikafka.broker.server.core.records import RecordsAdmin
 from minikafka.broker.server.core.topics import TopicsAdmin
 
 __all__ = ["TopicAdmin"]
 
 
-class TopicAdmin(TopicsAdmin, ConfigsAdmin, RecordsAdmin):
+class TopicAdmin(TopicsAdmin, ConfigsAdmin, RecordsAdmin, ReassignmentsAdmin):
     """See the module docstring and each part's. Lives on the broker's event loop."""

@@ -20,6 +20,8 @@ the same ones) asks ``AuthHelper`` with its row's name, so the checks are writte
     CreatePartitions            Topic: Alter
     DeleteRecords               Topic: Delete
     ElectLeaders                Cluster: Alter                CLUSTER_AUTHORIZATION_FAILED
+    AlterPartitionReassignments Cluster: Alter                CLUSTER_AUTHORIZATION_FAILED
+    ListPartitionReassignments  Cluster: Describe             CLUSTER_AUTHORIZATION_FAILED
     DescribeConfigs             Topic / Cluster (broker resources): DescribeConfigs
     AlterConfigs                Topic / Cluster (broker resources): AlterConfigs
     InitProducerId              TransactionalId: Write if one is given, else Cluster:
@@ -97,6 +99,8 @@ REQUIRED: Mapping[str, Mapping[ResourceType, AclOperation]] = {
     "CreatePartitions": {_R.TOPIC: _Op.ALTER},
     "DeleteRecords": {_R.TOPIC: _Op.DELETE},
     "ElectLeaders": {_R.CLUSTER: _Op.ALTER},
+    "AlterPartitionReassignments": {_R.CLUSTER: _Op.ALTER},
+    "ListPartitionReassignments": {_R.CLUSTER: _Op.DESCRIBE},
     "DescribeConfigs": {_R.TOPIC: _Op.DESCRIBE_CONFIGS, _R.CLUSTER: _Op.DESCRIBE_CONFIGS},
     "AlterConfigs": {_R.TOPIC: _Op.ALTER_CONFIGS, _R.CLUSTER: _Op.ALTER_CONFIGS},
     "InitProducerId": {

@@ -10,6 +10,7 @@ groups         FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
                DescribeGroups, ListGroups, DeleteGroups
 group_offsets  OffsetCommit, OffsetFetch, OffsetDelete
 topics         CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders
+reassignments  AlterPartitionReassignments, ListPartitionReassignments
 sasl           SaslHandshake, SaslAuthenticate once authenticated or on a PLAINTEXT
                listener: ILLEGAL_SASL_STATE (the exchange itself: sasl_authenticator.py)
 users          DescribeUserScramCredentials, AlterUserScramCredentials
@@ -32,6 +33,7 @@ from minikafka.broker.server.kafka.handlers import (
     offsets,
     produce,
     producer_ids,
+    reassignments,
     sasl,
     topics,
     transactions,
@@ -50,6 +52,7 @@ __all__ = [
     "offsets",
     "produce",
     "producer_ids",
+    "reassignments",
     "sasl",
     "topics",
     "transactions",

@@ -85,6 +85,8 @@ KAFKA_3_9 = {
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs
+    45: (0, 0),  # AlterPartitionReassignments
+    46: (0, 0),  # ListPartitionReassignments
     47: (0, 0),  # OffsetDelete
     48: (0, 1),  # DescribeClientQuotas
     49: (0, 1),  # AlterClientQuotas
