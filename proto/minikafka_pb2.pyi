@@ -944,6 +944,99 @@ class ElectLeadersResponse(_message.Message):
     replica_election_results: _containers.RepeatedCompositeFieldContainer[ElectLeadersResponse.ReplicaElectionResult]
     def __init__(self, error_code: _Optional[int] = ..., replica_election_results: _Optional[_Iterable[_Union[ElectLeadersResponse.ReplicaElectionResult, _Mapping]]] = ...) -> None: ...
 
+class AlterPartitionReassignmentsRequest(_message.Message):
+    __slots__ = ("topics", "timeout_ms")
+    class ReassignablePartition(_message.Message):
+        __slots__ = ("partition_index", "replicas", "cancel")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        CANCEL_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        replicas: _containers.RepeatedScalarFieldContainer[int]
+        cancel: bool
+        def __init__(self, partition_index: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., cancel: _Optional[bool] = ...) -> None: ...
+    class ReassignableTopic(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[AlterPartitionReassignmentsRequest.ReassignablePartition]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[AlterPartitionReassignmentsRequest.ReassignablePartition, _Mapping]]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[AlterPartitionReassignmentsRequest.ReassignableTopic]
+    timeout_ms: int
+    def __init__(self, topics: _Optional[_Iterable[_Union[AlterPartitionReassignmentsRequest.ReassignableTopic, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class AlterPartitionReassignmentsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "responses")
+    class ReassignablePartitionResponse(_message.Message):
+        __slots__ = ("partition_index", "error_code", "error_message")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+        ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        error_code: int
+        error_message: str
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ...) -> None: ...
+    class ReassignableTopicResponse(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[AlterPartitionReassignmentsResponse.ReassignablePartitionResponse]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[AlterPartitionReassignmentsResponse.ReassignablePartitionResponse, _Mapping]]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    responses: _containers.RepeatedCompositeFieldContainer[AlterPartitionReassignmentsResponse.ReassignableTopicResponse]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., responses: _Optional[_Iterable[_Union[AlterPartitionReassignmentsResponse.ReassignableTopicResponse, _Mapping]]] = ...) -> None: ...
+
+class ListPartitionReassignmentsRequest(_message.Message):
+    __slots__ = ("topics", "timeout_ms")
+    class ListPartitionReassignmentsTopics(_message.Message):
+        __slots__ = ("name", "partition_indexes")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITION_INDEXES_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partition_indexes: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, name: _Optional[str] = ..., partition_indexes: _Optional[_Iterable[int]] = ...) -> None: ...
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    topics: _containers.RepeatedCompositeFieldContainer[ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics]
+    timeout_ms: int
+    def __init__(self, topics: _Optional[_Iterable[_Union[ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics, _Mapping]]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+
+class ListPartitionReassignmentsResponse(_message.Message):
+    __slots__ = ("error_code", "error_message", "topics")
+    class OngoingPartitionReassignment(_message.Message):
+        __slots__ = ("partition_index", "replicas", "adding_replicas", "removing_replicas")
+        PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
+        REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        ADDING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        REMOVING_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+        partition_index: int
+        replicas: _containers.RepeatedScalarFieldContainer[int]
+        adding_replicas: _containers.RepeatedScalarFieldContainer[int]
+        removing_replicas: _containers.RepeatedScalarFieldContainer[int]
+        def __init__(self, partition_index: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., adding_replicas: _Optional[_Iterable[int]] = ..., removing_replicas: _Optional[_Iterable[int]] = ...) -> None: ...
+    class OngoingTopicReassignment(_message.Message):
+        __slots__ = ("name", "partitions")
+        NAME_FIELD_NUMBER: _ClassVar[int]
+        PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+        name: str
+        partitions: _containers.RepeatedCompositeFieldContainer[ListPartitionReassignmentsResponse.OngoingPartitionReassignment]
+        def __init__(self, name: _Optional[str] = ..., partitions: _Optional[_Iterable[_Union[ListPartitionReassignmentsResponse.OngoingPartitionReassignment, _Mapping]]] = ...) -> None: ...
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TOPICS_FIELD_NUMBER: _ClassVar[int]
+    error_code: int
+    error_message: str
+    topics: _containers.RepeatedCompositeFieldContainer[ListPartitionReassignmentsResponse.OngoingTopicReassignment]
+    def __init__(self, error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., topics: _Optional[_Iterable[_Union[ListPartitionReassignmentsResponse.OngoingTopicReassignment, _Mapping]]] = ...) -> None: ...
+
 class DescribeConfigsRequest(_message.Message):
     __slots__ = ("resources",)
     class DescribeConfigsResource(_message.Message):

@@ -521,6 +521,16 @@ class AdminStub:
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersRequest.SerializeToString,
                 response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersResponse.FromString,
                 _registered_method=True)
+        self.AlterPartitionReassignments = channel.unary_unary(
+                '/minikafka.v1.Admin/AlterPartitionReassignments',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
+        self.ListPartitionReassignments = channel.unary_unary(
+                '/minikafka.v1.Admin/ListPartitionReassignments',
+                request_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+                response_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListPartitionReassignmentsResponse.FromString,
+                _registered_method=True)
         self.DescribeConfigs = channel.unary_unary(
                 '/minikafka.v1.Admin/DescribeConfigs',
                 request_serializer=minikafka_dot_proto_dot_minikafka__pb2.DescribeConfigsRequest.SerializeToString,
@@ -622,6 +632,22 @@ class AdminServicer:
 
     def ElectLeaders(self, request, context):
         """Preferred or unclean leader election for the given partitions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterPartitionReassignments(self, request, context):
+        """Move partitions to other replicas, or cancel moves (KIP-455; Alter on the Cluster;
+        answered by the controller, NOT_CONTROLLER elsewhere).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPartitionReassignments(self, request, context):
+        """The partitions being moved, with their adding and removing replicas (Describe on the
+        Cluster; the controller).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -752,6 +778,16 @@ def add_AdminServicer_to_server(servicer, server):
                     servicer.ElectLeaders,
                     request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersRequest.FromString,
                     response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersResponse.SerializeToString,
+            ),
+            'AlterPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterPartitionReassignments,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.AlterPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.AlterPartitionReassignmentsResponse.SerializeToString,
+            ),
+            'ListPartitionReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPartitionReassignments,
+                    request_deserializer=minikafka_dot_proto_dot_minikafka__pb2.ListPartitionReassignmentsRequest.FromString,
+                    response_serializer=minikafka_dot_proto_dot_minikafka__pb2.ListPartitionReassignmentsResponse.SerializeToString,
             ),
             'DescribeConfigs': grpc.unary_unary_rpc_method_handler(
                     servicer.DescribeConfigs,
@@ -935,6 +971,60 @@ class Admin:
             '/minikafka.v1.Admin/ElectLeaders',
             minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersRequest.SerializeToString,
             minikafka_dot_proto_dot_minikafka__pb2.ElectLeadersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/AlterPartitionReassignments',
+            minikafka_dot_proto_dot_minikafka__pb2.AlterPartitionReassignmentsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.AlterPartitionReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPartitionReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minikafka.v1.Admin/ListPartitionReassignments',
+            minikafka_dot_proto_dot_minikafka__pb2.ListPartitionReassignmentsRequest.SerializeToString,
+            minikafka_dot_proto_dot_minikafka__pb2.ListPartitionReassignmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

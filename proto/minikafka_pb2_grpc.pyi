@@ -238,6 +238,14 @@ class AdminStub:
     """Add partitions to existing topics."""
     ElectLeaders: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.ElectLeadersRequest, _minikafka_pb2.ElectLeadersResponse]
     """Preferred or unclean leader election for the given partitions."""
+    AlterPartitionReassignments: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.AlterPartitionReassignmentsRequest, _minikafka_pb2.AlterPartitionReassignmentsResponse]
+    """Move partitions to other replicas, or cancel moves (KIP-455; Alter on the Cluster;
+    answered by the controller, NOT_CONTROLLER elsewhere).
+    """
+    ListPartitionReassignments: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.ListPartitionReassignmentsRequest, _minikafka_pb2.ListPartitionReassignmentsResponse]
+    """The partitions being moved, with their adding and removing replicas (Describe on the
+    Cluster; the controller).
+    """
     DescribeConfigs: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeConfigsRequest, _minikafka_pb2.DescribeConfigsResponse]
     """Topic or broker configs with their sources."""
     IncrementalAlterConfigs: _grpc.UnaryUnaryMultiCallable[_minikafka_pb2.IncrementalAlterConfigsRequest, _minikafka_pb2.IncrementalAlterConfigsResponse]
@@ -293,6 +301,14 @@ class AdminAsyncStub(AdminStub):
     """Add partitions to existing topics."""
     ElectLeaders: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ElectLeadersRequest, _minikafka_pb2.ElectLeadersResponse]  # type: ignore[assignment]
     """Preferred or unclean leader election for the given partitions."""
+    AlterPartitionReassignments: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.AlterPartitionReassignmentsRequest, _minikafka_pb2.AlterPartitionReassignmentsResponse]  # type: ignore[assignment]
+    """Move partitions to other replicas, or cancel moves (KIP-455; Alter on the Cluster;
+    answered by the controller, NOT_CONTROLLER elsewhere).
+    """
+    ListPartitionReassignments: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ListPartitionReassignmentsRequest, _minikafka_pb2.ListPartitionReassignmentsResponse]  # type: ignore[assignment]
+    """The partitions being moved, with their adding and removing replicas (Describe on the
+    Cluster; the controller).
+    """
     DescribeConfigs: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.DescribeConfigsRequest, _minikafka_pb2.DescribeConfigsResponse]  # type: ignore[assignment]
     """Topic or broker configs with their sources."""
     IncrementalAlterConfigs: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.IncrementalAlterConfigsRequest, _minikafka_pb2.IncrementalAlterConfigsResponse]  # type: ignore[assignment]
@@ -369,6 +385,26 @@ class AdminServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_minikafka_pb2.ElectLeadersResponse, _abc.Awaitable[_minikafka_pb2.ElectLeadersResponse]]:
         """Preferred or unclean leader election for the given partitions."""
+
+    @_abc_1.abstractmethod
+    def AlterPartitionReassignments(
+        self,
+        request: _minikafka_pb2.AlterPartitionReassignmentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.AlterPartitionReassignmentsResponse, _abc.Awaitable[_minikafka_pb2.AlterPartitionReassignmentsResponse]]:
+        """Move partitions to other replicas, or cancel moves (KIP-455; Alter on the Cluster;
+        answered by the controller, NOT_CONTROLLER elsewhere).
+        """
+
+    @_abc_1.abstractmethod
+    def ListPartitionReassignments(
+        self,
+        request: _minikafka_pb2.ListPartitionReassignmentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_minikafka_pb2.ListPartitionReassignmentsResponse, _abc.Awaitable[_minikafka_pb2.ListPartitionReassignmentsResponse]]:
+        """The partitions being moved, with their adding and removing replicas (Describe on the
+        Cluster; the controller).
+        """
 
     @_abc_1.abstractmethod
     def DescribeConfigs(
