@@ -263,6 +263,63 @@ class AdminService(pb_grpc.AdminServicer):
             )
         return response
 
+    async def AlterPartitionReassignments(
+        self, request: pb.AlterPartitionReassignmentsRequest, context: _Context
+    ) -> pb.AlterPartitionReassignmentsResponse:
+        requests: dict[TopicPartition, list[int] | None] = {
+            TopicPartition(t.name, p.partition_index): None if p.cancel else list(p.replicas)
+            for t in request.topics
+            for p in t.partitions
+        }
+        result = await self._admin.alter_partition_reassignments(
+            requests, session=self._session(context)
+        )
+        response = pb.AlterPartitionReassignmentsResponse(
+            error_code=result.error_code, error_message=result.error_message
+        )
+        for topic, items in itertools.groupby(result.partitions, key=lambda r: r.topic):
+            response.responses.add(
+                name=topic,
+                partitions=[
+                    pb.AlterPartitionReassignmentsResponse.ReassignablePartitionResponse(
+                        partition_index=r.partition,
+                        error_code=r.error_code,
+                        error_message=r.error_message,
+                    )
+                    for r in items
+                ],
+            )
+        return response
+
+    async def ListPartitionReassignments(
+        self, request: pb.ListPartitionReassignmentsRequest, context: _Context
+    ) -> pb.ListPartitionReassignmentsResponse:
+        partitions = (
+            [TopicPartition(t.name, p) for t in request.topics for p in t.partition_indexes]
+            if request.topics
+            else None
+        )
+        result = await self._admin.list_partition_reassignments(
+            partitions, session=self._session(context)
+        )
+        response = pb.ListPartitionReassignmentsResponse(
+            error_code=result.error_code, error_message=result.error_message
+        )
+        for topic, items in itertools.groupby(result.reassignments, key=lambda r: r.topic):
+            response.topics.add(
+                name=topic,
+                partitions=[
+                    pb.ListPartitionReassignmentsResponse.OngoingPartitionReassignment(
+                        partition_index=r.partition,
+                        replicas=r.replicas,
+                        adding_replicas=r.adding_replicas,
+                        removing_replicas=r.removing_replicas,
+                    )
+                    for r in items
+                ],
+            )
+        return response
+
     async def DescribeConfigs(
         self, request: pb.DescribeConfigsRequest, context: _Context
     ) -> pb.DescribeConfigsResponse:
