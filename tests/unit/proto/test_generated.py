@@ -44,6 +44,8 @@ SERVICES = {
         "DeleteTopics",
         "CreatePartitions",
         "ElectLeaders",
+        "AlterPartitionReassignments",
+        "ListPartitionReassignments",
         "DescribeConfigs",
         "IncrementalAlterConfigs",
         "DeleteRecords",

@@ -112,6 +112,8 @@ def test_the_table_is_kafkas() -> None:
     assert REQUIRED["DescribeConfigs"][R.CLUSTER] == Op.DESCRIBE_CONFIGS
     assert REQUIRED["AlterConfigs"][R.TOPIC] == Op.ALTER_CONFIGS
     assert REQUIRED["ElectLeaders"] == {R.CLUSTER: Op.ALTER}
+    assert REQUIRED["AlterPartitionReassignments"] == {R.CLUSTER: Op.ALTER}
+    assert REQUIRED["ListPartitionReassignments"] == {R.CLUSTER: Op.DESCRIBE}
     for api in ("LeaderAndIsr", "UpdateMetadata", "StopReplica", "ControlledShutdown"):
         assert REQUIRED[api] == {R.CLUSTER: Op.CLUSTER_ACTION}
     for api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
