@@ -19,6 +19,12 @@ of an acks=all produce (delayed_produce.py). InitProducerId is not asked of it a
   the controller) does not end the wait, becoming a follower answers NOT_LEADER_OR_FOLLOWER.
 * Fetch serves consumers up to the HW and followers up to the LEO; a follower's fetch is also
   how the leader learns its LEO, which moves the HW and may put it back into the ISR.
+* KIP-392: a consumer fetch that carries client metadata (Kafka's Fetch v11+, every gRPC
+  fetch) is served by a follower too, up to that follower's HW (an offset between its HW and
+  its LEO reads nothing, one past its LEO is OFFSET_OUT_OF_RANGE, as Kafka's follower answers).
+  With ``replica.selector.class`` a leader asks its selector (replica_selector.py) where such a
+  consumer should read; another replica (in the ISR, holding the fetch offset, reachable on the
+  consumer's listener) is answered as ``preferred_read_replica`` with no records, at once.
 * A log dir that goes offline (an I/O error, reported to the LogManager's
   LogDirFailureChannel) takes its partitions offline here (``handle_log_dir_failure``):
   produce, fetch, list offsets and LeaderAndIsr answer KAFKA_STORAGE_ERROR for them until the
@@ -82,6 +88,12 @@ from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import AppendOrigin
 from minikafka.broker.replication.requests import (
+from minikafka.broker.replication.replica_selector import (
+    ClientMetadata,
+    PartitionView,
+    ReplicaView,
+    replica_selector_for,
+)
     READ_COMMITTED,
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
@@ -164,6 +176,8 @@ class MetadataView(Protocol):
     def is_alive(self, broker_id: int) -> bool: ...
 
     def get_listener_endpoint(
+    def get_rack(self, broker_id: int) -> str | None: ...
+
         self, broker_id: int, listener_name: str
     ) -> tuple[str, int] | None: ...
 
@@ -190,6 +204,8 @@ class _FetchRead:
     # response size), an error, a diverging epoch (fetch sessions read them again).
     unsettled: list[TopicPartition]
 
+    # Some partition was answered a preferred read replica: the answer goes out at once.
+    redirected: bool = False
 
 def _check_fetch_request(
     partition: Partition, fp: FetchPartition, replica_id: int, max_bytes: int
@@ -278,6 +294,7 @@ class ReplicaManager:
             )
         self.truncate_to_high_watermark = truncation == "high_watermark"
         # Set once the broker asks the controller for a controlled shutdown (begin_shutdown).
+        self._replica_selector = replica_selector_for(config.replica_selector_class)
         self._shutting_down = False
         self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher, config.num_replica_fetchers)
@@ -1002,12 +1019,12 @@ class ReplicaManager:
         def enough() -> bool:
             if session_key is None:
                 current = latest[0]
-                return current.errors or current.bytes >= request.min_bytes
+                return current.errors or current.redirected or current.bytes >= request.min_bytes
             # Partitions with records or errors are unsettled: each read of the changed ones
             # reads them again, so the latest results hold every byte and error of the fetch.
             size = 0
             for answer in results.values():
-                if answer.error_code != ErrorCode.NONE:
+                if answer.error_code != ErrorCode.NONE or answer.preferred_read_replica >= 0:
                     return True
                 size += len(answer.records)
             return size >= request.min_bytes
@@ -1015,6 +1032,7 @@ class ReplicaManager:
         if request.max_wait_ms > 0 and request.min_bytes > 0 and (requested or session_key):
             loop = asyncio.get_running_loop()
             if session_key is not None:
+                client_metadata=request.client_metadata,
                 keys: list[Hashable] = [session_key]
             else:
                 keys = [
@@ -1112,7 +1130,9 @@ class ReplicaManager:
     ) -> _FetchRead:
         """A consumer reads up to the high watermark, or with ``read_committed`` up to the
         last stable offset with the aborted transactions its records may hold (KIP-98); a
-        follower reads up to the LEO."""
+        follower reads up to the LEO. A consumer with ``client_metadata`` may read from a
+        follower, or be sent to another replica by the leader (KIP-392, the module docstring);
+        Kafka's fetchOnlyLeader rule decides which fetches must come to the leader."""
         from_follower = replica_id >= 0
         # As Kafka: the answer is capped by replica.fetch.response.max.bytes for a follower and
         # fetch.max.bytes for a consumer, whatever the request asks (the first batch excepted).
@@ -1133,14 +1153,19 @@ class ReplicaManager:
             high_watermark = last_stable_offset = log_start_offset = -1
             try:
                 partition = self._hosted(tp)
-                partition.check_leader_epoch(fp.current_leader_epoch, require_leader=True)
+                partition.check_leader_epoch(fp.current_leader_epoch, require_leader=only_leader)
                 _check_fetch_request(partition, fp, replica_id, max_bytes)
                 log = partition.log
+        client_metadata: ClientMetadata | None = None,
                 high_watermark = partition.high_watermark
                 last_stable_offset = getattr(partition, "last_stable_offset", high_watermark)
                 log_start_offset = log.log_start_offset
                 if from_follower:
                     upper_bound = log.log_end_offset
+        only_leader = from_follower or (
+            replica_id == _CONSUMER_REPLICA_ID and client_metadata is None
+        )
+        redirected = False
                 else:
                     upper_bound = last_stable_offset if read_committed else high_watermark
                 diverging = self._diverging_epoch(partition, fp) if from_follower else None
@@ -1166,6 +1191,28 @@ class ReplicaManager:
                         if read_committed and not from_follower:
                             aborted = tuple(
                                 (txn.producer_id, txn.first_offset)
+                preferred = (
+                    self._preferred_read_replica(partition, client_metadata, fp.fetch_offset)
+                    if client_metadata is not None and not from_follower
+                    else None
+                )
+                if preferred is not None:
+                    # Kafka skips the read: the consumer fetches from ``preferred`` next.
+                    redirected = True
+                    unsettled.append(tp)
+                    responses.append(
+                        FetchPartitionResult(
+                            fp.topic,
+                            fp.partition,
+                            ErrorCode.NONE,
+                            "",
+                            high_watermark,
+                            last_stable_offset,
+                            log_start_offset,
+                            preferred_read_replica=preferred,
+                        )
+                    )
+                    continue
                                 for txn in partition.aborted_transactions(
                                     fp.fetch_offset, upper_bound
                                 )
@@ -1206,7 +1253,50 @@ class ReplicaManager:
                 )
                 errors = True
                 unsettled.append(tp)
-        return _FetchRead(responses, total, errors, unsettled)
+        return _FetchRead(responses, total, errors, unsettled, redirected)
+
+    def _preferred_read_replica(
+        self, partition: Partition, client: ClientMetadata, fetch_offset: int
+    ) -> int | None:
+        """Where the leader's selector sends this consumer, when not to the leader itself
+        (Kafka's ReplicaManager.findPreferredReadReplica): the candidates are the leader and
+        the followers in the ISR whose log holds ``fetch_offset``, reachable on the client's
+        listener. A lagging follower outside the ISR is never offered: the consumer would
+        lag with it."""
+        selector = self._replica_selector
+        if selector is None or not partition.is_leader:
+            return None
+        now = self._time_ms()
+        isr = partition.isr
+        metadata = self._metadata
+        candidates = [
+            ReplicaView(
+                broker_id,
+                metadata.get_rack(broker_id),
+                remote.log_end_offset,
+                now - remote.last_caught_up_time_ms,
+            )
+            for broker_id, remote in partition.remote_replicas.items()
+            if broker_id in isr
+            and remote.log_start_offset <= fetch_offset <= remote.log_end_offset
+            and metadata.get_listener_endpoint(broker_id, client.listener) is not None
+        ]
+        leader = ReplicaView(
+            self.broker_id, self.config.broker_rack, partition.log.log_end_offset, 0
+        )
+        tp = TopicPartition(partition.topic, partition.partition)
+        chosen = selector.select(tp, client, PartitionView((*candidates, leader), leader))
+        if chosen is None or chosen.broker_id == self.broker_id:
+            return None
+        _log.debug(
+            "fetch.preferred_read_replica",
+            topic=partition.topic,
+            partition=partition.partition,
+            fetch_offset=fetch_offset,
+            client_rack=client.rack_id,
+            preferred_read_replica=chosen.broker_id,
+        )
+        return chosen.broker_id
 
     # --- ListOffsets and OffsetsForLeaderEpoch ------------------------------------------------
 

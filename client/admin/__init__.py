@@ -11,6 +11,7 @@ One class, AdminClient, made of one part per concern, each a module of this pack
     _routing.py  AdminBase: connection, cached metadata, where a request goes, the retries
     cluster.py   describe_cluster, list_topics, describe_topics, describe_replicas (any broker)
     topics.py    create_topics, delete_topics, create_partitions, elect_leaders (controller)
+    reassignments.py  alter/list_partition_reassignments (controller, KIP-455)
     configs.py   describe/alter topic and broker configs
     acls.py      describe_acls, create_acls, delete_acls (any broker)
     groups.py    consumer groups and their committed offsets (the group's coordinator)
@@ -56,6 +57,7 @@ from minikafka.client.admin.quotas import (
     ClientQuotaFilterComponent,
     QuotaAdmin,
 )
+from minikafka.client.admin.reassignments import PartitionReassignment, ReassignmentAdmin
 from minikafka.client.admin.records import (
     EARLIEST,
     LATEST,
@@ -103,6 +105,7 @@ __all__ = [
     "Node",
     "OffsetAndMetadata",
     "PartitionInfo",
+    "PartitionReassignment",
     "PartitionReplicas",
     "ProducerState",
     "ScramCredentialInfo",
@@ -122,6 +125,7 @@ _ = NO_LEADER  # kept importable from here, as before the split
 class AdminClient(
     ClusterAdmin,
     TopicAdmin,
+    ReassignmentAdmin,
     ConfigAdmin,
     GroupAdmin,
     TransactionAdmin,
