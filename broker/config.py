@@ -29,7 +29,12 @@ Keys, with Kafka's names and defaults::
                                                shutdown) go over; required when
                                                inter.broker.listener.name is a Kafka listener;
                                                when set, another listener than that one
-    broker.rack                                none
+    broker.rack                                none (KIP-36: rack-aware replica assignment when
+                                               every broker has one)
+    replica.selector.class                     none: consumers read from leaders (KIP-392);
+                                               org.apache.kafka.common.replica.
+                                               RackAwareReplicaSelector: a consumer with
+                                               client.rack is sent to a replica in its rack
     metrics.listener                           empty: no metrics; http://host:port serves
                                                Prometheus' GET /metrics (empty host: every
                                                interface)
@@ -331,6 +336,7 @@ class BrokerConfig:
     max_connections_per_ip: int = INT_MAX
     max_connections_per_ip_overrides: Mapping[str, int] = field(default_factory=dict, hash=False)
     broker_rack: str | None = None
+    replica_selector_class: str | None = None  # KIP-392; broker/replication/replica_selector.py
     metrics_listener: str = ""  # http://host:port, see parse_metrics_listener
     log_dirs: tuple[Path, ...] = (Path("/tmp/kafka-logs"),)
     zookeeper_session_timeout_ms: int = 18_000
@@ -1254,6 +1260,7 @@ _SPECS: tuple[ConfigKey, ...] = (
         _connection_overrides,
     ),
     _spec("broker.rack", "broker_rack", _optional_string),
+    _spec("replica.selector.class", "replica_selector_class", _optional_string),
     _spec("metrics.listener", "metrics_listener", _metrics_listener),
     _spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
     _spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),

@@ -200,7 +200,12 @@ class CachedPartition:
     def maybe_update_response_data(self, result: FetchPartitionResult, update: bool) -> bool:
         """Whether an incremental answer must carry ``result``; with ``update``, remember what it
         tells (Kafka's CachedPartition.maybeUpdateResponseData)."""
-        must_respond = bool(result.records) or result.diverging_epoch is not None
+        # A preferred read replica (KIP-392) is always answered: the consumer moves on it.
+        must_respond = (
+            bool(result.records)
+            or result.diverging_epoch is not None
+            or result.preferred_read_replica >= 0
+        )
         if result.high_watermark != self.high_watermark:
             must_respond = True
             if update:

@@ -87,13 +87,13 @@ from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
 from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import AppendOrigin
-from minikafka.broker.replication.requests import (
 from minikafka.broker.replication.replica_selector import (
     ClientMetadata,
     PartitionView,
     ReplicaView,
     replica_selector_for,
 )
+from minikafka.broker.replication.requests import (
     READ_COMMITTED,
     DeleteRecordsPartition,
     DeleteRecordsPartitionResult,
@@ -175,9 +175,9 @@ class MetadataView(Protocol):
 
     def is_alive(self, broker_id: int) -> bool: ...
 
-    def get_listener_endpoint(
     def get_rack(self, broker_id: int) -> str | None: ...
 
+    def get_listener_endpoint(
         self, broker_id: int, listener_name: str
     ) -> tuple[str, int] | None: ...
 
@@ -203,9 +203,9 @@ class _FetchRead:
     # Partitions a read now could answer again: records beyond what was read (or cut by the
     # response size), an error, a diverging epoch (fetch sessions read them again).
     unsettled: list[TopicPartition]
-
     # Some partition was answered a preferred read replica: the answer goes out at once.
     redirected: bool = False
+
 
 def _check_fetch_request(
     partition: Partition, fp: FetchPartition, replica_id: int, max_bytes: int
@@ -293,8 +293,8 @@ class ReplicaManager:
                 f"not {truncation!r}"
             )
         self.truncate_to_high_watermark = truncation == "high_watermark"
-        # Set once the broker asks the controller for a controlled shutdown (begin_shutdown).
         self._replica_selector = replica_selector_for(config.replica_selector_class)
+        # Set once the broker asks the controller for a controlled shutdown (begin_shutdown).
         self._shutting_down = False
         self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher, config.num_replica_fetchers)
@@ -1005,6 +1005,7 @@ class ReplicaManager:
                 request.max_bytes,
                 request.file_records,
                 read_committed=request.isolation_level == READ_COMMITTED,
+                client_metadata=request.client_metadata,
             )
             if context is not None:
                 self.fetch_sessions.stats.partitions_read += len(partitions)
@@ -1032,7 +1033,6 @@ class ReplicaManager:
         if request.max_wait_ms > 0 and request.min_bytes > 0 and (requested or session_key):
             loop = asyncio.get_running_loop()
             if session_key is not None:
-                client_metadata=request.client_metadata,
                 keys: list[Hashable] = [session_key]
             else:
                 keys = [
@@ -1127,6 +1127,7 @@ class ReplicaManager:
         file_records: bool = False,
         *,
         read_committed: bool = False,
+        client_metadata: ClientMetadata | None = None,
     ) -> _FetchRead:
         """A consumer reads up to the high watermark, or with ``read_committed`` up to the
         last stable offset with the aborted transactions its records may hold (KIP-98); a
@@ -1134,6 +1135,10 @@ class ReplicaManager:
         follower, or be sent to another replica by the leader (KIP-392, the module docstring);
         Kafka's fetchOnlyLeader rule decides which fetches must come to the leader."""
         from_follower = replica_id >= 0
+        only_leader = from_follower or (
+            replica_id == _CONSUMER_REPLICA_ID and client_metadata is None
+        )
+        redirected = False
         # As Kafka: the answer is capped by replica.fetch.response.max.bytes for a follower and
         # fetch.max.bytes for a consumer, whatever the request asks (the first batch excepted).
         cap = (
@@ -1156,16 +1161,33 @@ class ReplicaManager:
                 partition.check_leader_epoch(fp.current_leader_epoch, require_leader=only_leader)
                 _check_fetch_request(partition, fp, replica_id, max_bytes)
                 log = partition.log
-        client_metadata: ClientMetadata | None = None,
                 high_watermark = partition.high_watermark
                 last_stable_offset = getattr(partition, "last_stable_offset", high_watermark)
                 log_start_offset = log.log_start_offset
+                preferred = (
+                    self._preferred_read_replica(partition, client_metadata, fp.fetch_offset)
+                    if client_metadata is not None and not from_follower
+                    else None
+                )
+                if preferred is not None:
+                    # Kafka skips the read: the consumer fetches from ``preferred`` next.
+                    redirected = True
+                    unsettled.append(tp)
+                    responses.append(
+                        FetchPartitionResult(
+                            fp.topic,
+                            fp.partition,
+                            ErrorCode.NONE,
+                            "",
+                            high_watermark,
+                            last_stable_offset,
+                            log_start_offset,
+                            preferred_read_replica=preferred,
+                        )
+                    )
+                    continue
                 if from_follower:
                     upper_bound = log.log_end_offset
-        only_leader = from_follower or (
-            replica_id == _CONSUMER_REPLICA_ID and client_metadata is None
-        )
-        redirected = False
                 else:
                     upper_bound = last_stable_offset if read_committed else high_watermark
                 diverging = self._diverging_epoch(partition, fp) if from_follower else None
@@ -1191,28 +1213,6 @@ class ReplicaManager:
                         if read_committed and not from_follower:
                             aborted = tuple(
                                 (txn.producer_id, txn.first_offset)
-                preferred = (
-                    self._preferred_read_replica(partition, client_metadata, fp.fetch_offset)
-                    if client_metadata is not None and not from_follower
-                    else None
-                )
-                if preferred is not None:
-                    # Kafka skips the read: the consumer fetches from ``preferred`` next.
-                    redirected = True
-                    unsettled.append(tp)
-                    responses.append(
-                        FetchPartitionResult(
-                            fp.topic,
-                            fp.partition,
-                            ErrorCode.NONE,
-                            "",
-                            high_watermark,
-                            last_stable_offset,
-                            log_start_offset,
-                            preferred_read_replica=preferred,
-                        )
-                    )
-                    continue
                                 for txn in partition.aborted_transactions(
                                     fp.fetch_offset, upper_bound
                                 )

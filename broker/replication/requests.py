@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from minikafka.broker.replication.producer_state import AppendOrigin
+from minikafka.broker.replication.replica_selector import ClientMetadata
 from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import RecordError
@@ -193,6 +194,11 @@ class FetchRequest:
     # READ_UNCOMMITTED (0): a consumer reads up to the high watermark; READ_COMMITTED (1): up
     # to the last stable offset, with the aborted transactions the answer overlaps (KIP-98).
     isolation_level: int = 0
+    # KIP-392: the consumer's rack and listener (Kafka's Fetch v11+, every gRPC fetch). With it
+    # a consumer may read from a follower (up to that follower's HW) and a leader with a
+    # replica.selector.class may send it to a closer replica; without it (Kafka's Fetch
+    # before v11) a consumer reads from leaders only.
+    client_metadata: ClientMetadata | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +219,8 @@ class FetchPartitionResult:
     # read_committed: (producer_id, first_offset) of each aborted transaction the records
     # overlap, Kafka's AbortedTransaction; the consumer drops their records.
     aborted_transactions: tuple[tuple[int, int], ...] = ()
+    # KIP-392: the replica the consumer should fetch from instead (records then empty); -1 none.
+    preferred_read_replica: int = -1
 
 
 # --- ListOffsets ------------------------------------------------------------------------------

@@ -163,6 +163,11 @@ class MetadataCache:
     def is_alive(self, broker_id: int) -> bool:
         return broker_id in self._brokers
 
+    def get_rack(self, broker_id: int) -> str | None:
+        """The live broker's ``broker.rack`` (None: no rack, or not alive)."""
+        broker = self._brokers.get(broker_id)
+        return None if broker is None else broker.rack
+
     def get_alive_broker_endpoint(
         self, broker_id: int, listener_name: str
     ) -> tuple[str, int] | None:

@@ -146,6 +146,7 @@ class FakeMetadata:
         self.partitions: set[tuple[str, int]] = set()
         self.endpoints: dict[int, tuple[str, int]] = {}
         self.dead: set[int] = set()  # every broker is alive unless listed here
+        self.racks: dict[int, str] = {}  # broker.rack of the brokers that have one
         # Every other node's address on the inter-broker listener (set by the Cluster).
         self.nodes: Mapping[int, Node] = {}
 
@@ -154,6 +155,9 @@ class FakeMetadata:
 
     def is_alive(self, broker_id: int) -> bool:
         return broker_id not in self.dead
+
+    def get_rack(self, broker_id: int) -> str | None:
+        return None if broker_id in self.dead else self.racks.get(broker_id)
 
     def get_listener_endpoint(self, broker_id: int, listener_name: str) -> tuple[str, int] | None:
         if broker_id in self.dead:
