@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from minikafka.broker.replication.replica_selector import (
     RACK_AWARE_REPLICA_SELECTOR,
@@ -40,7 +41,7 @@ def client(rack: str) -> ClientMetadata:
 
 
 async def fetch(
-    cluster: Cluster, broker_id: int, offset: int, metadata: ClientMetadata | None, **kwargs: int
+    cluster: Cluster, broker_id: int, offset: int, metadata: ClientMetadata | None, **kwargs: Any
 ) -> FetchPartitionResult:
     request = dataclasses.replace(fetch_request(offset, **kwargs), client_metadata=metadata)
     (result,) = await cluster[broker_id].replica_manager.fetch_messages(request)
