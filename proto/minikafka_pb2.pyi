@@ -139,7 +139,7 @@ class ProduceResponse(_message.Message):
     def __init__(self, responses: _Optional[_Iterable[_Union[ProduceResponse.TopicProduceResponse, _Mapping]]] = ..., throttle_time_ms: _Optional[int] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("replica_id", "replica_epoch", "max_wait_ms", "min_bytes", "max_bytes", "topics", "session_id", "session_epoch", "forgotten_topics_data", "isolation_level")
+    __slots__ = ("replica_id", "replica_epoch", "max_wait_ms", "min_bytes", "max_bytes", "topics", "session_id", "session_epoch", "forgotten_topics_data", "isolation_level", "rack_id")
     class FetchPartition(_message.Message):
         __slots__ = ("partition", "current_leader_epoch", "fetch_offset", "last_fetched_epoch", "log_start_offset", "partition_max_bytes")
         PARTITION_FIELD_NUMBER: _ClassVar[int]
@@ -179,6 +179,7 @@ class FetchRequest(_message.Message):
     SESSION_EPOCH_FIELD_NUMBER: _ClassVar[int]
     FORGOTTEN_TOPICS_DATA_FIELD_NUMBER: _ClassVar[int]
     ISOLATION_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    RACK_ID_FIELD_NUMBER: _ClassVar[int]
     replica_id: int
     replica_epoch: int
     max_wait_ms: int
@@ -189,7 +190,8 @@ class FetchRequest(_message.Message):
     session_epoch: int
     forgotten_topics_data: _containers.RepeatedCompositeFieldContainer[FetchRequest.ForgottenTopic]
     isolation_level: int
-    def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ..., session_id: _Optional[int] = ..., session_epoch: _Optional[int] = ..., forgotten_topics_data: _Optional[_Iterable[_Union[FetchRequest.ForgottenTopic, _Mapping]]] = ..., isolation_level: _Optional[int] = ...) -> None: ...
+    rack_id: str
+    def __init__(self, replica_id: _Optional[int] = ..., replica_epoch: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_bytes: _Optional[int] = ..., topics: _Optional[_Iterable[_Union[FetchRequest.FetchTopic, _Mapping]]] = ..., session_id: _Optional[int] = ..., session_epoch: _Optional[int] = ..., forgotten_topics_data: _Optional[_Iterable[_Union[FetchRequest.ForgottenTopic, _Mapping]]] = ..., isolation_level: _Optional[int] = ..., rack_id: _Optional[str] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
     __slots__ = ("error_code", "responses", "session_id", "throttle_time_ms")
@@ -201,7 +203,7 @@ class FetchResponse(_message.Message):
         end_offset: int
         def __init__(self, epoch: _Optional[int] = ..., end_offset: _Optional[int] = ...) -> None: ...
     class PartitionData(_message.Message):
-        __slots__ = ("partition_index", "error_code", "error_message", "high_watermark", "last_stable_offset", "log_start_offset", "diverging_epoch", "records", "aborted_transactions")
+        __slots__ = ("partition_index", "error_code", "error_message", "high_watermark", "last_stable_offset", "log_start_offset", "diverging_epoch", "records", "aborted_transactions", "preferred_read_replica")
         PARTITION_INDEX_FIELD_NUMBER: _ClassVar[int]
         ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
         ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
@@ -211,6 +213,7 @@ class FetchResponse(_message.Message):
         DIVERGING_EPOCH_FIELD_NUMBER: _ClassVar[int]
         RECORDS_FIELD_NUMBER: _ClassVar[int]
         ABORTED_TRANSACTIONS_FIELD_NUMBER: _ClassVar[int]
+        PREFERRED_READ_REPLICA_FIELD_NUMBER: _ClassVar[int]
         partition_index: int
         error_code: int
         error_message: str
@@ -220,7 +223,8 @@ class FetchResponse(_message.Message):
         diverging_epoch: FetchResponse.EpochEndOffset
         records: bytes
         aborted_transactions: _containers.RepeatedCompositeFieldContainer[FetchResponse.AbortedTransaction]
-        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., high_watermark: _Optional[int] = ..., last_stable_offset: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., diverging_epoch: _Optional[_Union[FetchResponse.EpochEndOffset, _Mapping]] = ..., records: _Optional[bytes] = ..., aborted_transactions: _Optional[_Iterable[_Union[FetchResponse.AbortedTransaction, _Mapping]]] = ...) -> None: ...
+        preferred_read_replica: int
+        def __init__(self, partition_index: _Optional[int] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., high_watermark: _Optional[int] = ..., last_stable_offset: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., diverging_epoch: _Optional[_Union[FetchResponse.EpochEndOffset, _Mapping]] = ..., records: _Optional[bytes] = ..., aborted_transactions: _Optional[_Iterable[_Union[FetchResponse.AbortedTransaction, _Mapping]]] = ..., preferred_read_replica: _Optional[int] = ...) -> None: ...
     class AbortedTransaction(_message.Message):
         __slots__ = ("producer_id", "first_offset")
         PRODUCER_ID_FIELD_NUMBER: _ClassVar[int]
