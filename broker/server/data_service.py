@@ -97,7 +97,7 @@ class DataService(pb_grpc.DataServicer):
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
         answer = await self._fetches.fetch(
-            adapt.fetch_request_values(request),
+            adapt.fetch_request_values(request, self._listener),
             listener=self._listener,
             session=grpc_session(context, self._listener),
         )

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from minikafka.broker.replication.fetch_session import FINAL_EPOCH, FetchSessionResponse
+from minikafka.broker.replication.replica_selector import ClientMetadata
 from minikafka.broker.replication.requests import (
     EpochEndOffset,
     FetchPartition,
@@ -143,9 +144,13 @@ def fetch_request_message(request: FetchRequest) -> pb.FetchRequest:
     return message
 
 
-def fetch_request_values(message: pb.FetchRequest) -> FetchRequest:
+def fetch_request_values(message: pb.FetchRequest, listener: str = "") -> FetchRequest:
     """The fetch a leader serves, with its session (KIP-227): no ``session_epoch`` on the wire
-    is a sessionless fetch."""
+    is a sessionless fetch. A consumer's ``rack_id`` (KIP-392), when sent, is its client
+    metadata, with the ``listener`` the fetch came in on."""
+    client_metadata = None
+    if message.replica_id < 0 and message.HasField("rack_id"):
+        client_metadata = ClientMetadata(message.rack_id, listener)
     return FetchRequest(
         message.replica_id,
         message.max_wait_ms,
@@ -174,6 +179,7 @@ def fetch_request_values(message: pb.FetchRequest) -> FetchRequest:
         # absent (a consumer, an older sender) is unknown, not broker epoch 0
         replica_epoch=message.replica_epoch if message.HasField("replica_epoch") else -1,
         isolation_level=message.isolation_level,
+        client_metadata=client_metadata,
     )
 
 
@@ -195,6 +201,8 @@ def fetch_response_message(response: FetchSessionResponse) -> pb.FetchResponse:
             )
             if result.diverging_epoch is not None:
                 data.diverging_epoch.epoch, data.diverging_epoch.end_offset = result.diverging_epoch
+            if result.preferred_read_replica >= 0:
+                data.preferred_read_replica = result.preferred_read_replica
             for producer_id, first_offset in result.aborted_transactions:
                 data.aborted_transactions.add(producer_id=producer_id, first_offset=first_offset)
     return message
@@ -222,6 +230,11 @@ def fetch_response_values(message: pb.FetchResponse) -> FetchSessionResponse:
                     data.records,
                     diverging,
                     tuple((a.producer_id, a.first_offset) for a in data.aborted_transactions),
+                    (
+                        data.preferred_read_replica
+                        if data.HasField("preferred_read_replica")
+                        else -1
+                    ),
                 )
             )
     return FetchSessionResponse(message.error_code, message.session_id, results)

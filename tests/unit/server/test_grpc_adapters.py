@@ -17,6 +17,7 @@ from minikafka.broker.replication.fetch_session import (
     INVALID_SESSION_ID,
     FetchSessionResponse,
 )
+from minikafka.broker.replication.replica_selector import ClientMetadata
 from minikafka.broker.replication.requests import (
     EpochEndOffset,
     FetchPartition,
@@ -316,3 +317,31 @@ def test_offsets_for_leader_epoch_round_trips_in_the_request_layout() -> None:
         )
         == results
     )
+
+
+def test_a_consumers_rack_is_its_client_metadata_and_a_preferred_replica_round_trips() -> None:
+    """KIP-392 on the gRPC wire: ``rack_id`` sent (even "") is client metadata with the
+    listener; absent, or from a follower, none. ``preferred_read_replica`` 0 is a broker id,
+    absent is -1."""
+    consumer = pb.FetchRequest(replica_id=-1, rack_id="r1")
+    values = adapt.fetch_request_values(consumer, "CLIENT")
+    assert values.client_metadata == ClientMetadata("r1", "CLIENT")
+    no_rack = pb.FetchRequest(replica_id=-1, rack_id="")
+    assert adapt.fetch_request_values(no_rack, "CLIENT").client_metadata == ClientMetadata(
+        "", "CLIENT"
+    )
+    assert adapt.fetch_request_values(pb.FetchRequest(replica_id=-1)).client_metadata is None
+    follower = pb.FetchRequest(replica_id=2, rack_id="r1")
+    assert adapt.fetch_request_values(follower).client_metadata is None
+    response = FetchSessionResponse(
+        ErrorCode.NONE,
+        INVALID_SESSION_ID,
+        [
+            FetchPartitionResult("t", 0, ErrorCode.NONE, "", 3, 3, 0, preferred_read_replica=0),
+            FetchPartitionResult("t", 1, ErrorCode.NONE, "", 3, 3, 0, b"batch"),
+        ],
+    )
+    assert _response_round_trip(response) == response
+    first, second = adapt.fetch_response_message(response).responses[0].partitions
+    assert first.preferred_read_replica == 0
+    assert not second.HasField("preferred_read_replica")

@@ -46,8 +46,12 @@ NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH, the leader and epoch the metadata
 (``node_endpoints``), so the client goes there without a Metadata round trip; v17 adds the
 follower's ``replica_directory_id`` (KIP-853, KRaft's), ignored.
 
-Not supported:
-- reading from followers (KIP-392): ``rack_id`` is ignored and ``preferred_read_replica`` is -1.
+Fetching from the closest replica (KIP-392), v11+: the consumer's ``rack_id`` (its
+``client.rack``, "" for none) and the listener are its client metadata. With it a follower
+serves the consumer up to its own high watermark, and a leader whose broker has a
+``replica.selector.class`` may answer ``preferred_read_replica`` (and no records) to send it
+to a replica in its rack (broker/replication/replica_selector.py). Before v11 a consumer reads
+from leaders only, as Kafka's fetchOnlyLeader says.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from dataclasses import replace
 from typing import Any
 
 from minikafka.broker.replication.fetch_session import FINAL_EPOCH, INVALID_SESSION_ID
+from minikafka.broker.replication.replica_selector import ClientMetadata
 from minikafka.broker.replication.requests import (
     FetchedRecords,
     FetchPartition,
@@ -79,6 +84,7 @@ _READ_COMMITTED = 1
 _NO_DIVERGENCE: dict[str, Any] = {}  # the tagged field's default: not sent
 
 
+_FIRST_RACK_ID_VERSION = 11  # KIP-392
 _FIRST_TOPIC_ID_VERSION = 13  # KIP-516
 _FIRST_REPLICA_STATE_VERSION = 15  # KIP-903
 _FIRST_NODE_ENDPOINTS_VERSION = 16  # KIP-951
@@ -129,6 +135,11 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             unknown_forgotten.setdefault(from_uuid(topic.topic_id), set()).update(topic.partitions)
     if unknown_forgotten:
         forgotten.extend(_held_by_id(broker, getattr(body, "session_id", 0), unknown_forgotten))
+    client_metadata = None
+    if request.api_version >= _FIRST_RACK_ID_VERSION and replica_id(request) < 0:
+        client_metadata = ClientMetadata(
+            body.rack_id or "", request.listener, request.client_id or ""
+        )
     answer = await broker.fetches.fetch(
         FetchRequest(
             replica_id(request),
@@ -142,6 +153,7 @@ async def fetch(request: Request, broker: KafkaBroker) -> Entity:
             session_epoch=getattr(body, "session_epoch", FINAL_EPOCH),
             forgotten=forgotten,
             isolation_level=body.isolation_level,
+            client_metadata=client_metadata,
         ),
         listener=request.listener,
         session=request.session,
@@ -317,7 +329,7 @@ def _partition(result: FetchPartitionResult, read_committed: bool) -> dict[str, 
         "last_stable_offset": result.last_stable_offset,
         "log_start_offset": result.log_start_offset,
         "aborted_transactions": aborted,
-        "preferred_read_replica": -1,
+        "preferred_read_replica": result.preferred_read_replica,
         "records": result.records,
         **(
             _NO_DIVERGENCE
