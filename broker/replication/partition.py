@@ -181,6 +181,13 @@ class Partition:
         self.remote_replicas: dict[int, ReplicaState] = {}
         self.pending_isr: frozenset[int] | None = None  # an ISR write in flight
         self._high_watermark = 0
+        self.producer_state = self._attach(log)
+        self._on_log_start_offset_moved = on_log_start_offset_moved
+        self.high_watermark = self._bounded(high_watermark)
+
+    def _attach(self, log: Log) -> ProducerStateManager:
+        """Make ``log`` this replica's log: its producer state (loaded from its dir) and hooks."""
+        self.log = log
         self.producer_state = ProducerStateManager(
             log.dir, topic=self.topic, partition=self.partition
         )
@@ -193,8 +200,19 @@ class Partition:
                 closing=lambda: self._take_producer_snapshot(self.log.log_end_offset),
             )
         )
-        self._on_log_start_offset_moved = on_log_start_offset_moved
-        self.high_watermark = self._bounded(high_watermark)
+        return self.producer_state
+
+    def replace_log(self, log: Log) -> None:
+        """A future log swapped in for the current one (AlterReplicaLogDirs, KIP-113): the same
+        batches in another log dir. Its producer state loads from the snapshot the future
+        replica took at the LEO when it closed (nothing to replay); role, ISR, remote replicas
+        and the high watermark stay, so the LSO and leader epochs are what they were."""
+        if log.log_end_offset != self.log.log_end_offset:
+            raise ValueError(
+                f"{log} does not end where {self.log} does: a future log must catch up first"
+            )
+        self._attach(log)
+        self.high_watermark = self._bounded(self._high_watermark)
 
     def _log_start_offset_moved(self, offset: int) -> None:
         self.producer_state.delete_snapshots_below(offset)

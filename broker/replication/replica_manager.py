@@ -55,6 +55,7 @@ from typing import Protocol
 import structlog
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication.alter_log_dirs import ReplicaAlterLogDirsManager
 from minikafka.broker.replication.alter_partition_manager import (
     AlterPartitionItem,
     AlterPartitionManager,
@@ -298,6 +299,17 @@ class ReplicaManager:
         self._shutting_down = False
         self._fetch_backoff_s = config.replica_fetch_backoff_ms / 1000
         self.fetchers = ReplicaFetcherManager(self._make_fetcher, config.num_replica_fetchers)
+        # Moves between this broker's log dirs (KIP-113, alter_log_dirs.py).
+        self.alter_log_dirs = ReplicaAlterLogDirsManager(
+            self.broker_id,
+            log_manager,
+            self._partitions.get,
+            is_offline=lambda tp: tp in self._offline_partitions,
+            on_swapped=self._log_moved,
+            partition_max_bytes=config.replica_fetch_max_bytes,
+            backoff_s=self._fetch_backoff_s,
+        )
+        self._background: set[asyncio.Task[None]] = set()
         self._scheduler = Scheduler()
         self._started = False
         self._leadership_listeners: list[LeadershipListener] = []
@@ -340,6 +352,7 @@ class ReplicaManager:
         await self._scheduler.shutdown()
         await self.alter_partition_manager.shutdown()
         await self.fetchers.shutdown()
+        await self.alter_log_dirs.shutdown()
         self.purgatory.notify_all()
         await self.checkpoint_high_watermarks()
         self._started = False
@@ -362,6 +375,10 @@ class ReplicaManager:
     @property
     def controller_epoch(self) -> int:
         return self._controller_epoch
+
+    @property
+    def log_manager(self) -> LogManager:
+        return self._log_manager
 
     def get_partition(self, tp: TopicPartition) -> Partition | None:
         return self._partitions.get(tp)
@@ -604,7 +621,16 @@ class ReplicaManager:
             (tp for tp in leaders if tp in self._partitions),
             (tp for tp in followers if tp in self._partitions),
         )
+        self.alter_log_dirs.maybe_start_moves([*leaders, *followers])
         return LeaderAndIsrResponse(ErrorCode.NONE, partition_errors)
+
+    def _log_moved(self, tp: TopicPartition) -> None:
+        """A replica's log moved to another log dir: the high watermark checkpoints of both
+        dirs are rewritten now (the next periodic one would skip an unchanged HW map)."""
+        self._checkpointed_high_watermarks = None
+        task = asyncio.get_running_loop().create_task(self.checkpoint_high_watermarks())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _min_insync_replicas(self, topics: Iterable[str]) -> dict[str, int]:
         result: dict[str, int] = {}
@@ -788,6 +814,7 @@ class ReplicaManager:
                 stopping.append(tp)
             partition_errors.append(PartitionError(tp.topic, tp.partition, code))
         await self.fetchers.remove_partitions(stopping)
+        self.alter_log_dirs.remove_partitions(stopping, delete=False)
         deletes = {
             TopicPartition(ps.topic, ps.partition)
             for ps in request.partition_states
@@ -1436,6 +1463,7 @@ class ReplicaManager:
             partitions=[str(tp) for tp in gone],
             reason="log dir offline",
         )
+        self.alter_log_dirs.handle_log_dir_failure()
         await self.fetchers.remove_partitions(gone)
         self._leadership_changed((), hosted)
         return gone

@@ -5,7 +5,8 @@
 
 What each RPC does, and every check and error, is TopicAdmin's (broker/server/core/admin.py),
 which the Kafka listener's handlers call too; this servicer only translates. DescribeReplicas is
-ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED, and so are the
+ReplicaApi's (broker/server/core/replicas.py); without one it is UNIMPLEMENTED, and so are
+DescribeLogDirs and AlterReplicaLogDirs without a LogDirApi (broker/server/core/log_dirs.py), the
 users' SCRAM RPCs without a UserScramAdmin (broker/server/core/users.py), the client
 quota RPCs without a ClientQuotaAdmin (broker/server/core/client_quotas.py), and
 DescribeProducers without the TransactionApi (broker/server/core/transactions.py). DescribeAcls,
@@ -46,6 +47,7 @@ from minikafka.broker.server.core.configs import (
     ConfigResource,
     ConfigSource,
 )
+from minikafka.broker.server.core.log_dirs import LogDirApi
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topics import CreatePartitionsTopic
 from minikafka.broker.server.core.users import ScramDeletion, ScramUpsertion, UserScramAdmin
@@ -77,8 +79,10 @@ class AdminService(pb_grpc.AdminServicer):
         users: UserScramAdmin | None = None,
         client_quotas: ClientQuotaAdmin | None = None,
         transactions: TransactionCore | None = None,
+        log_dirs: LogDirApi | None = None,
     ) -> None:
         self._admin = admin
+        self._log_dirs = log_dirs
         self._transactions = transactions
         self._client_quotas = client_quotas
         self._replicas = replicas
@@ -547,6 +551,73 @@ class AdminService(pb_grpc.AdminServicer):
                     error_message=r.error_message or "",
                 )
                 for r in results
+            ]
+        )
+
+    async def DescribeLogDirs(
+        self, request: pb.DescribeLogDirsRequest, context: _Context
+    ) -> pb.DescribeLogDirsResponse:
+        if self._log_dirs is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "DescribeLogDirs is not served")
+        assert self._log_dirs is not None
+        partitions = (
+            None
+            if request.all_topics
+            else [TopicPartition(t.topic, p) for t in request.topics for p in t.partitions]
+        )
+        answer = self._log_dirs.describe_log_dirs(partitions, session=self._session(context))
+        Result = pb.DescribeLogDirsResponse.Result
+        Topic = pb.DescribeLogDirsResponse.Topic
+        Partition = pb.DescribeLogDirsResponse.Partition
+        results = []
+        for d in answer.log_dirs:
+            by_topic: dict[str, list[pb.DescribeLogDirsResponse.Partition]] = {
+                topic: [] for topic in d.topics
+            }
+            for p in d.partitions:
+                by_topic.setdefault(p.topic, []).append(
+                    Partition(
+                        partition_index=p.partition,
+                        partition_size=p.size,
+                        offset_lag=p.offset_lag,
+                        is_future_key=p.is_future,
+                    )
+                )
+            results.append(
+                Result(
+                    error_code=d.error_code,
+                    log_dir=d.log_dir,
+                    topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()],
+                    total_bytes=d.total_bytes,
+                    usable_bytes=d.usable_bytes,
+                )
+            )
+        return pb.DescribeLogDirsResponse(error_code=answer.error_code, results=results)
+
+    async def AlterReplicaLogDirs(
+        self, request: pb.AlterReplicaLogDirsRequest, context: _Context
+    ) -> pb.AlterReplicaLogDirsResponse:
+        if self._log_dirs is None:
+            await context.abort(grpc.StatusCode.UNIMPLEMENTED, "AlterReplicaLogDirs is not served")
+        assert self._log_dirs is not None
+        destinations = {
+            TopicPartition(t.name, p): d.path
+            for d in request.dirs
+            for t in d.topics
+            for p in t.partitions
+        }
+        errors = self._log_dirs.alter_replica_log_dirs(destinations, session=self._session(context))
+        by_topic: dict[str, list[pb.AlterReplicaLogDirsResponse.PartitionResult]] = {}
+        for tp, code in errors.items():
+            by_topic.setdefault(tp.topic, []).append(
+                pb.AlterReplicaLogDirsResponse.PartitionResult(
+                    partition_index=tp.partition, error_code=code
+                )
+            )
+        return pb.AlterReplicaLogDirsResponse(
+            results=[
+                pb.AlterReplicaLogDirsResponse.TopicResult(topic_name=t, partitions=ps)
+                for t, ps in by_topic.items()
             ]
         )
 

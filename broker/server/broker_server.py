@@ -89,6 +89,7 @@ from minikafka.broker.server.core.controller_fence import ControllerFence
 from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi, offsets_partition_count
+from minikafka.broker.server.core.log_dirs import LogDirApi
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
@@ -713,6 +714,7 @@ class BrokerServer:
                 users=UserScramAdmin(self._zk, self.authorizer),
                 client_quotas=ClientQuotaAdmin(self._zk, self.authorizer),
                 transactions=self._transaction_api,
+                log_dirs=LogDirApi(self._replica_manager, self._auth),
             ),
             server,
         )

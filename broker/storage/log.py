@@ -117,6 +117,7 @@ from minikafka.proto.records import (
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
     "EARLIEST_TIMESTAMP",
+    "FUTURE_DIR_SUFFIX",
     "LATEST_TIMESTAMP",
     "MAX_TIMESTAMP",
     "FetchDataInfo",
@@ -127,6 +128,8 @@ __all__ = [
     "PendingFlush",
     "TimestampAndOffset",
     "UnexpectedAppendOffsetError",
+    "future_dir_name",
+    "is_future_dir",
     "parse_topic_partition",
 ]
 
@@ -298,8 +301,23 @@ class UnexpectedAppendOffsetError(KafkaError):
         self.last_offset = last_offset
 
 
+FUTURE_DIR_SUFFIX = "-future"
+
+
+def future_dir_name(tp: TopicPartition, unique_id: str) -> str:
+    """Kafka's name of a future log (KIP-113): ``<topic>-<partition>.<32 hex digits>-future``."""
+    return f"{tp}.{unique_id}{FUTURE_DIR_SUFFIX}"
+
+
+def is_future_dir(dir_name: str) -> bool:
+    return dir_name.endswith(FUTURE_DIR_SUFFIX)
+
+
 def parse_topic_partition(dir_name: str) -> TopicPartition:
-    """``my-topic-3`` -> (my-topic, 3): the partition follows the last ``-``."""
+    """``my-topic-3`` -> (my-topic, 3): the partition follows the last ``-``. A future log's
+    ``my-topic-3.<id>-future`` names the same partition."""
+    if is_future_dir(dir_name):
+        dir_name = dir_name[: -len(FUTURE_DIR_SUFFIX)].rpartition(".")[0]
     parsed = parse_partition_dir(dir_name)
     if parsed is None:
         raise KafkaStorageError(

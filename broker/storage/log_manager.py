@@ -25,6 +25,20 @@ Loading: every ``<topic>-<partition>`` directory becomes a ``Log``, recovered fr
 point (none recorded -> recovered from the start; a clean-shutdown marker -> not recovered).
 Directories ending in ``-delete`` are remnants of a deletion and are removed.
 
+Future logs (KIP-113): AlterReplicaLogDirs moves a replica to another log dir of this broker
+through ``<topic>-<partition>.<32 hex digits>-future`` in the target dir, a log the
+replica-alter-log-dirs fetcher (broker/replication/alter_log_dirs.py) copies the current log
+into. Once it has caught up, ``replace_current_with_future`` swaps them: the future log is
+flushed and closed, the current one renamed ``<topic>-<partition>.<id>-delete``, the future one
+renamed ``<topic>-<partition>`` and opened again as the current log, and both dirs'
+checkpoints rewritten, so they name the partition in its new dir. Kafka renames the future log
+first; here the current log goes first, so that a crash between the renames leaves one
+``-future`` and no current log: the load promotes it (it was complete and fsynced before the
+current log went). Otherwise a ``-future`` found at the load is kept as the partition's future
+log, and the move resumes once the partition is hosted again. Future logs sit in the
+checkpoints of their dir like any other log, and count as logs of their dir when a new log
+picks the dir with the fewest; retention, flushes and the cleaner leave them alone.
+
 Log dir failure (KIP-112): an I/O error on a dir's files is reported to the
 ``LogDirFailureChannel`` (log_dir_failure.py), which takes the dir offline. The checkpoint
 writers, retention, flushes and log creation here report their own errors and skip offline
@@ -37,6 +51,7 @@ rename), so the broker calls them through an executor, one at a time.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -46,6 +61,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import structlog
 
@@ -58,10 +74,22 @@ from minikafka.broker.storage.checkpoints import (
     fsync_dir,
 )
 from minikafka.broker.storage.config import LONG_MAX, LogConfig
-from minikafka.broker.storage.log import Log, PendingFlush, parse_topic_partition
+from minikafka.broker.storage.log import (
+    FUTURE_DIR_SUFFIX,
+    Log,
+    PendingFlush,
+    future_dir_name,
+    parse_topic_partition,
+)
 from minikafka.broker.storage.log_dir_failure import LogDirFailureChannel
 from minikafka.proto.common import TopicPartition
-from minikafka.proto.errors import InvalidConfigError, KafkaStorageError
+from minikafka.proto.errors import (
+    ErrorCode,
+    InvalidConfigError,
+    KafkaError,
+    KafkaStorageError,
+    error_for_code,
+)
 
 __all__ = [
     "CLEAN_SHUTDOWN_FILE",
@@ -75,13 +103,27 @@ META_PROPERTIES = "meta.properties"
 LOCK_FILE = ".lock"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 _DELETE_DIR_SUFFIX = "-delete"
-_FUTURE_DIR_SUFFIX = "-future"
 
 _log = structlog.get_logger(__name__)
 
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+class _FoundFuture(NamedTuple):
+    """A ``-future`` directory found at the load, with what its dir says about it."""
+
+    topic_partition: TopicPartition
+    path: Path
+    log_dir: Path
+    clean: bool
+    recovery_point: int
+    log_start_offset: int
+
+
+def _delete_name(path: Path, tp: TopicPartition) -> Path:
+    return path.with_name(f"{tp}.{uuid.uuid4().hex}{_DELETE_DIR_SUFFIX}")
 
 
 def read_meta_properties(log_dir: Path) -> dict[str, str]:
@@ -148,7 +190,12 @@ class LogManager:
         self._time_ms = time_ms
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
-        self._logs_in_dir: Counter[Path] = Counter()  # of _dir_of: where a new log goes
+        self._logs_in_dir: Counter[Path] = Counter()  # of both: where a new log goes
+        # Future logs (module docstring): at most one per partition, never in its current dir.
+        self._future_logs: dict[TopicPartition, Log] = {}
+        self._future_dir_of: dict[TopicPartition, Path] = {}
+        # AlterReplicaLogDirs for a partition not hosted yet: where its log will be created.
+        self._preferred_dirs: dict[TopicPartition, Path] = {}
         # What the flush scheduler asks each second, rather than every log: logs a roll left
         # a flush pending for (Log.set_flush_listener) and logs with a finite flush.ms.
         self._flush_candidates: set[TopicPartition] = set()
@@ -165,10 +212,12 @@ class LogManager:
                 log_dir.mkdir(parents=True, exist_ok=True)
                 self._lock(log_dir)
                 self._check_meta_properties(log_dir, cluster_id)
+            futures: list[_FoundFuture] = []
             for log_dir in self.log_dirs:
-                self._load_dir(log_dir)
+                futures.extend(self._load_dir(log_dir))
+            self._load_futures(futures)
         except BaseException:
-            for log in self._logs.values():
+            for log in [*self._logs.values(), *self._future_logs.values()]:
                 log.close()
             self._release_locks()
             raise
@@ -223,7 +272,10 @@ class LogManager:
             wanted["cluster.id"] = known_cluster
         _write_meta_properties(log_dir, wanted)
 
-    def _load_dir(self, log_dir: Path) -> None:
+    def _load_dir(self, log_dir: Path) -> list[_FoundFuture]:
+        """Load the dir's current logs; its future logs are returned, for ``_load_futures``
+        once every dir's current logs are known."""
+        futures: list[_FoundFuture] = []
         clean_marker = log_dir / CLEAN_SHUTDOWN_FILE
         clean = clean_marker.exists()
         recovery_points = self._read_checkpoint_leniently(log_dir / RECOVERY_POINT_CHECKPOINT)
@@ -237,12 +289,17 @@ class LogManager:
                 _log.info("log.deleted_dir_removed", dir=str(path))
                 shutil.rmtree(path, ignore_errors=True)
                 continue
-            if entry.name.endswith(_FUTURE_DIR_SUFFIX):
-                continue  # a replica move between log dirs: not supported, left alone
             try:
                 tp = parse_topic_partition(entry.name)
             except KafkaStorageError:
                 _log.warning("log.dir_skipped", dir=str(path), reason="not <topic>-<partition>")
+                continue
+            if entry.name.endswith(FUTURE_DIR_SUFFIX):
+                futures.append(
+                    _FoundFuture(
+                        tp, path, log_dir, clean, recovery_points.get(tp, 0), log_starts.get(tp, 0)
+                    )
+                )
                 continue
             if tp in self._logs:
                 raise KafkaStorageError(
@@ -268,6 +325,50 @@ class LogManager:
             # Until the next clean close, a crash must lead to recovery.
             clean_marker.unlink()
             fsync_dir(log_dir)
+        return futures
+
+    def _load_futures(self, found: list[_FoundFuture]) -> None:
+        for future in found:
+            tp = future.topic_partition
+            if tp in self._future_logs:
+                raise KafkaStorageError(
+                    f"duplicate future log directories for {tp}: {self._future_logs[tp].dir} "
+                    f"and {future.path}"
+                )
+            path = future.path
+            promoted = tp not in self._logs
+            if promoted:
+                # A crash between the swap's two renames: the current log is gone (renamed
+                # -delete, removed above), the future one was complete when it went.
+                path = future.log_dir / str(tp)
+                os.rename(future.path, path)
+                fsync_dir(future.log_dir)
+                _log.warning(
+                    "log.future_promoted", topic=tp.topic, partition=tp.partition, dir=str(path)
+                )
+            log = Log(
+                path,
+                self._config_for(tp.topic),
+                recovery_point=future.recovery_point,
+                log_start_offset=future.log_start_offset,
+                had_clean_shutdown=future.clean,
+                time_ms=self._time_ms,
+            )
+            self._logs_in_dir[future.log_dir] += 1
+            if promoted:
+                self._logs[tp] = log
+                self._dir_of[tp] = future.log_dir
+                self._watch_flushes(tp, log)
+            else:
+                self._future_logs[tp] = log
+                self._future_dir_of[tp] = future.log_dir
+                _log.info(
+                    "log.future_loaded",
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    log_dir=str(future.log_dir),
+                    log_end_offset=log.log_end_offset,
+                )
 
     def _read_checkpoint_leniently(self, path: Path) -> dict[TopicPartition, int]:
         # A bad recovery-point or log-start checkpoint costs a full recovery, not the broker.
@@ -321,7 +422,11 @@ class LogManager:
         online = self.online_log_dirs
         if not online:
             raise KafkaStorageError(f"cannot create a log for {tp}: no log dir is online")
-        log_dir = min(online, key=lambda d: self._logs_in_dir[d])  # ties: first in log.dirs
+        preferred = self._preferred_dirs.get(tp)
+        if preferred is not None and preferred in online:
+            log_dir = preferred
+        else:
+            log_dir = min(online, key=lambda d: self._logs_in_dir[d])  # ties: first in log.dirs
         try:
             log = Log(
                 log_dir / str(tp),
@@ -340,6 +445,7 @@ class LogManager:
         self._logs[tp] = log
         self._dir_of[tp] = log_dir
         self._logs_in_dir[log_dir] += 1
+        self._preferred_dirs.pop(tp, None)
         self._watch_flushes(tp, log)
         _log.info("log.created", topic=topic, partition=partition, log_dir=str(log_dir))
         return log
@@ -400,6 +506,10 @@ class LogManager:
     def handle_log_dir_failure(self, log_dir: Path) -> list[TopicPartition]:
         """Drop the logs of an offline dir (closing what still closes); the partitions they
         belonged to. Nothing in the dir is written again by this process."""
+        for tp in sorted(tp for tp, d in self._future_dir_of.items() if d == log_dir):
+            future = self._drop_future(tp)
+            with contextlib.suppress(Exception):  # the dir is failing
+                future.close()
         gone = sorted(tp for tp, d in self._dir_of.items() if d == log_dir)
         for tp in gone:
             log = self._logs.pop(tp)
@@ -436,13 +546,15 @@ class LogManager:
         """
         self._check_open()
         tp = TopicPartition(topic, partition)
+        self.delete_future_log(tp)
+        self._preferred_dirs.pop(tp, None)
         log = self._logs.pop(tp, None)
         if log is None:
             return False
         log_dir = self._dir_of.pop(tp)
         self._logs_in_dir[log_dir] -= 1
         log.close()
-        doomed = log.dir.with_name(f"{log.dir.name}.{uuid.uuid4().hex}{_DELETE_DIR_SUFFIX}")
+        doomed = _delete_name(log.dir, tp)
         os.rename(log.dir, doomed)
         fsync_dir(log_dir)
         # As Kafka: the cleaner's entry goes with the log (a crash before this line leaves it
@@ -452,12 +564,192 @@ class LogManager:
         _log.info("log.deleted", topic=topic, partition=partition, log_dir=str(log_dir))
         return True
 
+    # --- future logs (KIP-113) ------------------------------------------------------------
+
+    def get_future_log(self, tp: TopicPartition) -> Log | None:
+        return self._future_logs.get(tp)
+
+    def future_log_dir_of(self, tp: TopicPartition) -> Path | None:
+        return self._future_dir_of.get(tp)
+
+    @property
+    def future_logs(self) -> dict[TopicPartition, Log]:
+        return dict(self._future_logs)
+
+    def check_log_dir(self, path: str) -> Path:
+        """The log dir named ``path`` (absolute, as in log.dirs): LOG_DIR_NOT_FOUND when it
+        is none of them, KAFKA_STORAGE_ERROR when it is offline (Kafka's isLogDirOnline)."""
+        wanted = Path(os.path.normpath(path)) if os.path.isabs(path) else None
+        if wanted is None or wanted not in self.log_dirs:
+            raise error_for_code(
+                ErrorCode.LOG_DIR_NOT_FOUND, f"Log dir {path} is not found in the config."
+            )
+        if self.failure_channel.is_offline(wanted):
+            raise KafkaStorageError(f"Log directory {path} is offline")
+        return wanted
+
+    def maybe_update_preferred_log_dir(self, tp: TopicPartition, log_dir: Path) -> None:
+        """Where ``tp``'s log goes when it is created here (AlterReplicaLogDirs before the
+        LeaderAndIsr that creates the replica, as the reassignment tool sends it)."""
+        if tp not in self._logs:
+            self._preferred_dirs[tp] = log_dir
+
+    def create_future_log(self, tp: TopicPartition, log_dir: Path) -> Log | None:
+        """The future log of ``tp`` in ``log_dir``, created empty unless it exists; None when
+        the current log is in ``log_dir`` already (nothing to move). KafkaError when the
+        partition has no log here or another future log (``delete_future_log`` it first),
+        KAFKA_STORAGE_ERROR while any log dir is offline (Kafka creates none then, so that no
+        partition ends up with future logs in two dirs)."""
+        self._check_open()
+        current_dir = self._dir_of.get(tp)
+        if current_dir is None:
+            raise error_for_code(
+                ErrorCode.REPLICA_NOT_AVAILABLE, f"broker {self.broker_id} hosts no log of {tp}"
+            )
+        if current_dir == log_dir:
+            return None
+        existing = self._future_logs.get(tp)
+        if existing is not None:
+            if self._future_dir_of[tp] == log_dir:
+                return existing
+            raise KafkaError(f"{tp} has a future log in {self._future_dir_of[tp]} already")
+        offline = self.failure_channel.offline_log_dirs
+        if offline:
+            raise KafkaStorageError(
+                f"cannot create a future log for {tp} while log dirs {sorted(map(str, offline))} "
+                "are offline"
+            )
+        path = log_dir / future_dir_name(tp, uuid.uuid4().hex)
+        try:
+            log = Log(path, self._config_for(tp.topic), time_ms=self._time_ms)
+        except Exception as exc:
+            if self.failure_channel.maybe_add_offline_log_dir(
+                log_dir, exc, f"error creating the future log of {tp}"
+            ):
+                raise KafkaStorageError(f"cannot create a future log for {tp}: {exc}") from exc
+            raise
+        self._future_logs[tp] = log
+        self._future_dir_of[tp] = log_dir
+        self._logs_in_dir[log_dir] += 1
+        _log.info(
+            "log.future_created",
+            topic=tp.topic,
+            partition=tp.partition,
+            log_dir=str(log_dir),
+            current_log_dir=str(current_dir),
+        )
+        return log
+
+    def _drop_future(self, tp: TopicPartition) -> Log:
+        log = self._future_logs.pop(tp)
+        self._logs_in_dir[self._future_dir_of.pop(tp)] -= 1
+        return log
+
+    def delete_future_log(self, tp: TopicPartition) -> bool:
+        """Close and remove ``tp``'s future log (a move cancelled or redirected, or the
+        replica deleted); False when there is none."""
+        if tp not in self._future_logs:
+            return False
+        log_dir = self._future_dir_of[tp]
+        log = self._drop_future(tp)
+        log.close()
+        try:
+            doomed = _delete_name(log.dir, tp)
+            os.rename(log.dir, doomed)
+            fsync_dir(log_dir)
+            CleanerCheckpoint.of(log_dir).remove(tp)
+            shutil.rmtree(doomed, ignore_errors=True)
+        except Exception as exc:
+            if not self.failure_channel.maybe_add_offline_log_dir(
+                log_dir, exc, f"error deleting the future log of {tp}"
+            ):
+                raise
+        _log.info(
+            "log.future_deleted", topic=tp.topic, partition=tp.partition, log_dir=str(log_dir)
+        )
+        return True
+
+    def replace_current_with_future(self, tp: TopicPartition) -> Log:
+        """Swap ``tp``'s caught-up future log in for its current log (module docstring); the
+        new current log. The caller owns the partition for the whole call (nothing appends
+        in between) and moves whatever it keeps of the old Log over to the new one.
+
+        An I/O error takes the dir it happened in offline and raises KafkaStorageError."""
+        self._check_open()
+        current, future = self._logs[tp], self._future_logs[tp]
+        source, target = self._dir_of[tp], self._future_dir_of[tp]
+        if future.log_end_offset != current.log_end_offset:
+            raise KafkaError(
+                f"the future log of {tp} ends at {future.log_end_offset}, the current one at "
+                f"{current.log_end_offset}: not caught up"
+            )
+        step_dir = target
+        try:
+            # Epochs the current log knows past its last batch (a leader's new epoch), and
+            # a log start offset that moved since the last copy.
+            latest = future.latest_epoch
+            for entry in current.leader_epoch_cache.entries:
+                if latest is None or entry.epoch > latest:
+                    future.maybe_assign_epoch_start_offset(entry.epoch, entry.start_offset)
+            if future.log_start_offset < current.log_start_offset:
+                future.maybe_increment_log_start_offset(current.log_start_offset)
+            log_start_offset = future.log_start_offset
+            future.flush()
+            future.close()
+            step_dir = source
+            current.close()
+            doomed = _delete_name(current.dir, tp)
+            os.rename(current.dir, doomed)
+            fsync_dir(source)
+            step_dir = target
+            path = target / str(tp)
+            os.rename(future.dir, path)
+            fsync_dir(target)
+            log = Log(
+                path,
+                current.config,
+                recovery_point=future.log_end_offset,
+                log_start_offset=log_start_offset,
+                had_clean_shutdown=True,  # flushed and closed just now
+                time_ms=self._time_ms,
+            )
+        except Exception as exc:
+            if self.failure_channel.maybe_add_offline_log_dir(
+                step_dir, exc, f"error replacing the log of {tp} with its future log"
+            ):
+                raise KafkaStorageError(f"cannot swap in the future log of {tp}: {exc}") from exc
+            raise
+        self._drop_future(tp)
+        self._logs[tp] = log
+        self._dir_of[tp] = target
+        self._logs_in_dir[source] -= 1
+        self._logs_in_dir[target] += 1
+        self._watch_flushes(tp, log)
+        self._each_online_dir(
+            "error removing the cleaner checkpoint of a moved log",
+            lambda d: CleanerCheckpoint.of(d).remove(tp) if d == source else None,
+        )
+        shutil.rmtree(doomed, ignore_errors=True)
+        self.checkpoint_recovery_points()
+        self.checkpoint_log_start_offsets()
+        _log.info(
+            "log.future_swapped",
+            topic=tp.topic,
+            partition=tp.partition,
+            log_dir=str(target),
+            previous_log_dir=str(source),
+            log_end_offset=log.log_end_offset,
+        )
+        return log
+
     # --- checkpoints ----------------------------------------------------------------------
 
     def _by_dir(self) -> dict[Path, dict[TopicPartition, Log]]:
         grouped: dict[Path, dict[TopicPartition, Log]] = {d: {} for d in self.log_dirs}
         for tp, log in self._logs.items():
             grouped[self._dir_of[tp]][tp] = log
+        for tp, log in self._future_logs.items():  # never in the dir of the current log
+            grouped[self._future_dir_of[tp]][tp] = log
         return grouped
 
     # The checkpoint writers: an I/O error takes that dir offline (the others are written).
@@ -635,6 +927,15 @@ class LogManager:
                 log.close()
             except Exception as exc:
                 if not self.maybe_handle_io_error(tp, exc, f"error closing {tp}"):
+                    raise
+        for tp, log in list(self._future_logs.items()):
+            try:
+                log.flush()
+                log.close()
+            except Exception as exc:
+                if not self.failure_channel.maybe_add_offline_log_dir(
+                    self._future_dir_of[tp], exc, f"error closing the future log of {tp}"
+                ):
                     raise
         self.checkpoint_recovery_points()
         self.checkpoint_log_start_offsets()

@@ -37,6 +37,8 @@ the same ones) asks ``AuthHelper`` with its row's name, so the checks are writte
     DeleteGroups                Group: Delete
     DescribeCluster             none; its authorized operations need Cluster: Describe
     DescribeReplicas (gRPC)     Cluster: Describe (as Kafka's DescribeLogDirs)
+    DescribeLogDirs             Cluster: Describe             CLUSTER_AUTHORIZATION_FAILED
+    AlterReplicaLogDirs         Cluster: Alter                CLUSTER_AUTHORIZATION_FAILED, each
     LeaderAndIsr, UpdateMetadata,
     StopReplica, ControlledShutdown   Cluster: ClusterAction   CLUSTER_AUTHORIZATION_FAILED
     AddPartitionsToTxn          TransactionalId: Write, then Topic: Write per topic
@@ -121,6 +123,8 @@ REQUIRED: Mapping[str, Mapping[ResourceType, AclOperation]] = {
     "DeleteGroups": {_R.GROUP: _Op.DELETE},
     "DescribeCluster (authorized operations)": {_R.CLUSTER: _Op.DESCRIBE},
     "DescribeReplicas": {_R.CLUSTER: _Op.DESCRIBE},
+    "DescribeLogDirs": {_R.CLUSTER: _Op.DESCRIBE},
+    "AlterReplicaLogDirs": {_R.CLUSTER: _Op.ALTER},
     "LeaderAndIsr": {_R.CLUSTER: _Op.CLUSTER_ACTION},
     "UpdateMetadata": {_R.CLUSTER: _Op.CLUSTER_ACTION},
     "StopReplica": {_R.CLUSTER: _Op.CLUSTER_ACTION},

@@ -22,10 +22,12 @@ from minikafka.broker.security.acl import Authorizer
 from minikafka.broker.security.sasl.server import SaslServerFactory
 from minikafka.broker.server.core.acls import AclApi
 from minikafka.broker.server.core.admin import TopicAdmin
+from minikafka.broker.server.core.authorization import AuthHelper
 from minikafka.broker.server.core.client_quotas import ClientQuotaAdmin
 from minikafka.broker.server.core.data import DataApi
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.groups import GroupApi
+from minikafka.broker.server.core.log_dirs import LogDirApi
 from minikafka.broker.server.core.metadata import MetadataApi
 from minikafka.broker.server.core.transactions import TransactionApi
 from minikafka.broker.server.core.users import UserScramAdmin
@@ -63,6 +65,11 @@ class KafkaBroker:
         if self.data_api is None:
             self.data_api = DataApi(self.replica_manager, self.producer_ids)
         return self.data_api
+
+    @property
+    def log_dirs(self) -> LogDirApi:
+        """DescribeLogDirs and AlterReplicaLogDirs (core/log_dirs.py)."""
+        return LogDirApi(self.replica_manager, AuthHelper(self.authorizer))
 
     # Client quotas: DescribeClientQuotas / AlterClientQuotas, and the quotas in force.
     client_quotas: ClientQuotaAdmin | None = None

@@ -10,6 +10,7 @@ groups         FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
                DescribeGroups, ListGroups, DeleteGroups
 group_offsets  OffsetCommit, OffsetFetch, OffsetDelete
 topics         CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders
+log_dirs       AlterReplicaLogDirs, DescribeLogDirs
 reassignments  AlterPartitionReassignments, ListPartitionReassignments
 sasl           SaslHandshake, SaslAuthenticate once authenticated or on a PLAINTEXT
                listener: ILLEGAL_SASL_STATE (the exchange itself: sasl_authenticator.py)
@@ -29,6 +30,7 @@ from minikafka.broker.server.kafka.handlers import (
     fetch,
     group_offsets,
     groups,
+    log_dirs,
     metadata,
     offsets,
     produce,
@@ -48,6 +50,7 @@ __all__ = [
     "fetch",
     "group_offsets",
     "groups",
+    "log_dirs",
     "metadata",
     "offsets",
     "produce",

@@ -81,6 +81,8 @@ KAFKA_3_9 = {
     32: (1, 4),  # DescribeConfigs
     33: (0, 2),  # AlterConfigs
     36: (0, 2),  # SaslAuthenticate
+    34: (1, 2),  # AlterReplicaLogDirs (3.9: 0-2; kio has no v0)
+    35: (1, 4),  # DescribeLogDirs (3.9: 0-4; kio has no v0)
     37: (0, 3),  # CreatePartitions
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
