@@ -14,6 +14,7 @@
     group.committed(TopicPartition("orders", 0))
 
     Consumer("out", isolation_level="read_committed")   # only committed transactions' records
+    Consumer("orders", client_rack="eu-west-1a")  # fetch from a replica in this rack (KIP-392)
 
 Facade -> fetcher (positions, Fetch to leaders, prefetch) and, with ``group_id``, the group
 coordinator (coordinator.py: membership, heartbeats, commits). Without a group, a subscription
@@ -101,10 +102,13 @@ class Consumer:
         group_instance_id: str | None = None,
         security: ClientSecurity | Mapping[str, str] | None = None,
         isolation_level: str = "read_uncommitted",
+        client_rack: str = "",
     ) -> None:
         """``isolation_level``: read_uncommitted (every record up to the high watermark) or
         read_committed (up to the last stable offset, without aborted transactions' records;
-        end offsets are then last stable offsets), as Kafka's ``isolation.level``."""
+        end offsets are then last stable offsets), as Kafka's ``isolation.level``.
+        ``client_rack``: this consumer's rack, Kafka's ``client.rack`` (KIP-392): brokers with
+        a ``replica.selector.class`` send its fetches to a replica in that rack."""
         try:
             level = parse_isolation_level(isolation_level)
         except ValueError as exc:
@@ -140,6 +144,8 @@ class Consumer:
                 auto_offset_reset=auto_offset_reset,
                 check_crcs=check_crcs,
                 isolation_level=level,
+                client_rack=client_rack,
+                metadata_max_age_ms=metadata_max_age_ms,
             ),
             self._metadata,
             self._pool,

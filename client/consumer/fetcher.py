@@ -10,6 +10,14 @@ the last stable offset instead, and the records of aborted transactions are drop
 NOT_LEADER_OR_FOLLOWER and its relatives, the metadata is refreshed and the partition is
 fetched from its new leader at the same position.
 
+Fetching from the closest replica (KIP-392): every Fetch carries the consumer's ``client_rack``
+("" for none) as ``rack_id``. A leader whose broker has a ``replica.selector.class`` may answer
+a partition with ``preferred_read_replica``: the partition is then fetched from that broker
+(up to its high watermark) until ``metadata_max_age_ms`` has passed, the broker is no longer
+in the metadata, or a fetch from it fails (an error, OFFSET_OUT_OF_RANGE included, or an
+unreachable broker); then from the leader again, which may name a replica again, as Kafka's
+Fetcher does.
+
 Not thread-safe: the consumer's one polling thread owns it (as in Kafka's client).
 """
 
@@ -72,6 +80,9 @@ class _PartitionState:
     fetched: RecordsReader[ConsumerRecord] | None = None  # fetched, not yet returned
     # read_committed: where the fetched records end, aborted batches (dropped) included
     fetched_end: int = -1
+    # KIP-392: the broker a leader sent this partition's fetches to, until (monotonic) when
+    preferred_read_replica: int = -1
+    preferred_until: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,8 @@ class FetchConfig:
     auto_offset_reset: str = "latest"  # latest | earliest | none
     check_crcs: bool = True
     isolation_level: int = 0  # 0 read_uncommitted, 1 read_committed
+    client_rack: str = ""  # KIP-392: sent as the Fetch's rack_id
+    metadata_max_age_ms: int = 300_000  # how long a preferred read replica is followed
 
 
 class Fetcher:
@@ -298,11 +311,11 @@ class Fetcher:
         self._metadata.maybe_update()
         by_node: dict[Node, list[TopicPartition]] = defaultdict(list)
         for tp in fetchable:
-            leader = self._metadata.leader_for(tp)
-            if leader is None:
+            target = self._fetch_target(tp)
+            if target is None:
                 self._metadata.request_update()
-            elif leader.id not in self._in_flight and not self._throttled(leader.id):
-                by_node[leader].append(tp)
+            elif target.id not in self._in_flight and not self._throttled(target.id):
+                by_node[target].append(tp)
         for node, tps in by_node.items():
             if all(self._caught_up(tp) for tp in tps) and self._holds_records_from(node):
                 # Only partitions with nothing new: the broker would park this fetch for
@@ -315,6 +328,7 @@ class Fetcher:
             request = pb.FetchRequest(
                 replica_id=-1,
                 replica_epoch=-1,
+                rack_id=self._config.client_rack,
                 isolation_level=self._config.isolation_level,
                 max_wait_ms=self._config.fetch_max_wait_ms,
                 min_bytes=self._config.fetch_min_bytes,
@@ -342,6 +356,17 @@ class Fetcher:
             self._in_flight[node.id] = (future, {tp: self._states[tp].position for tp in tps})
             future.add_done_callback(self._on_done(node.id))
 
+    def _fetch_target(self, tp: TopicPartition) -> Node | None:
+        """Where ``tp`` is fetched from: its preferred read replica while that holds (module
+        docstring), else its leader (None: unknown for now)."""
+        state = self._states[tp]
+        if state.preferred_read_replica >= 0:
+            node = self._metadata.node(state.preferred_read_replica)
+            if node is not None and time.monotonic() < state.preferred_until:
+                return node
+            state.preferred_read_replica = -1
+        return self._metadata.leader_for(tp)
+
     def _throttled(self, node_id: int) -> bool:
         return self._throttled_until.get(node_id, 0.0) > time.monotonic()
 
@@ -361,8 +386,8 @@ class Fetcher:
         return any(
             state.fetched is not None
             and not state.paused
-            and (leader := self._metadata.leader_for(tp)) is not None
-            and leader.id == node.id
+            and (target := self._fetch_target(tp)) is not None
+            and target.id == node.id
             for tp, state in self._states.items()
         )
 
@@ -395,6 +420,9 @@ class Fetcher:
         except grpc.RpcError as exc:
             if exc.code() not in RETRIABLE_STATUS:
                 raise
+            for tp in sent:  # back to the leader: a preferred replica may be down
+                if tp in self._states:
+                    self._states[tp].preferred_read_replica = -1
             self._metadata.request_update()
             return
         if response.throttle_time_ms > 0:
@@ -410,6 +438,12 @@ class Fetcher:
                     continue
                 state.high_watermark = part.high_watermark
                 state.last_stable_offset = part.last_stable_offset
+                if part.HasField("preferred_read_replica") and part.preferred_read_replica >= 0:
+                    state.preferred_read_replica = part.preferred_read_replica
+                    state.preferred_until = (
+                        time.monotonic() + self._config.metadata_max_age_ms / 1000
+                    )
+                    continue  # no records: the next fetch goes there
                 records = part.records
                 state.fetched_end = -1
                 if self._config.isolation_level == READ_COMMITTED and part.aborted_transactions:
@@ -437,6 +471,17 @@ class Fetcher:
                     state.fetched = fetched
 
     def _partition_error(self, tp: TopicPartition, error: KafkaError) -> None:
+        state = self._states[tp]
+        if state.preferred_read_replica >= 0:
+            # As Kafka's Fetcher: any error from a preferred read replica (OFFSET_OUT_OF_RANGE
+            # included: it may lag the leader) sends the partition back to its leader.
+            state.preferred_read_replica = -1
+            if (
+                isinstance(error, OffsetOutOfRangeError)
+                or error.retriable
+                or error.invalid_metadata
+            ):
+                return
         if isinstance(error, OffsetOutOfRangeError):
             if self._config.auto_offset_reset in ("earliest", "latest"):
                 self._states[tp].position = None
