@@ -35,6 +35,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "minikafka.client.cli.elect_leaders",
         "run a preferred or unclean leader election for partitions",
     ),
+    "log-dirs": (
+        "minikafka.client.cli.log_dirs",
+        "describe the log dirs of brokers: sizes, offset lag, future replicas (kafka-log-dirs.sh)",
+    ),
     "produce": (
         "minikafka.client.cli.produce",
         "produce lines of stdin as records (console producer)",

@@ -12,6 +12,7 @@ One class, AdminClient, made of one part per concern, each a module of this pack
     cluster.py   describe_cluster, list_topics, describe_topics, describe_replicas (any broker)
     topics.py    create_topics, delete_topics, create_partitions, elect_leaders (controller)
     reassignments.py  alter/list_partition_reassignments (controller, KIP-455)
+    log_dirs.py  describe_log_dirs, alter_replica_log_dirs (each broker, KIP-113)
     configs.py   describe/alter topic and broker configs
     acls.py      describe_acls, create_acls, delete_acls (any broker)
     groups.py    consumer groups and their committed offsets (the group's coordinator)
@@ -50,6 +51,12 @@ from minikafka.client.admin.groups import (
     ConsumerGroupListing,
     GroupAdmin,
     MemberDescription,
+)
+from minikafka.client.admin.log_dirs import (
+    LogDirAdmin,
+    LogDirDescription,
+    ReplicaInfo,
+    TopicPartitionReplica,
 )
 from minikafka.client.admin.quotas import (
     ClientQuotaAlteration,
@@ -100,6 +107,7 @@ __all__ = [
     "ElectionType",
     "FollowerReplica",
     "ListOffsetsResultInfo",
+    "LogDirDescription",
     "MemberDescription",
     "NewTopic",
     "Node",
@@ -108,9 +116,11 @@ __all__ = [
     "PartitionReassignment",
     "PartitionReplicas",
     "ProducerState",
+    "ReplicaInfo",
     "ScramCredentialInfo",
     "TopicDescription",
     "TopicPartition",
+    "TopicPartitionReplica",
     "TransactionDescription",
     "TransactionListing",
     "UserScramCredentialDeletion",
@@ -126,6 +136,7 @@ class AdminClient(
     ClusterAdmin,
     TopicAdmin,
     ReassignmentAdmin,
+    LogDirAdmin,
     ConfigAdmin,
     GroupAdmin,
     TransactionAdmin,
