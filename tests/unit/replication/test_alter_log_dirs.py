@@ -403,3 +403,35 @@ def test_future_log_is_loaded_and_checkpointed_in_its_dir(tmp_path: Path) -> Non
         assert not (source / "t-0").exists()
     finally:
         reopened.close()
+
+
+def test_deleting_the_replica_deletes_its_future_log(tmp_path: Path) -> None:
+    from minikafka.broker.replication.requests import (
+        StopReplicaPartitionState,
+        StopReplicaRequest,
+    )
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1])
+            node = cluster[1]
+            await produce(node, b"a")
+            rm = node.replica_manager
+            target = _other_dir(node)
+            rm.log_manager.create_future_log(TP, target)
+            response = await rm.stop_replicas(
+                StopReplicaRequest(
+                    0, cluster.controller_epoch, node.broker_epoch,
+                    [StopReplicaPartitionState(TP.topic, TP.partition, -2, True)],
+                )
+            )  # fmt: skip
+            assert response.error_code == ErrorCode.NONE
+            assert rm.log_manager.future_logs == {} and rm.log_manager.get_log("t", 0) is None
+            for log_dir in _dirs(node):
+                assert not [p for p in os.listdir(log_dir) if p.startswith("t-0")]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
