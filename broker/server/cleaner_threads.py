@@ -99,7 +99,7 @@ class CleanerThreads:
                 *(
                     run_cleaner_thread(
                         cleaner,
-                        lambda: log_manager.logs,
+                        lambda: log_manager.cleanable_logs,
                         high_watermarks=replica_manager.high_watermarks,
                         last_stable_offsets=replica_manager.last_stable_offsets,
                         producer_last_offsets=producer_last_offsets,

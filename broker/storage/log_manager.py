@@ -576,6 +576,12 @@ class LogManager:
     def future_logs(self) -> dict[TopicPartition, Log]:
         return dict(self._future_logs)
 
+    @property
+    def cleanable_logs(self) -> dict[TopicPartition, Log]:
+        """The logs the cleaner may pick: not those being moved to another dir (Kafka pauses
+        their cleaning until the swap; one under way then is discarded, its log closed)."""
+        return {tp: log for tp, log in self._logs.items() if tp not in self._future_logs}
+
     def check_log_dir(self, path: str) -> Path:
         """The log dir named ``path`` (absolute, as in log.dirs): LOG_DIR_NOT_FOUND when it
         is none of them, KAFKA_STORAGE_ERROR when it is offline (Kafka's isLogDirOnline)."""
