@@ -10,13 +10,14 @@ the last stable offset instead, and the records of aborted transactions are drop
 NOT_LEADER_OR_FOLLOWER and its relatives, the metadata is refreshed and the partition is
 fetched from its new leader at the same position.
 
-Fetching from the closest replica (KIP-392): every Fetch carries the consumer's ``client_rack``
-("" for none) as ``rack_id``. A leader whose broker has a ``replica.selector.class`` may answer
-a partition with ``preferred_read_replica``: the partition is then fetched from that broker
-(up to its high watermark) until ``metadata_max_age_ms`` has passed, the broker is no longer
-in the metadata, or a fetch from it fails (an error, OFFSET_OUT_OF_RANGE included, or an
-unreachable broker); then from the leader again, which may name a replica again, as Kafka's
-Fetcher does.
+Fetching from the closest replica (KIP-392): with a ``client_rack`` every Fetch carries it as
+``rack_id``. A leader whose broker has a ``replica.selector.class`` may answer a partition with
+``preferred_read_replica``: the partition is then fetched from that broker (up to its high
+watermark) until ``metadata_max_age_ms`` has passed, the broker is no longer in the metadata,
+or a fetch from it fails (an error, OFFSET_OUT_OF_RANGE included, or an unreachable broker);
+then from the leader again, which may name a replica again, as Kafka's Fetcher does. Without a
+``client_rack`` no ``rack_id`` is sent, and brokers serve the consumer from leaders only (what
+Kafka does for a Fetch before v11): a follower never answers it from its own high watermark.
 
 Not thread-safe: the consumer's one polling thread owns it (as in Kafka's client).
 """
@@ -328,7 +329,7 @@ class Fetcher:
             request = pb.FetchRequest(
                 replica_id=-1,
                 replica_epoch=-1,
-                rack_id=self._config.client_rack,
+                rack_id=self._config.client_rack or None,
                 isolation_level=self._config.isolation_level,
                 max_wait_ms=self._config.fetch_max_wait_ms,
                 min_bytes=self._config.fetch_min_bytes,
@@ -434,7 +435,9 @@ class Fetcher:
                 if state is None or tp not in sent or state.position != sent[tp]:
                     continue  # unassigned or sought meanwhile: drop what was fetched
                 if part.error_code != ErrorCode.NONE:
-                    self._partition_error(tp, error_for_code(part.error_code, part.error_message))
+                    self._partition_error(
+                        tp, error_for_code(part.error_code, part.error_message), node_id
+                    )
                     continue
                 state.high_watermark = part.high_watermark
                 state.last_stable_offset = part.last_stable_offset
@@ -470,17 +473,21 @@ class Fetcher:
                 else:
                     state.fetched = fetched
 
-    def _partition_error(self, tp: TopicPartition, error: KafkaError) -> None:
+    def _partition_error(self, tp: TopicPartition, error: KafkaError, node_id: int) -> None:
         state = self._states[tp]
-        if state.preferred_read_replica >= 0:
+        leader = self._metadata.leader_for(tp)
+        if state.preferred_read_replica >= 0 or leader is None or leader.id != node_id:
             # As Kafka's Fetcher: any error from a preferred read replica (OFFSET_OUT_OF_RANGE
-            # included: it may lag the leader) sends the partition back to its leader.
+            # included: a follower may lag the leader) sends the partition back to its leader,
+            # and so does one from a broker that no longer leads it.
             state.preferred_read_replica = -1
             if (
                 isinstance(error, OffsetOutOfRangeError)
                 or error.retriable
                 or error.invalid_metadata
             ):
+                if leader is None or leader.id == node_id:
+                    self._metadata.request_update()
                 return
         if isinstance(error, OffsetOutOfRangeError):
             if self._config.auto_offset_reset in ("earliest", "latest"):

@@ -141,3 +141,13 @@ def test_a_replica_gone_from_the_metadata_is_not_fetched_from() -> None:
     del metadata.brokers[2]
     fetcher.send_fetches()
     assert pool.sent[-1][0] == LEADER.address
+
+
+def test_without_a_client_rack_no_rack_id_is_sent() -> None:
+    """No client metadata: brokers serve the consumer from leaders only (Fetch before v11)."""
+    pool = FakePool()
+    fetcher = Fetcher(FetchConfig(), FakeMetadata(), pool)  # type: ignore[arg-type]
+    fetcher.assign([TP])
+    fetcher.seek(TP, 0)
+    fetcher.send_fetches()
+    assert not pool.sent[-1][1].HasField("rack_id")
