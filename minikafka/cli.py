@@ -35,6 +35,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "minikafka.client.cli.elect_leaders",
         "run a preferred or unclean leader election for partitions",
     ),
+    "reassign-partitions": (
+        "minikafka.client.cli.reassign_partitions",
+        "move partitions to other brokers: generate, execute, verify, cancel, list "
+        "(kafka-reassign-partitions.sh)",
+    ),
     "log-dirs": (
         "minikafka.client.cli.log_dirs",
         "describe the log dirs of brokers: sizes, offset lag, future replicas (kafka-log-dirs.sh)",
