@@ -435,3 +435,49 @@ def test_deleting_the_replica_deletes_its_future_log(tmp_path: Path) -> None:
             await cluster.stop()
 
     run(scenario)
+
+
+def test_transactions_survive_the_move_lso_and_txnindex(tmp_path: Path) -> None:
+    from minikafka.broker.replication.requests import TxnMarker
+    from minikafka.broker.storage.txn_index import AbortedTxn
+    from minikafka.proto.records import encode_batch
+
+    def txn(pid: int, seq: int, value: bytes) -> bytes:
+        return encode_batch(
+            [(0, b"k", value, ())],
+            is_transactional=True,
+            producer_id=pid,
+            producer_epoch=0,
+            base_sequence=seq,
+        )
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, broker_ids=(1,))
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1], [1])
+            rm = cluster[1].replica_manager
+            for pid, seq, value in ((1, 0, b"a"), (2, 0, b"b")):
+                (result,) = await rm.append_records(harness.produce_request(txn(pid, seq, value)))
+                assert result.error_code == ErrorCode.NONE
+            await rm.write_txn_markers(TxnMarker(2, 0, 0, False, [TP]), 5000)  # 2 aborts (2)
+            await produce(cluster[1], b"plain")  # 3
+            partition = rm.get_partition(TP)
+            assert partition is not None
+            assert (partition.high_watermark, partition.last_stable_offset) == (4, 0)
+            rm.alter_log_dirs.alter_replica_log_dirs({TP: str(_other_dir(cluster[1]))})
+            await wait_until(lambda: rm.alter_log_dirs.swaps == 1, 5)
+            assert partition.log.dir.parent == _current_dir(cluster[1])
+            assert (partition.high_watermark, partition.last_stable_offset) == (4, 0)
+            assert partition.aborted_transactions(0, 4) == [AbortedTxn(2, 1, 2, 0)]
+            # Producer 1's transaction is still open in the moved replica: its abort ends it.
+            await rm.write_txn_markers(TxnMarker(1, 0, 0, False, [TP]), 5000)  # 4
+            assert partition.last_stable_offset == 5
+            assert partition.aborted_transactions(0, 5) == [
+                AbortedTxn(2, 1, 2, 0),
+                AbortedTxn(1, 0, 4, 5),
+            ]
+        finally:
+            await cluster.stop()
+
+    run(scenario)
