@@ -198,13 +198,13 @@ def test_the_command_writes_json_and_a_picture(
     assert ("pause", "SIGSTOP 2") in _marks(svg)
 
 
-def test_bootstrap_server_is_refused_with_the_reason() -> None:
+def test_bootstrap_server_refuses_a_story_that_needs_its_own_brokers() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "minikafka", "replay", "isr", "--bootstrap-server", "h:1"],
+        [sys.executable, "-m", "minikafka", "replay", "lost-ack", "--bootstrap-server", "h:1"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert done.returncode == 2
-    assert "replay runs its own brokers" in done.stderr
+    assert "cannot run on a running cluster" in done.stderr

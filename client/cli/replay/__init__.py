@@ -3,6 +3,7 @@
     minikafka replay --list
     minikafka replay lost-ack [--variant hw|epoch] [--pause] [--speed X] [--json FILE]
                      [--out DIR] [--zookeeper HOST:PORT] [--work-dir DIR] [--keep]
+    minikafka replay isr --bootstrap-server 127.0.0.1:9092 [--compose-project NAME]
 
 Each run starts ZooKeeper (Debian's package, as the integration tests do; or ``--zookeeper``
 names a running one, and the run takes a chroot of it) and three brokers as processes of this
@@ -19,10 +20,14 @@ waits for Enter after each step; ``--speed`` divides the pause between steps (1.
 cluster's own timeouts are what they are). Exit status: 0 when every run came out as its
 variant expects, 1 when one did not, 2 when the cluster did not do what a step waited for.
 
-Why not ``--bootstrap-server``: every scenario kills, freezes or restarts brokers and some set a
-test-only broker key at startup or cut a log's tail, which needs the brokers' processes and
-files; a running cluster (docker compose) offers neither through Kafka's APIs. The replay says so
-and exits 2 instead of offering a story it cannot play.
+With ``--bootstrap-server`` the run uses a docker compose cluster that runs already (the
+repository's docker-compose.yml) instead: its broker containers are found by their compose
+labels and faulted through the ``docker`` CLI (compose_brokers.py: kill, pause, unpause, start,
+stop), each scenario's topic is a new name deleted at the end, and every container the run
+paused, killed or stopped is unpaused or started again, also on failure and Ctrl-C. The
+scenarios that need more than that (a test-only broker key at start, the brokers started with
+a long replica.fetch.wait.max.ms, a log's tail cut: lost-ack and diverge) say why in one line
+and exit 2.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -41,7 +47,7 @@ from minikafka.client.cli.replay.narrate import outcome_text, state_lines, step_
 from minikafka.client.cli.replay.scenarios import SCENARIOS, Variant
 from minikafka.client.cli.replay.timeline import Run, Sample, Step
 
-__all__ = ["LineNarrator", "add_arguments", "list_text", "run"]
+__all__ = ["LineNarrator", "add_arguments", "compose_project", "list_text", "run"]
 
 _BEAT_S = 1.5
 
@@ -66,7 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-server",
         metavar="HOST:PORT",
-        help="not supported: the scenarios need the brokers' processes (see the help)",
+        help="use this running docker compose cluster instead of starting brokers",
+    )
+    parser.add_argument(
+        "--compose-project",
+        metavar="NAME",
+        help="its compose project (default: $COMPOSE_PROJECT_NAME, else the one `docker "
+        "compose up` makes in this directory)",
     )
 
 
@@ -119,7 +131,7 @@ class _LiveNarrator(LineNarrator):
         from rich.live import Live
         from rich.text import Text
 
-        self._topic = topic
+        self.topic = topic  # the run's (one a variant on a running cluster)
         self._console = Console()
         self._live = Live(Text("starting the cluster ..."), console=self._console, transient=True)
         self._live.start()
@@ -132,7 +144,7 @@ class _LiveNarrator(LineNarrator):
         from rich.panel import Panel
         from rich.text import Text
 
-        lines = state_lines(sample, topic=self._topic, partition=0)
+        lines = state_lines(sample, topic=self.topic, partition=0)
         self._live.update(
             Panel(Text("\n".join(lines)), title=f"live  +{sample.t:.1f}s", expand=False)
         )
@@ -153,14 +165,6 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         print(list_text())
         return 0
-    if args.bootstrap_server:
-        print(
-            "Error: replay runs its own brokers: every scenario kills, pauses or restarts "
-            "them, which a running cluster does not let a client do. Use --zookeeper to put "
-            "them on an existing ZooKeeper.",
-            file=sys.stderr,
-        )
-        return 2
     if args.scenario not in SCENARIOS:
         print(
             f"Error: name a scenario (minikafka replay --list), not {args.scenario!r}",
@@ -173,6 +177,17 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+    if args.bootstrap_server:
+        for variant in variants:
+            reason = scenario.needs_own_brokers(variant)
+            if reason:
+                label = f"{scenario.name} {variant.name}".strip()
+                print(
+                    f"Error: {label} cannot run on a running cluster: {reason}; run it "
+                    "without --bootstrap-server (replay starts its own brokers)",
+                    file=sys.stderr,
+                )
+                return 2
     logging.getLogger().handlers[:] = [logging.NullHandler()]  # the narration is the output
     to_stdout = args.json == "-"
     narrator: LineNarrator
@@ -186,7 +201,12 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
+        if args.bootstrap_server:
+            return _play_on_compose(args, scenario.name, variants, narrator, out_dir)
         return _play(args, scenario.name, variants, narrator, workdir, out_dir)
+    except KeyboardInterrupt:
+        narrator.say("Interrupted.")
+        return 130
     finally:
         narrator.close()
         if not args.keep and not args.work_dir:
@@ -208,7 +228,6 @@ def _play(
     )
     from minikafka.client.cli.replay.runner import run_scenario
     from minikafka.client.cli.replay.stage import ReplayError
-    from minikafka.client.cli.replay.svg import render_svg
 
     scenario = SCENARIOS[name]
     server: ZooKeeperServer | None = None
@@ -243,19 +262,104 @@ def _play(
                 status = 2
                 continue
             runs.append(result)
-            picture = out_dir / f"{result.name}.svg"
-            picture.write_text(render_svg(result), encoding="utf-8")
-            narrator.say(outcome_text(result))
-            narrator.say(f"  timeline: {picture}\n")
-            if not result.held and status == 0:
-                status = 1
+            status = _told(result, narrator, out_dir, status)
     finally:
         if server is not None:
             server.stop()
+    _write_json(args, runs)
+    return status
+
+
+def _told(result: Run, narrator: LineNarrator, out_dir: Path, status: int) -> int:
+    """The run's outcome and picture; the status with this run's counted."""
+    from minikafka.client.cli.replay.svg import render_svg
+
+    picture = out_dir / f"{result.name}.svg"
+    picture.write_text(render_svg(result), encoding="utf-8")
+    narrator.say(outcome_text(result))
+    narrator.say(f"  timeline: {picture}\n")
+    return 1 if not result.held and status == 0 else status
+
+
+def _write_json(args: argparse.Namespace, runs: list[Run]) -> None:
     if args.json:
         document = json.dumps({"runs": [r.to_json() for r in runs]}, indent=1)
         if args.json == "-":
             print(document)
         else:
             Path(args.json).write_text(document + "\n", encoding="utf-8")
+
+
+def compose_project(args: argparse.Namespace) -> str:
+    """--compose-project, else $COMPOSE_PROJECT_NAME, else compose's name for this directory."""
+    from minikafka.client.cli.replay.compose_brokers import default_project
+
+    return (
+        args.compose_project
+        or os.environ.get("COMPOSE_PROJECT_NAME")
+        or default_project(Path.cwd().name)
+    )
+
+
+def _play_on_compose(
+    args: argparse.Namespace,
+    name: str,
+    variants: list[Variant],
+    narrator: LineNarrator,
+    out_dir: Path,
+) -> int:
+    from minikafka.client.admin import AdminClient
+    from minikafka.client.cli.replay.compose_brokers import (
+        DEFAULT_LOG_DIRS,
+        ComposeBrokers,
+        ComposeError,
+    )
+    from minikafka.client.cli.replay.runner import run_on_cluster
+    from minikafka.client.cli.replay.stage import ReplayError
+    from minikafka.proto.errors import KafkaError
+
+    scenario = SCENARIOS[name]
+    project = compose_project(args)
+    runs: list[Run] = []
+    status = 0
+    for variant in variants:
+        label = f"{scenario.name} {variant.name}".strip()
+        try:
+            with AdminClient(args.bootstrap_server, request_timeout_ms=5000) as admin:
+                described = admin.describe_cluster(timeout_ms=10_000)
+                addresses = {node.id: node.address for node in described.brokers}
+                log_dirs = admin.describe_broker_configs(min(addresses)).get("log.dirs")
+            brokers = ComposeBrokers.discover(
+                project,
+                addresses,
+                log_dirs=(
+                    log_dirs.value.split(",")
+                    if log_dirs is not None and log_dirs.value
+                    else DEFAULT_LOG_DIRS
+                ),
+            )
+        except (KafkaError, ComposeError) as exc:
+            print(f"Error: {exc}", file=sys.stderr)
+            return 2
+        topic = f"replay-{scenario.name}-{variant.name or 'run'}-{uuid.uuid4().hex[:8]}"
+        if isinstance(narrator, _LiveNarrator):
+            narrator.topic = topic
+        narrator.say(f"=== {label}: {scenario.title} (compose project {project}, topic {topic})")
+        try:
+            result = run_on_cluster(
+                scenario,
+                variant,
+                brokers,
+                topic=topic,
+                narrator=narrator,
+                beat_s=_BEAT_S / args.speed,
+                interactive=args.pause,
+            )
+        except (ReplayError, ComposeError, KafkaError) as exc:
+            narrator.say(f"Error: {label}: {exc}")
+            status = 2
+            continue
+        runs.append(result)
+        status = _told(result, narrator, out_dir, status)
+    _write_json(args, runs)
     return status

@@ -96,6 +96,9 @@ class LocalBrokers:
     def address(self, broker_id: int) -> str:
         return f"127.0.0.1:{self.ports[broker_id]}"
 
+    def control_address(self, broker_id: int) -> str:
+        return self.address(broker_id)  # one listener carries everything
+
     def root(self, broker_id: int) -> Path:
         return self.workdir / f"broker-{broker_id}"
 

@@ -1,12 +1,16 @@
-"""One replay run: a fresh 3-broker cluster, the scenario played on it, the outcome measured.
+"""One replay run: the scenario played on three brokers, the outcome measured.
 
     run = run_scenario(SCENARIOS["lost-ack"], variant, workdir=Path("/tmp/r"),
                        zk_connect="127.0.0.1:2181/minikafka-replay-1f3a", narrator=narrator)
+    run = run_on_cluster(SCENARIOS["isr"], variant, ComposeBrokers.discover(...),
+                         topic="replay-isr-1f3a", narrator=narrator)
 
-The brokers are processes of this machine (local_brokers.py) on a ZooKeeper chroot of their
+``run_scenario``: processes of this machine (local_brokers.py) on a ZooKeeper chroot of their
 own; the broker the scenario names starts first, so it wins /controller, then the others, then
 the partition is created with the scenario's assignment. Whatever happens, every broker is
-killed at the end.
+killed at the end. ``run_on_cluster``: a cluster that runs already (compose_brokers.py); the
+scenario's broker ids are cast onto it (its controller where the scenario wants one), and at
+the end the brokers are put back as they were and the topic is deleted.
 
 Not thread-safe: call from one thread.
 """
@@ -18,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from minikafka.client.cli.replay.control import BrokerControl
 from minikafka.client.cli.replay.local_brokers import LocalBrokers
 from minikafka.client.cli.replay.scenarios import Scenario, Variant
 from minikafka.client.cli.replay.stage import Narrator, ReplayError, Stage
@@ -39,7 +44,7 @@ if TYPE_CHECKING:  # client.admin loads grpc: only when a replay runs
 
 T = TypeVar("T")
 
-__all__ = ["TOPIC", "run_scenario"]
+__all__ = ["TOPIC", "cast_for", "run_on_cluster", "run_scenario"]
 
 TOPIC = "replay"
 _REQUEST_TIMEOUT_MS = 1500  # a paused broker must not hold a sample for long
@@ -103,7 +108,7 @@ class _WatchObserver:
     """The ``minikafka watch`` model (ClusterWatcher) of the running brokers; made again when
     the set of running brokers changes."""
 
-    def __init__(self, brokers: LocalBrokers, topic: str) -> None:
+    def __init__(self, brokers: BrokerControl, topic: str) -> None:
         self._brokers = brokers
         self._topic = topic
         self._answering: tuple[int, ...] = ()
@@ -138,6 +143,85 @@ def _wait(predicate: object, what: str, timeout_s: float = 30.0) -> None:
     raise ReplayError(f"timed out waiting for {what}" + (f" ({last})" if last else ""))
 
 
+def cast_for(first: int, controller: int, broker_ids: Sequence[int]) -> tuple[int, ...]:
+    """Broker ids for a scenario's 1, 2, 3 on a cluster whose controller is ``controller``:
+    the scenario's ``first`` (its controller) is that broker, the others keep their order.
+
+    >>> cast_for(3, 1, [1, 2, 3])
+    (2, 3, 1)
+    """
+    ids = sorted(broker_ids)
+    if controller not in ids:
+        return tuple(ids)
+    rest = [b for b in ids if b != controller]
+    return tuple(controller if n == first else rest.pop(0) for n in range(1, len(ids) + 1))
+
+
+def _settings(admin: AdminClient, broker_id: int) -> dict[str, str]:
+    """The broker's configs in force: the timers the scenarios wait for."""
+    configs = admin.describe_broker_configs(broker_id, timeout_ms=5000)
+    return {name: entry.value for name, entry in configs.items() if entry.value is not None}
+
+
+def _stage(
+    scenario: Scenario,
+    brokers: BrokerControl,
+    topic: str,
+    cast: tuple[int, ...],
+    narrator: Narrator,
+    beat_s: float,
+    interactive: bool,
+) -> Stage:
+    return Stage(
+        brokers,
+        _WatchObserver(brokers, topic),
+        Wire(),
+        narrator,
+        topic,
+        0,
+        tuple(sorted(cast[n - 1] for n in scenario.assignment)),
+        beat_s=beat_s,
+        interactive=interactive,
+        cast=cast,
+    )
+
+
+def _play(scenario: Scenario, variant: Variant, stage: Stage, admin: AdminClient) -> Run:
+    """Create the scenario's partition, play it, and gather what was measured."""
+    from minikafka.client.admin import NewTopic, raise_first
+
+    assignment = [stage.cast[n - 1] for n in scenario.assignment]
+    created = admin.create_topics(
+        [
+            NewTopic(
+                stage.topic,
+                replica_assignment={0: assignment},
+                configs={**scenario.topic_configs, **variant.topic_configs},
+            )
+        ],
+        timeout_ms=10_000,
+    )
+    raise_first(created)
+    scenario.play(stage, variant)
+    return Run(
+        scenario=scenario.name,
+        variant=variant.name,
+        title=scenario.title,
+        promise=scenario.promise,
+        expect_violation=variant.expect_violation,
+        topic=stage.topic,
+        partition=0,
+        replicas=stage.replicas,
+        steps=tuple(stage.steps),
+        samples=tuple(stage.samples),
+        marks=tuple(stage.marks),
+        records=tuple(stage.fates),
+        checks=tuple(stage.checks),
+        replica_logs=stage.logs,
+        duration_s=stage.t(),
+    )
+
+
 def run_scenario(
     scenario: Scenario,
     variant: Variant,
@@ -148,26 +232,16 @@ def run_scenario(
     beat_s: float = 1.0,
     interactive: bool = False,
 ) -> Run:
-    from minikafka.client.admin import AdminClient, NewTopic, raise_first
+    """On three brokers of its own, started here (the scenario's first one wins /controller)
+    and killed at the end."""
+    from minikafka.client.admin import AdminClient
 
     brokers = LocalBrokers(
         workdir, zk_connect, (1, 2, 3), {**scenario.overrides, **variant.overrides}
     )
-    wire = Wire()
     admin = AdminClient(brokers.bootstrap_servers, request_timeout_ms=_REQUEST_TIMEOUT_MS)
-    observer = _WatchObserver(brokers, TOPIC)
+    stage = _stage(scenario, brokers, TOPIC, (1, 2, 3), narrator, beat_s, interactive)
     try:
-        stage = Stage(
-            brokers,
-            observer,
-            wire,
-            narrator,
-            TOPIC,
-            0,
-            tuple(sorted(scenario.assignment)),
-            beat_s=beat_s,
-            interactive=interactive,
-        )
         first = scenario.first
         stage.start(first)
         _wait(
@@ -178,36 +252,62 @@ def run_scenario(
             if broker_id != first:
                 stage.start(broker_id)
         _wait(lambda: len(admin.describe_cluster().brokers) == 3, "three brokers to register")
-        created = admin.create_topics(
-            [
-                NewTopic(
-                    TOPIC,
-                    replica_assignment={0: scenario.assignment},
-                    configs=dict(scenario.topic_configs),
-                )
-            ],
-            timeout_ms=10_000,
-        )
-        raise_first(created)
-        scenario.play(stage, variant)
-        return Run(
-            scenario=scenario.name,
-            variant=variant.name,
-            title=scenario.title,
-            promise=scenario.promise,
-            expect_violation=variant.expect_violation,
-            topic=TOPIC,
-            partition=0,
-            replicas=stage.replicas,
-            steps=tuple(stage.steps),
-            samples=tuple(stage.samples),
-            marks=tuple(stage.marks),
-            records=tuple(stage.fates),
-            checks=tuple(stage.checks),
-            replica_logs=stage.logs,
-            duration_s=stage.t(),
-        )
+        stage.settings = _settings(admin, first)
+        return _play(scenario, variant, stage, admin)
     finally:
         brokers.close()
         admin.close()
-        wire.close()
+        stage.wire.close()
+
+
+def run_on_cluster(
+    scenario: Scenario,
+    variant: Variant,
+    brokers: BrokerControl,
+    *,
+    topic: str,
+    narrator: Narrator,
+    beat_s: float = 1.0,
+    interactive: bool = False,
+    restore_timeout_s: float = 90.0,
+) -> Run:
+    """On a running cluster of three brokers (``brokers``: its containers): the scenario's
+    brokers are cast so that its controller is the cluster's (cast_for), its topic
+    (``topic``, a new name) is deleted at the end, and whatever the run paused, killed or
+    stopped is resumed or started again, also when it fails or is interrupted."""
+    from minikafka.client.admin import AdminClient
+
+    if len(brokers.broker_ids) != 3:
+        raise ReplayError(f"the scenarios need 3 brokers, the cluster has {brokers.broker_ids}")
+    admin = AdminClient(brokers.bootstrap_servers, request_timeout_ms=_REQUEST_TIMEOUT_MS)
+    stage: Stage | None = None
+    try:
+        controller = admin.describe_cluster().controller_id
+        cast = cast_for(scenario.first, controller, brokers.broker_ids)
+        stage = _stage(scenario, brokers, topic, cast, narrator, beat_s, interactive)
+        stage.process.update({b: "up" for b in brokers.broker_ids})
+        stage.settings = _settings(admin, controller if controller > 0 else cast[0])
+        return _play(scenario, variant, stage, admin)
+    finally:
+        try:
+            brokers.close()  # first of all: the containers as they were
+        finally:
+            try:
+                _wait(
+                    lambda: len(admin.describe_cluster().brokers) == len(brokers.broker_ids),
+                    "every broker to register again",
+                    restore_timeout_s,
+                )
+                _delete_topic(admin, topic)
+            finally:
+                admin.close()
+                if stage is not None:
+                    stage.wire.close()
+
+
+def _delete_topic(admin: AdminClient, topic: str) -> None:
+    from minikafka.proto.errors import UnknownTopicOrPartitionError
+
+    error = admin.delete_topics([topic], timeout_ms=10_000).get(topic)
+    if error is not None and not isinstance(error, UnknownTopicOrPartitionError):
+        raise ReplayError(f"could not delete the scenario's topic {topic}: {error}")

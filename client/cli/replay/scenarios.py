@@ -33,9 +33,12 @@ ALL = -1
 @dataclass(frozen=True)
 class Variant:
     name: str  # "" when the scenario has one
-    overrides: Mapping[str, str] = field(default_factory=dict)
+    overrides: Mapping[str, str] = field(default_factory=dict)  # broker configs at start
     expect_violation: bool = False
     note: str = ""
+    topic_configs: Mapping[str, str] = field(default_factory=dict)
+    # Why this variant needs brokers replay starts itself ("" when a running cluster will do).
+    own_brokers: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,15 @@ class Scenario:
     variants: tuple[Variant, ...] = (Variant(""),)
     assignment: tuple[int, ...] = (1, 2, 3)
     first: int = 3  # started first: the controller
+    # Broker configs replay's own brokers start with; on a running cluster the scenario reads
+    # the configs in force instead (Stage.settings) and waits for those timers.
     overrides: Mapping[str, str] = field(default_factory=dict)
     topic_configs: Mapping[str, str] = field(default_factory=dict)
+    own_brokers: str = ""  # as Variant.own_brokers, for every variant
+
+    def needs_own_brokers(self, variant: Variant) -> str:
+        """Why ``variant`` cannot run on a cluster replay did not start ("" when it can)."""
+        return self.own_brokers or variant.own_brokers
 
     def variant(self, name: str | None) -> list[Variant]:
         if name is None:
@@ -60,22 +70,46 @@ class Scenario:
         return found
 
 
-def _hw_and_epoch() -> tuple[Variant, Variant]:
+_TRUNCATION_AT_START = (
+    f"the pre-KIP-101 run starts its brokers with the test-only key {TRUNCATION_KEY}, which a "
+    "running cluster does not have"
+)
+
+
+def _hw_and_epoch(epoch_needs: str) -> tuple[Variant, Variant]:
     return (
         Variant(
             "hw",
             {TRUNCATION_KEY: "high_watermark"},
             expect_violation=True,
             note="followers truncate to their own HW (Kafka before KIP-101)",
+            own_brokers=_TRUNCATION_AT_START,
         ),
-        Variant("epoch", note="followers truncate by leader epoch (KIP-101, Kafka since 0.11)"),
+        Variant(
+            "epoch",
+            note="followers truncate by leader epoch (KIP-101, Kafka since 0.11)",
+            own_brokers=epoch_needs,
+        ),
     )
+
+
+def _ids(*broker_ids: int) -> tuple[int, ...]:
+    return tuple(sorted(broker_ids))
+
+
+def _same(isr: tuple[int, ...], broker_ids: tuple[int, ...]) -> bool:
+    """The same members, whatever the order ZooKeeper's state holds them in."""
+    return sorted(isr) == sorted(broker_ids)
+
+
+def _show(broker_ids: tuple[int, ...]) -> str:
+    return "[" + ",".join(map(str, sorted(broker_ids))) + "]"
 
 
 def _in_sync(stage: Stage, leader: int, isr: tuple[int, ...], timeout_s: float = 30) -> Sample:
     return stage.wait_until(
-        lambda s: s.leader == leader and s.isr == isr,
-        f"leader {leader} with ISR {list(isr)}",
+        lambda s: s.leader == leader and _same(s.isr, isr),
+        f"leader {leader} with ISR {_show(isr)}",
         timeout_s,
     )
 
@@ -274,24 +308,26 @@ def diverge(stage: Stage, variant: Variant) -> None:
 
 
 def controller_failover(stage: Stage, variant: Variant) -> None:
-    old = 3
-    first = _in_sync(stage, 1, (1, 2, 3))
+    leader, other, old = stage.cast
+    session = stage.seconds("zookeeper.session.timeout.ms", 6)
+    first = _in_sync(stage, leader, stage.replicas)
     epoch = first.controller_epoch
     stage.step(
-        f"Broker {old} holds /controller (controller epoch {epoch}); broker 1 leads the partition",
+        f"Broker {old} holds /controller (controller epoch {epoch}); broker {leader} leads the "
+        "partition",
         "The controller is whichever broker created the ephemeral /controller first; "
         "/controller_epoch counts the elections.",
     )
     stage.pause(old)
     stage.step(
         f"The controller (broker {old}) freezes: SIGSTOP",
-        "Its ZooKeeper session stays open until zookeeper.session.timeout.ms (3 s) passes "
-        "without a heartbeat; until then /controller is still its.",
+        f"Its ZooKeeper session stays open until zookeeper.session.timeout.ms ({session:g} s) "
+        "passes without a heartbeat; until then /controller is still its.",
     )
     now = stage.wait_until(
         lambda s: s.controller_id not in (old, -1) and s.controller_epoch > epoch,
         "a new controller",
-        timeout_s=20,
+        timeout_s=session + 15,
     )
     stage.step(
         f"Broker {now.controller_id} wins /controller; /controller_epoch {epoch} -> "
@@ -302,28 +338,28 @@ def controller_failover(stage: Stage, variant: Variant) -> None:
     )
     leader_epoch = now.leader_epoch
     answer = stage.wire.leader_and_isr(
-        stage.address(1),
+        stage.control_address(leader),
         controller_id=old,
         controller_epoch=epoch,
-        broker_epoch=stage.broker_epoch(1),
+        broker_epoch=stage.broker_epoch(leader),
         topic=stage.topic,
         partition=stage.partition,
-        leader=2,
+        leader=other,
         leader_epoch=leader_epoch + 10,
-        isr=[2],
+        isr=[other],
         replicas=list(stage.replicas),
     )
-    stage.mark("fenced", f"zombie LeaderAndIsr: {answer}", 1)
+    stage.mark("fenced", f"zombie LeaderAndIsr: {answer}", leader)
     stage.step(
         f"A zombie's request: LeaderAndIsr from controller {old} at epoch {epoch}, moving the "
-        f"leadership to broker 2 -> {answer}",
+        f"leadership to broker {other} -> {answer}",
         f"What broker {old} would send if it woke up believing it is still the controller. "
-        f"Broker 1 has seen controller epoch {now.controller_epoch}: an older epoch is refused "
-        "and nothing changes.",
+        f"Broker {leader} has seen controller epoch {now.controller_epoch}: an older epoch is "
+        "refused and nothing changes.",
     )
     stage.resume(old)
     back = stage.wait_until(
-        lambda s: s.isr == (1, 2, 3), f"broker {old} back in the ISR", timeout_s=30
+        lambda s: _same(s.isr, stage.replicas), f"broker {old} back in the ISR", timeout_s=30
     )
     stage.produce("m1", acks=ALL)
     stage.step(
@@ -346,9 +382,9 @@ def controller_failover(stage: Stage, variant: Variant) -> None:
     _acked_survive(stage, "m1 survives")
     stage.check(
         "leadership after the zombie's request",
-        promised="unchanged (broker 1)",
+        promised=f"unchanged (broker {leader})",
         measured=f"leader {stage.last().leader}",
-        held=stage.last().leader == 1,
+        held=stage.last().leader == leader,
     )
 
 
@@ -356,39 +392,44 @@ def controller_failover(stage: Stage, variant: Variant) -> None:
 
 
 def isr_shrink_expand(stage: Stage, variant: Variant) -> None:
-    follower = 2
-    _in_sync(stage, 1, (1, 2, 3))
+    leader, follower, other = stage.cast
+    lag = stage.seconds("replica.lag.time.max.ms", 30)
+    full, rest = stage.replicas, _ids(leader, other)
+    _in_sync(stage, leader, full)
     stage.produce("m1", acks=ALL)
     stage.step(
-        "m1 produced with acks=all to leader 1, ISR [1,2,3]",
+        f"m1 produced with acks=all to leader {leader}, ISR {_show(full)}",
         "acks=all waits until every ISR member has fetched the record (the HW passed it).",
     )
     stage.pause(follower)
-    answer = stage.produce("m2", acks=ALL)
-    shrunk = stage.wait_until(lambda s: s.isr == (1, 3), "the ISR to shrink", timeout_s=15)
+    # The produce outlasts the lag time: it is answered when the ISR shrinks, not timed out.
+    answer = stage.produce("m2", acks=ALL, timeout_ms=int((lag + 10) * 1000))
+    shrunk = stage.wait_until(lambda s: _same(s.isr, rest), "the ISR to shrink", timeout_s=lag + 10)
     stage.step(
-        f"Follower {follower} paused; m2 (acks=all) waits, then the ISR shrinks to [1,3] and "
-        f"m2 is acknowledged: {answer.error}",
-        "A follower that has not caught up for replica.lag.time.max.ms (2 s) leaves the ISR: "
-        "the leader writes the new ISR to the partition's state znode. With the smaller ISR "
-        "the HW moves and the parked produce completes.",
+        f"Follower {follower} paused; m2 (acks=all) waits, then the ISR shrinks to "
+        f"{_show(rest)} and m2 is acknowledged: {answer.error}",
+        f"A follower that has not caught up for replica.lag.time.max.ms ({lag:g} s) leaves the "
+        "ISR: the leader writes the new ISR to the partition's state znode. With the smaller "
+        "ISR the HW moves and the parked produce completes.",
     )
     stage.produce("m3", acks=ALL)
     stage.step(
-        "m3 (acks=all) is acknowledged at once by the leader and broker 3",
+        f"m3 (acks=all) is acknowledged at once by the leader and broker {other}",
         f"Broker {follower} is not waited for: it is out of the ISR.",
     )
     stage.resume(follower)
-    expanded = stage.wait_until(lambda s: s.isr == (1, 2, 3), "the ISR to expand", timeout_s=15)
+    expanded = stage.wait_until(
+        lambda s: _same(s.isr, full), "the ISR to expand", timeout_s=lag + 10
+    )
     stage.step(
-        f"Follower {follower} resumes, fetches m2 and m3 and rejoins: ISR [1,2,3]",
+        f"Follower {follower} resumes, fetches m2 and m3 and rejoins: ISR {_show(full)}",
         "A follower whose LEO reaches the leader's HW goes back into the ISR.",
     )
     stage.check(
         "ISR while the follower was paused",
         promised="shrinks to the replicas that keep up",
-        measured=f"ISR {list(shrunk.isr)}",
-        held=shrunk.isr == (1, 3),
+        measured=f"ISR {_show(shrunk.isr)}",
+        held=_same(shrunk.isr, rest),
     )
     stage.check(
         "acks=all while the follower was paused",
@@ -399,8 +440,8 @@ def isr_shrink_expand(stage: Stage, variant: Variant) -> None:
     stage.check(
         "ISR after the follower caught up",
         promised="expands back",
-        measured=f"ISR {list(expanded.isr)}",
-        held=expanded.isr == (1, 2, 3),
+        measured=f"ISR {_show(expanded.isr)}",
+        held=_same(expanded.isr, full),
     )
     _acked_survive(stage, "m1, m2 and m3 survive")
     _replicas_agree(stage)
@@ -410,58 +451,61 @@ def isr_shrink_expand(stage: Stage, variant: Variant) -> None:
 
 
 def min_insync(stage: Stage, variant: Variant) -> None:
-    _in_sync(stage, 1, (1, 2, 3))
+    leader, second, third = stage.cast
+    full = stage.replicas
+    _in_sync(stage, leader, full)
     stage.produce("m1", acks=ALL)
     stage.step(
-        "Topic with min.insync.replicas=2; m1 produced with acks=all, ISR [1,2,3]",
+        f"Topic with min.insync.replicas=2; m1 produced with acks=all, ISR {_show(full)}",
         "acks=all is refused when the ISR is smaller than min.insync.replicas: the record "
         "would otherwise live on fewer replicas than the topic asks for.",
     )
-    stage.kill(3)
-    _in_sync(stage, 1, (1, 2))
+    stage.kill(third)
+    _in_sync(stage, leader, _ids(leader, second))
     m2 = stage.produce("m2", acks=ALL)
     stage.step(
-        f"Broker 3 dies: ISR [1,2], still 2 in sync; m2 acks=all -> {m2.error}",
+        f"Broker {third} dies: ISR {_show(_ids(leader, second))}, still 2 in sync; m2 "
+        f"acks=all -> {m2.error}",
         "Two in-sync replicas meet min.insync.replicas=2.",
     )
-    stage.kill(2)
-    _in_sync(stage, 1, (1,))
+    stage.kill(second)
+    _in_sync(stage, leader, (leader,))
     m3 = stage.produce("m3", acks=ALL)
     m4 = stage.produce("m4", acks=1)
     stage.step(
-        f"Broker 2 dies too: ISR [1]; m3 acks=all -> {m3.error}; m4 acks=1 -> "
+        f"Broker {second} dies too: ISR [{leader}]; m3 acks=all -> {m3.error}; m4 acks=1 -> "
         + (f"acknowledged at offset {m4.base_offset}" if m4.ok else m4.error),
         "Below min.insync.replicas the leader refuses acks=all before appending; acks=1 "
-        "only asks the leader. m4 now lives on broker 1 alone: if broker 1's disk died now, "
+        f"only asks the leader. m4 now lives on broker {leader} alone: if its disk died now, "
         "m4 would be gone although it was acknowledged (the unclean scenario shows that "
         "loss).",
     )
-    stage.start(2)
-    stage.start(3)
-    _in_sync(stage, 1, (1, 2, 3), timeout_s=40)
+    stage.start(second)
+    stage.start(third)
+    _in_sync(stage, leader, full, timeout_s=40)
     stage.step(
-        "Brokers 2 and 3 return and catch up; acks=all works again",
+        f"Brokers {second} and {third} return and catch up; acks=all works again",
         "They fetch m4 from the leader; the ISR is whole.",
     )
     stage.check(
-        "acks=all with ISR [1,2]",
+        f"acks=all with ISR {_show(_ids(leader, second))}",
         promised="acknowledged",
         measured=m2.error,
         held=m2.ok,
     )
     stage.check(
-        "acks=all with ISR [1] < min.insync.replicas",
+        f"acks=all with ISR [{leader}] < min.insync.replicas",
         promised="refused with NOT_ENOUGH_REPLICAS",
         measured=m3.error,
         held=m3.error == "NOT_ENOUGH_REPLICAS",
     )
     stage.check(
-        "acks=1 with ISR [1]",
+        f"acks=1 with ISR [{leader}]",
         promised="acknowledged by the leader alone",
         measured=m4.error,
         held=m4.ok,
     )
-    _acked_survive(stage, "m1, m2 and m4 survive (broker 1 never died)")
+    _acked_survive(stage, f"m1, m2 and m4 survive (broker {leader} never died)")
 
 
 # --- unclean leader election --------------------------------------------------------------------
@@ -469,61 +513,67 @@ def min_insync(stage: Stage, variant: Variant) -> None:
 
 def unclean(stage: Stage, variant: Variant) -> None:
     on = variant.name == "on"
-    _in_sync(stage, 1, (1, 2))
+    leader, follower = stage.cast[0], stage.cast[1]
+    both = stage.replicas
+    _in_sync(stage, leader, both)
     stage.produce("m1", acks=ALL)
     stage.step(
-        f"Partition on brokers 1 (leader) and 2; unclean.leader.election.enable={str(on).lower()}",
+        f"Partition on brokers {leader} (leader) and {follower}; "
+        f"unclean.leader.election.enable={str(on).lower()}",
         variant.note + ".",
     )
-    stage.kill(2)
-    _in_sync(stage, 1, (1,))
+    stage.kill(follower)
+    _in_sync(stage, leader, (leader,))
     stage.produce("m2", acks=ALL)
     stage.step(
-        "Follower 2 dies: ISR [1]; m2 is acknowledged (acks=all) by broker 1 alone",
+        f"Follower {follower} dies: ISR [{leader}]; m2 is acknowledged (acks=all) by broker "
+        f"{leader} alone",
         "The ISR is only the leader now (min.insync.replicas=1), so acks=all waits for "
         "nobody else.",
     )
-    stage.kill(1)
-    stage.wait_until(lambda s: s.leader < 0, "the partition to go offline", timeout_s=20)
+    stage.kill(leader)
+    stage.wait_until(lambda s: s.leader < 0, "the partition to go offline", timeout_s=30)
     stage.step(
-        "Leader 1 dies: no replica of the ISR is alive, the partition is offline",
-        "The ISR keeps its last member, 1: only 1 holds everything acknowledged.",
+        f"Leader {leader} dies: no replica of the ISR is alive, the partition is offline",
+        f"The ISR keeps its last member, {leader}: only {leader} holds everything acknowledged.",
     )
-    stage.start(2)
+    stage.start(follower)
     if on:
-        elected = stage.wait_until(lambda s: s.leader == 2, "2 to be elected", timeout_s=20)
+        elected = stage.wait_until(
+            lambda s: s.leader == follower, f"{follower} to be elected", timeout_s=30
+        )
         stage.produce("m3", acks=ALL)
         stage.step(
-            "Broker 2 returns and is elected although it is not in the ISR (unclean)",
-            "Availability first: 2 leads with what it has, which does not include m2; m3 "
-            "takes m2's offset.",
+            f"Broker {follower} returns and is elected although it is not in the ISR (unclean)",
+            f"Availability first: {follower} leads with what it has, which does not include "
+            "m2; m3 takes m2's offset.",
         )
-        stage.start(1)
-        _in_sync(stage, 2, (1, 2), timeout_s=30)
+        stage.start(leader)
+        _in_sync(stage, follower, both, timeout_s=30)
         stage.step(
-            "Broker 1 returns as 2's follower and truncates m2 away",
-            "It asks 2 where epoch 0 ended (offset 1) and truncates there: the acknowledged "
-            "m2 is gone from every replica.",
+            f"Broker {leader} returns as {follower}'s follower and truncates m2 away",
+            f"It asks {follower} where epoch 0 ended (offset 1) and truncates there: the "
+            "acknowledged m2 is gone from every replica.",
         )
         stage.check(
             "leader elected while no ISR member was alive",
-            promised="the out-of-sync replica 2 (unclean)",
+            promised=f"the out-of-sync replica {follower} (unclean)",
             measured=f"leader {elected.leader}",
-            held=elected.leader == 2,
+            held=elected.leader == follower,
         )
         _acked_survive(stage, "every acknowledged record survives", breaks=True)
     else:
         stage.hold(4)
         offline = stage.last()
         stage.step(
-            "Broker 2 returns, but the partition stays offline",
-            "2 is not in the ISR: electing it would lose what only 1 had. The partition waits "
-            "for 1.",
+            f"Broker {follower} returns, but the partition stays offline",
+            f"{follower} is not in the ISR: electing it would lose what only {leader} had. The "
+            f"partition waits for {leader}.",
         )
-        stage.start(1)
-        _in_sync(stage, 1, (1, 2), timeout_s=30)
+        stage.start(leader)
+        _in_sync(stage, leader, both, timeout_s=30)
         stage.step(
-            "Broker 1 returns, is elected from the ISR, and 2 catches up",
+            f"Broker {leader} returns, is elected from the ISR, and {follower} catches up",
             "Nothing acknowledged was lost; the price was the time offline.",
         )
         stage.check(
@@ -538,46 +588,68 @@ def unclean(stage: Stage, variant: Variant) -> None:
 
 # --- preferred leader rebalance -----------------------------------------------------------------
 
+# Longer than this between imbalance checks, and replay asks for the election itself.
+_REBALANCE_WAIT_LIMIT_S = 15.0
+
 
 def preferred(stage: Stage, variant: Variant) -> None:
-    _in_sync(stage, 1, (1, 2, 3))
+    first, second, _ = stage.cast
+    full = stage.replicas
+    auto = stage.settings.get("auto.leader.rebalance.enable", "true") == "true"
+    interval = stage.seconds("leader.imbalance.check.interval.seconds", 300)
+    waits = auto and interval <= _REBALANCE_WAIT_LIMIT_S
+    _in_sync(stage, first, full)
     stage.produce("m1", acks=ALL)
     stage.step(
-        "Broker 1, the preferred leader (first in the assignment), leads",
-        "auto.leader.rebalance.enable=true; the controller checks the balance every "
-        "leader.imbalance.check.interval.seconds (3 s).",
+        f"Broker {first}, the preferred leader (first in the assignment), leads",
+        f"auto.leader.rebalance.enable={str(auto).lower()}; the controller checks the balance "
+        f"every leader.imbalance.check.interval.seconds ({interval:g} s)."
+        + ("" if waits else " Too long to wait for: replay will ask for the election."),
     )
-    stage.kill(1)
-    drifted = stage.wait_until(lambda s: s.leader == 2, "broker 2 to take over", timeout_s=20)
+    stage.kill(first)
+    drifted = stage.wait_until(
+        lambda s: s.leader == second, f"broker {second} to take over", timeout_s=30
+    )
     stage.step(
-        "Broker 1 dies: broker 2, next in the assignment and in the ISR, is elected",
+        f"Broker {first} dies: broker {second}, next in the assignment and in the ISR, is elected",
         "Leadership has moved off the preferred replica.",
     )
-    stage.start(1)
+    stage.start(first)
     rejoined = stage.wait_until(
-        lambda s: s.isr == (1, 2, 3), "broker 1 back in the ISR", timeout_s=30
+        lambda s: _same(s.isr, full), f"broker {first} back in the ISR", timeout_s=40
     )
     stage.step(
-        f"Broker 1 returns as a follower of {rejoined.leader} and catches up",
+        f"Broker {first} returns as a follower of {rejoined.leader} and catches up",
         "A restart does not take leadership back by itself: the cluster is imbalanced "
-        "(broker 2 leads a partition broker 1 prefers).",
+        f"(broker {rejoined.leader} leads a partition broker {first} prefers).",
     )
-    back = stage.wait_until(lambda s: s.leader == 1, "the preferred leader back", timeout_s=20)
+    if waits:
+        how = "The controller's imbalance check runs a preferred leader election"
+        back = stage.wait_until(
+            lambda s: s.leader == first, "the preferred leader back", timeout_s=interval + 15
+        )
+    else:
+        answer = stage.elect_preferred()
+        how = f"A preferred leader election, asked of the controller (ElectLeaders: {answer})"
+        back = stage.wait_until(
+            lambda s: s.leader == first, "the preferred leader back", timeout_s=15
+        )
     stage.step(
-        "The controller's imbalance check runs a preferred leader election: 1 leads again",
-        f"Leader epoch {back.leader_epoch}: an election like any other, with 2 and 3 following 1.",
+        f"{how}: {first} leads again",
+        f"Leader epoch {back.leader_epoch}: an election like any other, with the others "
+        f"following {first}.",
     )
     stage.check(
         "leader after the preferred replica died",
-        promised="another ISR member (2)",
+        promised=f"another ISR member ({second})",
         measured=f"leader {drifted.leader}",
-        held=drifted.leader == 2,
+        held=drifted.leader == second,
     )
     stage.check(
         "leader after the preferred replica returned",
-        promised="moved back to 1 by the rebalance",
+        promised=f"moved back to {first} by the rebalance",
         measured=f"leader {back.leader}",
-        held=back.leader == 1,
+        held=back.leader == first,
     )
     _acked_survive(stage, "m1 survives")
     _replicas_agree(stage)
@@ -593,7 +665,10 @@ SCENARIOS: dict[str, Scenario] = {
             "KIP-101 story 1: an acknowledged record lost when a follower truncates to its HW",
             "every record acknowledged with acks=all survives the leader's death",
             lost_ack,
-            variants=_hw_and_epoch(),
+            variants=_hw_and_epoch(
+                "B's HW must lag its log by seconds, which needs brokers started with "
+                "replica.fetch.wait.max.ms=3000 and B as the controller"
+            ),
             assignment=(1, 2, 3),
             first=2,
             overrides={
@@ -606,7 +681,9 @@ SCENARIOS: dict[str, Scenario] = {
             "KIP-101 story 2: replicas diverge after both crash and restart in the other order",
             "replicas never hold different records at the same offset",
             diverge,
-            variants=_hw_and_epoch(),
+            variants=_hw_and_epoch(""),
+            own_brokers="a power cut takes m2 off a stopped replica's segment file, which needs "
+            "the brokers' files on this machine",
             assignment=(1, 2),
             first=3,
         ),
@@ -641,18 +718,19 @@ SCENARIOS: dict[str, Scenario] = {
             variants=(
                 Variant(
                     "on",
-                    {"unclean.leader.election.enable": "true"},
                     expect_violation=True,
                     note="an out-of-sync replica may be elected when no ISR member is alive",
+                    topic_configs={"unclean.leader.election.enable": "true"},
                 ),
                 Variant(
                     "off",
-                    {"unclean.leader.election.enable": "false"},
                     note="only an ISR member may be elected (Kafka's default)",
+                    topic_configs={"unclean.leader.election.enable": "false"},
                 ),
             ),
             assignment=(1, 2),
             first=3,
+            topic_configs={"min.insync.replicas": "1"},
         ),
         Scenario(
             "preferred",

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from minikafka.client.cli.replay.local_brokers import LocalBrokers
+from minikafka.client.cli.replay.control import BrokerControl
 from minikafka.client.cli.replay.narrate import state_lines
 from minikafka.client.cli.replay.timeline import (
     UNKNOWN,
@@ -74,7 +74,7 @@ class _Produced:
 
 @dataclass
 class Stage:
-    brokers: LocalBrokers
+    brokers: BrokerControl
     observer: Observer
     wire: Wire
     narrator: Narrator
@@ -83,6 +83,11 @@ class Stage:
     replicas: tuple[int, ...]
     beat_s: float = 1.0
     interactive: bool = False
+    # Broker ids for the scenario's 1, 2, 3: locally themselves; on a cluster replay did not
+    # start, the scenario's first broker (its controller) is the cluster's controller.
+    cast: tuple[int, ...] = (1, 2, 3)
+    # The brokers' configs in force (DescribeConfigs): the timers a scenario waits for.
+    settings: Mapping[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     process: dict[int, str] = field(default_factory=dict)
     samples: list[Sample] = field(default_factory=list)
@@ -102,8 +107,16 @@ class Stage:
 
     # --- the processes ---------------------------------------------------------------------
 
-    def start(self, broker_id: int, extra: Mapping[str, str] | None = None) -> None:
-        self.brokers.start(broker_id, extra)
+    def seconds(self, key: str, default: float) -> float:
+        """A ``*.ms`` or ``*.seconds`` broker config in seconds (``default`` when unknown)."""
+        try:
+            value = float(self.settings[key])
+        except (KeyError, ValueError):
+            return default
+        return value / 1000 if key.endswith(".ms") else value
+
+    def start(self, broker_id: int) -> None:
+        self.brokers.start(broker_id)
         self.process[broker_id] = "up"
         self.mark("start", f"start {broker_id}", broker_id)
 
@@ -135,16 +148,43 @@ class Stage:
     def address(self, broker_id: int) -> str:
         return self.brokers.address(broker_id)
 
+    def control_address(self, broker_id: int) -> str:
+        return self.brokers.control_address(broker_id)
+
+    def elect_preferred(self) -> str:
+        """Ask the controller for a preferred leader election of the partition (ElectLeaders,
+        as kafka-leader-election.sh); the error name of the answer."""
+        from minikafka.client.admin import AdminClient, ElectionType
+        from minikafka.proto.common import TopicPartition
+
+        tp = TopicPartition(self.topic, self.partition)
+        up = [self.address(b) for b, state in sorted(self.process.items()) if state == "up"]
+        with AdminClient(up, request_timeout_ms=5000) as admin:
+            try:
+                error = admin.elect_leaders(ElectionType.PREFERRED, [tp]).get(tp)
+            except KafkaError as exc:
+                error = exc
+        answer = "NONE" if error is None else error.code.name
+        self.mark("elect", f"preferred election: {answer}")
+        return answer
+
     # --- records ---------------------------------------------------------------------------
 
-    def produce(self, value: str, *, acks: int, to: int | None = None) -> ProduceAnswer:
+    def produce(
+        self, value: str, *, acks: int, to: int | None = None, timeout_ms: int = 3000
+    ) -> ProduceAnswer:
         """One record to the leader (or ``to``), acks as given; its fate is measured later."""
         target = to if to is not None else self.last().leader
         if target < 0:
             answer = ProduceAnswer("LEADER_NOT_AVAILABLE", -1)
         else:
             answer = self.wire.produce(
-                self.address(target), self.topic, self.partition, [value.encode()], acks=acks
+                self.address(target),
+                self.topic,
+                self.partition,
+                [value.encode()],
+                acks=acks,
+                timeout_ms=timeout_ms,
             )
         self.produced.append(_Produced(value, answer, acks))
         label = f"{value} acks={'all' if acks == -1 else acks}: "
