@@ -209,6 +209,7 @@ __all__ = [
     "ACL_AUTHORIZER_CLASS",
     "CONFIG_TYPES",
     "DYNAMIC_KEYS",
+    "REPLICA_SELECTOR_CLASSES",
     "SASL_MECHANISMS",
     "SENSITIVE_KEYS",
     "TLS_PROTOCOLS",
@@ -1140,6 +1141,23 @@ def _authorizer_class_name(key: str, raw: str) -> str:
     return name
 
 
+# Kafka's two replica selectors (KIP-392), broker/replication/replica_selector.py.
+REPLICA_SELECTOR_CLASSES = (
+    "org.apache.kafka.common.replica.LeaderSelector",
+    "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+)
+
+
+def _replica_selector_class(key: str, raw: str) -> str | None:
+    name = raw.strip()
+    if name and name not in REPLICA_SELECTOR_CLASSES:
+        raise InvalidConfigError(
+            f"invalid value {name!r} for configuration {key}: class not found (the selectors "
+            f"supported are {', '.join(REPLICA_SELECTOR_CLASSES)}; leave it empty for none)"
+        )
+    return name or None
+
+
 def _super_users(key: str, raw: str) -> tuple[str, ...]:
     """``User:admin;User:broker``: principals separated by semicolons."""
     users = tuple(part.strip() for part in raw.split(";") if part.strip())
@@ -1260,7 +1278,7 @@ _SPECS: tuple[ConfigKey, ...] = (
         _connection_overrides,
     ),
     _spec("broker.rack", "broker_rack", _optional_string),
-    _spec("replica.selector.class", "replica_selector_class", _optional_string),
+    _spec("replica.selector.class", "replica_selector_class", _replica_selector_class),
     _spec("metrics.listener", "metrics_listener", _metrics_listener),
     _spec("log.dirs", "log_dirs", _paths, fallbacks=("log.dir",)),
     _spec("zookeeper.session.timeout.ms", "zookeeper_session_timeout_ms", _INT, minimum=1),

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from minikafka.broker.config import REPLICA_SELECTOR_CLASSES
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import InvalidConfigError
 
@@ -43,8 +44,7 @@ __all__ = [
     "replica_selector_for",
 ]
 
-LEADER_SELECTOR = "org.apache.kafka.common.replica.LeaderSelector"
-RACK_AWARE_REPLICA_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+LEADER_SELECTOR, RACK_AWARE_REPLICA_SELECTOR = REPLICA_SELECTOR_CLASSES
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,8 @@ _SELECTORS: dict[str, type[LeaderSelector] | type[RackAwareReplicaSelector]] = {
 
 def replica_selector_for(class_name: str | None) -> ReplicaSelector | None:
     """The selector ``replica.selector.class`` names (None when unset); InvalidConfigError for
-    a class this broker does not have, as Kafka fails to start on a class it cannot load."""
+    a class this broker does not have, as Kafka fails to start on a class it cannot load (the
+    broker's config refuses one already when it is read)."""
     if not class_name:
         return None
     selector = _SELECTORS.get(class_name.strip())

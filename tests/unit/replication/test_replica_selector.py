@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.replica_selector import (
     LEADER_SELECTOR,
     RACK_AWARE_REPLICA_SELECTOR,
@@ -59,3 +62,26 @@ def test_leader_selector_and_the_class_names() -> None:
     assert replica_selector_for(None) is None and replica_selector_for("") is None
     with pytest.raises(InvalidConfigError, match=r"replica\.selector\.class"):
         replica_selector_for("com.example.NearestSelector")
+
+
+def test_the_broker_config_refuses_a_selector_it_does_not_have(tmp_path: Path) -> None:
+    def load(value: str) -> BrokerConfig:
+        return BrokerConfig.load(
+            overrides=[
+                "broker.id=1",
+                f"log.dirs={tmp_path}",
+                "zookeeper.connect=127.0.0.1:2181",
+                f"replica.selector.class={value}",
+                "broker.rack=r1",
+            ],
+            environ={},
+        )
+
+    config = load(RACK_AWARE_REPLICA_SELECTOR)
+    assert (config.replica_selector_class, config.broker_rack) == (
+        RACK_AWARE_REPLICA_SELECTOR,
+        "r1",
+    )
+    assert load("").replica_selector_class is None
+    with pytest.raises(InvalidConfigError, match=r"replica\.selector\.class: class not found"):
+        load("com.example.NearestSelector")
