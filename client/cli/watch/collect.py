@@ -16,6 +16,10 @@ Group lag is each group's committed offsets (OffsetFetch
 at its coordinator) against the partition's high watermark, what a consumer can read up to,
 as kafka-consumer-groups.sh computes it.
 
+Partitions being moved (KIP-455) show their adding and removing replicas: ListPartitionReassignments
+at the controller, when the admin client has it (``ReassignmentLister``; a refresh whose
+listing fails shows none).
+
 Brokers are remembered: a broker seen once, or named in a partition's replicas, that is no
 longer registered is shown dead, with the last address and epoch known for it. A refresh whose
 group part fails (a coordinator moving during a failover) keeps the groups of the last one; a
@@ -29,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from minikafka.client.cli.watch.model import (
     UNKNOWN,
@@ -47,12 +51,13 @@ if TYPE_CHECKING:  # client.admin loads grpc: only when the command runs (see mi
         BrokerReplicas,
         ClusterDescription,
         ConsumerGroupListing,
+        PartitionReassignment,
         PartitionReplicas,
         TopicDescription,
     )
     from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 
-__all__ = ["ClusterWatcher", "WatchAdmin"]
+__all__ = ["ClusterWatcher", "ReassignmentLister", "WatchAdmin"]
 
 # Per refresh: a broker that has not answered by then is shown as not answering.
 _REPLICAS_TIMEOUT_MS = 2000
@@ -83,6 +88,15 @@ class WatchAdmin(Protocol):
         *,
         timeout_ms: int | None = ...,
     ) -> dict[TopicPartition, OffsetAndMetadata]: ...
+
+
+@runtime_checkable
+class ReassignmentLister(Protocol):
+    """An admin that can list the partitions being moved (AdminClient can)."""
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = ..., *, timeout_ms: int | None = ...
+    ) -> dict[TopicPartition, PartitionReassignment]: ...
 
 
 class ClusterWatcher:
@@ -131,7 +145,7 @@ class ClusterWatcher:
             sorted(live), topics=sorted(watched), timeout_ms=self._replicas_timeout_ms
         )
         replicas = {b: a for b, a in answers.items() if not isinstance(a, KafkaError)}
-        partitions = _partitions(watched, replicas)
+        partitions = _partitions(watched, replicas, self._reassignments())
         snapshot = Snapshot(
             time=now,
             cluster_id=cluster.cluster_id,
@@ -143,6 +157,15 @@ class ClusterWatcher:
         )
         self._last = snapshot
         return snapshot
+
+    def _reassignments(self) -> dict[tuple[str, int], PartitionReassignment]:
+        if not isinstance(self._admin, ReassignmentLister):
+            return {}
+        try:
+            listed = self._admin.list_partition_reassignments(timeout_ms=self._replicas_timeout_ms)
+        except KafkaError:
+            return {}
+        return {(tp.topic, tp.partition): r for tp, r in listed.items()}
 
     def _controller(self, replicas: dict[int, BrokerReplicas]) -> int:
         epochs = [answer.controller_epoch for answer in replicas.values()]
@@ -202,7 +225,9 @@ class ClusterWatcher:
 
 
 def _partitions(
-    topics: dict[str, TopicDescription], replicas: dict[int, BrokerReplicas]
+    topics: dict[str, TopicDescription],
+    replicas: dict[int, BrokerReplicas],
+    moving: dict[tuple[str, int], PartitionReassignment] | None = None,
 ) -> tuple[PartitionView, ...]:
     hosted: dict[tuple[str, int], dict[int, PartitionReplicas]] = {}
     for broker_id, answer in replicas.items():
@@ -249,6 +274,15 @@ def _partitions(
                         )
                         for b, r in sorted(here.items())
                     ),
+                    *_moving(moving, name, info.partition),
                 )
             )
     return tuple(views)
+
+
+def _moving(
+    moving: dict[tuple[str, int], PartitionReassignment] | None, topic: str, partition: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(adding, removing) replicas of a partition being moved; empty otherwise."""
+    found = (moving or {}).get((topic, partition))
+    return ((), ()) if found is None else (found.adding_replicas, found.removing_replicas)

@@ -78,6 +78,8 @@ class PartitionView:
     log_start_offset: int = UNKNOWN
     log_end_offsets: tuple[tuple[int, int], ...] = ()  # (replica, LEO); -1 = not known
     reports: tuple[ReplicaReport, ...] = ()  # each answering replica's own view, by broker id
+    adding_replicas: tuple[int, ...] = ()  # while the partition is being moved (KIP-455)
+    removing_replicas: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -86,6 +88,10 @@ class PartitionView:
     @property
     def offline(self) -> bool:
         return self.leader < 0
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding_replicas or self.removing_replicas)
 
     @property
     def under_replicated(self) -> bool:

@@ -82,6 +82,8 @@ def _partitions(snapshot: Snapshot) -> Table:
     for p in snapshot.partitions:
         if p.offline:
             style, state = _DEAD, "OFFLINE"
+        elif p.reassigning:
+            style, state = _WARN, "reassigning"
         elif p.under_replicated:
             style, state = _WARN, "under-replicated"
         else:
@@ -90,7 +92,7 @@ def _partitions(snapshot: Snapshot) -> Table:
             p.name,
             "none" if p.leader < 0 else str(p.leader),
             str(p.leader_epoch),
-            ",".join(map(str, p.replicas)),
+            _replicas(p),
             ",".join(map(str, p.isr)),
             _num(p.high_watermark),
             _log_end_offsets(p, alive),
@@ -98,6 +100,17 @@ def _partitions(snapshot: Snapshot) -> Table:
             style=style,
         )
     return table
+
+
+def _replicas(p: PartitionView) -> str:
+    """The replicas, and while the partition moves those being added and removed:
+    ``1,2,3,0 +3 -0``."""
+    text = ",".join(map(str, p.replicas))
+    if p.adding_replicas:
+        text += " +" + ",".join(map(str, p.adding_replicas))
+    if p.removing_replicas:
+        text += " -" + ",".join(map(str, p.removing_replicas))
+    return text
 
 
 def _log_end_offsets(p: PartitionView, alive: set[int]) -> Text:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Sequence
 
 import pytest
+from rich.console import Console
 
 from minikafka.client.admin import (
     BrokerReplicas,
@@ -12,10 +14,12 @@ from minikafka.client.admin import (
     ConsumerGroupListing,
     FollowerReplica,
     PartitionInfo,
+    PartitionReassignment,
     PartitionReplicas,
     TopicDescription,
 )
 from minikafka.client.cli.watch.collect import ClusterWatcher
+from minikafka.client.cli.watch.render import render
 from minikafka.proto.common import Node, OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, RequestTimedOutError, error_for_code
 
@@ -152,3 +156,35 @@ def test_the_first_refresh_failing_raises() -> None:
     admin.fail = RequestTimedOutError("nobody")
     with pytest.raises(RequestTimedOutError):
         ClusterWatcher(admin).snapshot()
+
+
+class MovingAdmin(FakeAdmin):
+    """An admin that lists reassignments: orders-0 is moving from 1,2,0 to 1,2,3."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.moves: dict[TopicPartition, PartitionReassignment] | KafkaError = {
+            TopicPartition("orders", 0): PartitionReassignment((1, 2, 3, 0), (3,), (0,))
+        }
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None, *, timeout_ms: int | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        if isinstance(self.moves, KafkaError):
+            raise self.moves
+        return self.moves
+
+
+def test_a_partition_being_moved_shows_its_adding_and_removing_replicas() -> None:
+    admin = MovingAdmin()
+    watcher = ClusterWatcher(admin, clock=lambda: 5.0)
+    p = watcher.snapshot().partitions[0]
+    assert (p.adding_replicas, p.removing_replicas, p.reassigning) == ((3,), (0,), True)
+    text = Console(width=200, record=True, file=io.StringIO())
+    text.print(render(watcher.snapshot(), []))
+    shown = text.export_text()
+    assert "1,2,0 +3 -0" in shown and "reassigning" in shown
+    admin.moves = error_for_code(ErrorCode.NOT_CONTROLLER)
+    assert not watcher.snapshot().partitions[0].reassigning
+    # An admin without the call (FakeAdmin) shows no move.
+    assert not ClusterWatcher(FakeAdmin()).snapshot().partitions[0].reassigning
