@@ -14,8 +14,9 @@ messages, over the AdminClient's AlterPartitionReassignments / ListPartitionReas
 
 Kafka's files: topics to move ``{"version":1,"topics":[{"topic":"foo"}]}``; a reassignment
 ``{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2,3],
-"log_dirs":["any","any","any"]}]}`` (``log_dirs`` optional; a dir other than ``any`` asks for
-a move between log dirs, which this tool does not do). --generate proposes with the
+"log_dirs":["any","any","any"]}]}`` (``log_dirs`` optional; a dir other than ``any`` moves
+that replica into it through AlterReplicaLogDirs once the reassignment started, as Kafka's
+tool does; --verify reports partitions only). --generate proposes with the
 controller's own assignment (proto/replica_assignment.py: rack-aware when every broker has a
 rack) and changes nothing; --execute prints the current assignment (to keep for a rollback)
 and starts the moves; --verify tells which are done and, once all are, clears the throttles;
@@ -154,11 +155,8 @@ def parse_reassignment_json(text: str) -> dict[TopicPartition, list[int]]:
                 f"Size of replicas list {replicas} is different from size of log dirs list "
                 f"{log_dirs} for partition {tp}"
             )
-        if any(d != ANY_LOG_DIR for d in log_dirs):
-            raise UsageError(
-                f"log_dirs other than {ANY_LOG_DIR!r} ({tp}: {log_dirs}) ask for moves between "
-                "log dirs, which this tool does not make: use minikafka log-dirs"
-            )
+        if not all(isinstance(d, str) for d in log_dirs):
+            raise UsageError(f"Unable to parse the reassignment json file: log_dirs of {tp}")
         parsed.append((tp, replicas))
     if not parsed:
         raise UsageError("Partition reassignment list cannot be empty")
@@ -180,6 +178,17 @@ def parse_reassignment_json(text: str) -> dict[TopicPartition, list[int]]:
             "Partition replica lists may not contain duplicate entries: " + ". ".join(repeated)
         )
     return dict(parsed)
+
+
+def parse_replica_log_dirs(text: str) -> dict[tuple[str, int, int], str]:
+    """The ``log_dirs`` other than ``any`` of a reassignment JSON that
+    ``parse_reassignment_json`` accepted: (topic, partition, broker) -> absolute path."""
+    moves = {}
+    for item in json.loads(text)["partitions"]:
+        for broker, log_dir in zip(item["replicas"], item.get("log_dirs", ()), strict=False):
+            if log_dir != ANY_LOG_DIR:
+                moves[(str(item["topic"]), int(item["partition"]), int(broker))] = str(log_dir)
+    return moves
 
 
 def _int(value: Any) -> int:
@@ -314,7 +323,9 @@ def _generate(args: argparse.Namespace, admin: AdminClient, out: TextIO) -> int:
 
 
 def _execute(args: argparse.Namespace, admin: AdminClient, out: TextIO, err: TextIO) -> int:
-    proposed = parse_reassignment_json(_read(args.reassignment_json_file, "reassignment-json-file"))
+    text = _read(args.reassignment_json_file, "reassignment-json-file")
+    proposed = parse_reassignment_json(text)
+    log_dir_moves = parse_replica_log_dirs(text)
     current = _current_replicas(admin, proposed)
     known = {n.id for n in admin.describe_cluster().brokers}
     unknown = sorted({r for rs in proposed.values() for r in rs} - known)
@@ -360,6 +371,43 @@ def _execute(args: argparse.Namespace, admin: AdminClient, out: TextIO, err: Tex
     print(
         f"Successfully started partition reassignment{_plural(list(proposed))} for "
         + _parts(proposed),
+        file=out,
+    )
+    if log_dir_moves:
+        return _move_log_dirs(admin, log_dir_moves, out, err)
+    return 0
+
+
+def _move_log_dirs(
+    admin: AdminClient, moves: Mapping[tuple[str, int, int], str], out: TextIO, err: TextIO
+) -> int:
+    """AlterReplicaLogDirs for the ``log_dirs`` named. A replica its broker does not host yet
+    (being added) answers REPLICA_NOT_AVAILABLE: the broker keeps the dir for it and creates
+    the replica there, so its move counts as started."""
+    from minikafka.client.admin import TopicPartitionReplica
+    from minikafka.proto.errors import ErrorCode
+
+    answers = admin.alter_replica_log_dirs(
+        {TopicPartitionReplica(*replica): log_dir for replica, log_dir in moves.items()}
+    )
+
+    def name(r: TopicPartitionReplica) -> str:  # Kafka's TopicPartitionReplica.toString
+        return f"{r.topic}-{r.partition}-{r.broker_id}"
+
+    failed = {
+        r: e
+        for r, e in answers.items()
+        if e is not None and e.code != ErrorCode.REPLICA_NOT_AVAILABLE
+    }
+    if failed:
+        print(f"Error moving replica{_plural(list(failed))} between log dirs:", file=err)
+        for r, e in sorted(failed.items()):
+            print(f"{name(r)}: {kafka_error_message(e)}", file=err)
+        return 1
+    started = sorted(answers)
+    print(
+        f"Successfully started log directory move{_plural(started)} for: "
+        + ",".join(name(r) for r in started),
         file=out,
     )
     return 0
