@@ -572,6 +572,11 @@ class FetchContext:
         """The results of one read; ``unsettled``: those a read now could answer again
         (records not sent yet, an error, a diverging epoch)."""
 
+    def high_watermark_moved(self, results: Iterable[FetchPartitionResult]) -> bool:
+        """Some result carries a high watermark above the one last answered to this fetcher
+        (a session's follower: KIP-392's prompt propagation of the HW)."""
+        return False
+
     def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
         return FetchSessionResponse(ErrorCode.NONE, INVALID_SESSION_ID, list(results))
 
@@ -689,6 +694,14 @@ class _IncrementalFetchContext(FetchContext):
                 session.changed.add(tp)  # news, until it is answered
             else:
                 session.changed.discard(tp)
+
+    def high_watermark_moved(self, results: Iterable[FetchPartitionResult]) -> bool:
+        partitions = self._session.partitions
+        for result in results:
+            cached = partitions.get(TopicPartition(result.topic, result.partition))
+            if cached is not None and result.high_watermark > cached.high_watermark:
+                return True
+        return False
 
     def respond(self, results: Sequence[FetchPartitionResult]) -> FetchSessionResponse:
         session = self._session

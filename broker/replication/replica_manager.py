@@ -25,6 +25,8 @@ of an acks=all produce (delayed_produce.py). InitProducerId is not asked of it a
   With ``replica.selector.class`` a leader asks its selector (replica_selector.py) where such a
   consumer should read; another replica (in the ISR, holding the fetch offset, reachable on the
   consumer's listener) is answered as ``preferred_read_replica`` with no records, at once.
+  With a selector, a follower's parked fetch (in a fetch session) is also answered as soon as
+  the HW moves past the one it was last sent, so that followers serve consumers a fresh HW.
 * A log dir that goes offline (an I/O error, reported to the LogManager's
   LogDirFailureChannel) takes its partitions offline here (``handle_log_dir_failure``):
   produce, fetch, list offsets and LeaderAndIsr answer KAFKA_STORAGE_ERROR for them until the
@@ -1051,6 +1053,17 @@ class ReplicaManager:
             # Partitions with records or errors are unsettled: each read of the changed ones
             # reads them again, so the latest results hold every byte and error of the fetch.
             size = 0
+            if (
+                from_follower
+                and self._replica_selector is not None
+                and context is not None
+                and context.high_watermark_moved(results.values())
+            ):
+                # KIP-392: followers serve consumers up to their own HW, so a follower's
+                # parked fetch is answered when the HW moves past what it was last told.
+                # Only with a replica selector, as Kafka did after KAFKA-9731: it costs a
+                # fetch round trip per HW move.
+                return True
             for answer in results.values():
                 if answer.error_code != ErrorCode.NONE or answer.preferred_read_replica >= 0:
                     return True

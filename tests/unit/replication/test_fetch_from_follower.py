@@ -28,8 +28,10 @@ from tests.unit.replication.harness import (
 RACKS = {1: "r1", 2: "r2", 3: "r3"}
 
 
-def rack_cluster(tmp_path: Path, selector: str | None = RACK_AWARE_REPLICA_SELECTOR) -> Cluster:
-    cluster = Cluster(tmp_path, replica_selector_class=selector)
+def rack_cluster(
+    tmp_path: Path, selector: str | None = RACK_AWARE_REPLICA_SELECTOR, **config: Any
+) -> Cluster:
+    cluster = Cluster(tmp_path, replica_selector_class=selector, **config)
     for broker_id, node in cluster.nodes.items():
         node.config = dataclasses.replace(node.config, broker_rack=RACKS[broker_id])
         node.metadata.racks = dict(RACKS)
@@ -138,3 +140,25 @@ def test_no_preferred_replica_outside_the_isr_or_without_a_selector(tmp_path: Pa
             await cluster.stop()
 
     run(unset)
+
+
+def test_followers_learn_a_new_high_watermark_at_once(tmp_path: Path) -> None:
+    """With a selector, a follower's parked fetch is answered when the HW moves (KIP-392), not
+    after replica.fetch.wait.max.ms: the followers serve consumers a fresh HW."""
+
+    async def scenario() -> None:
+        cluster = rack_cluster(tmp_path, replica_fetch_wait_max_ms=10_000)
+        await cluster.start()
+        try:
+            await cluster.elect(1, 1, [1, 2, 3])
+            await asyncio.sleep(0.3)  # both followers' fetches parked at the leader
+            assert (await produce(cluster[1], b"a", acks=-1)).error_code == ErrorCode.NONE
+            await wait_until(
+                lambda: cluster[2].high_watermark() == 1 and cluster[3].high_watermark() == 1,
+                timeout_s=2,
+                message="the followers' HW",
+            )
+        finally:
+            await cluster.stop()
+
+    run(scenario)
