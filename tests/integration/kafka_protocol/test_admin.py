@@ -907,28 +907,26 @@ def test_a_replication_factor_larger_than_the_live_brokers_is_refused(
 
 
 def _moved_off_preferred(cluster: Cluster, topic: str, partitions: int) -> list[int]:
-    """Restart each partition's preferred leader so that leadership moves to another replica
-    (the harness turns automatic rebalancing off); the preferred leaders."""
+    """Every partition's preferred leader is broker 0 (a manual assignment); restarting it
+    moves leadership to another replica (the harness turns automatic rebalancing off), and
+    nothing moves it back. The preferred leaders."""
+    assignment = {p: [0, 1 + p % 2, 2 - p % 2] for p in range(partitions)}
     with cluster.admin() as admin:
-        admin.create_topics([GrpcNewTopic(topic, partitions, 3)])
-    cluster.wait_for(lambda: all(cluster.leader(topic, p) >= 0 for p in range(partitions)), 30)
-    preferred = [cluster.leader(topic, p) for p in range(partitions)]
-    for broker_id in sorted(set(preferred)):
-        cluster.kill(broker_id)
-
-        def moved(gone: int = broker_id) -> bool:
-            return all(cluster.leader(topic, p) not in (-1, gone) for p in range(partitions))
-
-        cluster.wait_for(moved, 30, f"leaders off broker {broker_id}")
-        cluster.start(broker_id)
-        cluster.wait_until_serving()
-        cluster.wait_for(
-            lambda: all(len(cluster.isr(topic, p)) == 3 for p in range(partitions)),
-            30,
-            "full ISRs",
-        )
-    assert all(cluster.leader(topic, p) != preferred[p] for p in range(partitions))
-    return preferred
+        admin.create_topics([GrpcNewTopic(topic, replica_assignment=assignment)])
+    cluster.wait_for(lambda: all(cluster.leader(topic, p) == 0 for p in range(partitions)), 30)
+    cluster.kill(0)
+    cluster.wait_for(
+        lambda: all(cluster.leader(topic, p) not in (-1, 0) for p in range(partitions)),
+        30,
+        "leaders off broker 0",
+    )
+    cluster.start(0)
+    cluster.wait_until_serving()
+    cluster.wait_for(
+        lambda: all(len(cluster.isr(topic, p)) == 3 for p in range(partitions)), 30, "full ISRs"
+    )
+    assert all(cluster.leader(topic, p) != 0 for p in range(partitions))
+    return [0] * partitions
 
 
 def test_elect_preferred_leaders_with_both_admin_clients(cluster: Cluster) -> None:
