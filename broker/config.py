@@ -198,6 +198,7 @@ from minikafka.proto.errors import InvalidConfigError
 from minikafka.proto.topic_config import (
     BROKER_TOPIC_KEYS,
     INT_MAX,
+    LONG_MAX,
     TOPIC_KEY_SYNONYMS,
     TOPIC_KEY_TYPES,
     ConfigKey,
@@ -332,6 +333,17 @@ class BrokerConfig:
     # over quota.window.num samples of quota.window.size.seconds each.
     quota_window_num: int = 11
     quota_window_size_seconds: int = 1
+    # Replication quotas (KIP-73, broker/server/replication_quotas.py): bytes/s of the
+    # throttled replicas' fetches, the leader's side and the follower's; and of moves between
+    # log dirs (KIP-113). Kafka's default, Long.MAX_VALUE, is no throttle. Dynamic.
+    leader_replication_throttled_rate: int = LONG_MAX
+    follower_replication_throttled_rate: int = LONG_MAX
+    replica_alter_log_dirs_io_max_bytes_per_second: int = LONG_MAX
+    # Their rate windows (Kafka's ReplicationQuotaManagerConfig), as the client quotas'.
+    replication_quota_window_num: int = 11
+    replication_quota_window_size_seconds: int = 1
+    alter_log_dirs_replication_quota_window_num: int = 11
+    alter_log_dirs_replication_quota_window_size_seconds: int = 1
     queued_max_request_bytes: int = -1  # <= 0: unbounded
     max_connections: int = INT_MAX
     max_connections_per_ip: int = INT_MAX
@@ -1269,6 +1281,40 @@ _SPECS: tuple[ConfigKey, ...] = (
     _spec("connections.max.idle.ms", "connections_max_idle_ms", _LONG, minimum=1),
     _spec("quota.window.num", "quota_window_num", _INT, minimum=1),
     _spec("quota.window.size.seconds", "quota_window_size_seconds", _INT, minimum=1),
+    _spec(
+        "leader.replication.throttled.rate", "leader_replication_throttled_rate", _LONG, minimum=0
+    ),
+    _spec(
+        "follower.replication.throttled.rate",
+        "follower_replication_throttled_rate",
+        _LONG,
+        minimum=0,
+    ),
+    _spec(
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+        "replica_alter_log_dirs_io_max_bytes_per_second",
+        _LONG,
+        minimum=0,
+    ),
+    _spec("replication.quota.window.num", "replication_quota_window_num", _INT, minimum=1),
+    _spec(
+        "replication.quota.window.size.seconds",
+        "replication_quota_window_size_seconds",
+        _INT,
+        minimum=1,
+    ),
+    _spec(
+        "alter.log.dirs.replication.quota.window.num",
+        "alter_log_dirs_replication_quota_window_num",
+        _INT,
+        minimum=1,
+    ),
+    _spec(
+        "alter.log.dirs.replication.quota.window.size.seconds",
+        "alter_log_dirs_replication_quota_window_size_seconds",
+        _INT,
+        minimum=1,
+    ),
     _spec("queued.max.request.bytes", "queued_max_request_bytes", _LONG),
     _spec("max.connections", "max_connections", _INT, minimum=0),
     _spec("max.connections.per.ip", "max_connections_per_ip", _INT, minimum=0),
@@ -1472,7 +1518,8 @@ CONFIG_TYPES: Mapping[str, ConfigType] = {
 
 # The keys a running broker takes from /config/brokers (Kafka's DynamicBrokerConfig, those of
 # them this broker has): the defaults of every topic key but log.message.format.version (as
-# Kafka: a deprecated key that a restart reads), the cleaner's and producer-id expiry.
+# Kafka: a deprecated key that a restart reads), the cleaner's, producer-id expiry and the
+# replication throttles (Kafka's DynamicConfig.Broker).
 DYNAMIC_KEYS: frozenset[str] = (BROKER_TOPIC_KEYS - {"log.message.format.version"}) | frozenset(
     {
         "log.cleaner.threads",
@@ -1480,6 +1527,9 @@ DYNAMIC_KEYS: frozenset[str] = (BROKER_TOPIC_KEYS - {"log.message.format.version
         "log.cleaner.dedupe.buffer.size",
         "log.cleaner.io.buffer.size",
         "producer.id.expiration.ms",
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
     }
 )
 

@@ -42,6 +42,7 @@ from minikafka.proto.errors import InvalidConfigError, KafkaError
 from minikafka.proto.records import Compression, Recompression
 
 __all__ = [
+    "ALL_REPLICAS",
     "BROKER_TOPIC_KEYS",
     "INT_MAX",
     "LONG_MAX",
@@ -54,6 +55,7 @@ __all__ = [
     "ConfigType",
     "TopicConfig",
     "parse_compression_type",
+    "throttled_partitions",
 ]
 
 SHORT_MAX = 2**15 - 1
@@ -253,13 +255,45 @@ def _off_only(off: bool, feature: str) -> Callable[[str, str], bool]:
     return parse
 
 
-def _parse_no_throttle(key: str, raw: str) -> str:
-    # Kafka's value is a list of partition:broker (or *) whose replication is throttled; this
-    # broker has no replication quotas, so only the empty list (nothing throttled) is served.
-    value = raw.strip()
-    if value:
-        raise _invalid(key, raw, "replication throttling is not supported by this broker")
-    return value
+_THROTTLED_REPLICA = re.compile(r"([0-9]+:[0-9]+)?")
+ALL_REPLICAS = "*"
+
+
+def _parse_throttled_replicas(key: str, raw: str) -> str:
+    # Kafka's ThrottledReplicaListValidator: ``*`` or ``partition:broker`` items (empty ones
+    # too); kept as text, normalised, and read by ``throttled_partitions``.
+    items = [item.strip() for item in raw.split(",")]
+    if "".join(items) == ALL_REPLICAS:
+        return ALL_REPLICAS
+    if not all(_THROTTLED_REPLICA.fullmatch(item) for item in items):
+        raise _invalid(
+            key,
+            raw,
+            f"{key} must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],...",
+        )
+    return ",".join(item for item in items if item)
+
+
+def throttled_partitions(value: str, broker_id: int) -> frozenset[int] | None:
+    """The partitions a ``*.replication.throttled.replicas`` value throttles on ``broker_id``:
+    None for ``*`` (every partition), else those listed with that broker (Kafka's
+    QuotaConfigHandler.parseThrottledPartitions). ``value`` is one the key's parser accepted.
+
+    >>> sorted(throttled_partitions("0:1,1:2,2:1", 1))
+    [0, 2]
+    >>> throttled_partitions("*", 3) is None
+    True
+    """
+    if value.strip() == ALL_REPLICAS:
+        return None
+    out = set()
+    for item in value.split(","):
+        if item.strip():
+            partition, broker = item.strip().split(":")
+            if int(broker) == broker_id:
+                out.add(int(partition))
+    return frozenset(out)
 
 
 _NO_TIERED_STORAGE = "tiered storage (remote log storage)"
@@ -514,13 +548,13 @@ TOPIC_KEY_SPECS: Mapping[str, ConfigKey] = {
             "leader.replication.throttled.replicas",
             "leader_replication_throttled_replicas",
             ConfigType.LIST,
-            parser=_parse_no_throttle,
+            parser=_parse_throttled_replicas,
         ),
         ConfigKey(
             "follower.replication.throttled.replicas",
             "follower_replication_throttled_replicas",
             ConfigType.LIST,
-            parser=_parse_no_throttle,
+            parser=_parse_throttled_replicas,
         ),
     )
 }

@@ -25,8 +25,8 @@ from tests.integration.conftest import ClusterFactory
 
 pytestmark = pytest.mark.integration
 
-# Every Kafka 3.9 topic key with a valid value other than its default, but the five whose only
-# accepted value here is the default (tiered storage and replication throttling are missing).
+# Every Kafka 3.9 topic key with a valid value other than its default, but the three whose only
+# accepted value here is the default (tiered storage is missing).
 NON_DEFAULT = {
     "cleanup.policy": "compact,delete",
     "compression.gzip.level": "5",
@@ -34,6 +34,8 @@ NON_DEFAULT = {
     "compression.type": "zstd",
     "compression.zstd.level": "7",
     "delete.retention.ms": "3600000",
+    "follower.replication.throttled.replicas": "*",
+    "leader.replication.throttled.replicas": "0:0,1:0",
     "file.delete.delay.ms": "1000",
     "flush.messages": "10000",
     "flush.ms": "5000",
@@ -64,8 +66,6 @@ OFF_ONLY = {
     "remote.storage.enable": "false",
     "remote.log.copy.disable": "false",
     "remote.log.delete.on.disable": "false",
-    "leader.replication.throttled.replicas": "",
-    "follower.replication.throttled.replicas": "",
 }
 
 
@@ -127,7 +127,7 @@ def test_every_key_at_a_non_default_value_round_trips_through_describe_configs(
     ("key", "value", "reason"),
     [
         ("remote.storage.enable", "true", "tiered storage"),
-        ("leader.replication.throttled.replicas", "0:1", "replication throttling"),
+        ("leader.replication.throttled.replicas", "0:x", "must be the literal '*'"),
         ("message.timestamp.type", "WallClock", "String must be one of"),
     ],
 )

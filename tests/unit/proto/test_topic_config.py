@@ -27,6 +27,7 @@ from minikafka.proto.topic_config import (
     TOPIC_KEY_SPECS,
     ConfigType,
     TopicConfig,
+    throttled_partitions,
 )
 from minikafka.zk.zk_store import ZkStore
 
@@ -243,8 +244,8 @@ _OLD_KEYS = frozenset(
         ("remote.storage.enable", "true", "tiered storage .* is not supported"),
         ("remote.log.copy.disable", "true", "tiered storage .* is not supported"),
         ("remote.log.delete.on.disable", "true", "tiered storage .* is not supported"),
-        ("leader.replication.throttled.replicas", "0:1", "replication throttling is not"),
-        ("follower.replication.throttled.replicas", "*", "replication throttling is not"),
+        ("leader.replication.throttled.replicas", "0-1", "leader.replication.throttled.rep"),
+        ("follower.replication.throttled.replicas", "*,0:1", ".* must be the literal '\\*'"),
         ("message.timestamp.type", "createtime", "String must be one of: CreateTime"),
         ("compression.gzip.level", "0", "must be -1 or between 1 and 9"),
         ("compression.lz4.level", "18", "must be between 1 and 17"),
@@ -266,10 +267,28 @@ def test_the_off_value_of_a_missing_feature_is_accepted() -> None:
             "remote.storage.enable": "false",
             "remote.log.copy.disable": "false",
             "remote.log.delete.on.disable": "false",
-            "leader.replication.throttled.replicas": "",
-            "follower.replication.throttled.replicas": "",
         }
     )
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept", "on_broker_1"),
+    [
+        ("", "", frozenset()),
+        ("*", "*", None),
+        (" * ", "*", None),
+        ("0:1, 1:2 ,2:1", "0:1,1:2,2:1", frozenset({0, 2})),
+        ("0:1,,3:1", "0:1,3:1", frozenset({0, 3})),
+    ],
+)
+def test_throttled_replicas_are_star_or_partition_broker_pairs(
+    raw: str, kept: str, on_broker_1: frozenset[int] | None
+) -> None:
+    for key in ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas"):
+        config = TopicConfig.from_properties({key: raw})
+        value = getattr(config, key.replace(".", "_"))
+        assert value == kept
+        assert throttled_partitions(value, 1) == on_broker_1
 
 
 def test_cleanup_policy_may_be_empty_neither_delete_nor_compact() -> None:
