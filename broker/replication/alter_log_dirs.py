@@ -26,7 +26,9 @@ Errors per partition, as Kafka's ReplicaManager.alterReplicaLogDirs answers them
 LOG_DIR_NOT_FOUND (the path is none of log.dirs), KAFKA_STORAGE_ERROR (the dir, the replica,
 or any log dir is offline), REPLICA_NOT_AVAILABLE (this broker hosts no replica yet: the dir is
 remembered for when the LeaderAndIsr creates it). A move to the dir the replica is in cancels
-a move under way. Not thread-safe: everything runs on the broker's event loop.
+a move under way. The copy is throttled by ``replica.alter.log.dirs.io.max.bytes.per.second``
+(replica_quota.py): no fetch while the bytes copied are over it. Not thread-safe: everything
+runs on the broker's event loop.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from minikafka.broker.replication.fetcher import (
     PartitionFetchState,
 )
 from minikafka.broker.replication.partition import Partition
+from minikafka.broker.replication.replica_quota import UNTHROTTLED, ReplicaQuota
 from minikafka.broker.replication.requests import (
     EpochEndOffset,
     FetchPartition,
@@ -162,6 +165,7 @@ class ReplicaAlterLogDirsFetcher(AbstractFetcher):
         on_storage_error: Callable[[TopicPartition, BaseException], bool],
         partition_max_bytes: int,
         backoff_s: float,
+        quota: ReplicaQuota = UNTHROTTLED,
     ) -> None:
         super().__init__(
             broker_id,
@@ -175,6 +179,7 @@ class ReplicaAlterLogDirsFetcher(AbstractFetcher):
         self._on_caught_up = on_caught_up
         self._on_storage_error = on_storage_error
         self._partition_max_bytes = partition_max_bytes
+        self._quota = quota
 
     @property
     def replica_id(self) -> int:
@@ -190,7 +195,9 @@ class ReplicaAlterLogDirsFetcher(AbstractFetcher):
         self,
         fetching: Mapping[TopicPartition, PartitionFetchState],
         changed: Collection[TopicPartition],
-    ) -> FetchRequest:
+    ) -> FetchRequest | None:
+        if self._quota.is_quota_exceeded():  # replica.alter.log.dirs.io.max.bytes.per.second
+            return None
         partitions = []
         for tp, state in fetching.items():
             future = self._future(tp)
@@ -226,6 +233,7 @@ class ReplicaAlterLogDirsFetcher(AbstractFetcher):
         if isinstance(records, FileRecords):
             records = records.read_and_close()
         if records:
+            self._quota.record(len(records))
             try:
                 future.append_records_as_follower(records)
             except UnexpectedAppendOffsetError as exc:
@@ -294,6 +302,7 @@ class ReplicaAlterLogDirsManager:
         on_swapped: Callable[[TopicPartition], None],
         partition_max_bytes: int,
         backoff_s: float,
+        quota: ReplicaQuota = UNTHROTTLED,
     ) -> None:
         self.broker_id = broker_id
         self._log_manager = log_manager
@@ -309,6 +318,7 @@ class ReplicaAlterLogDirsManager:
             on_storage_error=self._on_storage_error,
             partition_max_bytes=partition_max_bytes,
             backoff_s=backoff_s,
+            quota=quota,
         )
         self.swaps = 0  # completed moves (tests read it)
 

@@ -55,6 +55,7 @@ from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.fetch_session_handler import FetchSessionHandler
 from minikafka.broker.replication.leader_endpoint import LeaderEndpoint, LeaderEndpointError
 from minikafka.broker.replication.partition import Partition
+from minikafka.broker.replication.replica_quota import UNTHROTTLED, ReplicaQuota
 from minikafka.broker.replication.requests import (
     FetchPartition,
     FetchPartitionResult,
@@ -387,6 +388,12 @@ class AbstractFetcher(abc.ABC):
         states = self._fetching
         changed, self._fetch_changed = self._fetch_changed, set()
         request = self.build_fetch_request(states, changed)
+        if request is None:
+            # Nothing to fetch now (every partition throttled): back off, as Kafka's fetcher
+            # does when it builds no request.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wakeup.wait(), self._backoff_s)
+            return
         self.stats.fetches += 1
         try:
             response = await self.endpoint.fetch(request)
@@ -509,10 +516,11 @@ class AbstractFetcher(abc.ABC):
         self,
         fetching: Mapping[TopicPartition, PartitionFetchState],
         changed: Collection[TopicPartition],
-    ) -> FetchRequest:
+    ) -> FetchRequest | None:
         """A fetch of ``fetching`` (every partition to fetch now, not to be kept), where
         ``changed`` names the partitions whose fetch state changed, or which joined or left
-        ``fetching``, since the last request built."""
+        ``fetching``, since the last request built; None: nothing to send now (throttled),
+        the round backs off."""
 
     def handle_fetch_response(self, response: FetchSessionResponse) -> bool:
         """Whether ``response``'s partitions may be used (fetch sessions check it here)."""
@@ -570,6 +578,7 @@ class ReplicaFetcher(AbstractFetcher):
         on_high_watermark: Callable[[TopicPartition], None] | None = None,
         on_storage_error: Callable[[TopicPartition, BaseException], bool] | None = None,
         fetcher_id: int = 0,
+        quota: ReplicaQuota = UNTHROTTLED,
     ) -> None:
         super().__init__(
             source_broker_id,
@@ -589,6 +598,9 @@ class ReplicaFetcher(AbstractFetcher):
         self._on_high_watermark = on_high_watermark
         self._on_storage_error = on_storage_error
         self.session = FetchSessionHandler()
+        self._quota = quota
+        # Partitions left out of the session while the follower quota is exceeded (KIP-73).
+        self._held_out: set[TopicPartition] = set()
 
     def handle_storage_error(self, tp: TopicPartition, exc: BaseException) -> bool:
         return self._on_storage_error is not None and self._on_storage_error(tp, exc)
@@ -603,20 +615,35 @@ class ReplicaFetcher(AbstractFetcher):
             raise KafkaError(f"{tp} is not hosted here any more")
         return partition
 
+    def _throttled(
+        self, fetching: Mapping[TopicPartition, PartitionFetchState]
+    ) -> set[TopicPartition]:
+        """KIP-73 on the follower: while its quota is exceeded, the throttled partitions that
+        have not caught up with the leader's HW (Kafka's shouldFollowerThrottle)."""
+        quota = self._quota
+        if not quota.is_quota_exceeded():
+            return set()
+        return {tp for tp in fetching if quota.is_throttled(tp) and self.lags.get(tp, 1) > 0}
+
     def build_fetch_request(
         self,
         fetching: Mapping[TopicPartition, PartitionFetchState],
         changed: Collection[TopicPartition],
-    ) -> FetchRequest:
+    ) -> FetchRequest | None:
         """A fetch in this fetcher's session (fetch_session_handler.py): every partition the
         first time, then only those whose fetch state changed, and the ones it stopped
         fetching as forgotten. Only the changed partitions' fetch states are built; a full
-        fetch sends those the session handler holds."""
+        fetch sends those the session handler holds. Throttled partitions leave the session
+        while the quota is exceeded and come back after, as Kafka's follower leaves them out
+        of its fetch; None when nothing is left to fetch."""
         session = self.session
-        for tp in changed:
+        throttled = self._throttled(fetching)
+        rebuild = set(changed) | (throttled ^ self._held_out)
+        self._held_out = throttled
+        for tp in rebuild:
             state = fetching.get(tp)
             partition = None if state is None else self._get_partition(tp)
-            if state is None or partition is None:
+            if state is None or partition is None or tp in throttled:
                 session.remove(tp)
                 continue
             last_epoch = partition.log.latest_epoch if self._use_epochs else None
@@ -633,6 +660,8 @@ class ReplicaFetcher(AbstractFetcher):
                 ),
             )
         data = session.build()
+        if not data.session_partitions and not data.to_forget and throttled:
+            return None
         return FetchRequest(
             self._broker_id,
             self._max_wait_ms,
@@ -690,6 +719,8 @@ class ReplicaFetcher(AbstractFetcher):
         if isinstance(records, FileRecords):  # (a leader endpoint sends bytes: never today)
             records = records.read_and_close()
         if records:
+            if self._quota.is_throttled(tp):
+                self._quota.record(len(records))
             try:
                 partition.append_records_as_follower(records)
             except UnexpectedAppendOffsetError as exc:

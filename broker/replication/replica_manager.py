@@ -27,6 +27,10 @@ of an acks=all produce (delayed_produce.py). InitProducerId is not asked of it a
   consumer's listener) is answered as ``preferred_read_replica`` with no records, at once.
   With a selector, a follower's parked fetch (in a fetch session) is also answered as soon as
   the HW moves past the one it was last sent, so that followers serve consumers a fresh HW.
+* Replication throttles (KIP-73, replica_quota.py): a follower outside the ISR gets no records
+  of a leader-throttled partition while the leader's quota is exceeded; the bytes answered for
+  throttled partitions are counted. The follower's and the log-dir mover's quotas are handed to
+  their fetchers.
 * A log dir that goes offline (an I/O error, reported to the LogManager's
   LogDirFailureChannel) takes its partitions offline here (``handle_log_dir_failure``):
   produce, fetch, list offsets and LeaderAndIsr answer KAFKA_STORAGE_ERROR for them until the
@@ -90,6 +94,7 @@ from minikafka.broker.replication.isr_change import IsrChangePropagationConfig
 from minikafka.broker.replication.leader_endpoint import LeaderEndpointFactory
 from minikafka.broker.replication.partition import LeaderState, Partition, PartitionRegistration
 from minikafka.broker.replication.producer_state import AppendOrigin
+from minikafka.broker.replication.replica_quota import NO_QUOTAS, ReplicaQuotas
 from minikafka.broker.replication.replica_selector import (
     ClientMetadata,
     PartitionView,
@@ -257,10 +262,13 @@ class ReplicaManager:
         time_ms: Callable[[], int] = _wall_clock_ms,
         isr_change_propagation: IsrChangePropagationConfig | None = None,
         leader_endpoint: LeaderEndpointFactory,
+        quotas: ReplicaQuotas = NO_QUOTAS,
     ) -> None:
         """``leader_endpoint`` makes a follower's connection to a leader on the inter-broker
-        listener: the server injects the one of the door that listener is (gRPC or Kafka)."""
+        listener: the server injects the one of the door that listener is (gRPC or Kafka).
+        ``quotas``: the replication throttles (replica_quota.py), none unless given."""
         self.config = config
+        self.quotas = quotas
         self._leader_endpoint = leader_endpoint
         self.broker_id = config.broker_id
         self._log_manager = log_manager
@@ -310,6 +318,7 @@ class ReplicaManager:
             on_swapped=self._log_moved,
             partition_max_bytes=config.replica_fetch_max_bytes,
             backoff_s=self._fetch_backoff_s,
+            quota=quotas.alter_log_dirs,
         )
         self._background: set[asyncio.Task[None]] = set()
         self._scheduler = Scheduler()
@@ -792,6 +801,7 @@ class ReplicaManager:
             on_high_watermark=lambda tp: self.purgatory.notify(high_watermark_key(tp)),
             on_storage_error=self._on_fetcher_storage_error,
             fetcher_id=fetcher_id,
+            quota=self.quotas.follower,
         )
 
     # --- StopReplica --------------------------------------------------------------------------
@@ -1101,11 +1111,27 @@ class ReplicaManager:
         else:
             read(requested)
         responses = latest[0].responses if session_key is None else list(results.values())
+        throttled_bytes = 0
+        leader_quota = self.quotas.leader
         for answer in responses:
             self.topic_stats.record_bytes_out(
                 answer.topic, len(answer.records), to_follower=from_follower
             )
+            if from_follower and leader_quota.is_throttled(
+                TopicPartition(answer.topic, answer.partition)
+            ):
+                throttled_bytes += len(answer.records)
+        # As Kafka: every throttled partition's bytes count, in-sync followers' too.
+        leader_quota.record(throttled_bytes)
         return responses
+
+    def _leader_throttled(self, partition: Partition, tp: TopicPartition, replica_id: int) -> bool:
+        """KIP-73 on the leader: a follower outside the ISR gets no records of a throttled
+        partition while the leader's quota is exceeded (it fetches again)."""
+        quota = self.quotas.leader
+        return (
+            replica_id not in partition.isr and quota.is_throttled(tp) and quota.is_quota_exceeded()
+        )
 
     def _update_followers(
         self,
@@ -1233,7 +1259,8 @@ class ReplicaManager:
                 diverging = self._diverging_epoch(partition, fp) if from_follower else None
                 records: FetchedRecords = b""
                 aborted: tuple[tuple[int, int], ...] = ()
-                if diverging is None:
+                throttled = from_follower and self._leader_throttled(partition, tp, replica_id)
+                if diverging is None and not throttled:
                     limit = (
                         fp.partition_max_bytes
                         if fp.partition_max_bytes > 0

@@ -111,6 +111,7 @@ from minikafka.broker.server.metrics import (
     RequestMetricsInterceptor,
 )
 from minikafka.broker.server.quotas import ClientQuotaManager
+from minikafka.broker.server.replication_quotas import ReplicationQuotas
 from minikafka.broker.server.sasl_setup import (
     grpc_broker_login,
     inter_broker_login,
@@ -225,6 +226,7 @@ class BrokerServer:
         self._scheduler = Scheduler()  # the periodic log work below
         self._dynamic_config: DynamicConfigManager | None = None
         self._config_handler: ConfigHandler | None = None
+        self._replication_quotas: ReplicationQuotas | None = None
         self._cleaner: CleanerThreads | None = None
         self._shutdown_requested: asyncio.Event | None = None
         self._signals = 0
@@ -305,7 +307,10 @@ class BrokerServer:
         )
 
         # Dynamic broker configs (/config/brokers) apply before the logs open, as in Kafka.
-        handler = self._config_handler = ConfigHandler(config, self._zk.get_topic_config)
+        quotas = self._replication_quotas = ReplicationQuotas(config)
+        handler = self._config_handler = ConfigHandler(
+            config, self._zk.get_topic_config, on_topic_overrides=quotas.update_topic
+        )
         self._dynamic_config = DynamicConfigManager(
             self._zk,
             config,
@@ -316,6 +321,7 @@ class BrokerServer:
         )
         config = self.config = await self._dynamic_config.load()
         await handler.apply_broker_config(config)  # nothing built yet: only its defaults
+        quotas.reconfigure(config)
         # The authorizer exists, its ACLs loaded, before anything that may ask it is built.
         await self._start_authorizer(config)
         self._log_manager = await asyncio.to_thread(self._open_logs)
@@ -327,6 +333,7 @@ class BrokerServer:
             self._metadata_cache,
             broker_epoch=lambda: self._broker_epoch,
             leader_endpoint=self._leader_endpoint(self._metadata_cache),
+            quotas=quotas.replica_quotas,
         )
         self._producer_ids = ProducerIdManager(self.broker_id, self._zk.allocate_producer_id_block)
         self._controller = KafkaController(
@@ -377,7 +384,11 @@ class BrokerServer:
                 self._replica_manager,
                 self._controller,
                 self._cleaner,
-                reconfigured=(self._reconfigured, self._topic_admin.reconfigure),
+                reconfigured=(
+                    self._reconfigured,
+                    self._topic_admin.reconfigure,
+                    quotas.reconfigure,
+                ),
             )
         )
         zk_client = self._zk.client

@@ -86,13 +86,20 @@ class ConfigTargets:
 
 class ConfigHandler:
     """See the module docstring. ``read_topic_config(topic)``: the topic's overrides in
-    ZooKeeper (``/config/topics/<t>``), a blocking read."""
+    ZooKeeper (``/config/topics/<t>``), a blocking read. ``on_topic_overrides(topic,
+    overrides)``: told every topic's overrides as read or changed, hosted here or not (the
+    replication throttles, replication_quotas.py); called from any thread."""
 
     def __init__(
-        self, config: BrokerConfig, read_topic_config: Callable[[str], Mapping[str, str]]
+        self,
+        config: BrokerConfig,
+        read_topic_config: Callable[[str], Mapping[str, str]],
+        *,
+        on_topic_overrides: Callable[[str, Mapping[str, str]], None] | None = None,
     ) -> None:
         self.config = config
         self._read_topic_config = read_topic_config
+        self._on_topic_overrides = on_topic_overrides
         self._overrides: dict[str, Mapping[str, str]] = {}  # guarded by _lock
         self._lock = threading.Lock()
         self._targets: ConfigTargets | None = None
@@ -107,6 +114,8 @@ class ConfigHandler:
         overrides = MappingProxyType(dict(self._read_topic_config(topic)))
         with self._lock:
             self._overrides[topic] = overrides
+        if self._on_topic_overrides is not None:
+            self._on_topic_overrides(topic, overrides)
         if not overrides:
             return None
         return TopicConfig.from_properties(overrides, base=self.config.log)
@@ -114,6 +123,9 @@ class ConfigHandler:
     async def apply_topic_config(self, topic: str, overrides: Mapping[str, str]) -> None:
         with self._lock:
             self._overrides[topic] = MappingProxyType(dict(overrides))
+        if self._on_topic_overrides is not None:
+            # Throttles are set before the replicas they name exist here (a reassignment's).
+            self._on_topic_overrides(topic, overrides)
         config = self._apply_topic(topic)
         if config is None or self._targets is None:
             return
