@@ -26,8 +26,9 @@ Throttles (--throttle): as Kafka's tool, ``leader.replication.throttled.rate`` a
 ``follower.replication.throttled.rate`` on every broker of the moves, and the topic keys
 ``leader.replication.throttled.replicas`` (the current replicas, ``partition:broker``) and
 ``follower.replication.throttled.replicas`` (the replicas being added), through
-IncrementalAlterConfigs. A cluster whose brokers refuse those keys gets the moves without the
-throttle, and a warning says so.
+IncrementalAlterConfigs; the brokers apply them at once (KIP-73: a replica being added copies at
+most that rate). A broker or topic that refuses them (an authorizer's refusal, say) gets the
+moves without its throttle, and a warning on stderr names it.
 
 Bad input (malformed JSON, duplicates, an unknown broker, a missing partition, an option
 that does not fit) is one line on stderr and exit status 1; nothing is changed.

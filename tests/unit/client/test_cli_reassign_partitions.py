@@ -7,6 +7,7 @@ import argparse
 import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -155,3 +156,95 @@ def test_options_that_do_not_fit() -> None:
         run(["--verify"], FakeAdmin())[2] == 'Missing required argument "[reassignment-json-file]"'
     )
     assert "throttle" in run(["--list", "--throttle", "5"], FakeAdmin())[2]
+
+
+class ThrottleAdmin:
+    """foo-0 on brokers 0,1,2 of a 4-broker cluster; records the config writes."""
+
+    def __init__(self) -> None:
+        self.moving: dict[TopicPartition, PartitionReassignment] = {}
+        self.topic_configs: list[tuple[str, dict[str, str | None]]] = []
+        self.broker_configs: list[tuple[int | None, dict[str, str | None]]] = []
+
+    def describe_cluster(self) -> Any:
+        return SimpleNamespace(brokers=[SimpleNamespace(id=b) for b in range(4)])
+
+    def describe_topics(self, topics: Sequence[str]) -> dict[str, Any]:
+        partition = SimpleNamespace(partition=0, replicas=(0, 1, 2))
+        return {"foo": SimpleNamespace(partitions=[partition])}
+
+    def list_partition_reassignments(
+        self, partitions: Iterable[TopicPartition] | None = None
+    ) -> dict[TopicPartition, PartitionReassignment]:
+        return dict(self.moving)
+
+    def alter_partition_reassignments(
+        self, requests: Mapping[TopicPartition, Sequence[int] | None]
+    ) -> dict[TopicPartition, KafkaError | None]:
+        self.moving = {TP: PartitionReassignment((1, 2, 3, 0), (3,), (0,))}
+        return {tp: None for tp in requests}
+
+    def incremental_alter_configs(self, topic: str, operations: Mapping[str, str | None]) -> None:
+        self.topic_configs.append((topic, dict(operations)))
+
+    def alter_broker_configs(
+        self, broker_id: int | None, operations: Mapping[str, str | None]
+    ) -> None:
+        self.broker_configs.append((broker_id, dict(operations)))
+
+
+def test_execute_with_a_throttle_sets_kafkas_keys_and_verify_clears_them(tmp_path: Any) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(tool.format_reassignment_json({TP: (1, 2, 3)}))
+    admin = ThrottleAdmin()
+    code, out, err = run(
+        ["--execute", "--reassignment-json-file", str(plan), "--throttle", "200000"], admin
+    )
+    assert (code, err) == (0, "")
+    assert "The inter-broker throttle limit was set to 200000 B/s" in out
+    # The leaders' side: the current replicas; the followers' side: the one being added.
+    assert admin.topic_configs == [
+        (
+            "foo",
+            {
+                "leader.replication.throttled.replicas": "0:0,0:1,0:2",
+                "follower.replication.throttled.replicas": "0:3",
+            },
+        )
+    ]
+    rates = {
+        "leader.replication.throttled.rate": "200000",
+        "follower.replication.throttled.rate": "200000",
+    }
+    assert admin.broker_configs == [(b, rates) for b in (0, 1, 2, 3)]
+
+    admin.topic_configs.clear()
+    admin.broker_configs.clear()
+    code, out, _ = run(["--verify", "--reassignment-json-file", str(plan)], admin)
+    assert "still in progress" in out and not admin.broker_configs  # kept while it moves
+    admin.moving = {}
+    admin.describe_topics = lambda topics: {  # type: ignore[method-assign]
+        "foo": SimpleNamespace(partitions=[SimpleNamespace(partition=0, replicas=(1, 2, 3))])
+    }
+    code, out, _ = run(["--verify", "--reassignment-json-file", str(plan)], admin)
+    assert code == 0
+    assert "Reassignment of partition foo-0 is completed." in out
+    assert "Clearing broker-level throttles on brokers 0,1,2,3" in out
+    assert "Clearing topic-level throttles on topic foo" in out
+    cleared = dict.fromkeys(
+        [
+            "leader.replication.throttled.rate",
+            "follower.replication.throttled.rate",
+            "replica.alter.log.dirs.io.max.bytes.per.second",
+        ]
+    )
+    assert admin.broker_configs == [(b, cleared) for b in range(4)]
+    assert admin.topic_configs == [
+        (
+            "foo",
+            {
+                "leader.replication.throttled.replicas": None,
+                "follower.replication.throttled.replicas": None,
+            },
+        )
+    ]
