@@ -108,7 +108,7 @@ class FakeAdmin:
         }
 
 
-def run(args: list[str], admin: FakeAdmin) -> tuple[int, str, str]:
+def run(args: list[str], admin: object) -> tuple[int, str, str]:
     parser = argparse.ArgumentParser()
     tool.add_arguments(parser)
     parsed = parser.parse_args(["--bootstrap-server", "x:1", *args])
