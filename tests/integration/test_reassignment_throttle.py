@@ -218,3 +218,71 @@ def test_a_throttled_move_takes_as_long_as_its_rate_and_verify_clears_it(
         )
 
     cluster.wait_for(agree, 15, "replicas 1, 2, 3 of slow-0 identical")
+
+
+def test_the_throttle_keys_through_kafkas_admin_client(cluster: Cluster) -> None:
+    """IncrementalAlterConfigs and DescribeConfigs on the Kafka door (confluent-kafka) take the
+    rates as dynamic broker configs and the replicas as topic configs; a bad list is refused."""
+    from confluent_kafka.admin import (
+        AdminClient,
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        ConfigSource,
+        ResourceType,
+    )
+
+    create(cluster, "keys")
+    admin = AdminClient({"bootstrap.servers": cluster.kafka_bootstrap_servers})
+    broker = ConfigResource(
+        ResourceType.BROKER,
+        "1",
+        incremental_configs=[
+            ConfigEntry(
+                "follower.replication.throttled.rate",
+                "5000",
+                incremental_operation=AlterConfigOpType.SET,
+            )
+        ],
+    )
+    topic = ConfigResource(
+        ResourceType.TOPIC,
+        "keys",
+        incremental_configs=[
+            ConfigEntry(
+                "leader.replication.throttled.replicas",
+                "*",
+                incremental_operation=AlterConfigOpType.SET,
+            )
+        ],
+    )
+    for future in admin.incremental_alter_configs([broker, topic]).values():
+        future.result(timeout=20)
+
+    def described() -> tuple[str, int]:  # applied once broker 1 reads the change notification
+        (future,) = admin.describe_configs([ConfigResource(ResourceType.BROKER, "1")]).values()
+        entry = future.result(timeout=20)["follower.replication.throttled.rate"]
+        return entry.value, entry.source
+
+    cluster.wait_for(
+        lambda: described() == ("5000", ConfigSource.DYNAMIC_BROKER_CONFIG.value),
+        10,
+        "the rate described as broker 1's dynamic config",
+    )
+    assert cluster.zk.get_topic_config("keys") == {"leader.replication.throttled.replicas": "*"}
+
+    bad = ConfigResource(
+        ResourceType.TOPIC,
+        "keys",
+        incremental_configs=[
+            ConfigEntry(
+                "follower.replication.throttled.replicas",
+                "0:a",
+                incremental_operation=AlterConfigOpType.SET,
+            )
+        ],
+    )
+    with pytest.raises(confluent_kafka.KafkaException) as refused:
+        admin.incremental_alter_configs([bad])[bad].result(timeout=20)
+    assert refused.value.args[0].code() == confluent_kafka.KafkaError.INVALID_CONFIG
+    assert cluster.zk.get_topic_config("keys") == {"leader.replication.throttled.replicas": "*"}
