@@ -5,10 +5,16 @@ tests/unit/server/test_replication_quotas.py)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from minikafka.broker.replication.replica_quota import ReplicaQuotas
+from minikafka.broker.storage.log_manager import LogManager
 from minikafka.proto.common import TopicPartition
+from tests.unit.replication import harness
 from tests.unit.replication.harness import (
     TOPIC,
     TP,
@@ -112,6 +118,43 @@ def test_a_follower_over_its_quota_leaves_its_throttled_partitions_out_of_its_fe
             # Only the throttled partition's bytes count.
             assert quota.recorded == leader.log(TP).size
             assert follower.values(TP) == leader.values(TP)
+        finally:
+            await cluster.stop()
+
+    run(scenario)
+
+
+def test_a_move_between_log_dirs_waits_while_its_quota_is_exceeded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def with_b(dirs: Sequence[Path], *args: Any, **kwargs: Any) -> LogManager:
+        first = Path(dirs[0])
+        return LogManager([first, first.with_name(first.name + "-b")], *args, **kwargs)
+
+    monkeypatch.setattr(harness, "LogManager", with_b)
+
+    async def scenario() -> None:
+        cluster = Cluster(tmp_path, (1,))
+        await cluster.start()
+        node = cluster[1]
+        rm = node.replica_manager
+        quota = FakeQuota()  # replica.alter.log.dirs.io.max.bytes.per.second: every copy counts
+        rm.alter_log_dirs.fetcher._quota = quota
+        try:
+            await cluster.elect(1, 1, [1], [1])
+            for i in range(20):
+                await produce(node, b"v%d" % i)
+            manager = rm.log_manager
+            target = next(d for d in manager.log_dirs if d != manager.log_dir_of(TOPIC, 0))
+            assert rm.alter_log_dirs.alter_replica_log_dirs({TP: str(target)}) == {TP: 0}
+            await asyncio.sleep(0.5)
+            assert rm.alter_log_dirs.swaps == 0 and quota.recorded == 0
+
+            quota.exceeded = False
+            await wait_until(lambda: rm.alter_log_dirs.swaps == 1)
+            assert manager.log_dir_of(TOPIC, 0) == target
+            assert quota.recorded == node.log().size
+            assert node.values() == [b"v%d" % i for i in range(20)]
         finally:
             await cluster.stop()
 
