@@ -123,10 +123,12 @@ def test_api_versions_advertises_what_is_implemented(cluster: Cluster) -> None:
     with _connect(cluster) as sock:
         response = _api_versions(sock)
     keys = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
-    # The APIs every client needs, and nothing that is not served (no transactions).
+    # The APIs every client needs, the transactional ones among them, and nothing that is not
+    # served (delegation tokens, KRaft's).
     for api_key in (0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 22, 23):
         assert api_key in keys, api_key
-    for unsupported in (24, 25, 26, 28):  # transactions
+    assert [keys[k] for k in (24, 25, 26, 28)] == [(0, 4)] * 4  # transactions
+    for unsupported in (38, 39, 40, 41, 55):  # delegation tokens, DescribeQuorum
         assert unsupported not in keys
     # ACLs: served (SECURITY_DISABLED without an authorizer), from version 1
     assert [keys[k] for k in (29, 30, 31)] == [(1, 3)] * 3
