@@ -49,9 +49,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar, overload
 
 import structlog
 
@@ -66,6 +66,7 @@ from minikafka.broker.group.group_metadata import (
     PendingOffset,
     SyncResult,
 )
+from minikafka.broker.replication.scheduler import BackgroundTasks
 from minikafka.proto.common import GROUP_METADATA_TOPIC, OffsetAndMetadata
 from minikafka.proto.consumer_offsets import (
     OffsetKey,
@@ -264,7 +265,7 @@ class GroupCoordinator:
         self._join_timers: dict[str, Cancellable] = {}
         self._initial_joins: set[str] = set()
         self._heartbeat_timers: dict[tuple[str, str], Cancellable] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("group_coordinator.task_failed")
         self._active = True
         self._cleanup_timer: Cancellable | None = None
         # Kafka's openGroupsForProducer: the groups with offsets pending for a producer id.
@@ -311,9 +312,7 @@ class GroupCoordinator:
             return
         ownership = self._partitions[partition] = _Ownership(epoch)
         _log.info("group_partition.loading", partition=partition, leader_epoch=epoch)
-        task = asyncio.get_running_loop().create_task(self._load(partition, ownership))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._load(partition, ownership), task="load", partition=partition)
 
     def on_resigned(self, partition: int) -> None:
         owned = self._partitions.pop(partition, None)
@@ -406,8 +405,7 @@ class GroupCoordinator:
             self._cleanup_timer.cancel()
         for partition in list(self._partitions):
             self.on_resigned(partition)
-        for task in self._tasks:
-            task.cancel()
+        self._tasks.cancel_all()
 
     # --- timers -------------------------------------------------------------------------------
 
@@ -581,16 +579,8 @@ class GroupCoordinator:
         elif group.is_(GroupState.PREPARING_REBALANCE):
             self._try_complete_join(group)
 
-    def _spawn(self, coroutine: object, name: str) -> None:
-        async def run() -> None:
-            try:
-                await coroutine  # type: ignore[misc]
-            except Exception:
-                _log.exception("group_coordinator.task_failed", task=name)
-
-        task = asyncio.get_running_loop().create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _spawn(self, coroutine: Coroutine[Any, Any, object], name: str) -> None:
+        self._tasks.spawn(coroutine, task=name)
 
     async def _store_group(
         self, group: GroupMetadata, assignments: Mapping[str, bytes]

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple, Protocol
 import structlog
 
 from minikafka.broker.group.coordinator import partition_for
+from minikafka.broker.replication.scheduler import BackgroundTasks
 from minikafka.broker.transaction.marker_channel import (
     Cancellable,
     MarkerEntry,
@@ -166,7 +167,7 @@ class TransactionCoordinator:
             retry_backoff_ms=config.marker_retry_backoff_ms,
             partition_exists=partition_exists,
         )
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("transaction_coordinator.task_failed")
         self._active = True
         self._abort_timer: Cancellable | None = None
         self._expire_timer: Cancellable | None = None
@@ -659,18 +660,7 @@ class TransactionCoordinator:
         self._abort_timer = self._expire_timer = None
         self.markers.shutdown()
         self.state.clear()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel_all()
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        async def run() -> None:
-            try:
-                await coroutine
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.exception("transaction_coordinator.task_failed")
-
-        task = asyncio.get_running_loop().create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(coroutine)

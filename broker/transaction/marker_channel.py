@@ -39,6 +39,7 @@ from typing import Any, NamedTuple, Protocol
 
 import structlog
 
+from minikafka.broker.replication.scheduler import BackgroundTasks
 from minikafka.broker.transaction.state_manager import TransactionStateManager
 from minikafka.broker.transaction.transaction_metadata import (
     TransactionMetadata,
@@ -129,7 +130,7 @@ class TransactionMarkerChannel:
         self._backoff_ms = retry_backoff_ms
         self._partition_exists = partition_exists
         self._pending: dict[str, _PendingCompleteTxn] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("transaction_markers.task_failed")
 
     @property
     def pending_transactional_ids(self) -> list[str]:
@@ -165,23 +166,12 @@ class TransactionMarkerChannel:
 
     def shutdown(self) -> None:
         self._pending.clear()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel_all()
 
     # --- the work -----------------------------------------------------------------------------
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        async def run() -> None:
-            try:
-                await coroutine
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.exception("transaction_markers.task_failed")
-
-        task = asyncio.get_running_loop().create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(coroutine)
 
     def _is_current(self, pending: _PendingCompleteTxn) -> bool:
         """Still ours to finish: not removed, and the id is still coordinated here under the
