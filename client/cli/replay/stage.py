@@ -91,6 +91,7 @@ class Stage:
     started: float = field(default_factory=time.monotonic)
     process: dict[int, str] = field(default_factory=dict)
     samples: list[Sample] = field(default_factory=list)
+    _last_isr: tuple[int, ...] = ()  # the last ISR a sample could read
     marks: list[Mark] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
@@ -275,6 +276,8 @@ class Stage:
         )
         self._reactions(sample)
         self.samples.append(sample)
+        if sample.isr:
+            self._last_isr = sample.isr
         self.narrator.sampled(sample)
         return sample
 
@@ -287,7 +290,9 @@ class Stage:
         ):
             leader = "none" if new.leader < 0 else str(new.leader)
             self.mark("election", f"leader {leader} epoch {new.leader_epoch}", new.leader)
-        elif new.isr != old.isr and new.isr and old.isr:
+        elif new.isr and self._last_isr and set(new.isr) != set(self._last_isr):
+            # Against the last ISR seen: a sample that could not read one (a paused broker
+            # answering nothing in time) in between must not hide the change.
             self.mark("isr", "ISR [" + ",".join(map(str, new.isr)) + "]")
         if new.controller_epoch > old.controller_epoch >= 0 or (
             new.controller_id != old.controller_id and new.controller_id >= 0
