@@ -241,8 +241,13 @@ def tool(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 def test_cli_generate_execute_verify_list_cancel(
-    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cluster_factory: ClusterFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Broker 3 is paused below while a move to it is listed and cancelled: a session timeout
+    # longer than those steps take on a busy machine keeps it registered (alive) meanwhile.
+    cluster = cluster_factory(
+        n_brokers=4, overrides={**OVERRIDES, "zookeeper.session.timeout.ms": "60000"}
+    )
     create(cluster, "tool", [0, 1, 2])
     create(cluster, "stuck", [0, 1, 2])
     server = cluster.bootstrap_servers
