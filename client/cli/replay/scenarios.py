@@ -623,17 +623,21 @@ def preferred(stage: Stage, variant: Variant) -> None:
         "A restart does not take leadership back by itself: the cluster is imbalanced "
         f"(broker {rejoined.leader} leads a partition broker {first} prefers).",
     )
+
+    # Back means leading with its high watermark caught up: a new leader starts from the HW
+    # it had as a follower and moves it once the others fetch, so a consumer reading at the
+    # moment of the election could see less than is committed.
+    def led_again(s: Sample) -> bool:
+        r = s.replica(first)
+        return s.leader == first and r.log_end_offset >= 0 and r.high_watermark == r.log_end_offset
+
     if waits:
         how = "The controller's imbalance check runs a preferred leader election"
-        back = stage.wait_until(
-            lambda s: s.leader == first, "the preferred leader back", timeout_s=interval + 15
-        )
+        back = stage.wait_until(led_again, "the preferred leader back", timeout_s=interval + 15)
     else:
         answer = stage.elect_preferred()
         how = f"A preferred leader election, asked of the controller (ElectLeaders: {answer})"
-        back = stage.wait_until(
-            lambda s: s.leader == first, "the preferred leader back", timeout_s=15
-        )
+        back = stage.wait_until(led_again, "the preferred leader back", timeout_s=15)
     stage.step(
         f"{how}: {first} leads again",
         f"Leader epoch {back.leader_epoch}: an election like any other, with the others "
