@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 import structlog
 
+from minikafka.broker.replication import hop_trace
 from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.fetch_session_handler import FetchSessionHandler
 from minikafka.broker.replication.leader_endpoint import LeaderEndpoint, LeaderEndpointError
@@ -732,6 +733,15 @@ class ReplicaFetcher(AbstractFetcher):
                     partition.append_records_as_follower(records)
                 else:
                     raise
+        if hop_trace.TRACE is not None and log.log_end_offset > state.fetch_offset:
+            hop_trace.TRACE.offsets(
+                "follower_appended",
+                tp.topic,
+                tp.partition,
+                state.fetch_offset,
+                log.log_end_offset,
+                self.source_broker_id,
+            )
         leader_start = data.log_start_offset
         if log.log_start_offset < leader_start <= log.log_end_offset:
             log.maybe_increment_log_start_offset(leader_start)

@@ -62,6 +62,7 @@ from typing import NamedTuple
 
 import structlog
 
+from minikafka.broker.replication import hop_trace
 from minikafka.broker.replication.producer_state import (
     ActiveProducer,
     AppendOrigin,
@@ -784,6 +785,8 @@ class Partition:
         if new_hw > self.high_watermark:
             old = self.high_watermark
             self.high_watermark = new_hw
+            if hop_trace.TRACE is not None:
+                hop_trace.TRACE.offsets("hw", self.topic, self.partition, max(old, 0), new_hw)
             _log.debug(
                 "hw_advanced",
                 **self._log_fields(),

@@ -61,6 +61,7 @@ from typing import Protocol
 import structlog
 
 from minikafka.broker.config import BrokerConfig
+from minikafka.broker.replication import hop_trace
 from minikafka.broker.replication.alter_log_dirs import ReplicaAlterLogDirsManager
 from minikafka.broker.replication.alter_partition_manager import (
     AlterPartitionItem,
@@ -271,6 +272,7 @@ class ReplicaManager:
         self.quotas = quotas
         self._leader_endpoint = leader_endpoint
         self.broker_id = config.broker_id
+        hop_trace.set_broker_id(config.broker_id)
         self._log_manager = log_manager
         self._zk = zk
         self._metadata = metadata_cache
@@ -941,10 +943,15 @@ class ReplicaManager:
             return ProducePartitionStatus(
                 ErrorCode.NOT_LEADER_OR_FOLLOWER, f"broker {self.broker_id} does not lead {tp}"
             )
+        began = time.monotonic_ns() if hop_trace.TRACE is not None else 0
         try:
             info = append(partition)
         except Exception as exc:
             return self._append_failed(tp, exc)
+        if hop_trace.TRACE is not None:
+            hop_trace.TRACE.appended(
+                tp.topic, tp.partition, info.first_offset, info.last_offset + 1, began
+            )
         self.topic_stats.record_messages_in(
             tp.topic, messages=info.record_count, size=info.valid_bytes
         )
@@ -996,6 +1003,14 @@ class ReplicaManager:
             )
         finally:
             self.stats.delayed_produce -= 1
+        if hop_trace.TRACE is not None:
+            for key, status in waiting.items():
+                hop_trace.TRACE.offsets(
+                    "produce_answered",
+                    *key.topic_partition,
+                    status.base_offset,
+                    status.required_offset,
+                )
         for status in waiting.values():
             if not status.done:
                 status.code = ErrorCode.REQUEST_TIMED_OUT
@@ -1111,6 +1126,8 @@ class ReplicaManager:
         else:
             read(requested)
         responses = latest[0].responses if session_key is None else list(results.values())
+        if hop_trace.TRACE is not None:
+            self._trace_fetch(request, responses)
         throttled_bytes = 0
         leader_quota = self.quotas.leader
         for answer in responses:
@@ -1124,6 +1141,20 @@ class ReplicaManager:
         # As Kafka: every throttled partition's bytes count, in-sync followers' too.
         leader_quota.record(throttled_bytes)
         return responses
+
+    @staticmethod
+    def _trace_fetch(request: FetchRequest, responses: Sequence[FetchPartitionResult]) -> None:
+        trace = hop_trace.TRACE
+        assert trace is not None
+        offsets = {(fp.topic, fp.partition): fp.fetch_offset for fp in request.partitions}
+        for answer in responses:
+            start = offsets.get((answer.topic, answer.partition))
+            if start is None or not len(answer.records):
+                continue
+            end = hop_trace.records_end(answer.records)
+            trace.offsets(
+                "fetch_answered", answer.topic, answer.partition, start, end, request.replica_id
+            )
 
     def _leader_throttled(self, partition: Partition, tp: TopicPartition, replica_id: int) -> bool:
         """KIP-73 on the leader: a follower outside the ISR gets no records of a throttled
@@ -1165,6 +1196,15 @@ class ReplicaManager:
                 replica_id, fp.fetch_offset, fp.log_start_offset, now, log.log_end_offset
             ):
                 continue
+            if hop_trace.TRACE is not None and previous is not None:
+                hop_trace.TRACE.offsets(
+                    "follower_leo",
+                    tp.topic,
+                    tp.partition,
+                    max(previous.log_end_offset, 0),
+                    fp.fetch_offset,
+                    replica_id,
+                )
             if previous is not None and previous.log_start_offset != fp.log_start_offset:
                 self.purgatory.notify(low_watermark_key(tp))  # a DeleteRecords may complete
             if partition.maybe_increment_high_watermark():
