@@ -1304,7 +1304,7 @@ class RecordsReader(Generic[_R]):
 
     def __init__(
         self,
-        data: bytes,
+        data: bytes | bytearray | memoryview,
         record_type: type[_R],
         leading: tuple[object, ...] = (),
         *,
