@@ -131,7 +131,9 @@ class RequestMetrics:
     """Kafka's RequestMetrics per request name: RequestsPerSec and TotalTimeMs.
 
     ``observe(name, started)`` with ``started`` from ``time.perf_counter()`` when the request
-    was read. Thread-safe (prometheus-client's own locks). Without a registry it does nothing.
+    was read; ``records_sent(path, size)`` counts a Kafka Fetch answer's file records by how they
+    left (minikafka's own counter: which answers went zero-copy). Thread-safe (prometheus-client's
+    own locks). Without a registry it does nothing.
     """
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
@@ -152,6 +154,15 @@ class RequestMetrics:
             buckets=_LATENCY_BUCKETS_MS,
             registry=registry,
         )
+        records = Counter(
+            "minikafka_kafka_fetch_records_bytes",
+            "Record bytes of Kafka-door Fetch answers left in the segment files, by how they "
+            "reached the socket: sendfile, or read (a small answer's, or through TLS). "
+            "Not a Kafka MBean.",
+            ["path"],
+            registry=registry,
+        )
+        self._records_sent = {path: records.labels(path) for path in ("sendfile", "read")}
 
     def observe(self, request: str, started: float) -> None:
         if not self.enabled:
@@ -164,6 +175,12 @@ class RequestMetrics:
             )
         children[0].inc()
         children[1].observe((time.perf_counter() - started) * 1000)
+
+    def records_sent(self, path: str, size: int) -> None:
+        """``size`` bytes of a Fetch answer's file records went out by ``path``: "sendfile"
+        (page cache to socket) or "read" (into the broker's memory first)."""
+        if self.enabled and size:
+            self._records_sent[path].inc(size)
 
 
 _Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"

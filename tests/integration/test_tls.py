@@ -206,6 +206,11 @@ def test_both_doors_serve_every_client_over_tls_and_brokers_replicate_over_mutua
 
     assert set(cluster.isr("tls", 0)) == set(cluster.brokers)
     assert _handshake_failures(cluster) == []
+    # The Kafka door's Fetch answers (the consumers', the followers') were read and encrypted,
+    # never sent by sendfile beside TLS.
+    records_bytes = "minikafka_kafka_fetch_records_bytes_total"
+    assert all(cluster.metric(b, records_bytes, path="sendfile") == 0 for b in cluster.brokers)
+    assert sum(cluster.metric(b, records_bytes, path="read") or 0 for b in cluster.brokers) > 0
 
     # The tools take the same keys from their config files
     properties = cluster.tmp_path / "admin.properties"

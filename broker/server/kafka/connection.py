@@ -20,7 +20,12 @@ the transport only when the one before it is wholly in the kernel (write-buffer 
 client that never reads holds at most one answer's bytes here; a fetch answer's records are not
 among them: they stay in the segment files (``FileRecords``) and go from the page cache to the
 socket with sendfile(2) behind the answer's other bytes, framed in Python with the records'
-sizes counted (a transport without a raw socket gets them in ``_CHUNK`` reads). Requests are
+sizes counted: on PLAINTEXT and SASL_PLAINTEXT listeners; a TLS transport (SSL, SASL_SSL) must
+encrypt them, so it gets them in ``_CHUNK`` reads, as does a transport without a raw socket.
+The sizes are fixed when the records are read; a file that turns out shorter while they are
+sent (a truncation; a deleted segment stays readable through its held descriptor) closes the
+connection, the frame unfinished, as Kafka's FileRecords.writeTo fails. The broker's
+``minikafka_kafka_fetch_records_bytes_total{path}`` counts which way they went. Requests are
 read ahead of their answers (pipelined produce) only while those waiting hold less than
 ``_MAX_UNANSWERED_BYTES``; a request always gets in when none waits. A write that makes no
 progress for ``connections.max.idle.ms`` closes the connection, as Kafka's idle expiry does.
@@ -595,7 +600,7 @@ class KafkaConnection:
         the request as served."""
         if response is not None:
             try:
-                parts = _frame(request, response)
+                parts, inlined = _frame(request, response)
             except _Closed:
                 raise
             except Exception as exc:
@@ -606,6 +611,8 @@ class KafkaConnection:
                 for part in parts:
                     if isinstance(part, FileRecords):
                         part.close()
+            if inlined:
+                self._broker.requests.records_sent("read", inlined)
         self._unanswered_bytes -= size
         self._answered.set()
         # Fetch v15+ carries the follower's id in replica_state (KIP-903), earlier ones beside it
@@ -665,6 +672,7 @@ class KafkaConnection:
                 position += sent
         finally:
             os.close(out)
+        self._broker.requests.records_sent("sendfile", records.size)
 
     async def _copy_file(self, records: FileRecords) -> None:
         offset = 0
@@ -675,6 +683,7 @@ class KafkaConnection:
             self._writer.write(chunk)
             offset += len(chunk)
             await self._drained()
+        self._broker.requests.records_sent("read", records.size)
 
     async def _writable(self, fd: int) -> None:
         """Until the socket ``fd`` takes more bytes; ``fd`` is not the transport's (the event
@@ -724,9 +733,12 @@ async def _done(value: Entity | None) -> Entity | None:
     return value
 
 
-def _frame(request: registry.Request, response: Entity) -> list[memoryview | FileRecords]:
+def _frame(
+    request: registry.Request, response: Entity
+) -> tuple[list[memoryview | FileRecords], int]:
     """The response, size first, as the parts to send in order: views of the buffers its fields
-    are written to, and between them each fetched partition's records left in their file. The
+    are written to, and between them each fetched partition's records left in their file; and
+    how many bytes of file records were read into the buffers instead (a small answer's). The
     size counts both; the records' own size prefix is written by kio from their length. Bytes
     records are copied once, into the buffer: handing the transport their own buffers instead
     cost more CPU per MiB (bench.transfer_bench, Python 3.11: more sends and wake-ups)."""
@@ -736,7 +748,7 @@ def _frame(request: registry.Request, response: Entity) -> list[memoryview | Fil
     header_cls = cls.__header_schema__
     write_entity(header_cls, frame, build(header_cls, {"correlation_id": request.correlation_id}))
     write_entity(cls, frame, response)
-    return frame.parts()
+    return frame.parts(), frame.inlined
 
 
 class _FrameWriter:
@@ -748,12 +760,12 @@ class _FrameWriter:
         self._parts: list[memoryview | FileRecords] = []
         self._buffer = io.BytesIO()
         self._size = 0
-        self._inlined = 0
+        self.inlined = 0  # bytes of FileRecords read into the buffer
 
     def write(self, data: bytes | memoryview | FileRecords) -> int:
         if isinstance(data, FileRecords):
-            if self._inlined + data.size <= _INLINE_BYTES:
-                self._inlined += data.size
+            if self.inlined + data.size <= _INLINE_BYTES:
+                self.inlined += data.size
                 records = data.read_and_close()
                 if len(records) < data.size:
                     raise _records_truncated(data, data.position + len(records))

@@ -236,8 +236,15 @@ def test_every_acks_and_both_clients_read_back_byte_identical(
     written.append(large)
 
     expected = list(enumerate(written))
+    leader = cluster.leader("mixed", 0)
+    records_bytes = "minikafka_kafka_fetch_records_bytes_total"
+    sent_before = cluster.metric(leader, records_bytes, path="sendfile") or 0
     assert _read_kafka_python(bootstrap, "mixed", len(written)) == expected
     assert _read_confluent(bootstrap, "mixed", len(written)) == expected
+    # On a PLAINTEXT listener the large record went from the segment file to each consumer's
+    # socket by sendfile, not through the broker's memory.
+    sent = (cluster.metric(leader, records_bytes, path="sendfile") or 0) - sent_before
+    assert sent >= 2 * len(large[1])
     # From the middle: the fetch starts inside a batch and the clients skip what precedes it.
     assert _read_kafka_python(bootstrap, "mixed", 10, start=60)[:10] == expected[60:70]
     assert _read_confluent(bootstrap, "mixed", 10, start=60)[:10] == expected[60:70]

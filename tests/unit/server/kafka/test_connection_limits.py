@@ -18,6 +18,7 @@ from minikafka.broker.server.kafka.connection import KafkaConnection
 from minikafka.broker.server.kafka.connection_quotas import ConnectionQuotas
 from minikafka.broker.server.kafka.memory_pool import MemoryPool
 from minikafka.broker.server.kafka.schema import Entity
+from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.broker.server.quotas import ClientQuotaManager
 from tests.integration.kafka_protocol.raw import encode_request, read_frame
 
@@ -35,7 +36,7 @@ async def _serving(pool: MemoryPool) -> AsyncIterator[int]:
     the way out waits for every connection to end (the clients close theirs first)."""
     broker: Any = SimpleNamespace(
         config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000),
-        requests=SimpleNamespace(observe=lambda *args: None),
+        requests=RequestMetrics(),
         quotas=ClientQuotaManager(),
     )
     served: list[asyncio.Future[None]] = []

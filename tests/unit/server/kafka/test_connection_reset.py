@@ -20,6 +20,7 @@ from structlog.testing import capture_logs
 from minikafka.broker.server.kafka import handlers, registry  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.connection import KafkaConnection
 from minikafka.broker.server.kafka.schema import Entity, build, request_class, write_entity
+from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.broker.server.quotas import ClientQuotaManager
 
 # The broker runs on uvloop, whose transports fail a write after a reset in their own way.
@@ -58,7 +59,7 @@ async def _serve_one(
     side is done with it."""
     broker: Any = SimpleNamespace(
         config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=10_000),
-        requests=SimpleNamespace(observe=lambda *args: None),
+        requests=RequestMetrics(),
         quotas=ClientQuotaManager(),
     )
     served: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -16,11 +16,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 from structlog.testing import capture_logs
 
 from minikafka.broker.server.kafka import handlers, registry  # noqa: F401  (fills the registry)
 from minikafka.broker.server.kafka.connection import KafkaConnection
 from minikafka.broker.server.kafka.schema import Entity, read_entity, response_class
+from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.broker.server.quotas import ClientQuotaManager
 from minikafka.broker.storage.log import Log
 from minikafka.broker.storage.segment import FileRecords
@@ -61,11 +63,11 @@ def _fetch_handler(monkeypatch: pytest.MonkeyPatch, log: Log) -> None:
 
 
 async def _serve(
-    idle_ms: int = 10_000,
+    idle_ms: int = 10_000, metrics: RequestMetrics | None = None
 ) -> tuple[asyncio.Server, int, asyncio.Future[None], list[KafkaConnection]]:
     broker: Any = SimpleNamespace(
         config=SimpleNamespace(socket_request_max_bytes=1 << 20, connections_max_idle_ms=idle_ms),
-        requests=SimpleNamespace(observe=lambda *args: None),
+        requests=metrics or RequestMetrics(),
         quotas=ClientQuotaManager(),
     )
     served: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -119,9 +121,10 @@ def test_records_from_the_file_are_framed_as_if_read(
 
     monkeypatch.setattr(os, "sendfile", counted)
     expected = log.read(0, 64 << 20).records
+    metrics_registry = CollectorRegistry()
 
     async def scenario() -> bytes:
-        server, port, served, _ = await _serve()
+        server, port, served, _ = await _serve(metrics=RequestMetrics(metrics_registry))
         client = _client(port)
         try:
             await asyncio.sleep(0.3)  # the answer fills the socket's buffers and waits
@@ -144,6 +147,72 @@ def test_records_from_the_file_are_framed_as_if_read(
     assert [p.records for p in topic.partitions] == [expected, expected]
     # 20 KB of records are copied into the answer's one write; 3 MB go by sendfile.
     assert bool(sent) == (batches == 300)
+    by_path = {
+        path: metrics_registry.get_sample_value(
+            "minikafka_kafka_fetch_records_bytes_total", {"path": path}
+        )
+        for path in ("sendfile", "read")
+    }
+    if batches == 300:
+        assert by_path == {"sendfile": len(expected), "read": 0}
+    else:
+        assert by_path == {"sendfile": 0, "read": len(expected)}
+    log.close()
+
+
+def test_answers_in_a_row_keep_their_order_and_framing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fetches sent back to back on one connection, their answers' records alternately sent
+    from the file and read into the answer: each frame whole, in request order."""
+    log = _log(tmp_path)
+    reads = {1: (0, 64 << 20), 2: (5, 1), 3: (100, 64 << 20), 4: (299, 1), 5: (1, 2 << 20)}
+
+    async def fetch(request: registry.Request, broker: Any) -> Entity:
+        offset, max_size = reads[request.correlation_id]
+        records = log.read(offset, max_size, file_records=True).records
+        partitions = [{"partition_index": 0, "high_watermark": 300, "records": records}]
+        return request.response({"responses": [{"topic": "orders", "partitions": partitions}]})
+
+    monkeypatch.setitem(
+        registry.HANDLERS, FETCH, registry.Handler(FETCH, "fetch", 4, VERSION, fetch)
+    )
+    expected = {cid: log.read(*read).records for cid, read in reads.items()}
+
+    async def scenario() -> bytes:
+        server, port, served, _ = await _serve()
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 10)
+        client.connect(("127.0.0.1", port))
+        client.sendall(
+            b"".join(encode_request(FETCH, VERSION, {}, correlation_id=cid) for cid in reads)
+        )
+        client.shutdown(socket.SHUT_WR)  # the connection ends after the last answer
+        try:
+            return await asyncio.to_thread(_read_all, client)
+        finally:
+            await asyncio.wait_for(served, 10)
+            client.close()
+            server.close()
+            await server.wait_closed()
+
+    data = asyncio.run(scenario())
+    cls = response_class(FETCH, VERSION)
+    answered: dict[int, bytes] = {}
+    position = 0
+    while position < len(data):
+        (size,) = struct.unpack_from(">i", data, position)
+        frame = data[position + 4 : position + 4 + size]
+        assert len(frame) == size
+        header, header_size = read_entity(cls.__header_schema__, frame, 0)
+        body, body_size = read_entity(cls, frame, header_size)
+        assert header_size + body_size == size
+        (topic,) = body.responses
+        (partition,) = topic.partitions
+        answered[header.correlation_id] = partition.records
+        position += 4 + size
+    assert list(answered) == list(reads)  # in request order
+    assert answered == expected
     log.close()
 
 
