@@ -110,7 +110,8 @@ def confluent_round_trip(bootstrap: str, mechanism: str, user: str, password: st
     producer = Producer(
         confluent_conf(bootstrap, mechanism, user, password, **{"acks": "all", "linger.ms": 0})
     )
-    values = [f"{mechanism}-{i}".encode() for i in range(20)]
+    # The last one large enough to leave by sendfile (SASL_PLAINTEXT is not encrypted)
+    values = [f"{mechanism}-{i}".encode() for i in range(20)] + [bytes(range(256)) * 400]
     for value in values:
         producer.produce(topic, value)
     assert producer.flush(30) == 0
@@ -216,6 +217,13 @@ def test_clients_with_every_mechanism_and_credentials_reaching_every_broker(
     ]:
         confluent_round_trip(bootstrap, mechanism, user, password)
         kafka_python_round_trip(bootstrap, mechanism, user, password)
+    sendfile = sum(
+        cluster.metric(b, "minikafka_kafka_fetch_records_bytes_total", path="sendfile") or 0
+        for b in cluster.brokers
+    )
+    # the large records left by sendfile (to the consumers and the followers, which fetch on
+    # this SASL_PLAINTEXT listener too)
+    assert sendfile >= 3 * 400 * 256
 
     # A deleted credential stops working on every broker.
     alter_scram(admin, [UserScramCredentialDeletion("alice", ScramMechanism.SCRAM_SHA_256)])
