@@ -4,16 +4,20 @@ request streams over them.
     pool = ChannelPool()
     stub = MetadataStub(pool.get("127.0.0.1:9092"))
     ...
-    future = pool.stream("127.0.0.1:9092", "ProduceStream").send(request, timeout=35)
+    future = pool.stream("127.0.0.1:9092", "ProduceStream").send(raw_request, timeout=35)
     pool.close()
 
-``stream(address, method)`` is the client's long-lived ``Data.ProduceStream`` or
-``Data.FetchStream`` to one broker (answered in request order, see the proto). ``send`` returns
-a ``concurrent.futures.Future`` of the answer; its ``result()`` raises ``grpc.RpcError`` when
-the stream fails or the answer is later than the request's timeout, and every request then
-waiting on that stream fails with it. The next ``stream`` call opens a new one. Streams cost the
-broker and the client much less per request than a call each, and a producer's requests on one
-stream reach the broker's log in the order they were sent, so several may be in flight.
+``stream(address, method)`` is the client's long-lived ``RawData.ProduceStream`` or
+``RawData.FetchStream`` to one broker (answered in request order, see the proto): the records
+go as raw bytes after a protobuf header (proto/raw_records.py), so a ProduceStream takes a
+``RawProduceRequest`` and a FetchStream answers a ``RawFetchResponse``. There is no fall-back
+to ``Data``: a broker without RawData would answer UNIMPLEMENTED, and every broker runs this
+version. ``send`` returns a ``concurrent.futures.Future`` of the answer; its ``result()``
+raises ``grpc.RpcError`` when the stream fails or the answer is later than the request's
+timeout, and every request then waiting on that stream fails with it. The next ``stream`` call
+opens a new one. Streams cost the broker and the client much less per request than a call
+each, and a producer's requests on one stream reach the broker's log in the order they were
+sent, so several may be in flight.
 
 ``parse_bootstrap_servers("h1:9092,h2:9092")`` splits Kafka's bootstrap.servers syntax.
 
@@ -36,8 +40,8 @@ from typing import Any, Literal
 import grpc
 
 from minikafka.client._security import ClientSecurity
-from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto import transport
+from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import raw_records, transport
 from minikafka.proto.errors import InvalidConfigError
 from minikafka.proto.sasl_channel import sasl_channel
 
@@ -50,6 +54,19 @@ __all__ = [
 ]
 
 StreamMethod = Literal["ProduceStream", "FetchStream"]
+# Each stream's RawData path and its (request serializer, answer deserializer).
+_STREAM_METHODS: dict[StreamMethod, tuple[str, Any, Any]] = {
+    "ProduceStream": (
+        raw_records.PRODUCE_STREAM,
+        raw_records.encode_produce_request,
+        pb.ProduceResponse.FromString,
+    ),
+    "FetchStream": (
+        raw_records.FETCH_STREAM,
+        pb.FetchRequest.SerializeToString,
+        raw_records.decode_fetch_response,
+    ),
+}
 # How often the pool looks for requests past their timeout (their timeouts are seconds long).
 _WATCH_INTERVAL_S = 0.5
 
@@ -239,12 +256,16 @@ class ChannelPool:
         return channel
 
     def stream(self, address: str, method: StreamMethod) -> RequestStream:
-        """The open ``Data`` stream of this kind to ``address`` (a new one if the last failed)."""
+        """The open ``RawData`` stream of this kind to ``address`` (a new one if the last
+        failed)."""
         with self._lock:
             stream = self._streams.get((address, method))
             if stream is None or stream.failed:
-                stub = pb_grpc.DataStub(self._channel(address))
-                stream = RequestStream(getattr(stub, method), f"{method}-{address}")
+                path, serialize, parse = _STREAM_METHODS[method]
+                call = self._channel(address).stream_stream(
+                    path, request_serializer=serialize, response_deserializer=parse
+                )
+                stream = RequestStream(call, f"{method}-{address}")
                 self._streams[(address, method)] = stream
                 if self._watcher is None:
                     self._watcher = threading.Thread(

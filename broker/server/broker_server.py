@@ -10,9 +10,9 @@ Startup, in Kafka's order (KafkaServer.startup in ZooKeeper mode)::
     3. LogManager over log.dirs: lock the dirs, check meta.properties (broker.id, cluster.id),
        load and recover every partition log
     4. MetadataCache, ReplicaManager, ProducerIdManager, GroupCoordinator (told of
-       __consumer_offsets leadership by the ReplicaManager), and the servicers Data, Metadata,
-       Admin, Control, Group on one grpc.aio server per listener of ``listeners`` (Control on
-       the inter-broker one only)
+       __consumer_offsets leadership by the ReplicaManager), and the servicers Data (with its
+       RawData framing), Metadata, Admin, Control, Group on one grpc.aio server per listener
+       of ``listeners`` (Control on the inter-broker one only)
     5. register /brokers/ids/<id> (Kafka's v5 JSON with advertised.listeners); its czxid is
        the broker epoch. A registration of the same id held by another session is waited for
        (the session of this broker's previous, crashed process expires); one still there
@@ -95,7 +95,7 @@ from minikafka.broker.server.core.replicas import ReplicaApi
 from minikafka.broker.server.core.topic_creation import TopicCreator
 from minikafka.broker.server.core.transactions import TransactionApi
 from minikafka.broker.server.core.users import UserScramAdmin
-from minikafka.broker.server.data_service import DataService
+from minikafka.broker.server.data_service import DataService, raw_data_handler
 from minikafka.broker.server.dynamic_config import DynamicConfigManager
 from minikafka.broker.server.group_service import GroupService
 from minikafka.broker.server.grpc_session import SaslServerInterceptor, configure_listener
@@ -698,18 +698,17 @@ class BrokerServer:
         )
         requests = self._metrics.requests if self._metrics is not None else None
         control_plane = listener == self.config.control_plane_listener
-        pb_grpc.add_DataServicer_to_server(
-            DataService(
-                self._replica_manager,
-                self._fetch_api,
-                producer_ids=self._producer_ids,
-                listener=listener,
-                metrics=requests,
-                data=self._data_api,
-                quotas=self._client_quotas,
-            ),
-            server,
+        data = DataService(
+            self._replica_manager,
+            self._fetch_api,
+            producer_ids=self._producer_ids,
+            listener=listener,
+            metrics=requests,
+            data=self._data_api,
+            quotas=self._client_quotas,
         )
+        pb_grpc.add_DataServicer_to_server(data, server)
+        server.add_generic_rpc_handlers((raw_data_handler(data),))  # proto/raw_records.py
         pb_grpc.add_MetadataServicer_to_server(
             MetadataService(self._metadata_api, listener=listener),
             server,

@@ -19,19 +19,27 @@ bytes, a consumer's fetch its records' bytes, per the call's user and ``client-i
 over the quota the answer carries ``throttle_time_ms`` (a fetch's without records) and a
 stream reads its next request only after that long (KIP-219's muting). The unary calls only
 report it.
+
+``raw_data_handler`` serves the RawData methods (proto/raw_records.py: the same messages with
+the records framed after a small header instead of inside protobuf) from the same servicer, so
+both framings take the same path into the core, the same Session and the same quotas. A raw
+message that does not follow the framing is answered INVALID_ARGUMENT, and nothing of it is
+appended.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
+from minikafka.broker.replication.fetch_session import FetchSessionResponse
 from minikafka.broker.replication.producer_id_manager import ProducerIdManager
 from minikafka.broker.replication.replica_manager import ProduceStatuses, ReplicaManager
 from minikafka.broker.replication.requests import FetchedRecords, ProduceRequest
@@ -44,11 +52,37 @@ from minikafka.broker.server.quotas import ClientQuotaManager, QuotaType, quota_
 from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
-from minikafka.proto import transport
+from minikafka.proto import raw_records, transport
+from minikafka.proto.raw_records import FrameError
 
-__all__ = ["DataService"]
+__all__ = ["DataService", "raw_data_handler"]
 
 _Context = grpc.aio.ServicerContext[Any, Any]
+# How a stream's produce message is read: the core's request and the message's size in bytes
+# (what a produce quota counts).
+_ReadProduce = Callable[[Any], tuple[ProduceRequest, int]]
+# How a fetch answer (and its throttle time) is written for the wire.
+_WriteFetch = Callable[[FetchSessionResponse, int], Any]
+
+
+def _read_produce_message(message: pb.ProduceRequest) -> tuple[ProduceRequest, int]:
+    return adapt.produce_request(message), message.ByteSize()
+
+
+def _read_raw_produce(message: bytes) -> tuple[ProduceRequest, int]:
+    return adapt.raw_produce_request(raw_records.decode_produce_request(message)), len(message)
+
+
+def _fetch_message(answer: FetchSessionResponse, throttle_ms: int) -> pb.FetchResponse:
+    response = adapt.fetch_response_message(answer)
+    response.throttle_time_ms = throttle_ms
+    return response
+
+
+def _fetch_raw(answer: FetchSessionResponse, throttle_ms: int) -> bytes:
+    raw = adapt.raw_fetch_response(answer)
+    raw.header.throttle_time_ms = throttle_ms
+    return raw_records.encode_fetch_response(raw)
 
 
 class DataService(pb_grpc.DataServicer):
@@ -80,22 +114,31 @@ class DataService(pb_grpc.DataServicer):
         client_id = transport.client_id_of(context.invocation_metadata())
         return quota_user(grpc_session(context, self._listener)), client_id
 
-    def _produce_throttle(self, request: pb.ProduceRequest, context: _Context) -> int:
+    def _produce_throttle(self, size: int, context: _Context) -> int:
         quotas = self._quotas
         if quotas is None or not quotas.active:
             return 0
         user, client_id = self._quota_client(context)
-        return quotas.record(QuotaType.PRODUCE, user, client_id, request.ByteSize())
+        return quotas.record(QuotaType.PRODUCE, user, client_id, size)
 
     async def Produce(self, request: pb.ProduceRequest, context: _Context) -> pb.ProduceResponse:
-        results = await self._data.produce(
-            adapt.produce_request(request), grpc_session(context, self._listener)
-        )
+        return await self._produce(adapt.produce_request(request), request.ByteSize(), context)
+
+    async def _produce(
+        self, request: ProduceRequest, size: int, context: _Context
+    ) -> pb.ProduceResponse:
+        results = await self._data.produce(request, grpc_session(context, self._listener))
         response = adapt.produce_response(results)
-        response.throttle_time_ms = self._produce_throttle(request, context)
+        response.throttle_time_ms = self._produce_throttle(size, context)
         return response
 
     async def Fetch(self, request: pb.FetchRequest, context: _Context) -> pb.FetchResponse:
+        return _fetch_message(*await self._fetch(request, context))
+
+    async def _fetch(
+        self, request: pb.FetchRequest, context: _Context
+    ) -> tuple[FetchSessionResponse, int]:
+        """The core's answer and the throttle time the client's quota asks for."""
         answer = await self._fetches.fetch(
             adapt.fetch_request_values(request, self._listener),
             listener=self._listener,
@@ -114,13 +157,18 @@ class DataService(pb_grpc.DataServicer):
                 answer = answer._replace(
                     partitions=[replace(p, records=b"") for p in answer.partitions]
                 )
-        response = adapt.fetch_response_message(answer)
-        response.throttle_time_ms = throttle_ms
-        return response
+        return answer, throttle_ms
 
     async def ProduceStream(
-        self, requests: AsyncIterator[pb.ProduceRequest], context: _Context
+        self,
+        requests: AsyncIterator[Any],
+        context: _Context,
+        *,
+        read_request: _ReadProduce = _read_produce_message,
     ) -> AsyncIterator[pb.ProduceResponse]:
+        """``read_request``: how a message is read (RawData's framing: ``raw_data_handler``);
+        a parameter, not a wrapper, because grpc.aio must see an async generator function and
+        one more generator per message costs a stream its throughput (metrics.py)."""
         data = self._data
         session = grpc_session(context, self._listener)  # one per stream
         metrics = self._metrics
@@ -133,9 +181,9 @@ class DataService(pb_grpc.DataServicer):
             try:
                 async for message in requests:
                     started = time.perf_counter()
-                    request = adapt.produce_request(message)
+                    request, size = read_request(message)
                     statuses = data.append_to_leaders(request, session)  # in arrival order
-                    throttle_ms = self._produce_throttle(message, context)
+                    throttle_ms = self._produce_throttle(size, context)
                     answers.put_nowait(
                         (
                             asyncio.ensure_future(_answer(data, request, statuses, throttle_ms)),
@@ -155,7 +203,7 @@ class DataService(pb_grpc.DataServicer):
                 yield response
             try:
                 await reader  # raises what ended the requests, if anything did
-            except DecodeError as exc:
+            except (DecodeError, FrameError) as exc:
                 await _abort_undecodable(context, exc)
         finally:
             reader.cancel()
@@ -165,21 +213,40 @@ class DataService(pb_grpc.DataServicer):
                     pending[0].cancel()
 
     async def FetchStream(
-        self, requests: AsyncIterator[pb.FetchRequest], context: _Context
-    ) -> AsyncIterator[pb.FetchResponse]:
+        self,
+        requests: AsyncIterator[pb.FetchRequest],
+        context: _Context,
+        *,
+        write: _WriteFetch = _fetch_message,
+    ) -> AsyncIterator[Any]:
+        """``write``: how an answer is written (RawData's framing: as ProduceStream's
+        ``read_request``)."""
         metrics = self._metrics
         try:
             async for request in requests:
                 started = time.perf_counter()
-                response = await self.Fetch(request, context)
+                answer, throttle_ms = await self._fetch(request, context)
+                response = write(answer, throttle_ms)
                 metrics.observe(
                     "FetchFollower" if request.replica_id >= 0 else "FetchConsumer", started
                 )
                 yield response
-                if response.throttle_time_ms:  # KIP-219: the next request waits that long
-                    await asyncio.sleep(response.throttle_time_ms / 1000)
+                if throttle_ms:  # KIP-219: the next request waits that long
+                    await asyncio.sleep(throttle_ms / 1000)
         except DecodeError as exc:
             await _abort_undecodable(context, exc)
+
+    # --- RawData (proto/raw_records.py): the same calls, records framed after a header ------
+
+    async def RawProduce(self, message: bytes, context: _Context) -> pb.ProduceResponse:
+        try:
+            request, size = _read_raw_produce(message)
+        except FrameError as exc:
+            await _abort_undecodable(context, exc)
+        return await self._produce(request, size, context)
+
+    async def RawFetch(self, request: pb.FetchRequest, context: _Context) -> bytes:
+        return _fetch_raw(*await self._fetch(request, context))
 
     async def ListOffsets(
         self, request: pb.ListOffsetsRequest, context: _Context
@@ -207,6 +274,33 @@ class DataService(pb_grpc.DataServicer):
         return adapt.init_producer_id_response(result)
 
 
+def raw_data_handler(service: DataService) -> grpc.GenericRpcHandler:
+    """The RawData methods (proto/raw_records.py) of ``service``, for
+    ``server.add_generic_rpc_handlers``: framed bytes in or out (no serializer), protobuf for
+    what carries no records."""
+    produce_answer = pb.ProduceResponse.SerializeToString
+    fetch_request = pb.FetchRequest.FromString
+    return grpc.method_handlers_generic_handler(
+        raw_records.SERVICE,
+        {
+            "Produce": grpc.unary_unary_rpc_method_handler(
+                service.RawProduce, response_serializer=produce_answer
+            ),
+            "ProduceStream": grpc.stream_stream_rpc_method_handler(
+                functools.partial(service.ProduceStream, read_request=_read_raw_produce),
+                response_serializer=produce_answer,
+            ),
+            "Fetch": grpc.unary_unary_rpc_method_handler(
+                service.RawFetch, request_deserializer=fetch_request
+            ),
+            "FetchStream": grpc.stream_stream_rpc_method_handler(
+                functools.partial(service.FetchStream, write=_fetch_raw),
+                request_deserializer=fetch_request,
+            ),
+        },
+    )
+
+
 async def _answer(
     data: DataApi,
     request: ProduceRequest,
@@ -222,7 +316,8 @@ def _records_size(records: FetchedRecords) -> int:
     return records.size if isinstance(records, FileRecords) else len(records)
 
 
-async def _abort_undecodable(context: _Context, error: DecodeError) -> None:
-    """A streamed request that does not parse: INVALID_ARGUMENT, as a unary one gets from
-    proto/transport.py's RequestDecodingInterceptor (grpc would answer UNKNOWN)."""
+async def _abort_undecodable(context: _Context, error: DecodeError | FrameError) -> None:
+    """A streamed request that does not parse, or a raw one that does not follow the framing:
+    INVALID_ARGUMENT, as a unary one gets from proto/transport.py's RequestDecodingInterceptor
+    (grpc would answer UNKNOWN)."""
     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"request body: {error}")

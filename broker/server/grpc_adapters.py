@@ -14,18 +14,21 @@ one side writes is what the other reads:
     answer = fetch_response_values(message)        # follower: the same FetchSessionResponse
 
 The others are the leader's side only: ``produce_request`` reads a request, ``produce_response``
-builds its answer, and so on.
+builds its answer, and so on. The RawData methods (proto/raw_records.py) carry the same messages
+with the records beside them: ``raw_produce_request`` reads one, ``raw_fetch_response`` builds
+one, each partition's records in the header's order.
 
 Requests are flattened to one value per partition; answers are put back the way each response
 message is shaped: Produce and Fetch answers (and a follower's requests) grouped by topic in the
 order topics first appear, ListOffsets and OffsetsForLeaderEpoch answers in the request's own
 topic layout. A Fetch request without ``session_epoch`` is a sessionless fetch (``FINAL_EPOCH``,
-KIP-227). Record bytes are handed over as they are (one copy into or out of protobuf).
+KIP-227). Record bytes are handed over as they are (one copy into or out of protobuf; none
+for the RawData framing, which slices them out of the message).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from minikafka.broker.replication.fetch_session import FINAL_EPOCH, FetchSessionResponse
 from minikafka.broker.replication.replica_selector import ClientMetadata
@@ -49,14 +52,17 @@ from minikafka.broker.replication.requests import (
     ProducePartition,
     ProducePartitionResult,
     ProduceRequest,
+    Records,
     StopReplicaPartitionState,
     StopReplicaRequest,
     StopReplicaResponse,
     by_request_topic,
     by_topic,
 )
+from minikafka.broker.storage.segment import FileRecords
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import TopicPartition
+from minikafka.proto.raw_records import RawFetchResponse, RawProduceRequest
 
 __all__ = [
     "fetch_request_message",
@@ -75,6 +81,8 @@ __all__ = [
     "offsets_for_leader_epoch_response_values",
     "produce_request",
     "produce_response",
+    "raw_fetch_response",
+    "raw_produce_request",
     "stop_replica_request",
     "stop_replica_response",
 ]
@@ -84,11 +92,22 @@ __all__ = [
 
 
 def produce_request(request: pb.ProduceRequest) -> ProduceRequest:
+    return _produce_request(
+        request, (data.records for t in request.topic_data for data in t.partition_data)
+    )
+
+
+def raw_produce_request(request: RawProduceRequest) -> ProduceRequest:
+    """A RawData produce: the header's partitions with the records framed after it."""
+    return _produce_request(request.header, iter(request.records))
+
+
+def _produce_request(request: pb.ProduceRequest, records: Iterator[Records]) -> ProduceRequest:
     return ProduceRequest(
         request.acks,
         request.timeout_ms,
         [
-            ProducePartition(topic.name, data.index, data.records)
+            ProducePartition(topic.name, data.index, next(records))
             for topic in request.topic_data
             for data in topic.partition_data
         ],
@@ -186,10 +205,30 @@ def fetch_request_values(message: pb.FetchRequest, listener: str = "") -> FetchR
 def fetch_response_message(response: FetchSessionResponse) -> pb.FetchResponse:
     """A leader's answer on the wire: partitions grouped by topic in the order topics first
     appear; ``diverging_epoch`` set only for a partition that has one."""
+    return _fetch_response(response, None)
+
+
+def raw_fetch_response(response: FetchSessionResponse) -> RawFetchResponse:
+    """A leader's answer for RawData: ``fetch_response_message`` without the records, and the
+    records of its partitions in the same order. Records must be in memory (not asked for as
+    ``file_records``)."""
+    records: list[Records] = []
+    return RawFetchResponse(_fetch_response(response, records), records)
+
+
+def _fetch_response(
+    response: FetchSessionResponse, records_out: list[Records] | None
+) -> pb.FetchResponse:
+    """In the message, or (``records_out`` given) appended there in the message's order."""
     message = pb.FetchResponse(error_code=response.error_code, session_id=response.session_id)
     for name, results in by_topic(response.partitions).items():
         topic_response = message.responses.add(topic=name)
         for result in results:
+            records = result.records
+            assert not isinstance(records, FileRecords), "gRPC fetches read records to memory"
+            if records_out is not None:
+                records_out.append(records)
+                records = b""
             data = topic_response.partitions.add(
                 partition_index=result.partition,
                 error_code=result.error_code,
@@ -197,7 +236,7 @@ def fetch_response_message(response: FetchSessionResponse) -> pb.FetchResponse:
                 high_watermark=result.high_watermark,
                 last_stable_offset=result.last_stable_offset,
                 log_start_offset=result.log_start_offset,
-                records=result.records,
+                records=records,
             )
             if result.diverging_epoch is not None:
                 data.diverging_epoch.epoch, data.diverging_epoch.end_offset = result.diverging_epoch

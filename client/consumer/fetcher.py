@@ -47,6 +47,7 @@ from minikafka.proto.errors import (
     OffsetOutOfRangeError,
     error_for_code,
 )
+from minikafka.proto.raw_records import RawFetchResponse
 from minikafka.proto.records import Header, RecordsReader
 
 __all__ = ["ConsumerRecord", "Fetcher", "OffsetAndTimestamp"]
@@ -417,7 +418,7 @@ class Fetcher:
     def _handle(self, node_id: int) -> None:
         future, sent = self._in_flight.pop(node_id)
         try:
-            response = future.result()
+            response: RawFetchResponse = future.result()
         except grpc.RpcError as exc:
             if exc.code() not in RETRIABLE_STATUS:
                 raise
@@ -426,10 +427,15 @@ class Fetcher:
                     self._states[tp].preferred_read_replica = -1
             self._metadata.request_update()
             return
-        if response.throttle_time_ms > 0:
-            self._throttled_until[node_id] = time.monotonic() + response.throttle_time_ms / 1000
-        for topic in response.responses:
+        # RawData's framing (proto/raw_records.py): each partition's records are a slice of
+        # the answer, in the header's order.
+        header, all_records = response
+        if header.throttle_time_ms > 0:
+            self._throttled_until[node_id] = time.monotonic() + header.throttle_time_ms / 1000
+        records_of = iter(all_records)
+        for topic in header.responses:
             for part in topic.partitions:
+                records = next(records_of)
                 tp = TopicPartition(topic.topic, part.partition_index)
                 state = self._states.get(tp)
                 if state is None or tp not in sent or state.position != sent[tp]:
@@ -447,7 +453,6 @@ class Fetcher:
                         time.monotonic() + self._config.metadata_max_age_ms / 1000
                     )
                     continue  # no records: the next fetch goes there
-                records = part.records
                 state.fetched_end = -1
                 if self._config.isolation_level == READ_COMMITTED and part.aborted_transactions:
                     records, state.fetched_end = drop_aborted(

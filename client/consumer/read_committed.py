@@ -50,14 +50,16 @@ def isolation_level(name: str) -> int:
         ) from None
 
 
-def _is_abort_marker(records: bytes, pos: int) -> bool:
+def _is_abort_marker(records: bytes | memoryview, pos: int) -> bool:
     try:
         return decode_end_txn_marker(records, pos).control_type is ControlType.ABORT
     except KafkaError:  # another kind of control record: not a transaction's end
         return False
 
 
-def drop_aborted(records: bytes, aborted: Iterable[tuple[int, int]]) -> tuple[bytes, int]:
+def drop_aborted(
+    records: bytes | memoryview, aborted: Iterable[tuple[int, int]]
+) -> tuple[bytes | memoryview, int]:
     """See the module docstring. ``end`` is -1 when ``records`` holds no complete batch."""
     pending = sorted((first_offset, producer_id) for producer_id, first_offset in aborted)
     end = -1

@@ -42,6 +42,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import ErrorCode, KafkaError, error_for_code
+from minikafka.proto.raw_records import RawProduceRequest
 from minikafka.proto.records import MAX_PRODUCER_EPOCH, NO_SEQUENCE
 
 __all__ = ["Sender", "SenderConfig"]
@@ -256,22 +257,20 @@ class Sender(threading.Thread):
         by_topic: dict[str, dict[int, list[bytes]]] = defaultdict(lambda: defaultdict(list))
         for batch in batches:
             by_topic[batch.tp.topic][batch.tp.partition].append(batch.data)
-        request = pb.ProduceRequest(
-            acks=self._config.acks,
-            timeout_ms=self._config.request_timeout_ms,
-            topic_data=[
-                pb.ProduceRequest.TopicProduceData(
-                    name=topic,
-                    partition_data=[
-                        pb.ProduceRequest.PartitionProduceData(index=p, records=b"".join(data))
-                        for p, data in parts.items()
-                    ],
-                )
-                for topic, parts in by_topic.items()
-            ],
+        # RawData's framing (proto/raw_records.py): the header names the partitions, and each
+        # one's batches follow it as they are, copied once into the message gRPC sends.
+        header = pb.ProduceRequest(
+            acks=self._config.acks, timeout_ms=self._config.request_timeout_ms
         )
+        records: list[bytes] = []
+        for topic, parts in by_topic.items():
+            topic_data = header.topic_data.add(name=topic)
+            for p, data in parts.items():
+                topic_data.partition_data.add(index=p)
+                records.append(data[0] if len(data) == 1 else b"".join(data))
         if self._txn is not None:
-            request.transactional_id = self._txn.transactional_id
+            header.transactional_id = self._txn.transactional_id
+        request = RawProduceRequest(header, records)
         # The answer may come a little after the broker's own wait for the ISR ends.
         timeout = self._config.request_timeout_ms / 1000 + 5
         self._in_flight[node.id] += 1

@@ -17,13 +17,16 @@ from minikafka.client._channel import ChannelPool
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
+from minikafka.proto.raw_records import RawProduceRequest
+from tests.raw_data import raw_data_handler
 
 # What the fake broker does with a request, by its timeout_ms.
 ANSWER, HANG, FAIL = 0, 1, 2
 
 
 class FakeData(pb_grpc.DataServicer):
-    """Answers each ProduceStream request with a response naming the request's topic."""
+    """Answers each ProduceStream request with a response naming the request's topic (served
+    as RawData's by ``raw_data_handler``)."""
 
     def __init__(self) -> None:
         self.streams = 0
@@ -49,10 +52,12 @@ class FakeData(pb_grpc.DataServicer):
             yield pb.ProduceResponse(responses=[pb.ProduceResponse.TopicProduceResponse(name=name)])
 
 
-def request(name: str, behaviour: int = ANSWER) -> pb.ProduceRequest:
-    return pb.ProduceRequest(
+def request(name: str, behaviour: int = ANSWER) -> RawProduceRequest:
+    """A produce request of no partitions, as the pool's ProduceStream takes it (RawData)."""
+    header = pb.ProduceRequest(
         acks=1, timeout_ms=behaviour, topic_data=[pb.ProduceRequest.TopicProduceData(name=name)]
     )
+    return RawProduceRequest(header, [])
 
 
 @pytest.fixture
@@ -60,6 +65,7 @@ def broker() -> Iterator[tuple[str, FakeData]]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     data = FakeData()  # type: ignore[abstract]  # the rest: UNIMPLEMENTED
     pb_grpc.add_DataServicer_to_server(data, server)
+    server.add_generic_rpc_handlers((raw_data_handler(produce_stream=data.ProduceStream),))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     yield f"127.0.0.1:{port}", data
@@ -193,7 +199,7 @@ def test_every_call_names_the_client_by_its_client_id(
     pool = ChannelPool(client_id=client_id)
     try:
         answered(pool.stream(address, "ProduceStream").send(request("t"), timeout=10))
-        pb_grpc.DataStub(pool.get(address)).Produce(request("t"), timeout=10)
+        pb_grpc.DataStub(pool.get(address)).Produce(request("t").header, timeout=10)
     finally:
         pool.close()
     assert data.client_ids == [client_id, client_id]

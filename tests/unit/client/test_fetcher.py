@@ -20,6 +20,7 @@ from minikafka.proto.errors import (
 )
 from minikafka.proto.records import encode_batch
 from tests.batches import poison_batch
+from tests.raw_data import raw_fetch_response
 
 LEADER = Node(1, "127.0.0.1", 9092)
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
@@ -67,18 +68,20 @@ def fetched_partitions(request: pb.FetchRequest) -> dict[int, int]:
 def answer(future: Future[Any], parts: dict[int, tuple[bytes, int]]) -> None:
     """Complete a Fetch with (records, high watermark) per partition of topic t."""
     future.set_result(
-        pb.FetchResponse(
-            responses=[
-                pb.FetchResponse.FetchableTopicResponse(
-                    topic="t",
-                    partitions=[
-                        pb.FetchResponse.PartitionData(
-                            partition_index=p, high_watermark=hw, records=records
-                        )
-                        for p, (records, hw) in parts.items()
-                    ],
-                )
-            ]
+        raw_fetch_response(
+            pb.FetchResponse(
+                responses=[
+                    pb.FetchResponse.FetchableTopicResponse(
+                        topic="t",
+                        partitions=[
+                            pb.FetchResponse.PartitionData(
+                                partition_index=p, high_watermark=hw, records=records
+                            )
+                            for p, (records, hw) in parts.items()
+                        ],
+                    )
+                ]
+            )
         )
     )
 

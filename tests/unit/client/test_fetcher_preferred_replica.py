@@ -14,6 +14,7 @@ from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import Node, TopicPartition
 from minikafka.proto.errors import ErrorCode
 from minikafka.proto.records import encode_batch
+from tests.raw_data import raw_fetch_response
 
 LEADER = Node(1, "127.0.0.1", 9001)
 NEAR = Node(2, "127.0.0.1", 9002)
@@ -81,7 +82,7 @@ def round_trip(fetcher: Fetcher, pool: FakePool, response: pb.FetchResponse) -> 
     """Send the next Fetch, answer it, return where it went."""
     fetcher.send_fetches()
     address, _, future = pool.sent[-1]
-    future.set_result(response)
+    future.set_result(raw_fetch_response(response))
     fetcher.wait_for_fetches(1)
     return address
 

@@ -19,6 +19,7 @@ from minikafka.client.consumer.read_committed import (
 )
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.records import ControlType, decode_records, encode_batch, encode_end_txn_marker
+from tests.raw_data import raw_fetch_response
 from tests.unit.client.test_fetcher import P0, FakeMetadata, FakePool
 
 
@@ -58,7 +59,7 @@ LOG = b"".join(
 )
 
 
-def offsets(records: bytes) -> list[int]:
+def offsets(records: bytes | memoryview) -> list[int]:
     return [r.offset for r in decode_records(records)]
 
 
@@ -89,29 +90,26 @@ def test_isolation_level_names() -> None:
 
 
 def answer(future: Future[Any], records: bytes, *, lso: int, hw: int, aborted: Any) -> None:
-    future.set_result(
-        pb.FetchResponse(
-            responses=[
-                pb.FetchResponse.FetchableTopicResponse(
-                    topic="t",
-                    partitions=[
-                        pb.FetchResponse.PartitionData(
-                            partition_index=0,
-                            high_watermark=hw,
-                            last_stable_offset=lso,
-                            records=records,
-                            aborted_transactions=[
-                                pb.FetchResponse.AbortedTransaction(
-                                    producer_id=pid, first_offset=first
-                                )
-                                for pid, first in aborted
-                            ],
-                        )
-                    ],
-                )
-            ]
-        )
+    message = pb.FetchResponse(
+        responses=[
+            pb.FetchResponse.FetchableTopicResponse(
+                topic="t",
+                partitions=[
+                    pb.FetchResponse.PartitionData(
+                        partition_index=0,
+                        high_watermark=hw,
+                        last_stable_offset=lso,
+                        records=records,
+                        aborted_transactions=[
+                            pb.FetchResponse.AbortedTransaction(producer_id=pid, first_offset=first)
+                            for pid, first in aborted
+                        ],
+                    )
+                ],
+            )
+        ]
     )
+    future.set_result(raw_fetch_response(message))
 
 
 def test_the_fetcher_asks_read_committed_and_moves_past_a_trailing_aborted_batch() -> None:

@@ -12,7 +12,9 @@ from minikafka.client.producer.accumulator import RecordAccumulator
 from minikafka.client.producer.sender import Sender, SenderConfig
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import Node, TopicPartition
+from minikafka.proto.raw_records import RawProduceRequest
 from minikafka.proto.records import Compression, RecordBatchBuilder
+from tests.raw_data import produce_message
 
 LEADER = Node(0, "127.0.0.1", 9092)
 MAX_REQUEST_SIZE = 4096
@@ -42,9 +44,9 @@ class FakeStream:
     def __init__(self) -> None:
         self.sent: list[tuple[pb.ProduceRequest, Future[pb.ProduceResponse]]] = []
 
-    def send(self, request: pb.ProduceRequest, *, timeout: float) -> Future[pb.ProduceResponse]:
+    def send(self, request: RawProduceRequest, *, timeout: float) -> Future[pb.ProduceResponse]:
         future: Future[pb.ProduceResponse] = Future()
-        self.sent.append((request, future))
+        self.sent.append((produce_message(request), future))
         return future
 
     def answer_all(self) -> None:

@@ -21,6 +21,7 @@ from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError
 from minikafka.proto.records import iter_batch_headers
+from tests.raw_data import raw_data_handler
 
 TID = "etl-1"
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
@@ -117,6 +118,7 @@ def broker() -> Iterator[FakeBroker]:
     pb_grpc.add_MetadataServicer_to_server(broker, server)
     pb_grpc.add_GroupServicer_to_server(broker, server)
     pb_grpc.add_DataServicer_to_server(broker, server)
+    server.add_generic_rpc_handlers((raw_data_handler(produce_stream=broker.ProduceStream),))
     pb_grpc.add_TransactionServicer_to_server(broker, server)
     broker.port = server.add_insecure_port("127.0.0.1:0")
     server.start()

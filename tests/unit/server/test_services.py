@@ -1,5 +1,5 @@
-"""The Data, Metadata and Control services over a real grpc.aio server on 127.0.0.1, with the
-MetadataCache and a ReplicaManager behind them (ZooKeeper faked)."""
+"""The Data (and RawData), Metadata and Control services over a real grpc.aio server on
+127.0.0.1, with the MetadataCache and a ReplicaManager behind them (ZooKeeper faked)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,13 @@ from minikafka.broker.server.control_service import ControlService
 from minikafka.broker.server.core.controller_fence import ControllerFence
 from minikafka.broker.server.core.fetch import FetchApi
 from minikafka.broker.server.core.metadata import MetadataApi
-from minikafka.broker.server.data_service import DataService
+from minikafka.broker.server.data_service import DataService, raw_data_handler
 from minikafka.broker.server.metadata_cache import MetadataCache
 from minikafka.broker.server.metadata_service import MetadataService
 from minikafka.broker.storage.log_manager import LogManager
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import transport
 from minikafka.proto.cluster_state import Versioned
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
@@ -103,13 +104,12 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
         broker_epoch=lambda: 10,
         leader_endpoint=grpc_leader_endpoint.factory(timeout_s=5, max_message_bytes=1 << 20),
     )
-    server = grpc.aio.server()
+    server = transport.aio_server(1 << 20)  # with RequestDecodingInterceptor, as a broker's
     producer_ids = ProducerIdManager(1, zk.allocate_producer_id_block)
     listener = config.inter_broker_listener_name
-    pb_grpc.add_DataServicer_to_server(
-        DataService(rm, FetchApi(rm, listener), producer_ids=producer_ids, listener=listener),
-        server,
-    )
+    data = DataService(rm, FetchApi(rm, listener), producer_ids=producer_ids, listener=listener)
+    pb_grpc.add_DataServicer_to_server(data, server)
+    server.add_generic_rpc_handlers((raw_data_handler(data),))
     pb_grpc.add_MetadataServicer_to_server(MetadataService(MetadataApi(config, cache)), server)
     znodes = FakeControllerZnodes(2, 1)
     pb_grpc.add_ControlServicer_to_server(
@@ -134,6 +134,7 @@ async def broker(tmp_path: Path, controller: FakeController | None = None) -> As
             rm,
             port,
             znodes,
+            {"channel": channel},
         )
     finally:
         await channel.close()
