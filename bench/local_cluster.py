@@ -3,9 +3,13 @@ on 127.0.0.1, started the way the integration tests start them (tests/integratio
 followers replicate over the Kafka listener, or over gRPC with MINIKAFKA_TEST_REPLICATION=grpc
 (or ``start_cluster(..., replication="grpc")``).
 
-    zookeeper, cluster = start_cluster(Path(tempfile.mkdtemp()))
-    try: ... cluster.bootstrap_servers ...
-    finally: cluster.close(); zookeeper.stop()
+    with scratch_dir("my-bench-") as root:             # bench/hygiene.py
+        zookeeper, cluster = start_cluster(root, ports=ports_from(args))
+        try: ... cluster.bootstrap_servers ...
+        finally: cluster.close(); zookeeper.stop()
+
+``ports``: what hands out the listen ports (bench/hygiene.py's ``--port-base``); free ones by
+default.
 
 Several clusters, one after another, on one ZooKeeper (each in a chroot of its own):
 ``new_cluster(zookeeper, root)`` makes a Cluster without starting it, for a caller that writes
@@ -15,13 +19,13 @@ its configs or its users' credentials in ZooKeeper first.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
 from tests.integration.cluster import DEFAULT_REPLICATION, Cluster
-from tests.integration.zookeeper import ZooKeeperServer
+from tests.integration.zookeeper import ZooKeeperServer, free_port
 
 __all__ = ["new_cluster", "start_cluster"]
 
@@ -33,17 +37,32 @@ def start_cluster(
     *,
     replication: str = DEFAULT_REPLICATION,
     tls: Path | None = None,
+    ports: Callable[[], int] = free_port,
 ) -> tuple[ZooKeeperServer, Cluster]:
     """ZooKeeper plus ``n_brokers`` serving brokers, in a chroot of their own under ``root``;
     ``overrides`` go to every broker's server.properties; ``tls``: scripts/make-certs.sh's
     certificates, for TLS listeners on both doors (Cluster's ``tls``)."""
-    zookeeper = ZooKeeperServer(root / "zookeeper")
+    zookeeper = ZooKeeperServer(root / "zookeeper", port=ports())
     zookeeper.start()
-    cluster = new_cluster(
-        zookeeper, root / "cluster", n_brokers, overrides, replication=replication, tls=tls
-    )
-    cluster.start_all()
-    cluster.wait_until_serving()
+    try:
+        cluster = new_cluster(
+            zookeeper,
+            root / "cluster",
+            n_brokers,
+            overrides,
+            replication=replication,
+            tls=tls,
+            ports=ports,
+        )
+        try:
+            cluster.start_all()
+            cluster.wait_until_serving()
+        except BaseException:  # the caller gets no cluster to close: stop its brokers here
+            cluster.close()
+            raise
+    except BaseException:
+        zookeeper.stop()
+        raise
     return zookeeper, cluster
 
 
@@ -55,6 +74,7 @@ def new_cluster(
     *,
     replication: str = DEFAULT_REPLICATION,
     tls: Path | None = None,
+    ports: Callable[[], int] = free_port,
 ) -> Cluster:
     """A Cluster of ``n_brokers`` in ``root`` and a new chroot of ``zookeeper``, not started."""
     chroot = f"/bench-{uuid.uuid4().hex[:8]}"
@@ -70,4 +90,5 @@ def new_cluster(
         overrides=overrides,
         replication=replication,
         tls=tls,
+        ports=ports,
     )

@@ -228,12 +228,14 @@ class Cluster:
         sasl: SaslCredentials | None = None,
         tls: Path | None = None,
         client_security: ClientSecurity | None = None,
+        ports: Callable[[], int] = free_port,
     ) -> None:
         """``env``: variables the broker processes get besides the harness's own (which has
         every ``KAFKA_*`` taken out), e.g. ``KAFKA_OPTS`` naming a JAAS file;
         ``zk_security``: the harness's own ZooKeeper login (zk/zk_auth.py);
         ``client_security``: how the harness's own clients connect, instead of what ``tls``
-        and ``sasl`` make of it (a cluster whose listeners a test lays out itself)."""
+        and ``sasl`` make of it (a cluster whose listeners a test lays out itself);
+        ``ports``: hands out each broker's three listen ports (a benchmark's ``--port-base``)."""
         self.zk_connect = zk_connect
         self.env = dict(env or {})
         self.zk_security = zk_security
@@ -272,9 +274,7 @@ class Cluster:
         for broker_id in range(first_id, first_id + n_brokers):
             root = tmp_path / f"broker-{broker_id}"
             root.mkdir(parents=True, exist_ok=True)
-            self.brokers[broker_id] = BrokerProcess(
-                broker_id, root, free_port(), free_port(), free_port()
-            )
+            self.brokers[broker_id] = BrokerProcess(broker_id, root, ports(), ports(), ports())
         self._zk: ZkStore | None = None
         self._admins: list[AdminClient] = []
         self._channels: dict[str, grpc.Channel] = {}
