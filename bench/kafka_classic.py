@@ -1,7 +1,7 @@
 """The rows of Jay Kreps's 2014 Kafka benchmark, on a local 3-broker minikafka cluster.
 
     python -m bench.kafka_classic [--scale 1.0] [--latency-rate 10000] [--latency-seconds 5]
-        [--latency-only] [--latency-client minikafka|confluent]
+        [--latency-only] [--latency-client minikafka|confluent] [--port-base N]
 
 "Benchmarking Apache Kafka: 2 Million Writes Per Second (On Three Cheap Machines)", J. Kreps,
 LinkedIn Engineering, 2014:
@@ -30,10 +30,12 @@ Rows (throughput in records/s and MB/s):
 6. 3 consumers at once, each reading all of them (each its own reader, as Kafka's perf
    consumers of 2014 were): the sum of their rates
 7. 1 producer and 1 consumer at once on a fresh topic (RF 3, acks=1): the producer's rate
-8. End-to-end latency: a record sent every 1/rate s (acks=all, RF 3, one partition, linger.ms
+8. End-to-end latency: a record due every 1/rate s (acks=all, RF 3, one partition, linger.ms
    0) for ``--latency-seconds``, at 1,000 and at 10,000 records/s by default; a consumer in
-   another process notes when each arrives (the send time travels in the value; both read the
-   same wall clock). p50 / p99 / p99.9 in ms. Kreps's figure came from Kafka's
+   another process notes when each arrives. Latency is measured from each record's scheduled
+   send time, which travels in the value (bench/latency.py: no coordinated omission; both
+   processes read the same wall clock), and the achieved send rate is printed beside the
+   target. p50 / p99 / p99.9 in ms. Kreps's figure came from Kafka's
    TestEndToEndLatency, which sends one record at a time and waits for it. ``--latency-only``
    runs this row alone (``--latency-rate`` picks the rates, ``--latency-rf`` the topic's
    replication factor: 1 leaves out the followers' round trip). ``--latency-client`` picks the
@@ -44,7 +46,9 @@ Rows (throughput in records/s and MB/s):
    that is not RF3's.
 
 ``--scale`` multiplies the record counts (1,000,000 per test by default: about two minutes on
-a 2-core machine; shorter runs are dominated by the start of each tool).
+a 2-core machine; shorter runs are dominated by the start of each tool). ``--port-base N``
+(or $MINIKAFKA_BENCH_PORT_BASE) puts ZooKeeper and the brokers on ports from N up
+(bench/hygiene.py); the cluster's directory is removed at the end, however the run ends.
 """
 
 from __future__ import annotations
@@ -52,23 +56,23 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
-import struct
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.codec_bench import yardstick
+from bench.hygiene import add_port_base, ports_from, scratch_dir
+from bench.latency import LatencyResult, latency_line, run_schedule, stamp
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import LATEST, NewTopic, raise_first
 from minikafka.client.cli._logging import configure_tool_logging
 from minikafka.proto.common import TopicPartition
 from tests.integration.cluster import Cluster
+from tests.integration.zookeeper import free_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RECORD_SIZE = 100
@@ -184,9 +188,10 @@ def latency_consumer(bootstrap: str, topic: str, records: int) -> None:
             for batch in consumer.poll(timeout_ms=100).values():
                 now = time.time_ns()
                 for record in batch:
-                    sequence, sent_ns = struct.unpack_from(">qq", record.value or b"")
-                    lines.append(f"{sequence} {now - sent_ns}")
-                    seen += 1
+                    line = latency_line(record.value or b"", now)
+                    if line is not None:
+                        lines.append(line)
+                        seen += 1
         print("\n".join(lines), flush=True)
 
 
@@ -225,9 +230,9 @@ def confluent_latency_consumer(bootstrap: str, topic: str, records: int) -> None
         now = time.time_ns()
         if message.error() is not None:
             raise SystemExit(f"latency consumer: {message.error()}")
-        sequence, sent_ns = struct.unpack_from(">qq", message.value() or b"")
-        if sequence >= 0:
-            lines.append(f"{sequence} {now - sent_ns}")
+        line = latency_line(message.value() or b"", now)
+        if line is not None:
+            lines.append(line)
             seen += 1
     consumer.close()
     print("\n".join(lines), flush=True)
@@ -273,11 +278,11 @@ class _ConfluentSender:
 
 def latency_run(
     cluster: Cluster, topic: str, rate: int, seconds: float, client: str = "minikafka"
-) -> tuple[float, ...]:
+) -> LatencyResult:
+    """Row 8 at ``rate`` for ``seconds`` (bench/latency.py's schedule)."""
     from minikafka.client.producer.producer import Producer
 
     records = int(rate * seconds)
-    padding = bytes(RECORD_SIZE - 16)
     if client == "confluent":
         bootstrap = cluster.kafka_bootstrap_servers
         sender: Any = _ConfluentSender(bootstrap)
@@ -288,7 +293,7 @@ def latency_run(
         # Warm up first (metadata, producer id, connections, the followers' fetch sessions):
         # Kreps's figure is for a running cluster, not for its first records.
         for sequence in range(-100, 0):
-            producer.send(topic, struct.pack(">qq", sequence, 0) + padding, partition=0)
+            producer.send(topic, stamp(sequence, 0, RECORD_SIZE), partition=0)
         producer.flush()
         child = subprocess.Popen(
             [sys.executable, "-m", "bench.kafka_classic", "--latency-consumer", bootstrap, topic,
@@ -298,14 +303,15 @@ def latency_run(
         assert child.stdout is not None
         if child.stdout.readline().strip() != "ready":
             raise RuntimeError("the latency consumer did not start")
-        start = time.perf_counter()
-        for sequence in range(records):
-            ahead = sequence / rate - (time.perf_counter() - start)
-            if ahead > 0.0005:
-                time.sleep(ahead)
-            value = struct.pack(">qq", sequence, time.time_ns()) + padding
-            producer.send(topic, value, partition=0)
-        producer.flush()
+        try:
+            report = run_schedule(
+                lambda value: producer.send(topic, value, partition=0), rate, records, RECORD_SIZE
+            )
+            producer.flush()
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
     out = _finish(child, "latency consumer")
     errors, shrinks = replication_faults(cluster)
     if errors or shrinks:
@@ -313,11 +319,10 @@ def latency_run(
             f"{errors} follower fetch errors and {shrinks} ISR shrinks so far: the latency "
             "would not be RF3 acks=all's (the brokers' logs say why)"
         )
-    latencies = sorted(int(line.split()[1]) / 1e6 for line in out.split("\n") if line.strip())
-    if len(latencies) < records:
-        raise RuntimeError(f"the latency consumer saw {len(latencies)} of {records} records")
-    return tuple(latencies[min(int(len(latencies) * p), len(latencies) - 1)]
-                 for p in (0.5, 0.99, 0.999))  # fmt: skip
+    try:
+        return LatencyResult.from_lines(out, report)
+    except ValueError as exc:
+        raise RuntimeError(f"latency consumer: {exc}") from None
 
 
 def replication_faults(cluster: Cluster) -> tuple[int, int]:
@@ -401,7 +406,7 @@ def run_rows(cluster: Cluster, records: int) -> list[Row]:
 
 
 def table(
-    rows: Sequence[Row], latencies: dict[int, tuple[float, ...]], latency_rf: int = 3
+    rows: Sequence[Row], latencies: dict[int, LatencyResult], latency_rf: int = 3
 ) -> list[str]:
     lines = [
         "| Test | minikafka records/s | minikafka MB/s | Kafka 2014 records/s | Kafka 2014 MB/s "
@@ -415,11 +420,12 @@ def table(
             f"{kafka_mb:.1f} | {row.note} |"
         )
     k50, k99, k999 = KAFKA_2014_LATENCY
-    for rate, (p50, p99, p999) in sorted(latencies.items()):
+    for rate, result in sorted(latencies.items()):
         lines.append(
-            f"| end-to-end latency p50 / p99 / p99.9 | {p50:.1f} / {p99:.1f} / {p999:.1f} ms | "
-            f"| {k50:.0f} / {k99:.0f} / {k999:.0f} ms | | {rate:,} records/s, acks=all, "
-            f"RF {latency_rf} |"
+            f"| end-to-end latency p50 / p99 / p99.9 | {result.p50_ms:.1f} / "
+            f"{result.p99_ms:.1f} / {result.p999_ms:.1f} ms | | {k50:.0f} / {k99:.0f} / "
+            f"{k999:.0f} ms | | {rate:,} records/s due (sent at {result.achieved_rate:,.0f}), "
+            f"acks=all, RF {latency_rf}, from the scheduled send time |"
         )
     return lines
 
@@ -456,6 +462,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "round trip)",
     )
     parser.add_argument("--latency-consumer", nargs=4, help=argparse.SUPPRESS)
+    add_port_base(parser)
     args = parser.parse_args(argv)
     if args.latency_consumer:
         bootstrap, topic, count, client = args.latency_consumer
@@ -465,53 +472,78 @@ def main(argv: Sequence[str] | None = None) -> None:
     configure_tool_logging()
     records = max(int(args.records * args.scale), 1000)
     speed = yardstick()  # before the cluster starts: on a quiet machine
-    root = Path(tempfile.mkdtemp(prefix="kafka-classic-"))
-    zookeeper, cluster = start_cluster(root)
-    try:
-        create_topics(
-            cluster,
-            {
-                "rf1": (PARTITIONS, 1),
-                "rf3": (PARTITIONS, 3),
-                "rf3-sync": (PARTITIONS, 3),
-                "rf3-three": (PARTITIONS, 3),
-                "together": (PARTITIONS, 3),
-                "latency": (1, args.latency_rf),
-            },
-        )
-        bootstrap = cluster.bootstrap_servers
-        print(
-            f"{os.cpu_count()} cores; {records:,} records of {RECORD_SIZE} bytes per test; "
-            f"3 brokers, ZooKeeper and clients on one machine; machine yardstick: kafka-python "
-            f"encodes {speed:,.0f} records/s",
-            file=sys.stderr,
-            flush=True,
-        )
-        started = time.monotonic()
-        # Latency first, on a quiet cluster: after the throughput rows the followers are still
-        # catching up for a while, and the test would time their backlog.
-        latencies = {}
-        for rate in args.latency_rate or [1_000, 10_000]:
-            latencies[rate] = latency_run(
-                cluster, "latency", rate, args.latency_seconds, args.latency_client
+    print(
+        f"{os.cpu_count()} cores; {records:,} records of {RECORD_SIZE} bytes per test; "
+        f"3 brokers, ZooKeeper and clients on one machine; machine yardstick: kafka-python "
+        f"encodes {speed:,.0f} records/s",
+        file=sys.stderr,
+        flush=True,
+    )
+    started = time.monotonic()
+    rows, latencies = run_classic(
+        records,
+        args.latency_rate or [1_000, 10_000],
+        args.latency_seconds,
+        client=args.latency_client,
+        latency_rf=args.latency_rf,
+        latency_only=args.latency_only,
+        ports=ports_from(args),
+    )
+    print()
+    print(
+        f"minikafka on {os.cpu_count()} cores (everything on one machine), "
+        f"{records:,} records of {RECORD_SIZE} bytes per test, "
+        f"{time.monotonic() - started:.0f} s, kafka-python's encoder at {speed:,.0f} "
+        "records/s on one core (the machine's speed); Kafka 2014: three brokers on "
+        "commodity machines, 50 million records per test"
+    )
+    print()
+    for line in table(rows, latencies, args.latency_rf):
+        print(line)
+
+
+def run_classic(
+    records: int,
+    latency_rates: Sequence[int],
+    latency_seconds: float,
+    *,
+    client: str = "minikafka",
+    latency_rf: int = 3,
+    latency_only: bool = False,
+    ports: Callable[[], int] = free_port,
+) -> tuple[list[Row], dict[int, LatencyResult]]:
+    """One run on a fresh cluster in a scratch directory (about 2 GB of logs at the default
+    size, removed at the end however the run ends): the latency rows, then the throughput
+    rows unless ``latency_only``."""
+    with scratch_dir("kafka-classic-") as root:
+        zookeeper, cluster = start_cluster(root, ports=ports)
+        try:
+            create_topics(
+                cluster,
+                {
+                    "rf1": (PARTITIONS, 1),
+                    "rf3": (PARTITIONS, 3),
+                    "rf3-sync": (PARTITIONS, 3),
+                    "rf3-three": (PARTITIONS, 3),
+                    "together": (PARTITIONS, 3),
+                    "latency": (1, latency_rf),
+                },
             )
-            print(f"  end-to-end latency at {rate:,} records/s: {latencies[rate]}", file=sys.stderr)
-        rows = [] if args.latency_only else run_rows(cluster, records)
-        print()
-        print(
-            f"minikafka on {os.cpu_count()} cores (everything on one machine), "
-            f"{records:,} records of {RECORD_SIZE} bytes per test, "
-            f"{time.monotonic() - started:.0f} s, kafka-python's encoder at {speed:,.0f} "
-            "records/s on one core (the machine's speed); Kafka 2014: three brokers on "
-            "commodity machines, 50 million records per test"
-        )
-        print()
-        for line in table(rows, latencies, args.latency_rf):
-            print(line)
-    finally:
-        cluster.close()
-        zookeeper.stop()
-        shutil.rmtree(root, ignore_errors=True)  # about 2 GB of logs at the default size
+            # Latency first, on a quiet cluster: after the throughput rows the followers are
+            # still catching up for a while, and the test would time their backlog.
+            latencies = {}
+            for rate in latency_rates:
+                latencies[rate] = latency_run(cluster, "latency", rate, latency_seconds, client)
+                print(
+                    f"  end-to-end latency at {rate:,} records/s: {latencies[rate].describe()}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            rows = [] if latency_only else run_rows(cluster, records)
+        finally:
+            cluster.close()
+            zookeeper.stop()
+    return rows, latencies
 
 
 if __name__ == "__main__":
