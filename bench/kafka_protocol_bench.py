@@ -5,6 +5,7 @@
     python -m bench.kafka_protocol_bench --security PLAINTEXT,SSL,SASL_SSL
         [--records 1000000] [--rounds 3] [--record-size 100,10000] [--connections 200]
     python -m bench.kafka_protocol_bench --security PLAINTEXT,SSL,SASL_SSL --smoke
+    (each also takes --port-base N, or $MINIKAFKA_BENCH_PORT_BASE: bench/hygiene.py)
 
 A local 3-broker cluster (ZooKeeper and brokers on 127.0.0.1, as bench.kafka_classic), 100-byte
 records, topics of 6 partitions. Each round runs, one client process at a time:
@@ -33,8 +34,11 @@ replicating over it as admin with SCRAM-SHA-256 too (the gRPC listener stays mut
 each cluster it then times ``--connections`` connections of its kind, one after another
 (bench.connection_cost): a TCP connect; TCP and the TLS handshake; TCP, TLS and a SASL login
 with SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN; median and p99 per round. ``--smoke`` runs all
-of it with small counts, to prove it works, not to measure. Everything the run writes
-(certificates, ZooKeeper, brokers' logs) is in one temporary directory, deleted at the end.
+of it with small counts, to prove it works, not to measure.
+
+Everything a run writes (certificates, ZooKeeper, the brokers' logs, kcat's input file) is in
+one temporary directory, deleted at the end however the run ends (bench/hygiene.py: an
+error, Ctrl-C, SIGTERM); ``--port-base N`` puts ZooKeeper and the brokers on ports from N up.
 
 Where kcat is installed (Debian's package), the same produce and consume runs also go through
 kcat: librdkafka with no Python in the client, which shows what the brokers take when the
@@ -58,7 +62,6 @@ import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +76,7 @@ from bench.connection_cost import (
     setup_times,
     summary_ms,
 )
+from bench.hygiene import add_port_base, ports_from, remove_tree, scratch_dir
 from bench.kafka_classic import (
     RECORD_SIZE,
     consumer_rate,
@@ -90,7 +94,7 @@ from minikafka.broker.security.sasl.scram import (
 )
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import REPO_ROOT, Cluster
-from tests.integration.zookeeper import ZooKeeperServer
+from tests.integration.zookeeper import ZooKeeperServer, free_port
 
 PARTITIONS = 6
 BATCH_SIZE = 1_000_000  # librdkafka's default batch.size
@@ -286,13 +290,10 @@ def handshake_cost(address: str, certs: Path, connections: int = 200) -> tuple[f
     return timed(False), timed(True)
 
 
-def _records_file_path(records: int) -> Path:
-    return Path(tempfile.gettempdir()) / f"kafka-protocol-bench-{records}.txt"
-
-
-def _records_file(records: int) -> Path:
-    """``records`` lines of 99 bytes plus the newline: kcat's producer input."""
-    path = _records_file_path(records)
+def _records_file(records: int, directory: Path) -> Path:
+    """``records`` lines of 99 bytes plus the newline: kcat's producer input, in ``directory``
+    (the run's scratch directory: 96 MiB at a million records, removed with it)."""
+    path = directory / f"kcat-input-{records}.txt"
     if not path.exists() or path.stat().st_size != records * RECORD_SIZE:
         line = b"x" * (RECORD_SIZE - 1) + b"\n"
         with path.open("wb") as out:
@@ -317,8 +318,8 @@ class Timed:
         return self.records / (time.perf_counter() - self.started)
 
 
-def kcat_produce(bootstrap: str, topic: str, records: int, acks: str) -> Timed:
-    source = _records_file(records).open("rb")
+def kcat_produce(bootstrap: str, topic: str, records: int, acks: str, directory: Path) -> Timed:
+    source = _records_file(records, directory).open("rb")
     started = time.perf_counter()
     process = subprocess.Popen(
         ["kcat", "-P", "-b", bootstrap, "-t", topic, "-X", f"acks={acks}",
@@ -435,7 +436,7 @@ def run_round(
             rate, cpu = _measured(
                 cluster,
                 lambda t=kcat_topic, a=acks: kcat_produce(  # type: ignore[misc]
-                    kafka_bootstrap, t, records, a
+                    kafka_bootstrap, t, records, a, cluster.tmp_path
                 ),
                 Timed.rate,
             )
@@ -490,6 +491,7 @@ def main() -> None:
     )
     parser.add_argument("--certs", type=Path, help="child: the run's certificates (SSL)")
     parser.add_argument("--sasl-mechanism", help="child: log in as the bench user (SASL_SSL)")
+    add_port_base(parser)
     args = parser.parse_args()
     sizes: list[int] = args.record_size or [RECORD_SIZE]
     options = Options(sizes[0], args.certs, args.sasl_mechanism)
@@ -507,15 +509,14 @@ def main() -> None:
     if len(args.security) > 1 or "SASL_SSL" in args.security:
         compare_security(
             args.security, args.record_size or [RECORD_SIZE, 10_000], args.records, args.rounds,
-            args.connections,
+            args.connections, ports_from(args),
         )  # fmt: skip
         return
     if len(sizes) > 1:
         parser.error("--record-size takes one size unless --security names several protocols")
 
     before = _machine()
-    root = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-"))
-    try:
+    with scratch_dir("kafka-protocol-bench-certs-") as root:
         if args.security == ["SSL"]:
             certs = root / "certs"
             _make_certs(certs)
@@ -527,10 +528,8 @@ def main() -> None:
             functools.partial(run_round, options),
             tls=options.certs,
             before=None if options.certs is None else _print_handshake_cost,
+            ports=ports_from(args),
         )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-        _records_file_path(args.records).unlink(missing_ok=True)
     print(f"\n{args.records:,} records of {options.record_size} bytes, {args.rounds} rounds, "
           f"{args.security[0]}; {before}, load average after {_load_average()}")  # fmt: skip
     print_table(result, "test")
@@ -622,17 +621,24 @@ def sasl_overrides(password: str) -> dict[str, str]:
 
 
 def start_secured(
-    zookeeper: ZooKeeperServer, root: Path, protocol: str, certs: Path | None, password: str
+    zookeeper: ZooKeeperServer,
+    root: Path,
+    protocol: str,
+    certs: Path | None,
+    password: str,
+    ports: Callable[[], int] = free_port,
 ) -> Cluster:
     """A serving 3-broker cluster whose Kafka listener is ``protocol`` (followers replicate
     over it); for SASL_SSL, admin's and BENCH_USER's SCRAM credentials (4096 iterations,
     Kafka's minimum) are in ZooKeeper before any broker starts."""
     if protocol == "PLAINTEXT":
-        cluster = new_cluster(zookeeper, root)
+        cluster = new_cluster(zookeeper, root, ports=ports)
     elif protocol == "SSL":
-        cluster = new_cluster(zookeeper, root, tls=certs)
+        cluster = new_cluster(zookeeper, root, tls=certs, ports=ports)
     else:
-        cluster = new_cluster(zookeeper, root, overrides=sasl_overrides(password), tls=certs)
+        cluster = new_cluster(
+            zookeeper, root, overrides=sasl_overrides(password), tls=certs, ports=ports
+        )
         credentials = {
             "SCRAM-SHA-256": credential_from_password(SCRAM_SHA_256, password).to_string(),
             "SCRAM-SHA-512": credential_from_password(SCRAM_SHA_512, password).to_string(),
@@ -644,8 +650,12 @@ def start_secured(
             cluster.write_config(
                 broker_id, {"listener.security.protocol.map": "SSL:SSL,KAFKA_SSL:SASL_SSL"}
             )
-    cluster.start_all()
-    cluster.wait_until_serving()
+    try:
+        cluster.start_all()
+        cluster.wait_until_serving()
+    except BaseException:  # the caller gets no cluster to close
+        cluster.close()
+        raise
     return cluster
 
 
@@ -725,15 +735,44 @@ def time_connections(
 
 
 def compare_security(
-    protocols: Sequence[str], sizes: Sequence[int], records: int, rounds: int, connections: int
+    protocols: Sequence[str],
+    sizes: Sequence[int],
+    records: int,
+    rounds: int,
+    connections: int,
+    ports: Callable[[], int] = free_port,
 ) -> None:
     """See the module docstring: every protocol each round, their order turned each round."""
     before = _machine()
-    root = Path(tempfile.mkdtemp(prefix="kafka-protocol-bench-"))
+    with scratch_dir("kafka-protocol-bench-") as root:
+        result, times = _compare_security(
+            root, protocols, sizes, records, rounds, connections, ports
+        )
+    print(
+        f"\nconfluent-kafka over the Kafka protocol, {rounds} rounds, records of "
+        f"{', '.join(f'{size:,}' for size in sizes)} bytes ({records:,} records of 100 B, "
+        f"{SIZE_FACTOR}x those bytes in larger ones); SASL_SSL clients log in with "
+        f"{LOGIN_MECHANISM}; {connections} connections per kind and round; {before}, "
+        f"load average after {_load_average()}\n"
+    )
+    print_side_by_side(result, protocols, sizes)
+    print()
+    print_connections(times)
+
+
+def _compare_security(
+    root: Path,
+    protocols: Sequence[str],
+    sizes: Sequence[int],
+    records: int,
+    rounds: int,
+    connections: int,
+    ports: Callable[[], int],
+) -> tuple[Result, Connections]:
     password = secrets.token_urlsafe(18)
     os.environ[PASSWORD_ENV] = password  # for the client processes, which inherit it
     result, times = Result(), Connections()
-    zookeeper = ZooKeeperServer(root / "zookeeper")
+    zookeeper = ZooKeeperServer(root / "zookeeper", port=ports())
     try:
         certs = None
         if any(protocol != "PLAINTEXT" for protocol in protocols):
@@ -745,27 +784,17 @@ def compare_security(
             for protocol in [*protocols[turn:], *protocols[:turn]]:
                 print(f"round {round_no + 1} of {rounds}: {protocol}", file=sys.stderr, flush=True)
                 directory = root / f"cluster-{round_no}-{protocol}"
-                cluster = start_secured(zookeeper, directory, protocol, certs, password)
+                cluster = start_secured(zookeeper, directory, protocol, certs, password, ports)
                 try:
                     security_round(cluster, protocol, certs, sizes, records, result)
                     time_connections(cluster, protocol, certs, password, connections, times)
                 finally:
                     cluster.close()
-                    shutil.rmtree(directory, ignore_errors=True)  # its logs: disk for the next
+                    remove_tree(directory)  # its logs: disk for the next
     finally:
         zookeeper.stop()
-        shutil.rmtree(root, ignore_errors=True)
         del os.environ[PASSWORD_ENV]
-    print(
-        f"\nconfluent-kafka over the Kafka protocol, {rounds} rounds, records of "
-        f"{', '.join(f'{size:,}' for size in sizes)} bytes ({records:,} records of 100 B, "
-        f"{SIZE_FACTOR}x those bytes in larger ones); SASL_SSL clients log in with "
-        f"{LOGIN_MECHANISM}; {connections} connections per kind and round; {before}, "
-        f"load average after {_load_average()}\n"
-    )
-    print_side_by_side(result, protocols, sizes)
-    print()
-    print_connections(times)
+    return result, times
 
 
 def print_side_by_side(result: Result, protocols: Sequence[str], sizes: Sequence[int]) -> None:
@@ -815,14 +844,16 @@ def run_rounds(
     *,
     tls: Path | None = None,
     before: Callable[[Cluster], None] | None = None,
+    ports: Callable[[], int] = free_port,
+    result: Result | None = None,
 ) -> Result:
     """``run_round(cluster, records, round_no, result)`` ``rounds`` times on one local
-    3-broker cluster, started in a temporary directory named ``prefix...``, closed and deleted
-    after (``tls``: its listeners TLS, with these certificates); ``before(cluster)`` runs first."""
-    result = Result()
-    root = Path(tempfile.mkdtemp(prefix=prefix))
-    try:
-        zookeeper, cluster = start_cluster(root, tls=tls)
+    3-broker cluster, started in a scratch directory named ``prefix...``, closed and deleted
+    after however the run ends (``tls``: its listeners TLS, with these certificates; ``ports``:
+    its listen ports); ``before(cluster)`` runs first; ``result``: add to this one."""
+    result = Result() if result is None else result
+    with scratch_dir(prefix) as root:
+        zookeeper, cluster = start_cluster(root, tls=tls, ports=ports)
         try:
             if before is not None:
                 before(cluster)
@@ -832,8 +863,6 @@ def run_rounds(
         finally:
             cluster.close()
             zookeeper.stop()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     return result
 
 
