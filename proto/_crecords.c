@@ -8,8 +8,11 @@
  * run once per batch.
  *
  *   RecordsBuffer      the records of one batch being built: append() encodes one record at
- *                      the end of a growing buffer; records() returns the bytes. Subclassed by
- *                      proto.records.RecordBatchBuilder. Not thread-safe (its owner's lock).
+ *                      the end of a growing buffer, append_many() many from columns of keys,
+ *                      values and headers up to a size; records() returns the bytes.
+ *                      Subclassed by proto.records.RecordBatchBuilder. Not thread-safe (its
+ *                      owner's lock).
+ *   scan_records()     the largest record of such columns, checked before any is appended.
  *   decode_records()   proto.records._decode_records: count records from a batch body, each
  *                      made straight into a tuple subclass (Record or the consumer's record).
  */
@@ -244,40 +247,35 @@ add_size(Py_ssize_t *total, Py_ssize_t n)
     return 0;
 }
 
-/* append(timestamp, key, value, headers=()) -> offset delta of the record.
+/* Encodes one record at the end of the buffer: its offset delta, or -1 with an exception set.
+ * headers: NULL or None for none.
  *
- * Everything that can run Python code (__index__, a headers iterable, a buffer export) runs
- * before the buffer's own state is read, so a reentrant call cannot leave this one with a stale
- * offset delta or base timestamp. */
-static PyObject *
-RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t nargs)
+ * Everything that can run Python code (a headers iterable, a buffer export) runs before the
+ * buffer's own state is read, so a reentrant call cannot leave this one with a stale offset
+ * delta or base timestamp. */
+static int64_t
+append_one(RecordsBuffer *self, long long timestamp, PyObject *key_obj, PyObject *value_obj,
+           PyObject *headers)
 {
-    if (nargs < 3 || nargs > 4) {
-        PyErr_SetString(PyExc_TypeError, "append(timestamp, key, value, headers=())");
-        return NULL;
-    }
-    long long timestamp = PyLong_AsLongLong(args[0]);
-    if (timestamp == -1 && PyErr_Occurred())
-        return NULL;
     Bytes key, value;
-    if (bytes_get(args[1], &key, "key") < 0)
-        return NULL;
-    if (bytes_get(args[2], &value, "value") < 0) {
+    if (bytes_get(key_obj, &key, "key") < 0)
+        return -1;
+    if (bytes_get(value_obj, &value, "value") < 0) {
         bytes_release(&key);
-        return NULL;
+        return -1;
     }
 
     PyObject *headers_seq = NULL;
     HeaderView small[4];
     HeaderView *views = small;
     Py_ssize_t header_count = 0, views_filled = 0;
-    PyObject *result = NULL;
+    int64_t result = -1;
     /* the body after attributes, timestampDelta and offsetDelta */
     Py_ssize_t rest = 0;
     if (add_size(&rest, field_size(&key)) < 0 || add_size(&rest, field_size(&value)) < 0)
         goto done;
-    if (nargs == 4 && args[3] != Py_None) {
-        headers_seq = as_tuple(args[3], "headers must be a sequence of (key, value) pairs");
+    if (headers != NULL && headers != Py_None) {
+        headers_seq = as_tuple(headers, "headers must be a sequence of (key, value) pairs");
         if (headers_seq == NULL)
             goto done;
         header_count = PyTuple_GET_SIZE(headers_seq);
@@ -353,7 +351,7 @@ RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t narg
     if (timestamp > self->max_timestamp)
         self->max_timestamp = timestamp;
     self->record_count++;
-    result = PyLong_FromLongLong(offset_delta);
+    result = offset_delta;
 
 done:
     headers_release(views, views_filled);
@@ -362,6 +360,200 @@ done:
     Py_XDECREF(headers_seq);
     bytes_release(&value);
     bytes_release(&key);
+    return result;
+}
+
+/* append(timestamp, key, value, headers=()) -> offset delta of the record. */
+static PyObject *
+RecordsBuffer_append(RecordsBuffer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 3 || nargs > 4) {
+        PyErr_SetString(PyExc_TypeError, "append(timestamp, key, value, headers=())");
+        return NULL;
+    }
+    long long timestamp = PyLong_AsLongLong(args[0]);
+    if (timestamp == -1 && PyErr_Occurred())
+        return NULL;
+    int64_t delta = append_one(self, timestamp, args[1], args[2], nargs == 4 ? args[3] : NULL);
+    return delta < 0 ? NULL : PyLong_FromLongLong(delta);
+}
+
+/* len(item) of a key or value for the size estimate: bytes or None only (0 for None); -1 with
+ * TypeError. The many-record calls take exactly bytes, so a length is a field read. */
+static inline Py_ssize_t
+strict_len(PyObject *item, const char *what)
+{
+    if (item == Py_None)
+        return 0;
+    if (PyBytes_CheckExact(item))
+        return PyBytes_GET_SIZE(item);
+    PyErr_Format(PyExc_TypeError, "%s must be bytes or None, not %.100s", what,
+                 Py_TYPE(item)->tp_name);
+    return -1;
+}
+
+/* RecordBatchBuilder.estimate_record_size(key, value, headers) for bytes or None key and value:
+ * 21 + their lengths + per header len(key) (in characters, as Python's len) + len(value) + 10.
+ * -1 with an exception set. */
+static Py_ssize_t
+estimate_record(PyObject *key, PyObject *value, PyObject *headers)
+{
+    Py_ssize_t klen = strict_len(key, "a key"), vlen;
+    if (klen < 0 || (vlen = strict_len(value, "a value")) < 0)
+        return -1;
+    Py_ssize_t size = 21 + klen + vlen;
+    if (headers == NULL || headers == Py_None)
+        return size;
+    PyObject *seq = as_tuple(headers, "headers must be a sequence of (key, value) pairs");
+    if (seq == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        PyObject *pair = as_tuple(PyTuple_GET_ITEM(seq, i), "a header must be a (key, value) pair");
+        if (pair == NULL)
+            goto fail;
+        if (PyTuple_GET_SIZE(pair) != 2) {
+            Py_DECREF(pair);
+            PyErr_SetString(PyExc_ValueError, "a header must be a (key, value) pair");
+            goto fail;
+        }
+        Py_ssize_t hk = PyObject_Size(PyTuple_GET_ITEM(pair, 0));
+        PyObject *hvalue = PyTuple_GET_ITEM(pair, 1);
+        Py_ssize_t hv = hvalue == Py_None ? 0 : PyObject_Size(hvalue);
+        Py_DECREF(pair);
+        if (hk < 0 || hv < 0)
+            goto fail;
+        size += hk + hv + 10;
+    }
+    Py_DECREF(seq);
+    return size;
+fail:
+    Py_DECREF(seq);
+    return -1;
+}
+
+/* The i-th item of an optional column (NULL: the column is absent, every item None). */
+static inline PyObject *
+column_item(PyObject *column, Py_ssize_t i)
+{
+    return column == NULL ? Py_None : PyTuple_GET_ITEM(column, i);
+}
+
+/* The optional column `obj` (None: absent) as a tuple of at least `need` items in *out.
+ * 0, or -1 with an exception set. */
+static int
+column(PyObject *obj, Py_ssize_t need, const char *name, PyObject **out)
+{
+    *out = NULL;
+    if (obj == Py_None)
+        return 0;
+    PyObject *tuple = as_tuple(obj, "keys, values and headers must be sequences");
+    if (tuple == NULL)
+        return -1;
+    if (PyTuple_GET_SIZE(tuple) < need) {
+        PyErr_Format(PyExc_ValueError, "%s has %zd items, fewer than the %zd records", name,
+                     PyTuple_GET_SIZE(tuple), need);
+        Py_DECREF(tuple);
+        return -1;
+    }
+    *out = tuple;
+    return 0;
+}
+
+/* append_many(timestamp, keys, values, headers, start, stop, limit, full_at) -> next index.
+ *
+ * Appends records start, start+1, ... of the columns (keys and headers may be None: none) with
+ * one timestamp, as append would one by one, while the batch has room: a record whose estimate
+ * (RecordBatchBuilder.estimate_record_size) would take the batch past `limit` bytes is not
+ * appended unless the batch is empty. Stops after the record that takes the batch to
+ * `full_at` bytes or more, or at `stop`. Keys and values must be bytes or None. */
+static PyObject *
+RecordsBuffer_append_many(RecordsBuffer *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "append_many(timestamp, keys, values, headers, start, stop, limit, "
+                        "full_at)");
+        return NULL;
+    }
+    long long timestamp = PyLong_AsLongLong(args[0]);
+    if (timestamp == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t start = PyLong_AsSsize_t(args[4]), stop, limit, full_at;
+    if ((start == -1 && PyErr_Occurred()) ||
+        ((stop = PyLong_AsSsize_t(args[5])) == -1 && PyErr_Occurred()) ||
+        ((limit = PyLong_AsSsize_t(args[6])) == -1 && PyErr_Occurred()) ||
+        ((full_at = PyLong_AsSsize_t(args[7])) == -1 && PyErr_Occurred()))
+        return NULL;
+    if (args[2] == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "values must be a sequence");
+        return NULL;
+    }
+    if (start < 0 || stop < start) {
+        PyErr_SetString(PyExc_ValueError, "start and stop out of range");
+        return NULL;
+    }
+    PyObject *keys, *values, *headers = NULL, *result = NULL;
+    if (column(args[2], stop, "values", &values) < 0)
+        return NULL;
+    if (column(args[1], stop, "keys", &keys) < 0 || column(args[3], stop, "headers", &headers) < 0)
+        goto done;
+    Py_ssize_t i = start;
+    while (i < stop) {
+        PyObject *key = column_item(keys, i), *value = PyTuple_GET_ITEM(values, i);
+        PyObject *record_headers = column_item(headers, i);
+        Py_ssize_t estimate = estimate_record(key, value, record_headers);
+        if (estimate < 0)
+            goto done;
+        if (self->record_count > 0 && self->size + estimate > limit)
+            break;
+        if (append_one(self, timestamp, key, value, record_headers) < 0)
+            goto done;
+        i++;
+        if (self->size >= full_at)
+            break;
+    }
+    result = PyLong_FromSsize_t(i);
+done:
+    Py_XDECREF(headers);
+    Py_XDECREF(keys);
+    Py_DECREF(values);
+    return result;
+}
+
+/* scan_records(keys, values, headers) -> (largest estimate, first record with neither key nor
+ * value or -1): what the producer checks before appending any record of a many-record send. */
+static PyObject *
+scan_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "scan_records(keys, values, headers)");
+        return NULL;
+    }
+    if (args[1] == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "values must be a sequence");
+        return NULL;
+    }
+    PyObject *keys, *values, *headers = NULL, *result = NULL;
+    if (column(args[1], 0, "values", &values) < 0)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(values), largest = 0, empty = -1;
+    if (column(args[0], n, "keys", &keys) < 0 || column(args[2], n, "headers", &headers) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = column_item(keys, i), *value = PyTuple_GET_ITEM(values, i);
+        Py_ssize_t estimate = estimate_record(key, value, column_item(headers, i));
+        if (estimate < 0)
+            goto done;
+        if (estimate > largest)
+            largest = estimate;
+        if (empty < 0 && key == Py_None && value == Py_None)
+            empty = i;
+    }
+    result = Py_BuildValue("(nn)", largest, empty);
+done:
+    Py_XDECREF(headers);
+    Py_XDECREF(keys);
+    Py_DECREF(values);
     return result;
 }
 
@@ -374,6 +566,9 @@ RecordsBuffer_records(RecordsBuffer *self, PyObject *Py_UNUSED(ignored))
 static PyMethodDef RecordsBuffer_methods[] = {
     {"append", (PyCFunction)(void (*)(void))RecordsBuffer_append, METH_FASTCALL,
      "append(timestamp, key, value, headers=()) -> offset delta: encode one record"},
+    {"append_many", (PyCFunction)(void (*)(void))RecordsBuffer_append_many, METH_FASTCALL,
+     "append_many(timestamp, keys, values, headers, start, stop, limit, full_at) -> next "
+     "index: encode records start.. while the batch has room (see proto/_crecords.c)"},
     {"records", (PyCFunction)RecordsBuffer_records, METH_NOARGS,
      "records() -> bytes: the records appended so far, uncompressed"},
     {NULL, NULL, 0, NULL},
@@ -655,6 +850,9 @@ static PyMethodDef module_methods[] = {
     {"decode_records", decode_records, METH_VARARGS,
      "decode_records(data, pos, count, base_offset, base_timestamp, log_append_time, "
      "record_type, leading, middle) -> (records, position after them)"},
+    {"scan_records", (PyCFunction)(void (*)(void))scan_records, METH_FASTCALL,
+     "scan_records(keys, values, headers) -> (largest size estimate, first record with "
+     "neither key nor value, or -1)"},
     {NULL, NULL, 0, NULL},
 };
 

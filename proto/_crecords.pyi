@@ -17,7 +17,23 @@ class RecordsBuffer:
         headers: Sequence[tuple[str, bytes | None]] = (),
     ) -> int: ...
     def records(self) -> bytes: ...
+    def append_many(
+        self,
+        timestamp: int,
+        keys: Sequence[bytes | None] | None,
+        values: Sequence[bytes | None],
+        headers: Sequence[Sequence[tuple[str, bytes | None]] | None] | None,
+        start: int,
+        stop: int,
+        limit: int,
+        full_at: int,
+    ) -> int: ...
 
+def scan_records(
+    keys: Sequence[bytes | None] | None,
+    values: Sequence[bytes | None],
+    headers: Sequence[Sequence[tuple[str, bytes | None]] | None] | None,
+) -> tuple[int, int]: ...
 def decode_records(
     data: bytes,
     pos: int,

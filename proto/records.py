@@ -51,7 +51,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum
 from types import ModuleType
-from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 import cramjam
 import crc32c as _crc32c
@@ -100,6 +100,7 @@ __all__ = [
     "iter_batch_headers",
     "read_header",
     "rebuild_batch",
+    "scan_records",
     "validate_batch",
     "validate_batches",
     "validate_produced_batch",
@@ -1003,6 +1004,96 @@ class PyRecordsBuffer:
         """The records appended so far, uncompressed."""
         return b"".join(self._parts)
 
+    def append_many(
+        self,
+        timestamp: int,
+        keys: Sequence[bytes | None] | None,
+        values: Sequence[bytes | None],
+        headers: Sequence[Sequence[Header] | None] | None,
+        start: int,
+        stop: int,
+        limit: int,
+        full_at: int,
+    ) -> int:
+        """Append records ``start``, ``start + 1``, ... of the columns (``keys`` and
+        ``headers`` None: none) with one timestamp, as ``append`` would one by one, while the
+        batch has room: a record whose ``estimate_record_size`` would take ``size`` past
+        ``limit`` is left out unless the batch is empty. Stops after the record that takes
+        ``size`` to ``full_at`` or more, or at ``stop``; returns the index it stopped at.
+        Keys and values must be bytes or None."""
+        if start < 0 or stop < start:
+            raise ValueError("start and stop out of range")
+        _check_columns(keys, values, headers, stop)
+        i = start
+        while i < stop:
+            key = None if keys is None else keys[i]
+            value = values[i]
+            record_headers = None if headers is None else headers[i]
+            estimate = _estimate_strict(key, value, record_headers)
+            if self.record_count > 0 and self.size + estimate > limit:
+                break
+            self.append(timestamp, key, value, record_headers or ())
+            i += 1
+            if self.size >= full_at:
+                break
+        return i
+
+
+def _check_columns(
+    keys: Sequence[object] | None,
+    values: Sequence[object],
+    headers: Sequence[object] | None,
+    need: int,
+) -> None:
+    if values is None:
+        raise TypeError("values must be a sequence")
+    for name, column in (("values", values), ("keys", keys), ("headers", headers)):
+        if column is not None and len(column) < need:
+            raise ValueError(f"{name} has {len(column)} items, fewer than the {need} records")
+
+
+def _estimate_strict(
+    key: bytes | None, value: bytes | None, headers: Sequence[Header] | None
+) -> int:
+    """``RecordBatchBuilder.estimate_record_size`` for a key and value that must be bytes or
+    None (the many-record calls take nothing else)."""
+    for what, item in (("a key", key), ("a value", value)):
+        if item is not None and type(item) is not bytes:
+            raise TypeError(f"{what} must be bytes or None, not {type(item).__name__}")
+    size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
+    for pair in headers or ():
+        hkey, hvalue = _header_pair(pair)
+        size += len(hkey) + (len(hvalue) if hvalue else 0) + 10
+    return size
+
+
+def _header_pair(pair: Iterable[Any]) -> tuple[str, bytes | None]:
+    items = tuple(pair)
+    if len(items) != 2:
+        raise ValueError("a header must be a (key, value) pair")
+    return items[0], items[1]
+
+
+def _py_scan_records(
+    keys: Sequence[bytes | None] | None,
+    values: Sequence[bytes | None],
+    headers: Sequence[Sequence[Header] | None] | None,
+) -> tuple[int, int]:
+    """(the largest ``estimate_record_size`` of the columns' records, the first record with
+    neither key nor value or -1): what the producer checks before appending any of them."""
+    _check_columns(keys, values, headers, 0)
+    n = len(values)
+    _check_columns(keys, values, headers, n)
+    largest, empty = 0, -1
+    for i in range(n):
+        key = None if keys is None else keys[i]
+        value = values[i]
+        record_headers = None if headers is None else headers[i]
+        largest = max(largest, _estimate_strict(key, value, record_headers))
+        if empty < 0 and key is None and value is None:
+            empty = i
+    return largest, empty
+
 
 # The producer's hot path and the consumer's decoding run in C when proto._crecords was built
 # (pip builds it where there is a compiler; it is optional) and MINIKAFKA_PURE_PYTHON is unset.
@@ -1020,6 +1111,7 @@ if TYPE_CHECKING or _crecords is None:  # noqa: SIM108
     _RecordsBuffer = PyRecordsBuffer
 else:
     _RecordsBuffer = _crecords.RecordsBuffer
+scan_records = _py_scan_records if _crecords is None else _crecords.scan_records
 
 
 class RecordBatchBuilder(_RecordsBuffer):

@@ -246,3 +246,76 @@ def test_both_decoders_refuse_offsets_and_timestamps_beyond_int64(body: bytes, b
     for decode in (records._py_decode_records, _crecords.decode_records):
         with pytest.raises(CorruptRecordError):
             decode(data, 0, 1, base, base, False, Record, (), ())
+
+
+column_record_st = st.tuples(
+    st.none() | st.binary(max_size=40),
+    st.none() | st.binary(max_size=400),
+    st.none() | st.lists(header_st, max_size=3).map(tuple),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(column_record_st, min_size=1, max_size=40),
+    st.booleans(),
+    st.booleans(),
+    st.integers(min_value=0, max_value=3000),
+    st.integers(min_value=0, max_value=3000),
+)
+def test_append_many_matches_in_c_and_python(
+    recs: list[tuple[bytes | None, bytes | None, tuple[records.Header, ...] | None]],
+    with_keys: bool,
+    with_headers: bool,
+    limit: int,
+    full_at: int,
+) -> None:
+    keys = tuple(k for k, _, _ in recs) if with_keys else None
+    values = tuple(v for _, v, _ in recs)
+    headers = tuple(h for _, _, h in recs) if with_headers else None
+    py, c = PyRecordsBuffer(), _crecords.RecordsBuffer()
+    stops = []
+    for buffer in (py, c):
+        calls = [0]
+        while calls[-1] < len(values):  # each call further by 500 bytes, as a batch that grows
+            more = 500 * len(calls)
+            calls.append(
+                buffer.append_many(
+                    7, keys, values, headers, calls[-1], len(values), limit + more, full_at + more
+                )
+            )
+        stops.append(calls)
+    assert stops[0] == stops[1]
+    assert c.records() == py.records()
+    assert (c.record_count, c.size) == (py.record_count, py.size)
+    assert records._py_scan_records(keys, values, headers) == _crecords.scan_records(
+        keys, values, headers
+    )
+
+
+@pytest.mark.parametrize(
+    ("keys", "values", "error"),
+    [
+        (None, (b"a", bytearray(b"b")), TypeError),  # the many-record calls take bytes only
+        ((b"k",), (b"a", b"b"), ValueError),  # a column shorter than the values
+        (None, None, TypeError),
+    ],
+)
+def test_append_many_and_scan_refuse_bad_columns_in_c_and_python(
+    keys: Any, values: Any, error: type[Exception]
+) -> None:
+    for buffer in (PyRecordsBuffer(), _crecords.RecordsBuffer()):
+        with pytest.raises(error):
+            buffer.append_many(0, keys, values, None, 0, 2, 1 << 20, 1 << 20)
+    for scan in (records._py_scan_records, _crecords.scan_records):
+        with pytest.raises(error):
+            scan(keys, values, None)
+
+
+def test_scan_finds_the_largest_record_and_the_first_without_key_or_value() -> None:
+    values = (b"a" * 10, None, b"b" * 30)
+    for scan in (records._py_scan_records, _crecords.scan_records):
+        assert scan(None, values, None) == (21 + 30, 1)
+        assert scan((b"k", b"k", None), values, None) == (21 + 30, -1)
+        assert scan(None, values, (None, (("hh", b"vvv"),), None)) == (21 + 30, 1)
+        assert scan(None, (b"x",), ((("hh", b"vvv"),),)) == (21 + 1 + 2 + 3 + 10, -1)

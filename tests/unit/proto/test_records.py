@@ -281,3 +281,23 @@ def test_records_reader_finds_corruption_when_it_reaches_it() -> None:
     assert len(reader.read(4)) == 4  # the good batch reads
     with pytest.raises(CorruptRecordError):
         reader.read(1)
+
+
+def test_append_many_writes_what_appends_one_by_one_write_and_stops_where_told() -> None:
+    # RecordBatchBuilder's own append_many: C where built, Python under MINIKAFKA_PURE_PYTHON.
+    values = tuple(bytes([n]) * (n * 7 % 50) for n in range(30))
+    keys = tuple(None if n % 3 else b"key-%d" % n for n in range(30))
+    headers = tuple(None if n % 4 else (("h", b"v" * n),) for n in range(30))
+    one_by_one = records.RecordBatchBuilder()
+    for key, value, record_headers in zip(keys, values, headers, strict=True):
+        one_by_one.append(5, key, value, record_headers or ())
+    many = records.RecordBatchBuilder()
+    at = many.append_many(5, keys, values, headers, 0, 30, 1 << 20, 400)
+    assert 400 <= many.size < 400 + 100  # stopped at the record that took it past 400
+    assert many.append_many(5, keys, values, headers, at, 30, many.size + 40, 1 << 20) == at
+    at = many.append_many(5, keys, values, headers, at, 30, 1 << 20, 1 << 20)
+    assert at == 30
+    assert many.build() == one_by_one.build()
+    # Into an empty batch the first record goes whatever its size.
+    alone = records.RecordBatchBuilder()
+    assert alone.append_many(5, None, (b"x" * 500, b"y"), None, 0, 2, 100, 1 << 20) == 1
