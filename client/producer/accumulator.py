@@ -31,6 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
 from minikafka.proto.common import TopicPartition
@@ -43,7 +44,7 @@ from minikafka.proto.records import (
     decode_batch,
 )
 
-__all__ = ["ProducerBatch", "RecordAccumulator"]
+__all__ = ["AppendedRun", "ProducerBatch", "RecordAccumulator"]
 
 
 @dataclass(eq=False)
@@ -90,6 +91,27 @@ class ProducerBatch:
 
     def fail(self, error: BaseException) -> None:
         self.result.set(-1, -1, error)
+
+
+class AppendedRun(NamedTuple):
+    """Records ``start`` up to ``stop`` of an ``append_many`` call, appended to one batch:
+    the first at index ``first`` of the batch (its offset delta)."""
+
+    result: ProduceRequestResult
+    first: int
+    start: int
+    stop: int
+
+
+def _estimate(
+    keys: tuple[bytes | None, ...] | None,
+    values: tuple[bytes | None, ...],
+    headers: tuple[tuple[Header, ...] | None, ...] | None,
+    i: int,
+) -> int:
+    return RecordBatchBuilder.estimate_record_size(
+        None if keys is None else keys[i], values[i], (headers and headers[i]) or ()
+    )
 
 
 class RecordAccumulator:
@@ -206,6 +228,95 @@ class RecordAccumulator:
         if wake or self._linger_s == 0:
             self.wakeup.set()
         return future, full
+
+    def append_many(
+        self,
+        tp: TopicPartition,
+        timestamp: int,
+        keys: tuple[bytes | None, ...] | None,
+        values: tuple[bytes | None, ...],
+        headers: tuple[tuple[Header, ...] | None, ...] | None,
+        start: int,
+        deadline: float,
+        runs: list[AppendedRun],
+    ) -> tuple[int, bool]:
+        """``append`` for records ``start``, ``start + 1``, ... of the columns (bytes or None;
+        ``scan_records`` checked them) with one timestamp, in as few C calls as the batches
+        allow, into the same batches ``append`` would fill one record at a time. Stops when a
+        record fills the partition's batch (as ``append`` says, for the sticky partitioner) or
+        at the end; returns the index it stopped at and whether it stopped full. Each batch the
+        records went into is added to ``runs``. Waits for buffer memory until ``deadline``
+        (monotonic), with the lock released, as ``append``."""
+        stop = len(values)
+        i = start
+        full = wake = False
+        with self._lock:
+            if self._closed:
+                raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
+            queue = self._queues.get(tp)
+            if queue is None:
+                queue = self._queues[tp] = deque()
+            muted = self._muted
+            while i < stop and not full:
+                batch = queue[-1] if queue and not queue[-1].closed else None
+                if batch is not None:
+                    builder = batch.builder
+                    cap = self._max_batch_bytes if tp in muted and batch.grows else batch.limit
+                    before = builder.size if builder.record_count else 0
+                    first = builder.record_count
+                    j = builder.append_many(
+                        timestamp, keys, values, headers, i, stop, min(cap, batch.reserved),
+                        batch.full_at,
+                    )  # fmt: skip
+                    if j > i:
+                        runs.append(AppendedRun(batch.result, first, i, j))
+                        i = j
+                        if before < batch.full_at <= builder.size:
+                            batch.full_at = builder.size + self._batch_size
+                            full = True
+                        wake |= before < self._batch_size <= builder.size
+                    if full or i == stop:
+                        break
+                    # Record i did not fit: more memory for this batch, or a new one.
+                    size = _estimate(keys, values, headers, i)
+                    after = builder.size + size
+                    if after <= cap:
+                        grow = max(self._batch_size, size)
+                        if self._used + grow <= self._buffer_memory:
+                            self._used += grow
+                            batch.reserved += grow
+                            continue
+                else:
+                    size = _estimate(keys, values, headers, i)
+                reserve = max(self._batch_size, size + 61)
+                self._reserve(reserve, max(deadline - time.monotonic(), 0.0))
+                limit = self._split_limits.get(tp)
+                fresh = ProducerBatch(
+                    tp,
+                    RecordBatchBuilder(compression=self._compression),
+                    time.monotonic(),
+                    reserved=reserve,
+                    full_at=limit or self._batch_size,
+                    limit=limit or self._batch_size,
+                    grows=limit is None,
+                )
+                queue.append(fresh)
+                if len(queue) > 1 and not queue[-2].closed:
+                    # Started by a record the open batch had no room for: that batch is full,
+                    # and this one takes the record alone for now, as append.
+                    builder = fresh.builder
+                    key = None if keys is None else keys[i]
+                    record_headers = (headers and headers[i]) or ()
+                    builder.append(timestamp, key, values[i], record_headers)
+                    runs.append(AppendedRun(fresh.result, 0, i, i + 1))
+                    if 0 < fresh.full_at <= builder.size:
+                        fresh.full_at = builder.size + self._batch_size
+                    i += 1
+                    full = wake = True
+            wake = wake and tp not in muted
+        if wake or self._linger_s == 0:
+            self.wakeup.set()
+        return i, full
 
     def _reserve(self, size: int, max_block_s: float) -> None:
         if size > self._buffer_memory:

@@ -13,6 +13,10 @@ of the pieces (``split``), each record's future reads its own piece's (``resolve
 batch's result settles once every piece has: its records settle together, so callbacks still run
 in send order within a partition.
 
+``Producer.send_batch`` returns one ``SendBatchFuture`` for all its records: the runs of them
+that went into one batch each (``runs``), and per record on demand a ``FutureRecordMetadata``
+(``future[i]``), its metadata (``result``) or its error (``exceptions``).
+
 Callbacks run on the producer's sender thread, or at once when the future is already done.
 Keep them short.
 """
@@ -20,10 +24,17 @@ Keep them short.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-__all__ = ["FutureRecordMetadata", "ProduceRequestResult", "RecordMetadata"]
+__all__ = [
+    "FutureRecordMetadata",
+    "ProduceRequestResult",
+    "RecordMetadata",
+    "SendBatchFuture",
+    "SentRun",
+]
 
 
 class RecordMetadata(NamedTuple):
@@ -172,3 +183,101 @@ class FutureRecordMetadata:
                 fn(*args, error, **kwargs)
 
         self.batch_result.on_done(call)
+
+
+class SentRun(NamedTuple):
+    """Records of one ``send_batch`` call that went into one batch: ``positions`` are their
+    indices in the call, the first at index ``first`` of the batch (its offset delta)."""
+
+    result: ProduceRequestResult
+    first: int
+    positions: range | Sequence[int]
+    partition: int
+
+
+class SentRecord(NamedTuple):
+    run: SentRun
+    at: int  # its place in the run
+
+
+class SendBatchFuture:
+    """The futures of one ``send_batch`` call's records, in the order given, kept as runs of
+    records that share a batch (``runs``, in the order they were appended) so the call costs
+    no object per record. Thread-safe."""
+
+    __slots__ = ("_count", "_located", "_timestamp", "_topic", "runs")
+
+    def __init__(self, topic: str, timestamp: int, count: int, runs: Sequence[SentRun]) -> None:
+        self._topic = topic
+        self._timestamp = timestamp
+        self._count = count
+        self.runs = tuple(runs)
+        self._located: list[SentRecord] | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _locate(self) -> list[SentRecord]:
+        located = self._located
+        if located is None:
+            slots: list[SentRecord | None] = [None] * self._count
+            for run in self.runs:
+                for k, position in enumerate(run.positions):
+                    slots[position] = SentRecord(run, k)
+            located = self._located = [s for s in slots if s is not None]
+        return located
+
+    def __getitem__(self, position: int) -> FutureRecordMetadata:
+        """The future of the record at ``position`` in the call."""
+        run, k = self._locate()[position]
+        return FutureRecordMetadata(
+            run.result, run.first + k, self._topic, run.partition, self._timestamp
+        )
+
+    def __iter__(self) -> Iterator[FutureRecordMetadata]:
+        for position in range(self._count):
+            yield self[position]
+
+    def done(self) -> bool:
+        return all(run.result.done() for run in self.runs)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Whether every record was answered within ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for run in self.runs:
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not run.result.wait(remaining):
+                return False
+        return True
+
+    def result(self, timeout: float | None = None) -> list[RecordMetadata]:
+        """Each record's metadata, in the order given; raises the first failed record's error
+        (``exceptions`` has each record's)."""
+        if not self.wait(timeout):
+            raise TimeoutError(f"no answer for every record within {timeout} s")
+        return [future.result(0) for future in self]
+
+    get = result
+
+    def exceptions(self, timeout: float | None = None) -> list[BaseException | None]:
+        """Each record's error (None: written), in the order given."""
+        if not self.wait(timeout):
+            raise TimeoutError(f"no answer for every record within {timeout} s")
+        return [future.exception(0) for future in self]
+
+    def add_done_callback(self, fn: Callable[[SendBatchFuture], Any]) -> None:
+        """``fn(self)`` once every record is answered (on the sender thread, or now)."""
+        remaining = [len(self.runs)]
+        lock = threading.Lock()
+
+        def run_done() -> None:
+            with lock:
+                remaining[0] -= 1
+                if remaining[0]:
+                    return
+            fn(self)
+
+        if not self.runs:
+            fn(self)
+        for run in self.runs:
+            run.result.on_done(run_done)

@@ -33,14 +33,14 @@ from minikafka.client._log import event_logger
 from minikafka.client._security import ClientSecurity
 from minikafka.client.consumer.group_metadata import ConsumerGroupMetadata
 from minikafka.client.metadata import ClusterMetadata
-from minikafka.client.producer.accumulator import RecordAccumulator
-from minikafka.client.producer.future import FutureRecordMetadata
+from minikafka.client.producer.accumulator import AppendedRun, RecordAccumulator
+from minikafka.client.producer.future import FutureRecordMetadata, SendBatchFuture, SentRun
 from minikafka.client.producer.partitioner import Partitioner, StickyPartitioner
 from minikafka.client.producer.sender import Sender, SenderConfig
 from minikafka.client.producer.transaction_manager import TransactionManager, TxnState
 from minikafka.proto.common import OffsetAndMetadata, TopicPartition
 from minikafka.proto.errors import ErrorCode, InvalidConfigError, KafkaError, error_for_code
-from minikafka.proto.records import Compression, Header, RecordBatchBuilder
+from minikafka.proto.records import Compression, Header, RecordBatchBuilder, scan_records
 
 __all__ = ["Producer"]
 
@@ -57,6 +57,20 @@ class _TopicInfo(NamedTuple):
     partitions: list[int]
     tps: dict[int, TopicPartition]  # partition -> its TopicPartition, made once
     available: list[int]  # partitions with a leader
+
+
+def _column(
+    name: str, items: Sequence[Any] | None, serializer: Serializer | None
+) -> tuple[bytes | None, ...] | None:
+    """A key or value column for ``send_batch``: serialized, as a tuple of bytes or None."""
+    if items is None:
+        return None
+    column = tuple(items) if serializer is None else tuple(serializer(x) for x in items)
+    try:
+        scan_records(None, column, None)  # types only: exact bytes or None pass as they are
+    except TypeError:
+        column = tuple(x if x is None or type(x) is bytes else _to_bytes(name, x) for x in column)
+    return column
 
 
 def _to_bytes(name: str, item: object) -> bytes:
@@ -248,6 +262,177 @@ class Producer:
         if batch_full and sticky:
             self._sticky.batch_full(topic, partition, info.partitions, info.available)
         return future
+
+    def send_batch(
+        self,
+        topic: str,
+        values: Sequence[Any],
+        *,
+        keys: Sequence[Any] | None = None,
+        partition: int | None = None,
+        headers: Sequence[Iterable[tuple[str, bytes | None]] | None] | None = None,
+        timestamp_ms: int | None = None,
+    ) -> SendBatchFuture:
+        """Queue many records in one call: ``values[i]`` with ``keys[i]`` and ``headers[i]``
+        (each column optional but ``values``), all with one timestamp (now, or
+        ``timestamp_ms``). The same records in the same batches as a ``send`` per record, in
+        order, but appended by the C record loop a batch at a time, without an object or a
+        lock per record::
+
+            future = producer.send_batch("orders", [b"a", b"b", b"c"])
+            future.result(timeout=10)    # [RecordMetadata, ...] in the order given
+            future.exceptions()          # each record's error, None where it was written
+            future[1].result()           # one record's FutureRecordMetadata
+
+        Partitions as ``send``: ``partition`` for all, else the partitioner per key, else the
+        sticky partition, which moves on whenever a batch fills. Keys and values must be
+        bytes (bytearray and memoryview are copied) or None after the serializers; every record
+        is checked (types, a key or a value, max.request.size) before any is queued, so an
+        error raised here queued none. After that, blocking on ``buffer.memory`` between
+        batches may end in a timeout (max.block.ms, for the call as a whole) with some records
+        queued: the exception's ``queued`` holds their ``SendBatchFuture``. Each record's
+        outcome is its own (a batch may fail while another succeeds)."""
+        if self._closed:
+            raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "send after the producer closed")
+        began = time.monotonic()
+        value_column = _column("value", values, self._value_serializer)
+        assert value_column is not None
+        count = len(value_column)
+        key_column = _column("key", keys, self._key_serializer)
+        header_column = None
+        if headers is not None:
+            header_column = tuple(
+                tuple((str(k), None if v is None else bytes(v)) for k, v in h) if h else None
+                for h in headers
+            )
+        for name, column in (("keys", key_column), ("headers", header_column)):
+            if column is not None and len(column) != count:
+                raise ValueError(f"{count} values but {len(column)} {name}")
+        largest, empty = scan_records(key_column, value_column, header_column)
+        if empty >= 0:
+            raise InvalidConfigError(f"record {empty} has neither a value nor a key")
+        if largest > self._max_request_size:
+            raise error_for_code(
+                ErrorCode.MESSAGE_TOO_LARGE,
+                f"a record is {largest} bytes, more than max.request.size "
+                f"({self._max_request_size})",
+            )
+        timestamp = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
+        deadline = began + self._max_block_s  # the metadata and buffer waits together
+        info = self._topics.get(topic)
+        if info is None or info.version != self._metadata.version:
+            info = self._topic_info(topic)
+        runs: list[SentRun] = []
+        try:
+            if partition is not None:
+                self._append_all(
+                    topic, info, partition, timestamp, key_column, value_column, header_column,
+                    range(count), deadline, runs,
+                )  # fmt: skip
+            elif key_column is None and self._partitioner is self._sticky:
+                self._append_sticky(
+                    topic, info, timestamp, value_column, header_column, deadline, runs
+                )
+            else:
+                self._append_partitioned(
+                    topic, info, timestamp, key_column, value_column, header_column, deadline,
+                    runs,
+                )  # fmt: skip
+        except KafkaError as exc:
+            if runs:  # some records are queued: their futures go with the error
+                exc.queued = SendBatchFuture(topic, timestamp, count, runs)  # type: ignore[attr-defined]
+            raise
+        return SendBatchFuture(topic, timestamp, count, runs)
+
+    def _append_sticky(
+        self,
+        topic: str,
+        info: _TopicInfo,
+        timestamp: int,
+        values: tuple[bytes | None, ...],
+        headers: tuple[tuple[Header, ...] | None, ...] | None,
+        deadline: float,
+        runs: list[SentRun],
+    ) -> None:
+        """Unkeyed records to the sticky partition, which moves on each time a batch fills."""
+        appended: list[AppendedRun] = []
+        start = 0
+        while start < len(values):
+            partition = self._sticky.unkeyed(topic, info.partitions, info.available)
+            tp = info.tps[partition]
+            if self._txn is not None:
+                self._txn.maybe_add_partition(tp)
+            appended.clear()
+            try:
+                start, full = self._accumulator.append_many(
+                    tp, timestamp, None, values, headers, start, deadline, appended
+                )
+            finally:
+                runs += (
+                    SentRun(r.result, r.first, range(r.start, r.stop), partition) for r in appended
+                )
+            if full:
+                self._sticky.batch_full(topic, partition, info.partitions, info.available)
+
+    def _append_partitioned(
+        self,
+        topic: str,
+        info: _TopicInfo,
+        timestamp: int,
+        keys: tuple[bytes | None, ...] | None,
+        values: tuple[bytes | None, ...],
+        headers: tuple[tuple[Header, ...] | None, ...] | None,
+        deadline: float,
+        runs: list[SentRun],
+    ) -> None:
+        """Records to the partitions the partitioner picks, each partition's appended at once
+        (their order within a partition kept: the only order Kafka promises)."""
+        groups: dict[int, list[int]] = {}
+        with self._lock:
+            for i in range(len(values)):
+                key = None if keys is None else keys[i]
+                p = self._partitioner(topic, key, info.partitions, info.available)
+                groups.setdefault(p, []).append(i)
+        for partition, positions in groups.items():
+            self._append_all(
+                topic, info, partition, timestamp,
+                None if keys is None else tuple(keys[i] for i in positions),
+                tuple(values[i] for i in positions),
+                None if headers is None else tuple(headers[i] for i in positions),
+                positions, deadline, runs,
+            )  # fmt: skip
+
+    def _append_all(
+        self,
+        topic: str,
+        info: _TopicInfo,
+        partition: int,
+        timestamp: int,
+        keys: tuple[bytes | None, ...] | None,
+        values: tuple[bytes | None, ...],
+        headers: tuple[tuple[Header, ...] | None, ...] | None,
+        positions: Sequence[int],
+        deadline: float,
+        runs: list[SentRun],
+    ) -> None:
+        """Every record of the columns to ``partition``; ``positions``: their indices in the
+        call."""
+        tp = info.tps.get(partition)
+        if tp is None:
+            tp = self._added_partition(topic, partition, info, deadline - time.monotonic())
+        if self._txn is not None:
+            self._txn.maybe_add_partition(tp)
+        appended: list[AppendedRun] = []
+        start = 0
+        try:
+            while start < len(values):
+                start, _ = self._accumulator.append_many(
+                    tp, timestamp, keys, values, headers, start, deadline, appended
+                )
+        finally:
+            runs += (
+                SentRun(r.result, r.first, positions[r.start : r.stop], partition) for r in appended
+            )
 
     def _added_partition(
         self, topic: str, partition: int, info: _TopicInfo, block_s: float
