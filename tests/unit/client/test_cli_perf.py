@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +16,12 @@ from minikafka.client.cli import perf_consume, perf_produce
 from minikafka.client.cli.perf_consume import HEADER, ConsumeResult, format_result
 from minikafka.client.cli.perf_produce import Stats, ThroughputThrottler, percentiles
 from minikafka.client.consumer.fetcher import ConsumerRecord
-from minikafka.client.producer.future import FutureRecordMetadata, ProduceRequestResult
+from minikafka.client.producer.future import (
+    FutureRecordMetadata,
+    ProduceRequestResult,
+    SendBatchFuture,
+    SentRun,
+)
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, error_for_code
 
@@ -101,6 +107,46 @@ def test_perf_produce_failures_print_once_and_exit_1() -> None:
         "ERROR Error when sending message to topic t: NOT_ENOUGH_REPLICAS (19): isr\n"
     )
     assert out.getvalue().startswith("0 records sent, ")
+
+
+class FakeBatchProducer(FakeProducer):
+    """Batches of 300 records, answered when full or flushed; send_batch only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+        self.batch = ProduceRequestResult()
+        self.in_batch = 0
+        self.base = 0
+
+    def send_batch(self, topic: str, values: Sequence[bytes | None]) -> SendBatchFuture:
+        self.calls.append(len(values))
+        runs, position = [], 0
+        while position < len(values):
+            n = min(300 - self.in_batch, len(values) - position)
+            runs.append(SentRun(self.batch, self.in_batch, range(position, position + n), 0))
+            position += n
+            self.in_batch += n
+            if self.in_batch == 300:
+                self.flush()
+        return SendBatchFuture(topic, 0, len(values), runs)
+
+    def flush(self, timeout: float | None = None) -> None:
+        if self.in_batch:
+            self.batch.set(self.base, -1, None)
+            self.base += self.in_batch
+            self.batch, self.in_batch = ProduceRequestResult(), 0
+
+
+def test_perf_produce_batch_send_times_every_record_from_its_call() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    producer = FakeBatchProducer()
+    assert perf_produce.execute(perf_args("--batch-send", "128"), producer, out, err) == 0
+    assert producer.calls == [128] * 7 + [104]
+    match = SUMMARY.match(out.getvalue().strip())
+    assert match is not None, out.getvalue()
+    assert match.group(1) == "1000"  # each record's latency counted once
+    assert err.getvalue() == ""
 
 
 def test_perf_produce_config() -> None:
