@@ -41,9 +41,15 @@ from minikafka.broker.security.acl import (
     ResourceType,
 )
 from minikafka.client.admin import NewTopic as MiniNewTopic
+from minikafka.client.consumer.consumer import Consumer
+from minikafka.client.producer.producer import Producer
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import raw_records
+from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
+from minikafka.proto.raw_records import RawFetchResponse, RawProduceRequest
+from minikafka.proto.records import encode_batch
 from minikafka.zk.acl_store import AclZkStore
 from minikafka.zk.zk_data import TopicAssignment, random_uuid_base64
 from tests.integration.cluster import Cluster
@@ -351,6 +357,30 @@ def test_admin_requests_on_a_topic_that_may_only_be_read_and_written_change_noth
     assert _failure(removed["open-admin"]) == 0
 
 
+def _raw_produce(cluster: Cluster, topic: str) -> int:
+    """One batch to ``topic``-0 over RawData's unary Produce; the partition's error code."""
+    header = pb.ProduceRequest(acks=-1, timeout_ms=5_000)
+    header.topic_data.add(name=topic).partition_data.add(index=0)
+    batch = encode_batch([(int(time.time() * 1000), None, b"raw", ())])
+    call: Any = cluster.channel(cluster.leader(topic, 0)).unary_unary(
+        raw_records.PRODUCE, response_deserializer=pb.ProduceResponse.FromString
+    )
+    answer = call(
+        raw_records.encode_produce_request(RawProduceRequest(header, [batch])), timeout=10
+    )
+    return int(answer.responses[0].partition_responses[0].error_code)
+
+
+def _raw_fetch(channel: grpc.Channel, request: pb.FetchRequest) -> RawFetchResponse:
+    call: Any = channel.unary_unary(
+        raw_records.FETCH,
+        request_serializer=pb.FetchRequest.SerializeToString,
+        response_deserializer=raw_records.decode_fetch_response,
+    )
+    answer: RawFetchResponse = call(request, timeout=10)
+    return answer
+
+
 def test_the_grpc_door_asks_the_same_core(cluster_factory: ClusterFactory) -> None:
     cluster = _secured(cluster_factory)
     # Metadata: all topics without the secret one; named, refused
@@ -373,6 +403,15 @@ def test_the_grpc_door_asks_the_same_core(cluster_factory: ClusterFactory) -> No
     assert answers[SECRET].records == b""
     # the leader of ro-t was asked; whether it leads the secret one or not, it is refused first
     assert answers[READ_ONLY].error_code == ErrorCode.NONE and answers[READ_ONLY].records
+    # RawData (the minikafka clients' framing, proto/raw_records.py): the same answers
+    assert _raw_produce(cluster, SECRET) == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    header, records = _raw_fetch(cluster.channel(cluster.leader(READ_ONLY, 0)), fetch)
+    raw_answers = {
+        t.topic: (t.partitions[0].error_code, bytes(r))
+        for t, r in zip(header.responses, records, strict=True)
+    }
+    assert raw_answers[SECRET] == (ErrorCode.TOPIC_AUTHORIZATION_FAILED, b"")
+    assert raw_answers[READ_ONLY] == (ErrorCode.NONE, answers[READ_ONLY].records)
     # ListOffsets: Describe on the topic, on the gRPC door and through confluent-kafka's admin
     list_offsets = pb.ListOffsetsRequest(replica_id=-1)
     for topic in (SECRET, READ_ONLY):
@@ -424,6 +463,20 @@ def test_the_grpc_door_asks_the_same_core(cluster_factory: ClusterFactory) -> No
     with pytest.raises(grpc.RpcError) as refused_call:
         admin_stub.DescribeReplicas(pb.DescribeReplicasRequest(), timeout=10)
     assert refused_call.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    # the minikafka Producer and Consumer, on RawData, write and read what the ACLs allow
+    with Producer(cluster.bootstrap_servers, acks="all") as producer:
+        producer.send(READ_ONLY, b"minikafka", partition=0).result(30)
+    consumer = Consumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False)
+    try:
+        consumer.assign([TopicPartition(READ_ONLY, 0)])
+        consumer.seek(TopicPartition(READ_ONLY, 0), 0)
+        values: list[bytes | None] = []
+        deadline = time.monotonic() + 30
+        while len(values) < 2 and time.monotonic() < deadline:
+            values += [r.value for rs in consumer.poll(timeout_ms=500).values() for r in rs]
+    finally:
+        consumer.close()
+    assert values == [b"y", b"minikafka"]
 
 
 def test_without_cluster_action_a_forged_follower_and_leader_and_isr_are_refused(

@@ -17,6 +17,7 @@ from minikafka.client.admin import NewTopic, raise_first
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
+from minikafka.proto import raw_records
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode, UnsupportedCompressionTypeError
 from minikafka.proto.records import iter_batch_headers
@@ -221,6 +222,23 @@ def test_random_bytes_as_an_rpc_body_are_invalid_argument(cluster_factory: Clust
         ("/minikafka.v1.Data/FetchStream", "minikafka.v1.FetchRequest"),
     ):
         stream: grpc.StreamStreamMultiCallable[bytes, bytes]
+        stream = cluster.channel(0).stream_stream(method, request_serializer=None)
+        with pytest.raises(grpc.RpcError) as info:
+            list(stream(iter([b"\xff\xfe\x00 garbage"]), timeout=10))
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (method, info.value)
+        assert message in (info.value.details() or "")
+    # RawData (proto/raw_records.py): its framing, or its protobuf half, refused the same way
+    for method, message in (
+        (raw_records.PRODUCE, "header length"),
+        (raw_records.FETCH, "minikafka.v1.FetchRequest"),
+    ):
+        error = _raw_unary(cluster, method)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (method, error)
+        assert message in (error.details() or ""), error.details()
+    for method, message in (
+        (raw_records.PRODUCE_STREAM, "header length"),
+        (raw_records.FETCH_STREAM, "minikafka.v1.FetchRequest"),
+    ):
         stream = cluster.channel(0).stream_stream(method, request_serializer=None)
         with pytest.raises(grpc.RpcError) as info:
             list(stream(iter([b"\xff\xfe\x00 garbage"]), timeout=10))

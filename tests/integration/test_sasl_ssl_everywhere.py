@@ -35,6 +35,7 @@ from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
 from minikafka.client.producer.producer import Producer
 from minikafka.proto import minikafka_pb2 as pb
+from minikafka.proto import raw_records
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.sasl_channel import SaslCredentials
 from tests.integration.cluster import Cluster
@@ -154,6 +155,20 @@ def _every_rpc_without_a_token_is_refused(cluster: Cluster) -> int:
                         list(channel.stream_stream(path)(iter([b""]), timeout=10))
                 assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED, path
                 checked.append(path)
+        # RawData (proto/raw_records.py): not in the proto, the same interceptors
+        for path, streaming in (
+            (raw_records.PRODUCE, False),
+            (raw_records.FETCH, False),
+            (raw_records.PRODUCE_STREAM, True),
+            (raw_records.FETCH_STREAM, True),
+        ):
+            with pytest.raises(grpc.RpcError) as refused:
+                if streaming:
+                    list(channel.stream_stream(path)(iter([b""]), timeout=10))
+                else:
+                    channel.unary_unary(path)(b"", timeout=10)
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED, path
+            checked.append(path)
     assert "/minikafka.v1.Data/FetchStream" in checked
     assert "/minikafka.v1.Data/ProduceStream" in checked
     return len(checked)
