@@ -26,12 +26,12 @@ import argparse
 import dataclasses
 import random
 import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 from bench.codec_bench import yardstick
+from bench.hygiene import scratch_dir
 from bench.stats import summary
 from bench.storage_bench import dd_mb_per_s, machine
 from minikafka.broker.storage.cleaner import CleanerConfig, CleanResult, LogCleaner, plan_cleaning
@@ -133,8 +133,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     speed = yardstick()
-    base = Path(tempfile.mkdtemp(prefix="cleaner-bench-", dir=args.dir))
-    try:
+    with scratch_dir("cleaner-bench-", args.dir) as base:
         rounds = []
         for n in range(args.rounds):
             dd_sync = dd_mb_per_s(base, args.mb, fdatasync=True)
@@ -170,8 +169,6 @@ def main() -> None:
         print(f"| appends while cleaning, records/s | {summary(col('produce_during'))} |")
         shares = [r["produce_during"] / r["produce_alone"] for r in rounds]
         print(f"| appends while cleaning / alone | {summary(shares, '.2f')} |")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

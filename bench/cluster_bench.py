@@ -19,13 +19,11 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import shutil
 import statistics
-import tempfile
 import threading
 import time
-from pathlib import Path
 
+from bench.hygiene import add_port_base, ports_from, scratch_dir
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
@@ -95,34 +93,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--latency-records", type=int, default=1_000)
+    add_port_base(parser)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="cluster-bench-"))
-    zookeeper, cluster = start_cluster(root)
-    try:
-        with cluster.admin() as admin:
-            admin.create_topics(
-                [NewTopic("rf1", 1, 1), NewTopic("rf3", 1, 3), NewTopic("lat", 1, 3)]
+    with scratch_dir("cluster-bench-") as root:
+        zookeeper, cluster = start_cluster(root, ports=ports_from(args))
+        try:
+            with cluster.admin() as admin:
+                admin.create_topics(
+                    [NewTopic("rf1", 1, 1), NewTopic("rf3", 1, 3), NewTopic("lat", 1, 3)]
+                )
+            for topic in ("rf1", "rf3", "lat"):
+                cluster.wait_for(functools.partial(_has_leader, cluster, topic), timeout_s=30)
+            print(f"machine: {os.cpu_count()} cores; {args.records} records of 100 bytes per run")
+            print()
+            print("| replication factor | acks | records/s | MB/s |")
+            print("|---|---|---|---|")
+            for topic, rf in (("rf1", 1), ("rf3", 3)):
+                for acks in (1, "all"):
+                    rps, mbps = produce_run(cluster.bootstrap_servers, topic, args.records, acks)
+                    print(f"| {rf} | {acks} | {rps:,.0f} | {mbps:.1f} |")
+            p50, p99 = latency_run(cluster.bootstrap_servers, "lat", args.latency_records)
+            print()
+            print(
+                f"end-to-end latency (RF 3, acks=all, produce -> consumer poll): "
+                f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {args.latency_records} records"
             )
-        for topic in ("rf1", "rf3", "lat"):
-            cluster.wait_for(functools.partial(_has_leader, cluster, topic), timeout_s=30)
-        print(f"machine: {os.cpu_count()} cores; {args.records} records of 100 bytes per run")
-        print()
-        print("| replication factor | acks | records/s | MB/s |")
-        print("|---|---|---|---|")
-        for topic, rf in (("rf1", 1), ("rf3", 3)):
-            for acks in (1, "all"):
-                rps, mbps = produce_run(cluster.bootstrap_servers, topic, args.records, acks)
-                print(f"| {rf} | {acks} | {rps:,.0f} | {mbps:.1f} |")
-        p50, p99 = latency_run(cluster.bootstrap_servers, "lat", args.latency_records)
-        print()
-        print(
-            f"end-to-end latency (RF 3, acks=all, produce -> consumer poll): "
-            f"p50 {p50:.1f} ms, p99 {p99:.1f} ms over {args.latency_records} records"
-        )
-    finally:
-        cluster.close()
-        zookeeper.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        finally:
+            cluster.close()
+            zookeeper.stop()
 
 
 if __name__ == "__main__":

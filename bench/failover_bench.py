@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from bench.hygiene import stop_on_signals
 from minikafka.client.admin import AdminClient, NewTopic, raise_first
 from minikafka.client.producer.producer import Producer
 
@@ -181,7 +182,8 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    with contextlib.ExitStack() as stack:
+    # stop_on_signals: a SIGTERM still takes the cluster down and removes the compose copy.
+    with stop_on_signals(), contextlib.ExitStack() as stack:
         if args.port_base == DEFAULT_PORT_BASE:
             lock = stack.enter_context(LOCK_PATH.open("a"))
             print(f"waiting for {LOCK_PATH} ...", flush=True)

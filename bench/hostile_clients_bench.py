@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import socket
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import confluent_kafka
 
 from bench.codec_bench import yardstick
+from bench.hygiene import add_port_base, ports_from, scratch_dir
 from bench.local_cluster import start_cluster
 from bench.stats import summary
 from minikafka.client.admin import NewTopic
@@ -125,29 +123,29 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=1000)
     parser.add_argument("--log-mb", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    add_port_base(parser)
     args = parser.parse_args()
     configure_tool_logging()
     speed = yardstick()  # before the cluster starts: on a quiet machine
-    root = Path(tempfile.mkdtemp(prefix="hostile-clients-"))
-    zookeeper, cluster = start_cluster(root, n_brokers=1)
-    try:
-        _fill(cluster, args.log_mb)
-        rounds = []
-        for n in range(args.rounds):
-            result = _round(cluster, args.connections)
-            rounds.append(result)
-            print(
-                f"  round {n + 1}: RSS {result['before']:.0f} -> {result['loaded']:.0f} -> "
-                f"{result['after']:.0f} MB; produce {result['produce_ms']:.1f} ms "
-                f"(max {result['produce_max_ms']:.1f}), fetch {result['fetch_ms']:.1f} ms "
-                f"(max {result['fetch_max_ms']:.1f})",
-                file=sys.stderr,
-                flush=True,
-            )
-    finally:
-        cluster.close()
-        zookeeper.stop()
-        shutil.rmtree(root, ignore_errors=True)
+    with scratch_dir("hostile-clients-") as root:
+        zookeeper, cluster = start_cluster(root, n_brokers=1, ports=ports_from(args))
+        try:
+            _fill(cluster, args.log_mb)
+            rounds = []
+            for n in range(args.rounds):
+                result = _round(cluster, args.connections)
+                rounds.append(result)
+                print(
+                    f"  round {n + 1}: RSS {result['before']:.0f} -> {result['loaded']:.0f} -> "
+                    f"{result['after']:.0f} MB; produce {result['produce_ms']:.1f} ms "
+                    f"(max {result['produce_max_ms']:.1f}), fetch {result['fetch_ms']:.1f} ms "
+                    f"(max {result['fetch_max_ms']:.1f})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            cluster.close()
+            zookeeper.stop()
 
     def column(key: str, fmt: str = ",.0f") -> str:
         return summary([r[key] for r in rounds], fmt)

@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.codec_bench import yardstick
+from bench.hygiene import PORT_SPAN, add_port_base, ports_from, scratch_dir
 from bench.kafka_classic import PARTITIONS, producer_rate, start_producer
 from bench.local_cluster import start_cluster
 from bench.stats import summary
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import Cluster
+from tests.integration.zookeeper import free_port
 
 TOPIC = "metrics-bench"
 BATCH_SIZE = 1_000_000
@@ -77,36 +78,37 @@ def broker_cpu_s(cluster: Cluster) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def one_run(records: int, metrics_on: bool, scrape_interval_s: float) -> tuple[float, float, str]:
-    root = Path(tempfile.mkdtemp(prefix="metrics-bench-"))
-    overrides = None if metrics_on else {"metrics.listener": ""}
-    zookeeper, cluster = start_cluster(root, overrides=overrides)
-    scraper = None
-    try:
-        with cluster.admin() as admin:
-            raise_first(admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, {}, {})]))
-        cluster.wait_for(
-            lambda: all(len(cluster.isr(TOPIC, p)) == 3 for p in range(PARTITIONS)),
-            what="a full ISR",
-        )
-        if metrics_on:
-            scraper = Scraper(cluster, scrape_interval_s)
-            scraper.start()
-        cpu_before = broker_cpu_s(cluster)
-        producer = start_producer(cluster.bootstrap_servers, TOPIC, records, "all", BATCH_SIZE)
-        rate = producer_rate(producer)
-        cpu_per_100k = (broker_cpu_s(cluster) - cpu_before) / records * 100_000
-        note = ""
-        if scraper is not None:
-            scraper.stop()
-            note = f"{scraper.scrapes} scrapes, {scraper.failures} failed"
-        return rate, cpu_per_100k, note
-    finally:
-        if scraper is not None and scraper.is_alive():
-            scraper.stop()
-        cluster.close()
-        zookeeper.stop()
-        shutil.rmtree(root, ignore_errors=True)
+def one_run(
+    records: int, metrics_on: bool, scrape_interval_s: float, ports: Callable[[], int] = free_port
+) -> tuple[float, float, str]:
+    with scratch_dir("metrics-bench-") as root:
+        overrides = None if metrics_on else {"metrics.listener": ""}
+        zookeeper, cluster = start_cluster(root, overrides=overrides)
+        scraper = None
+        try:
+            with cluster.admin() as admin:
+                raise_first(admin.create_topics([NewTopic(TOPIC, PARTITIONS, 3, {}, {})]))
+            cluster.wait_for(
+                lambda: all(len(cluster.isr(TOPIC, p)) == 3 for p in range(PARTITIONS)),
+                what="a full ISR",
+            )
+            if metrics_on:
+                scraper = Scraper(cluster, scrape_interval_s)
+                scraper.start()
+            cpu_before = broker_cpu_s(cluster)
+            producer = start_producer(cluster.bootstrap_servers, TOPIC, records, "all", BATCH_SIZE)
+            rate = producer_rate(producer)
+            cpu_per_100k = (broker_cpu_s(cluster) - cpu_before) / records * 100_000
+            note = ""
+            if scraper is not None:
+                scraper.stop()
+                note = f"{scraper.scrapes} scrapes, {scraper.failures} failed"
+            return rate, cpu_per_100k, note
+        finally:
+            if scraper is not None and scraper.is_alive():
+                scraper.stop()
+            cluster.close()
+            zookeeper.stop()
 
 
 def main() -> None:
@@ -114,14 +116,16 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scrape-interval", type=float, default=1.0, metavar="SECONDS")
+    add_port_base(parser)
     args = parser.parse_args()
+    ports = ports_from(args, span=PORT_SPAN * 10)  # a fresh cluster each run
 
     rates: dict[bool, list[float]] = {True: [], False: []}
     cpu: dict[bool, list[float]] = {True: [], False: []}
     for round_no in range(args.rounds):
         order = (True, False) if round_no % 2 == 0 else (False, True)
         for metrics_on in order:
-            rate, cpu_s, note = one_run(args.records, metrics_on, args.scrape_interval)
+            rate, cpu_s, note = one_run(args.records, metrics_on, args.scrape_interval, ports)
             rates[metrics_on].append(rate)
             cpu[metrics_on].append(cpu_s)
             label = "on " if metrics_on else "off"

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
@@ -55,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.codec_bench import yardstick
+from bench.hygiene import add_port_base, ports_from, remove_tree, stop_on_signals
 from bench.kafka_classic import python_module, replication_faults
 from bench.kafka_protocol_bench import produce_records
 from bench.local_cluster import start_cluster
@@ -431,6 +431,7 @@ def main() -> None:
         help="a server.properties key for every broker; repeatable",
     )
     parser.add_argument("--produce", nargs=4, metavar=("BOOTSTRAP", "TOPIC", "N", "SIZE"))
+    add_port_base(parser)
     args = parser.parse_args()
     if args.produce:
         bootstrap, topic, n, size = args.produce
@@ -444,37 +445,44 @@ def main() -> None:
     cpu: list[str] = []
     notes: list[str] = []
     root = Path(tempfile.mkdtemp(prefix="partitions-bench-"))
-    page_cache_before = page_cache_write_rate(root)
-    overrides = dict(KAFKA_TIMERS)
-    for item in args.broker_config:
-        key, _, value = item.partition("=")
-        overrides[key.strip()] = value.strip()
-    zookeeper, cluster = start_cluster(root, overrides=overrides)
     try:
-        create_topic(cluster, "small", SMALL_PARTITIONS)
-        print("part 1: the 6-partition topic alone", file=sys.stderr, flush=True)
-        for _ in range(args.rounds):
-            for size in sizes:
-                rate, faults = produce(cluster, "small", _records_for(args.records, size), size)
-                rates.add(f"6 partitions alone, {size} B", rate, faults)
-        if args.idle_seconds > 0:
-            time.sleep(args.settle_seconds)
-            cpu.append(
-                _show_cpu("idle, 6 partitions", idle_cpu(cluster, zookeeper, args.idle_seconds))
-            )
-            print(cpu[-1], file=sys.stderr, flush=True)
-        if args.partitions > 0:
-            parts_two_and_three(cluster, zookeeper, args, sizes, rates, cpu, notes)
-        if args.scale_partitions:
-            notes.extend(scale(cluster, args.scale_partitions))
+        with stop_on_signals():
+            page_cache_before = page_cache_write_rate(root)
+            overrides = dict(KAFKA_TIMERS)
+            for item in args.broker_config:
+                key, _, value = item.partition("=")
+                overrides[key.strip()] = value.strip()
+            zookeeper, cluster = start_cluster(root, overrides=overrides, ports=ports_from(args))
+            try:
+                create_topic(cluster, "small", SMALL_PARTITIONS)
+                print("part 1: the 6-partition topic alone", file=sys.stderr, flush=True)
+                for _ in range(args.rounds):
+                    for size in sizes:
+                        rate, faults = produce(
+                            cluster, "small", _records_for(args.records, size), size
+                        )
+                        rates.add(f"6 partitions alone, {size} B", rate, faults)
+                if args.idle_seconds > 0:
+                    time.sleep(args.settle_seconds)
+                    cpu.append(
+                        _show_cpu(
+                            "idle, 6 partitions", idle_cpu(cluster, zookeeper, args.idle_seconds)
+                        )
+                    )
+                    print(cpu[-1], file=sys.stderr, flush=True)
+                if args.partitions > 0:
+                    parts_two_and_three(cluster, zookeeper, args, sizes, rates, cpu, notes)
+                if args.scale_partitions:
+                    notes.extend(scale(cluster, args.scale_partitions))
+            finally:
+                cluster.close()
+                zookeeper.stop()
+                page_cache_after = page_cache_write_rate(root)
     finally:
-        cluster.close()
-        zookeeper.stop()
-        page_cache_after = page_cache_write_rate(root)
         if args.keep_dir:
             print(f"cluster directory kept: {root}", file=sys.stderr, flush=True)
         else:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
 
     print(f"\n{args.rounds} rounds, {args.records:,} records per 100 B run, "
           f"{time.strftime('%Y-%m-%d')}; RF3, acks=all, confluent-kafka; broker config "

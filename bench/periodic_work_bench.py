@@ -26,17 +26,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from pathlib import Path
 
 import structlog
 
 from bench.codec_bench import yardstick
+from bench.hygiene import scratch_dir
 from bench.stats import summary
 from minikafka.broker.replication.requests import LeaderAndIsrPartitionState
 from minikafka.proto.cluster_state import PartitionState
@@ -69,80 +67,83 @@ async def _times(rounds: int, work: Callable[[], object]) -> list[float]:
 
 async def measure(partitions: int, rounds: int) -> tuple[float, dict[str, list[float]]]:
     """Seconds the LeaderAndIsr took, and the seconds of each round of each periodic work."""
-    root = Path(tempfile.mkdtemp(prefix="periodic-work-bench-"))
-    cluster = Cluster(root, broker_ids=(1,), replica_lag_time_max_ms=HOUR_MS)
-    await cluster.start()
-    try:
-        node = cluster[1]
-        states = []
-        for partition in range(partitions):
-            version = cluster.zk.set_state(TOPIC, partition, PartitionState(1, 1, (1, 2, 3), 1))
-            node.metadata.partitions.add((TOPIC, partition))
-            states.append(
-                LeaderAndIsrPartitionState(
-                    topic=TOPIC,
-                    partition=partition,
-                    controller_epoch=1,
-                    leader=1,
-                    leader_epoch=1,
-                    isr=(1, 2, 3),
-                    partition_epoch=version,
-                    replicas=(1, 2, 3),
+    with scratch_dir("periodic-work-bench-") as root:
+        cluster = Cluster(root, broker_ids=(1,), replica_lag_time_max_ms=HOUR_MS)
+        await cluster.start()
+        try:
+            node = cluster[1]
+            states = []
+            for partition in range(partitions):
+                version = cluster.zk.set_state(TOPIC, partition, PartitionState(1, 1, (1, 2, 3), 1))
+                node.metadata.partitions.add((TOPIC, partition))
+                states.append(
+                    LeaderAndIsrPartitionState(
+                        topic=TOPIC,
+                        partition=partition,
+                        controller_epoch=1,
+                        leader=1,
+                        leader_epoch=1,
+                        isr=(1, 2, 3),
+                        partition_epoch=version,
+                        replicas=(1, 2, 3),
+                    )
                 )
+            request = replace(
+                cluster.leader_and_isr(1, 1, [1, 2, 3], [1, 2, 3]), partition_states=states
             )
-        request = replace(
-            cluster.leader_and_isr(1, 1, [1, 2, 3], [1, 2, 3]), partition_states=states
-        )
-        rm = node.replica_manager
-        log_manager = node.log_manager
-        assert log_manager is not None
-        began = time.perf_counter()
-        await rm.become_leader_or_follower(request)
-        leader_and_isr = time.perf_counter() - began
+            rm = node.replica_manager
+            log_manager = node.log_manager
+            assert log_manager is not None
+            began = time.perf_counter()
+            await rm.become_leader_or_follower(request)
+            leader_and_isr = time.perf_counter() - began
 
-        def now_ms() -> int:
-            return int(time.time() * 1000)
+            def now_ms() -> int:
+                return int(time.time() * 1000)
 
-        def ask_every_log() -> None:
-            now = now_ms()
-            for log in log_manager.all_logs():
-                log.flush_due(now)
+            def ask_every_log() -> None:
+                now = now_ms()
+                for log in log_manager.all_logs():
+                    log.flush_due(now)
 
-        def expire_producers() -> None:
-            now = now_ms()
-            for partition in rm.partitions.values():
-                partition.producer_state.remove_expired_producers(now, 86_400_000)
+            def expire_producers() -> None:
+                now = now_ms()
+                for partition in rm.partitions.values():
+                    partition.producer_state.remove_expired_producers(now, 86_400_000)
 
-        def checkpoint_offsets() -> None:
-            log_manager.checkpoint_recovery_points()
-            log_manager.checkpoint_log_start_offsets()
+            def checkpoint_offsets() -> None:
+                log_manager.checkpoint_recovery_points()
+                log_manager.checkpoint_log_start_offsets()
 
-        await rm.checkpoint_high_watermarks()
-        log_manager.prepare_flushes(now_ms())  # each new log is asked once
-        times = {
-            # The timer's own callback: the work it does, nothing around it.
-            "ISR expiry": await _times(rounds, rm._maybe_shrink_isr),
-            "HW checkpoint, a HW moved (written)": await _times(
-                rounds,
-                lambda: asyncio.to_thread(log_manager.write_high_watermarks, rm.high_watermarks()),
-            ),
-            "HW checkpoint, no HW moved (skipped)": await _times(
-                rounds, rm.checkpoint_high_watermarks
-            ),
-            "flush scheduler, every log asked": await _times(rounds, ask_every_log),
-            "flush scheduler, no log rolled": await _times(
-                rounds, lambda: log_manager.prepare_flushes(now_ms())
-            ),
-            "retention": await _times(
-                rounds, lambda: log_manager.cleanup(now_ms(), rm.high_watermarks())
-            ),
-            "recovery-point and log-start checkpoints": await _times(rounds, checkpoint_offsets),
-            "producer-id expiry": await _times(rounds, expire_producers),
-        }
-        return leader_and_isr, times
-    finally:
-        await cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
+            await rm.checkpoint_high_watermarks()
+            log_manager.prepare_flushes(now_ms())  # each new log is asked once
+            times = {
+                # The timer's own callback: the work it does, nothing around it.
+                "ISR expiry": await _times(rounds, rm._maybe_shrink_isr),
+                "HW checkpoint, a HW moved (written)": await _times(
+                    rounds,
+                    lambda: asyncio.to_thread(
+                        log_manager.write_high_watermarks, rm.high_watermarks()
+                    ),
+                ),
+                "HW checkpoint, no HW moved (skipped)": await _times(
+                    rounds, rm.checkpoint_high_watermarks
+                ),
+                "flush scheduler, every log asked": await _times(rounds, ask_every_log),
+                "flush scheduler, no log rolled": await _times(
+                    rounds, lambda: log_manager.prepare_flushes(now_ms())
+                ),
+                "retention": await _times(
+                    rounds, lambda: log_manager.cleanup(now_ms(), rm.high_watermarks())
+                ),
+                "recovery-point and log-start checkpoints": await _times(
+                    rounds, checkpoint_offsets
+                ),
+                "producer-id expiry": await _times(rounds, expire_producers),
+            }
+            return leader_and_isr, times
+        finally:
+            await cluster.stop()
 
 
 def main() -> None:

@@ -32,13 +32,13 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from bench.hygiene import add_port_base, ports_from, scratch_dir
 from bench.kafka_classic import python_module
 from bench.kafka_protocol_bench import _child_rate, _load_average, _machine
 from bench.local_cluster import start_cluster
@@ -46,6 +46,7 @@ from bench.stats import summary
 from minikafka.cli import main as minikafka_main
 from minikafka.client.admin import NewTopic, raise_first
 from tests.integration.cluster import Cluster
+from tests.integration.zookeeper import free_port
 
 MB = 1_000_000
 FILL_RECORD = 10_000
@@ -217,13 +218,16 @@ def _alone(cluster: Cluster, root: Path, topic: str, seconds: float) -> float:
 
 
 def run(
-    size: int, throttle: int, rounds: int, produce_seconds: float
+    size: int,
+    throttle: int,
+    rounds: int,
+    produce_seconds: float,
+    ports: Callable[[], int] = free_port,
 ) -> dict[str, list[tuple[float, float]]]:
     """Per row: (move seconds, produce records/s) of each round (no move: seconds 0)."""
     results: dict[str, list[tuple[float, float]]] = {row: [] for row in ROWS}
-    root = Path(tempfile.mkdtemp(prefix="reassignment-bench-"))
-    try:
-        zookeeper, cluster = start_cluster(root / "run", n_brokers=4)
+    with scratch_dir("reassignment-bench-") as root:
+        zookeeper, cluster = start_cluster(root / "run", n_brokers=4, ports=ports)
         try:
             for r in range(rounds):
                 results[ROWS[0]].append((0.0, _alone(cluster, root, f"alone-{r}", produce_seconds)))
@@ -241,8 +245,6 @@ def run(
         finally:
             cluster.close()
             zookeeper.stop()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     return results
 
 
@@ -278,6 +280,7 @@ def main() -> None:
     parser.add_argument(
         "--produce", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "STOP"), help=argparse.SUPPRESS
     )
+    add_port_base(parser)
     args = parser.parse_args()
     if args.fill:
         _fill(args.fill[0], args.fill[1], int(args.fill[2]))
@@ -289,7 +292,7 @@ def main() -> None:
         args.size_mb, args.throttle_mb, args.rounds, args.produce_seconds = 5, 1, 1, 2
     size, throttle = int(args.size_mb * MB), int(args.throttle_mb * MB)
     print(_machine(), flush=True)
-    results = run(size, throttle, args.rounds, args.produce_seconds)
+    results = run(size, throttle, args.rounds, args.produce_seconds, ports_from(args))
     print(f"load average after {_load_average()}")
     print_table(results, size, throttle)
 

@@ -18,6 +18,7 @@ import sys
 import time
 
 from bench.codec_bench import yardstick
+from bench.hygiene import add_port_base, ports_from
 from bench.kafka_protocol_bench import (
     BATCH_SIZE,
     Result,
@@ -56,9 +57,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=300_000)
     parser.add_argument("--rounds", type=int, default=3)
+    add_port_base(parser)
     args = parser.parse_args()
     machine = yardstick()
-    result = run_rounds("recompression-bench-", args.rounds, args.records, run_round)
+    result = run_rounds(
+        "recompression-bench-", args.rounds, args.records, run_round, ports=ports_from(args)
+    )
     with open("/proc/loadavg") as loadavg:
         load = " ".join(loadavg.read().split()[:3])
     print(

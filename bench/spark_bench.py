@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 from kazoo.client import KazooClient
 
 from bench.codec_bench import yardstick
+from bench.hygiene import add_port_base, ports_from, scratch_dir
 from bench.stats import summary
 from minikafka.client.admin import NewTopic
 from minikafka.client.consumer.consumer import Consumer
@@ -88,10 +87,12 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[*]")
+    add_port_base(parser)
     args = parser.parse_args()
+    ports = ports_from(args)
 
-    with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
-        zookeeper = ZooKeeperServer(Path(tmp) / "zk")
+    with scratch_dir("spark-bench-") as tmp:
+        zookeeper = ZooKeeperServer(tmp / "zk", port=ports())
         zookeeper.start()
         chroot = f"/bench-{uuid.uuid4().hex}"
         root = KazooClient(hosts=zookeeper.connect_string)
@@ -100,9 +101,10 @@ def main() -> int:
         root.stop()
         cluster = Cluster(
             zookeeper.connect_string + chroot,
-            Path(tmp) / "cluster",
+            tmp / "cluster",
             n_brokers=1,
             overrides={"replica.high.watermark.checkpoint.interval.ms": "500"},
+            ports=ports,
         )
         try:
             cluster.start_all()

@@ -39,11 +39,11 @@ import re
 import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 from bench.codec_bench import yardstick
+from bench.hygiene import scratch_dir
 from bench.stats import summary
 from minikafka.broker.server.logging import configure_logging
 from minikafka.broker.storage.config import LogConfig
@@ -214,13 +214,12 @@ def profile_load(log_dir: Path, *, clean: bool) -> None:
 
 
 def load_main(args: argparse.Namespace) -> None:
-    base = Path(tempfile.mkdtemp(prefix="storage-bench-load-", dir=args.dir))
-    with open(os.devnull, "w") as devnull:
+    with (
+        scratch_dir("storage-bench-load-", args.dir) as base,
+        open(os.devnull, "w") as devnull,
+    ):
         configure_logging(broker_id=1, stream=devnull, environ={"KAFKA_LOG_FORMAT": "json"})
-        try:
-            _load_cases(args, base)
-        finally:
-            shutil.rmtree(base, ignore_errors=True)
+        _load_cases(args, base)
 
 
 def _load_cases(args: argparse.Namespace, base: Path) -> None:
@@ -277,14 +276,10 @@ def main() -> None:
         load_main(args)
         return
     if args.page_cache_gb:
-        base = Path(tempfile.mkdtemp(prefix="storage-bench-", dir=args.dir))
-        try:
+        with scratch_dir("storage-bench-", args.dir) as base:
             page_cache_curve(base, args.page_cache_gb)
-        finally:
-            shutil.rmtree(base, ignore_errors=True)
         return
-    base = Path(tempfile.mkdtemp(prefix="storage-bench-", dir=args.dir))
-    try:
+    with scratch_dir("storage-bench-", args.dir) as base:
         batches = build_batches(args.mb * MiB)
         rows = []
         dd_cache = [dd_mb_per_s(base, args.mb, fdatasync=False) for _ in range(args.rounds)]
@@ -313,8 +308,6 @@ def main() -> None:
             print(f"| {name} | {summary(dd)} | {summary(mbps)} | {summary(rps)} | {ratio:.2f} |")
         print()
         print(f"Log.read, 1 MiB fetches from offset 0: {summary(read)} MB/s")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

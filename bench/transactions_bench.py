@@ -35,6 +35,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from bench.hygiene import add_port_base, ports_from
 from bench.kafka_classic import RECORD_SIZE, python_module, wait_replicated
 from bench.kafka_protocol_bench import (
     PARTITIONS,
@@ -235,6 +236,7 @@ def main() -> None:
     )
     parser.add_argument("--produce", nargs=4, metavar=("BOOTSTRAP", "TOPIC", "N", "PER_TXN"))
     parser.add_argument("--consume", nargs=4, metavar=("BOOTSTRAP", "TOPIC", "N", "ISOLATION"))
+    add_port_base(parser)
     args = parser.parse_args()
     if args.produce:
         bootstrap, topic, n, per_transaction = args.produce
@@ -249,7 +251,9 @@ def main() -> None:
     if args.records < LARGE_TXN and not args.smoke:
         parser.error(f"--records below {LARGE_TXN:,} makes no {LARGE_TXN:,}-record transaction")
     before = _machine()
-    result = run_rounds("transactions-bench-", args.rounds, args.records, run_round)
+    result = run_rounds(
+        "transactions-bench-", args.rounds, args.records, run_round, ports=ports_from(args)
+    )
     print(
         f"\n{args.records:,} records of {RECORD_SIZE} bytes, {PARTITIONS} partitions, RF3, "
         f"min.insync.replicas 2, {args.rounds} rounds; {before}, "
