@@ -79,6 +79,11 @@ def ratio(value: float, peer: float) -> str:
     return f"{value / peer:.2f}" if peer > 0 else "-"
 
 
+def _cell(values: Sequence[float], fmt: str) -> str:
+    """``median (min-max)``, or the one value of a single round."""
+    return summary(values, fmt) if len(values) > 1 else f"{values[0]:{fmt}}"
+
+
 def format_table(figures: Sequence[Figure], peers: Sequence[str] = PEERS) -> list[str]:
     """Markdown: figure, minikafka, then each peer's figure and minikafka / that figure."""
     header = ["figure", "minikafka"]
@@ -90,13 +95,13 @@ def format_table(figures: Sequence[Figure], peers: Sequence[str] = PEERS) -> lis
     ]
     for figure in figures:
         fmt = ",.2f" if figure.unit == "ms" else ",.0f"
-        cells = [f"{figure.name}, {figure.unit}", summary(figure.values, fmt)]
+        cells = [f"{figure.name}, {figure.unit}", _cell(figure.values, fmt)]
         for peer in peers:
             theirs = figure.peers.get(peer)
             if not theirs or not figure.values:
                 cells += ["-", "-"]
                 continue
-            cells.append(summary(theirs, fmt) if len(theirs) > 1 else f"{theirs[0]:{fmt}}")
+            cells.append(_cell(theirs, fmt))
             cells.append(ratio(statistics.median(figure.values), statistics.median(theirs)))
         lines.append("| " + " | ".join([*cells, figure.note]) + " |")
     return lines

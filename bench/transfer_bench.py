@@ -1,7 +1,7 @@
 """What moving fetched bytes from a leader process to a follower process costs, per MiB (issue 18).
 
     python -m bench.transfer_bench [--sizes 262144,1048576,2097152] [--messages 200]
-        [--rounds 3] [--transports grpc,kafka,socket]
+        [--rounds 3] [--transports grpc,kafka,socket] [--port-base N]
 
 Two processes on 127.0.0.1. The "leader" answers each request with ``size`` bytes of records;
 the "follower" sends the next request when it has the answer, one in flight, as a follower's
@@ -22,6 +22,9 @@ fetcher does. Three transports:
 For each it prints MiB/s, the round trip and the CPU each side used per MiB moved (user +
 system, from /proc). With RF3 every byte produced crosses twice (one copy per follower), so
 the sum of both sides' CPU per MiB, times two, is what replication adds per MiB produced.
+
+The leader listens on a port the kernel picks, or with ``--port-base N`` (bench/hygiene.py)
+on the next free one from N up, a new one each run. The bench writes no files.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.codec_bench import yardstick
+from bench.hygiene import PORT_SPAN, PortRange, add_port_base
 from bench.stats import summary
 from minikafka.broker.config import BrokerConfig
 from minikafka.broker.replication.fetch_session import (
@@ -104,12 +108,12 @@ class _ReplicaManager:
         ]
 
 
-def _kafka_config(root: Path) -> BrokerConfig:
+def _kafka_config(root: Path, port: int = 0) -> BrokerConfig:
     return BrokerConfig(
         broker_id=0,
         zookeeper_connect="127.0.0.1:1",
         listeners=(EndPoint("PLAINTEXT", "127.0.0.1", 1),),
-        kafka_listeners=(EndPoint("KAFKA", "127.0.0.1", 0),),
+        kafka_listeners=(EndPoint("KAFKA", "127.0.0.1", port),),
         listener_security_protocol_map={"PLAINTEXT": "PLAINTEXT", "KAFKA": "PLAINTEXT"},
         inter_broker_listener_name="KAFKA",
         control_plane_listener_name="PLAINTEXT",
@@ -117,10 +121,10 @@ def _kafka_config(root: Path) -> BrokerConfig:
     )
 
 
-async def _serve(kind: str, size: int) -> None:
+async def _serve(kind: str, size: int, port: int = 0) -> None:
     if kind == "kafka":
         unused: Any = None  # the Fetch handler reads only the core's FetchApi
-        config = _kafka_config(Path("/nonexistent"))
+        config = _kafka_config(Path("/nonexistent"), port)
         replica_manager: Any = _ReplicaManager(size)  # the part of one the handler uses
         listeners = KafkaListeners(
             KafkaBroker(
@@ -142,9 +146,9 @@ async def _serve(kind: str, size: int) -> None:
         server = transport.aio_server(_LIMIT)
         leader = _Leader(size)  # type: ignore[abstract]  # the rest: UNIMPLEMENTED
         pb_grpc.add_DataServicer_to_server(leader, server)
-        port = server.add_insecure_port("127.0.0.1:0")
+        bound = server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
-        print(port, flush=True)
+        print(bound, flush=True)
         await server.wait_for_termination()
         return
     records = os.urandom(size)
@@ -160,7 +164,7 @@ async def _serve(kind: str, size: int) -> None:
         except (asyncio.IncompleteReadError, ConnectionError):
             writer.close()  # the follower is done
 
-    sock_server = await asyncio.start_server(answer, "127.0.0.1", 0, limit=_LIMIT)
+    sock_server = await asyncio.start_server(answer, "127.0.0.1", port, limit=_LIMIT)
     print(sock_server.sockets[0].getsockname()[1], flush=True)
     await sock_server.serve_forever()
 
@@ -233,9 +237,18 @@ async def _follow(kind: str, port: int, messages: int, leader_pid: int) -> tuple
     return result
 
 
-def run(kind: str, size: int, messages: int) -> tuple[float, ...]:
+def run(kind: str, size: int, messages: int, listen_port: int = 0) -> tuple[float, ...]:
+    """One run; the leader listens on ``listen_port`` (0: one the kernel picks)."""
     leader = subprocess.Popen(
-        [sys.executable, "-m", "bench.transfer_bench", "--leader", kind, str(size)],
+        [
+            sys.executable,
+            "-m",
+            "bench.transfer_bench",
+            "--leader",
+            kind,
+            str(size),
+            str(listen_port),
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -254,11 +267,13 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--transports", default="grpc,kafka,socket")
-    parser.add_argument("--leader", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--leader", nargs=3, help=argparse.SUPPRESS)
+    add_port_base(parser)
     args = parser.parse_args()
     if args.leader:
-        asyncio.run(_serve(args.leader[0], int(args.leader[1])))
+        asyncio.run(_serve(args.leader[0], int(args.leader[1]), int(args.leader[2])))
         return
+    ports = None if args.port_base is None else PortRange(args.port_base, PORT_SPAN * 10)
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     machine = yardstick()
     print(
@@ -267,7 +282,10 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
         for kind in args.transports.split(","):
-            runs = [run(kind, size, args.messages) for _ in range(args.rounds)]
+            runs = [
+                run(kind, size, args.messages, 0 if ports is None else ports())
+                for _ in range(args.rounds)
+            ]
             formats = (",.0f", ".2f", ".2f", ".2f")
             cells = [summary([r[i] for r in runs], fmt) for i, fmt in enumerate(formats)]
             print(f"| {kind} | {size / 2**20:.2f} MiB | " + " | ".join(cells) + " |", flush=True)

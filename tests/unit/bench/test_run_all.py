@@ -73,3 +73,9 @@ def test_sigterm_ends_the_run_through_its_finally_clauses(tmp_path: Path) -> Non
     assert cleaned == [True]
     assert list(tmp_path.iterdir()) == []
     assert signal.getsignal(signal.SIGTERM) == handler  # the previous handler is back
+
+
+def test_a_single_round_shows_its_value_without_a_range() -> None:
+    figure = Figure("consume", "records/s", [1_500.0], {NATS: [500.0]})
+    row = format_table([figure], peers=(NATS,))[2]
+    assert row == "| consume, records/s | 1,500 | 500 | 3.00 |  |"
