@@ -146,9 +146,9 @@ async def _serve(kind: str, size: int, port: int = 0) -> None:
         server = transport.aio_server(_LIMIT)
         leader = _Leader(size)  # type: ignore[abstract]  # the rest: UNIMPLEMENTED
         pb_grpc.add_DataServicer_to_server(leader, server)
-        bound = server.add_insecure_port(f"127.0.0.1:{port}")
+        grpc_port = server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
-        print(bound, flush=True)
+        print(grpc_port, flush=True)
         await server.wait_for_termination()
         return
     records = os.urandom(size)
