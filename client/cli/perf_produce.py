@@ -23,6 +23,7 @@ C record loop's. Each record's latency then runs from the call that queued it.
 from __future__ import annotations
 
 import argparse
+import bisect
 import random
 import sys
 import time
@@ -205,7 +206,8 @@ def execute(
     # A record's latency runs from its send() to the answer for its batch. Records sent one
     # after another into the same batch form a run, timed by one callback on the batch's
     # result: a callback per record would cost the producer a third of its throughput.
-    sent_at: list[float] = []
+    sent_at: list[float] = []  # per record, or with --batch-send per call
+    call_starts: list[int] = []  # --batch-send: each call's first record, and the end
     finished: list[_Run] = []  # appended to by callbacks, read by this thread
     taken = 0  # how much of ``finished`` has been looked at
     failed = 0  # records whose batch failed
@@ -223,14 +225,24 @@ def execute(
             if run.end < 0:  # still being filled: looked at again next time
                 finished.append(run)
                 continue
-            times = sent_at[run.start : run.end]
             error = run.result.error
-            if error is None:
-                latencies.extend([(run.done_at - t) * 1000 for t in times])
-            else:
+            if error is not None:
                 errors.append(error)
-                failed += len(times)
-        return len(sent_at) - len(latencies) - failed
+                failed += run.end - run.start
+            elif not call_starts:
+                times = sent_at[run.start : run.end]
+                latencies.extend([(run.done_at - t) * 1000 for t in times])
+            else:  # --batch-send: the records of one call share its time; a list per call
+                call = bisect.bisect_right(call_starts, run.start) - 1
+                position = run.start
+                while position < run.end:
+                    upto = min(run.end, call_starts[call + 1])
+                    latency = (run.done_at - sent_at[call]) * 1000
+                    latencies.extend([latency] * (upto - position))
+                    position = upto
+                    call += 1
+        sent = call_starts[-1] if call_starts else len(sent_at)
+        return sent - len(latencies) - failed
 
     run: _Run | None = None
     runs = 0
@@ -245,11 +257,13 @@ def execute(
             # the records before it when they share the batch, as sends one by one do.
             values = [payload] * per_call
             send_batch = producer.send_batch  # type: ignore[attr-defined]
+            call_starts.append(0)  # then the end of each call: where the next one starts
             for i in range(0, num_records, per_call):
                 n = min(per_call, num_records - i)
                 now = clock()
                 sent = send_batch(topic, values if n == per_call else values[:n])
-                sent_at.extend([now] * n)
+                record_sent(now)  # once per call
+                call_starts.append(i + n)
                 for part in sent.runs:
                     start = i + part.positions[0]
                     if part.result is not batch:
@@ -284,7 +298,7 @@ def execute(
     except KafkaError as exc:
         errors.append(exc)
     if run is not None:
-        run.end = len(sent_at)
+        run.end = call_starts[-1] if call_starts else len(sent_at)
     try:
         producer.flush()
     except KafkaError as exc:
