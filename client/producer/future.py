@@ -207,11 +207,11 @@ class SendBatchFuture:
 
     __slots__ = ("_count", "_located", "_timestamp", "_topic", "runs")
 
-    def __init__(self, topic: str, timestamp: int, count: int, runs: Sequence[SentRun]) -> None:
+    def __init__(self, topic: str, timestamp: int, runs: Sequence[SentRun]) -> None:
         self._topic = topic
         self._timestamp = timestamp
-        self._count = count
         self.runs = tuple(runs)
+        self._count = sum(len(run.positions) for run in self.runs)
         self._located: list[SentRecord] | None = None
 
     def __len__(self) -> int:
@@ -220,7 +220,8 @@ class SendBatchFuture:
     def _locate(self) -> list[SentRecord]:
         located = self._located
         if located is None:
-            slots: list[SentRecord | None] = [None] * self._count
+            end = max((max(run.positions) + 1 for run in self.runs if run.positions), default=0)
+            slots: list[SentRecord | None] = [None] * end
             for run in self.runs:
                 for k, position in enumerate(run.positions):
                     slots[position] = SentRecord(run, k)
@@ -228,7 +229,9 @@ class SendBatchFuture:
         return located
 
     def __getitem__(self, position: int) -> FutureRecordMetadata:
-        """The future of the record at ``position`` in the call."""
+        """The future of the record at ``position`` in the call (of the records queued, in
+        the order given, when the call raised after queueing some: ``queued`` on its
+        error)."""
         run, k = self._locate()[position]
         return FutureRecordMetadata(
             run.result, run.first + k, self._topic, run.partition, self._timestamp

@@ -340,9 +340,9 @@ class Producer:
                 )  # fmt: skip
         except KafkaError as exc:
             if runs:  # some records are queued: their futures go with the error
-                exc.queued = SendBatchFuture(topic, timestamp, count, runs)  # type: ignore[attr-defined]
+                exc.queued = SendBatchFuture(topic, timestamp, runs)  # type: ignore[attr-defined]
             raise
-        return SendBatchFuture(topic, timestamp, count, runs)
+        return SendBatchFuture(topic, timestamp, runs)
 
     def _append_sticky(
         self,

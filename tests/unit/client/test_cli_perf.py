@@ -129,7 +129,7 @@ class FakeBatchProducer(FakeProducer):
             self.in_batch += n
             if self.in_batch == 300:
                 self.flush()
-        return SendBatchFuture(topic, 0, len(values), runs)
+        return SendBatchFuture(topic, 0, runs)
 
     def flush(self, timeout: float | None = None) -> None:
         if self.in_batch:

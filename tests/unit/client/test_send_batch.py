@@ -152,7 +152,7 @@ def test_each_record_reads_its_own_batchs_answer() -> None:
     appended: list[AppendedRun] = []
     many(acc, [None] * 25, [bytes(90)] * 25, appended)
     runs = [SentRun(r.result, r.first, range(r.start, r.stop), 0) for r in appended]
-    future = SendBatchFuture("t", TIMESTAMP, 25, runs)
+    future = SendBatchFuture("t", TIMESTAMP, runs)
     first, second, third = acc.drain(TP, 1 << 30)
     assert not future.done() and not future.wait(0)
     first.complete(100, -1)
@@ -263,3 +263,31 @@ def test_send_batch_checks_every_record_before_queueing_any(
     (data,) = queued(producer)[0]
     assert [r.value for r in decode_batch(data)[1]] == [b"ab", b"cd"]
     assert len(sent) == 2
+
+
+def test_a_call_that_runs_out_of_buffer_memory_raises_with_the_records_it_queued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(Sender, "start", lambda self: None)
+    producer = Producer(
+        "127.0.0.1:9",
+        acks=1,
+        linger_ms=600_000,
+        delivery_timeout_ms=700_000,
+        batch_size=2_000,
+        buffer_memory=6_000,  # three batches
+        max_block_ms=50,
+    )
+    producer._topics["t"] = _TopicInfo(
+        producer._metadata.version, [0], {0: TopicPartition("t", 0)}, [0]
+    )
+    try:
+        with pytest.raises(KafkaError) as raised:
+            producer.send_batch("t", [bytes(100)] * 100)
+        assert raised.value.code == ErrorCode.REQUEST_TIMED_OUT
+        queued: SendBatchFuture = raised.value.queued  # type: ignore[attr-defined]
+        assert 40 <= len(queued) == sum(len(r.positions) for r in queued.runs) < 100
+        assert queued[len(queued) - 1]._index >= 0 and not queued.done()
+        assert len({r.result for r in queued.runs}) == 3
+    finally:
+        producer._pool.close()
