@@ -7,6 +7,7 @@ after which the next request connects again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import struct
 import uuid
@@ -544,5 +545,83 @@ def test_a_refused_inter_broker_login_is_an_endpoint_error_and_is_tried_again() 
                 await follower.close()
             assert leader.connections == 2
             assert not any(k == 1 for k, _, _ in leader.requests)
+
+    asyncio.run(scenario())
+
+
+def _records_answer(correlation_id: int, records: bytes) -> bytes:
+    partition = {"partition_index": 0, "error_code": 0, "high_watermark": 9, "records": records}
+    return answer(
+        1,
+        12,
+        correlation_id,
+        {"session_id": 77, "responses": [{"topic": "t", "partitions": [partition]}]},
+    )
+
+
+def test_answers_of_every_size_decode_whole_from_the_reused_buffer() -> None:
+    """One buffer per connection takes every answer: a small one after a large one, then a
+    larger one, each decodes to its own records (none of an earlier answer's bytes)."""
+    sizes = [3 << 20, 100, 5 << 20, 0, 1 << 20]
+    contents = [bytes([n + 1]) * size for n, size in enumerate(sizes)]
+
+    async def script(api_key: int, version: int, correlation_id: int, body: Entity) -> bytes:
+        return _records_answer(correlation_id, contents[correlation_id])
+
+    async def scenario() -> None:
+        async with ScriptedLeader(script) as leader:
+            follower = endpoint(leader.port)
+            try:
+                for expected in contents:
+                    response = await follower.fetch(FETCH)
+                    assert response.partitions[0].records == expected
+            finally:
+                await follower.close()
+        assert leader.connections == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_frame_after_the_answer_closes_the_connection_and_leaves_the_answer_whole() -> None:
+    """The leader sends another frame right behind the answer, perhaps before the follower has
+    decoded it: the answer comes back intact (the stray frame never reaches the buffer while
+    it is decoded) and the connection closes, at once or when the stray frame is taken for the
+    next request's answer; a fetch after that connects again."""
+    first = bytes([7]) * (2 << 20)
+    connections = 0
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        try:
+            while True:
+                (size,) = struct.unpack(">i", await reader.readexactly(4))
+                frame = await reader.readexactly(size)
+                (correlation_id,) = struct.unpack_from(">i", frame, 4)
+                frames = [_records_answer(correlation_id, first)]
+                if connections == 1:
+                    frames.append(_records_answer(0x7FFFFFFF, bytes(2 << 20)))
+                writer.write(b"".join(struct.pack(">i", len(f)) + f for f in frames))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def scenario() -> None:
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        follower = endpoint(server.sockets[0].getsockname()[1])
+        try:
+            response = await follower.fetch(FETCH)
+            assert response.partitions[0].records == first
+            for _ in range(2):
+                with contextlib.suppress(LeaderEndpointError):
+                    response = await follower.fetch(FETCH)
+                    break
+            assert response.partitions[0].records == first
+        finally:
+            await follower.close()
+            server.close()
+        assert connections == 2
 
     asyncio.run(scenario())
