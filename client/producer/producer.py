@@ -226,10 +226,12 @@ class Producer:
                 raise InvalidConfigError("send needs a value or a key (or both)")
         if key is not None and type(key) is not bytes:
             key = _to_bytes("key", key)
-        header_tuple: tuple[Header, ...] = (
-            tuple((str(k), None if v is None else bytes(v)) for k, v in headers) if headers else ()
-        )
-        size = RecordBatchBuilder.estimate_record_size(key, value, header_tuple)
+        header_tuple: tuple[Header, ...] = ()
+        if headers:
+            header_tuple = tuple((str(k), None if v is None else bytes(v)) for k, v in headers)
+            size = RecordBatchBuilder.estimate_record_size(key, value, header_tuple)
+        else:  # estimate_record_size without headers, inline: this runs for every record
+            size = 21 + (len(key) if key else 0) + (len(value) if value else 0)
         if size > self._max_request_size:
             raise error_for_code(
                 ErrorCode.MESSAGE_TOO_LARGE,
@@ -257,7 +259,7 @@ class Producer:
             self._txn.maybe_add_partition(tp)
         timestamp = time.time_ns() // 1_000_000 if timestamp_ms is None else timestamp_ms
         future, batch_full = self._accumulator.append(
-            tp, timestamp, key, value, header_tuple, size, max(block_s, 0.0)
+            tp, timestamp, key, value, header_tuple, size, block_s
         )
         if batch_full and sticky:
             self._sticky.batch_full(topic, partition, info.partitions, info.available)
