@@ -27,6 +27,10 @@ if _version_not_supported:
 
 class DataStub:
     """Records in and out: clients produce and consume, followers replicate through Fetch.
+    Produce, ProduceStream, Fetch and FetchStream also come as /minikafka.v1.RawData/<method>,
+    not declared here: the same messages with each partition's records after them as raw bytes
+    instead of in the `records` fields (layout: proto/raw_records.py). The minikafka clients use
+    RawData; the same server, security and quotas answer both.
     """
 
     def __init__(self, channel):
@@ -74,6 +78,10 @@ class DataStub:
 
 class DataServicer:
     """Records in and out: clients produce and consume, followers replicate through Fetch.
+    Produce, ProduceStream, Fetch and FetchStream also come as /minikafka.v1.RawData/<method>,
+    not declared here: the same messages with each partition's records after them as raw bytes
+    instead of in the `records` fields (layout: proto/raw_records.py). The minikafka clients use
+    RawData; the same server, security and quotas answer both.
     """
 
     def Produce(self, request, context):
@@ -177,6 +185,10 @@ def add_DataServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class Data:
     """Records in and out: clients produce and consume, followers replicate through Fetch.
+    Produce, ProduceStream, Fetch and FetchStream also come as /minikafka.v1.RawData/<method>,
+    not declared here: the same messages with each partition's records after them as raw bytes
+    instead of in the `records` fields (layout: proto/raw_records.py). The minikafka clients use
+    RawData; the same server, security and quotas answer both.
     """
 
     @staticmethod

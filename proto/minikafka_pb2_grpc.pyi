@@ -57,7 +57,12 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class DataStub:
-    """Records in and out: clients produce and consume, followers replicate through Fetch."""
+    """Records in and out: clients produce and consume, followers replicate through Fetch.
+    Produce, ProduceStream, Fetch and FetchStream also come as /minikafka.v1.RawData/<method>,
+    not declared here: the same messages with each partition's records after them as raw bytes
+    instead of in the `records` fields (layout: proto/raw_records.py). The minikafka clients use
+    RawData; the same server, security and quotas answer both.
+    """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -86,7 +91,12 @@ class DataStub:
 
 @_typing.type_check_only
 class DataAsyncStub(DataStub):
-    """Records in and out: clients produce and consume, followers replicate through Fetch."""
+    """Records in and out: clients produce and consume, followers replicate through Fetch.
+    Produce, ProduceStream, Fetch and FetchStream also come as /minikafka.v1.RawData/<method>,
+    not declared here: the same messages with each partition's records after them as raw bytes
+    instead of in the `records` fields (layout: proto/raw_records.py). The minikafka clients use
+    RawData; the same server, security and quotas answer both.
+    """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Produce: _aio.UnaryUnaryMultiCallable[_minikafka_pb2.ProduceRequest, _minikafka_pb2.ProduceResponse]  # type: ignore[assignment]
@@ -111,7 +121,12 @@ class DataAsyncStub(DataStub):
     """
 
 class DataServicer(metaclass=_abc_1.ABCMeta):
-    """Records in and out: clients produce and consume, followers replicate through Fetch."""
+    """Records in and out: clients produce and consume, followers replicate through Fetch.
+    Produce, ProduceStream, Fetch and FetchStream also come as /minikafka.v1.RawData/<method>,
+    not declared here: the same messages with each partition's records after them as raw bytes
+    instead of in the `records` fields (layout: proto/raw_records.py). The minikafka clients use
+    RawData; the same server, security and quotas answer both.
+    """
 
     @_abc_1.abstractmethod
     def Produce(
