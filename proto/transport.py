@@ -12,6 +12,8 @@ message carries besides the records: topic names, offsets and errors for every p
 A request body that does not parse as its protobuf message (random bytes) is answered
 INVALID_ARGUMENT with the parser's message (``RequestDecodingInterceptor``, the outermost
 interceptor of every server made here), not grpc's UNKNOWN for an exception it did not expect.
+The RawData methods, whose records travel outside protobuf (raw_records.py), check their framing
+in the servicer and answer a message off it the same way.
 
 A client names itself as a Kafka client's ``client.id`` does (quotas and logs go by it) in each
 call's metadata: ``client-id`` when it is printable ASCII, else ``client-id-bin`` with its UTF-8

@@ -17,7 +17,7 @@ from minikafka.client._channel import ChannelPool
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto import minikafka_pb2_grpc as pb_grpc
 from minikafka.proto import transport
-from minikafka.proto.raw_records import RawProduceRequest
+from minikafka.proto.raw_records import RawFetchResponse, RawProduceRequest
 from tests.raw_data import raw_data_handler
 
 # What the fake broker does with a request, by its timeout_ms.
@@ -31,6 +31,7 @@ class FakeData(pb_grpc.DataServicer):
     def __init__(self) -> None:
         self.streams = 0
         self.client_ids: list[str] = []  # each call's, as the broker reads it
+        self.records: list[list[bytes]] = []  # each produce's, partition by partition
 
     def Produce(self, request: pb.ProduceRequest, context: Any) -> pb.ProduceResponse:
         self.client_ids.append(transport.client_id_of(context.invocation_metadata()))
@@ -48,8 +49,23 @@ class FakeData(pb_grpc.DataServicer):
                 return
             if request.timeout_ms == FAIL:
                 context.abort(grpc.StatusCode.UNAVAILABLE, "broker going away")
+            self.records.append([p.records for t in request.topic_data for p in t.partition_data])
             name = request.topic_data[0].name
             yield pb.ProduceResponse(responses=[pb.ProduceResponse.TopicProduceResponse(name=name)])
+
+    def FetchStream(
+        self, requests: Iterator[pb.FetchRequest], context: Any
+    ) -> Iterator[pb.FetchResponse]:
+        """Each partition answered with records naming its fetch offset."""
+        for request in requests:
+            response = pb.FetchResponse()
+            for topic in request.topics:
+                answer = response.responses.add(topic=topic.topic)
+                for p in topic.partitions:
+                    answer.partitions.add(
+                        partition_index=p.partition, records=b"at-%d" % p.fetch_offset
+                    )
+            yield response
 
 
 def request(name: str, behaviour: int = ANSWER) -> RawProduceRequest:
@@ -65,7 +81,9 @@ def broker() -> Iterator[tuple[str, FakeData]]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     data = FakeData()  # type: ignore[abstract]  # the rest: UNIMPLEMENTED
     pb_grpc.add_DataServicer_to_server(data, server)
-    server.add_generic_rpc_handlers((raw_data_handler(produce_stream=data.ProduceStream),))
+    server.add_generic_rpc_handlers(
+        (raw_data_handler(produce_stream=data.ProduceStream, fetch_stream=data.FetchStream),)
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     yield f"127.0.0.1:{port}", data
@@ -92,6 +110,31 @@ def test_answers_come_back_to_their_requests_in_order(
     assert [answered(f) for f in sent] == [f"t{i}" for i in range(50)]
     assert pool.stream(address, "ProduceStream") is stream
     assert data.streams == 1
+
+
+def test_streams_carry_records_as_raw_bytes_after_the_header(
+    broker: tuple[str, FakeData], pool: ChannelPool
+) -> None:
+    """RawData (proto/raw_records.py): a produce's records reach the broker partition by
+    partition; a fetch answer's come back as slices of the answer, in the header's order."""
+    address, data = broker
+    header = pb.ProduceRequest(acks=1, timeout_ms=ANSWER)
+    topic = header.topic_data.add(name="t")
+    topic.partition_data.add(index=0)
+    topic.partition_data.add(index=1)
+    sent = RawProduceRequest(header, [b"batch-0", b"batch-1"])
+    assert answered(pool.stream(address, "ProduceStream").send(sent, timeout=10)) == "t"
+    assert data.records == [[b"batch-0", b"batch-1"]]
+
+    fetch = pb.FetchRequest(replica_id=-1)
+    fetch.topics.add(topic="t").partitions.add(partition=0, fetch_offset=7)
+    fetch.topics.add(topic="u").partitions.add(partition=0, fetch_offset=9)
+    answer = pool.stream(address, "FetchStream").send(fetch, timeout=10).result(timeout=10)
+    assert isinstance(answer, RawFetchResponse)
+    assert [t.topic for t in answer.header.responses] == ["t", "u"]
+    assert not any(p.records for t in answer.header.responses for p in t.partitions)
+    assert [bytes(r) for r in answer.records] == [b"at-7", b"at-9"]
+    assert all(isinstance(r, memoryview) for r in answer.records)
 
 
 def test_senders_on_many_threads_each_get_their_own_answer(
