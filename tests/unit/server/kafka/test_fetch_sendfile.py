@@ -11,6 +11,7 @@ import os
 import socket
 import struct
 import time
+import uuid
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,7 +21,7 @@ from prometheus_client import CollectorRegistry
 from structlog.testing import capture_logs
 
 from minikafka.broker.server.kafka import handlers, registry  # noqa: F401  (fills the registry)
-from minikafka.broker.server.kafka.connection import KafkaConnection
+from minikafka.broker.server.kafka.connection import KafkaConnection, _frame
 from minikafka.broker.server.kafka.schema import Entity, read_entity, response_class
 from minikafka.broker.server.metrics import RequestMetrics
 from minikafka.broker.server.quotas import ClientQuotaManager
@@ -158,6 +159,45 @@ def test_records_from_the_file_are_framed_as_if_read(
     else:
         assert by_path == {"sendfile": 0, "read": len(expected)}
     log.close()
+
+
+@pytest.mark.parametrize("version", [12, 17])
+def test_an_answers_parts_joined_with_their_files_bytes_are_its_encoding_with_bytes(
+    tmp_path: Path, version: int
+) -> None:
+    """No socket: the parts of an answer whose records stay in the file (a large partition's)
+    or are read in (small ones, up to 64 KiB in all), with each FileRecords replaced by its
+    bytes, are byte for byte the frame of the same answer built with bytes records."""
+    log = _log(tmp_path)
+    reads = [(0, 64 << 20), (5, 1), (100, 1 << 20), (299, 1)]
+    request = registry.Request(FETCH, version, 9, "c", "127.0.0.1", 1, "CLIENT", body=None)
+
+    def answer(records: list[Any]) -> Entity:
+        partitions = [
+            {"partition_index": n, "high_watermark": 300, "records": r}
+            for n, r in enumerate(records)
+        ]
+        topic = {"topic": "orders", "topic_id": uuid.UUID(int=7), "partitions": partitions}
+        return request.response({"responses": [topic]})
+
+    left = [log.read(offset, size, file_records=True).records for offset, size in reads]
+    parts, inlined = _frame(request, answer(left))
+    read = [log.read(offset, size).records for offset, size in reads]
+    expected, _ = _frame(request, answer(read))
+    # The bytes around two records left in the file: those of partitions 0 and 2
+    kinds = [type(p) for p in parts]
+    assert kinds == [memoryview, FileRecords, memoryview, FileRecords, memoryview]
+    assert [p.size for p in parts if isinstance(p, FileRecords)] == [len(read[0]), len(read[2])]
+    assert inlined == len(read[1]) + len(read[3])  # the small ones, read into the buffer
+    assert _joined(parts) == _joined(expected)  # expected has no FileRecords: bytes only
+    for part in parts:
+        if isinstance(part, FileRecords):
+            part.close()
+    log.close()
+
+
+def _joined(parts: list[memoryview | FileRecords]) -> bytes:
+    return b"".join(p.read() if isinstance(p, FileRecords) else bytes(p) for p in parts)
 
 
 def test_answers_in_a_row_keep_their_order_and_framing(
