@@ -38,6 +38,7 @@ from minikafka.broker.server import grpc_adapters as adapt
 from minikafka.proto import minikafka_pb2 as pb
 from minikafka.proto.common import TopicPartition
 from minikafka.proto.errors import ErrorCode
+from minikafka.proto.raw_records import RawProduceRequest
 
 
 def test_produce_request_is_flattened_and_answers_grouped_by_topic() -> None:
@@ -251,6 +252,38 @@ def test_a_fetch_answer_round_trips() -> None:
         ("b", [3]),
         ("c", [0]),
     ]
+
+
+def test_raw_data_carries_the_same_messages_with_the_records_beside_them() -> None:
+    """RawData (proto/raw_records.py): the records travel beside the message in its partitions'
+    order, the rest of the message as the protobuf framing has it."""
+    header = pb.ProduceRequest(acks=1, timeout_ms=100, transactional_id="tx")
+    header.topic_data.add(name="a").partition_data.add(index=0)
+    header.topic_data.add(name="b").partition_data.add(index=1)
+    raw = adapt.raw_produce_request(RawProduceRequest(header, [b"x", memoryview(b"y")]))
+    whole = pb.ProduceRequest()
+    whole.CopyFrom(header)
+    whole.topic_data[0].partition_data[0].records = b"x"
+    whole.topic_data[1].partition_data[0].records = b"y"
+    assert raw == adapt.produce_request(whole)
+
+    response = FetchSessionResponse(
+        ErrorCode.NONE,
+        7,
+        [
+            FetchPartitionResult("b", 0, ErrorCode.NONE, "", 3, 3, 0, b"b0"),
+            FetchPartitionResult("a", 1, ErrorCode.NONE, "", 8, 8, 0, b"a1"),
+            FetchPartitionResult("b", 2, ErrorCode.NOT_LEADER_OR_FOLLOWER, "moved"),
+        ],
+    )
+    message = adapt.fetch_response_message(response)
+    header_only, records = adapt.raw_fetch_response(response)
+    assert records == [p.records for t in message.responses for p in t.partitions]
+    assert records == [b"b0", b"", b"a1"]  # grouped by topic, as the message
+    for topic in message.responses:
+        for part in topic.partitions:
+            part.records = b""
+    assert header_only == message
 
 
 def test_diverging_epoch_is_set_only_when_there_is_one() -> None:
