@@ -1,12 +1,14 @@
 """The consumer's fetcher: positions per partition, Fetch requests to leaders, decoded records.
 
-One Fetch per leader carries every assigned partition that leader has. It long-polls on the
-broker (``fetch.max.wait.ms`` / ``fetch.min.bytes``). While the application handles a poll's
-records, the next fetch is already in flight: it is sent from the previous position as soon as
-a response is consumed (prefetch). Fetches go to leaders and read up to the high watermark,
-so only committed records come back. With ``isolation_level`` read_committed they read up to
-the last stable offset instead, and the records of aborted transactions are dropped
-(read_committed.py, as Kafka's Fetcher); ListOffsets' "latest" is then the LSO too. On
+One Fetch per leader carries every assigned partition that leader has, over the client's
+RawData fetch stream (``ChannelPool.stream``: the answer's records arrive as raw bytes after a
+protobuf header and are decoded in place). It long-polls on the broker (``fetch.max.wait.ms``
+/ ``fetch.min.bytes``). While the application handles a poll's records, the next fetch is
+already in flight: it is sent from the previous position as soon as a response is consumed
+(prefetch). Fetches go to leaders and read up to the high watermark, so only committed
+records come back. With ``isolation_level`` read_committed they read up to the last stable
+offset instead, and the records of aborted transactions are dropped (read_committed.py, as
+Kafka's Fetcher); ListOffsets' "latest" is then the LSO too. On
 NOT_LEADER_OR_FOLLOWER and its relatives, the metadata is refreshed and the partition is
 fetched from its new leader at the same position.
 

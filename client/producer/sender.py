@@ -6,8 +6,9 @@ room under ``max.in.flight.requests.per.connection``. A request holds the first 
 each of its partitions (Kafka's drain: one per partition, so no partition's part of a request
 is more than a batch), up to ``max.request.size``, each request to a broker starting where the
 last one stopped (Kafka's drainIndex), and goes over the client's produce stream to that broker
-(``ChannelPool.stream``). Answers arrive on the stream's own thread and come back
-through a queue; only this thread handles them.
+(``ChannelPool.stream``: RawData, the batches as raw bytes after a protobuf header). Answers
+arrive on the stream's own thread and come back through a queue; only this thread handles
+them.
 
 Retries: a retriable error code (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...) or a lost
 connection puts the batches back at the head of their partition, to be sent after
