@@ -19,8 +19,11 @@ of each hop, from the leader's append to the produce's answer and to the consume
     answer            HW -> the produce answered (the delayed produce completed)
     consumer          HW -> a consumer's fetch answer holding the record ready
 
-All times are CLOCK_MONOTONIC, one clock for every process. The cluster and the traces are
-removed at the end.
+All times are CLOCK_MONOTONIC, one clock for every process. It also prints each broker's CPU
+and minor page faults per MiB the cluster appended (leader and follower appends), from
+/proc/<pid>/stat; ``--malloc-defaults`` starts the brokers with glibc's own malloc thresholds
+(``MINIKAFKA_MALLOC_DEFAULTS=1``, broker/server/heap.py) to compare. The cluster and the traces
+are removed at the end.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from bench.codec_bench import yardstick
 from bench.local_cluster import start_cluster
@@ -186,9 +190,22 @@ def _produce(bootstrap: str, topic: str, workload: str, seconds: float) -> float
     return sent / (time.monotonic() - began)
 
 
-def run(
-    workload: str, seconds: float, every: int
-) -> tuple[dict[str, tuple[float, float]], float, int]:
+def _proc_stat(pid: int) -> tuple[int, float]:
+    """(minor faults, CPU seconds) of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return int(fields[7]), (int(fields[11]) + int(fields[12])) / ticks
+
+
+class Run(NamedTuple):
+    hops: dict[str, tuple[float, float]]
+    rate: float
+    complete: int
+    faults_per_mib: list[float]  # per broker
+    cpu_ms_per_mib: list[float]
+
+
+def run(workload: str, seconds: float, every: int) -> Run:
     root = Path(tempfile.mkdtemp(prefix="hop-trace-"))
     traces = root / "traces"
     saved = {k: os.environ.get(k) for k in ("MINIKAFKA_HOP_TRACE", "MINIKAFKA_HOP_TRACE_EVERY")}
@@ -207,13 +224,24 @@ def run(
             target=_consume, args=(cluster.kafka_bootstrap_servers, topic, stop), daemon=True
         )
         consumer.start()
+        pids = [b.process.pid for b in cluster.brokers.values() if b.process is not None]
+        before = [_proc_stat(pid) for pid in pids]
         rate = _produce(cluster.kafka_bootstrap_servers, topic, workload, seconds)
+        after = [_proc_stat(pid) for pid in pids]
         time.sleep(1)
         stop.set()
         consumer.join(10)
         events = read_traces(traces)
         complete = sum(1 for seen in events.values() if hops_of(seen) is not None)
-        return summarize(events), rate, complete
+        # Each record is appended three times (RF3), a third of them in each broker.
+        mib = rate * seconds * (100 if workload == "latency" else 10_240) / (1 << 20)
+        return Run(
+            summarize(events),
+            rate,
+            complete,
+            [(a[0] - b[0]) / mib for a, b in zip(after, before, strict=True)],
+            [(a[1] - b[1]) * 1000 / mib for a, b in zip(after, before, strict=True)],
+        )
     finally:
         if cluster is not None:
             cluster.close()
@@ -236,10 +264,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     every = args.every or (100 if args.workload == "latency" else 50)
     speed = yardstick()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    hops, rate, complete = run(args.workload, args.seconds, every)
+    result = run(args.workload, args.seconds, every)
+    hops = result.hops
     print(
-        f"workload {args.workload}: {rate:,.0f} records/s for {args.seconds:g} s, "
-        f"{complete} traced records; load before {load}; yardstick {speed:,.0f}"
+        f"workload {args.workload}: {result.rate:,.0f} records/s for {args.seconds:g} s, "
+        f"{result.complete} traced records; load before {load}; yardstick {speed:,.0f}"
+    )
+    print(
+        "per MiB of records (each broker): minor faults "
+        + ", ".join(f"{x:,.0f}" for x in result.faults_per_mib)
+        + "; CPU ms "
+        + ", ".join(f"{x:,.2f}" for x in result.cpu_ms_per_mib)
     )
     print(f"{'hop':44} {'p50 µs':>10} {'p90 µs':>10}")
     for name in HOPS:
