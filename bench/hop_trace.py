@@ -21,9 +21,7 @@ of each hop, from the leader's append to the produce's answer and to the consume
 
 All times are CLOCK_MONOTONIC, one clock for every process. It also prints each broker's CPU
 and minor page faults per MiB the cluster appended (leader and follower appends), from
-/proc/<pid>/stat; ``--malloc-defaults`` starts the brokers with glibc's own malloc thresholds
-(``MINIKAFKA_MALLOC_DEFAULTS=1``, broker/server/heap.py) to compare. The cluster and the traces
-are removed at the end.
+/proc/<pid>/stat. The cluster and the traces are removed at the end.
 """
 
 from __future__ import annotations
