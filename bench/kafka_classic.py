@@ -30,7 +30,10 @@ Rows (throughput in records/s and MB/s):
 6. 3 consumers at once, each reading all of them (each its own reader, as Kafka's perf
    consumers of 2014 were): the sum of their rates
 7. 1 producer and 1 consumer at once on a fresh topic (RF 3, acks=1): the producer's rate
-8. End-to-end latency: a record due every 1/rate s (acks=all, RF 3, one partition, linger.ms
+8. The rows 1 and 3 again with the Producer's batch API (``perf-produce --batch-send``,
+   Producer.send_batch: many records appended by one C call), the way a program that has its
+   records at hand sends them
+9. End-to-end latency: a record due every 1/rate s (acks=all, RF 3, one partition, linger.ms
    0) for ``--latency-seconds``, at 1,000 and at 10,000 records/s by default; a consumer in
    another process notes when each arrives. Latency is measured from each record's scheduled
    send time, which travels in the value (bench/latency.py: no coordinated omission; both
@@ -89,7 +92,15 @@ KAFKA_2014 = {
     "1 consumer": (940_521, 89.7),
     "3 consumers": (2_615_968, 249.5),
     "producer and consumer together": (795_064, 75.8),
+    # The same two rows with the Producer's batch API (perf-produce --batch-send): Kreps's
+    # producer figures beside them.
+    "1 producer send_batch, no replication": (821_557, 78.3),
+    "1 producer send_batch, 3x sync replication": (421_823, 40.2),
 }
+# Records per Producer.send_batch call, and the producer settings of those rows: batches of up to
+# 1 MB, as librdkafka's default batch.size, and room for them.
+BATCH_SEND = 10_000
+BATCH_SEND_PROPS = ("batch.size=1000000", "linger.ms=5", "buffer.memory=268435456")
 KAFKA_2014_LATENCY = (2.0, 3.0, 14.0)
 
 _SUMMARY = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec")
@@ -136,6 +147,19 @@ def start_producer(
         "--record-size", str(RECORD_SIZE), "--throughput", "-1", "--producer-props",
         f"bootstrap.servers={bootstrap}", f"acks={acks}", f"batch.size={batch_size}",
         "buffer.memory=67108864",
+    )  # fmt: skip
+
+
+def start_batch_producer(
+    bootstrap: str, topic: str, records: int, acks: str
+) -> subprocess.Popen[str]:
+    """perf-produce with Producer.send_batch, BATCH_SEND records a call."""
+    return python_module(
+        "minikafka",
+        "perf-produce", "--topic", topic, "--num-records", str(records),
+        "--record-size", str(RECORD_SIZE), "--throughput", "-1",
+        "--batch-send", str(BATCH_SEND), "--producer-props",
+        f"bootstrap.servers={bootstrap}", f"acks={acks}", *BATCH_SEND_PROPS,
     )  # fmt: skip
 
 
@@ -402,6 +426,12 @@ def run_rows(cluster: Cluster, records: int) -> list[Row]:
     together = producer_rate(produce("together", "1", 8196))
     read = consumer_rate(consumer, records)
     log("producer and consumer together", together, f"consumer: {read:,.0f} records/s")
+    note = f"--batch-send {BATCH_SEND} {' '.join(BATCH_SEND_PROPS)}"
+    wait_replicated(cluster, {"together": records})
+    rf1 = start_batch_producer(bootstrap, "rf1-batch", records, "1")
+    log("1 producer send_batch, no replication", producer_rate(rf1), note)
+    rf3 = start_batch_producer(bootstrap, "rf3-sync-batch", records, "all")
+    log("1 producer send_batch, 3x sync replication", producer_rate(rf3), note)
     return rows
 
 
@@ -526,6 +556,8 @@ def run_classic(
                     "rf3-sync": (PARTITIONS, 3),
                     "rf3-three": (PARTITIONS, 3),
                     "together": (PARTITIONS, 3),
+                    "rf1-batch": (PARTITIONS, 1),
+                    "rf3-sync-batch": (PARTITIONS, 3),
                     "latency": (1, latency_rf),
                 },
             )
