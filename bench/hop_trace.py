@@ -27,6 +27,7 @@ and minor page faults per MiB the cluster appended (leader and follower appends)
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import statistics
@@ -54,7 +55,15 @@ HOPS = (
     "answer (HW -> produce answered)",
     "consumer (HW -> consumer answer ready)",
     "total (append began -> produce answered)",
+    "client: due -> the leader's append begins",
+    "client: produce answered -> delivery report",
+    "client: consumer answer ready -> record polled",
+    "end to end: due -> record polled",
 )
+# The bench's own stamps of a traced record (latency workload), beside the brokers' events:
+# when it was due (its scheduled send time), when its delivery report came, when the consumer
+# polled it. Broker id -2 marks them.
+CLIENT = -2
 
 Key = tuple[str, int, int]  # topic, partition, offset
 
@@ -109,6 +118,12 @@ def hops_of(seen: dict[tuple[str, int, int], int]) -> dict[str, float] | None:
             hops[f"to {ordinal} follower"] = ready - appended
             hops[f"{ordinal} follower"] = follower_appended - ready
             hops[f"{ordinal} report"] = reported - follower_appended
+        client = {e: t for (e, b, _), t in seen.items() if b == CLIENT}
+        if {"due", "delivered", "polled"} <= client.keys():
+            hops["client: due -> the leader's append begins"] = began - client["due"]
+            hops["client: produce answered -> delivery report"] = client["delivered"] - answered
+            hops["client: consumer answer ready -> record polled"] = client["polled"] - consumer
+            hops["end to end: due -> record polled"] = client["polled"] - client["due"]
     except KeyError:
         return None
     return {name: ns / 1000 for name, ns in hops.items()}
@@ -131,27 +146,57 @@ def summarize(events: dict[Key, dict[tuple[str, int, int], int]]) -> dict[str, t
     return out
 
 
-def _consume(bootstrap: str, topic: str, stop: threading.Event) -> None:
+Stamps = dict[tuple[str, int, int], dict[str, int]]  # (topic, partition, offset) -> event -> ns
+
+
+def _consume(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    every: int,
+    stamps: Stamps,
+    stop: threading.Event,
+) -> None:
+    """Reads the topic from its start, a record per poll, noting when each traced one came."""
     import confluent_kafka
 
     consumer = confluent_kafka.Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": "hop-trace",
-            "auto.offset.reset": "earliest",
             "fetch.wait.max.ms": 100,
             "enable.auto.commit": False,
         }
     )
-    consumer.subscribe([topic])
+    consumer.assign(
+        [
+            confluent_kafka.TopicPartition(topic, p, confluent_kafka.OFFSET_BEGINNING)
+            for p in range(partitions)
+        ]
+    )
     while not stop.is_set():
-        consumer.consume(10_000, 0.1)
+        message = consumer.poll(0.1)
+        if message is None or message.error() is not None:
+            continue
+        offset, partition = message.offset() or 0, message.partition() or 0
+        if offset % every == 0:
+            now = time.monotonic_ns()
+            stamps.setdefault((topic, partition, offset), {})["polled"] = now
     consumer.close()
 
 
-def _produce(bootstrap: str, topic: str, workload: str, seconds: float) -> float:
-    """Records per second sent and acknowledged."""
+def _produce(
+    bootstrap: str, topic: str, workload: str, seconds: float, every: int, stamps: Stamps
+) -> float:
+    """Records per second sent and acknowledged; a latency run stamps each traced record's due
+    time and delivery report (CLOCK_MONOTONIC, the brokers' clock)."""
     import confluent_kafka
+
+    def delivered(due_ns: int, err: object, message: confluent_kafka.Message) -> None:
+        offset, partition = message.offset() or 0, message.partition() or 0
+        if err is None and offset % every == 0:
+            stamp = stamps.setdefault((topic, partition, offset), {})
+            stamp.update(due=due_ns, delivered=time.monotonic_ns())
 
     latency = workload == "latency"
     producer = confluent_kafka.Producer(
@@ -173,7 +218,8 @@ def _produce(bootstrap: str, topic: str, workload: str, seconds: float) -> float
             due = began + sent / 10_000
             if due > now:
                 time.sleep(due - now)
-            producer.produce(topic, value)
+            callback = functools.partial(delivered, int(due * 1e9))
+            producer.produce(topic, value, on_delivery=callback)
             sent += 1
             producer.poll(0)
         else:
@@ -218,18 +264,26 @@ def run(workload: str, seconds: float, every: int) -> Run:
             raise_first(admin.create_topics([NewTopic(topic, partitions, 3)], timeout_ms=60_000))
         time.sleep(2)  # leaders elected and followers fetching
         stop = threading.Event()
+        stamps: Stamps = {}
+        bootstrap = cluster.kafka_bootstrap_servers
         consumer = threading.Thread(
-            target=_consume, args=(cluster.kafka_bootstrap_servers, topic, stop), daemon=True
+            target=_consume,
+            args=(bootstrap, topic, partitions, every, stamps, stop),
+            daemon=True,
         )
         consumer.start()
+        time.sleep(1)  # its first fetch parked at the leaders
         pids = [b.process.pid for b in cluster.brokers.values() if b.process is not None]
         before = [_proc_stat(pid) for pid in pids]
-        rate = _produce(cluster.kafka_bootstrap_servers, topic, workload, seconds)
+        rate = _produce(bootstrap, topic, workload, seconds, every, stamps)
         after = [_proc_stat(pid) for pid in pids]
         time.sleep(1)
         stop.set()
         consumer.join(10)
         events = read_traces(traces)
+        for record, stamp in stamps.items():
+            for event, t in stamp.items():
+                events[record][(event, CLIENT, -1)] = t
         complete = sum(1 for seen in events.values() if hops_of(seen) is not None)
         # Each record is appended three times (RF3), a third of them in each broker.
         mib = rate * seconds * (100 if workload == "latency" else 10_240) / (1 << 20)
