@@ -145,6 +145,22 @@ class RecordAccumulator:
 
     # --- send side ------------------------------------------------------------------------
 
+    def _new_batch(self, tp: TopicPartition, size: int, max_block_s: float) -> ProducerBatch:
+        """A batch for ``tp`` with room for a record of ``size`` bytes, its memory reserved
+        (waiting up to ``max_block_s``, the lock released meanwhile). Lock held."""
+        reserve = max(self._batch_size, size + 61)
+        self._reserve(reserve, max_block_s)
+        limit = self._split_limits.get(tp)
+        return ProducerBatch(
+            tp,
+            RecordBatchBuilder(compression=self._compression),
+            time.monotonic(),
+            reserved=reserve,
+            full_at=limit or self._batch_size,
+            limit=limit or self._batch_size,
+            grows=limit is None,
+        )
+
     def append(
         self,
         tp: TopicPartition,
@@ -189,19 +205,8 @@ class RecordAccumulator:
             else:
                 batch = None
             if batch is None:
-                reserve = max(self._batch_size, size + 61)
-                self._reserve(reserve, max_block_s)
-                builder = RecordBatchBuilder(compression=self._compression)
-                limit = self._split_limits.get(tp)
-                batch = ProducerBatch(
-                    tp,
-                    builder,
-                    time.monotonic(),
-                    reserved=reserve,
-                    full_at=limit or self._batch_size,
-                    limit=limit or self._batch_size,
-                    grows=limit is None,
-                )
+                batch = self._new_batch(tp, size, max_block_s)
+                builder = batch.builder
                 queue.append(batch)
                 before = 0
             index = builder.append(timestamp, key, value, headers)
@@ -288,18 +293,7 @@ class RecordAccumulator:
                             continue
                 else:
                     size = _estimate(keys, values, headers, i)
-                reserve = max(self._batch_size, size + 61)
-                self._reserve(reserve, max(deadline - time.monotonic(), 0.0))
-                limit = self._split_limits.get(tp)
-                fresh = ProducerBatch(
-                    tp,
-                    RecordBatchBuilder(compression=self._compression),
-                    time.monotonic(),
-                    reserved=reserve,
-                    full_at=limit or self._batch_size,
-                    limit=limit or self._batch_size,
-                    grows=limit is None,
-                )
+                fresh = self._new_batch(tp, size, max(deadline - time.monotonic(), 0.0))
                 queue.append(fresh)
                 if len(queue) > 1 and not queue[-2].closed:
                     # Started by a record the open batch had no room for: that batch is full,
