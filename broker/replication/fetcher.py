@@ -738,7 +738,7 @@ class ReplicaFetcher(AbstractFetcher):
                 "follower_appended",
                 tp.topic,
                 tp.partition,
-                state.fetch_offset,
+                max(state.fetch_offset, log.log_start_offset),  # after a full truncation too
                 log.log_end_offset,
                 self.source_broker_id,
             )

@@ -87,7 +87,10 @@ class HopTrace:
                 f"{now}\t{self.broker_id}\t{event}\t{topic}\t{partition}\t{traced}\t{peer}\n"
             )
             traced += every
-        os.write(self._fd, "".join(lines).encode())
+        try:
+            os.write(self._fd, "".join(lines).encode())
+        except OSError:  # a full disk, say: tracing stops, the broker goes on
+            _stop()
 
     def appended(self, topic: str, partition: int, first: int, end: int, began_ns: int) -> None:
         """A leader's append of ``[first, end)`` that began at ``began_ns``: ``append_begin``
@@ -103,7 +106,16 @@ def _from_environment() -> HopTrace | None:
     directory = os.environ.get(ENV_DIR)
     if not directory:
         return None
-    return HopTrace(directory, int(os.environ.get(ENV_EVERY, "1000")))
+    every = os.environ.get(ENV_EVERY, "")
+    try:
+        return HopTrace(directory, int(every) if every.isdigit() else 1000)
+    except OSError:  # a directory it cannot write: no tracing rather than no broker
+        return None
+
+
+def _stop() -> None:
+    global TRACE
+    TRACE = None
 
 
 # The process's tracer, or None (tracing off): callers test it before computing an event's

@@ -1196,12 +1196,16 @@ class ReplicaManager:
                 replica_id, fp.fetch_offset, fp.log_start_offset, now, log.log_end_offset
             ):
                 continue
-            if hop_trace.TRACE is not None and previous is not None:
+            if (
+                hop_trace.TRACE is not None
+                and previous is not None
+                and previous.log_end_offset >= 0
+            ):
                 hop_trace.TRACE.offsets(
                     "follower_leo",
                     tp.topic,
                     tp.partition,
-                    max(previous.log_end_offset, 0),
+                    previous.log_end_offset,
                     fp.fetch_offset,
                     replica_id,
                 )

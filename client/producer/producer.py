@@ -340,7 +340,7 @@ class Producer:
                     topic, info, timestamp, key_column, value_column, header_column, deadline,
                     runs,
                 )  # fmt: skip
-        except KafkaError as exc:
+        except BaseException as exc:
             if runs:  # some records are queued: their futures go with the error
                 exc.queued = SendBatchFuture(topic, timestamp, runs)  # type: ignore[attr-defined]
             raise
@@ -355,8 +355,11 @@ class Producer:
         headers: tuple[tuple[Header, ...] | None, ...] | None,
         deadline: float,
         runs: list[SentRun],
+        positions: Sequence[int] | None = None,
     ) -> None:
-        """Unkeyed records to the sticky partition, which moves on each time a batch fills."""
+        """Unkeyed records to the sticky partition, which moves on each time a batch fills;
+        ``positions``: their indices in the call (default: 0, 1, ...)."""
+        where: Sequence[int] = range(len(values)) if positions is None else positions
         appended: list[AppendedRun] = []
         start = 0
         while start < len(values):
@@ -371,7 +374,7 @@ class Producer:
                 )
             finally:
                 runs += (
-                    SentRun(r.result, r.first, range(r.start, r.stop), partition) for r in appended
+                    SentRun(r.result, r.first, where[r.start : r.stop], partition) for r in appended
                 )
             if full:
                 self._sticky.batch_full(topic, partition, info.partitions, info.available)
@@ -388,13 +391,27 @@ class Producer:
         runs: list[SentRun],
     ) -> None:
         """Records to the partitions the partitioner picks, each partition's appended at once
-        (their order within a partition kept: the only order Kafka promises)."""
+        (their order within a partition kept: the only order Kafka promises). With the sticky
+        partitioner, the records without a key go to the sticky partition as ``send`` sends
+        them, moving on each time a batch fills."""
         groups: dict[int, list[int]] = {}
+        unkeyed: list[int] = []
+        sticky = self._partitioner is self._sticky
         with self._lock:
             for i in range(len(values)):
                 key = None if keys is None else keys[i]
+                if key is None and sticky:
+                    unkeyed.append(i)
+                    continue
                 p = self._partitioner(topic, key, info.partitions, info.available)
                 groups.setdefault(p, []).append(i)
+        if unkeyed:
+            self._append_sticky(
+                topic, info, timestamp,
+                tuple(values[i] for i in unkeyed),
+                None if headers is None else tuple(headers[i] for i in unkeyed),
+                deadline, runs, unkeyed,
+            )  # fmt: skip
         for partition, positions in groups.items():
             self._append_all(
                 topic, info, partition, timestamp,

@@ -550,7 +550,9 @@ def _fetch_response(response: Any, topic_name: Callable[[str], str | None]) -> F
                     p.high_watermark,
                     p.last_stable_offset,
                     p.log_start_offset,
-                    b"" if p.records is None else p.records,
+                    # bytes of their own, never a view of the connection's receive buffer,
+                    # which the next answer overwrites (kio copies them today: free then)
+                    b"" if p.records is None else bytes(p.records),
                     None if diverging.epoch < 0 else (diverging.epoch, diverging.end_offset),
                 )
             )

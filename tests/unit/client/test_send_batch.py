@@ -209,21 +209,21 @@ def queued(producer: Producer) -> dict[int, list[bytes]]:
     return {tp.partition: [b.build() for b in queue] for tp, queue in acc._queues.items()}
 
 
-@pytest.mark.parametrize("keyed", [False, True])
+@pytest.mark.parametrize("keys_given", ["no keys column", "keyed", "a keys column of None"])
 def test_send_batch_queues_the_bytes_sends_one_by_one_queue(
-    producers: tuple[Producer, Producer], keyed: bool
+    producers: tuple[Producer, Producer], keys_given: str
 ) -> None:
     one, batch = producers
     _, values = records_of(random.Random(3), 200)
+    keyed = keys_given == "keyed"
     keys: list[bytes | None] = [b"k%d" % (n % 17) if keyed else None for n in range(200)]
     headers = [None if n % 5 else [("trace", b"%d" % n)] for n in range(200)]
     futures = [
         one.send("t", v, key=k, headers=h, timestamp_ms=TIMESTAMP)
         for k, v, h in zip(keys, values, headers, strict=True)
     ]
-    sent = batch.send_batch(
-        "t", values, keys=keys if keyed else None, headers=headers, timestamp_ms=TIMESTAMP
-    )
+    column = None if keys_given == "no keys column" else keys
+    sent = batch.send_batch("t", values, keys=column, headers=headers, timestamp_ms=TIMESTAMP)
     assert queued(one) == queued(batch)
     assert len(queued(one)) == 3 and len(sent) == 200
     # Each record's future names the partition and batch place its one-by-one twin has.

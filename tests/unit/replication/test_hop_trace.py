@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from minikafka.broker.replication import hop_trace
 from minikafka.broker.replication.hop_trace import HopTrace, records_end
 from minikafka.broker.storage.segment import FileRecords, _SharedFile
 from minikafka.proto.records import encode_batch
@@ -57,3 +60,13 @@ def test_records_end_in_a_segment_file(tmp_path: Path) -> None:
         assert records_end(records) == 45
     finally:
         records.close()
+
+
+def test_a_trace_that_cannot_be_written_stops_tracing_not_the_broker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = HopTrace(str(tmp_path), every=1)
+    monkeypatch.setattr(hop_trace, "TRACE", trace)
+    trace.close()  # every write now fails (EBADF), as a full disk's would (ENOSPC)
+    trace.offsets("hw", "t", 0, 0, 5)
+    assert hop_trace.TRACE is None
