@@ -87,7 +87,8 @@ def _fill(bootstrap: str, topic: str, size: int) -> None:
 
 def _produce(bootstrap: str, topic: str, stop_file: str) -> None:
     """1 KB records, acks=all, until ``stop_file`` exists; prints records acknowledged per
-    second between the first send and the stop."""
+    second between the first send and the stop. ``<stop_file>.ready`` appears with the first
+    acknowledgement."""
     import confluent_kafka
 
     producer = confluent_kafka.Producer(
@@ -103,9 +104,13 @@ def _produce(bootstrap: str, topic: str, stop_file: str) -> None:
     value = b"x" * PRODUCE_RECORD
     start = time.perf_counter()
     sent = 0
+    ready = False
     while True:
         if sent % 1000 == 0 and os.path.exists(stop_file):
             break
+        if not ready and acked:
+            Path(f"{stop_file}.ready").touch()
+            ready = True
         try:
             producer.produce(
                 topic, value, partition=sent % PRODUCE_PARTITIONS, on_delivery=delivered
@@ -135,7 +140,14 @@ class _Beside:
             topic,
             str(self._stop),
         )
-        time.sleep(1.0)  # connected and sending before what it is measured beside
+        # Acknowledged once (connected, the topic's leaders known) before what it is
+        # measured beside: a fixed second was not always enough on a busy machine.
+        ready = root / f"stop-{topic}.ready"
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the producer beside {topic} never got an acknowledgement")
+            time.sleep(0.05)
 
     def stop(self) -> float:
         self._stop.touch()
