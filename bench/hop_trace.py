@@ -21,7 +21,8 @@ of each hop, from the leader's append to the produce's answer and to the consume
 
 All times are CLOCK_MONOTONIC, one clock for every process. It also prints each broker's CPU
 and minor page faults per MiB the cluster appended (leader and follower appends), from
-/proc/<pid>/stat. The cluster and the traces are removed at the end.
+/proc/<pid>/stat. The cluster and the traces are removed at the end however the run ends;
+``--port-base N`` picks the ports.
 """
 
 from __future__ import annotations
@@ -29,17 +30,16 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import shutil
 import statistics
-import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from bench.codec_bench import yardstick
+from bench.hygiene import add_port_base, ports_from, scratch_dir, stop_on_signals
 from bench.local_cluster import start_cluster
 from minikafka.client.admin import AdminClient, NewTopic, raise_first
 
@@ -249,15 +249,23 @@ class Run(NamedTuple):
     cpu_ms_per_mib: list[float]
 
 
-def run(workload: str, seconds: float, every: int) -> Run:
-    root = Path(tempfile.mkdtemp(prefix="hop-trace-"))
+def run(workload: str, seconds: float, every: int, ports: Callable[[], int] | None = None) -> Run:
+    with scratch_dir("hop-trace-") as root:
+        return _run(root, workload, seconds, every, ports)
+
+
+def _run(
+    root: Path, workload: str, seconds: float, every: int, ports: Callable[[], int] | None
+) -> Run:
     traces = root / "traces"
     saved = {k: os.environ.get(k) for k in ("MINIKAFKA_HOP_TRACE", "MINIKAFKA_HOP_TRACE_EVERY")}
     os.environ["MINIKAFKA_HOP_TRACE"] = str(traces)
     os.environ["MINIKAFKA_HOP_TRACE_EVERY"] = str(every)
     zookeeper = cluster = None
     try:
-        zookeeper, cluster = start_cluster(root)
+        zookeeper, cluster = (
+            start_cluster(root) if ports is None else start_cluster(root, ports=ports)
+        )
         topic = f"hops-{workload}"
         with AdminClient(cluster.bootstrap_servers) as admin:
             partitions = 1 if workload == "latency" else 6
@@ -304,7 +312,6 @@ def run(workload: str, seconds: float, every: int) -> Run:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -312,11 +319,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workload", choices=("latency", "large"), default="latency")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--every", type=int, help="trace every N-th offset")
+    add_port_base(parser)
     args = parser.parse_args(argv)
     every = args.every or (100 if args.workload == "latency" else 50)
     speed = yardstick()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    result = run(args.workload, args.seconds, every)
+    with stop_on_signals():
+        result = run(args.workload, args.seconds, every, ports_from(args))
     hops = result.hops
     print(
         f"workload {args.workload}: {result.rate:,.0f} records/s for {args.seconds:g} s, "

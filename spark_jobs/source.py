@@ -21,6 +21,8 @@ thread.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -270,3 +272,22 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._client is not None:
             self._client.close()
             self._client = None
+        _leave_the_source_runner_quietly()
+
+
+# PySpark 4's runner of a Python streaming source (the process that calls this reader for the
+# driver) has no way out of its command loop but the JVM closing its socket when the query
+# stops: it then calls ``stop`` and prints the EOFError, and a second traceback for the error
+# report it cannot send, on the job's stderr -- on every stop the runner notices before the JVM
+# kills it. A Ctrl-C'd job should end in one line (spark_jobs/_cli.py), so once the reader is
+# stopped in that process, the process ends here, as the JVM is about to end it anyway.
+_SOURCE_RUNNER = "pyspark.sql.streaming.python_streaming_source_runner"
+
+
+def _leave_the_source_runner_quietly() -> None:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name == _SOURCE_RUNNER:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import aiokafka
@@ -386,18 +387,30 @@ def test_byte_rates_hold_producers_and_consumers_to_their_quotas(cluster: Cluste
     ):
         assert alter(cluster, {"client-id": client_id}, {key: MB}).error_code == 0
         wait_applied(cluster, f"clients/{client_id}", 1)
-    produced: dict[str, Any] = {}
-    consumed: dict[str, Any] = {}
-    threads = [
-        threading.Thread(target=_produce_confluent, args=(cluster, "quota-ck", produced)),
-        threading.Thread(target=_produce_kafka_python, args=(cluster, "quota-kp", produced)),
-        threading.Thread(target=_consume_confluent, args=(cluster, "quota-read", consumed)),
-        threading.Thread(target=_consume_kafka_python, args=(cluster, "quota-read", consumed)),
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    # Each client in a process of its own: as threads of this one, the kafka-python producer
+    # held the GIL enough while throttled that the kafka-python consumer beside it read 0.6 of
+    # its quota on a slower machine (it reads 3.7 MB/s alone) -- the test's own contention,
+    # not the broker's throttling.
+    context = multiprocessing.get_context("spawn")
+    where = SimpleNamespace(kafka_bootstrap_servers=cluster.kafka_bootstrap_servers)
+    with context.Manager() as manager:
+        produced_shared, consumed_shared = manager.dict(), manager.dict()
+        processes = [
+            context.Process(target=target, args=(where, topic, shared))
+            for target, topic, shared in (
+                (_produce_confluent, "quota-ck", produced_shared),
+                (_produce_kafka_python, "quota-kp", produced_shared),
+                (_consume_confluent, "quota-read", consumed_shared),
+                (_consume_kafka_python, "quota-read", consumed_shared),
+            )
+        ]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(120)
+            if process.is_alive():
+                process.kill()
+        produced, consumed = dict(produced_shared), dict(consumed_shared)
     assert abs(produced["confluent_rate"] / MB - 1) < 0.10, produced
     assert abs(produced["kafka_python_rate"] / MB - 1) < 0.10, produced
     assert produced["confluent_throttle_ms"] > 0, produced
