@@ -16,6 +16,7 @@ stays registered for a while, so the request is valid, but it cannot catch up.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -27,6 +28,7 @@ import kafka
 import kafka.errors as kerrors
 import pytest
 from kafka.structs import TopicPartition as KafkaTopicPartition
+from kazoo.exceptions import NoNodeError
 
 from minikafka.cli import main as minikafka_main
 from minikafka.client.admin import NewTopic
@@ -297,7 +299,16 @@ def test_cli_generate_execute_verify_list_cancel(
     stuck.write_text(
         '{"version":1,"partitions":[{"topic":"stuck","partition":0,"replicas":[3,1,2]}]}'
     )
-    # Broker 3 paused: the tool bootstraps from the others.
+    # Broker 3 paused: the tool bootstraps from the others. --list and --cancel are the
+    # controller's to answer, as in Kafka: if broker 3 won the election, another one takes over
+    # first (a paused controller answered nothing, and --list timed out in a CI run).
+    for _ in range(20):
+        if cluster.wait_for(cluster.controller_id, 30, "a controller") != 3:
+            break
+        with contextlib.suppress(NoNodeError):
+            cluster.zk.client.delete("/controller")
+        time.sleep(0.5)
+    assert cluster.controller_id() != 3
     server = ",".join(cluster.brokers[b].address for b in (0, 1, 2))
     cluster.pause(3)
     try:
