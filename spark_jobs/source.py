@@ -279,15 +279,18 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 # driver) has no way out of its command loop but the JVM closing its socket when the query
 # stops: it then calls ``stop`` and prints the EOFError, and a second traceback for the error
 # report it cannot send, on the job's stderr -- on every stop the runner notices before the JVM
-# kills it. A Ctrl-C'd job should end in one line (spark_jobs/_cli.py), so once the reader is
-# stopped in that process, the process ends here, as the JVM is about to end it anyway.
+# kills it. A Ctrl-C'd job should end in one line (spark_jobs/_cli.py), so when the reader is
+# stopped in that process because its socket closed, the process ends here, as the JVM is about
+# to end it anyway. Any other error (an unknown topic, say) goes on to the runner, which reports
+# it to the query.
 _SOURCE_RUNNER = "pyspark.sql.streaming.python_streaming_source_runner"
 
 
 def _leave_the_source_runner_quietly() -> None:
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    if spec is not None and spec.name == _SOURCE_RUNNER:
+    closed = isinstance(sys.exc_info()[1], (EOFError, ConnectionError))  # stop() runs in a finally
+    if closed and spec is not None and spec.name == _SOURCE_RUNNER:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
