@@ -145,6 +145,15 @@ class RecordAccumulator:
 
     # --- send side ------------------------------------------------------------------------
 
+    def _open_queue(self, tp: TopicPartition) -> deque[ProducerBatch]:
+        """``tp``'s queue, made on first use; raises once the producer is closed. Lock held."""
+        if self._closed:
+            raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
+        queue = self._queues.get(tp)
+        if queue is None:
+            queue = self._queues[tp] = deque()
+        return queue
+
     def _new_batch(self, tp: TopicPartition, size: int, max_block_s: float) -> ProducerBatch:
         """A batch for ``tp`` with room for a record of ``size`` bytes, its memory reserved
         (waiting up to ``max_block_s``, the lock released meanwhile). Lock held."""
@@ -175,11 +184,7 @@ class RecordAccumulator:
         with its future when the partition's batch is full with it (the sticky partitioner
         moves on then)."""
         with self._lock:
-            if self._closed:
-                raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
-            queue = self._queues.get(tp)
-            if queue is None:
-                queue = self._queues[tp] = deque()
+            queue = self._open_queue(tp)
             batch = queue[-1] if queue else None
             if batch is not None and not batch.closed:
                 builder = batch.builder
@@ -256,11 +261,7 @@ class RecordAccumulator:
         i = start
         full = wake = False
         with self._lock:
-            if self._closed:
-                raise error_for_code(ErrorCode.UNKNOWN_SERVER_ERROR, "the producer is closed")
-            queue = self._queues.get(tp)
-            if queue is None:
-                queue = self._queues[tp] = deque()
+            queue = self._open_queue(tp)
             muted = self._muted
             while i < stop and not full:
                 batch = queue[-1] if queue and not queue[-1].closed else None
